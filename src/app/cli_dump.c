@@ -1,0 +1,94 @@
+// cli_dump.c -- `stepformer dump`: every stage as .npy, the tokens, and the model.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fileio.h" // defines: file_write_atomic
+#include "npy.h"    // defines: npy_write
+#include "outdir.h" // defines: OutDir
+
+static const char *USAGE =
+    "usage: stepformer dump (--model FILE | --random SPEC [--vocab w1,w2,...]) --text TEXT\n"
+    "                       [--causal] --out DIR\n"
+    "\n"
+    "Runs the encoder on TEXT and writes into DIR one float32 .npy per stage (O, X, P, Z,\n"
+    "l0.Q ... l0.out, as in DESIGN.md), tokens.txt, and the model as model.safetensors, so that\n"
+    "a random model can be reopened with --model. Masked scores are -inf, as in PyTorch.\n"
+    "Files of the same names in DIR are replaced; nothing else in DIR is touched.\n"
+    "\n"
+    "  --model FILE    a safetensors model (PyTorch names, config in __metadata__)\n"
+    "  --random SPEC   random weights: D=16,H=2,F=64,layers=2,seed=42[,activation=gelu]\n"
+    "                  [,norm_first=1][,causal=1]   (seeded Xavier-uniform)\n"
+    "  --vocab LIST    vocabulary of a random model; default: <unk> plus the words of TEXT\n"
+    "  --text TEXT     the sentence (default: \"" CLI_DEFAULT_TEXT "\")\n"
+    "  --causal        mask keys after each query (a decoder's self-attention)\n"
+    "  --out DIR       the folder to write (created if missing)\n";
+
+// Writes the trace's stages, tokens and model into the staging folder of od.
+static bool write_all(OutDir *od, const Trace *t, Err *err) {
+  char path[4096];
+  for (int i = 0; i < t->n; i++) {
+    const TraceTensor *x = &t->t[i];
+    if (x->is_weight) continue;
+    char name[64];
+    snprintf(name, sizeof name, "%s.npy", x->name);
+    int shape[3], nd = trace_dump_shape(x, shape);
+    if (!outdir_path(od, name, path, sizeof path, err) || !npy_write(path, x->data, nd, shape, err))
+      return false;
+  }
+  size_t cap = 16, len = 0;
+  for (int i = 0; i < t->L; i++) cap += strlen(tokens_label(&t->tokens, &t->model->vocab, i)) + 1;
+  char *tokens = malloc(cap);
+  if (!tokens) return err_set(err, "out of memory");
+  for (int i = 0; i < t->L; i++)
+    len += (size_t)sprintf(tokens + len, "%s\n", tokens_label(&t->tokens, &t->model->vocab, i));
+  bool ok = outdir_path(od, "tokens.txt", path, sizeof path, err) &&
+            file_write_atomic(path, tokens, len, err);
+  free(tokens);
+  return ok && outdir_path(od, "model.safetensors", path, sizeof path, err) &&
+         model_save(t->model, path, err);
+}
+
+int cli_dump(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
+  ModelOpts o = {0};
+  const char *out = NULL;
+  Err err = {0};
+  for (int i = 1; i < argc; i++) {
+    int r = cli_model_option(&o, argc, argv, &i, &err);
+    if (r < 0) return cli_fail("dump", err.msg);
+    if (r) continue;
+    if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+    else if (!strcmp(argv[i], "--out")) return cli_fail("dump", "--out needs a folder");
+    else {
+      snprintf(err.msg, sizeof err.msg, "unknown option \"%s\" (see stepformer dump --help)", argv[i]);
+      return cli_fail("dump", err.msg);
+    }
+  }
+  if (!out) return cli_fail("dump", "--out DIR is required (the folder to write the stages into)");
+  Model *m = cli_build_model(&o, &err);
+  if (!m) return cli_fail("dump", err.msg);
+  Trace *t = cli_build_trace(m, o.text ? o.text : CLI_DEFAULT_TEXT, &err);
+  if (!t) {
+    model_free(m);
+    return cli_fail("dump", err.msg);
+  }
+  OutDir od;
+  int rc = 0;
+  if (!outdir_begin(&od, out, &err)) rc = 2;
+  else if (!write_all(&od, t, &err)) {
+    outdir_abort(&od);
+    rc = 2;
+  } else if (!outdir_commit(&od, &err)) rc = 2;
+  if (rc) cli_fail("dump", err.msg);
+  else {
+    int files = 0;
+    for (int i = 0; i < t->n; i++) files += !t->t[i].is_weight;
+    printf("wrote %d stage files, tokens.txt and model.safetensors for \"%s\" (%d tokens, %s) to %s\n",
+           files, o.text ? o.text : CLI_DEFAULT_TEXT, t->L, m->source, out);
+  }
+  trace_free(t);
+  model_free(m);
+  return rc;
+}

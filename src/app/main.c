@@ -1,0 +1,38 @@
+// main.c -- the `stepformer` command: dispatches to a sub-command (cli.h) or opens the window.
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} Command;
+
+static const Command COMMANDS[] = {
+    {"dump", cli_dump, "write every stage as .npy, the tokens and the model into a folder"},
+    {"info", cli_info, "print a model file's configuration and size"},
+    {"stages", cli_stages, "print every stage of a sentence: shape, formula, range"},
+    {"bench", cli_bench, "time the traced forward pass against this machine's sgemm peak"},
+};
+#define N_COMMANDS (int)(sizeof COMMANDS / sizeof *COMMANDS)
+
+static void usage(FILE *f) {
+  fprintf(f, "Stepformer: step through a Transformer encoder, one stage at a time.\n\n"
+             "usage: stepformer COMMAND [OPTIONS]      (stepformer COMMAND --help for its options)\n\n");
+  for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return cli_stages(argc, argv);
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  for (int i = 0; i < N_COMMANDS; i++)
+    if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "stepformer: unknown command \"%s\" (commands: dump, info, stages, bench; see stepformer --help)\n",
+          argv[1]);
+  return 2;
+}

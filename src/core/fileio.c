@@ -1,0 +1,105 @@
+// fileio.c -- see fileio.h.
+#include "fileio.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool atomic_open(AtomicFile *af, const char *path, Err *err) {
+  memset(af, 0, sizeof *af);
+  if (strlen(path) >= sizeof af->path) return err_set(err, "%s: path too long", path);
+  strcpy(af->path, path);
+  snprintf(af->tmp, sizeof af->tmp, "%s.tmp-%ld", path, (long)getpid());
+  af->fp = fopen(af->tmp, "wb");
+  if (!af->fp) return err_set(err, "%s: cannot write: %s", path, strerror(errno));
+  return true;
+}
+
+bool atomic_commit(AtomicFile *af, Err *err) {
+  if (!af->fp) return err_set(err, "%s: not open", af->path);
+  bool ok = !ferror(af->fp);
+  int e = errno;
+  if (fflush(af->fp) != 0) ok = false, e = errno;
+  if (fclose(af->fp) != 0) ok = false, e = errno;
+  af->fp = NULL;
+  if (!ok) {
+    remove(af->tmp);
+    return err_set(err, "%s: write failed: %s", af->path, strerror(e));
+  }
+  if (rename(af->tmp, af->path) != 0) {
+    e = errno;
+    remove(af->tmp);
+    return err_set(err, "%s: cannot replace: %s", af->path, strerror(e));
+  }
+  return true;
+}
+
+void atomic_abort(AtomicFile *af) {
+  if (af->fp) fclose(af->fp);
+  af->fp = NULL;
+  if (af->tmp[0]) remove(af->tmp);
+}
+
+bool file_write_atomic(const char *path, const void *data, size_t len, Err *err) {
+  AtomicFile af;
+  if (!atomic_open(&af, path, err)) return false;
+  if (len && fwrite(data, 1, len, af.fp) != len) {
+    int e = errno;
+    atomic_abort(&af);
+    return err_set(err, "%s: write failed: %s", path, strerror(e));
+  }
+  return atomic_commit(&af, err);
+}
+
+char *file_read_all(const char *path, size_t *len, size_t max_len, Err *err) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return err_set(err, "%s: cannot open: %s", path, strerror(errno)), NULL;
+  struct stat st;
+  if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fclose(fp);
+    return err_set(err, "%s: not a regular file", path), NULL;
+  }
+  if ((unsigned long long)st.st_size > max_len) {
+    fclose(fp);
+    return err_set(err, "%s: too large (%lld bytes, at most %zu)", path, (long long)st.st_size,
+                   max_len),
+           NULL;
+  }
+  size_t n = (size_t)st.st_size;
+  char *buf = malloc(n + 1);
+  if (!buf) {
+    fclose(fp);
+    return err_set(err, "%s: out of memory (%zu bytes)", path, n), NULL;
+  }
+  size_t got = fread(buf, 1, n, fp);
+  int bad = ferror(fp);
+  fclose(fp);
+  if (got != n || bad) {
+    free(buf);
+    return err_set(err, "%s: read failed", path), NULL;
+  }
+  buf[n] = 0;
+  *len = n;
+  return buf;
+}
+
+bool dir_ensure(const char *dir, bool *created, Err *err) {
+  struct stat st;
+  if (created) *created = false;
+  if (stat(dir, &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return err_set(err, "%s: exists and is not a folder", dir);
+    if (access(dir, W_OK) != 0) return err_set(err, "%s: folder is not writable", dir);
+    return true;
+  }
+  if (mkdir(dir, 0777) != 0)
+    return err_set(err, "%s: cannot create folder: %s", dir, strerror(errno));
+  if (created) *created = true;
+  return true;
+}
+
+bool path_join(char *out, size_t cap, const char *dir, const char *name) {
+  int n = snprintf(out, cap, "%s/%s", dir, name);
+  return n > 0 && (size_t)n < cap;
+}

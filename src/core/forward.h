@@ -1,0 +1,23 @@
+// forward.h -- the encoder's forward pass, one named stage at a time, into a Trace.
+//
+// model_forward computes every tensor of the trace (trace.h) from the trace's tokens and model:
+// one-hot O, embeddings X = O·E, positions P, Z = X + P, then for each layer the attention
+// (Q, K, V split into heads, S = QKᵀ/√d_k, optional causal mask, A = softmax(S), A·V, concat,
+// ·W^o), the residuals and LayerNorms (post-norm or pre-norm) and the feed-forward network, and,
+// when the model has one, the prediction head. Nothing is allocated: the trace holds all memory.
+// Results match PyTorch's nn.TransformerEncoderLayer in float32 to about 1e-6.
+//
+//     Trace *t = trace_new(model, &tokens, &err);
+//     model_forward(t);
+#ifndef SF_FORWARD_H
+#define SF_FORWARD_H
+
+#include "trace.h" // defines: Trace
+
+void model_forward(Trace *t);
+
+// The sinusoidal positional encoding of Vaswani et al. into P[L, D], computed in double and
+// rounded to float: P[i,2k] = sin(i / 10000^(2k/D)), P[i,2k+1] = cos(i / 10000^(2k/D)).
+void forward_posenc(float *P, int L, int D);
+
+#endif

@@ -1,0 +1,424 @@
+// model.c -- see model.h. One table (param_table) names every tensor with its shape and its place
+// in the parameter block; loading, saving and random init all walk that table.
+#include "model.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"         // defines: rng_seed, rng_xavier_uniform, rng_fill_normal
+#include "safetensors.h" // defines: StFile, st_read, st_write
+
+#define MAX_DIM 8192
+#define MAX_LAYERS 64
+#define MAX_VOCAB 200000
+
+ModelConfig model_config_default(void) {
+  return (ModelConfig){.V = 0, .D = 16, .H = 2, .F = 64, .n_layers = 2,
+                       .activation = ACT_RELU, .norm_first = false, .causal = false,
+                       .ln_eps = 1e-5f};
+}
+
+const char *model_activation_name(Activation a) { return a == ACT_GELU ? "gelu" : "relu"; }
+
+bool model_config_check(const ModelConfig *c, const char *what, Err *err) {
+  if (c->D < 2 || c->D > MAX_DIM)
+    return err_set(err, "%s: D=%d is out of range (2..%d)", what, c->D, MAX_DIM);
+  if (c->H < 1 || c->H > c->D) return err_set(err, "%s: H=%d heads is out of range (1..D)", what, c->H);
+  if (c->D % c->H)
+    return err_set(err, "%s: D=%d is not divisible by H=%d heads (d_k = D/H must be whole): pick H among the divisors of D",
+                   what, c->D, c->H);
+  if (c->D % 2)
+    return err_set(err, "%s: D=%d is odd; the sinusoidal positional encoding needs an even D", what, c->D);
+  if (c->F < 1 || c->F > 4 * MAX_DIM)
+    return err_set(err, "%s: F=%d is out of range (1..%d)", what, c->F, 4 * MAX_DIM);
+  if (c->n_layers < 1 || c->n_layers > MAX_LAYERS)
+    return err_set(err, "%s: layers=%d is out of range (1..%d)", what, c->n_layers, MAX_LAYERS);
+  if (c->V < 1 || c->V > MAX_VOCAB)
+    return err_set(err, "%s: a vocabulary of %d words is out of range (1..%d)", what, c->V, MAX_VOCAB);
+  if (!(c->ln_eps > 0.0f && c->ln_eps < 1.0f))
+    return err_set(err, "%s: layer_norm_eps must be in (0, 1)", what);
+  return true;
+}
+
+static bool parse_int(const char *s, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *err) {
+  char buf[512];
+  if (strlen(spec) >= sizeof buf) return err_set(err, "--random: the specification is too long");
+  strcpy(buf, spec);
+  for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(kv, '=');
+    if (!eq)
+      return err_set(err, "--random: \"%s\" is not KEY=VALUE (example: D=16,H=2,F=64,layers=2,seed=42)", kv);
+    *eq = 0;
+    const char *k = kv, *v = eq + 1;
+    long n;
+    if (!strcmp(k, "D") || !strcmp(k, "d_model")) {
+      if (!parse_int(v, 1, MAX_DIM, &n)) return err_set(err, "--random: D=%s is not a width in 1..%d", v, MAX_DIM);
+      c->D = (int)n;
+    } else if (!strcmp(k, "H") || !strcmp(k, "heads") || !strcmp(k, "n_heads")) {
+      if (!parse_int(v, 1, MAX_DIM, &n)) return err_set(err, "--random: H=%s is not a number of heads", v);
+      c->H = (int)n;
+    } else if (!strcmp(k, "F") || !strcmp(k, "d_ff")) {
+      if (!parse_int(v, 1, 4 * MAX_DIM, &n)) return err_set(err, "--random: F=%s is not a width in 1..%d", v, 4 * MAX_DIM);
+      c->F = (int)n;
+    } else if (!strcmp(k, "layers") || !strcmp(k, "n_layers")) {
+      if (!parse_int(v, 1, MAX_LAYERS, &n)) return err_set(err, "--random: layers=%s is not in 1..%d", v, MAX_LAYERS);
+      c->n_layers = (int)n;
+    } else if (!strcmp(k, "seed")) {
+      char *end;
+      errno = 0;
+      unsigned long long s = strtoull(v, &end, 10);
+      if (errno || end == v || *end || *v == '-') return err_set(err, "--random: seed=%s is not a non-negative integer", v);
+      if (seed) *seed = s;
+    } else if (!strcmp(k, "activation")) {
+      if (!strcmp(v, "relu")) c->activation = ACT_RELU;
+      else if (!strcmp(v, "gelu")) c->activation = ACT_GELU;
+      else return err_set(err, "--random: activation=%s: use relu or gelu", v);
+    } else if (!strcmp(k, "norm_first") || !strcmp(k, "causal")) {
+      if (strcmp(v, "0") && strcmp(v, "1")) return err_set(err, "--random: %s=%s: use 0 or 1", k, v);
+      if (k[0] == 'n') c->norm_first = v[0] == '1';
+      else c->causal = v[0] == '1';
+    } else {
+      return err_set(err, "--random: unknown key \"%s\" (known: D, H, F, layers, seed, activation, norm_first, causal)", k);
+    }
+  }
+  return true;
+}
+
+long model_param_count(const ModelConfig *c, bool with_head, bool with_norm) {
+  long D = c->D, F = c->F, V = c->V;
+  long per_layer = 3 * D * D + 3 * D + D * D + D + F * D + F + D * F + D + 4 * D;
+  return V * D + c->n_layers * per_layer + (with_head ? V * D + V : 0) + (with_norm ? 2 * D : 0);
+}
+
+typedef struct {
+  char name[64];
+  float **ptr; // where the tensor's pointer lives in the Model
+  int ndim;
+  long shape[2];
+  enum { INIT_NORMAL, INIT_XAVIER, INIT_ZERO, INIT_ONE } init;
+} Param;
+
+// Lists every tensor of m in file order. Returns the count (at most cap).
+static int param_table(Model *m, Param *p, int cap) {
+  const ModelConfig *c = &m->cfg;
+  long D = c->D, F = c->F, V = c->V;
+  int n = 0;
+#define ADD(nm, field, nd, s0, s1, in)                                                             \
+  do {                                                                                             \
+    EXPECT(n < cap);                                                                               \
+    p[n] = (Param){.ptr = &(field), .ndim = nd, .shape = {s0, s1}, .init = in};                   \
+    snprintf(p[n].name, sizeof p[n].name, "%s", nm);                                               \
+    n++;                                                                                           \
+  } while (0)
+  ADD("embed.weight", m->embed, 2, V, D, INIT_NORMAL);
+  for (int i = 0; i < c->n_layers; i++) {
+    LayerWeights *w = &m->layers[i];
+    char b[64];
+#define L(suffix, field, nd, s0, s1, in)                                                           \
+  snprintf(b, sizeof b, "layers.%d.%s", i, suffix);                                                \
+  ADD(b, w->field, nd, s0, s1, in)
+    L("self_attn.in_proj_weight", in_proj_weight, 2, 3 * D, D, INIT_XAVIER);
+    L("self_attn.in_proj_bias", in_proj_bias, 1, 3 * D, 0, INIT_ZERO);
+    L("self_attn.out_proj.weight", out_proj_weight, 2, D, D, INIT_XAVIER);
+    L("self_attn.out_proj.bias", out_proj_bias, 1, D, 0, INIT_ZERO);
+    L("linear1.weight", linear1_weight, 2, F, D, INIT_XAVIER);
+    L("linear1.bias", linear1_bias, 1, F, 0, INIT_ZERO);
+    L("linear2.weight", linear2_weight, 2, D, F, INIT_XAVIER);
+    L("linear2.bias", linear2_bias, 1, D, 0, INIT_ZERO);
+    L("norm1.weight", norm1_weight, 1, D, 0, INIT_ONE);
+    L("norm1.bias", norm1_bias, 1, D, 0, INIT_ZERO);
+    L("norm2.weight", norm2_weight, 1, D, 0, INIT_ONE);
+    L("norm2.bias", norm2_bias, 1, D, 0, INIT_ZERO);
+#undef L
+  }
+  if (m->has_head) {
+    if (m->has_final_norm) {
+      ADD("norm.weight", m->norm_weight, 1, D, 0, INIT_ONE);
+      ADD("norm.bias", m->norm_bias, 1, D, 0, INIT_ZERO);
+    }
+    ADD("head.weight", m->head_weight, 2, V, D, INIT_XAVIER);
+    ADD("head.bias", m->head_bias, 1, V, 0, INIT_ZERO);
+  }
+#undef ADD
+  return n;
+}
+
+static long param_count(const Param *p) { return p->ndim == 1 ? p->shape[0] : p->shape[0] * p->shape[1]; }
+
+// Allocates the layer array and the parameter block and points every tensor into it.
+static bool model_alloc(Model *m, Param **table, int *n_table, Err *err) {
+  int cap = 8 + 12 * m->cfg.n_layers;
+  m->layers = calloc((size_t)m->cfg.n_layers, sizeof(LayerWeights));
+  Param *p = calloc((size_t)cap, sizeof(Param));
+  if (!m->layers || !p) {
+    free(p);
+    return err_set(err, "out of memory");
+  }
+  int n = param_table(m, p, cap);
+  long total = 0;
+  for (int i = 0; i < n; i++) total += param_count(&p[i]);
+  m->params = malloc(sizeof(float) * (size_t)(total > 0 ? total : 1));
+  if (!m->params) {
+    free(p);
+    return err_set(err, "out of memory for %ld parameters", total);
+  }
+  m->n_params = total;
+  long off = 0;
+  for (int i = 0; i < n; i++) {
+    *p[i].ptr = m->params + off;
+    off += param_count(&p[i]);
+  }
+  *table = p;
+  *n_table = n;
+  return true;
+}
+
+void model_free(Model *m) {
+  if (!m) return;
+  for (int i = 0; i < m->n_meta; i++) {
+    free(m->meta_keys[i]);
+    free(m->meta_values[i]);
+  }
+  free(m->meta_keys);
+  free(m->meta_values);
+  free(m->params);
+  free(m->layers);
+  vocab_free(&m->vocab);
+  free(m);
+}
+
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+Model *model_random(const ModelConfig *c, const Vocab *vocab, uint64_t seed, Err *err) {
+  Model *m = calloc(1, sizeof *m);
+  if (!m) return err_set(err, "out of memory"), NULL;
+  m->cfg = *c;
+  m->cfg.V = vocab->n;
+  if (!model_config_check(&m->cfg, "--random", err)) goto fail;
+  char *lines = vocab_to_lines(vocab);
+  bool ok = lines && vocab_from_lines(&m->vocab, lines, err);
+  free(lines);
+  if (!ok) goto fail;
+  Param *p;
+  int n;
+  if (!model_alloc(m, &p, &n, err)) goto fail;
+  uint64_t rng = rng_seed(seed);
+  for (int i = 0; i < n; i++) {
+    float *w = *p[i].ptr;
+    long cnt = param_count(&p[i]);
+    switch (p[i].init) {
+    case INIT_NORMAL: rng_fill_normal(&rng, w, cnt); break;
+    case INIT_XAVIER: rng_xavier_uniform(&rng, w, (int)p[i].shape[0], (int)p[i].shape[1]); break;
+    case INIT_ZERO: memset(w, 0, sizeof(float) * (size_t)cnt); break;
+    case INIT_ONE:
+      for (long k = 0; k < cnt; k++) w[k] = 1.0f;
+      break;
+    }
+  }
+  free(p);
+  m->has_seed = true;
+  m->seed = seed;
+  snprintf(m->source, sizeof m->source, "random weights, seed %llu", (unsigned long long)seed);
+  return m;
+fail:
+  model_free(m);
+  return NULL;
+}
+
+// Reads an integer metadata value; a missing key keeps *out (when optional).
+static bool meta_int(const StFile *f, const char *path, const char *key, int *out, bool required, Err *err) {
+  const char *v = st_meta(f, key);
+  if (!v) {
+    if (required)
+      return err_set(err, "%s: metadata \"%s\" is missing: save the model with __metadata__ {\"%s\": \"...\"} (see README)",
+                     path, key, key);
+    return true;
+  }
+  long n;
+  if (!parse_int(v, 0, 1L << 30, &n)) return err_set(err, "%s: metadata %s=\"%s\" is not a whole number", path, key, v);
+  *out = (int)n;
+  return true;
+}
+
+static bool meta_flag(const StFile *f, const char *path, const char *key, bool *out, Err *err) {
+  const char *v = st_meta(f, key);
+  if (!v) return true;
+  if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "False")) *out = false;
+  else if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "True")) *out = true;
+  else return err_set(err, "%s: metadata %s=\"%s\" must be 0 or 1", path, key, v);
+  return true;
+}
+
+Model *model_load(const char *path, Err *err) {
+  StFile f;
+  if (!st_read(&f, path, err)) return NULL;
+  Model *m = calloc(1, sizeof *m);
+  Param *p = NULL;
+  if (!m) {
+    err_set(err, "out of memory");
+    goto fail;
+  }
+  ModelConfig *c = &m->cfg;
+  *c = model_config_default();
+  const char *vocab = st_meta(&f, "vocab");
+  if (!vocab) {
+    err_set(err, "%s: metadata \"vocab\" is missing: add the words joined by newlines, \"<unk>\" first (see README)", path);
+    goto fail;
+  }
+  Err verr = {0};
+  if (!vocab_from_lines(&m->vocab, vocab, &verr)) {
+    err_set(err, "%s: metadata vocab: %s", path, verr.msg);
+    goto fail;
+  }
+  c->V = m->vocab.n;
+  if (!meta_int(&f, path, "d_model", &c->D, true, err) || !meta_int(&f, path, "n_heads", &c->H, true, err) ||
+      !meta_int(&f, path, "d_ff", &c->F, true, err) || !meta_int(&f, path, "n_layers", &c->n_layers, true, err) ||
+      !meta_flag(&f, path, "norm_first", &c->norm_first, err) || !meta_flag(&f, path, "causal", &c->causal, err))
+    goto fail;
+  const char *act = st_meta(&f, "activation");
+  if (act && !strcmp(act, "gelu")) c->activation = ACT_GELU;
+  else if (act && strcmp(act, "relu")) {
+    err_set(err, "%s: metadata activation=\"%s\": Stepformer knows relu and gelu", path, act);
+    goto fail;
+  }
+  const char *eps = st_meta(&f, "layer_norm_eps");
+  if (eps) {
+    char *end;
+    c->ln_eps = strtof(eps, &end);
+    if (end == eps || *end) {
+      err_set(err, "%s: metadata layer_norm_eps=\"%s\" is not a number", path, eps);
+      goto fail;
+    }
+  }
+  const char *pe = st_meta(&f, "pos_encoding");
+  if (pe && strcmp(pe, "sinusoidal")) {
+    err_set(err, "%s: metadata pos_encoding=\"%s\": Stepformer knows the sinusoidal encoding only", path, pe);
+    goto fail;
+  }
+  if (!model_config_check(c, path, err)) goto fail;
+  const char *seed = st_meta(&f, "seed");
+  if (seed) {
+    char *end;
+    m->seed = strtoull(seed, &end, 10);
+    m->has_seed = end != seed && !*end;
+  }
+  m->has_head = st_find(&f, "head.weight") != NULL;
+  bool has_norm = st_find(&f, "norm.weight") != NULL;
+  m->has_final_norm = m->has_head && has_norm;
+  int n;
+  if (!model_alloc(m, &p, &n, err)) goto fail;
+  for (int i = 0; i < n; i++) {
+    const StTensor *t = st_find(&f, p[i].name);
+    if (!t) {
+      if (p[i].ndim == 1)
+        err_set(err, "%s: tensor \"%s\" [%ld] is missing", path, p[i].name, p[i].shape[0]);
+      else
+        err_set(err, "%s: tensor \"%s\" [%ld,%ld] is missing", path, p[i].name, p[i].shape[0], p[i].shape[1]);
+      goto fail;
+    }
+    bool same = t->ndim == p[i].ndim && t->shape[0] == p[i].shape[0] && (p[i].ndim == 1 || t->shape[1] == p[i].shape[1]);
+    if (!same) {
+      char got[64] = "", *g = got;
+      for (int k = 0; k < t->ndim; k++) g += snprintf(g, 16, k ? ",%lld" : "%lld", (long long)t->shape[k]);
+      if (p[i].ndim == 1)
+        err_set(err, "%s: tensor \"%s\" has shape [%s], expected [%ld] for the configuration in the metadata",
+                path, p[i].name, got, p[i].shape[0]);
+      else
+        err_set(err, "%s: tensor \"%s\" has shape [%s], expected [%ld,%ld] for the configuration in the metadata",
+                path, p[i].name, got, p[i].shape[0], p[i].shape[1]);
+      goto fail;
+    }
+    memcpy(*p[i].ptr, t->data, sizeof(float) * (size_t)t->count);
+  }
+  if (has_norm && !st_find(&f, "norm.bias")) {
+    err_set(err, "%s: tensor \"norm.bias\" is missing (norm.weight is present)", path);
+    goto fail;
+  }
+  snprintf(m->source, sizeof m->source, "%s", base_name(path));
+  // keep the metadata: take the arrays over from the StFile
+  m->meta_keys = f.keys, m->meta_values = f.values, m->n_meta = f.n_meta;
+  f.keys = f.values = NULL, f.n_meta = 0;
+  free(p);
+  st_free(&f);
+  return m;
+fail:
+  free(p);
+  st_free(&f);
+  model_free(m);
+  return NULL;
+}
+
+bool model_save(const Model *m, const char *path, Err *err) {
+  Model copy = *m; // param_table takes a mutable Model: a shallow copy with the same pointers
+  LayerWeights *lw = malloc(sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
+  int cap = 8 + 12 * m->cfg.n_layers;
+  Param *p = calloc((size_t)cap, sizeof(Param));
+  StTensor *t = calloc((size_t)cap, sizeof(StTensor));
+  char *vocab = vocab_to_lines(&m->vocab);
+  bool ok = false;
+  if (!lw || !p || !t || !vocab) {
+    err_set(err, "out of memory");
+    goto done;
+  }
+  memcpy(lw, m->layers, sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
+  copy.layers = lw;
+  int n = param_table(&copy, p, cap);
+  for (int i = 0; i < n; i++) {
+    t[i].name = p[i].name;
+    t[i].ndim = p[i].ndim;
+    t[i].shape[0] = p[i].shape[0];
+    t[i].shape[1] = p[i].shape[1];
+    t[i].count = param_count(&p[i]);
+    t[i].data = *p[i].ptr;
+  }
+  const ModelConfig *c = &m->cfg;
+  char d[16], h[16], f[16], l[16], nf[4], ca[4], eps[32], seed[32];
+  snprintf(d, sizeof d, "%d", c->D);
+  snprintf(h, sizeof h, "%d", c->H);
+  snprintf(f, sizeof f, "%d", c->F);
+  snprintf(l, sizeof l, "%d", c->n_layers);
+  snprintf(nf, sizeof nf, "%d", c->norm_first);
+  snprintf(ca, sizeof ca, "%d", c->causal);
+  snprintf(eps, sizeof eps, "%g", (double)c->ln_eps);
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)m->seed);
+  // The configuration as this model has it, then every other key the loaded file had.
+  const char *keys[64] = {"format", "d_model", "n_heads", "d_ff", "n_layers", "activation", "norm_first",
+                          "causal", "layer_norm_eps", "pos_encoding", "vocab"};
+  const char *vals[64] = {"pt", d, h, f, l, model_activation_name(c->activation), nf, ca, eps,
+                          "sinusoidal", vocab};
+  int n_meta = 11;
+  for (int i = 0; i < m->n_meta && n_meta < 62; i++) {
+    int k = 0;
+    while (k < n_meta && strcmp(keys[k], m->meta_keys[i])) k++;
+    if (k == n_meta) keys[n_meta] = m->meta_keys[i], vals[n_meta++] = m->meta_values[i];
+    else if (!strcmp(keys[k], "layer_norm_eps") || !strcmp(keys[k], "format")) vals[k] = m->meta_values[i];
+  }
+  bool seen_gen = false, seen_seed = false;
+  for (int k = 0; k < n_meta; k++) {
+    seen_gen |= !strcmp(keys[k], "generator");
+    seen_seed |= !strcmp(keys[k], "seed");
+  }
+  if (!seen_gen) keys[n_meta] = "generator", vals[n_meta++] = "stepformer";
+  if (!seen_seed && m->has_seed) keys[n_meta] = "seed", vals[n_meta++] = seed;
+  ok = st_write(path, t, n, keys, vals, n_meta, err);
+done:
+  free(lw);
+  free(p);
+  free(t);
+  free(vocab);
+  return ok;
+}

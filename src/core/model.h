@@ -1,0 +1,90 @@
+// model.h -- the model: its configuration, vocabulary and weights.
+//
+// Shapes (DESIGN.md): V vocabulary, D model width, H heads, d_k = D/H, F feed-forward width.
+// Weights follow PyTorch's nn.Embedding + nn.TransformerEncoder state_dict, stored
+// W[out_features, in_features] as nn.Linear stores them (a linear layer is Y = X·Wᵀ + b):
+//   embed.weight                         [V, D]
+//   layers.{i}.self_attn.in_proj_weight  [3D, D]  rows 0..D-1 give Q, D..2D-1 K, 2D..3D-1 V
+//   layers.{i}.self_attn.in_proj_bias    [3D]
+//   layers.{i}.self_attn.out_proj.weight [D, D]  (and .bias [D])
+//   layers.{i}.linear1.weight [F, D], linear1.bias [F], linear2.weight [D, F], linear2.bias [D]
+//   layers.{i}.norm1.weight|bias, layers.{i}.norm2.weight|bias  [D]
+// and, for a trained model with a prediction head (optional, both or neither of the norm):
+//   norm.weight|bias [D]   a final LayerNorm after the last layer (nn.TransformerEncoder's norm)
+//   head.weight [V, D], head.bias [V]   logits = out·headᵀ + bias, prediction = softmax(logits)
+// The configuration and vocabulary ride in the safetensors __metadata__ as strings: d_model,
+// n_heads, d_ff, n_layers, activation (relu|gelu), norm_first (0|1), causal (0|1), vocab (words
+// joined by newlines, "<unk>" first), and optionally layer_norm_eps and seed.
+//
+// A Model owns one parameter block (every float above, carved into named pointers) and its
+// vocabulary; model_free releases both.
+//
+//     Err err = {0};
+//     Model *m = model_load("assets/models/bank.safetensors", &err);
+//     ModelConfig c = model_config_default(); c.D = 64; ...
+//     Model *r = model_random(&c, &vocab, 42, &err);   // seeded Xavier-uniform
+//     model_save(m, "copy.safetensors", &err);
+//     model_free(m);
+#ifndef SF_MODEL_H
+#define SF_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"       // defines: Err
+#include "tokenizer.h" // defines: Vocab
+
+typedef enum { ACT_RELU, ACT_GELU } Activation;
+
+typedef struct {
+  int V, D, H, F, n_layers;
+  Activation activation;
+  bool norm_first; // pre-norm (x + SA(LN(x))) instead of post-norm (LN(x + SA(x)))
+  bool causal;     // mask keys after the query (a decoder's self-attention)
+  float ln_eps;    // LayerNorm epsilon, 1e-5 as PyTorch
+} ModelConfig;
+
+typedef struct {
+  float *in_proj_weight, *in_proj_bias;   // [3D, D], [3D]
+  float *out_proj_weight, *out_proj_bias; // [D, D], [D]
+  float *linear1_weight, *linear1_bias;   // [F, D], [F]
+  float *linear2_weight, *linear2_bias;   // [D, F], [D]
+  float *norm1_weight, *norm1_bias;       // [D]
+  float *norm2_weight, *norm2_bias;       // [D]
+} LayerWeights;
+
+typedef struct {
+  ModelConfig cfg;
+  Vocab vocab;
+  float *embed;         // [V, D]
+  LayerWeights *layers; // [n_layers]
+  bool has_head;        // prediction head present
+  bool has_final_norm;  // final LayerNorm before the head present
+  float *norm_weight, *norm_bias; // [D] final LayerNorm, or NULL
+  float *head_weight, *head_bias; // [V, D], [V]
+  float *params;        // the one block all weight pointers point into
+  long n_params;
+  bool has_seed;
+  uint64_t seed;        // the seed of a random model (or the one recorded in the file)
+  char source[160];     // what it is, for captions: "bank.safetensors" or "random, seed 42"
+  char **meta_keys, **meta_values; // the file's metadata, kept so a saved copy keeps it all
+  int n_meta;
+} Model;
+
+ModelConfig model_config_default(void); // D=16, H=2, F=64, 2 layers, relu, post-norm, eps 1e-5
+// Checks that a configuration can be built: positive sizes, D divisible by H, D even (the
+// sinusoidal encoding pairs dimensions), sizes below sane limits. `what` prefixes the message.
+bool model_config_check(const ModelConfig *c, const char *what, Err *err);
+
+// Parses "D=16,H=2,F=64,layers=2,seed=42[,activation=gelu][,norm_first=1][,causal=1]".
+// Unset fields keep their values in *c and *seed.
+bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *err);
+
+Model *model_load(const char *path, Err *err);
+Model *model_random(const ModelConfig *c, const Vocab *vocab, uint64_t seed, Err *err);
+bool model_save(const Model *m, const char *path, Err *err);
+void model_free(Model *m);
+long model_param_count(const ModelConfig *c, bool with_head, bool with_norm);
+const char *model_activation_name(Activation a);
+
+#endif

@@ -1,0 +1,297 @@
+// safetensors.c -- see safetensors.h. The JSON header is parsed by cJSON.
+#include "safetensors.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+
+#define ST_MAX_FILE ((size_t)8 << 30)
+
+static uint64_t read_u64le(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+
+static float read_f32le(const uint8_t *p) {
+  uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+typedef struct {
+  uint64_t begin, end;
+  const char *name;
+} Span;
+
+static int span_cmp(const void *a, const void *b) {
+  const Span *x = a, *y = b;
+  return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
+}
+
+// Reads a JSON number that must be a non-negative integer below 2^53.
+static bool json_uint(const cJSON *j, uint64_t *out) {
+  if (!cJSON_IsNumber(j)) return false;
+  double d = j->valuedouble;
+  if (!(d >= 0.0 && d <= 9007199254740992.0) || d != (double)(uint64_t)d) return false;
+  *out = (uint64_t)d;
+  return true;
+}
+
+void st_free(StFile *f) {
+  for (int i = 0; i < f->n; i++) {
+    free(f->tensors[i].name);
+    free(f->tensors[i].data);
+  }
+  for (int i = 0; i < f->n_meta; i++) {
+    free(f->keys[i]);
+    free(f->values[i]);
+  }
+  free(f->tensors);
+  free(f->keys);
+  free(f->values);
+  memset(f, 0, sizeof *f);
+}
+
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+static bool parse_metadata(StFile *f, const cJSON *meta, const char *what, Err *err) {
+  if (!cJSON_IsObject(meta)) return err_set(err, "%s: __metadata__ is not a JSON object", what);
+  int n = cJSON_GetArraySize(meta);
+  f->keys = calloc((size_t)n + 1, sizeof(char *));
+  f->values = calloc((size_t)n + 1, sizeof(char *));
+  if (!f->keys || !f->values) return err_set(err, "%s: out of memory", what);
+  const cJSON *kv;
+  cJSON_ArrayForEach(kv, meta) {
+    if (!cJSON_IsString(kv))
+      return err_set(err, "%s: metadata value \"%s\" is not a string (safetensors metadata holds strings only)",
+                     what, kv->string);
+    f->keys[f->n_meta] = dupstr(kv->string);
+    f->values[f->n_meta] = dupstr(kv->valuestring);
+    f->n_meta++;
+    if (!f->keys[f->n_meta - 1] || !f->values[f->n_meta - 1])
+      return err_set(err, "%s: out of memory", what);
+  }
+  return true;
+}
+
+bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err *err) {
+  memset(f, 0, sizeof *f);
+  cJSON *root = NULL;
+  Span *spans = NULL;
+  if (len < 8) {
+    err_set(err, "%s: too short to be safetensors (%zu bytes; the 8-byte header length is missing)",
+            what, len);
+    goto fail;
+  }
+  uint64_t hlen = read_u64le(bytes);
+  if (hlen > len - 8 || hlen > ST_MAX_HEADER) {
+    err_set(err, "%s: header length %llu does not fit in the %zu-byte file (truncated or not safetensors)",
+            what, (unsigned long long)hlen, len);
+    goto fail;
+  }
+  const char *hjson = (const char *)bytes + 8;
+  const uint8_t *buf = bytes + 8 + hlen;
+  uint64_t buflen = len - 8 - hlen;
+  const char *jend = NULL;
+  root = cJSON_ParseWithLengthOpts(hjson, (size_t)hlen, &jend, 0);
+  if (!root) {
+    const char *at = cJSON_GetErrorPtr();
+    long off = (at && at >= hjson && at <= hjson + hlen) ? (long)(at - hjson) : -1;
+    err_set(err, "%s: the JSON header is corrupt (near byte %ld of the header)", what, off + 8);
+    goto fail;
+  }
+  for (const char *p = jend; p && p < hjson + hlen; p++) // only padding may follow the JSON
+    if (*p != ' ' && *p != '\0' && *p != '\n' && *p != '\t' && *p != '\r') {
+      err_set(err, "%s: unexpected bytes after the JSON header", what);
+      goto fail;
+    }
+  if (!cJSON_IsObject(root)) {
+    err_set(err, "%s: the header is not a JSON object", what);
+    goto fail;
+  }
+  int n_entries = cJSON_GetArraySize(root);
+  f->tensors = calloc((size_t)n_entries + 1, sizeof(StTensor));
+  spans = calloc((size_t)n_entries + 1, sizeof(Span));
+  if (!f->tensors || !spans) {
+    err_set(err, "%s: out of memory", what);
+    goto fail;
+  }
+  const cJSON *e;
+  cJSON_ArrayForEach(e, root) {
+    if (!strcmp(e->string, "__metadata__")) {
+      if (f->n_meta || f->keys) {
+        err_set(err, "%s: __metadata__ appears twice", what);
+        goto fail;
+      }
+      if (!parse_metadata(f, e, what, err)) goto fail;
+      continue;
+    }
+    const char *name = e->string;
+    if (!cJSON_IsObject(e)) {
+      err_set(err, "%s: tensor \"%s\" is not described by a JSON object", what, name);
+      goto fail;
+    }
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(e, "dtype");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
+    const cJSON *offs = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    if (!cJSON_IsString(dtype) || !cJSON_IsArray(shape) || !cJSON_IsArray(offs)) {
+      err_set(err, "%s: tensor \"%s\" lacks dtype, shape or data_offsets", what, name);
+      goto fail;
+    }
+    if (strcmp(dtype->valuestring, "F32") != 0) {
+      err_set(err, "%s: tensor \"%s\" has dtype %s; Stepformer reads F32 only (save with tensor.float())",
+              what, name, dtype->valuestring);
+      goto fail;
+    }
+    if (st_find(f, name)) {
+      err_set(err, "%s: tensor \"%s\" appears twice in the header", what, name);
+      goto fail;
+    }
+    StTensor *t = &f->tensors[f->n];
+    int nd = cJSON_GetArraySize(shape);
+    if (nd > ST_MAX_DIMS) {
+      err_set(err, "%s: tensor \"%s\" has %d dimensions (at most %d)", what, name, nd, ST_MAX_DIMS);
+      goto fail;
+    }
+    uint64_t count = 1;
+    const cJSON *d;
+    int k = 0;
+    cJSON_ArrayForEach(d, shape) {
+      uint64_t v;
+      if (!json_uint(d, &v) || v > (1u << 30)) {
+        err_set(err, "%s: tensor \"%s\" has an invalid shape", what, name);
+        goto fail;
+      }
+      t->shape[k++] = (int64_t)v;
+      count *= v;
+      if (count > ((uint64_t)1 << 31)) {
+        err_set(err, "%s: tensor \"%s\" is too large", what, name);
+        goto fail;
+      }
+    }
+    t->ndim = nd;
+    t->count = (int64_t)count;
+    uint64_t b, en;
+    if (cJSON_GetArraySize(offs) != 2 || !json_uint(cJSON_GetArrayItem(offs, 0), &b) ||
+        !json_uint(cJSON_GetArrayItem(offs, 1), &en) || b > en) {
+      err_set(err, "%s: tensor \"%s\" has invalid data_offsets", what, name);
+      goto fail;
+    }
+    if (en > buflen) {
+      err_set(err, "%s: tensor \"%s\" ends at byte %llu but the data holds %llu bytes (truncated file?)",
+              what, name, (unsigned long long)en, (unsigned long long)buflen);
+      goto fail;
+    }
+    if (en - b != count * 4) {
+      err_set(err, "%s: tensor \"%s\" spans %llu bytes but its shape needs %llu", what, name,
+              (unsigned long long)(en - b), (unsigned long long)(count * 4));
+      goto fail;
+    }
+    t->name = dupstr(name);
+    if (!t->name) {
+      err_set(err, "%s: out of memory", what);
+      goto fail;
+    }
+    if (count) {
+      t->data = malloc(count * 4);
+      if (!t->data) {
+        err_set(err, "%s: out of memory for tensor \"%s\"", what, name);
+        goto fail;
+      }
+      for (uint64_t i = 0; i < count; i++) t->data[i] = read_f32le(buf + b + 4 * i);
+    }
+    spans[f->n] = (Span){b, en, t->name};
+    f->n++;
+  }
+  qsort(spans, (size_t)f->n, sizeof(Span), span_cmp);
+  for (int i = 1; i < f->n; i++)
+    if (spans[i].begin < spans[i - 1].end) {
+      err_set(err, "%s: tensors \"%s\" and \"%s\" overlap in the data buffer", what,
+              spans[i - 1].name, spans[i].name);
+      goto fail;
+    }
+  free(spans);
+  cJSON_Delete(root);
+  return true;
+fail:
+  free(spans);
+  cJSON_Delete(root);
+  st_free(f);
+  return false;
+}
+
+bool st_read(StFile *f, const char *path, Err *err) {
+  memset(f, 0, sizeof *f);
+  size_t len;
+  char *bytes = file_read_all(path, &len, ST_MAX_FILE, err);
+  if (!bytes) return false;
+  bool ok = st_parse(f, (const uint8_t *)bytes, len, path, err);
+  free(bytes);
+  return ok;
+}
+
+const StTensor *st_find(const StFile *f, const char *name) {
+  for (int i = 0; i < f->n; i++)
+    if (!strcmp(f->tensors[i].name, name)) return &f->tensors[i];
+  return NULL;
+}
+
+const char *st_meta(const StFile *f, const char *key) {
+  for (int i = 0; i < f->n_meta; i++)
+    if (!strcmp(f->keys[i], key)) return f->values[i];
+  return NULL;
+}
+
+bool st_write(const char *path, const StTensor *tensors, int n, const char *const *keys,
+              const char *const *values, int n_meta, Err *err) {
+  cJSON *root = cJSON_CreateObject();
+  if (!root) return err_set(err, "%s: out of memory", path);
+  if (n_meta > 0) {
+    cJSON *meta = cJSON_AddObjectToObject(root, "__metadata__");
+    for (int i = 0; i < n_meta; i++) cJSON_AddStringToObject(meta, keys[i], values[i]);
+  }
+  uint64_t off = 0;
+  for (int i = 0; i < n; i++) {
+    cJSON *t = cJSON_AddObjectToObject(root, tensors[i].name);
+    cJSON_AddStringToObject(t, "dtype", "F32");
+    cJSON *shape = cJSON_AddArrayToObject(t, "shape");
+    for (int k = 0; k < tensors[i].ndim; k++)
+      cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)tensors[i].shape[k]));
+    cJSON *o = cJSON_AddArrayToObject(t, "data_offsets");
+    cJSON_AddItemToArray(o, cJSON_CreateNumber((double)off));
+    off += (uint64_t)tensors[i].count * 4;
+    cJSON_AddItemToArray(o, cJSON_CreateNumber((double)off));
+  }
+  char *json = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  if (!json) return err_set(err, "%s: out of memory", path);
+  size_t jl = strlen(json), padded = (jl + 7) / 8 * 8;
+  AtomicFile af;
+  if (!atomic_open(&af, path, err)) {
+    free(json);
+    return false;
+  }
+  uint8_t hdr[8];
+  for (int i = 0; i < 8; i++) hdr[i] = (uint8_t)((uint64_t)padded >> (8 * i));
+  fwrite(hdr, 1, 8, af.fp);
+  fwrite(json, 1, jl, af.fp);
+  for (size_t i = jl; i < padded; i++) fputc(' ', af.fp);
+  free(json);
+  for (int i = 0; i < n; i++)
+    for (int64_t j = 0; j < tensors[i].count; j++) { // little-endian, whatever the host
+      uint32_t u;
+      memcpy(&u, &tensors[i].data[j], 4);
+      uint8_t b[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
+      fwrite(b, 1, 4, af.fp);
+    }
+  return atomic_commit(&af, err);
+}

@@ -1,0 +1,217 @@
+// tokenizer.c -- see tokenizer.h.
+#include "tokenizer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// The "C" locale classes, spelled out so that setlocale() elsewhere cannot change tokens.
+static bool is_sep(unsigned char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '!' && c <= '/') || (c >= ':' && c <= '@') ||
+         (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
+}
+
+// The length of the longest prefix of buf[0..n) that ends on a whole UTF-8 sequence.
+static int utf8_whole(const char *buf, int n) {
+  int lead = n;
+  while (lead > 0 && ((unsigned char)buf[lead - 1] & 0xC0) == 0x80) lead--;
+  if (lead == 0) return n; // only continuation bytes: not UTF-8, keep the bytes as they are
+  unsigned char c = (unsigned char)buf[lead - 1];
+  int need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+  return (n - (lead - 1) >= need) ? n : lead - 1;
+}
+
+// Calls fn(word, len, ctx) for each token of text (lowercased into a scratch buffer).
+typedef void (*WordFn)(const char *w, int len, void *ctx);
+static void each_word(const char *text, WordFn fn, void *ctx) {
+  char buf[TOKEN_MAX_BYTES + 1];
+  const unsigned char *p = (const unsigned char *)text;
+  while (*p) {
+    while (*p && is_sep(*p)) p++;
+    if (!*p) break;
+    int n = 0;
+    bool truncated = false;
+    while (*p && !is_sep(*p)) {
+      if (n < TOKEN_MAX_BYTES) buf[n++] = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
+      else truncated = true;
+      p++;
+    }
+    if (truncated) n = utf8_whole(buf, n); // never end a cut word inside a UTF-8 sequence
+    buf[n] = 0;
+    fn(buf, n, ctx);
+  }
+}
+
+typedef struct {
+  char (*words)[TOKEN_MAX_BYTES + 1];
+  int n, max;
+} Collect;
+
+static void collect(const char *w, int len, void *ctx) {
+  Collect *c = ctx;
+  if (c->n < c->max) memcpy(c->words[c->n], w, (size_t)len + 1);
+  c->n++;
+}
+
+int tokenize_words(const char *text, char words[][TOKEN_MAX_BYTES + 1], int max) {
+  Collect c = {words, 0, max};
+  each_word(text, collect, &c);
+  return c.n < max ? c.n : max;
+}
+
+static void count_word(const char *w, int len, void *ctx) {
+  (void)w, (void)len;
+  (*(int *)ctx)++;
+}
+
+static int count_words(const char *text) {
+  int n = 0;
+  each_word(text, count_word, &n);
+  return n;
+}
+
+bool vocab_from_lines(Vocab *v, const char *lines, Err *err) {
+  memset(v, 0, sizeof *v);
+  size_t len = strlen(lines);
+  int n = 1;
+  for (size_t i = 0; i < len; i++) n += lines[i] == '\n';
+  if (len > 0 && lines[len - 1] == '\n') n--; // a trailing newline does not make a word
+  v->block = malloc(len + 1);
+  v->words = malloc(sizeof(char *) * (size_t)(n > 0 ? n : 1));
+  if (!v->block || !v->words) {
+    vocab_free(v);
+    return err_set(err, "out of memory reading the vocabulary");
+  }
+  memcpy(v->block, lines, len + 1);
+  char *p = v->block;
+  for (int i = 0; i < n; i++) {
+    v->words[i] = p;
+    char *nl = strchr(p, '\n');
+    if (nl) *nl = 0, p = nl + 1;
+    else p += strlen(p);
+  }
+  v->n = n;
+  if (n < 1 || strcmp(v->words[0], VOCAB_UNK) != 0) {
+    vocab_free(v);
+    return err_set(err, "the vocabulary must start with \"" VOCAB_UNK "\"");
+  }
+  for (int i = 0; i < n; i++) {
+    if (!v->words[i][0]) {
+      vocab_free(v);
+      return err_set(err, "vocabulary word %d is empty", i);
+    }
+    for (int j = 0; j < i; j++)
+      if (!strcmp(v->words[i], v->words[j])) {
+        err_set(err, "vocabulary word \"%s\" appears twice (ids %d and %d)", v->words[i], j, i);
+        vocab_free(v);
+        return false;
+      }
+  }
+  return true;
+}
+
+typedef struct {
+  char *buf;
+  size_t len;
+} Joined;
+
+static void join_unique(const char *w, int len, void *ctx) {
+  Joined *j = ctx;
+  // linear search over the joined lines: vocabularies made this way are one sentence long
+  const char *p = j->buf;
+  while (p && *p) {
+    const char *nl = strchr(p, '\n');
+    size_t n = nl ? (size_t)(nl - p) : strlen(p);
+    if (n == (size_t)len && !memcmp(p, w, n)) return;
+    p = nl ? nl + 1 : NULL;
+  }
+  if (!strcmp(w, VOCAB_UNK)) return;
+  j->buf[j->len++] = '\n';
+  memcpy(j->buf + j->len, w, (size_t)len);
+  j->len += (size_t)len;
+  j->buf[j->len] = 0;
+}
+
+bool vocab_from_text(Vocab *v, const char *text, Err *err) {
+  Joined j = {malloc(strlen(text) * 2 + 16), 0};
+  if (!j.buf) return err_set(err, "out of memory");
+  strcpy(j.buf, VOCAB_UNK);
+  j.len = strlen(VOCAB_UNK);
+  each_word(text, join_unique, &j);
+  bool ok = vocab_from_lines(v, j.buf, err);
+  free(j.buf);
+  return ok;
+}
+
+char *vocab_to_lines(const Vocab *v) {
+  size_t len = 0;
+  for (int i = 0; i < v->n; i++) len += strlen(v->words[i]) + 1;
+  char *s = malloc(len + 1), *p = s;
+  if (!s) return NULL;
+  for (int i = 0; i < v->n; i++) {
+    size_t n = strlen(v->words[i]);
+    memcpy(p, v->words[i], n);
+    p += n;
+    if (i + 1 < v->n) *p++ = '\n';
+  }
+  *p = 0;
+  return s;
+}
+
+int vocab_find(const Vocab *v, const char *word) {
+  for (int i = 0; i < v->n; i++)
+    if (!strcmp(v->words[i], word)) return i;
+  return -1;
+}
+
+void vocab_free(Vocab *v) {
+  free(v->words);
+  free(v->block);
+  memset(v, 0, sizeof *v);
+}
+
+typedef struct {
+  Tokens *t;
+  const Vocab *v;
+  char *p;
+} Fill;
+
+static void fill_token(const char *w, int len, void *ctx) {
+  Fill *f = ctx;
+  int i = f->t->n++;
+  memcpy(f->p, w, (size_t)len + 1);
+  f->t->words[i] = f->p;
+  f->p += len + 1;
+  int id = vocab_find(f->v, w);
+  f->t->unknown[i] = id <= 0; // typing "<unk>" itself cannot happen: '<' separates words
+  f->t->ids[i] = id < 0 ? 0 : id;
+}
+
+bool tokens_from_text(Tokens *t, const Vocab *v, const char *text, int max_tokens, Err *err) {
+  memset(t, 0, sizeof *t);
+  int n = count_words(text);
+  if (n == 0)
+    return err_set(err, "the sentence has no words: type at least one word (punctuation is dropped)");
+  if (max_tokens > 0 && n > max_tokens)
+    return err_set(err, "the sentence has %d words; at most %d fit: shorten it", n, max_tokens);
+  t->ids = malloc(sizeof(int) * (size_t)n);
+  t->words = malloc(sizeof(char *) * (size_t)n);
+  t->unknown = malloc(sizeof(bool) * (size_t)n);
+  t->block = malloc(strlen(text) + (size_t)n + 1);
+  if (!t->ids || !t->words || !t->unknown || !t->block) {
+    tokens_free(t);
+    return err_set(err, "out of memory tokenizing the sentence");
+  }
+  Fill f = {t, v, t->block};
+  each_word(text, fill_token, &f);
+  return true;
+}
+
+void tokens_free(Tokens *t) {
+  free(t->ids);
+  free(t->words);
+  free(t->unknown);
+  free(t->block);
+  memset(t, 0, sizeof *t);
+}
+
+const char *tokens_label(const Tokens *t, const Vocab *v, int i) { return v->words[t->ids[i]]; }

@@ -1,0 +1,160 @@
+// trace.h -- every value of one forward pass, by name, and the steps a learner walks through.
+//
+// A Trace is the record of model_forward (forward.h) on one sentence: the tokens, then one
+// TraceTensor per intermediate under the dump names of DESIGN.md ("O", "X", "P", "Z",
+// "l0.Q" ... "l0.out", "pred"), and the weights that fed them ("E", "l0.Wq", ...) as views into
+// the model. Each tensor carries what a view needs to draw it without knowing the model: title,
+// TeX formula in the course notation, shape, row and column axes, and the tensors it was
+// computed from. The steps (trace->steps) are DESIGN.md's stage table, in order, for every
+// layer: the lesson outline of the pass.
+//
+// Shapes: L tokens, V vocabulary, D model width, H heads, d_k = D/H, F feed-forward width.
+// Per-head tensors (Q, K, V, S, A, AV) are [H, rows, cols], contiguous, head-major.
+// Weights are shown as the notation writes them, W^q ∈ ℝ^{D×D} with Q = Z·W^q, which is the
+// transpose of PyTorch's stored W[out, in]: such tensors have `transposed` set, and trace_at
+// hides it.
+//
+// A Trace owns its activation block, its tensor table and a copy of the tokens; the weights it
+// points at belong to the Model, which must outlive it. trace_free releases it.
+//
+//     Trace *t = trace_new(model, &tokens, &err);  // allocates for this L
+//     model_forward(t);                            // fills every tensor
+//     const TraceTensor *s = trace_find(t, "l0.A");
+//     float a = trace_at(s, h, i, j);              // head h, query i, key j
+#ifndef SF_TRACE_H
+#define SF_TRACE_H
+
+#include <stdbool.h>
+
+#include "err.h"       // defines: Err
+#include "model.h"     // defines: Model, ModelConfig
+#include "tokenizer.h" // defines: Tokens
+
+// What the rows or columns of a matrix stand for.
+typedef enum {
+  AXIS_TOKEN,   // one per token: labelled with the word ("cat")
+  AXIS_VOCAB,   // one per vocabulary word
+  AXIS_MODEL,   // model dimension 0..D-1
+  AXIS_HEADDIM, // dimension within a head 0..d_k-1 (column block h·d_k.. of the model dims)
+  AXIS_FFN,     // hidden unit of the feed-forward layer 0..F-1
+  AXIS_QKV,     // model dimension of a projection output, banded by head (W^q's columns)
+} TraceAxis;
+
+// What a tensor is; views and the inspector pick their drawing and worked equation by kind.
+typedef enum {
+  T_ONEHOT,     // O [L,V]
+  T_EMBED_W,    // E [V,D] (weight)
+  T_EMBED,      // X = O·E [L,D]
+  T_POSENC,     // P [L,D]
+  T_ADDPOS,     // Z = X + P [L,D]
+  T_LAYER_IN,   // input of a layer [L,D]
+  T_NORM_IN,    // pre-norm: LN1(in), the attention input [L,D]
+  T_PROJ_W,     // W^q, W^k, W^v [D,D] (weights, transposed view)
+  T_PROJ_B,     // b^q, b^k, b^v [1,D]
+  T_PROJ,       // Q, K, V [H,L,d_k]
+  T_SCORES,     // S = Q Kᵀ/√d_k [H,L,L] (unmasked; "S" itself when there is no mask)
+  T_MASKED,     // S + M [H,L,L], -inf where masked ("S" when causal)
+  T_ATTN,       // A = softmax(S) [H,L,L]
+  T_AV,         // A·V [H,L,d_k]
+  T_CONCAT,     // [head_1 … head_H] [L,D]
+  T_OUT_W,      // W^o [D,D] (weight)
+  T_OUT_B,      // b^o [1,D]
+  T_ATTN_OUT,   // Concat·W^o + b^o [L,D]
+  T_RESIDUAL,   // a residual sum [L,D]
+  T_NORM,       // a LayerNorm output [L,D]
+  T_NORM_W,     // LayerNorm gain γ or shift β [1,D] (weight)
+  T_FFN1_W,     // W_1 [D,F] (weight)
+  T_FFN1_B,     // b_1 [1,F]
+  T_FFN_PRE,    // x·W_1 + b_1 [L,F]
+  T_FFN_HIDDEN, // ReLU/GELU of it [L,F]
+  T_FFN2_W,     // W_2 [F,D] (weight)
+  T_FFN2_B,     // b_2 [1,D]
+  T_FFN_OUT,    // ·W_2 + b_2 [L,D]
+  T_HEAD_W,     // W_out [D,V] (weight, prediction head)
+  T_LOGITS,     // [L,V]
+  T_PRED,       // softmax over the vocabulary [L,V]
+} TensorKind;
+
+#define TRACE_MAX_INPUTS 4
+
+typedef struct {
+  char name[24];         // dump name: "l0.S"; weights: "l0.Wq"
+  TensorKind kind;
+  int layer;             // 0-based layer, or -1 outside the layers
+  int heads;             // 1, or H for per-head tensors
+  int rows, cols;        // shape of one head's matrix, as displayed
+  float *data;           // heads·rows·cols floats (or the stored transpose, see `transposed`)
+  int stride;            // floats between rows of the stored matrix
+  bool transposed;       // data holds the displayed matrix's transpose (PyTorch's W[out,in])
+  bool is_weight;        // a model parameter, not an activation (not dumped)
+  bool extra;            // dumped, but not one of the required stage files
+  TraceAxis row_axis, col_axis;
+  const char *title;     // "Attention weights"
+  const char *symbol;    // TeX of the matrix's name: "A_h"
+  const char *tex;       // TeX of how it is computed: "A_h = \\operatorname{softmax}(S_h)"
+  int inputs[TRACE_MAX_INPUTS]; // indices of the tensors it was computed from
+  int n_inputs;
+} TraceTensor;
+
+// DESIGN.md's stage table. The number of a step is its row in that table.
+typedef enum {
+  STEP_TOKENS = 1, STEP_ONEHOT, STEP_EMBED, STEP_POSENC, STEP_ADDPOS,
+  STEP_QKV, STEP_SCORES, STEP_MASK, STEP_SOFTMAX, STEP_AV, STEP_CONCAT, STEP_OUTPROJ,
+  STEP_ADDNORM1, STEP_FFN_HIDDEN, STEP_FFN_OUT, STEP_ADDNORM2, STEP_PREDICT,
+  STEP_PRENORM, // pre-norm models only: LN1 before attention (shown as stage 5½ of each layer)
+} StepKind;
+
+typedef struct {
+  StepKind kind;
+  int layer;   // -1 before the layers
+  int result;  // index of the tensor the step produces (for STEP_TOKENS: -1)
+  const char *name; // short: "softmax"
+} TraceStep;
+
+// Indices into the tensor table of one layer's tensors (-1 where the configuration has none),
+// so the forward pass and the views reach them without looking names up.
+typedef struct {
+  int in, Wq, Wk, Wv, bq, bk, bv, Q, K, V, S_raw, S, A, AV, concat, Wo, bo, attn, res1;
+  int norm1, norm1_g, norm1_b, W1, b1, ffn_pre, ffn_hidden, W2, b2, ffn, res2, norm2, norm2_g,
+      norm2_b, out;
+} TraceLayer;
+
+typedef struct {
+  const Model *model;
+  ModelConfig cfg; // copy of model->cfg
+  int L;
+  Tokens tokens;   // owned copy
+  TraceTensor *t;  // the tensor table
+  int n;
+  TraceStep *steps;
+  int n_steps;
+  TraceLayer *layers; // [n_layers]
+  int O, E, X, P, Z;  // indices of the stages before the layers
+  int final_norm, Wout, bout, logits, pred; // prediction head, -1 without one
+  float *block;    // all activations, one allocation
+  long block_floats;
+  float *scratch;  // [L, 3D]: the fused Q|K|V product before it is split into heads
+  bool pos_ready;  // P depends on L and D only: filled by the first forward
+} Trace;
+
+// Allocates a trace for `tokens` through `model` (copies the tokens). Fails only on memory.
+Trace *trace_new(const Model *model, const Tokens *tokens, Err *err);
+void trace_free(Trace *t);
+
+const TraceTensor *trace_find(const Trace *t, const char *name); // NULL when absent
+int trace_index(const Trace *t, const char *name);               // -1 when absent
+// True for tensors with a head axis ([H, rows, cols] even when H == 1): Q, K, V, S, A, AV.
+bool trace_per_head(const TraceTensor *x);
+// The dump's shape of x: 3 dims for per-head tensors, else 2. Returns ndim.
+int trace_dump_shape(const TraceTensor *x, int shape[3]);
+// Element (i, j) of head h of the displayed matrix.
+float trace_at(const TraceTensor *x, int h, int i, int j);
+// A label for index i along an axis: the token word, the vocabulary word or the number.
+// Writes into buf (cap bytes) and returns it.
+const char *trace_axis_label(const Trace *t, TraceAxis axis, int i, char *buf, int cap);
+const char *trace_axis_name(TraceAxis axis); // "token", "dimension", ...
+// Short name of a step kind ("softmax") and its row in DESIGN.md's table.
+const char *trace_step_name(StepKind k);
+int trace_stage_count(void); // 16 (17 with a prediction head)
+
+#endif
