@@ -1,1 +1,135 @@
-// render layer: see canvas.h
+// canvas.c -- see canvas.h.
+#include "canvas.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+Canvas canvas_new(int w, int h) {
+  Canvas c = {0};
+  if (w <= 0 || h <= 0) return c;
+  c.px = malloc(sizeof(uint32_t) * (size_t)w * (size_t)h);
+  if (!c.px) return c;
+  c.w = w, c.h = h, c.stride = w, c.owned = true;
+  return c;
+}
+
+void canvas_free(Canvas *c) {
+  if (c->owned) free(c->px);
+  *c = (Canvas){0};
+}
+
+Canvas canvas_sub(Canvas c, int x, int y, int w, int h) {
+  if (x < 0) w += x, x = 0;
+  if (y < 0) h += y, y = 0;
+  if (x + w > c.w) w = c.w - x;
+  if (y + h > c.h) h = c.h - y;
+  if (w <= 0 || h <= 0) return (Canvas){0};
+  return (Canvas){c.px + (size_t)y * c.stride + x, w, h, c.stride, false};
+}
+
+void canvas_clear(Canvas c, uint32_t color) {
+  for (int y = 0; y < c.h; y++) {
+    uint32_t *row = c.px + (size_t)y * c.stride;
+    for (int x = 0; x < c.w; x++) row[x] = color;
+  }
+}
+
+// dst over src blending with 8-bit alpha a (0..255), on straight (not premultiplied) colours.
+static inline uint32_t blend(uint32_t dst, uint32_t src, unsigned a) {
+  if (a >= 255) return src | 0xFF000000u;
+  if (a == 0) return dst;
+  unsigned ia = 255 - a;
+  unsigned r = (SF_R(src) * a + SF_R(dst) * ia + 127) / 255;
+  unsigned g = (SF_G(src) * a + SF_G(dst) * ia + 127) / 255;
+  unsigned b = (SF_B(src) * a + SF_B(dst) * ia + 127) / 255;
+  unsigned da = SF_A(dst);
+  unsigned oa = a + (da * ia + 127) / 255;
+  return SF_RGBA(r, g, b, oa);
+}
+
+void canvas_blend(Canvas c, int x, int y, uint32_t color, int coverage) {
+  if (x < 0 || y < 0 || x >= c.w || y >= c.h || coverage <= 0) return;
+  unsigned a = (SF_A(color) * (unsigned)(coverage > 255 ? 255 : coverage) + 127) / 255;
+  uint32_t *p = c.px + (size_t)y * c.stride + x;
+  *p = blend(*p, color, a);
+}
+
+uint32_t canvas_get(Canvas c, int x, int y) {
+  if (x < 0 || y < 0 || x >= c.w || y >= c.h) return 0;
+  return c.px[(size_t)y * c.stride + x];
+}
+
+void canvas_fill_rect(Canvas c, float x, float y, float w, float h, uint32_t color) {
+  if (w <= 0 || h <= 0) return;
+  float x1 = x + w, y1 = y + h;
+  int ix0 = (int)floorf(x), iy0 = (int)floorf(y), ix1 = (int)ceilf(x1), iy1 = (int)ceilf(y1);
+  if (ix0 < 0) ix0 = 0;
+  if (iy0 < 0) iy0 = 0;
+  if (ix1 > c.w) ix1 = c.w;
+  if (iy1 > c.h) iy1 = c.h;
+  unsigned alpha = SF_A(color);
+  for (int py = iy0; py < iy1; py++) {
+    float cy = fminf(y1, (float)py + 1) - fmaxf(y, (float)py); // vertical coverage of this row
+    uint32_t *row = c.px + (size_t)py * c.stride;
+    bool full_row = cy >= 0.999f;
+    for (int px = ix0; px < ix1; px++) {
+      float cx = fminf(x1, (float)px + 1) - fmaxf(x, (float)px);
+      if (full_row && cx >= 0.999f && alpha == 255) {
+        row[px] = color;
+        continue;
+      }
+      unsigned a = (unsigned)(alpha * cx * cy + 0.5f);
+      row[px] = blend(row[px], color, a);
+    }
+  }
+}
+
+void canvas_frame_rect(Canvas c, float x, float y, float w, float h, float width, uint32_t color) {
+  if (width * 2 >= w || width * 2 >= h) {
+    canvas_fill_rect(c, x, y, w, h, color);
+    return;
+  }
+  canvas_fill_rect(c, x, y, w, width, color);
+  canvas_fill_rect(c, x, y + h - width, w, width, color);
+  canvas_fill_rect(c, x, y + width, width, h - 2 * width, color);
+  canvas_fill_rect(c, x + w - width, y + width, width, h - 2 * width, color);
+}
+
+void canvas_line(Canvas c, float x0, float y0, float x1, float y1, float width, uint32_t color) {
+  // Coverage from the distance of each pixel centre to the segment (a capsule), 1 px of feather.
+  float hw = width * 0.5f;
+  int minx = (int)floorf(fminf(x0, x1) - hw - 1), maxx = (int)ceilf(fmaxf(x0, x1) + hw + 1);
+  int miny = (int)floorf(fminf(y0, y1) - hw - 1), maxy = (int)ceilf(fmaxf(y0, y1) + hw + 1);
+  if (minx < 0) minx = 0;
+  if (miny < 0) miny = 0;
+  if (maxx > c.w) maxx = c.w;
+  if (maxy > c.h) maxy = c.h;
+  float dx = x1 - x0, dy = y1 - y0, len2 = dx * dx + dy * dy;
+  for (int py = miny; py < maxy; py++)
+    for (int px = minx; px < maxx; px++) {
+      float cx = (float)px + 0.5f, cy = (float)py + 0.5f;
+      float t = len2 > 0 ? ((cx - x0) * dx + (cy - y0) * dy) / len2 : 0;
+      t = t < 0 ? 0 : t > 1 ? 1 : t;
+      float ex = x0 + t * dx - cx, ey = y0 + t * dy - cy;
+      float d = sqrtf(ex * ex + ey * ey);
+      float cov = hw + 0.5f - d;
+      if (cov <= 0) continue;
+      if (cov > 1) cov = 1;
+      if (width < 1) cov *= width; // thin lines fade rather than vanish
+      canvas_blend(c, px, py, color, (int)(cov * 255 + 0.5f));
+    }
+}
+
+void canvas_blend_mask(Canvas c, int x, int y, const uint8_t *mask, int mw, int mh, int mstride,
+                       uint32_t color) {
+  int sx0 = x < 0 ? -x : 0, sy0 = y < 0 ? -y : 0;
+  int sx1 = x + mw > c.w ? c.w - x : mw, sy1 = y + mh > c.h ? c.h - y : mh;
+  unsigned ca = SF_A(color);
+  for (int sy = sy0; sy < sy1; sy++) {
+    const uint8_t *m = mask + (size_t)sy * mstride;
+    uint32_t *row = c.px + (size_t)(y + sy) * c.stride + x;
+    for (int sx = sx0; sx < sx1; sx++)
+      if (m[sx]) row[sx] = blend(row[sx], color, (m[sx] * ca + 127) / 255);
+  }
+}

@@ -1,0 +1,304 @@
+// text.c -- see text.h.
+#include "text.h"
+
+#include <SDL.h>
+#include <SDL_ttf.h>
+#include <fontconfig/fontconfig.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PX 400     // largest font size kept open
+#define CACHE_SLOTS 8192 // rasterized strings kept; the table is emptied when it fills up
+
+typedef struct {
+  const char *pattern; // fontconfig pattern
+  const char *family;  // the family fontconfig must answer with (else: not installed)
+  const char *fallback_pattern, *fallback_family;
+  const char *package;
+  const char *svg_family, *svg_style;
+} FaceSpec;
+
+static const FaceSpec SPECS[FONT_COUNT] = {
+    [FONT_SANS] = {"DejaVu Sans:style=Book", "DejaVu Sans", NULL, NULL, "fonts-dejavu-core", "DejaVu Sans, sans-serif", ""},
+    [FONT_SANS_BOLD] = {"DejaVu Sans:style=Bold", "DejaVu Sans", NULL, NULL, "fonts-dejavu-core", "DejaVu Sans, sans-serif",
+                        "font-weight:bold"},
+    [FONT_SANS_ITALIC] = {"DejaVu Sans:style=Oblique", "DejaVu Sans", NULL, NULL, "fonts-dejavu-core",
+                          "DejaVu Sans, sans-serif", "font-style:oblique"},
+    [FONT_MONO] = {"DejaVu Sans Mono:style=Book", "DejaVu Sans Mono", NULL, NULL, "fonts-dejavu-core",
+                   "DejaVu Sans Mono, monospace", ""},
+    [FONT_MATH] = {"Latin Modern Math", "Latin Modern Math", "DejaVu Serif:style=Book", "DejaVu Serif", "fonts-lmodern",
+                   "Latin Modern Math, STIX Two Math, Cambria Math, serif", ""},
+    [FONT_SERIF] = {"Latin Modern Roman:style=10 Regular", "Latin Modern Roman", "DejaVu Serif:style=Book", "DejaVu Serif",
+                    "fonts-lmodern", "Latin Modern Roman, Computer Modern, serif", ""},
+    [FONT_SERIF_ITALIC] = {"Latin Modern Roman:style=10 Italic", "Latin Modern Roman", "DejaVu Serif:style=Italic",
+                           "DejaVu Serif", "fonts-lmodern", "Latin Modern Roman, Computer Modern, serif", "font-style:italic"},
+    [FONT_SERIF_BOLD] = {"Latin Modern Roman:style=10 Bold", "Latin Modern Roman", "DejaVu Serif:style=Bold",
+                         "DejaVu Serif", "fonts-lmodern", "Latin Modern Roman, Computer Modern, serif", "font-weight:bold"},
+};
+
+typedef struct {
+  uint64_t hash;
+  int face, px;
+  char *text;
+  float width;
+  uint8_t *mask; // NULL until first drawn
+  int mw, mh, ascent;
+  bool used;
+} Entry;
+
+static struct {
+  bool ready;
+  char files[FONT_COUNT][1024];
+  TTF_Font *fonts[FONT_COUNT][MAX_PX + 1];
+  char warning[256];
+  Entry *cache;
+  int cache_n;
+  pthread_mutex_t lock;
+} T = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+// Asks fontconfig for pattern; returns true and the file when the answer is of `family`.
+static bool find_font(const char *pattern, const char *family, char *file, size_t cap) {
+  FcPattern *p = FcNameParse((const FcChar8 *)pattern);
+  if (!p) return false;
+  FcConfigSubstitute(NULL, p, FcMatchPattern);
+  FcDefaultSubstitute(p);
+  FcResult r;
+  FcPattern *m = FcFontMatch(NULL, p, &r);
+  FcPatternDestroy(p);
+  bool ok = false;
+  if (m) {
+    FcChar8 *f = NULL, *fam = NULL;
+    bool family_ok = false;
+    for (int i = 0; FcPatternGetString(m, FC_FAMILY, i, &fam) == FcResultMatch; i++)
+      if (!strcmp((const char *)fam, family)) family_ok = true;
+    if (family_ok && FcPatternGetString(m, FC_FILE, 0, &f) == FcResultMatch) {
+      snprintf(file, cap, "%s", (const char *)f);
+      ok = true;
+    }
+    FcPatternDestroy(m);
+  }
+  return ok;
+}
+
+bool text_init(Err *err) {
+  pthread_mutex_lock(&T.lock);
+  if (T.ready) {
+    pthread_mutex_unlock(&T.lock);
+    return true;
+  }
+  bool ok = false;
+  if (!FcInit()) {
+    err_set(err, "fontconfig could not start (install fontconfig)");
+    goto done;
+  }
+  for (int f = 0; f < FONT_COUNT; f++) {
+    const FaceSpec *s = &SPECS[f];
+    if (find_font(s->pattern, s->family, T.files[f], sizeof T.files[f])) continue;
+    if (s->fallback_pattern && find_font(s->fallback_pattern, s->fallback_family, T.files[f], sizeof T.files[f])) {
+      snprintf(T.warning, sizeof T.warning,
+               "font \"%s\" not found: notation uses %s instead (install %s for the look of the papers)",
+               s->family, s->fallback_family, s->package);
+      continue;
+    }
+    err_set(err, "font \"%s\" not found: install the Debian package %s (apt-get install %s)", s->family,
+            s->package, s->package);
+    goto done;
+  }
+  if (!TTF_WasInit() && TTF_Init() != 0) {
+    err_set(err, "SDL2_ttf could not start: %s", TTF_GetError());
+    goto done;
+  }
+  T.cache = calloc(CACHE_SLOTS, sizeof(Entry));
+  if (!T.cache) {
+    err_set(err, "out of memory for the glyph cache");
+    goto done;
+  }
+  T.ready = ok = true;
+done:
+  pthread_mutex_unlock(&T.lock);
+  return ok;
+}
+
+static void cache_clear(void) {
+  for (int i = 0; i < CACHE_SLOTS; i++)
+    if (T.cache[i].used) {
+      free(T.cache[i].text);
+      free(T.cache[i].mask);
+    }
+  memset(T.cache, 0, sizeof(Entry) * CACHE_SLOTS);
+  T.cache_n = 0;
+}
+
+void text_shutdown(void) {
+  pthread_mutex_lock(&T.lock);
+  if (T.ready) {
+    cache_clear();
+    free(T.cache);
+    T.cache = NULL;
+    for (int f = 0; f < FONT_COUNT; f++)
+      for (int p = 0; p <= MAX_PX; p++)
+        if (T.fonts[f][p]) TTF_CloseFont(T.fonts[f][p]), T.fonts[f][p] = NULL;
+    TTF_Quit();
+    T.ready = false;
+  }
+  pthread_mutex_unlock(&T.lock);
+}
+
+const char *text_warning(void) { return T.warning[0] ? T.warning : NULL; }
+
+static int px_of(float size) {
+  int px = (int)lrintf(size);
+  return px < 4 ? 4 : px > MAX_PX ? MAX_PX : px;
+}
+
+// The open font for (face, px); caller holds the lock.
+static TTF_Font *font(FontFace f, int px) {
+  if (!T.ready) return NULL;
+  TTF_Font **slot = &T.fonts[f][px];
+  if (!*slot) {
+    *slot = TTF_OpenFontDPI(T.files[f], px, 72, 72);
+    if (*slot) TTF_SetFontHinting(*slot, TTF_HINTING_LIGHT);
+  }
+  return *slot;
+}
+
+static uint64_t hash_key(int face, int px, const char *s) {
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)(face * 1000 + px);
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+// The cache entry of (face, px, s), created (with its width) when missing; caller holds the lock.
+static Entry *entry(FontFace f, int px, const char *s) {
+  uint64_t h = hash_key(f, px, s);
+  unsigned i = (unsigned)(h % CACHE_SLOTS);
+  for (;; i = (i + 1) % CACHE_SLOTS) {
+    Entry *e = &T.cache[i];
+    if (!e->used) break;
+    if (e->hash == h && e->face == (int)f && e->px == px && !strcmp(e->text, s)) return e;
+  }
+  if (T.cache_n >= CACHE_SLOTS * 3 / 4) { // full enough: start over
+    cache_clear();
+    i = (unsigned)(h % CACHE_SLOTS);
+  }
+  TTF_Font *fo = font(f, px);
+  size_t n = strlen(s) + 1;
+  char *copy = malloc(n);
+  if (!fo || !copy) {
+    free(copy);
+    return NULL;
+  }
+  memcpy(copy, s, n);
+  Entry *e = &T.cache[i];
+  *e = (Entry){.hash = h, .face = f, .px = px, .text = copy, .used = true};
+  int w = 0, hh = 0;
+  if (*s && TTF_SizeUTF8(fo, s, &w, &hh) == 0) e->width = (float)w;
+  T.cache_n++;
+  return e;
+}
+
+float text_width(FontFace f, float size, const char *utf8) {
+  if (!utf8 || !*utf8) return 0;
+  pthread_mutex_lock(&T.lock);
+  Entry *e = T.ready ? entry(f, px_of(size), utf8) : NULL;
+  float w = e ? e->width * size / (float)px_of(size) : 0;
+  pthread_mutex_unlock(&T.lock);
+  return w;
+}
+
+static float metric(FontFace f, float size, int which) {
+  pthread_mutex_lock(&T.lock);
+  TTF_Font *fo = font(f, px_of(size));
+  float v = 0;
+  if (fo) v = (float)(which == 0 ? TTF_FontAscent(fo) : which == 1 ? -TTF_FontDescent(fo) : TTF_FontLineSkip(fo));
+  pthread_mutex_unlock(&T.lock);
+  return v * size / (float)px_of(size);
+}
+
+float text_ascent(FontFace f, float size) { return metric(f, size, 0); }
+float text_descent(FontFace f, float size) { return metric(f, size, 1); }
+float text_line_height(FontFace f, float size) { return metric(f, size, 2); }
+
+bool text_has_glyph(FontFace f, uint32_t cp) {
+  pthread_mutex_lock(&T.lock);
+  TTF_Font *fo = font(f, 16);
+  bool ok = fo && TTF_GlyphIsProvided32(fo, cp);
+  pthread_mutex_unlock(&T.lock);
+  return ok;
+}
+
+bool text_glyph(FontFace f, float size, uint32_t cp, GlyphInfo *g) {
+  pthread_mutex_lock(&T.lock);
+  int px = px_of(size);
+  TTF_Font *fo = font(f, px);
+  int minx, maxx, miny, maxy, adv;
+  bool ok = fo && TTF_GlyphIsProvided32(fo, cp) && TTF_GlyphMetrics32(fo, cp, &minx, &maxx, &miny, &maxy, &adv) == 0;
+  pthread_mutex_unlock(&T.lock);
+  if (!ok) return false;
+  float k = size / (float)px;
+  *g = (GlyphInfo){adv * k, minx * k, maxx * k, miny * k, maxy * k};
+  return true;
+}
+
+const char *text_svg_family(FontFace f) { return SPECS[f].svg_family; }
+const char *text_svg_style(FontFace f) { return SPECS[f].svg_style; }
+
+// Renders e's text into its coverage mask; caller holds the lock.
+static bool rasterize(Entry *e) {
+  TTF_Font *fo = font((FontFace)e->face, e->px);
+  if (!fo) return false;
+  SDL_Color white = {255, 255, 255, 255};
+  SDL_Surface *s = TTF_RenderUTF8_Blended(fo, e->text, white);
+  if (!s) return false;
+  SDL_Surface *c = SDL_ConvertSurfaceFormat(s, SDL_PIXELFORMAT_ARGB8888, 0);
+  SDL_FreeSurface(s);
+  if (!c) return false;
+  e->mw = c->w, e->mh = c->h, e->ascent = TTF_FontAscent(fo);
+  e->mask = malloc((size_t)c->w * (size_t)c->h + 1);
+  if (e->mask) {
+    SDL_LockSurface(c);
+    for (int y = 0; y < c->h; y++) {
+      const uint32_t *row = (const uint32_t *)((const uint8_t *)c->pixels + (size_t)y * c->pitch);
+      for (int x = 0; x < c->w; x++) e->mask[(size_t)y * c->w + x] = (uint8_t)(row[x] >> 24);
+    }
+    SDL_UnlockSurface(c);
+  }
+  SDL_FreeSurface(c);
+  return e->mask != NULL;
+}
+
+void text_draw(Canvas c, FontFace f, float size, float x, float y, uint32_t color, const char *utf8) {
+  if (!utf8 || !*utf8) return;
+  pthread_mutex_lock(&T.lock);
+  Entry *e = T.ready ? entry(f, px_of(size), utf8) : NULL;
+  if (e && (e->mask || rasterize(e)))
+    canvas_blend_mask(c, (int)lrintf(x), (int)lrintf(y) - e->ascent, e->mask, e->mw, e->mh, e->mw, color);
+  pthread_mutex_unlock(&T.lock);
+}
+
+uint32_t text_utf8_next(const char **sp) {
+  const unsigned char *s = (const unsigned char *)*sp;
+  uint32_t c = s[0];
+  int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (n == 0) {
+    *sp += 1;
+    return 0xFFFD;
+  }
+  if (n == 1) {
+    *sp += 1;
+    return c;
+  }
+  c &= 0x7F >> n;
+  for (int i = 1; i < n; i++) {
+    if ((s[i] & 0xC0) != 0x80) {
+      *sp += i;
+      return 0xFFFD;
+    }
+    c = (c << 6) | (s[i] & 0x3F);
+  }
+  *sp += n;
+  return c;
+}
