@@ -1,6 +1,7 @@
 // doc.c -- see doc.h.
 #include "doc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
