@@ -1,0 +1,48 @@
+# scripts/setup.sh -- sourced by scripts/run and scripts/test: makes sure the Debian packages
+# Stepformer needs are installed, then configures and builds into build/.
+#   sf_setup run|test    installs what is missing (apt-get as root, else sudo; otherwise prints
+#                        the exact apt-get line and stops), then builds.
+SF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Needed to build and run: compiler, CMake, the libraries, and the fonts the pictures use.
+SF_PKGS_RUN="gcc libc6-dev make cmake pkg-config libopenblas-dev libcjson-dev libmd4c-dev
+  libsdl2-dev libsdl2-ttf-dev libpng-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-lmodern"
+# Also needed by the tests: clang and its runtime for libFuzzer, a virtual X display for the
+# window tests, xmllint to check that SVG files are XML, clang-format for the style check.
+SF_PKGS_TEST="clang libclang-rt-14-dev xvfb xauth xdotool libxml2-utils clang-format"
+
+sf_missing() {
+  local p missing=""
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+  done
+  echo "$missing"
+}
+
+sf_install() {
+  local missing
+  missing=$(sf_missing "$@")
+  [ -z "$missing" ] && return 0
+  echo "stepformer: installing Debian packages:$missing"
+  local apt="env DEBIAN_FRONTEND=noninteractive apt-get"
+  if [ "$(id -u)" = 0 ]; then
+    $apt update -q >/dev/null && $apt install -y -q --no-install-recommends $missing >/dev/null ||
+      { echo "stepformer: apt-get install failed for:$missing" >&2; return 2; }
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo $apt update -q >/dev/null && sudo $apt install -y -q --no-install-recommends $missing >/dev/null ||
+      { echo "stepformer: apt-get install failed for:$missing" >&2; return 2; }
+  else
+    echo "stepformer: these Debian packages are missing. Install them, then run this again:" >&2
+    echo "  sudo apt-get install$missing" >&2
+    return 2
+  fi
+}
+
+# sf_build DIR [cmake options...]
+sf_build() {
+  local dir=$1; shift
+  cmake -S "$SF_ROOT" -B "$SF_ROOT/$dir" -DCMAKE_BUILD_TYPE=Release "$@" >"$SF_ROOT/$dir.configure.log" 2>&1 ||
+    { cat "$SF_ROOT/$dir.configure.log" >&2; echo "stepformer: cmake configure failed" >&2; return 1; }
+  cmake --build "$SF_ROOT/$dir" -j "$(nproc)" 2>&1 | grep -E "error|warning|Error" >&2
+  [ "${PIPESTATUS[0]}" = 0 ] || { echo "stepformer: build failed in $dir" >&2; return 1; }
+}
