@@ -40,5 +40,7 @@ int cli_dump(int argc, char **argv);
 int cli_info(int argc, char **argv);
 int cli_stages(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_check(int argc, char **argv);
+int cli_export(int argc, char **argv);
 
 #endif

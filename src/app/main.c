@@ -15,6 +15,8 @@ static const Command COMMANDS[] = {
     {"info", cli_info, "print a model file's configuration and size"},
     {"stages", cli_stages, "print every stage of a sentence: shape, formula, range"},
     {"bench", cli_bench, "time the traced forward pass against this machine's sgemm peak"},
+    {"export", cli_export, "write pictures (PNG, SVG) of every step and data (.npy, CSV) of every stage"},
+    {"check", cli_check, "check lesson files: steps, focus tokens, formulas (FILE:LINE: problems)"},
 };
 #define N_COMMANDS (int)(sizeof COMMANDS / sizeof *COMMANDS)
 
@@ -32,7 +34,9 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < N_COMMANDS; i++)
     if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
-  fprintf(stderr, "stepformer: unknown command \"%s\" (commands: dump, info, stages, bench; see stepformer --help)\n",
+  fprintf(stderr,
+          "stepformer: unknown command \"%s\" (commands: dump, info, stages, bench, check; see stepformer "
+          "--help)\n",
           argv[1]);
   return 2;
 }

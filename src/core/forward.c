@@ -1,11 +1,30 @@
 // forward.c -- see forward.h.
 // Legend: L tokens, V vocabulary, D model width, H heads, dk = D/H, F feed-forward width.
+//
+// Every stage is written into the trace once; the order of the work is chosen so that what a
+// stage reads is still in cache (BENCHMARKS.md has the timings):
+//   - attention runs head by head and, inside a head, in blocks of query rows, so a block's
+//     scores S, weights A and weighted values A·V stay in the L2 cache between the stages;
+//   - the residual sums and LayerNorms run row by row, the FFN's activation right after its
+//     product.
+// With forward_set_threads(2) the work is split between two threads (par.h): products by output
+// columns, attention by heads, row-wise stages by rows; jobs too small to pay for the hand-off
+// stay on one thread. Each value is computed by the same kernel either way.
 #include "forward.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "mat.h" // defines: Mat, mat_matmul_t, mat_softmax_rows, mat_layernorm_rows ...
+#include "par.h" // defines: par_run, par_threads
+
+// A job smaller than this (in multiply-adds, or elementwise operations) runs on one thread: the
+// hand-off to the second thread costs some microseconds.
+enum { SPLIT_MIN_WORK = 1 << 18 };
+// Query rows per attention block: a block of scores [rows, L] of at most this many floats.
+enum { ATTN_BLOCK_FLOATS = 64 * 1024 };
+
+static int imin(int a, int b) { return a < b ? a : b; }
 
 static Mat tmat(const TraceTensor *x) { // one-head tensor as a Mat (activations only)
   EXPECT(x->heads == 1 && !x->transposed);
@@ -14,6 +33,31 @@ static Mat tmat(const TraceTensor *x) { // one-head tensor as a Mat (activations
 
 static Mat head(const TraceTensor *x, int h) { // head h of an [H, rows, cols] tensor
   return (Mat){x->data + (size_t)h * x->rows * x->cols, x->rows, x->cols, x->cols};
+}
+
+static Mat rows(Mat m, int r0, int n) { return mat_sub(m, r0, 0, n, m.cols); }
+
+static bool threads_set; // forward_set_threads has run (model_forward runs it once if not)
+
+void forward_set_threads(int n) {
+  par_set_threads(n);
+  mat_set_blas_threads(1);
+  threads_set = true;
+}
+
+// Into how many parts to cut a job of `work` multiply-adds (or elementwise operations): one
+// per thread, with a spare per thread so that a thread slowed by another program takes less of
+// it (par.h); a single part when the job is too small to pay for the hand-off.
+static int parts_for(long work) {
+  int n = par_threads();
+  return n == 1 || work < SPLIT_MIN_WORK ? 1 : 2 * n;
+}
+
+// Start of part p of n parts of `len` (columns aligned to multiples of `align`).
+static int split_at(int len, int parts, int p, int align) {
+  if (p >= parts) return len;
+  int at = (int)((long)len * p / parts);
+  return at - at % align;
 }
 
 void forward_posenc(float *P, int L, int D) {
@@ -25,87 +69,162 @@ void forward_posenc(float *P, int L, int D) {
     }
 }
 
-// qkv[L, 3D] = a_in[L, D] · in_projᵀ + b, then split: Q[h][i][j] = qkv[i][h·dk + j], and so on.
-static void attention_projections(Trace *t, int l, const TraceTensor *a_in) {
-  const ModelConfig *c = &t->cfg;
-  int L = t->L, D = c->D, H = c->H, dk = D / H;
-  const LayerWeights *w = &t->model->layers[l];
-  const TraceLayer *y = &t->layers[l];
-  Mat qkv = mat_view(t->scratch, L, 3 * D);
-  mat_matmul_t(qkv, tmat(a_in), mat_view(w->in_proj_weight, 3 * D, D), w->in_proj_bias);
+// ---------------------------------------------------------------- linear layers
+
+// y[M,N] = x[M,K]·w[N,K]ᵀ + bias, and then act_out = activation(y) when act_out is given;
+// part p computes columns split_at(N, parts, p).. of both.
+typedef struct {
+  Mat y, x, w;
+  const float *bias;
+  Mat act_out;
+  Activation act;
+  int parts;
+} LinearJob;
+
+static void linear_part(void *ctx, int p) {
+  const LinearJob *j = ctx;
+  int c0 = split_at(j->y.cols, j->parts, p, 16), c1 = split_at(j->y.cols, j->parts, p + 1, 16);
+  if (c1 <= c0) return;
+  Mat y = mat_sub(j->y, 0, c0, j->y.rows, c1 - c0);
+  mat_matmul_t(y, j->x, mat_sub(j->w, c0, 0, c1 - c0, j->w.cols), j->bias ? j->bias + c0 : NULL);
+  if (j->act_out.data) {
+    Mat h = mat_sub(j->act_out, 0, c0, y.rows, y.cols);
+    if (j->act == ACT_GELU) mat_gelu(h, y);
+    else mat_relu(h, y);
+  }
+}
+
+static void linear(Mat y, Mat x, Mat w, const float *bias, Mat act_out, Activation act) {
+  LinearJob j = {y, x, w, bias, act_out, act, parts_for((long)y.rows * y.cols * x.cols)};
+  par_run(j.parts, linear_part, &j);
+}
+
+// ---------------------------------------------------------------- residuals and LayerNorms
+
+// Block of rows by block of rows: sum = a + b (when b is given; else sum is a itself), then
+// norm = LayerNorm(sum) (when norm is given), each block small enough to stay in the L1 cache.
+typedef struct {
+  Mat sum, a, b, norm;
+  const float *gain, *shift;
+  float eps;
+  int parts;
+} AddNormJob;
+
+enum { ROW_BLOCK_FLOATS = 4096 };
+
+static void add_norm_part(void *ctx, int p) {
+  const AddNormJob *j = ctx;
+  int r1 = split_at(j->a.rows, j->parts, p + 1, 1);
+  int block = j->a.cols >= ROW_BLOCK_FLOATS ? 1 : ROW_BLOCK_FLOATS / j->a.cols;
+  for (int i = split_at(j->a.rows, j->parts, p, 1); i < r1; i += block) {
+    int n = imin(block, r1 - i);
+    Mat s = rows(j->a, i, n);
+    if (j->b.data) {
+      s = rows(j->sum, i, n);
+      mat_add(s, rows(j->a, i, n), rows(j->b, i, n));
+    }
+    if (j->norm.data) mat_layernorm_rows(rows(j->norm, i, n), s, j->gain, j->shift, j->eps);
+  }
+}
+
+static void add_norm(Mat sum, Mat a, Mat b, Mat norm, const float *gain, const float *shift, float eps) {
+  AddNormJob j = {sum, a, b, norm, gain, shift, eps, parts_for(8L * a.rows * a.cols)};
+  par_run(j.parts, add_norm_part, &j);
+}
+
+static const Mat NO_MAT = {0};
+
+// ---------------------------------------------------------------- attention
+
+typedef struct {
+  const Trace *t;
+  int l;
+} HeadJob;
+
+// Q_h, K_h, V_h [L, dk] = columns h·dk.. of the Q, K and V parts of qkv [L, 3D].
+static void split_head(const Trace *t, const TraceLayer *y, Mat qkv, int h) {
+  int D = t->cfg.D, dk = D / t->cfg.H;
   const TraceTensor *dst[3] = {&t->t[y->Q], &t->t[y->K], &t->t[y->V]};
   for (int part = 0; part < 3; part++)
-    for (int h = 0; h < H; h++)
-      for (int i = 0; i < L; i++)
-        memcpy(dst[part]->data + ((size_t)h * L + i) * dk, &MAT_AT(qkv, i, part * D + h * dk),
-               sizeof(float) * (size_t)dk);
+    mat_copy(head(dst[part], h), mat_sub(qkv, 0, part * D + h * dk, t->L, dk));
 }
+
+// Head h: S_h = Q_h K_hᵀ/√dk [L, L], the causal mask, A_h = softmax(S_h), AV_h = A_h V_h [L, dk],
+// block of query rows by block; then AV_h into columns h·dk.. of concat [L, D].
+static void attention_head(void *ctx, int h) {
+  const HeadJob *job = ctx;
+  const Trace *t = job->t;
+  const TraceLayer *y = &t->layers[job->l];
+  const TraceTensor *T = t->t;
+  bool causal = t->cfg.causal;
+  int L = t->L, dk = t->cfg.D / t->cfg.H;
+  split_head(t, y, mat_view(t->scratch, L, 3 * t->cfg.D), h);
+  Mat q = head(&T[y->Q], h), k = head(&T[y->K], h), v = head(&T[y->V], h);
+  Mat s = head(&T[causal ? y->S_raw : y->S], h), masked = head(&T[y->S], h);
+  Mat a = head(&T[y->A], h), av = head(&T[y->AV], h);
+  float inv_sqrt_dk = 1.0f / sqrtf((float)dk);
+  int block = ATTN_BLOCK_FLOATS / L < 8 ? 8 : ATTN_BLOCK_FLOATS / L;
+  for (int i0 = 0; i0 < L; i0 += block) {
+    int n = imin(block, L - i0);
+    mat_matmul_t_scaled(rows(s, i0, n), rows(q, i0, n), k, inv_sqrt_dk);
+    if (causal) { // S + M: query i sees keys 0..i
+      mat_copy(rows(masked, i0, n), rows(s, i0, n));
+      for (int i = i0; i < i0 + n; i++)
+        for (int j = i + 1; j < L; j++) MAT_AT(masked, i, j) = -INFINITY;
+    }
+    mat_softmax_rows(rows(a, i0, n), rows(masked, i0, n));
+    mat_matmul(rows(av, i0, n), rows(a, i0, n), v);
+  }
+  mat_copy(mat_sub(tmat(&T[y->concat]), 0, h * dk, L, dk), av);
+}
+
+// ---------------------------------------------------------------- one layer
 
 static void layer_forward(Trace *t, int l) {
   const ModelConfig *c = &t->cfg;
   const LayerWeights *w = &t->model->layers[l];
   const TraceLayer *y = &t->layers[l];
   TraceTensor *T = t->t;
-  int L = t->L, D = c->D, H = c->H, dk = D / H;
+  int L = t->L, D = c->D, F = c->F;
+  Mat in = tmat(&T[y->in]);
 
   // pre-norm: the attention sees LN1(in); post-norm: the input itself
-  const TraceTensor *a_in = &T[y->in];
+  Mat a_in = in;
   if (c->norm_first) {
-    mat_layernorm_rows(tmat(&T[y->norm1]), tmat(&T[y->in]), w->norm1_weight, w->norm1_bias, c->ln_eps);
-    a_in = &T[y->norm1];
-  }
-  attention_projections(t, l, a_in); // Q, K, V [H, L, dk]
-
-  // S_h = Q_h K_hᵀ / √dk  [H, L, L], then the causal mask, then A_h = softmax(S_h)
-  const TraceTensor *scores = &T[c->causal ? y->S_raw : y->S];
-  float inv_sqrt_dk = 1.0f / sqrtf((float)dk);
-  for (int h = 0; h < H; h++) {
-    Mat s = head(scores, h);
-    mat_matmul_t(s, head(&T[y->Q], h), head(&T[y->K], h), NULL);
-    mat_scale(s, inv_sqrt_dk);
-    if (c->causal) {
-      Mat m = head(&T[y->S], h);
-      mat_copy(m, s);
-      for (int i = 0; i < L; i++)
-        for (int j = i + 1; j < L; j++) MAT_AT(m, i, j) = -INFINITY;
-    }
-    mat_softmax_rows(head(&T[y->A], h), head(&T[y->S], h));
-    mat_matmul(head(&T[y->AV], h), head(&T[y->A], h), head(&T[y->V], h)); // A_h V_h [L, dk]
+    a_in = tmat(&T[y->norm1]);
+    add_norm(NO_MAT, in, NO_MAT, a_in, w->norm1_weight, w->norm1_bias, c->ln_eps);
   }
 
-  // concat[i, h·dk + j] = AV[h, i, j]  [L, D]
-  Mat concat = tmat(&T[y->concat]);
-  for (int h = 0; h < H; h++)
-    for (int i = 0; i < L; i++)
-      memcpy(&MAT_AT(concat, i, h * dk), T[y->AV].data + ((size_t)h * L + i) * dk, sizeof(float) * (size_t)dk);
-
-  // attn = concat · W^oᵀ + b^o, res1 = in + attn  [L, D]
-  mat_matmul_t(tmat(&T[y->attn]), concat, mat_view(w->out_proj_weight, D, D), w->out_proj_bias);
-  mat_add(tmat(&T[y->res1]), tmat(&T[y->in]), tmat(&T[y->attn]));
-
-  // the FFN input: post-norm LN1(res1), pre-norm LN2(res1)
-  const TraceTensor *f_in;
-  if (c->norm_first) {
-    mat_layernorm_rows(tmat(&T[y->norm2]), tmat(&T[y->res1]), w->norm2_weight, w->norm2_bias, c->ln_eps);
-    f_in = &T[y->norm2];
+  // qkv [L, 3D] = a_in · in_projᵀ + b, into the scratch; each head task splits out its Q, K, V
+  Mat qkv = mat_view(t->scratch, L, 3 * D);
+  linear(qkv, a_in, mat_view(w->in_proj_weight, 3 * D, D), w->in_proj_bias, NO_MAT, c->activation);
+  HeadJob heads = {t, l};
+  if (parts_for(2L * L * L * D) == 1) {
+    for (int h = 0; h < c->H; h++) attention_head(&heads, h);
   } else {
-    mat_layernorm_rows(tmat(&T[y->norm1]), tmat(&T[y->res1]), w->norm1_weight, w->norm1_bias, c->ln_eps);
-    f_in = &T[y->norm1];
+    par_run(c->H, attention_head, &heads);
   }
+
+  // attn = concat · W^oᵀ + b^o [L, D], res1 = in + attn, and the LayerNorm after it:
+  // post-norm LN1(res1) (the FFN input), pre-norm LN2(res1)
+  Mat attn = tmat(&T[y->attn]), res1 = tmat(&T[y->res1]);
+  linear(attn, tmat(&T[y->concat]), mat_view(w->out_proj_weight, D, D), w->out_proj_bias, NO_MAT,
+         c->activation);
+  Mat f_in = tmat(&T[c->norm_first ? y->norm2 : y->norm1]);
+  const float *g = c->norm_first ? w->norm2_weight : w->norm1_weight;
+  const float *b = c->norm_first ? w->norm2_bias : w->norm1_bias;
+  add_norm(res1, in, attn, f_in, g, b, c->ln_eps);
 
   // ffn_pre = f_in · W_1ᵀ + b_1 [L, F], hidden = act(ffn_pre), ffn = hidden · W_2ᵀ + b_2 [L, D]
-  mat_matmul_t(tmat(&T[y->ffn_pre]), tmat(f_in), mat_view(w->linear1_weight, c->F, D), w->linear1_bias);
-  if (c->activation == ACT_GELU) mat_gelu(tmat(&T[y->ffn_hidden]), tmat(&T[y->ffn_pre]));
-  else mat_relu(tmat(&T[y->ffn_hidden]), tmat(&T[y->ffn_pre]));
-  mat_matmul_t(tmat(&T[y->ffn]), tmat(&T[y->ffn_hidden]), mat_view(w->linear2_weight, D, c->F), w->linear2_bias);
+  Mat hidden = tmat(&T[y->ffn_hidden]), ffn = tmat(&T[y->ffn]);
+  linear(tmat(&T[y->ffn_pre]), f_in, mat_view(w->linear1_weight, F, D), w->linear1_bias, hidden,
+         c->activation);
+  linear(ffn, hidden, mat_view(w->linear2_weight, D, F), w->linear2_bias, NO_MAT, c->activation);
 
-  // post-norm: out = LN2(f_in + ffn); pre-norm: out = res1 + ffn
-  if (c->norm_first) {
-    mat_add(tmat(&T[y->res2]), tmat(&T[y->res1]), tmat(&T[y->ffn]));
-  } else {
-    mat_add(tmat(&T[y->res2]), tmat(f_in), tmat(&T[y->ffn]));
-    mat_layernorm_rows(tmat(&T[y->norm2]), tmat(&T[y->res2]), w->norm2_weight, w->norm2_bias, c->ln_eps);
-  }
+  // pre-norm: out = res2 = res1 + ffn; post-norm: res2 = f_in + ffn, out = LN2(res2)
+  Mat res2 = tmat(&T[y->res2]);
+  if (c->norm_first) add_norm(res2, res1, ffn, NO_MAT, NULL, NULL, c->ln_eps);
+  else add_norm(res2, f_in, ffn, tmat(&T[y->norm2]), w->norm2_weight, w->norm2_bias, c->ln_eps);
 }
 
 void model_forward(Trace *t) {
@@ -113,6 +232,7 @@ void model_forward(Trace *t) {
   const Model *m = t->model;
   TraceTensor *T = t->t;
   int L = t->L, D = c->D, V = c->V;
+  if (!threads_set) forward_set_threads(1);
 
   // O [L, V] one-hot; X = O·E [L, D] is row id(x_i) of E, exactly (a product with 0s and one 1)
   memset(T[t->O].data, 0, sizeof(float) * (size_t)L * V);
@@ -135,7 +255,8 @@ void model_forward(Trace *t) {
       mat_layernorm_rows(tmat(&T[t->final_norm]), tmat(x), m->norm_weight, m->norm_bias, c->ln_eps);
       x = &T[t->final_norm];
     }
-    mat_matmul_t(tmat(&T[t->logits]), tmat(x), mat_view(m->head_weight, V, D), m->head_bias);
+    linear(tmat(&T[t->logits]), tmat(x), mat_view(m->head_weight, V, D), m->head_bias, NO_MAT,
+           c->activation);
     mat_softmax_rows(tmat(&T[t->pred]), tmat(&T[t->logits]));
   }
 }

@@ -4,7 +4,8 @@
 // one-hot O, embeddings X = O·E, positions P, Z = X + P, then for each layer the attention
 // (Q, K, V split into heads, S = QKᵀ/√d_k, optional causal mask, A = softmax(S), A·V, concat,
 // ·W^o), the residuals and LayerNorms (post-norm or pre-norm) and the feed-forward network, and,
-// when the model has one, the prediction head. Nothing is allocated: the trace holds all memory.
+// when the model has one, the prediction head. Nothing is allocated: the trace holds all memory
+// (with two threads, the second thread is started on first use).
 // Results match PyTorch's nn.TransformerEncoderLayer in float32 to about 1e-6.
 //
 //     Trace *t = trace_new(model, &tokens, &err);
@@ -15,6 +16,13 @@
 #include "trace.h" // defines: Trace
 
 void model_forward(Trace *t);
+
+// Threads model_forward may use: 1 (the default; machines are shared) or 2. With 2 it splits
+// products by columns, attention by heads and row-wise stages by rows (par.h). Either way BLAS
+// itself is set to one thread (mat_set_blas_threads(1)): two threads each calling a threaded
+// BLAS would fight over the cores. The first model_forward applies the default if this was
+// never called.
+void forward_set_threads(int n);
 
 // The sinusoidal positional encoding of Vaswani et al. into P[L, D], computed in double and
 // rounded to float: P[i,2k] = sin(i / 10000^(2k/D)), P[i,2k+1] = cos(i / 10000^(2k/D)).

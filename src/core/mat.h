@@ -7,8 +7,12 @@
 // straight to cblas_sgemm.
 //
 // Weights are stored as PyTorch's nn.Linear stores them, W[out, in], and a linear layer is
-// Y = X·Wᵀ + b: mat_matmul_t. Products small enough that BLAS's call overhead dominates run a
-// plain loop instead (mat_matmul_t_naive, which the tests also use as the reference kernel).
+// Y = X·Wᵀ + b: mat_matmul_t. Large products go to BLAS (cblas_sgemm). Small ones, and those
+// with few rows (a short sentence times a weight matrix), run hand-vectorized loop kernels
+// instead: BLAS's call overhead dominates the first, and for the second BLAS copies (packs)
+// every weight before using it once. The loop kernels add each output's products in the order
+// of the plain reference loops (mat_matmul_t_naive, mat_matmul_naive), so the two agree bit for
+// bit; BLAS sums in another order and agrees to rounding.
 //
 //     Mat x = mat_view(buf, L, D), w = mat_view(wq, D, D), y = mat_view(q, L, D);
 //     mat_matmul_t(y, x, w, bias);     // y[L,D] = x[L,D] · w[D,D]ᵀ + bias[D]
@@ -30,14 +34,23 @@ Mat mat_sub(Mat m, int r0, int c0, int rows, int cols);
 
 // y[M,N] = x[M,K] · w[N,K]ᵀ (+ bias[N] on every row when bias is not NULL).
 void mat_matmul_t(Mat y, Mat x, Mat w, const float *bias);
+// y[M,N] = s · x[M,K] · w[N,K]ᵀ: the product, then each entry times s (BLAS's alpha).
+void mat_matmul_t_scaled(Mat y, Mat x, Mat w, float s);
 // y[M,N] = a[M,K] · b[K,N].
 void mat_matmul(Mat y, Mat a, Mat b);
-// The same two products as plain loops: the algorithmic reference, and faster for tiny shapes.
+// The same two products as plain loops: the algorithmic reference the tests compare with.
 void mat_matmul_t_naive(Mat y, Mat x, Mat w, const float *bias);
 void mat_matmul_naive(Mat y, Mat a, Mat b);
 
-// Products with at most this many multiply-adds (M*N*K) skip BLAS; tests set it to force a path.
+// Which kernel a product uses. Products with at most mat_naive_max_madds multiply-adds (M*N*K),
+// or with at most mat_loop_max_rows rows (M), skip BLAS and run the loop kernels, which equal
+// the _naive ones bit for bit. Tests force a path: mat_naive_max_madds = 0 sends every product
+// to BLAS (whatever its rows), LONG_MAX every product to the loops.
 extern long mat_naive_max_madds;
+extern int mat_loop_max_rows;
+
+// Threads BLAS itself may use for one product (openblas_set_num_threads).
+void mat_set_blas_threads(int n);
 
 void mat_copy(Mat dst, Mat src);
 void mat_add(Mat y, Mat a, Mat b);          // y = a + b (y may alias a or b)

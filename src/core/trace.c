@@ -447,3 +447,9 @@ const char *trace_step_name(StepKind k) {
 }
 
 int trace_stage_count(void) { return 16; }
+
+int trace_step_find(const Trace *t, StepKind k, int layer) {
+  for (int i = 0; i < t->n_steps; i++)
+    if (t->steps[i].kind == k && (t->steps[i].layer < 0 || t->steps[i].layer == layer)) return i;
+  return -1;
+}

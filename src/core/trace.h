@@ -155,6 +155,8 @@ const char *trace_axis_label(const Trace *t, TraceAxis axis, int i, char *buf, i
 const char *trace_axis_name(TraceAxis axis); // "token", "dimension", ...
 // Short name of a step kind ("softmax") and its row in DESIGN.md's table.
 const char *trace_step_name(StepKind k);
+// The index in t->steps of the step of this kind (in this layer, for layer stages), or -1.
+int trace_step_find(const Trace *t, StepKind k, int layer);
 int trace_stage_count(void); // 16 (17 with a prediction head)
 
 #endif

@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+"""Times Stepformer's traced forward pass against PyTorch on the same shapes, in one run.
+
+For each thread count (1 and 2) and each size of `stepformer bench`, runs PyTorch's
+nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=0, batch_first=True) in
+eval mode under torch.no_grad() on a random [1, L, D] input, and `stepformer bench --tsv` on the
+same shape, alternating the two (PyTorch first in even rounds, C first in odd ones) for several
+rounds. Each measurement is the median of --runs timed runs after a warm-up, the same method on
+both sides (a run of a tiny size repeats the forward to last about a millisecond); the table
+shows, per row, the median over rounds of those medians, C/PyTorch, the target and pass/fail.
+
+Threads: PyTorch runs in two persistent worker processes whose environment is set before torch
+is imported: OMP_NUM_THREADS=n and OPENBLAS_NUM_THREADS=n (Debian's torch calls OpenBLAS for
+its products, and OpenBLAS ignores torch.set_num_threads: without the variable a "1-thread"
+PyTorch multiplies on every core), torch.set_num_threads(n), and OMP_WAIT_POLICY=PASSIVE for 2
+threads (its best setting on a shared 2-core machine). The C side gets OPENBLAS_NUM_THREADS=1
+and --threads n: the forward splits its own work between n threads and keeps BLAS on one.
+
+Run from the repository root, after building:
+    /usr/bin/python3 scripts/bench_forward.py --bin build/stepformer [--rounds 5] [--runs 25]
+        [--threads 1,2] [--sizes tiny,seed6,...] [--markdown]
+Needs python3-torch (Debian). Machines are shared and noisy: compare medians of alternated runs.
+"""
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+SIZES = [  # name, D, H, F, L: the sizes of `stepformer bench`
+    ("tiny", 16, 2, 64, 6),
+    ("seed6", 512, 8, 2048, 6),
+    ("seed100", 512, 8, 2048, 100),
+    ("bert128", 768, 12, 3072, 128),
+    ("bert512", 768, 12, 3072, 512),
+]
+# The most C may take, as a share of PyTorch's time (GitHub issue 2): it keeps every stage in
+# its trace, PyTorch keeps none.
+TARGETS = {"tiny": 0.05, "seed6": 0.8, "seed100": 0.95, "bert128": 0.95, "bert512": 0.95}
+
+# The PyTorch worker: reads "NAME D H F L RUNS" lines, answers "median_s min_s reps".
+TORCH_WORKER = r"""
+import sys, time, torch
+torch.set_num_threads(int(sys.argv[1]))
+torch.manual_seed(42)
+
+def timed(layer, x, runs):
+    with torch.no_grad():
+        n, t0 = 0, time.perf_counter()
+        while n < 3 or time.perf_counter() - t0 < 0.1:  # warm up, learn the time of one call
+            layer(x)
+            n += 1
+        one = (time.perf_counter() - t0) / n
+        reps = 1 if one >= 1e-3 else int(1e-3 / one) + 1
+        dt = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            for _ in range(reps):
+                layer(x)
+            dt.append((time.perf_counter() - t) / reps)
+    dt.sort()
+    med = dt[len(dt) // 2] if len(dt) % 2 else 0.5 * (dt[len(dt) // 2 - 1] + dt[len(dt) // 2])
+    return med, dt[0], reps
+
+print("ready", torch.__version__, torch.get_num_threads(), flush=True)
+for line in sys.stdin:
+    name, D, H, F, L, runs = line.split()
+    D, H, F, L, runs = int(D), int(H), int(F), int(L), int(runs)
+    layer = torch.nn.TransformerEncoderLayer(D, H, F, dropout=0.0, batch_first=True).eval()
+    x = torch.randn(1, L, D)
+    med, mn, reps = timed(layer, x, runs)
+    print(med, mn, reps, flush=True)
+"""
+
+
+def flops(D, H, F, L):
+    """2·M·N·K for QKV, scores, A·V, output projection, FFN1, FFN2 (as stepformer bench)."""
+    return 2.0 * L * (3 * D * D + L * D + L * D + D * D + F * D + D * F)
+
+
+class TorchWorker:
+    def __init__(self, threads):
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
+                   MKL_NUM_THREADS=str(threads))
+        if threads > 1:
+            env["OMP_WAIT_POLICY"] = "PASSIVE"
+        else:
+            env.pop("OMP_WAIT_POLICY", None)
+        self.p = subprocess.Popen([sys.executable, "-c", TORCH_WORKER, str(threads)], env=env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        ready = self.p.stdout.readline().split()
+        if not ready or ready[0] != "ready":
+            sys.exit("bench_forward: the PyTorch worker did not start (is python3-torch installed?)")
+        self.version, self.threads = ready[1], int(ready[2])
+
+    def time(self, size, runs):
+        name, D, H, F, L = size
+        self.p.stdin.write("%s %d %d %d %d %d\n" % (name, D, H, F, L, runs))
+        self.p.stdin.flush()
+        med, mn, _ = self.p.stdout.readline().split()
+        return float(med), float(mn)
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def c_env():
+    return dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+
+
+def run_c(binary, args):
+    out = subprocess.run([binary, "bench", "--tsv"] + args, env=c_env(), check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    meta, rows = {}, []
+    header = None
+    for line in out.splitlines():
+        if line.startswith("#"):
+            key, _, value = line[1:].partition("\t")
+            meta[key] = value
+        elif header is None:
+            header = line.split("\t")
+        else:
+            rows.append(dict(zip(header, line.split("\t"))))
+    return meta, rows
+
+
+def time_c(binary, size, threads, runs):
+    _, rows = run_c(binary, ["--no-peak", "--sizes", size[0], "--threads", str(threads),
+                             "--runs", str(runs)])
+    return float(rows[0]["median_s"]), float(rows[0]["min_s"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default="build/stepformer", help="the stepformer executable")
+    ap.add_argument("--rounds", type=int, default=5, help="alternated rounds (default 5)")
+    ap.add_argument("--runs", type=int, default=25, help="timed runs per measurement (default 25)")
+    ap.add_argument("--threads", default="1,2", help="thread counts to compare (default 1,2)")
+    ap.add_argument("--sizes", default=",".join(s[0] for s in SIZES))
+    ap.add_argument("--pause", type=float, default=0.3,
+                    help="seconds to wait between measurements, for BLAS threads to go idle")
+    ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    a = ap.parse_args()
+    if not os.access(a.bin, os.X_OK):
+        sys.exit("bench_forward: %s is not an executable; build first or pass --bin" % a.bin)
+    sizes = [s for s in SIZES if s[0] in a.sizes.split(",")]
+    threads = [int(t) for t in a.threads.split(",")]
+
+    meta, _ = run_c(a.bin, ["--machine", "--peak-only"])
+    peaks = {}
+    workers = {n: TorchWorker(n) for n in threads}
+    print("machine: %s, %s cores; %s" % (meta.get("cpu"), meta.get("cores"), meta.get("openblas")))
+    print("PyTorch %s (python %s); %d rounds of %d runs, alternated"
+          % (workers[threads[0]].version, platform.python_version(), a.rounds, a.runs))
+    sys.stdout.flush()
+
+    torch_t = {(n, s[0]): [] for n in threads for s in sizes}
+    c_t = {(n, s[0]): [] for n in threads for s in sizes}
+    for r in range(a.rounds):
+        for n in threads:
+            m, _ = run_c(a.bin, ["--peak-only", "--threads", str(n)])
+            peaks.setdefault(n, []).append(float(m["peak_gflops"]))
+            for s in sizes:
+                order = ("torch", "c") if r % 2 == 0 else ("c", "torch")
+                for who in order:
+                    time.sleep(a.pause)
+                    if who == "torch":
+                        torch_t[(n, s[0])].append(workers[n].time(s, a.runs)[0])
+                    else:
+                        c_t[(n, s[0])].append(time_c(a.bin, s, n, a.runs)[0])
+        print("round %d/%d done" % (r + 1, a.rounds), file=sys.stderr)
+    for w in workers.values():
+        w.close()
+
+    rows, failed = [], 0
+    for n in threads:
+        peak = statistics.median(peaks[n])
+        for s in sizes:
+            name, D, H, F, L = s
+            pt, ct = statistics.median(torch_t[(n, name)]), statistics.median(c_t[(n, name)])
+            ratio, target = ct / pt, TARGETS[name]
+            ok = ratio <= target
+            failed += not ok
+            gf = flops(D, H, F, L) / ct * 1e-9
+            rows.append((n, name, D, H, F, L, pt * 1e3, ct * 1e3, ratio, target, gf, 100 * gf / peak,
+                         "pass" if ok else "FAIL"))
+        print("sgemm peak, %d thread%s: %.1f GFLOP/s (median of %d)"
+              % (n, "s" if n > 1 else "", peak, len(peaks[n])))
+    if a.markdown:
+        print("\n| threads | size | D | H | F | L | PyTorch ms | C ms | C/PyTorch | target | C GFLOP/s "
+              "| % of sgemm peak | result |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        for r in rows:
+            print("| %d | %s | %d | %d | %d | %d | %.4g | %.4g | %.3f | ≤ %.2f | %.1f | %.0f %% | %s |" % r)
+    else:
+        print("\n%-7s %-8s %5s %3s %5s %4s %11s %11s %9s %7s %9s %6s  %s"
+              % ("threads", "size", "D", "H", "F", "L", "PyTorch ms", "C ms", "C/PyTorch", "target",
+                 "GFLOP/s", "%peak", "result"))
+        for r in rows:
+            print("%-7d %-8s %5d %3d %5d %4d %11.4f %11.4f %9.3f %7.2f %9.1f %5.0f%%  %s" % r)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+// session.c -- see session.h.
+#include "session.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "forward.h" // defines: model_forward
+
+static Trace *make_trace(const Model *m, const char *text, Err *err) {
+  Tokens tok;
+  if (!tokens_from_text(&tok, &m->vocab, text, SESSION_MAX_TOKENS, err)) return NULL;
+  Trace *t = trace_new(m, &tok, err);
+  tokens_free(&tok);
+  if (t) model_forward(t);
+  return t;
+}
+
+bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
+  memset(s, 0, sizeof *s);
+  const char *text = o->model.text;
+  if (o->lesson) {
+    if (!lesson_load(&s->lesson, o->lesson, d)) {
+      lesson_free(&s->lesson);
+      return err_set(err, "%s: the lesson has errors", o->lesson);
+    }
+    s->has_lesson = true;
+    if (!text) text = s->lesson.sentence;
+  }
+  if (!text) text = CLI_DEFAULT_TEXT;
+  if (strlen(text) >= SESSION_MAX_TEXT) {
+    session_close(s);
+    return err_set(err, "the sentence is too long (at most %d bytes)", SESSION_MAX_TEXT - 1);
+  }
+  ModelOpts mo = o->model;
+  if (!mo.text) mo.text = text; // a random model's vocabulary comes from the sentence
+  if (s->has_lesson && !mo.model_path && !mo.random_spec) {
+    s->model = lesson_open_model(&s->lesson, &s->note, err);
+    if (s->model && mo.causal) s->model->cfg.causal = true;
+  } else {
+    s->model = cli_build_model(&mo, err);
+  }
+  if (!s->model) {
+    session_close(s);
+    return false;
+  }
+  snprintf(s->text, sizeof s->text, "%s", text);
+  s->trace = make_trace(s->model, s->text, err);
+  if (!s->trace) {
+    session_close(s);
+    return false;
+  }
+  if (s->has_lesson) {
+    if (!o->model.text) { // the lesson's own sentence: its focus tokens must all be there
+      if (!lesson_resolve(&s->lesson, s->model, &s->trace->tokens, d)) {
+        session_close(s);
+        return err_set(err, "%s: the lesson does not fit its model or sentence", o->lesson);
+      }
+    } else {
+      session_refocus(s);
+    }
+  }
+  return true;
+}
+
+void session_refocus(Session *s) {
+  if (!s->has_lesson) return;
+  for (int i = 0; i < s->lesson.n_steps; i++) {
+    LessonStep *st = &s->lesson.steps[i];
+    st->row = st->row_spec ? lesson_find_token(&s->trace->tokens, st->row_spec) : -1;
+    st->col = st->col_spec ? lesson_find_token(&s->trace->tokens, st->col_spec) : -1;
+  }
+}
+
+bool session_set_text(Session *s, const char *text, Err *err) {
+  if (strlen(text) >= SESSION_MAX_TEXT)
+    return err_set(err, "the sentence is too long (at most %d bytes)", SESSION_MAX_TEXT - 1);
+  Trace *t = make_trace(s->model, text, err);
+  if (!t) return false;
+  trace_free(s->trace);
+  s->trace = t;
+  snprintf(s->text, sizeof s->text, "%s", text);
+  session_refocus(s);
+  return true;
+}
+
+void session_close(Session *s) {
+  trace_free(s->trace);
+  model_free(s->model);
+  if (s->has_lesson) lesson_free(&s->lesson);
+  memset(s, 0, sizeof *s);
+}
+
+int session_trace_step(const Session *s, int lesson_step) {
+  if (!s->has_lesson || lesson_step < 0 || lesson_step >= s->lesson.n_steps) return -1;
+  const LessonStep *st = &s->lesson.steps[lesson_step];
+  if (!st->has_stage) return -1;
+  return trace_step_find(s->trace, st->stage, st->layer);
+}

@@ -1,0 +1,47 @@
+// session.h -- what the window and `export` work on: a lesson (optional), a model, a sentence
+// and its trace, kept consistent as the sentence changes.
+//
+// session_open reads the lesson (when given), opens the model (--model / --random override the
+// lesson's own), tokenizes the sentence (--text overrides the lesson's) and runs the forward
+// pass. session_set_text re-runs everything for a new sentence and keeps the previous trace when
+// the new one cannot be made (empty or too long: the message is in err). Lesson steps map to
+// trace steps with session_trace_step. A Session owns all of it; session_close frees it.
+//
+//     Session s; LessonDiag d = {0};
+//     if (!session_open(&s, &opts, &d, &err)) { lesson_diag_print(&d, stderr); ... }
+//     session_set_text(&s, "She puts money in the bank", &err);
+//     session_close(&s);
+#ifndef SF_SESSION_H
+#define SF_SESSION_H
+
+#include <stdbool.h>
+
+#include "cli.h"    // defines: ModelOpts
+#include "lesson.h" // defines: Lesson, LessonDiag
+
+#define SESSION_MAX_TEXT 2048
+#define SESSION_MAX_TOKENS 512
+
+typedef struct {
+  ModelOpts model;     // --model / --random / --vocab / --text / --causal
+  const char *lesson;  // a lesson file, or NULL
+} SessionOpts;
+
+typedef struct {
+  bool has_lesson;
+  Lesson lesson;
+  Model *model;
+  Trace *trace;
+  char text[SESSION_MAX_TEXT]; // the sentence of the trace
+  Err note;                    // something the user should know (e.g. stand-in model), or empty
+} Session;
+
+bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err);
+bool session_set_text(Session *s, const char *text, Err *err);
+void session_close(Session *s);
+// The trace step a lesson step shows, or -1 for a narration-only step.
+int session_trace_step(const Session *s, int lesson_step);
+// Re-resolves the lesson's focus tokens against the current sentence (unknown ones become -1).
+void session_refocus(Session *s);
+
+#endif

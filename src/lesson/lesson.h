@@ -1,0 +1,119 @@
+// lesson.h -- lesson files: a teacher's Markdown that pairs narration with the stages.
+//
+// A lesson (lessons/README.md documents the format) is a front matter between `---` lines
+// (title, sentence, model, causal) and Markdown whose level-1 and level-2 headings start steps.
+// A heading's options ride at its end in braces: `## Who does "cat" listen to? {stage=softmax
+// layer=1 head=2 row=cat}`. The narration of a step (everything up to the next step heading) is
+// parsed with md4c into a Doc (doc.h); text before the first heading becomes a first,
+// narration-only step titled by the front matter's title.
+//
+// Errors are reported, never fatal: every problem goes into a LessonDiag (may be NULL) as
+// file:line plus one line saying what was expected, and parsing carries on so that one run
+// reports them all. A Lesson owns all its strings, steps and Docs; lesson_free releases it,
+// after a failed parse too (the lesson then holds what could be read). Indices in a LessonStep
+// are 0-based, although the file writes layers, heads and positions 1-based.
+//
+//     Lesson l; LessonDiag d = {0}; Err err = {0}; Tokens tk;
+//     if (lesson_load(&l, "lessons/cat-bank.md", &d)) {
+//       Model *m = lesson_open_model(&l, NULL, &err);           // NULL: err.msg says why
+//       if (m && tokens_from_text(&tk, &m->vocab, l.sentence, 0, &err))
+//         lesson_resolve(&l, m, &tk, &d);                       // fills steps[i].row / .col
+//     }
+//     lesson_diag_print(&d, stderr); lesson_free(&l);
+#ifndef SF_LESSON_H
+#define SF_LESSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "doc.h"       // defines: Doc
+#include "err.h"       // defines: Err
+#include "model.h"     // defines: Model
+#include "tokenizer.h" // defines: Tokens
+#include "trace.h"     // defines: StepKind
+
+#define LESSON_ALL_HEADS (-1) // head=all: the grid of all heads
+#define LESSON_MAX_WORDS 256  // words in a lesson's sentence or a compare sentence
+#define LESSON_MAX_BYTES (1 << 20)
+
+typedef enum { FOCUS_NONE, FOCUS_ROW, FOCUS_COL, FOCUS_CELL } LessonFocus;
+typedef enum { SHOW_ALL, SHOW_Q, SHOW_K, SHOW_V } LessonShow; // show= of the qkv stage
+
+typedef struct {
+  char *title;    // the heading's text without its {options}
+  int line;       // 1-based line of the heading (of the first text for the intro step)
+  bool has_stage; // false: a narration-only step (a title slide)
+  StepKind stage;
+  int layer; // 0-based (layer=1 in the file is 0); 0 by default
+  int head;  // 0-based, or LESSON_ALL_HEADS; 0 by default
+  LessonFocus focus;
+  char *row_spec; // the token as written ("the#2", "cat", "3"): ROW and CELL focus
+  char *col_spec; // COL and CELL focus
+  int row, col;   // 0-based token positions, filled by lesson_resolve (-1 before)
+  LessonShow show;
+  char *compare; // compare="..." : a second sentence shown side by side, or NULL
+  Doc narration;
+} LessonStep;
+
+typedef struct {
+  char *path; // the file name given to lesson_load / lesson_parse
+  char *title, *sentence;
+  char *model;     // as written: NULL or "default", "random D=..", or a path (see below)
+  bool causal;     // causal: on
+  bool causal_set; // the front matter said causal: on or off (else the model's own setting)
+  int title_line, sentence_line, model_line;
+  LessonStep *steps;
+  int n_steps;
+} Lesson;
+
+#define LESSON_DIAG_MAX 32
+
+typedef struct {
+  char file[256];
+  int line;     // 1-based; 0 when the problem is not on a line (a missing file)
+  int col;      // 1-based byte column, 0 when unknown
+  bool warning; // a warning does not make the lesson fail
+  char msg[320];
+} LessonDiagItem;
+
+typedef struct {
+  int n;         // items kept (at most LESSON_DIAG_MAX)
+  int n_errors;  // errors reported, including the ones that did not fit
+  int n_dropped; // items that did not fit
+  LessonDiagItem items[LESSON_DIAG_MAX];
+} LessonDiag;
+
+// Reads and parses a lesson file. False when the file could not be read or has errors (in d).
+bool lesson_load(Lesson *l, const char *path, LessonDiag *d);
+// Parses len bytes (any bytes: no NUL terminator needed); name is the file name for messages.
+bool lesson_parse(Lesson *l, const char *text, size_t len, const char *name, LessonDiag *d);
+void lesson_free(Lesson *l);
+
+// Checks the steps against the model and the sentence's tokens: layer and head in range, the
+// stage present in this model (mask needs causal, prenorm a pre-norm model, predict a prediction
+// head), focus tokens in the sentence; fills row/col. False when it added an error to d.
+bool lesson_resolve(Lesson *l, const Model *m, const Tokens *tokens, LessonDiag *d);
+// The position of a token spec ("cat", "the#2", "3") in tokens, or -1.
+int lesson_find_token(const Tokens *tokens, const char *spec);
+
+// Opens the lesson's model: `default` (or no model key) is the shipped trained model
+// assets/models/bank.safetensors, found through $SF_SOURCE_DIR, next to the lessons folder or
+// in the working folder; a path is relative to the lesson file's folder; `random SPEC` builds a
+// seeded random model whose vocabulary is the words of the sentence and compare sentences.
+// When the shipped model is not there, returns a random stand-in (seed 42) and says so in *note
+// (when note is not NULL; note->msg stays empty otherwise). The lesson's causal: setting is
+// applied. NULL with err on failure.
+Model *lesson_open_model(const Lesson *l, Err *note, Err *err);
+
+// The stage's name as a lesson writes it ("softmax"), or "" for an unknown kind.
+const char *lesson_stage_name(StepKind k);
+bool lesson_stage_from_name(const char *name, StepKind *k);
+
+// Adds a problem (printf format); keeps the first LESSON_DIAG_MAX and counts the rest.
+void lesson_diag_add(LessonDiag *d, const char *file, int line, int col, bool warning, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+// Prints every item as "FILE:LINE: message" ("FILE:LINE: warning: message"), one per line.
+void lesson_diag_print(const LessonDiag *d, FILE *f);
+
+#endif

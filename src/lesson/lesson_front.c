@@ -1,0 +1,202 @@
+// lesson_front.c -- the front matter of a lesson: `key: value` lines between two `---` lines.
+//
+//     ---
+//     title: The cat and the bank      # a comment
+//     sentence: The cat walks by the bank
+//     model: default                   # or a path, or: random D=16,H=2,F=64,layers=2,seed=42
+//     causal: off
+//     ---
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lesson_internal.h"
+
+static const char *KNOWN_KEYS = "title, sentence, model, causal";
+
+// End of the line that starts at p (the offset of its '\n', or len).
+static size_t line_end(const LessonCtx *c, size_t p) {
+  while (p < c->len && c->text[p] != '\n') p++;
+  return p;
+}
+
+// [b, e) without surrounding spaces, tabs and a trailing '\r'.
+static void trim(const char *t, size_t *b, size_t *e) {
+  while (*b < *e && (t[*b] == ' ' || t[*b] == '\t')) (*b)++;
+  while (*e > *b && (t[*e - 1] == ' ' || t[*e - 1] == '\t' || t[*e - 1] == '\r')) (*e)--;
+}
+
+static bool is_fence(const LessonCtx *c, size_t b, size_t e) {
+  trim(c->text, &b, &e);
+  return e - b == 3 && !memcmp(c->text + b, "---", 3);
+}
+
+static bool eq_nocase(const char *a, size_t n, const char *b) {
+  if (strlen(b) != n) return false;
+  for (size_t i = 0; i < n; i++)
+    if (tolower((unsigned char)a[i]) != b[i]) return false;
+  return true;
+}
+
+// A value: "quoted" (no comment inside) or bare up to a " #" comment. Returns a copy or NULL
+// (having reported the problem).
+static char *value_copy(LessonCtx *c, size_t b, size_t e, const char *key) {
+  const char *t = c->text;
+  trim(t, &b, &e);
+  if (b < e && t[b] == '"') {
+    size_t q = b + 1;
+    while (q < e && t[q] != '"') q++;
+    if (q >= e) {
+      lesson_error_at(c, b, "unclosed quote in the value of %s: expected a closing '\"'", key);
+      return NULL;
+    }
+    size_t rest = q + 1, re = e;
+    trim(t, &rest, &re);
+    if (rest < re && t[rest] != '#') {
+      lesson_error_at(c, rest,
+                      "text after the quoted value of %s: expected the end of the line "
+                      "or a # comment",
+                      key);
+      return NULL;
+    }
+    b++, e = q;
+  } else {
+    for (size_t p = b; p < e; p++)
+      if (t[p] == '#' && (p == b || t[p - 1] == ' ' || t[p - 1] == '\t')) {
+        e = p;
+        break;
+      }
+    trim(t, &b, &e);
+  }
+  char *v = lesson_strndup(t + b, e - b);
+  if (!v) c->oom = true;
+  return v;
+}
+
+static void check_model(LessonCtx *c, int line, const char *v) {
+  if (!*v) {
+    lesson_error_line(c, line,
+                      "empty model: expected default, a .safetensors path, or random "
+                      "D=16,H=2,F=64,layers=2,seed=42");
+    return;
+  }
+  ModelConfig mc;
+  uint64_t seed;
+  Err err = {0};
+  if (lesson_random_spec(v, &mc, &seed, &err) < 0) lesson_error_line(c, line, "%s", err.msg);
+}
+
+static void set_sentence(LessonCtx *c, int line, char *v) {
+  c->l->sentence = v;
+  c->l->sentence_line = line;
+  c->n_words = tokenize_words(v, c->words, LESSON_MAX_WORDS);
+  if (c->n_words == 0)
+    lesson_error_line(c, line,
+                      "the sentence has no words: expected sentence: The cat walks by "
+                      "the bank");
+  else if (c->n_words >= LESSON_MAX_WORDS)
+    lesson_error_line(c, line, "the sentence is too long: at most %d words", LESSON_MAX_WORDS - 1);
+}
+
+static void set_causal(LessonCtx *c, int line, const char *v) {
+  size_t n = strlen(v);
+  static const char *on[] = {"on", "yes", "true"}, *off[] = {"off", "no", "false"};
+  for (int i = 0; i < 3; i++) {
+    if (eq_nocase(v, n, on[i]))
+      c->l->causal = true;
+    else if (eq_nocase(v, n, off[i]))
+      c->l->causal = false;
+    else
+      continue;
+    c->l->causal_set = true;
+    return;
+  }
+  lesson_error_line(c, line, "bad value for causal: \"%s\" (expected on or off)", v);
+}
+
+// One `key: value` line [b, e).
+static void key_value(LessonCtx *c, size_t b, size_t e, bool seen[4]) {
+  const char *t = c->text;
+  int line = lesson_line_of(c, b);
+  size_t kb = b, ke = b;
+  while (ke < e && (isalnum((unsigned char)t[ke]) || t[ke] == '_' || t[ke] == '-')) ke++;
+  size_t colon = ke;
+  while (colon < e && (t[colon] == ' ' || t[colon] == '\t')) colon++;
+  if (ke == kb || colon >= e || t[colon] != ':') {
+    lesson_error_at(c, b, "expected key: value in the front matter (keys: %s), or --- to end it", KNOWN_KEYS);
+    return;
+  }
+  static const char *keys[4] = {"title", "sentence", "model", "causal"};
+  int k = 0;
+  while (k < 4 && !eq_nocase(t + kb, ke - kb, keys[k])) k++;
+  if (k == 4) {
+    lesson_error_at(c, kb, "unknown front matter key \"%.*s\" (known keys: %s)", (int)(ke - kb), t + kb,
+                    KNOWN_KEYS);
+    return;
+  }
+  if (seen[k]) {
+    lesson_error_at(c, kb, "%s is given twice in the front matter", keys[k]);
+    return;
+  }
+  seen[k] = true;
+  char *v = value_copy(c, colon + 1, e, keys[k]);
+  if (!v) return;
+  Lesson *l = c->l;
+  switch (k) {
+  case 0:
+    l->title = v;
+    l->title_line = line;
+    if (!*v) lesson_error_line(c, line, "empty title: expected title: and the lesson's title");
+    return;
+  case 1: set_sentence(c, line, v); return;
+  case 2:
+    l->model = v;
+    l->model_line = line;
+    check_model(c, line, v);
+    return;
+  default: set_causal(c, line, v); free(v);
+  }
+}
+
+size_t lesson_front_parse(LessonCtx *c) {
+  size_t p = 0;
+  if (c->len >= 3 && !memcmp(c->text, "\xEF\xBB\xBF", 3)) p = 3; // a UTF-8 byte order mark
+  size_t e = line_end(c, p);
+  if (!is_fence(c, p, e)) {
+    lesson_error_line(c, 1,
+                      "missing front matter: a lesson begins with a line ---, then title: "
+                      "and sentence: lines (model:, causal: optional) and a closing ---");
+    return p;
+  }
+  size_t close = e, q = e < c->len ? e + 1 : e; // find the closing fence first
+  bool closed = false;
+  while (q < c->len) {
+    size_t qe = line_end(c, q);
+    if (is_fence(c, q, qe)) {
+      close = q;
+      closed = true;
+      break;
+    }
+    q = qe + 1;
+  }
+  if (!closed) {
+    lesson_error_line(c, 1,
+                      "the front matter opened here is not closed: expected a line --- "
+                      "after its key: value lines");
+    return c->len;
+  }
+  bool seen[4] = {false};
+  for (q = e + 1; q < close; q = line_end(c, q) + 1) {
+    size_t b = q, qe = line_end(c, q);
+    trim(c->text, &b, &qe);
+    if (b == qe || c->text[b] == '#') continue; // blank line or comment
+    key_value(c, b, qe, seen);
+  }
+  if (!seen[0]) lesson_error_line(c, 1, "the front matter has no title: (expected title: ...)");
+  if (!seen[1])
+    lesson_error_line(c, 1,
+                      "the front matter has no sentence: (expected sentence: The cat walks "
+                      "by the bank)");
+  size_t body = line_end(c, close);
+  return body < c->len ? body + 1 : body;
+}

@@ -1,0 +1,348 @@
+// lesson_options.c -- the {options} at the end of a step heading, the stage names, token specs.
+//
+//     ## Who does "cat" listen to? {stage=softmax layer=1 head=2 row=cat}
+//
+// Options are key=value pairs separated by spaces; a value is bare (no spaces, quotes or braces)
+// or "double-quoted" (\" and \\ escape). Keys: stage, layer, head, row, col, cell, show, compare.
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lesson_internal.h"
+
+static const struct {
+  const char *name;
+  StepKind kind;
+} STAGES[] = {
+    {"tokens", STEP_TOKENS},
+    {"onehot", STEP_ONEHOT},
+    {"embed", STEP_EMBED},
+    {"posenc", STEP_POSENC},
+    {"addpos", STEP_ADDPOS},
+    {"prenorm", STEP_PRENORM},
+    {"qkv", STEP_QKV},
+    {"scores", STEP_SCORES},
+    {"mask", STEP_MASK},
+    {"softmax", STEP_SOFTMAX},
+    {"av", STEP_AV},
+    {"concat", STEP_CONCAT},
+    {"outproj", STEP_OUTPROJ},
+    {"addnorm1", STEP_ADDNORM1},
+    {"ffn_hidden", STEP_FFN_HIDDEN},
+    {"ffn_out", STEP_FFN_OUT},
+    {"addnorm2", STEP_ADDNORM2},
+    {"predict", STEP_PREDICT},
+};
+#define N_STAGES (int)(sizeof STAGES / sizeof *STAGES)
+#define STAGE_LIST                                                                                           \
+  "tokens, onehot, embed, posenc, addpos, prenorm, qkv, scores, mask, softmax, "                             \
+  "av, concat, outproj, addnorm1, ffn_hidden, ffn_out, addnorm2, predict"
+#define KEY_LIST "stage, layer, head, row, col, cell, show, compare"
+
+const char *lesson_stage_name(StepKind k) {
+  for (int i = 0; i < N_STAGES; i++)
+    if (STAGES[i].kind == k) return STAGES[i].name;
+  return "";
+}
+
+bool lesson_stage_from_name(const char *name, StepKind *k) {
+  for (int i = 0; i < N_STAGES; i++)
+    if (!strcmp(STAGES[i].name, name)) return *k = STAGES[i].kind, true;
+  return false;
+}
+
+// Edit distance of short strings (longer ones count as far apart).
+static int distance(const char *a, const char *b) {
+  int n = (int)strlen(a), m = (int)strlen(b);
+  if (n > 31 || m > 31) return 99;
+  int row[32];
+  for (int j = 0; j <= m; j++) row[j] = j;
+  for (int i = 1; i <= n; i++) {
+    int diag = row[0];
+    row[0] = i;
+    for (int j = 1; j <= m; j++) {
+      int up = row[j];
+      int best = diag + (tolower((unsigned char)a[i - 1]) != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[m];
+}
+
+static const char *nearest_stage(const char *name) {
+  int best = 99;
+  const char *out = NULL;
+  for (int i = 0; i < N_STAGES; i++) {
+    int dd = distance(name, STAGES[i].name);
+    if (dd < best) best = dd, out = STAGES[i].name;
+  }
+  return best <= 3 ? out : NULL;
+}
+
+bool lesson_token_spec_ok(const char *spec) {
+  if (!*spec) return false;
+  const char *hash = strrchr(spec, '#');
+  if (!hash) return true;
+  if (hash == spec || !hash[1]) return false;
+  for (const char *p = hash + 1; *p; p++)
+    if (!isdigit((unsigned char)*p)) return false;
+  return strlen(hash + 1) < 6 && atoi(hash + 1) >= 1;
+}
+
+int lesson_token_lookup(const char *spec, const char *const *words, int n) {
+  if (!lesson_token_spec_ok(spec)) return -1;
+  bool digits = true;
+  for (const char *p = spec; *p; p++) digits = digits && isdigit((unsigned char)*p);
+  if (digits) {
+    if (strlen(spec) > 6) return -1;
+    int pos = atoi(spec);
+    return pos >= 1 && pos <= n ? pos - 1 : -1;
+  }
+  const char *hash = strrchr(spec, '#');
+  size_t wl = hash ? (size_t)(hash - spec) : strlen(spec);
+  int want = hash ? atoi(hash + 1) : 1, seen = 0;
+  for (int i = 0; i < n; i++) {
+    const char *w = words[i];
+    if (strlen(w) != wl) continue;
+    size_t k = 0;
+    while (k < wl && tolower((unsigned char)spec[k]) == (unsigned char)w[k]) k++;
+    if (k == wl && ++seen == want) return i;
+  }
+  return -1;
+}
+
+typedef struct {
+  LessonCtx *c;
+  LessonStep *s;
+  size_t pos, end; // scanning [pos, end) of the input
+  bool seen[8];
+  bool failed; // a syntax error: stop reading this heading's options
+} Opts;
+
+// Checks a focus token against the sentence's words (when the sentence is known).
+static void check_token(Opts *o, size_t off, const char *spec, const char *key) {
+  LessonCtx *c = o->c;
+  if (!lesson_token_spec_ok(spec)) {
+    lesson_error_at(c, off,
+                    "bad %s token \"%s\": expected a word of the sentence (cat), its n-th "
+                    "occurrence (the#2) or a position (3)",
+                    key, spec);
+    return;
+  }
+  if (c->n_words == 0) return;
+  const char *ws[LESSON_MAX_WORDS];
+  for (int i = 0; i < c->n_words; i++) ws[i] = c->words[i];
+  if (lesson_token_lookup(spec, ws, c->n_words) >= 0) return;
+  char list[400];
+  size_t n = 0;
+  list[0] = 0;
+  for (int i = 0; i < c->n_words && n + 80 < sizeof list; i++)
+    n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? " " : "", c->words[i]);
+  lesson_error_at(c, off,
+                  "focus token %s=%s is not in the sentence (its tokens: %s; write the#2 "
+                  "for a second \"the\", or a position 1..%d)",
+                  key, spec, list, c->n_words);
+}
+
+static void set_string(Opts *o, char **slot, const char *v) {
+  free(*slot);
+  *slot = lesson_strndup(v, strlen(v));
+  if (!*slot) o->c->oom = true;
+}
+
+static bool parse_index(const char *v, int *out) {
+  if (!*v || strlen(v) > 4) return false;
+  for (const char *p = v; *p; p++)
+    if (!isdigit((unsigned char)*p)) return false;
+  *out = atoi(v);
+  return *out >= 1;
+}
+
+// Applies key=value (value starts at voff in the input).
+static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t voff) {
+  static const char *keys[] = {"stage", "layer", "head", "row", "col", "cell", "show", "compare"};
+  int k = 0;
+  while (k < 8 && strcmp(keys[k], key)) k++;
+  if (k == 8) {
+    lesson_error_at(o->c, koff, "unknown option \"%s\" in the heading (options: " KEY_LIST ")", key);
+    return;
+  }
+  if (o->seen[k]) {
+    lesson_error_at(o->c, koff, "option %s is given twice", key);
+    return;
+  }
+  o->seen[k] = true;
+  LessonStep *s = o->s;
+  int n;
+  switch (k) {
+  case 0: // stage
+    if (lesson_stage_from_name(v, &s->stage)) {
+      s->has_stage = true;
+    } else {
+      const char *near = nearest_stage(v);
+      char hint[64] = "";
+      if (near) snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", near);
+      lesson_error_at(o->c, voff, "unknown stage \"%s\"%s; stages: " STAGE_LIST, v, hint);
+    }
+    return;
+  case 1: // layer
+    if (parse_index(v, &n))
+      s->layer = n - 1;
+    else
+      lesson_error_at(o->c, voff, "bad value layer=%s: expected a layer number from 1", v);
+    return;
+  case 2: // head
+    if (!strcmp(v, "all"))
+      s->head = LESSON_ALL_HEADS;
+    else if (parse_index(v, &n))
+      s->head = n - 1;
+    else
+      lesson_error_at(o->c, voff, "bad value head=%s: expected a head number from 1, or all", v);
+    return;
+  case 3: // row
+  case 4: // col
+    check_token(o, voff, v, key);
+    set_string(o, k == 3 ? &s->row_spec : &s->col_spec, v);
+    return;
+  case 5: { // cell=ROW,COL
+    const char *comma = strchr(v, ',');
+    if (!comma || comma == v || !comma[1] || strchr(comma + 1, ',')) {
+      lesson_error_at(o->c, voff,
+                      "bad value cell=%s: expected cell=ROW,COL, two tokens of the "
+                      "sentence (cell=cat,bank)",
+                      v);
+      return;
+    }
+    char *row = lesson_strndup(v, (size_t)(comma - v));
+    if (!row) {
+      o->c->oom = true;
+      return;
+    }
+    check_token(o, voff, row, "cell");
+    check_token(o, voff + (size_t)(comma - v) + 1, comma + 1, "cell");
+    free(s->row_spec);
+    s->row_spec = row;
+    set_string(o, &s->col_spec, comma + 1);
+    return;
+  }
+  case 6: // show
+    if (!strcmp(v, "q"))
+      s->show = SHOW_Q;
+    else if (!strcmp(v, "k"))
+      s->show = SHOW_K;
+    else if (!strcmp(v, "v"))
+      s->show = SHOW_V;
+    else
+      lesson_error_at(o->c, voff, "bad value show=%s: expected q, k or v", v);
+    return;
+  default: { // compare
+    char w[2][TOKEN_MAX_BYTES + 1];
+    if (tokenize_words(v, w, 2) == 0)
+      lesson_error_at(o->c, voff,
+                      "bad value compare=\"%s\": expected a sentence in double "
+                      "quotes",
+                      v);
+    else
+      set_string(o, &s->compare, v);
+  }
+  }
+}
+
+// Reads one key=value at o->pos. The value is copied (unescaped) into buf.
+static void one_option(Opts *o, char *buf, size_t cap) {
+  const char *t = o->c->text;
+  size_t kb = o->pos;
+  while (o->pos < o->end && (isalnum((unsigned char)t[o->pos]) || t[o->pos] == '_')) o->pos++;
+  size_t ke = o->pos;
+  if (ke == kb || o->pos >= o->end || t[o->pos] != '=') {
+    size_t bad = ke == kb ? kb : ke;
+    lesson_error_at(o->c, bad,
+                    "expected key=value in the heading's options (options: " KEY_LIST "), found \"%.*s\"",
+                    (int)(ke - kb + (ke < o->end)), t + kb);
+    o->failed = true;
+    return;
+  }
+  char key[32];
+  snprintf(key, sizeof key, "%.*s", (int)(ke - kb < 31 ? ke - kb : 31), t + kb);
+  size_t voff = ++o->pos, n = 0;
+  if (o->pos < o->end && t[o->pos] == '"') {
+    o->pos++;
+    while (o->pos < o->end && t[o->pos] != '"') {
+      if (t[o->pos] == '\\' && o->pos + 1 < o->end) o->pos++;
+      if (n + 1 < cap) buf[n++] = t[o->pos];
+      o->pos++;
+    }
+    if (o->pos >= o->end) {
+      lesson_error_at(o->c, voff, "unclosed quote in the value of %s: expected a closing '\"'", key);
+      o->failed = true;
+      return;
+    }
+    o->pos++;
+  } else {
+    while (o->pos < o->end && !isspace((unsigned char)t[o->pos]) && t[o->pos] != '}' && t[o->pos] != '"') {
+      if (n + 1 < cap) buf[n++] = t[o->pos];
+      o->pos++;
+    }
+    if (o->pos < o->end && t[o->pos] == '"') {
+      lesson_error_at(o->c, o->pos,
+                      "a quote inside the value of %s: put the whole value in "
+                      "double quotes",
+                      key);
+      o->failed = true;
+      return;
+    }
+  }
+  buf[n] = 0;
+  if (strlen(buf) < n) { // a NUL byte inside: not a usable value
+    lesson_error_at(o->c, voff, "bad value for %s: it holds a NUL byte", key);
+    return;
+  }
+  if (!n && voff < o->end && t[voff] != '"') {
+    lesson_error_at(o->c, voff, "empty value for %s: expected %s=VALUE", key, key);
+    return;
+  }
+  apply(o, key, kb, buf, voff);
+  LessonStep *s = o->s; // row and col together name a cell, as cell= does
+  s->focus = s->row_spec && s->col_spec ? FOCUS_CELL
+             : s->row_spec              ? FOCUS_ROW
+             : s->col_spec              ? FOCUS_COL
+                                        : FOCUS_NONE;
+}
+
+void lesson_options_parse(LessonCtx *c, LessonStep *s, size_t b, size_t e, size_t *cut) {
+  const char *t = c->text;
+  size_t open = e;
+  for (size_t p = b; p < e; p++) {
+    if (t[p] == '\\')
+      p++;
+    else if (t[p] == '{') {
+      open = p;
+      break;
+    }
+  }
+  *cut = open;
+  if (open >= e) return;
+  Opts o = {.c = c, .s = s, .pos = open + 1, .end = e};
+  char buf[1024];
+  while (!o.failed) {
+    while (o.pos < e && isspace((unsigned char)t[o.pos])) o.pos++;
+    if (o.pos >= e) {
+      lesson_error_at(c, open, "unclosed brace: expected '}' at the end of the heading's options");
+      return;
+    }
+    if (t[o.pos] == '}') break;
+    one_option(&o, buf, sizeof buf);
+  }
+  if (o.failed) return;
+  size_t after = o.pos + 1;
+  while (after < e && isspace((unsigned char)t[after])) after++;
+  if (after < e)
+    lesson_error_at(c, after,
+                    "text after the options: the {...} must end the heading (write \\{ "
+                    "for a brace in a title)");
+  if (s->show != SHOW_ALL && (!s->has_stage || s->stage != STEP_QKV))
+    lesson_error_at(c, open, "show=q|k|v goes with stage=qkv");
+}

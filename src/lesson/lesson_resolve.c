@@ -1,0 +1,86 @@
+// lesson_resolve.c -- a parsed lesson checked against its model and sentence (see lesson.h).
+#include <stdlib.h>
+#include <string.h>
+
+#include "lesson.h"
+#include "lesson_internal.h" // defines: lesson_token_lookup
+
+int lesson_find_token(const Tokens *tokens, const char *spec) {
+  if (!tokens || !spec || tokens->n <= 0) return -1;
+  return lesson_token_lookup(spec, (const char *const *)tokens->words, tokens->n);
+}
+
+static bool in_layer(StepKind k) {
+  return k != STEP_TOKENS && k != STEP_ONEHOT && k != STEP_EMBED && k != STEP_POSENC && k != STEP_ADDPOS &&
+         k != STEP_PREDICT;
+}
+
+static bool per_head(StepKind k) {
+  return k == STEP_QKV || k == STEP_SCORES || k == STEP_MASK || k == STEP_SOFTMAX || k == STEP_AV;
+}
+
+static bool is_default_model(const Lesson *l) { return !l->model || !strcmp(l->model, "default"); }
+
+static int resolve_token(const Lesson *l, const LessonStep *s, const Tokens *tk, const char *spec,
+                         const char *key, LessonDiag *d) {
+  int i = lesson_find_token(tk, spec);
+  if (i >= 0) return i;
+  // lesson_parse has already reported a token that is not in the lesson's own sentence
+  char(*words)[TOKEN_MAX_BYTES + 1] = malloc(sizeof *words * LESSON_MAX_WORDS);
+  const char *ws[LESSON_MAX_WORDS];
+  int n = words && l->sentence ? tokenize_words(l->sentence, words, LESSON_MAX_WORDS) : 0;
+  for (int k = 0; k < n; k++) ws[k] = words[k];
+  bool reported = n > 0 && lesson_token_lookup(spec, ws, n) < 0;
+  free(words);
+  if (!reported)
+    lesson_diag_add(d, l->path, s->line, 0, false,
+                    "focus token %s=%s is not in the sentence "
+                    "(%d tokens)",
+                    key, spec, tk ? tk->n : 0);
+  return i;
+}
+
+bool lesson_resolve(Lesson *l, const Model *m, const Tokens *tokens, LessonDiag *d) {
+  LessonDiag local = {0};
+  if (!d) d = &local;
+  int before = d->n_errors;
+  const ModelConfig *c = &m->cfg;
+  const char *file = l->path;
+  for (int i = 0; i < l->n_steps; i++) {
+    LessonStep *s = &l->steps[i];
+    s->row = s->col = -1;
+    if (s->has_stage) {
+      const char *name = lesson_stage_name(s->stage);
+      if (in_layer(s->stage) && s->layer >= c->n_layers)
+        lesson_diag_add(d, file, s->line, 0, false,
+                        "layer=%d is out of range: the model has %d "
+                        "layer%s (layer=1..%d)",
+                        s->layer + 1, c->n_layers, c->n_layers == 1 ? "" : "s", c->n_layers);
+      if (per_head(s->stage) && s->head != LESSON_ALL_HEADS && s->head >= c->H)
+        lesson_diag_add(d, file, s->line, 0, false,
+                        "head=%d is out of range: the model has %d "
+                        "head%s (head=1..%d or head=all)",
+                        s->head + 1, c->H, c->H == 1 ? "" : "s", c->H);
+      if (s->stage == STEP_MASK && !c->causal)
+        lesson_diag_add(d, file, s->line, 0, false,
+                        "stage=%s needs a causal model: add causal: "
+                        "on to the front matter",
+                        name);
+      if (s->stage == STEP_PRENORM && !c->norm_first)
+        lesson_diag_add(d, file, s->line, 0, false,
+                        "stage=%s exists only in pre-norm models "
+                        "(model: random ...,norm_first=1)",
+                        name);
+      if (s->stage == STEP_PREDICT && !m->has_head)
+        lesson_diag_add(d, file, s->line, 0, is_default_model(l),
+                        "stage=%s needs a model with a "
+                        "prediction head (the shipped trained model has one)%s",
+                        name, is_default_model(l) ? "; this one has none" : "");
+    }
+    bool row = s->focus == FOCUS_ROW || s->focus == FOCUS_CELL;
+    bool col = s->focus == FOCUS_COL || s->focus == FOCUS_CELL;
+    if (row && s->row_spec) s->row = resolve_token(l, s, tokens, s->row_spec, "row", d);
+    if (col && s->col_spec) s->col = resolve_token(l, s, tokens, s->col_spec, "col", d);
+  }
+  return d->n_errors == before;
+}

@@ -1,0 +1,40 @@
+// operand.h -- a matrix as a view shows it: one trace tensor seen through a head and a transpose.
+//
+// Views draw equations like [Q_h] × [K_hᵀ] = [S_h]; each bracket is an Operand: a trace tensor,
+// which head of it (or all heads side by side as one L×D matrix), whether it is transposed, or
+// the causal mask M (0 on and below the diagonal, -inf above), which is no tensor. operand_at
+// reads element (i, j) of the matrix as displayed. Large operands are shown by area-averaging:
+// operand_block_mean averages the finite entries of a block of cells (masked -inf entries are
+// skipped; a block of masked entries only is -inf).
+//
+//     Operand k = operand_tensor(trace, trace->layers[0].K, h, true);  // K_hᵀ, d_k × L
+//     float v = operand_at(&k, i, j);
+#ifndef SF_OPERAND_H
+#define SF_OPERAND_H
+
+#include <stdbool.h>
+
+#include "trace.h" // defines: Trace, TraceTensor, TraceAxis
+
+typedef struct {
+  const Trace *trace;
+  int index;       // trace tensor index, or -1 for the mask
+  int head;        // head shown; -1 = all heads side by side (columns h·cols .. of head h)
+  bool transpose;  // shown transposed
+  int rows, cols;  // displayed shape
+  TraceAxis row_axis, col_axis;
+  int L;           // mask size
+} Operand;
+
+Operand operand_tensor(const Trace *t, int index, int head, bool transpose);
+Operand operand_mask(const Trace *t);
+const TraceTensor *operand_src(const Operand *o); // NULL for the mask
+float operand_at(const Operand *o, int i, int j);
+// Mean of the finite entries of rows [r0, r1) × cols [c0, c1); -inf when all are -inf.
+float operand_block_mean(const Operand *o, int r0, int r1, int c0, int c1);
+// Min and max of the finite entries.
+void operand_range(const Operand *o, float *lo, float *hi);
+// The head whose columns hold displayed column j (for all-heads operands), else o->head.
+int operand_head_of_col(const Operand *o, int j);
+
+#endif

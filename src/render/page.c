@@ -1,0 +1,139 @@
+// page.c -- see page.h.
+#include "page.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "docview.h" // defines: docview_render
+#include "tex.h"     // defines: tex_layout, tex_draw
+
+bool page_step_has_heads(const Trace *t, int step) {
+  switch (t->steps[step].kind) {
+  case STEP_SCORES: case STEP_MASK: case STEP_SOFTMAX: case STEP_AV: return true;
+  default: return false;
+  }
+}
+
+float page_unit(const PageSpec *p) { return p->height / 1080.0f; }
+
+const char *page_stage_label(const Trace *t, int step, int head, char *buf, int cap) {
+  const TraceStep *st = &t->steps[step];
+  int total = t->pred >= 0 ? 17 : 16;
+  int n = st->kind == STEP_PRENORM ? 5 : (int)st->kind;
+  int k = snprintf(buf, (size_t)cap, "Stage %d%s/%d · %s", n, st->kind == STEP_PRENORM ? "½" : "", total, st->name);
+  if (st->layer >= 0 && k < cap) k += snprintf(buf + k, (size_t)(cap - k), " · layer %d of %d", st->layer + 1, t->cfg.n_layers);
+  if (page_step_has_heads(t, step) && k < cap) {
+    if (head < 0) snprintf(buf + k, (size_t)(cap - k), " · all %d heads", t->cfg.H);
+    else snprintf(buf + k, (size_t)(cap - k), " · head %d of %d", (head < t->cfg.H ? head : t->cfg.H - 1) + 1, t->cfg.H);
+  }
+  return buf;
+}
+
+const char *page_footer(const Trace *t, const char *sentence, char *buf, int cap) {
+  const Model *m = t->model;
+  const ModelConfig *c = &t->cfg;
+  int k = snprintf(buf, (size_t)cap, "“%s” · model %s (D=%d, H=%d, F=%d, %d layer%s%s%s)", sentence, m->source, c->D,
+                   c->H, c->F, c->n_layers, c->n_layers > 1 ? "s" : "", c->norm_first ? ", pre-norm" : "",
+                   c->causal ? ", causal" : "");
+  if (m->has_seed && k < cap && !strstr(m->source, "seed"))
+    snprintf(buf + k, (size_t)(cap - k), " · seed %llu", (unsigned long long)m->seed);
+  return buf;
+}
+
+// The tensor whose title and formula describe the step.
+static const TraceTensor *step_tensor(const Trace *t, int step) {
+  int r = t->steps[step].result;
+  return r >= 0 ? &t->t[r] : NULL;
+}
+
+// A lesson step without a stage: its title large, its narration in a readable column.
+static void title_slide(Scene *s, const PageSpec *p, float u) {
+  const Theme *th = p->view->theme;
+  float W = p->width, H = p->height, col = fminf(W * 0.62f, 1300 * u), x = (W - col) / 2;
+  char buf[512];
+  if (p->lesson_steps > 0) {
+    snprintf(buf, sizeof buf, "%s%sstep %d of %d", p->lesson ? p->lesson : "", p->lesson ? " · " : "",
+             p->lesson_step + 1, p->lesson_steps);
+    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u, 40 * u, 1.0f, th->muted, buf);
+  }
+  float y = H * 0.2f;
+  scene_text(s, FONT_SANS_BOLD, 44 * u, x, y, th->text, p->title ? p->title : "");
+  y += 30 * u;
+  scene_rect(s, x, y, 120 * u, 4 * u, th->accent);
+  y += 40 * u;
+  if (p->show_text && p->narration) docview_render(s, p->narration, th, 26 * u, x, y, col, H - y - 80 * u);
+  page_footer(p->trace, p->sentence, buf, sizeof buf);
+  scene_text(s, FONT_SANS, 17 * u, 24 * u, H - 14 * u, th->muted, buf);
+}
+
+void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
+  const ViewOptions *o = p->view;
+  const Theme *th = o->theme;
+  const Trace *t = p->trace;
+  float u = page_unit(p) * o->text_scale, W = p->width, H = p->height;
+  scene_reset(s, W, H, th->bg);
+  char buf[512];
+  if (p->step < 0) {
+    out->n_ops = 0;
+    out->result = -1;
+    title_slide(s, p, u);
+    return;
+  }
+
+  // header: stage indicator left, lesson progress right
+  float hh = 52 * u;
+  scene_rect(s, 0, 0, W, hh, th->panel);
+  scene_rect(s, 0, hh - 2 * u, W, 2 * u, th->grid);
+  page_stage_label(t, p->step, o->head, buf, sizeof buf);
+  scene_text(s, FONT_SANS_BOLD, 24 * u, 24 * u, hh * 0.66f, th->text, buf);
+  if (p->lesson_steps > 0) {
+    snprintf(buf, sizeof buf, "%s%sstep %d of %d", p->lesson ? p->lesson : "", p->lesson ? " · " : "",
+             p->lesson_step + 1, p->lesson_steps);
+    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u, hh * 0.66f, 1.0f, th->muted, buf);
+  }
+
+  // title and formula
+  const TraceTensor *x = step_tensor(t, p->step);
+  const char *title = p->title ? p->title : x ? x->title : "Tokens";
+  float y = hh + 46 * u;
+  scene_text(s, FONT_SANS_BOLD, 32 * u, 24 * u, y, th->text, title);
+  float tw = text_width(FONT_SANS_BOLD, 32 * u, title);
+  if (x && x->tex) {
+    TexBox *b = tex_layout(x->tex, 30 * u, true, NULL);
+    TexMetrics m = tex_metrics(b);
+    float fx = fmaxf(24 * u + tw + 48 * u, W - 24 * u - m.width);
+    float fy = y;
+    if (fx + m.width > W - 12 * u) fx = 24 * u, fy = y + 14 * u + m.ascent + 8 * u; // below the title
+    tex_emit(s, b, fx, fy, th->text);
+    y = fmaxf(y + 12 * u, fy + m.descent + 8 * u);
+    tex_free(b);
+  } else {
+    y += 12 * u;
+  }
+
+  // footer
+  float fh = 38 * u, fy0 = H - fh;
+  scene_rect(s, 0, fy0, W, fh, th->panel);
+  page_footer(t, p->sentence, buf, sizeof buf);
+  scene_text(s, FONT_SANS, 17 * u, 24 * u, fy0 + fh * 0.66f, th->muted, buf);
+  snprintf(buf, sizeof buf, "colour scale: %s · Stepformer", view_scale_name(o->scale));
+  scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fy0 + fh * 0.66f, 1.0f, th->muted, buf);
+
+  // narration column
+  float vx = 0, top = y + 14 * u, bottom = fy0 - 10 * u;
+  if (p->note) {
+    scene_rect(s, 24 * u, top, W - 48 * u, 34 * u, th->panel);
+    scene_text(s, FONT_SANS_BOLD, 19 * u, 36 * u, top + 23 * u, th->warn, p->note);
+    top += 44 * u;
+  }
+  if (p->show_text && p->narration && p->narration->n > 0) {
+    float nw = W * 0.30f;
+    scene_rect(s, 0, top - 6 * u, nw, bottom - top + 6 * u, th->panel);
+    docview_render(s, p->narration, th, 21 * u, 24 * u, top + 4 * u, nw - 40 * u, bottom - top - 10 * u);
+    vx = nw + 8 * u;
+  }
+  ViewOptions vo = *o;
+  vo.text_scale = u;
+  view_render(s, t, p->step, &vo, vx + 16 * u, top, W - vx - 32 * u, bottom - top, out);
+}

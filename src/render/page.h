@@ -1,0 +1,46 @@
+// page.h -- a whole picture of one step: what the window shows and what export saves.
+//
+// page_render fills a Scene of spec->width × spec->height: a header with the stage indicator
+// ("Stage 9/16 · softmax", layer and head), the step's title and its formula in the course
+// notation (TeX); the narration of a lesson step in a column on the left (unless show_text is
+// off); the stage view (view.h) in the rest; and a footer that says what the picture shows:
+// the sentence, the model and its seed, the colour scale. All sizes follow the height
+// (1080 px = 1) times the view's text_scale, so a 4K export and a small window look alike.
+//
+//     PageSpec p = {.trace = t, .step = 8, .view = &opts, .width = 1920, .height = 1080, ...};
+//     ViewLayout lay;
+//     page_render(&scene, &p, &lay);
+#ifndef SF_PAGE_H
+#define SF_PAGE_H
+
+#include <stdbool.h>
+
+#include "doc.h"   // defines: Doc
+#include "scene.h" // defines: Scene
+#include "view.h"  // defines: ViewOptions, ViewLayout
+
+typedef struct {
+  const Trace *trace;
+  int step;                 // index into trace->steps
+  const ViewOptions *view;  // theme, head, scale, highlights ...
+  const char *title;        // the lesson step's title, or NULL for the stage's own title
+  const Doc *narration;     // the lesson step's narration, or NULL
+  bool show_text;           // draw the narration column
+  const char *sentence;     // as typed
+  const char *lesson;       // lesson title for the footer, or NULL
+  int lesson_step, lesson_steps; // "step 3 of 21" when lesson_steps > 0
+  const char *note;         // a line of the app's (e.g. an error to show), or NULL
+  float width, height;
+} PageSpec;
+
+void page_render(Scene *s, const PageSpec *p, ViewLayout *out);
+// "Stage 9/16 · softmax · layer 1 of 2 · head 1 of 2" for step `step`, into buf.
+const char *page_stage_label(const Trace *t, int step, int head, char *buf, int cap);
+// The footer text: sentence, model, seed.
+const char *page_footer(const Trace *t, const char *sentence, char *buf, int cap);
+// True when the step's stage has one matrix per head (S, A, AV ...).
+bool page_step_has_heads(const Trace *t, int step);
+// The scale of text and margins for a page of this height with this view's text_scale.
+float page_unit(const PageSpec *p);
+
+#endif

@@ -1,0 +1,85 @@
+// view.h -- one step of the trace drawn as a matrix equation: the picture of a stage.
+//
+// view_render lays out and draws step `step` of a trace (trace->steps[step]) into the rectangle
+// (x, y, w, h) of a Scene, as DESIGN.md's stage table shows it: [O] × [E] = [Z],
+// [Z] × [W^q] + [b^q] = [Q] with each head's column block banded in the head's colour,
+// [Q_h] × [K_hᵀ] · 1/√d_k = [S_h], softmax([S_h]) = [A_h] with each row's sum, ... Every operand
+// is a heatmap with tokens on its token axes (rows are queries, columns keys), its symbol above
+// and its shape below (L×D = 6×16), numbers in the cells when they fit, masked cells hatched;
+// a colour bar gives the scale. Operands too large for whole-pixel cells are area-averaged
+// (their true shape stays labelled). With head = -1 a per-head stage shows all heads as a grid.
+//
+// The layout is returned (ViewLayout) so the window can hit-test the cursor and the inspector
+// can follow links: each operand says how it relates to a cell (i, j) of the result (row i of
+// the left factor, column j of the right one, the same cell of a summand ...).
+//
+//     ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+//     ViewLayout lay;
+//     view_render(&scene, trace, step, &o, 0, 80, 1920, 900, &lay);
+//     if (view_hit(&lay, mx, my, &op, &i, &j)) ...
+#ifndef SF_VIEW_H
+#define SF_VIEW_H
+
+#include <stdbool.h>
+
+#include "colormap.h" // defines: Colormap, ColorScale, Theme
+#include "operand.h"  // defines: Operand
+#include "scene.h"    // defines: Scene
+#include "trace.h"    // defines: Trace
+
+typedef enum { SCALE_MATRIX, SCALE_STAGE, SCALE_GLOBAL, SCALE_COUNT } ScaleMode;
+
+typedef struct {
+  const Theme *theme;
+  Colormap cmap;    // CMAP_AUTO: diverging for signed values, viridis for probabilities, grey one-hot
+  ScaleMode scale;
+  int head;         // 0-based head of per-head stages; -1 = all heads
+  int part;         // Q, K, V stage: 0 all three (when they fit), 1 Q, 2 K, 3 V
+  bool numbers;     // print values in cells when they fit
+  float text_scale; // 1 = 18 px labels at 1920×1080
+  // Highlights, as indices into the result matrix (-1 = none):
+  int focus_row, focus_col;   // a lesson's focus
+  int hover_op, hover_i, hover_j; // the cell under the cursor (operand index in the layout)
+  bool pinned;                // the hover cell is pinned (drawn heavier)
+  float global_lo, global_hi; // the range SCALE_GLOBAL uses (view_global_range)
+} ViewOptions;
+
+typedef enum {
+  LINK_NONE,
+  LINK_ROW,      // row i of this operand produced result cell (i, j)
+  LINK_COL,      // column j of this operand
+  LINK_CELL,     // cell (i, j) of this operand
+  LINK_COLBLOCK, // cell (i, j - offset) when j falls in this operand's columns (heads → concat)
+} LinkKind;
+
+#define VIEW_MAX_OPS 40
+
+typedef struct {
+  Operand op;
+  float x, y, w, h;   // the cells' rectangle in pixels
+  int drows, dcols;   // grid drawn (fewer than rows/cols when area-averaged)
+  ColorScale scale;
+  LinkKind link;
+  int link_offset;
+  const char *symbol; // TeX name shown above
+  bool result;
+} ViewOperand;
+
+typedef struct {
+  ViewOperand ops[VIEW_MAX_OPS];
+  int n_ops;
+  int result; // index of the step's result operand, or -1 (tokens step)
+} ViewLayout;
+
+ViewOptions view_options_default(const Theme *theme);
+void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float x, float y, float w,
+                 float h, ViewLayout *out);
+// The operand and cell under (px, py), if any.
+bool view_hit(const ViewLayout *l, float px, float py, int *op, int *i, int *j);
+// The range of all activations of the trace (for SCALE_GLOBAL), ignoring weights and one-hot.
+void view_global_range(const Trace *t, float *lo, float *hi);
+const char *view_scale_name(ScaleMode m);
+// The colormap a view uses for an operand when o->cmap is CMAP_AUTO.
+Colormap view_auto_cmap(const Operand *op);
+
+#endif

@@ -1,0 +1,54 @@
+// view_internal.h -- shared between view_layout.c (the equation engine: operands and operators
+// in rows, sized, placed and drawn) and view_stages.c (which operands each stage shows).
+// Not part of the render layer's public API.
+#ifndef SF_VIEW_INTERNAL_H
+#define SF_VIEW_INTERNAL_H
+
+#include "view.h"
+
+#define VIEW_MAX_ROWS 4
+#define VIEW_MAX_ITEMS 48
+
+typedef enum { IT_OP, IT_TEX, IT_DELIM } ItemKind;
+
+typedef struct {
+  ItemKind kind;
+  int op;          // IT_OP: index into the layout's operands
+  const char *tex; // IT_TEX: TeX source of an operator, "\\times", "=" ...
+  char delim;      // IT_DELIM: one of ( ) [ ], drawn as tall as the row's tallest operand
+} Item;
+
+typedef struct {
+  Item items[VIEW_MAX_ITEMS];
+  int n;
+} EqRow;
+
+// Per-operand decoration switches, parallel to ViewLayout.ops.
+typedef struct {
+  bool row_labels;  // token / dimension labels on the left
+  bool row_sums;    // Σ of each row on the right (softmax)
+  bool top_words;   // the most likely words per row on the right (prediction)
+  uint32_t symbol_color; // 0: theme text
+} OpDeco;
+
+typedef struct {
+  Scene *s;
+  const Trace *t;
+  const ViewOptions *o;
+  ViewLayout *lay;
+  OpDeco deco[VIEW_MAX_OPS];
+  EqRow rows[VIEW_MAX_ROWS];
+  int n_rows;
+  float x, y, w, h; // the view's rectangle
+} Eq;
+
+// Adds an operand; returns its index in the layout.
+int eq_op(Eq *e, Operand op, const char *symbol, LinkKind link);
+void eq_tex(Eq *e, int row, const char *tex);
+void eq_put(Eq *e, int row, int op); // places an added operand in a row
+void eq_delim(Eq *e, int row, char d); // a bracket or parenthesis that grows with the matrices
+void eq_layout_and_draw(Eq *e);      // sizes, scales, positions and draws everything
+
+float view_text_size(const ViewOptions *o); // label size in pixels
+
+#endif

@@ -1,0 +1,421 @@
+// view_stages.c -- what each stage of DESIGN.md's table shows, as rows of operands and
+// operators for the equation engine (view_layout.c), and the views' public functions.
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tex.h" // defines: tex_draw
+#include "view_internal.h"
+
+ViewOptions view_options_default(const Theme *theme) {
+  return (ViewOptions){.theme = theme, .cmap = CMAP_AUTO, .scale = SCALE_STAGE, .head = 0, .part = 0,
+                       .numbers = true, .text_scale = 1.0f, .focus_row = -1, .focus_col = -1,
+                       .hover_op = -1, .hover_i = -1, .hover_j = -1, .global_lo = -1, .global_hi = 1};
+}
+
+const char *view_scale_name(ScaleMode m) {
+  switch (m) {
+  case SCALE_MATRIX: return "per matrix";
+  case SCALE_STAGE: return "per stage";
+  case SCALE_GLOBAL: return "global";
+  default: return "?";
+  }
+}
+
+void view_global_range(const Trace *t, float *lo, float *hi) {
+  float a = INFINITY, b = -INFINITY;
+  for (int k = 0; k < t->n; k++) {
+    const TraceTensor *x = &t->t[k];
+    if (x->is_weight || x->kind == T_ONEHOT || x->kind == T_ATTN || x->kind == T_PRED) continue;
+    long n = (long)x->heads * x->rows * x->cols;
+    for (long i = 0; i < n; i++)
+      if (isfinite(x->data[i])) a = fminf(a, x->data[i]), b = fmaxf(b, x->data[i]);
+  }
+  if (a > b) a = -1, b = 1;
+  *lo = a, *hi = b;
+}
+
+// ---------------------------------------------------------------- helpers for compositions
+
+static int op(Eq *e, int index, int head, bool transpose, const char *symbol, LinkKind link) {
+  return eq_op(e, operand_tensor(e->t, index, head, transpose), symbol, link);
+}
+
+// Symbol of head h of a per-head tensor: "Q_1" (1-based, as the course writes heads).
+static const char *head_symbol(Eq *e, const char *base, int h) {
+  return scene_strf(e->s, "%s_{%d}", base, h + 1);
+}
+
+static void color_symbol_by_head(Eq *e, int k, int h) { e->deco[k].symbol_color = theme_head(e->o->theme, h); }
+
+static void result(Eq *e, int k) {
+  e->lay->result = k;
+  e->lay->ops[k].result = true;
+  e->lay->ops[k].link = LINK_NONE;
+}
+
+// One projection row: [x] × [W] + [b] = [Y] (all heads side by side).
+static void projection_row(Eq *e, int row, int x, int W, int b, int Y, const char *ws, const char *bs,
+                           const char *ys) {
+  int kx = op(e, x, 0, false, e->t->t[x].symbol, LINK_ROW);
+  e->deco[kx].row_labels = true;
+  int kw = op(e, W, 0, false, ws, LINK_COL);
+  int kb = op(e, b, 0, false, bs, LINK_COL);
+  int ky = op(e, Y, -1, false, ys, LINK_NONE);
+  eq_put(e, row, kx);
+  eq_tex(e, row, "\\times");
+  eq_put(e, row, kw);
+  eq_tex(e, row, "+");
+  eq_put(e, row, kb);
+  eq_tex(e, row, "=");
+  eq_put(e, row, ky);
+  if (row == 0 || e->lay->result < 0) result(e, ky);
+}
+
+// ---------------------------------------------------------------- stages
+
+static void stage_tokens(Eq *e) {
+  const Theme *th = e->o->theme;
+  const Trace *t = e->t;
+  float fs = view_text_size(e->o) * 1.3f, pad = fs * 0.6f, gap = fs * 0.8f;
+  float total = 0, widths[1024];
+  int L = t->L < 1024 ? t->L : 1024;
+  char buf[160];
+  for (int i = 0; i < L; i++) {
+    widths[i] = fmaxf(text_width(FONT_SANS_BOLD, fs, t->tokens.words[i]), text_width(FONT_SANS, fs * 0.7f, "id 999")) + 2 * pad;
+    total += widths[i] + (i ? gap : 0);
+  }
+  float scale = total > e->w * 0.95f ? e->w * 0.95f / total : 1.0f;
+  float x = e->x + (e->w - total * scale) / 2, y = e->y + e->h * 0.35f, bh = fs * 2.2f;
+  scene_text_aligned(e->s, FONT_SANS, fs * 0.8f, e->x + e->w / 2, y - fs * 2.2f, 0.5f, th->muted,
+                     "the sentence, lowercased and split into words; each word gets its row in the vocabulary");
+  for (int i = 0; i < L; i++) {
+    float w = widths[i] * scale;
+    bool unk = t->tokens.unknown[i];
+    scene_rect(e->s, x, y, w, bh * scale, th->panel);
+    scene_frame(e->s, x, y, w, bh * scale, 2, unk ? th->unk : th->frame);
+    scene_text_aligned(e->s, FONT_SANS_BOLD, fs * scale, x + w / 2, y + bh * scale * 0.68f, 0.5f,
+                       unk ? th->unk : th->text, t->tokens.words[i]);
+    snprintf(buf, sizeof buf, "x_{%d}", i + 1);
+    tex_draw(e->s, buf, fs * 0.9f * scale, false, x + w / 2 - fs * 0.5f * scale, y - fs * 0.5f, th->muted);
+    if (unk) snprintf(buf, sizeof buf, "<unk> · id 0");
+    else snprintf(buf, sizeof buf, "id %d", t->tokens.ids[i]);
+    scene_text_aligned(e->s, FONT_SANS, fs * 0.7f * scale, x + w / 2, y + bh * scale + fs * 1.1f, 0.5f,
+                       unk ? th->unk : th->muted, buf);
+    x += w + gap * scale;
+  }
+  // the vocabulary, with the sentence's words marked
+  const Vocab *v = &t->model->vocab;
+  float vy = y + bh + fs * 4.0f, vx = e->x + fs, lf = fs * 0.62f;
+  snprintf(buf, sizeof buf, "vocabulary: V = %d words", v->n);
+  scene_text(e->s, FONT_SANS_BOLD, lf, vx, vy, th->text, buf);
+  vy += lf * 1.8f;
+  for (int id = 0; id < v->n && vy < e->y + e->h - lf; id++) {
+    bool used = false;
+    for (int i = 0; i < t->L; i++) used |= t->tokens.ids[i] == id;
+    snprintf(buf, sizeof buf, "%d %s", id, v->words[id]);
+    float w = text_width(FONT_SANS, lf, buf) + lf;
+    if (vx + w > e->x + e->w - fs) vx = e->x + fs, vy += lf * 1.6f;
+    if (used) scene_rect(e->s, vx - 3, vy - lf, w - lf + 6, lf * 1.35f, th->highlight);
+    scene_text(e->s, FONT_SANS, lf, vx, vy, used ? SF_RGBA(0, 0, 0, 255) : th->muted, buf);
+    vx += w;
+  }
+  e->lay->result = -1;
+}
+
+static void stage_qkv(Eq *e, int l) {
+  const TraceLayer *y = &e->t->layers[l];
+  int x = e->t->cfg.norm_first ? y->norm1 : y->in;
+  int part = e->o->part;
+  // all three when the cells stay readable, else the part asked for (Q by default)
+  bool all = part == 0 && e->t->L <= 12 && e->t->cfg.D <= 32;
+  if (all || part <= 1) projection_row(e, all ? 0 : 0, x, y->Wq, y->bq, y->Q, "W^q", "b^q", "Q");
+  if (all || part == 2) projection_row(e, all ? 1 : 0, x, y->Wk, y->bk, y->K, "W^k", "b^k", "K");
+  if (all || part == 3) projection_row(e, all ? 2 : 0, x, y->Wv, y->bv, y->V, "W^v", "b^v", "V");
+}
+
+// Per-head stages with head = -1: the result of every head in a grid of small multiples.
+static void all_heads(Eq *e, int index, const char *base) {
+  int H = e->t->cfg.H, per_row = H <= 3 ? H : H <= 4 ? 2 : H <= 8 ? 4 : H <= 12 ? 4 : 4;
+  for (int h = 0; h < H; h++) {
+    int r = h / per_row;
+    if (r >= VIEW_MAX_ROWS) break;
+    int k = op(e, index, h, false, head_symbol(e, base, h), LINK_NONE);
+    e->deco[k].row_labels = h % per_row == 0;
+    color_symbol_by_head(e, k, h);
+    if (h == 0) result(e, k);
+    e->lay->ops[k].result = true; // each panel is the result of its head
+    eq_put(e, r, k);
+  }
+}
+
+static void stage_scores(Eq *e, int l, int h) {
+  const TraceLayer *y = &e->t->layers[l];
+  int S = e->t->cfg.causal ? y->S_raw : y->S;
+  if (h < 0) return all_heads(e, S, "S");
+  int kq = op(e, y->Q, h, false, head_symbol(e, "Q", h), LINK_ROW);
+  e->deco[kq].row_labels = true;
+  int kk = op(e, y->K, h, true, scene_strf(e->s, "K_{%d}^\\top", h + 1), LINK_COL);
+  int ks = op(e, S, h, false, head_symbol(e, "S", h), LINK_NONE);
+  e->deco[ks].row_labels = true;
+  color_symbol_by_head(e, kq, h), color_symbol_by_head(e, kk, h), color_symbol_by_head(e, ks, h);
+  eq_put(e, 0, kq);
+  eq_tex(e, 0, "\\times");
+  eq_put(e, 0, kk);
+  eq_tex(e, 0, scene_strf(e->s, "\\cdot \\frac{1}{\\sqrt{d_k}} \\;=\\; \\frac{1}{\\sqrt{%d}} \\;=", e->t->cfg.D / e->t->cfg.H));
+  eq_put(e, 0, ks);
+  result(e, ks);
+}
+
+static void stage_mask(Eq *e, int l, int h) {
+  const TraceLayer *y = &e->t->layers[l];
+  if (h < 0) return all_heads(e, y->S, "S");
+  int ks = op(e, y->S_raw, h, false, head_symbol(e, "S", h), LINK_CELL);
+  e->deco[ks].row_labels = true;
+  int km = eq_op(e, operand_mask(e->t), "M", LINK_CELL);
+  int kr = op(e, y->S, h, false, scene_strf(e->s, "S_{%d} + M", h + 1), LINK_NONE);
+  e->deco[kr].row_labels = true;
+  eq_put(e, 0, ks);
+  eq_tex(e, 0, "+");
+  eq_put(e, 0, km);
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, kr);
+  result(e, kr);
+}
+
+static void stage_softmax(Eq *e, int l, int h) {
+  const TraceLayer *y = &e->t->layers[l];
+  if (h < 0) {
+    all_heads(e, y->A, "A");
+    for (int k = 0; k < e->lay->n_ops; k++) e->deco[k].row_sums = false;
+    return;
+  }
+  int ks = op(e, y->S, h, false, head_symbol(e, "S", h), LINK_ROW);
+  e->deco[ks].row_labels = true;
+  int ka = op(e, y->A, h, false, head_symbol(e, "A", h), LINK_NONE);
+  e->deco[ka].row_labels = true;
+  e->deco[ka].row_sums = true;
+  color_symbol_by_head(e, ks, h), color_symbol_by_head(e, ka, h);
+  eq_tex(e, 0, "\\operatorname{softmax}");
+  eq_delim(e, 0, '(');
+  eq_put(e, 0, ks);
+  eq_delim(e, 0, ')');
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, ka);
+  result(e, ka);
+}
+
+static void stage_av(Eq *e, int l, int h) {
+  const TraceLayer *y = &e->t->layers[l];
+  if (h < 0) return all_heads(e, y->AV, "\\mathrm{head}");
+  int ka = op(e, y->A, h, false, head_symbol(e, "A", h), LINK_ROW);
+  e->deco[ka].row_labels = true;
+  int kv = op(e, y->V, h, false, head_symbol(e, "V", h), LINK_COL);
+  e->deco[kv].row_labels = true;
+  int kr = op(e, y->AV, h, false, head_symbol(e, "\\mathrm{head}", h), LINK_NONE);
+  color_symbol_by_head(e, ka, h), color_symbol_by_head(e, kv, h), color_symbol_by_head(e, kr, h);
+  eq_put(e, 0, ka);
+  eq_tex(e, 0, "\\times");
+  eq_put(e, 0, kv);
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, kr);
+  result(e, kr);
+}
+
+static void stage_concat(Eq *e, int l) {
+  const TraceLayer *y = &e->t->layers[l];
+  int H = e->t->cfg.H, dk = e->t->cfg.D / H;
+  eq_delim(e, 0, '[');
+  for (int h = 0; h < H && h < 16; h++) {
+    int k = op(e, y->AV, h, false, head_symbol(e, "\\mathrm{head}", h), LINK_COLBLOCK);
+    e->lay->ops[k].link_offset = h * dk;
+    e->deco[k].row_labels = h == 0;
+    color_symbol_by_head(e, k, h);
+    eq_put(e, 0, k);
+  }
+  eq_delim(e, 0, ']');
+  eq_tex(e, 0, "=");
+  int kc = op(e, y->concat, 0, false, "\\mathrm{Concat}", LINK_NONE);
+  eq_put(e, 0, kc);
+  result(e, kc);
+}
+
+static void stage_outproj(Eq *e, int l) {
+  const TraceLayer *y = &e->t->layers[l];
+  int kc = op(e, y->concat, 0, false, "\\mathrm{Concat}", LINK_ROW);
+  e->deco[kc].row_labels = true;
+  int kw = op(e, y->Wo, 0, false, "W^o", LINK_COL);
+  int kb = op(e, y->bo, 0, false, "b^o", LINK_COL);
+  int kr = op(e, y->attn, 0, false, "\\mathrm{MultiHead}(Z)", LINK_NONE);
+  eq_put(e, 0, kc);
+  eq_tex(e, 0, "\\times");
+  eq_put(e, 0, kw);
+  eq_tex(e, 0, "+");
+  eq_put(e, 0, kb);
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, kr);
+  result(e, kr);
+}
+
+// [a] + [b] = [sum], optionally inside LayerNorm( ... ) = [out]
+static void add_norm(Eq *e, int a, const char *as, int b, const char *bs, int out, const char *os,
+                     const char *norm) {
+  int ka = op(e, a, 0, false, as, norm ? LINK_ROW : LINK_CELL);
+  e->deco[ka].row_labels = true;
+  int kb = op(e, b, 0, false, bs, norm ? LINK_ROW : LINK_CELL);
+  int ko = op(e, out, 0, false, os, LINK_NONE);
+  if (norm) {
+    eq_tex(e, 0, norm);
+    eq_delim(e, 0, '(');
+  }
+  eq_put(e, 0, ka);
+  eq_tex(e, 0, "+");
+  eq_put(e, 0, kb);
+  if (norm) eq_delim(e, 0, ')');
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, ko);
+  result(e, ko);
+}
+
+static void stage_prenorm(Eq *e, int l) {
+  const TraceLayer *y = &e->t->layers[l];
+  int kz = op(e, y->in, 0, false, "Z", LINK_ROW);
+  e->deco[kz].row_labels = true;
+  int kn = op(e, y->norm1, 0, false, "\\mathrm{LN}_1(Z)", LINK_NONE);
+  eq_tex(e, 0, "\\mathrm{LayerNorm}_1");
+  eq_delim(e, 0, '(');
+  eq_put(e, 0, kz);
+  eq_delim(e, 0, ')');
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, kn);
+  result(e, kn);
+}
+
+static void stage_ffn(Eq *e, int l, bool hidden) {
+  const TraceLayer *y = &e->t->layers[l];
+  bool gelu = e->t->cfg.activation == ACT_GELU;
+  int x = hidden ? (e->t->cfg.norm_first ? y->norm2 : y->norm1) : y->ffn_hidden;
+  int kx = op(e, x, 0, false, hidden ? "x" : "h", LINK_ROW);
+  e->deco[kx].row_labels = true;
+  int kw = op(e, hidden ? y->W1 : y->W2, 0, false, hidden ? "W_1" : "W_2", LINK_COL);
+  int kb = op(e, hidden ? y->b1 : y->b2, 0, false, hidden ? "b_1" : "b_2", LINK_COL);
+  int kr = op(e, hidden ? y->ffn_hidden : y->ffn, 0, false, hidden ? "h" : "\\mathrm{FFN}(x)", LINK_NONE);
+  if (hidden) {
+    eq_tex(e, 0, gelu ? "\\mathrm{GELU}" : "\\mathrm{ReLU}");
+    eq_delim(e, 0, '(');
+  }
+  eq_put(e, 0, kx);
+  eq_tex(e, 0, "\\times");
+  eq_put(e, 0, kw);
+  eq_tex(e, 0, "+");
+  eq_put(e, 0, kb);
+  if (hidden) eq_delim(e, 0, ')');
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, kr);
+  result(e, kr);
+}
+
+static void stage_predict(Eq *e) {
+  const Trace *t = e->t;
+  int x = t->final_norm >= 0 ? t->final_norm : t->layers[t->cfg.n_layers - 1].out;
+  int kx = op(e, x, 0, false, t->final_norm >= 0 ? "y" : "Z'", LINK_ROW);
+  e->deco[kx].row_labels = true;
+  int kw = op(e, t->Wout, 0, false, "W_{\\mathrm{out}}", LINK_COL);
+  int kp = op(e, t->pred, 0, false, "\\hat{p}", LINK_NONE);
+  e->deco[kp].top_words = true;
+  eq_tex(e, 0, "\\operatorname{softmax}");
+  eq_delim(e, 0, '(');
+  eq_put(e, 0, kx);
+  eq_tex(e, 0, "\\times");
+  eq_put(e, 0, kw);
+  eq_tex(e, 0, "+ b_{\\mathrm{out}}");
+  eq_delim(e, 0, ')');
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, kp);
+  result(e, kp);
+}
+
+static void compose(Eq *e, const TraceStep *st) {
+  const Trace *t = e->t;
+  int l = st->layer, h = e->o->head;
+  if (h >= t->cfg.H) h = t->cfg.H - 1;
+  const TraceLayer *y = l >= 0 ? &t->layers[l] : NULL;
+  switch (st->kind) {
+  case STEP_TOKENS: stage_tokens(e); break;
+  case STEP_ONEHOT: {
+    int k = op(e, t->O, 0, false, "O", LINK_NONE);
+    e->deco[k].row_labels = true;
+    eq_put(e, 0, k);
+    result(e, k);
+    break;
+  }
+  case STEP_EMBED: {
+    int ko = op(e, t->O, 0, false, "O", LINK_ROW);
+    e->deco[ko].row_labels = true;
+    int ke = op(e, t->E, 0, false, "E", LINK_COL);
+    e->deco[ke].row_labels = true;
+    int kz = op(e, t->X, 0, false, "Z", LINK_NONE);
+    eq_put(e, 0, ko);
+    eq_tex(e, 0, "\\times");
+    eq_put(e, 0, ke);
+    eq_tex(e, 0, "=");
+    eq_put(e, 0, kz);
+    result(e, kz);
+    break;
+  }
+  case STEP_POSENC: {
+    int k = op(e, t->P, 0, false, "P", LINK_NONE);
+    e->deco[k].row_labels = true;
+    eq_put(e, 0, k);
+    result(e, k);
+    break;
+  }
+  case STEP_ADDPOS: add_norm(e, t->X, "Z", t->P, "P", t->Z, "Z", NULL); break;
+  case STEP_PRENORM: stage_prenorm(e, l); break;
+  case STEP_QKV: stage_qkv(e, l); break;
+  case STEP_SCORES: stage_scores(e, l, h); break;
+  case STEP_MASK: stage_mask(e, l, h); break;
+  case STEP_SOFTMAX: stage_softmax(e, l, h); break;
+  case STEP_AV: stage_av(e, l, h); break;
+  case STEP_CONCAT: stage_concat(e, l); break;
+  case STEP_OUTPROJ: stage_outproj(e, l); break;
+  case STEP_ADDNORM1:
+    if (t->cfg.norm_first) add_norm(e, y->in, "Z", y->attn, "\\mathrm{MultiHead}", y->norm2, "x", "\\mathrm{LN}_2");
+    else add_norm(e, y->in, "Z", y->attn, "\\mathrm{MultiHead}(Z)", y->norm1, "x", "\\mathrm{LayerNorm}");
+    break;
+  case STEP_FFN_HIDDEN: stage_ffn(e, l, true); break;
+  case STEP_FFN_OUT: stage_ffn(e, l, false); break;
+  case STEP_ADDNORM2:
+    if (t->cfg.norm_first) add_norm(e, y->res1, "Z + \\mathrm{MH}", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", NULL);
+    else add_norm(e, y->norm1, "x", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", "\\mathrm{LayerNorm}");
+    break;
+  case STEP_PREDICT: stage_predict(e); break;
+  }
+}
+
+void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float x, float y, float w, float h,
+                 ViewLayout *out) {
+  EXPECT(step >= 0 && step < t->n_steps);
+  Eq e;
+  memset(&e, 0, sizeof e);
+  e.s = s, e.t = t, e.o = o, e.lay = out;
+  e.x = x, e.y = y, e.w = w, e.h = h;
+  out->n_ops = 0;
+  out->result = -1;
+  compose(&e, &t->steps[step]);
+  if (e.n_rows > 0) eq_layout_and_draw(&e);
+}
+
+bool view_hit(const ViewLayout *l, float px, float py, int *op_out, int *i, int *j) {
+  for (int k = l->n_ops - 1; k >= 0; k--) {
+    const ViewOperand *v = &l->ops[k];
+    if (v->w <= 0 || px < v->x || py < v->y || px >= v->x + v->w || py >= v->y + v->h) continue;
+    *op_out = k;
+    *i = (int)((py - v->y) / v->h * v->op.rows);
+    *j = (int)((px - v->x) / v->w * v->op.cols);
+    if (*i >= v->op.rows) *i = v->op.rows - 1;
+    if (*j >= v->op.cols) *j = v->op.cols - 1;
+    return true;
+  }
+  return false;
+}

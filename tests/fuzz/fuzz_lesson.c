@@ -1,0 +1,102 @@
+// fuzz_lesson.c -- libFuzzer target for the lesson parser (front matter, headings, md4c).
+//
+// Every input goes through lesson_parse as the bytes of a lesson file. Whatever it returns, the
+// lesson must be well formed: the diagnostics count what they hold and each is one line with a
+// line number inside the file; every step has a title; every block of every narration holds
+// NUL-terminated spans whose lines are inside the file; focus kinds agree with their token specs.
+// Parsed lessons are then resolved against a small random model over the sentence's words, as
+// `stepformer check` does. Any crash, sanitizer report, leak or broken promise is a bug.
+//
+// Build and run (clang):
+//   CC=clang cmake -S . -B build-fuzz -DSF_FUZZ=ON -DSF_SANITIZE=ON
+//   cmake --build build-fuzz --target fuzz_lesson
+//   mkdir -p /tmp/corpus && build-fuzz/tests/fuzz_lesson -max_total_time=120 /tmp/corpus \
+//       tests/fuzz/corpus/lesson
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lesson.h" // defines: Lesson, lesson_parse, lesson_resolve
+
+#define PROMISE(x)                                                                                           \
+  do {                                                                                                       \
+    if (!(x)) {                                                                                              \
+      fprintf(stderr, "fuzz_lesson: broken promise: %s\n", #x);                                              \
+      __builtin_trap();                                                                                      \
+    }                                                                                                        \
+  } while (0)
+
+static int count_lines(const uint8_t *data, size_t size) {
+  int n = 1;
+  for (size_t i = 0; i < size; i++) n += data[i] == '\n';
+  return n;
+}
+
+static void check_diag(const LessonDiag *d, int lines) {
+  PROMISE(d->n >= 0 && d->n <= LESSON_DIAG_MAX && d->n_dropped >= 0);
+  for (int i = 0; i < d->n; i++) {
+    const LessonDiagItem *it = &d->items[i];
+    PROMISE(it->msg[0] && !strchr(it->msg, '\n') && !strchr(it->msg, '\r'));
+    PROMISE(it->line >= 0 && it->line <= lines);
+  }
+}
+
+static void check_lesson(const Lesson *l, int lines) {
+  PROMISE(l->n_steps >= 0 && (l->n_steps == 0 || l->steps));
+  for (int i = 0; i < l->n_steps; i++) {
+    const LessonStep *s = &l->steps[i];
+    PROMISE(s->title != NULL && s->line >= 1 && s->line <= lines);
+    PROMISE(s->layer >= 0 && (s->head >= 0 || s->head == LESSON_ALL_HEADS));
+    PROMISE((s->focus == FOCUS_ROW) == (s->row_spec && !s->col_spec));
+    PROMISE((s->focus == FOCUS_CELL) == (s->row_spec && s->col_spec));
+    if (s->has_stage) PROMISE(lesson_stage_name(s->stage)[0] != 0);
+    const Doc *d = &s->narration;
+    for (int b = 0; b < d->n; b++) {
+      const DocBlock *k = &d->blocks[b];
+      PROMISE(k->line >= 1 && k->line <= lines);
+      PROMISE(k->kind == BLOCK_RULE || k->n_spans > 0);
+      if (k->kind == BLOCK_MATH) PROMISE(k->n_spans == 1 && k->spans[0].kind == SPAN_MATH);
+      for (int j = 0; j < k->n_spans; j++) {
+        PROMISE(k->spans[j].text != NULL);
+        PROMISE(k->spans[j].line >= 1 && k->spans[j].line <= lines);
+      }
+    }
+  }
+}
+
+// Resolves against a random model over the lesson's words (steps with a stage only).
+static void resolve(Lesson *l) {
+  if (!l->sentence) return;
+  char *saved = l->model;
+  l->model = "random D=8,H=2,F=8,layers=2,seed=1"; // never a file named by the input
+  Err err = {0};
+  Model *m = lesson_open_model(l, NULL, &err);
+  l->model = saved;
+  if (!m) return;
+  Tokens tk;
+  if (tokens_from_text(&tk, &m->vocab, l->sentence, LESSON_MAX_WORDS, &err)) {
+    LessonDiag d = {0};
+    lesson_resolve(l, m, &tk, &d);
+    for (int i = 0; i < l->n_steps; i++) {
+      const LessonStep *s = &l->steps[i];
+      PROMISE(s->row >= -1 && s->row < tk.n && s->col >= -1 && s->col < tk.n);
+    }
+    tokens_free(&tk);
+  }
+  model_free(m);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size > LESSON_MAX_BYTES) return 0;
+  int lines = count_lines(data, size);
+  Lesson l;
+  LessonDiag d = {0};
+  bool ok = lesson_parse(&l, (const char *)data, size, "fuzz.md", &d);
+  check_diag(&d, lines);
+  PROMISE(ok == (d.n_errors == 0));
+  check_lesson(&l, lines);
+  if (ok) resolve(&l);
+  lesson_free(&l);
+  return 0;
+}

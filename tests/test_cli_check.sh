@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# test_cli_check.sh -- `stepformer check`: shipped lessons pass, broken ones fail with FILE:LINE.
+#
+# The shipped lessons (and the example of lessons/README.md) must check clean: exit 0, no
+# "FILE:LINE:" error lines. Each broken lesson, written here into a temporary folder, must give
+# exit code 2 and a line "FILE:LINE: ..." on stderr holding the expected key words; a file with
+# several problems reports every one of them.
+#
+#   STEPFORMER=build/stepformer SF_SOURCE_DIR=. bash tests/test_cli_check.sh
+set -u
+SF=${STEPFORMER:?set STEPFORMER to the stepformer binary}
+SRC=${SF_SOURCE_DIR:?set SF_SOURCE_DIR to the source tree}
+T=$(mktemp -d "${TMPDIR:-/tmp}/sf-cli-check.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+failures=0 cases=0
+
+fail() {
+  echo "FAILED: $*" >&2
+  failures=$((failures + 1))
+}
+
+# The shipped lessons.
+cases=$((cases + 1))
+lessons=()
+for f in "$SRC"/lessons/*.md; do [ "$(basename "$f")" = README.md ] || lessons+=("$f"); done
+[ ${#lessons[@]} -ge 4 ] || fail "only ${#lessons[@]} lessons in $SRC/lessons"
+"$SF" check "${lessons[@]}" >"$T/out" 2>"$T/err"
+rc=$?
+if [ $rc != 0 ] || grep -v ': warning: ' "$T/err" | grep -q .; then
+  fail "shipped lessons: exit $rc"
+  sed 's/^/    /' "$T/err" >&2
+fi
+
+# The example of lessons/README.md.
+cases=$((cases + 1))
+awk '/^```markdown$/ { on = 1; next } on && /^```$/ { exit } on' "$SRC/lessons/README.md" \
+  >"$T/example.md"
+"$SF" check "$T/example.md" >"$T/out" 2>"$T/err" || {
+  fail "the README example: exit $?"
+  sed 's/^/    /' "$T/err" >&2
+}
+
+# expect NAME LINE KEYWORD -- writes stdin to NAME.md, expects exit 2 and NAME.md:LINE: ...KEYWORD
+expect() {
+  local name=$1 line=$2 key=$3 file="$T/$1.md"
+  cases=$((cases + 1))
+  cat >"$file"
+  "$SF" check "$file" >"$T/out" 2>"$T/err"
+  local rc=$?
+  [ $rc = 2 ] || fail "$name: exit code $rc, expected 2"
+  if ! grep -F -- "$file:$line: " "$T/err" | grep -q -F -- "$key"; then
+    fail "$name: expected \"$file:$line: ...$key...\" on stderr, got:"
+    sed 's/^/    /' "$T/err" >&2
+  fi
+}
+
+FRONT='---
+title: Broken
+sentence: The cat walks by the bank
+model: random D=16,H=2,F=32,layers=1,seed=1
+---'
+
+expect unknown-stage 7 'did you mean "softmax"' <<EOF
+$FRONT
+
+## Attention {stage=softmx}
+EOF
+
+expect unknown-option 6 'unknown option "colour"' <<EOF
+$FRONT
+## Q {stage=qkv colour=red}
+EOF
+
+expect unclosed-brace 8 'unclosed brace' <<EOF
+$FRONT
+Some intro.
+
+## Q {stage=qkv row=cat
+EOF
+
+expect missing-front-matter 1 'missing front matter' <<EOF
+# A lesson {stage=tokens}
+EOF
+
+expect front-matter-key 3 'unknown front matter key "sentense"' <<EOF
+---
+title: T
+sentense: The cat
+---
+## S {stage=tokens}
+EOF
+
+expect focus-token 6 'row=dog is not in the sentence' <<EOF
+$FRONT
+## S {stage=softmax row=dog}
+EOF
+
+expect layer-range 6 'layer=2 is out of range' <<EOF
+$FRONT
+## S {stage=softmax layer=2}
+EOF
+
+expect head-range 7 'head=5 is out of range' <<EOF
+$FRONT
+
+## S {stage=scores head=5}
+EOF
+
+expect mask-needs-causal 6 'causal: on' <<EOF
+$FRONT
+## S {stage=mask}
+EOF
+
+expect bad-formula 10 'missing }' <<EOF
+$FRONT
+## S {stage=softmax}
+
+Fine \$x\$, then
+\$\$
+A = \frac{1}{2
+\$\$
+EOF
+
+expect missing-model 4 'model:' <<EOF
+---
+title: T
+sentence: a b
+model: nothere.safetensors
+---
+## S {stage=tokens}
+EOF
+
+# Every problem of a file, each on its own FILE:LINE.
+cases=$((cases + 1))
+cat >"$T/many.md" <<EOF
+---
+title: T
+sentence: cat eats mouse
+colour: red
+---
+## A {stage=x}
+## B {stage=softmax row=dog}
+## C {stage=softmax}
+Bad \$\frac{1}{\$ formula.
+EOF
+"$SF" check "$T/many.md" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc = 2 ] || fail "many: exit $rc"
+for l in 4 6 7 9; do
+  grep -q -F "$T/many.md:$l: " "$T/err" || fail "many: no problem reported at line $l"
+done
+
+# A missing file, no file, --help.
+cases=$((cases + 1))
+"$SF" check "$T/nothere.md" >"$T/out" 2>"$T/err"
+[ $? = 2 ] && grep -q -F "$T/nothere.md: cannot open" "$T/err" || fail "a missing file"
+"$SF" check >"$T/out" 2>"$T/err"
+[ $? = 2 ] || fail "check without files should exit 2"
+"$SF" check --help >"$T/out" 2>"$T/err" && grep -q 'usage: stepformer check' "$T/out" ||
+  fail "check --help"
+
+if [ $failures -gt 0 ]; then
+  echo "test_cli_check: $failures of $cases cases FAILED" >&2
+  exit 1
+fi
+echo "test_cli_check: all $cases cases passed"

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# test_cli_errors.sh -- bad input: one clear line, exit code 2, never a crash, never an output.
+#
+# Every case runs `stepformer` on a broken model file, a bad option or an unwritable --out and
+# expects exit code 2, nothing on stdout, exactly one line on stderr that contains the given key
+# words (the file's name among them where a file is at fault), and the --out folder not created
+# (or, when it existed, left as it was). The broken files are built here from the committed
+# reference model with head/tail/printf, in a temporary folder: no python.
+#
+#   STEPFORMER=build/stepformer SF_TEST_DIR=tests bash tests/test_cli_errors.sh
+# SF_TEST_PENDING=1 also runs the checks of known bugs that are not fixed yet (see the end).
+set -u
+export LC_ALL=C # ${#json} counts bytes
+SF=${STEPFORMER:?set STEPFORMER to the stepformer binary}
+REF=${SF_TEST_DIR:?set SF_TEST_DIR to the tests folder}/ref/cat-bank
+MODEL=$REF/model.safetensors
+T=$(mktemp -d "${TMPDIR:-/tmp}/sf-cli-errors.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+failures=0 cases=0
+
+fail() {
+  echo "FAILED: $*" >&2
+  failures=$((failures + 1))
+}
+
+# expect_error NAME OUT KEY... -- COMMAND...
+# OUT is the --out folder the command was given ("-" for none): it must not exist afterwards.
+expect_error() {
+  local name=$1 out=$2 keys=() k
+  shift 2
+  while [ "$1" != "--" ]; do keys+=("$1"); shift; done
+  shift
+  cases=$((cases + 1))
+  "$@" >"$T/stdout" 2>"$T/stderr"
+  local rc=$? lines
+  lines=$(awk 'END { print NR }' "$T/stderr")
+  if [ "$rc" != 2 ]; then fail "$name: exit code $rc, expected 2 ($(head -c 300 "$T/stderr"))"; fi
+  if [ "$lines" != 1 ]; then
+    fail "$name: $lines lines on stderr, expected 1:"
+    sed 's/^/    /' "$T/stderr" | head -20 >&2
+  fi
+  if [ -s "$T/stdout" ]; then fail "$name: wrote to stdout: $(head -c 200 "$T/stdout")"; fi
+  for k in "${keys[@]}"; do
+    grep -qF -- "$k" "$T/stderr" || fail "$name: the message lacks \"$k\": $(cat "$T/stderr")"
+  done
+  if [ "$out" != - ] && [ -e "$out" ]; then fail "$name: $out was created"; fi
+  printf '  %-44s %s\n' "$name" "$(head -1 "$T/stderr")"
+}
+
+# ---------------------------------------------------------------- building broken files
+
+# u64le N: the 8 bytes of N, little-endian
+u64le() {
+  local n=$1 i
+  # shellcheck disable=SC2059 # the format is the octal escape of one byte
+  for i in 0 1 2 3 4 5 6 7; do printf "\\$(printf '%03o' $(((n >> (8 * i)) & 255)))"; done
+}
+
+# mkst OUT JSON DATA: a safetensors file with header JSON and DATA (a file, or a byte count)
+mkst() {
+  {
+    u64le "${#2}"
+    printf '%s' "$2"
+    if [ -f "$3" ]; then cat "$3"; else head -c "$3" /dev/zero; fi
+  } >"$1"
+}
+
+# the reference model's header and data, to edit
+hlen=0 i=0
+for b in $(od -An -tu1 -N8 "$MODEL"); do hlen=$((hlen + (b << (8 * i)))); i=$((i + 1)); done
+json=$(head -c $((8 + hlen)) "$MODEL" | tail -c "$hlen")
+tail -c +$((9 + hlen)) "$MODEL" >"$T/data.bin"
+[ "${#json}" = "$hlen" ] || { echo "cannot read the header of $MODEL" >&2; exit 1; }
+
+# edited OUT FROM TO: the reference model with the first FROM in its header replaced by TO
+edited() {
+  case $json in *"$2"*) ;; *) echo "edited: \"$2\" is not in the header" >&2; exit 1 ;; esac
+  mkst "$1" "${json/"$2"/"$3"}" "$T/data.bin"
+}
+
+F32='"dtype":"F32"'
+: >"$T/empty.safetensors"
+head -c 4 "$MODEL" >"$T/short.safetensors"
+head -c 100 "$MODEL" >"$T/cut-header.safetensors"
+head -c 20000 "$MODEL" >"$T/cut-data.safetensors"
+{ printf '\377\377\377\377\377\377\377\377'; printf '{}'; } >"$T/huge-length.safetensors"
+edited "$T/corrupt-json.safetensors" '{"__metadata__"' '{"__metadata__":'
+mkst "$T/junk-after.safetensors" "$json"'xyz' "$T/data.bin"
+mkst "$T/array.safetensors" '[1,2,3]' 0
+mkst "$T/past-end.safetensors" '{"a":{'"$F32"',"shape":[4],"data_offsets":[0,16]}}' 8
+mkst "$T/far-past-end.safetensors" \
+  '{"a":{'"$F32"',"shape":[1],"data_offsets":[9000000000,9000000004]}}' 8
+mkst "$T/overlap.safetensors" \
+  '{"a":{'"$F32"',"shape":[4],"data_offsets":[0,16]},'\
+'"b":{'"$F32"',"shape":[4],"data_offsets":[8,24]}}' 24
+mkst "$T/size.safetensors" '{"a":{'"$F32"',"shape":[3,2],"data_offsets":[0,16]}}' 16
+edited "$T/f16.safetensors" '"dtype":"F32"' '"dtype":"F16"'
+edited "$T/missing.safetensors" '"layers.1.norm2.bias"' '"layers.1.norm2.bjas"'
+edited "$T/misshapen.safetensors" '"shape":[64,16]' '"shape":[32,32]' # linear1: same bytes
+edited "$T/heads.safetensors" '"n_heads":"2"' '"n_heads":"3"'
+edited "$T/meta-number.safetensors" '"n_heads":"2"' '"n_heads":2'
+edited "$T/no-vocab.safetensors" '"vocab":' '"vocaX":'
+edited "$T/activation.safetensors" '"activation":"relu"' '"activation":"tanh"'
+mkdir "$T/folder.safetensors"
+
+# ---------------------------------------------------------------- model files
+
+echo "broken model files (stepformer dump --model FILE ... --out DIR):"
+bad_model() { # bad_model FILE KEY...: dump must refuse FILE naming it and the keys
+  local f=$T/$1.safetensors
+  shift
+  expect_error "$(basename "$f")" "$T/out" "$(basename "$f")" "$@" -- \
+    "$SF" dump --model "$f" --text "the cat" --out "$T/out"
+}
+bad_model empty "too short"
+bad_model short "too short"
+bad_model cut-header "header length" "truncated"
+bad_model cut-data "truncated" "ends at byte"
+bad_model huge-length "header length"
+bad_model corrupt-json "JSON header is corrupt"
+bad_model junk-after "after the JSON"
+bad_model array "not a JSON object"
+bad_model past-end '"a"' "ends at byte"
+bad_model far-past-end '"a"' "ends at byte"
+bad_model overlap "overlap"
+bad_model size '"a"' "spans 16 bytes" "needs 24"
+bad_model f16 "F16" "F32"
+bad_model missing '"layers.1.norm2.bias"' "missing"
+bad_model misshapen '"layers.0.linear1.weight"' "[32,32]" "[64,16]"
+bad_model heads "divisible" "H=3"
+bad_model meta-number "n_heads" "not a string"
+bad_model no-vocab '"vocab"' "missing"
+bad_model activation "tanh"
+bad_model folder "not a regular file"
+expect_error "a file that does not exist" "$T/out" "nope.safetensors" "No such file" -- \
+  "$SF" dump --model "$T/nope.safetensors" --out "$T/out"
+expect_error "info on a broken file" - "f16.safetensors" "F16" -- \
+  "$SF" info --model "$T/f16.safetensors"
+expect_error "stages on a broken file" - "overlap.safetensors" "overlap" -- \
+  "$SF" stages --model "$T/overlap.safetensors"
+
+# ---------------------------------------------------------------- text and options
+
+echo "text and options:"
+expect_error "empty text" "$T/out" "--text" "no words" -- \
+  "$SF" dump --model "$MODEL" --text "" --out "$T/out"
+expect_error "text of punctuation only" "$T/out" "--text" "no words" -- \
+  "$SF" dump --model "$MODEL" --text " ?!... ;-" --out "$T/out"
+expect_error "--random with D not divisible by H" "$T/out" "--random" "divisible" "H=3" -- \
+  "$SF" dump --random D=16,H=3,F=32,layers=1 --out "$T/out"
+expect_error "--random with an odd D" "$T/out" "--random" "D=15" -- \
+  "$SF" dump --random D=15,H=5 --out "$T/out"
+expect_error "--random with an unknown key" "$T/out" "--random" "colour" -- \
+  "$SF" dump --random D=16,colour=blue --out "$T/out"
+expect_error "--random with a bad value" "$T/out" "--random" "H=two" -- \
+  "$SF" dump --random D=16,H=two --out "$T/out"
+expect_error "--model and --random" "$T/out" "--model" "--random" -- \
+  "$SF" dump --model "$MODEL" --random D=16 --out "$T/out"
+expect_error "unknown option of dump" "$T/out" "unknown option" "--frobnicate" -- \
+  "$SF" dump --model "$MODEL" --frobnicate --out "$T/out"
+expect_error "unknown option of info" - "unknown option" "--bogus" -- \
+  "$SF" info --model "$MODEL" --bogus
+expect_error "unknown option of stages" - "unknown option" "--bogus" -- \
+  "$SF" stages --bogus
+expect_error "unknown sub-command" - "unknown command" "frobnicate" -- \
+  "$SF" frobnicate --out "$T/out"
+expect_error "missing --out" - "--out" "required" -- "$SF" dump --model "$MODEL" --text "the cat"
+expect_error "--out without a value" - "--out" -- "$SF" dump --model "$MODEL" --out
+expect_error "--text without a value" "$T/out" "--text" -- "$SF" dump --out "$T/out" --text
+expect_error "--model without a value" "$T/out" "--model" -- "$SF" dump --out "$T/out" --model
+expect_error "info without --model" - "--model" -- "$SF" info
+
+# ---------------------------------------------------------------- where the output goes
+
+echo "unwritable --out:"
+printf 'precious\n' >"$T/afile"
+expect_error "--out under a regular file" "$T/afile/sub" "afile/sub" "Not a directory" -- \
+  "$SF" dump --model "$MODEL" --out "$T/afile/sub"
+expect_error "--out is a regular file" - "afile" "not a folder" -- \
+  "$SF" dump --model "$MODEL" --out "$T/afile"
+[ "$(cat "$T/afile")" = precious ] || fail "--out is a regular file: the file was changed"
+expect_error "--out in /proc" /proc/stepformer-test-out "/proc/stepformer-test-out" "cannot" -- \
+  "$SF" dump --model "$MODEL" --out /proc/stepformer-test-out
+expect_error "--out in a missing folder" "$T/no/such" "$T/no/such" "cannot create" -- \
+  "$SF" dump --model "$MODEL" --out "$T/no/such"
+
+# an existing folder is left exactly as it was when the command fails
+mkdir -p "$T/existing"
+printf 'keep\n' >"$T/existing/keep.txt"
+printf 'old\n' >"$T/existing/X.npy"
+before=$(ls -la "$T/existing"; cat "$T/existing"/*)
+expect_error "existing --out, broken model" - "f16.safetensors" -- \
+  "$SF" dump --model "$T/f16.safetensors" --out "$T/existing"
+expect_error "existing --out, empty text" - "no words" -- \
+  "$SF" dump --model "$MODEL" --text "..." --out "$T/existing"
+[ "$(ls -la "$T/existing"; cat "$T/existing"/*)" = "$before" ] ||
+  fail "a failed dump changed the existing --out folder"
+
+# ---------------------------------------------------------------- known bugs, not fixed yet
+
+if [ "${SF_TEST_PENDING:-0}" = 1 ]; then
+  echo "pending (known bugs):"
+  # outdir_commit renames the staged files one by one: when a later rename fails (here
+  # X.npy is a folder in the way), the files moved before it (O.npy) stay replaced.
+  mkdir -p "$T/partial/X.npy"
+  printf 'in the way\n' >"$T/partial/X.npy/keep"
+  printf 'old\n' >"$T/partial/O.npy"
+  cp "$T/partial/O.npy" "$T/old-O.npy"
+  expect_error "a file in the way of the commit" - "X.npy" -- \
+    "$SF" dump --model "$MODEL" --out "$T/partial"
+  cmp -s "$T/old-O.npy" "$T/partial/O.npy" || fail "a failed dump replaced O.npy (partial output)"
+  # names from the file go into the message as they are: a newline in a name splits the line
+  mkst "$T/newline-name.safetensors" '{"a\nb":[1]}' 0
+  bad_model newline-name "not described"
+  # the loader allocates the configuration's parameters before it checks the tensors: a 2 KB
+  # file that claims D=8192 and 64 layers asks for 69 GB and gets "out of memory", no file name
+  j=${json/'"n_layers":"2"'/'"n_layers":"64"'}
+  mkst "$T/huge-config.safetensors" "${j/'"d_model":"16"'/'"d_model":"8192"'}" "$T/data.bin"
+  bad_model huge-config '"embed.weight"'
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "test_cli_errors: $failures failures in $cases cases" >&2
+  exit 1
+fi
+echo "test_cli_errors: all $cases cases passed"

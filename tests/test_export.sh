@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# test_export.sh -- `stepformer export` writes every stage's file in every format, replaces only
+# its own files, and fails cleanly. Needs $STEPFORMER; xmllint (libxml2-utils) checks the SVGs.
+set -u
+fail=0
+check() { if eval "$1"; then :; else echo "FAILED: $2"; fail=1; fi; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+sf=$STEPFORMER
+
+# 1. the cat/bank sentence, every format
+out=$tmp/all
+echo "my notes" > "$tmp/keep.txt"; mkdir -p "$out"; cp "$tmp/keep.txt" "$out/notes.txt"
+log=$("$sf" export --random D=16,H=2,F=32,layers=2,seed=7 --text "The cat walks by the bank" --format all --out "$out" 2>&1)
+check '[ $? = 0 ]' "export --format all exits 0: $log"
+pictures=$(echo "$log" | sed -n 's/.*(\([0-9]*\) pictures).*/\1/p')
+check '[ -n "$pictures" ] && [ "$pictures" -gt 20 ]' "export reports its pictures: $log"
+check '[ "$(ls "$out"/*.png | wc -l)" = "$pictures" ]' "one PNG per picture"
+check '[ "$(ls "$out"/*.svg | wc -l)" = "$pictures" ]' "one SVG per picture"
+for f in "$out"/*.png; do
+  check '[ "$(head -c 8 "$f" | od -An -tx1 | tr -d " \n")" = "89504e470d0a1a0a" ]' "$f is a PNG"
+done
+check 'xmllint --noout "$out"/*.svg' "every SVG parses as XML"
+# every stage of a 2-layer post-norm model, as .npy and CSV (per head for per-head stages)
+for s in O X P Z; do
+  check '[ -s "$out/$s.npy" ] && [ -s "$out/$s.csv" ]' "$s.npy and $s.csv"
+done
+for l in 0 1; do
+  for s in in concat attn res1 norm1 ffn_pre ffn_hidden ffn res2 norm2 out; do
+    check '[ -s "$out/l$l.$s.npy" ] && [ -s "$out/l$l.$s.csv" ]' "l$l.$s.npy and .csv"
+  done
+  for s in Q K V S A AV; do
+    check '[ -s "$out/l$l.$s.npy" ] && [ -s "$out/l$l.$s-h1.csv" ] && [ -s "$out/l$l.$s-h2.csv" ]' "l$l.$s per head"
+  done
+done
+check '[ "$(cat "$out/tokens.txt" | tr "\n" " ")" = "the cat walks by the bank " ]' "tokens.txt"
+# CSV: the token labels and exact values (the header names the keys, first column the queries)
+check 'head -1 "$out/l0.A-h1.csv" | grep -q "^token \\\\ token,the,cat,walks,by,the,bank$"' "A's CSV header has the tokens"
+check '[ "$(sed -n 2p "$out/l0.A-h1.csv" | cut -d, -f1)" = "the" ]' "A's CSV rows start with the token"
+# file names: NN-stage[-hH]
+check '[ -s "$out/08-l1-softmax-h1.png" ] && [ -s "$out/08-l1-softmax-h2.png" ] && [ -s "$out/02-onehot.svg" ]' "picture names"
+check 'cmp -s "$out/notes.txt" "$tmp/keep.txt"' "a file the user made in --out is untouched"
+check '[ -z "$(ls -A "$out" | grep tmp)" ]' "no temporary files left"
+
+# 2. exporting again replaces the export's own files, and only those
+before=$(ls "$out" | wc -l)
+"$sf" export --random D=16,H=2,F=32,layers=2,seed=8 --format png --out "$out" >/dev/null 2>&1
+check '[ $? = 0 ] && [ "$(ls "$out" | wc -l)" = "$before" ]' "re-export writes the same names"
+check 'cmp -s "$out/notes.txt" "$tmp/keep.txt"' "the user's file survives a re-export"
+
+# 3. the lesson: one picture per lesson step, narration included
+out=$tmp/lesson
+log=$("$sf" export --lesson "$SF_SOURCE_DIR/lessons/cat-bank.md" --format png --out "$out" 2>&1)
+check '[ $? = 0 ]' "export --lesson: $log"
+steps=$(grep -c '^#\{1,2\} ' "$SF_SOURCE_DIR/lessons/cat-bank.md")
+check '[ "$(ls "$out"/*.png | wc -l)" -ge "$steps" ]' "one picture per lesson step ($steps headings)"
+
+# 4. failures: one line, exit 2, nothing left behind
+touch "$tmp/file"
+err=$("$sf" export --out "$tmp/file/sub" 2>&1 >/dev/null); rc=$?
+check '[ $rc = 2 ] && [ "$(echo "$err" | wc -l)" = 1 ] && echo "$err" | grep -q "file/sub"' "--out under a regular file: $err"
+err=$("$sf" export --out "$tmp/x" --format gif 2>&1); rc=$?
+check '[ $rc = 2 ] && [ ! -e "$tmp/x" ] && echo "$err" | grep -q "format"' "unknown format: $err"
+err=$("$sf" export --out "$tmp/x" --head 9 --random D=16,H=2,F=32,layers=1,seed=1 2>&1); rc=$?
+check '[ $rc = 2 ] && [ ! -e "$tmp/x" ] && echo "$err" | grep -q "heads"' "--head beyond the model: $err"
+err=$("$sf" export --out "$tmp/x" --text "  ...  " 2>&1); rc=$?
+check '[ $rc = 2 ] && [ ! -e "$tmp/x" ] && echo "$err" | grep -qi "no words"' "empty sentence: $err"
+err=$("$sf" export --out "$tmp/x" --size 10x10 2>&1); rc=$?
+check '[ $rc = 2 ] && echo "$err" | grep -q "size"' "bad --size: $err"
+err=$("$sf" export --bogus 2>&1); rc=$?
+check '[ $rc = 2 ] && echo "$err" | grep -q "bogus"' "unknown option: $err"
+
+[ $fail = 0 ] && echo "test_export: all checks passed"
+exit $fail

@@ -1,0 +1,268 @@
+// test_golden.c -- the forward pass against PyTorch, stage by stage, for every reference case.
+//
+// tests/ref/cases.txt lists the cases (folder, causal, sentence), written with the reference files
+// by tests/gen_ref.py (`/usr/bin/python3 tests/gen_ref.py --all`). For each case the test loads
+// model.safetensors, tokenizes the sentence, runs model_forward and compares every .npy of the
+// folder with the trace tensor of the same name: |c - r| <= 1e-5·max(1, |r|), non-finite entries
+// (the -inf of masked scores) exactly. tokens.txt must match the token labels. Each case runs
+// three times: with the default small-product threshold, with plain loops only and with BLAS
+// only, so both kernels are held to PyTorch. Prints the max difference of every tensor and the
+// first mismatches of a failing one (-q: one summary line per case); exits 1 on any failure.
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fileio.h"  // defines: file_read_all
+#include "forward.h" // defines: model_forward
+#include "mat.h"     // defines: mat_naive_max_madds
+#include "model.h"   // defines: Model, model_load
+#include "npy.h"     // defines: npy_read
+#include "trace.h"   // defines: Trace, trace_find, trace_at
+
+#define REL_TOL 1e-5
+#define SHOW_MISMATCHES 4
+
+typedef struct {
+  char name[64];
+  bool causal;
+  char text[512];
+} Case;
+
+// Reads the manifest: "folder<TAB>causal<TAB>sentence" lines; '#' starts a comment line.
+static int read_cases(const char *path, Case *cases, int cap) {
+  Err err = {0};
+  size_t len;
+  char *buf = file_read_all(path, &len, 1 << 20, &err);
+  CHECK(buf != NULL, "%s", err.msg);
+  if (!buf) return 0;
+  int n = 0;
+  for (char *line = buf, *next; line && *line; line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    if (line[0] == '#' || line[0] == 0) continue;
+    char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+    CHECK(t2 != NULL && n < cap, "%s: bad line \"%s\"", path, line);
+    if (!t2 || n >= cap) continue;
+    *t1 = *t2 = 0;
+    Case *c = &cases[n++];
+    snprintf(c->name, sizeof c->name, "%s", line);
+    c->causal = !strcmp(t1 + 1, "1");
+    snprintf(c->text, sizeof c->text, "%s", t2 + 1);
+  }
+  free(buf);
+  return n;
+}
+
+// Compares one reference file with the trace tensor of its name. Returns the max |c - r|.
+static double compare_stage(const char *cname, const char *dir, const char *file, const Trace *t,
+                            bool verbose) {
+  char stage[64], path[4096];
+  size_t n = strlen(file) - 4; // without ".npy"
+  CHECK(n < sizeof stage && path_join(path, sizeof path, dir, file), "%s: name too long", file);
+  if (n >= sizeof stage) return INFINITY;
+  memcpy(stage, file, n);
+  stage[n] = 0;
+  const TraceTensor *x = trace_find(t, stage);
+  CHECK(x != NULL, "%s: the trace has no tensor \"%s\" (reference %s)", cname, stage, path);
+  if (!x) return INFINITY;
+  CHECK(!x->is_weight, "%s: \"%s\" is a weight, not a stage", cname, stage);
+  Err err = {0};
+  int nd = 0, shape[NPY_MAX_DIMS] = {0}, want[3];
+  float *ref = npy_read(path, &nd, shape, &err);
+  CHECK(ref != NULL, "%s", err.msg);
+  if (!ref) return INFINITY;
+  int wnd = trace_dump_shape(x, want);
+  bool same = nd == wnd;
+  for (int k = 0; same && k < nd; k++) same = shape[k] == want[k];
+  CHECK(same, "%s/%s: reference shape %dx%dx%d (ndim %d), trace %dx%dx%d (ndim %d)", cname, stage,
+        shape[0], shape[1], nd > 2 ? shape[2] : 1, nd, want[0], want[1], wnd > 2 ? want[2] : 1,
+        wnd);
+  if (!same) {
+    free(ref);
+    return INFINITY;
+  }
+  double maxd = 0.0;
+  long bad = 0, k = 0;
+  for (int h = 0; h < x->heads; h++)
+    for (int i = 0; i < x->rows; i++)
+      for (int j = 0; j < x->cols; j++, k++) {
+        double c = trace_at(x, h, i, j), r = ref[k];
+        bool ok;
+        if (!isfinite(r) || !isfinite(c)) {
+          ok = (isnan(r) && isnan(c)) || c == r; // -inf must be -inf
+          if (!ok) maxd = INFINITY;
+        } else {
+          double d = fabs(c - r);
+          ok = d <= REL_TOL * fmax(1.0, fabs(r));
+          if (d > maxd) maxd = d;
+        }
+        if (!ok && bad++ < SHOW_MISMATCHES)
+          fprintf(stderr, "  %s/%s[%d,%d,%d]: got %.9g, PyTorch %.9g\n", cname, stage, h, i, j, c,
+                  r);
+      }
+  CHECK(bad == 0, "%s/%s: %ld of %ld values differ, max |diff| %.3g", cname, stage, bad, k, maxd);
+  if (verbose || bad)
+    printf("  %-22s %-14s [%d,%d,%d]  max |diff| %.3g%s\n", cname, stage, x->heads, x->rows,
+           x->cols, maxd, bad ? "  FAILED" : "");
+  free(ref);
+  return maxd;
+}
+
+static bool has_suffix(const char *s, const char *suf) {
+  size_t n = strlen(s), m = strlen(suf);
+  return n >= m && !strcmp(s + n - m, suf);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+// tokens.txt: one label per line, as the dump writes it.
+static void check_tokens(const char *cname, const char *dir, const Tokens *tok, const Vocab *v) {
+  char path[4096];
+  CHECK(path_join(path, sizeof path, dir, "tokens.txt"), "%s: path too long", dir);
+  Err err = {0};
+  size_t len;
+  char *buf = file_read_all(path, &len, 1 << 20, &err);
+  CHECK(buf != NULL, "%s", err.msg);
+  if (!buf) return;
+  int i = 0;
+  for (char *line = buf, *next; *line; line = next, i++) {
+    next = strchr(line, '\n');
+    CHECK(next != NULL, "%s: the last line has no newline", path);
+    if (!next) break;
+    *next++ = 0;
+    CHECK(i < tok->n && !strcmp(line, tokens_label(tok, v, i)),
+          "%s: token %d is \"%s\", C has \"%s\"", cname, i, line,
+          i < tok->n ? tokens_label(tok, v, i) : "(none)");
+  }
+  CHECK(i == tok->n, "%s: tokens.txt has %d tokens, the tokenizer %d", cname, i, tok->n);
+  free(buf);
+}
+
+// The stage files every case must have: a generator that drops one would weaken the test.
+static void check_required(const char *cname, const char *dir, const Model *m) {
+  static const char *pre[] = {"O", "X", "P", "Z"};
+  static const char *per_layer[] = {"in",         "Q",      "K",    "V",     "S",     "A",
+                                    "AV",         "concat", "attn", "res1",  "norm1", "ffn_pre",
+                                    "ffn_hidden", "ffn",    "res2", "norm2", "out"};
+  char path[4096], name[64];
+  for (size_t i = 0; i < sizeof pre / sizeof *pre; i++) {
+    snprintf(name, sizeof name, "%s.npy", pre[i]);
+    path_join(path, sizeof path, dir, name);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL, "%s: missing reference %s", cname, path);
+    if (f) fclose(f);
+  }
+  for (int l = 0; l < m->cfg.n_layers; l++)
+    for (size_t i = 0; i < sizeof per_layer / sizeof *per_layer; i++) {
+      snprintf(name, sizeof name, "l%d.%s.npy", l, per_layer[i]);
+      path_join(path, sizeof path, dir, name);
+      FILE *f = fopen(path, "rb");
+      CHECK(f != NULL, "%s: missing reference %s", cname, path);
+      if (f) fclose(f);
+    }
+  const char *head[] = {"logits", "pred", "final_norm"};
+  for (int i = 0; i < 3; i++) {
+    bool want = i < 2 ? m->has_head : m->has_final_norm;
+    snprintf(name, sizeof name, "%s.npy", head[i]);
+    path_join(path, sizeof path, dir, name);
+    FILE *f = fopen(path, "rb");
+    CHECK((f != NULL) == want, "%s: %s %s", cname, path,
+          want ? "is missing" : "exists but the model has no such stage");
+    if (f) fclose(f);
+  }
+}
+
+// Runs one case with the current kernel threshold. Returns the number of stages compared.
+static int run_case(const Case *c, const char *refdir, bool verbose) {
+  char dir[4096], path[4096];
+  CHECK(path_join(dir, sizeof dir, refdir, c->name) &&
+            path_join(path, sizeof path, dir, "model.safetensors"),
+        "%s: path too long", c->name);
+  Err err = {0};
+  Model *m = model_load(path, &err);
+  CHECK(m != NULL, "%s: %s", c->name, err.msg);
+  if (!m) return 0;
+  CHECK(m->cfg.causal == c->causal, "%s: metadata causal=%d, cases.txt says %d", c->name,
+        m->cfg.causal, c->causal);
+  if (c->causal) m->cfg.causal = true; // as `stepformer --causal`
+  Tokens tok;
+  bool ok = tokens_from_text(&tok, &m->vocab, c->text, 0, &err);
+  CHECK(ok, "%s: %s", c->name, err.msg);
+  if (!ok) {
+    model_free(m);
+    return 0;
+  }
+  check_tokens(c->name, dir, &tok, &m->vocab);
+  check_required(c->name, dir, m);
+  Trace *t = trace_new(m, &tok, &err);
+  CHECK(t != NULL, "%s: %s", c->name, err.msg);
+  tokens_free(&tok);
+  if (!t) {
+    model_free(m);
+    return 0;
+  }
+  model_forward(t);
+
+  DIR *d = opendir(dir);
+  CHECK(d != NULL, "%s: cannot list", dir);
+  char *files[256];
+  int nf = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (has_suffix(e->d_name, ".npy") && nf < 256) files[nf++] = strdup(e->d_name);
+  if (d) closedir(d);
+  qsort(files, (size_t)nf, sizeof *files, cmp_str);
+  double worst = 0.0;
+  const char *worst_name = "";
+  for (int i = 0; i < nf; i++) {
+    double md = compare_stage(c->name, dir, files[i], t, verbose);
+    if (md >= worst) worst = md, worst_name = files[i];
+  }
+  printf("%-22s %2d stages, L=%d, max |diff| %.3g (%s)\n", c->name, nf, t->L, worst, worst_name);
+
+  // A second pass through the same trace gives the same bits (the trace reuses P and scratch).
+  size_t bytes = sizeof(float) * (size_t)t->block_floats;
+  float *first = malloc(bytes);
+  CHECK(first != NULL, "out of memory");
+  if (first) {
+    memcpy(first, t->block, bytes);
+    model_forward(t);
+    CHECK(!memcmp(first, t->block, bytes), "%s: a second model_forward changed the trace", c->name);
+    free(first);
+  }
+  for (int i = 0; i < nf; i++) free(files[i]);
+  trace_free(t);
+  model_free(m);
+  return nf;
+}
+
+int main(int argc, char **argv) {
+  bool verbose = !(argc > 1 && !strcmp(argv[1], "-q")); // -q: summaries only
+  char refdir[4096], manifest[4096];
+  CHECK(path_join(refdir, sizeof refdir, check_test_dir(), "ref") &&
+            path_join(manifest, sizeof manifest, refdir, "cases.txt"),
+        "SF_TEST_DIR is too long");
+  Case cases[64];
+  int n = read_cases(manifest, cases, 64);
+  CHECK(n >= 7, "%s lists %d cases, expected at least 7", manifest, n);
+
+  const struct {
+    const char *what;
+    long threshold;
+  } paths[] = {{"default kernels", -1}, {"plain loops only", LONG_MAX}, {"BLAS only", 0}};
+  long saved = mat_naive_max_madds;
+  for (size_t p = 0; p < sizeof paths / sizeof *paths; p++) {
+    printf("== %s\n", paths[p].what);
+    mat_naive_max_madds = paths[p].threshold < 0 ? saved : paths[p].threshold;
+    int stages = 0;
+    for (int i = 0; i < n; i++) stages += run_case(&cases[i], refdir, verbose && p == 0);
+    CHECK(stages > 0, "no stage compared");
+  }
+  mat_naive_max_madds = saved;
+  return check_exit("test_golden");
+}

@@ -1,0 +1,405 @@
+// test_lesson.c -- the lesson parser: shipped lessons, errors with file:line, narration as a Doc.
+//
+// 1. Every lessons/*.md (but README.md) parses, opens its model, tokenizes its sentence and
+//    resolves; so does the complete example of lessons/README.md.
+// 2. Broken lessons: each case expects lesson_parse (or lesson_resolve) to fail with a problem
+//    on an exact line whose message holds a key word.
+// 3. The narration: emphasis, inline and display math, lists, code, quotes, the intro step, the
+//    lines of blocks and spans; the options of headings; token specs; the model of a lesson.
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fileio.h" // defines: file_read_all
+#include "lesson.h" // defines: Lesson, lesson_parse, lesson_resolve
+
+static const char *source_dir(void) {
+  const char *d = getenv("SF_SOURCE_DIR");
+  return d ? d : ".";
+}
+
+static void print_diag(const LessonDiag *d) { lesson_diag_print(d, stderr); }
+
+// Parses, opens the model, tokenizes and resolves; true when all of it is clean.
+static bool load_and_resolve(Lesson *l, const char *what, LessonDiag *d) {
+  Err err = {0}, note = {0};
+  bool ok = true;
+  Model *m = lesson_open_model(l, &note, &err);
+  CHECK(m != NULL, "%s: lesson_open_model: %s", what, err.msg);
+  if (!m) return false;
+  if (note.msg[0]) fprintf(stderr, "%s: note: %s\n", what, note.msg);
+  Tokens tk;
+  ok = tokens_from_text(&tk, &m->vocab, l->sentence, LESSON_MAX_WORDS, &err);
+  CHECK(ok, "%s: tokenizing the sentence: %s", what, err.msg);
+  if (ok) {
+    ok = lesson_resolve(l, m, &tk, d);
+    CHECK(ok, "%s: lesson_resolve failed", what);
+    for (int i = 0; ok && i < l->n_steps; i++) {
+      const LessonStep *s = &l->steps[i];
+      if (s->focus == FOCUS_ROW || s->focus == FOCUS_CELL)
+        CHECK(s->row >= 0 && s->row < tk.n, "%s: step %d row %d", what, i, s->row);
+      if (s->focus == FOCUS_COL || s->focus == FOCUS_CELL)
+        CHECK(s->col >= 0 && s->col < tk.n, "%s: step %d col %d", what, i, s->col);
+    }
+    tokens_free(&tk);
+  }
+  model_free(m);
+  return ok;
+}
+
+static void test_shipped_lessons(void) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/lessons", source_dir());
+  DIR *dp = opendir(dir);
+  CHECK(dp != NULL, "cannot open %s", dir);
+  if (!dp) return;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(dp));) {
+    size_t len = strlen(e->d_name);
+    if (len < 4 || strcmp(e->d_name + len - 3, ".md") || !strcmp(e->d_name, "README.md")) continue;
+    char path[8200];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    Lesson l;
+    LessonDiag d = {0};
+    bool ok = lesson_load(&l, path, &d);
+    CHECK(ok, "%s does not parse", path);
+    CHECK(l.n_steps >= 5 && l.title && l.sentence, "%s: %d steps", path, l.n_steps);
+    if (ok) load_and_resolve(&l, path, &d);
+    CHECK(d.n_errors == 0, "%s: %d problems", path, d.n_errors);
+    if (d.n_errors) print_diag(&d);
+    lesson_free(&l);
+    n++;
+  }
+  closedir(dp);
+  CHECK(n >= 4, "only %d lessons in %s", n, dir);
+}
+
+// The ```markdown example of lessons/README.md is a lesson that checks clean.
+static void test_readme_example(void) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/lessons/README.md", source_dir());
+  Err err = {0};
+  size_t len;
+  char *text = file_read_all(path, &len, 1 << 20, &err);
+  CHECK(text != NULL, "%s", err.msg);
+  if (!text) return;
+  char *b = strstr(text, "```markdown\n"), *e = b ? strstr(b + 12, "\n```\n") : NULL;
+  CHECK(b && e, "README.md has no ```markdown example");
+  if (b && e) {
+    Lesson l;
+    LessonDiag d = {0};
+    bool ok = lesson_parse(&l, b + 12, (size_t)(e + 1 - (b + 12)), "README example", &d);
+    CHECK(ok, "the README example does not parse");
+    if (ok) load_and_resolve(&l, "README example", &d);
+    CHECK(d.n_errors == 0 && l.n_steps == 4, "README example: %d problems, %d steps", d.n_errors, l.n_steps);
+    if (d.n_errors) print_diag(&d);
+    lesson_free(&l);
+  }
+  free(text);
+}
+
+#define FRONT "---\ntitle: T\nsentence: The cat walks by the bank\n---\n" // lines 1-4
+
+typedef struct {
+  const char *name, *text;
+  int line;         // the line of the expected problem
+  const char *word; // a key word of its message
+  bool at_resolve;  // found by lesson_resolve (with a random model: D=16, H=2, 2 layers)
+} ErrCase;
+
+static const ErrCase ERRORS[] = {
+    {"unknown stage", FRONT "\n## Softmax {stage=softmx}\n", 6, "did you mean \"softmax\"", false},
+    {"unknown stage lists them", FRONT "## S {stage=attention}\n", 5, "stages: tokens", false},
+    {"unknown option", FRONT "## S {stage=qkv colour=red}\n", 5, "unknown option \"colour\"", false},
+    {"missing front matter", "# Title {stage=tokens}\n", 1, "missing front matter", false},
+    {"front matter not closed", "---\ntitle: T\nsentence: a b\n## S\n", 1, "not closed", false},
+    {"unknown front matter key", "---\ntitle: T\nsentense: a b\n---\n## S\n", 3,
+     "unknown front matter key \"sentense\" (known keys: title, sentence, model, causal)", false},
+    {"no title", "---\nsentence: a b\n---\n## S\n", 1, "no title", false},
+    {"no sentence", "---\ntitle: T\n---\n## S\n", 1, "no sentence", false},
+    {"not key: value", "---\ntitle: T\nsentence: a b\njust words\n---\n## S\n", 4, "key: value", false},
+    {"repeated key", "---\ntitle: T\ntitle: U\nsentence: a b\n---\n## S\n", 3, "twice", false},
+    {"bad causal", "---\ntitle: T\nsentence: a b\ncausal: maybe\n---\n## S\n", 4, "on or off", false},
+    {"bad random model", "---\ntitle: T\nsentence: a b\nmodel: random D=15,H=2\n---\n## S\n", 4, "D=15",
+     false},
+    {"unknown random key", "---\ntitle: T\nsentence: a b\nmodel: random D=16,heads2\n---\n## S\n", 4,
+     "KEY=VALUE", false},
+    {"unclosed brace", FRONT "text\n\n## S {stage=qkv row=cat\n", 7, "unclosed brace", false},
+    {"unclosed quote", FRONT "## S {compare=\"the cat}\n", 5, "unclosed quote", false},
+    {"text after options", FRONT "## S {stage=qkv} more\n", 5, "must end the heading", false},
+    {"bad layer", FRONT "## S {stage=qkv layer=0}\n", 5, "layer=0", false},
+    {"bad head", FRONT "## S {stage=qkv head=two}\n", 5, "head=two", false},
+    {"bad show", FRONT "## S {stage=qkv show=x}\n", 5, "show=x", false},
+    {"show without qkv", FRONT "## S {stage=softmax show=q}\n", 5, "stage=qkv", false},
+    {"repeated option", FRONT "## S {stage=qkv stage=av}\n", 5, "twice", false},
+    {"not key=value", FRONT "## S {.class}\n", 5, "expected key=value", false},
+    {"focus not in sentence", FRONT "\n\n## S {stage=softmax row=dog}\n", 7, "row=dog is not in the sentence",
+     false},
+    {"third the", FRONT "## S {stage=softmax col=the#3}\n", 5, "not in the sentence", false},
+    {"position out of range", FRONT "## S {stage=softmax row=7}\n", 5, "not in the sentence", false},
+    {"bad cell", FRONT "## S {stage=softmax cell=cat}\n", 5, "cell=ROW,COL", false},
+    {"empty heading", FRONT "##\n\ntext\n", 5, "empty heading", false},
+    {"no steps", FRONT "\n", 5, "no steps", false},
+    {"layer out of range", FRONT "## S {stage=softmax layer=3}\n", 5, "layer=3 is out of range", true},
+    {"head out of range", FRONT "\n## S {stage=scores head=3}\n", 6, "head=3 is out of range", true},
+    {"mask without causal", FRONT "## S {stage=mask}\n", 5, "causal: on", true},
+    {"prenorm in post-norm", FRONT "## S {stage=prenorm}\n", 5, "pre-norm", true},
+};
+
+static bool has_problem(const LessonDiag *d, int line, const char *word) {
+  for (int i = 0; i < d->n; i++)
+    if (!d->items[i].warning && d->items[i].line == line && strstr(d->items[i].msg, word)) return true;
+  return false;
+}
+
+static void test_errors(void) {
+  for (size_t i = 0; i < sizeof ERRORS / sizeof *ERRORS; i++) {
+    const ErrCase *c = &ERRORS[i];
+    Lesson l;
+    LessonDiag d = {0};
+    bool ok = lesson_parse(&l, c->text, strlen(c->text), "broken.md", &d);
+    if (c->at_resolve) {
+      CHECK(ok, "%s: should parse", c->name);
+      Err err = {0};
+      free(l.model); // a model whose sizes the cases know: D=16, H=2, 2 layers, post-norm
+      l.model = strdup("random D=16,H=2,F=32,layers=2,seed=1");
+      Model *m = lesson_open_model(&l, NULL, &err);
+      Tokens tk;
+      CHECK(m != NULL, "%s: %s", c->name, err.msg);
+      if (m && tokens_from_text(&tk, &m->vocab, l.sentence, 0, &err)) {
+        CHECK(!lesson_resolve(&l, m, &tk, &d), "%s: lesson_resolve should fail", c->name);
+        tokens_free(&tk);
+      }
+      model_free(m);
+    } else {
+      CHECK(!ok, "%s: lesson_parse should fail", c->name);
+    }
+    CHECK(has_problem(&d, c->line, c->word), "%s: expected broken.md:%d with \"%s\"", c->name, c->line,
+          c->word);
+    CHECK(d.n > 0 && !strcmp(d.items[0].file, "broken.md"), "%s: file name", c->name);
+    if (!has_problem(&d, c->line, c->word)) print_diag(&d);
+    lesson_free(&l);
+  }
+  // several problems at once, in one parse
+  const char *many = "---\ntitle: T\nsentence: a b\ncolour: red\n---\n## A {stage=x}\n"
+                     "## B {row=c}\n## C {head=0}\n";
+  Lesson l;
+  LessonDiag d = {0};
+  CHECK(!lesson_parse(&l, many, strlen(many), "many.md", &d), "many problems");
+  CHECK(d.n_errors == 4 && has_problem(&d, 4, "colour") && has_problem(&d, 6, "stage") &&
+            has_problem(&d, 7, "row=c") && has_problem(&d, 8, "head=0"),
+        "four problems, got %d", d.n_errors);
+  CHECK(l.n_steps == 3, "the steps are kept after errors: %d", l.n_steps);
+  lesson_free(&l);
+  // a missing file
+  LessonDiag d2 = {0};
+  CHECK(!lesson_load(&l, "/nonexistent/lesson.md", &d2) && d2.n == 1 &&
+            strstr(d2.items[0].msg, "cannot open"),
+        "a missing file is reported");
+  lesson_free(&l);
+}
+
+static const DocBlock *block(const Lesson *l, int step, int b) {
+  if (step >= l->n_steps || b >= l->steps[step].narration.n) return NULL;
+  return &l->steps[step].narration.blocks[b];
+}
+
+static bool span_is(const DocBlock *b, int k, SpanKind kind, unsigned style, const char *text, int line) {
+  if (!b || k >= b->n_spans) return false;
+  const DocSpan *s = &b->spans[k];
+  return s->kind == kind && s->style == style && !strcmp(s->text, text) && s->line == line;
+}
+
+static const char *NARRATION =
+    "---\n"                                                                                // 1
+    "title: Doc test\n"                                                                    // 2
+    "sentence: The cat walks by the bank\n"                                                // 3
+    "model: random D=16,H=2,F=32,layers=2,seed=5\n"                                        // 4
+    "causal: on   # a comment\n"                                                           // 5
+    "---\n"                                                                                // 6
+    "An *intro* with $x_i$.\n"                                                             // 7
+    "\n"                                                                                   // 8
+    "## Who does \"cat\" listen to? {stage=softmax layer=2 head=2 row=cat}\n"              // 9
+    "\n"                                                                                   // 10
+    "Rows are **queries**, `code` and $A_h = QK^\\top$\n"                                  // 11
+    "go on.\n"                                                                             // 12
+    "\n"                                                                                   // 13
+    "$$\n"                                                                                 // 14
+    "A = \\operatorname{softmax}(S)\n"                                                     // 15
+    "  + M\n"                                                                              // 16
+    "$$\n"                                                                                 // 17
+    "\n"                                                                                   // 18
+    "- first *item*\n"                                                                     // 19
+    "- second $a$\n"                                                                       // 20
+    "  1. nested\n"                                                                        // 21
+    "\n"                                                                                   // 22
+    "### A sub heading\n"                                                                  // 23
+    "\n"                                                                                   // 24
+    "> quoted &amp; said\n"                                                                // 25
+    "\n"                                                                                   // 26
+    "---\n"                                                                                // 27
+    "\n"                                                                                   // 28
+    "```\n"                                                                                // 29
+    "## not a step\n"                                                                      // 30
+    "```\n"                                                                                // 31
+    "# {stage=qkv show=k head=all cell=the#2,bank}\n"                                      // 32
+    "## Compare {stage=mask col=3 compare=\"The cat sleeps by the \\\"river\\\" bank\"}\n" // 33
+    "Text with $$x$$ inside.\n";                                                           // 34
+
+static void test_narration(void) {
+  Lesson l;
+  LessonDiag d = {0};
+  bool ok = lesson_parse(&l, NARRATION, strlen(NARRATION), "doc.md", &d);
+  CHECK(ok, "the narration test parses");
+  if (!ok) print_diag(&d);
+  CHECK(!strcmp(l.title, "Doc test") && !strcmp(l.sentence, "The cat walks by the bank"), "front matter");
+  CHECK(l.causal && l.causal_set && l.sentence_line == 3 && l.model_line == 4, "causal, lines");
+  CHECK(l.n_steps == 4, "intro + 3 steps, got %d", l.n_steps);
+  if (l.n_steps != 4) return lesson_free(&l);
+  // the intro
+  const LessonStep *s = &l.steps[0];
+  CHECK(!s->has_stage && !strcmp(s->title, "Doc test") && s->line == 7, "intro step");
+  CHECK(span_is(block(&l, 0, 0), 1, SPAN_TEXT, DOC_EM, "intro", 7), "intro emphasis");
+  CHECK(span_is(block(&l, 0, 0), 3, SPAN_MATH, 0, "x_i", 7), "intro math");
+  // step 1: heading options
+  s = &l.steps[1];
+  CHECK(!strcmp(s->title, "Who does \"cat\" listen to?") && s->line == 9, "title [%s]", s->title);
+  CHECK(s->has_stage && s->stage == STEP_SOFTMAX && s->layer == 1 && s->head == 1, "options");
+  CHECK(s->focus == FOCUS_ROW && !strcmp(s->row_spec, "cat") && s->show == SHOW_ALL, "focus");
+  // its narration
+  const DocBlock *p = block(&l, 1, 0);
+  CHECK(p && p->kind == BLOCK_PARA && p->line == 11, "paragraph at line 11");
+  CHECK(span_is(p, 0, SPAN_TEXT, 0, "Rows are ", 11), "plain text");
+  CHECK(span_is(p, 1, SPAN_TEXT, DOC_STRONG, "queries", 11), "strong");
+  CHECK(span_is(p, 3, SPAN_CODE, 0, "code", 11), "inline code");
+  CHECK(span_is(p, 5, SPAN_MATH, 0, "A_h = QK^\\top", 11), "inline math span");
+  CHECK(span_is(p, 6, SPAN_TEXT, 0, " go on.", 11), "a soft break is a space [%s]",
+        p && p->n_spans > 6 ? p->spans[6].text : "");
+  const DocBlock *m = block(&l, 1, 1);
+  CHECK(m && m->kind == BLOCK_MATH && m->line == 14 && m->n_spans == 1, "display math block");
+  CHECK(span_is(m, 0, SPAN_MATH, 0, "A = \\operatorname{softmax}(S)\n  + M", 15),
+        "display math keeps its lines, and a line starting with + stays in it: [%s]",
+        m && m->n_spans ? m->spans[0].text : "");
+  const DocBlock *i1 = block(&l, 1, 2), *i2 = block(&l, 1, 3), *i3 = block(&l, 1, 4);
+  CHECK(i1 && i1->kind == BLOCK_ITEM && i1->level == 1 && i1->line == 19, "first item");
+  CHECK(span_is(i1, 1, SPAN_TEXT, DOC_EM, "item", 19), "emphasis in an item");
+  CHECK(i2 && i2->kind == BLOCK_ITEM && span_is(i2, 1, SPAN_MATH, 0, "a", 20), "second item");
+  CHECK(i3 && i3->kind == BLOCK_ITEM && i3->level == 2 && i3->ordered && i3->number == 1 && i3->line == 21,
+        "nested ordered item");
+  const DocBlock *h = block(&l, 1, 5), *q = block(&l, 1, 6), *r = block(&l, 1, 7), *c = block(&l, 1, 8);
+  CHECK(h && h->kind == BLOCK_HEADING && h->level == 3 && h->line == 23, "level-3 heading");
+  CHECK(q && q->kind == BLOCK_QUOTE && span_is(q, 0, SPAN_TEXT, 0, "quoted & said", 25), "quote");
+  CHECK(r && r->kind == BLOCK_RULE && r->line == 27, "rule at line 27 (%d)", r ? r->line : 0);
+  CHECK(c && c->kind == BLOCK_CODE && span_is(c, 0, SPAN_TEXT, 0, "## not a step", 30),
+        "a heading inside a code block is code");
+  CHECK(l.steps[1].narration.n == 9, "nine blocks, got %d", l.steps[1].narration.n);
+  // step 2: a title from the stage's name, head=all, a cell
+  s = &l.steps[2];
+  CHECK(s->line == 32 && s->has_stage && s->stage == STEP_QKV && s->show == SHOW_K &&
+            s->head == LESSON_ALL_HEADS && !strcmp(s->title, trace_step_name(STEP_QKV)),
+        "options-only heading");
+  CHECK(s->focus == FOCUS_CELL && !strcmp(s->row_spec, "the#2") && !strcmp(s->col_spec, "bank"), "cell");
+  // step 3: a quoted compare value with escapes; display math inside a paragraph splits it
+  s = &l.steps[3];
+  CHECK(s->compare && !strcmp(s->compare, "The cat sleeps by the \"river\" bank"), "compare [%s]",
+        s->compare ? s->compare : "");
+  CHECK(s->focus == FOCUS_COL && !strcmp(s->col_spec, "3"), "col by position");
+  const DocBlock *a = block(&l, 3, 0), *b = block(&l, 3, 1), *e = block(&l, 3, 2);
+  CHECK(a && b && e && a->kind == BLOCK_PARA && b->kind == BLOCK_MATH && e->kind == BLOCK_PARA &&
+            span_is(a, 0, SPAN_TEXT, 0, "Text with", 34) && span_is(b, 0, SPAN_MATH, 0, "x", 34) &&
+            span_is(e, 0, SPAN_TEXT, 0, "inside.", 34),
+        "display math in a paragraph becomes a block between two paragraphs");
+  // resolve against the model
+  Err err = {0};
+  Model *model = lesson_open_model(&l, NULL, &err);
+  CHECK(model && model->cfg.causal && model->cfg.D == 16 && model->cfg.n_layers == 2 && model->has_seed &&
+            model->seed == 5,
+        "random model with the lesson's causal");
+  CHECK(model && vocab_find(&model->vocab, "river") > 0, "compare words are in the vocabulary");
+  Tokens tk;
+  if (model && tokens_from_text(&tk, &model->vocab, l.sentence, 0, &err)) {
+    CHECK(lesson_resolve(&l, model, &tk, &d), "resolves");
+    CHECK(l.steps[1].row == 1, "row=cat is token 1");
+    CHECK(l.steps[2].row == 4 && l.steps[2].col == 5, "cell=the#2,bank is (4, 5)");
+    CHECK(l.steps[3].row == -1 && l.steps[3].col == 2, "col=3 is token 2");
+    tokens_free(&tk);
+  }
+  model_free(model);
+  lesson_free(&l);
+}
+
+static void test_tokens_and_stages(void) {
+  Vocab v;
+  Err err = {0};
+  Tokens tk;
+  CHECK(vocab_from_text(&v, "the cat walks by bank", &err), "vocab");
+  CHECK(tokens_from_text(&tk, &v, "The cat walks by the bank", 0, &err), "tokens");
+  CHECK(lesson_find_token(&tk, "the") == 0 && lesson_find_token(&tk, "THE") == 0, "the");
+  CHECK(lesson_find_token(&tk, "the#2") == 4 && lesson_find_token(&tk, "the#3") == -1, "the#2");
+  CHECK(lesson_find_token(&tk, "3") == 2 && lesson_find_token(&tk, "0") == -1 &&
+            lesson_find_token(&tk, "7") == -1,
+        "positions");
+  CHECK(lesson_find_token(&tk, "dog") == -1 && lesson_find_token(&tk, "") == -1 &&
+            lesson_find_token(&tk, "#2") == -1 && lesson_find_token(&tk, "the#") == -1 &&
+            lesson_find_token(&tk, "the#0") == -1,
+        "bad specs");
+  tokens_free(&tk);
+  vocab_free(&v);
+  for (int k = STEP_TOKENS; k <= STEP_PRENORM; k++) {
+    StepKind back;
+    const char *name = lesson_stage_name((StepKind)k);
+    CHECK(*name && lesson_stage_from_name(name, &back) && back == (StepKind)k, "stage %d", k);
+  }
+  StepKind dummy;
+  CHECK(!lesson_stage_from_name("Softmax", &dummy), "stage names are exact");
+}
+
+// A model path is relative to the lesson's folder; a missing file is an error.
+static void test_model_paths(void) {
+  char dir[] = "/tmp/sf-test-lesson.XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  char sub[64], path[128];
+  snprintf(sub, sizeof sub, "%s/lessons", dir);
+  CHECK(mkdir(sub, 0700) == 0, "mkdir %s", sub);
+  Err err = {0};
+  Vocab v;
+  CHECK(vocab_from_text(&v, "a b c", &err), "vocab");
+  ModelConfig mc = model_config_default();
+  Model *m = model_random(&mc, &v, 9, &err);
+  vocab_free(&v);
+  snprintf(path, sizeof path, "%s/tiny.safetensors", dir);
+  CHECK(m && model_save(m, path, &err), "save: %s", err.msg);
+  model_free(m);
+  const char *text = "---\ntitle: T\nsentence: a b c\nmodel: ../tiny.safetensors\n---\n## S\n";
+  snprintf(path, sizeof path, "%s/lesson.md", sub);
+  Lesson l;
+  LessonDiag d = {0};
+  CHECK(lesson_parse(&l, text, strlen(text), path, &d), "parses");
+  m = lesson_open_model(&l, NULL, &err);
+  CHECK(m && m->cfg.D == mc.D && m->seed == 9, "the model next to the lessons folder: %s", err.msg);
+  model_free(m);
+  lesson_free(&l);
+  const char *missing = "---\ntitle: T\nsentence: a\nmodel: nothere.safetensors\n---\n## S\n";
+  CHECK(lesson_parse(&l, missing, strlen(missing), path, &d), "parses");
+  m = lesson_open_model(&l, NULL, &err);
+  CHECK(!m && strstr(err.msg, "nothere.safetensors"), "a missing model: %s", err.msg);
+  lesson_free(&l);
+  snprintf(path, sizeof path, "%s/tiny.safetensors", dir);
+  remove(path);
+  rmdir(sub);
+  rmdir(dir);
+}
+
+int main(void) {
+  test_shipped_lessons();
+  test_readme_example();
+  test_errors();
+  test_narration();
+  test_tokens_and_stages();
+  test_model_paths();
+  return check_exit("test_lesson");
+}

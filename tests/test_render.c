@@ -1,0 +1,245 @@
+// test_render.c -- the render layer: colours of cells, PNG and SVG writers, golden images.
+//
+// Golden images (tests/golden/*.png) are views of reference models drawn WITHOUT text
+// (SCENE_NO_TEXT), so they do not depend on the font rasterizer, compared with a small
+// tolerance. When a view changes on purpose, regenerate them and look at them:
+//     SF_UPDATE_GOLDEN=1 ./build/tests/test_render      (or: SF_UPDATE_GOLDEN=1 ctest -R test_render)
+// On a mismatch the actual picture and a diff are written next to the test binary.
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "forward.h"
+#include "page.h"
+#include "pngio.h"
+#include "svg.h"
+#include "view.h"
+
+static Trace *load_trace(const char *ref, const char *text, bool causal, Model **m) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/ref/%s/model.safetensors", check_test_dir(), ref);
+  Err err = {0};
+  *m = model_load(path, &err);
+  CHECK(*m != NULL, "%s", err.msg);
+  if (!*m) exit(1);
+  if (causal) (*m)->cfg.causal = true;
+  Tokens tok;
+  CHECK(tokens_from_text(&tok, &(*m)->vocab, text, 0, &err), "%s", err.msg);
+  Trace *t = trace_new(*m, &tok, &err);
+  tokens_free(&tok);
+  model_forward(t);
+  return t;
+}
+
+// The pixel at the centre of cell (i, j) of operand k is the colour of its value.
+static void test_cell_colours(const Trace *t, int step, int head) {
+  Scene s;
+  scene_init(&s, 1920, 1080, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  o.numbers = false;
+  o.head = head;
+  ViewLayout lay;
+  view_render(&s, t, step, &o, 0, 0, 1920, 1080, &lay);
+  Canvas c = canvas_new(1920, 1080);
+  scene_raster(&s, c, SCENE_NO_TEXT);
+  int checked = 0;
+  for (int k = 0; k < lay.n_ops; k++) {
+    const ViewOperand *v = &lay.ops[k];
+    if (v->drows != v->op.rows || v->dcols != v->op.cols || v->op.index < 0) continue; // exact cells only
+    float cw = v->w / v->op.cols, ch = v->h / v->op.rows;
+    if (cw < 3 || ch < 3) continue;
+    for (int i = 0; i < v->op.rows; i += 1 + v->op.rows / 5)
+      for (int j = 0; j < v->op.cols; j += 1 + v->op.cols / 5) {
+        float val = operand_at(&v->op, i, j);
+        if (!isfinite(val)) continue;
+        uint32_t want = scale_color(&v->scale, val);
+        uint32_t got = canvas_get(c, (int)(v->x + (j + 0.5f) * cw), (int)(v->y + (i + 0.5f) * ch));
+        CHECK(abs((int)SF_R(got) - (int)SF_R(want)) <= 1 && abs((int)SF_G(got) - (int)SF_G(want)) <= 1 &&
+                  abs((int)SF_B(got) - (int)SF_B(want)) <= 1,
+              "step %d operand %d cell (%d,%d) = %g: pixel %08x, colour map %08x", step, k, i, j, val, got, want);
+        checked++;
+      }
+  }
+  CHECK(checked > 0, "step %d: no cell was checked", step);
+  canvas_free(&c);
+  scene_free(&s);
+}
+
+// Masked cells of the causal scores are hatched (two colours inside the cell), not flat.
+static void test_masked_hatched(const Trace *t) {
+  int step = trace_step_find(t, STEP_MASK, 0);
+  CHECK(step >= 0, "causal trace has a mask step");
+  if (step < 0) return;
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  o.numbers = false;
+  ViewLayout lay;
+  view_render(&s, t, step, &o, 0, 0, 1280, 720, &lay);
+  Canvas c = canvas_new(1280, 720);
+  scene_raster(&s, c, SCENE_NO_TEXT);
+  const ViewOperand *r = &lay.ops[lay.result];
+  float cw = r->w / r->op.cols, ch = r->h / r->op.rows;
+  // cell (0, L-1) is masked: count distinct colours in it
+  int x0 = (int)(r->x + (r->op.cols - 1) * cw + 2), y0 = (int)(r->y + 2);
+  uint32_t first = canvas_get(c, x0, y0);
+  int different = 0;
+  for (int y = y0; y < (int)(r->y + ch - 2); y++)
+    for (int x = x0; x < (int)(r->x + r->op.cols * cw - 2); x++) different += canvas_get(c, x, y) != first;
+  CHECK(different > 10, "masked cell is hatched (%d pixels differ from the first)", different);
+  CHECK(!isfinite(operand_at(&r->op, 0, r->op.cols - 1)), "cell (0, L-1) is -inf");
+  canvas_free(&c);
+  scene_free(&s);
+}
+
+static void test_png_roundtrip(void) {
+  Canvas c = canvas_new(97, 61); // odd sizes on purpose
+  for (int y = 0; y < c.h; y++)
+    for (int x = 0; x < c.w; x++) c.px[y * c.stride + x] = SF_RGBA(x * 2, y * 4, (x * y) & 255, 255);
+  char path[] = "/tmp/sf-test-XXXXXX.png";
+  int fd = mkstemps(path, 4);
+  CHECK(fd >= 0, "temp file");
+  Err err = {0};
+  const char *kv[] = {"Sentence", "The cat walks by the bank"};
+  CHECK(pngio_write(c, path, kv, 1, &err), "%s", err.msg);
+  Canvas back;
+  CHECK(pngio_read(&back, path, &err), "%s", err.msg);
+  CHECK(back.w == c.w && back.h == c.h, "size %dx%d", back.w, back.h);
+  int bad = 0;
+  for (int i = 0; i < c.w * c.h && back.px; i++) bad += back.px[i] != c.px[i];
+  CHECK(bad == 0, "%d pixels differ after PNG write+read", bad);
+  // a failed write leaves nothing behind and says why
+  CHECK(!pngio_write(c, "/nonexistent-dir/x.png", NULL, 0, &err), "write into a missing folder fails");
+  CHECK(strstr(err.msg, "/nonexistent-dir/x.png") != NULL, "message names the file: %s", err.msg);
+  remove(path);
+  close(fd);
+  canvas_free(&back);
+  canvas_free(&c);
+}
+
+// The SVG of a view has exactly one <rect> per heatmap cell, and is well-formed enough to count.
+static void test_svg_cells(const Trace *t, int step) {
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  ViewLayout lay;
+  view_render(&s, t, step, &o, 0, 0, 1280, 720, &lay);
+  long cells = 0;
+  for (int k = 0; k < s.n; k++)
+    if (s.cmds[k].kind == CMD_CELLS) cells += (long)s.cmds[k].rows * s.cmds[k].cols;
+  long operand_cells = 0;
+  for (int k = 0; k < lay.n_ops; k++) operand_cells += (long)lay.ops[k].drows * lay.ops[k].dcols;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  svg_fprint(&s, f, "title", "desc");
+  fclose(f);
+  long rects = 0;
+  const char *p = buf, *g;
+  while ((g = strstr(p, "<g shape-rendering=\"crispEdges\">"))) { // heatmap groups
+    const char *end = strstr(g, "</g>");
+    for (const char *r = g; r && r < end; r++) {
+      r = strstr(r, "<rect ");
+      if (!r || r > end) break;
+      rects++;
+    }
+    p = end;
+  }
+  CHECK(rects == cells, "step %d: %ld <rect> in heatmaps, %ld cells", step, rects, cells);
+  CHECK(cells >= operand_cells, "every operand cell is in a heatmap (%ld vs %ld)", cells, operand_cells);
+  CHECK(strstr(buf, "<text") != NULL, "text is text");
+  CHECK(strstr(buf, "<image") == NULL, "no embedded bitmap");
+  CHECK(strncmp(buf, "<?xml", 5) == 0 && strstr(buf, "</svg>") != NULL, "an XML document");
+  free(buf);
+  scene_free(&s);
+}
+
+// ---------------------------------------------------------------- golden images
+
+static int golden_failures;
+
+static void golden(const char *name, const Trace *t, int step, int head, int W, int H) {
+  Scene s;
+  scene_init(&s, (float)W, (float)H, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  o.head = head;
+  o.numbers = false;
+  PageSpec p = {.trace = t, .step = step, .view = &o, .sentence = "golden", .width = (float)W, .height = (float)H};
+  ViewLayout lay;
+  page_render(&s, &p, &lay);
+  Canvas c = canvas_new(W, H);
+  scene_raster(&s, c, SCENE_NO_TEXT);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/golden/%s.png", check_test_dir(), name);
+  Err err = {0};
+  if (getenv("SF_UPDATE_GOLDEN")) {
+    CHECK(pngio_write(c, path, NULL, 0, &err), "%s", err.msg);
+    printf("updated %s\n", path);
+  } else {
+    Canvas want;
+    bool have = pngio_read(&want, path, &err);
+    CHECK(have, "%s (make it with SF_UPDATE_GOLDEN=1)", err.msg);
+    if (have) {
+      long differ = 0;
+      int worst = 0;
+      Canvas diff = canvas_new(W, H);
+      for (int i = 0; i < W * H && want.w == W && want.h == H; i++) {
+        uint32_t a = c.px[i], b = want.px[i];
+        int d = abs((int)SF_R(a) - (int)SF_R(b)) + abs((int)SF_G(a) - (int)SF_G(b)) + abs((int)SF_B(a) - (int)SF_B(b));
+        worst = d > worst ? d : worst;
+        differ += d > 24;
+        diff.px[i] = d > 24 ? SF_RGBA(255, 0, 0, 255) : SF_RGBA(255 - d, 255 - d, 255 - d, 255);
+      }
+      bool ok = want.w == W && want.h == H && differ <= (long)W * H / 500; // 0.2 % of pixels
+      CHECK(ok, "golden %s: %ld pixels differ (worst %d); see %s-actual.png and %s-diff.png; update with SF_UPDATE_GOLDEN=1",
+            name, differ, worst, name, name);
+      if (!ok) {
+        char out[512];
+        snprintf(out, sizeof out, "%s-actual.png", name);
+        pngio_write(c, out, NULL, 0, &err);
+        snprintf(out, sizeof out, "%s-diff.png", name);
+        pngio_write(diff, out, NULL, 0, &err);
+        golden_failures++;
+      }
+      canvas_free(&diff);
+      canvas_free(&want);
+    }
+  }
+  canvas_free(&c);
+  scene_free(&s);
+}
+
+int main(void) {
+  Err err = {0};
+  if (!text_init(&err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  Model *m1, *m2, *m3;
+  Trace *cat = load_trace("cat-bank", "The cat walks by the bank", false, &m1);
+  Trace *causal = load_trace("causal", "the cat eats the mouse", true, &m2);
+  Trace *deep = load_trace("deep-d64-h8", "The cat walks by the river bank and the mouse sleeps by the money", false, &m3);
+
+  for (int st = 1; st < cat->n_steps; st++) test_cell_colours(cat, st, 0);
+  test_cell_colours(causal, trace_step_find(causal, STEP_SOFTMAX, 0), 1);
+  test_masked_hatched(causal);
+  test_png_roundtrip();
+  for (int st = 1; st < cat->n_steps; st++) test_svg_cells(cat, st);
+  test_svg_cells(deep, trace_step_find(deep, STEP_FFN_HIDDEN, 2));
+
+  golden("cat-bank-softmax-h1", cat, trace_step_find(cat, STEP_SOFTMAX, 0), 0, 960, 540);
+  golden("cat-bank-qkv", cat, trace_step_find(cat, STEP_QKV, 1), 1, 960, 540);
+  golden("cat-bank-embed", cat, trace_step_find(cat, STEP_EMBED, -1), 0, 960, 540);
+  golden("causal-mask-h2", causal, trace_step_find(causal, STEP_MASK, 0), 1, 960, 540);
+  golden("deep-softmax-all", deep, trace_step_find(deep, STEP_SOFTMAX, 1), -1, 960, 540);
+  golden("deep-ffn", deep, trace_step_find(deep, STEP_FFN_HIDDEN, 2), 0, 960, 540);
+
+  trace_free(cat), trace_free(causal), trace_free(deep);
+  model_free(m1), model_free(m2), model_free(m3);
+  text_shutdown();
+  return check_exit("test_render");
+}
