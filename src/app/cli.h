@@ -42,5 +42,6 @@ int cli_stages(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_export(int argc, char **argv);
+int cli_window(int argc, char **argv);
 
 #endif

@@ -5,11 +5,13 @@
 // stage reads is still in cache (BENCHMARKS.md has the timings):
 //   - attention runs head by head and, inside a head, in blocks of query rows, so a block's
 //     scores S, weights A and weighted values A·V stay in the L2 cache between the stages;
-//   - the residual sums and LayerNorms run row by row, the FFN's activation right after its
-//     product.
-// With forward_set_threads(2) the work is split between two threads (par.h): products by output
-// columns, attention by heads, row-wise stages by rows; jobs too small to pay for the hand-off
-// stay on one thread. Each value is computed by the same kernel either way.
+//   - the residual sums and LayerNorms run in blocks of rows that fit the L1 cache, the FFN's
+//     activation right after its product.
+// With forward_set_threads(2) the work is split between two threads (par.h): products by blocks
+// of output columns, attention by heads, row-wise stages by blocks of rows; jobs too small to
+// pay for the hand-off stay on one thread. The loop kernels and the elementwise stages give the
+// same bits either way; a BLAS product cut into column blocks may round differently in the
+// last bit (about 1e-6 relative), as BLAS picks its inner kernels by the shape it is given.
 #include "forward.h"
 
 #include <math.h>

@@ -86,15 +86,20 @@ typedef struct {
 SF_INLINE void matmul_t_tile(Mat y, Mat w, const float *xt, Tile t, const float *bias, float alpha) {
   const float *wr[TILE_N]; // the tile's weight rows (repeating row j0 past the last one)
   F8 acc[TILE_N];          // acc[jj] lane r = y[i0 + r, j0 + jj]
-  float tile[TILE_N][TILE_M];
+  float tile[TILE_M][TILE_N];
   SF_UNROLL for (int jj = 0; jj < TILE_N; jj++) wr[jj] = &MAT_AT(w, t.j0 + (jj < t.nr ? jj : 0), t.k0);
   if (t.first) {
     SF_UNROLL for (int jj = 0; jj < TILE_N; jj++) acc[jj] = f8_set(0.0f);
-  } else { // carry on from the sums of the slices before, stored in y
-    for (int jj = 0; jj < TILE_N; jj++)
-      for (int r = 0; r < TILE_M; r++)
-        tile[jj][r] = r < t.mr && jj < t.nr ? MAT_AT(y, t.i0 + r, t.j0 + jj) : 0.0f;
-    SF_UNROLL for (int jj = 0; jj < TILE_N; jj++) acc[jj] = f8_load(tile[jj]);
+  } else { // carry on from the sums of the slices before, stored in y: its rows, transposed
+    SF_UNROLL for (int r = 0; r < TILE_M; r++) {
+      const float *yr = &MAT_AT(y, t.i0 + (r < t.mr ? r : 0), t.j0);
+      if (t.nr < TILE_N) {
+        for (int jj = 0; jj < TILE_N; jj++) tile[r][jj] = jj < t.nr ? yr[jj] : 0.0f;
+        yr = tile[r];
+      }
+      acc[r] = f8_load(yr);
+    }
+    f8_transpose(acc);
   }
   for (int k = 0; k < t.kc; k++) {
     F8 xk = f8_load(xt + k * TILE_M);

@@ -90,7 +90,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   if (p->lesson_steps > 0) {
     snprintf(buf, sizeof buf, "%s%sstep %d of %d", p->lesson ? p->lesson : "", p->lesson ? " · " : "",
              p->lesson_step + 1, p->lesson_steps);
-    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u, hh * 0.66f, 1.0f, th->muted, buf);
+    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u - p->header_reserve, hh * 0.66f, 1.0f, th->muted, buf);
   }
 
   // title and formula

@@ -30,6 +30,7 @@ typedef struct {
   const char *lesson;       // lesson title for the footer, or NULL
   int lesson_step, lesson_steps; // "step 3 of 21" when lesson_steps > 0
   const char *note;         // a line of the app's (e.g. an error to show), or NULL
+  float header_reserve;     // pixels at the right of the header kept free (the window's controls)
   float width, height;
 } PageSpec;
 

@@ -26,14 +26,6 @@ void tex_box_add(TexBoxNode *parent, TexBoxNode *child, float x, float y) {
   parent->d = fmaxf(parent->d, child->d - y);
 }
 
-// SDL_ttf puts the left of its surface at the leftmost ink when that is left of the pen, and
-// its top at the highest ink when that is above the font's ascent; text_draw places the
-// surface at the pen and at baseline - ascent. The offsets undo both.
-static void draw_offsets(TexBoxNode *b, float min_x, float max_y) {
-  b->ox = fminf(0, min_x);
-  b->oy = fmaxf(0, max_y - tex_font_ascent((FontFace)b->face, (int)b->size));
-}
-
 TexBoxNode *tex_box_glyph(TexLay *L, FontFace f, float size, uint32_t cp) {
   TexBoxNode *b = tex_box_new(L, B_GLYPH);
   char u[5];
@@ -42,7 +34,6 @@ TexBoxNode *tex_box_glyph(TexLay *L, FontFace f, float size, uint32_t cp) {
   b->face = (uint8_t)f, b->size = size;
   if (tex_glyph(f, (int)size, cp, &b->g)) {
     b->w = b->g.advance, b->h = fmaxf(0, b->g.maxy), b->d = fmaxf(0, -b->g.miny);
-    draw_offsets(b, b->g.minx, b->g.maxy);
   }
   return b;
 }
@@ -53,14 +44,12 @@ TexBoxNode *tex_box_run(TexLay *L, FontFace f, float size, const char *utf8) {
   b->face = (uint8_t)f, b->size = size;
   b->w = text_width(f, size, utf8);
   bool first = true;
-  float max_y = 0;
   for (const char *s = utf8; *s;) {
     GlyphInfo g;
     if (!tex_glyph(f, (int)size, text_utf8_next(&s), &g)) continue;
     if (first) b->g = g, first = false;
-    b->h = fmaxf(b->h, g.maxy), b->d = fmaxf(b->d, -g.miny), max_y = fmaxf(max_y, g.maxy);
+    b->h = fmaxf(b->h, g.maxy), b->d = fmaxf(b->d, -g.miny);
   }
-  draw_offsets(b, b->g.minx, max_y);
   return b;
 }
 
@@ -134,8 +123,11 @@ static void emit_box(Scene *s, const TexBoxNode *b, float ox, float oy, uint32_t
   uint32_t c = b->color ? b->color : color;
   if (b->hidden) return;
   switch ((TexBoxKind)b->kind) {
-  case B_GLYPH: scene_text(s, (FontFace)b->face, b->size, x + b->ox, y - b->oy, c, b->text); break;
-  case B_RULE: emit_rule(s, x, y - b->h, b->w, b->h + b->d, c); break;
+  case B_GLYPH: scene_text(s, (FontFace)b->face, b->size, x, y, c, b->text); break;
+  case B_RULE:
+    if (b->soft) scene_rect(s, x, y - b->h, b->w, b->h + b->d, c);
+    else emit_rule(s, x, y - b->h, b->w, b->h + b->d, c);
+    break;
   case B_LINE: scene_line(s, x, y, x + b->x2, y - b->y2, b->lw, c); break;
   case B_GROUP:
     for (const TexBoxNode *k = b->first; k; k = k->next) emit_box(s, k, x, y, c);

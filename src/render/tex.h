@@ -4,7 +4,8 @@
 // with TeX's rules (styles D/T/S/SS, spacing classes, scripts, fractions, radicals, limits,
 // growing delimiters, matrices) using the metrics of Latin Modern Math through text.h
 // (DejaVu when fonts-lmodern is missing). Sizes are pixels: size_px is the font size of the
-// text style; metrics are in pixels, ascent above and descent below the baseline, positive.
+// text style, rounded and kept within 4..200; scripts are 70% and 50% of it. Metrics are in
+// pixels, ascent above and descent below the baseline, both positive.
 // tex_emit appends glyphs, rules and lines to a Scene at a pen position (x, baseline y, y down),
 // so the same box draws into pixels and SVG alike. The caller owns the TexBox (tex_free).
 //
@@ -19,6 +20,18 @@
 //     TexMetrics m = tex_metrics(b);   // centre it, frame it, ...
 //     tex_emit(&scene, b, x, y + m.ascent, SF_RGBA(0, 0, 0, 255));
 //     tex_free(b);
+//
+// Understood: letters (math italic), digits, + - * / = < > ( ) [ ] | , ; : ! ' and Unicode
+// typed as such (α, →, ℝ); ^ _ and primes; {groups}; \frac \dfrac \tfrac \binom \sqrt[n];
+// \left \middle \right with ( ) [ ] \{ \} | \| \langle \rangle \lfloor ... and .; \big \Big
+// \bigg \Bigg (l r m); \mathbf \mathrm \mathit \mathbb \mathcal \mathfrak \mathsf \mathtt
+// \boldsymbol \bm; \text \textbf \textit \mbox; \operatorname(*) and \sin \cos \exp \log
+// \max \min \lim ...; \sum \prod \int ... with \limits \nolimits; Greek (\epsilon
+// \varepsilon ...); relations, arrows, operators and dots (\ldots \cdots \vdots \ddots);
+// \hat \tilde \bar \vec \dot \ddot \widehat \widetilde \overline \underline;
+// \overset \underset \stackrel \not; spaces \, \: \; \! \quad \qquad \hspace{..} ~;
+// \textcolor{#RRGGBB or name}{...} and \color; \displaystyle ...; \phantom; environments
+// matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix cases aligned (& and \\); % comments.
 #ifndef SF_TEX_H
 #define SF_TEX_H
 

@@ -94,9 +94,17 @@ static bool pieces_of(uint32_t cp, Pieces *p) {
   }
 }
 
+// A rule that continues a glyph's stroke from x0 to x1 (the glyph's whole-pixel ink bounds,
+// so half a pixel inside each), anti-aliased like the glyph rather than snapped.
+static void stroke(TexLay *L, TexBoxNode *g, float x0, float x1, float y0, float y1) {
+  TexBoxNode *r = tex_box_rule(L, fmaxf(0.5f, x1 - x0 - 1), y1 - y0, 0);
+  if (r) r->soft = true;
+  tex_box_add(g, r, x0 + 0.5f, y0);
+}
+
 // A straight stretch between y0 and y1, as wide as the extension piece's ink.
 static void fill(TexLay *L, TexBoxNode *g, const TexBoxNode *ext, float y0, float y1) {
-  if (y1 > y0) add_rule(L, g, ext->g.minx, y0 - 0.5f, y1 + 0.5f, ext->g.maxx - ext->g.minx);
+  if (y1 > y0) stroke(L, g, ext->g.minx, ext->g.maxx, y0 - 0.5f, y1 + 0.5f);
 }
 
 // Top and bottom hooks (and a middle piece for braces) with straight rules between; below
@@ -153,7 +161,8 @@ TexBoxNode *tex_delim(TexLay *L, uint32_t cp, float em, float total) {
   case '[': case ']': case 0x2308: case 0x2309: case 0x230A: case 0x230B:
     return bracket(L, cp, em, total);
   case '|': case 0x2016: return bars(L, cp, em, total);
-  case 0x27E8: case 0x27E9: return total > 1.3f * ink ? angle(L, cp, em, total) : scaled(L, cp, em, total);
+  case 0x27E8: case 0x27E9:
+    return total > 1.3f * ink ? angle(L, cp, em, total) : scaled(L, cp, em, total);
   default:
     if (pieces_of(cp, &p) && total > (L->lm ? 1.9f : 1.4f) * ink) return assembly(L, &p, em, total);
     return scaled(L, cp, em, total);
@@ -202,8 +211,9 @@ TexBoxNode *tex_radical(TexLay *L, float em, float total, float *rule_x) {
   float t = TEX_RULE * em, y = -total - piece->g.miny;
   tex_box_add(g, piece, 0, y);
   float stroke_top = y + piece->g.maxy;
-  if (stroke_top < 0) add_rule(L, g, piece->g.maxx - t, stroke_top - 0.5f, 0, t);
-  *rule_x = piece->g.maxx - t;
+  float right = piece->g.maxx - 0.5f; // the ink's edge, inside its whole-pixel bound
+  if (stroke_top < 0) stroke(L, g, right - t - 0.5f, right + 0.5f, stroke_top - 0.5f, 0);
+  *rule_x = right - t;
   g->h = 0, g->d = total, g->w = piece->g.maxx;
   return g;
 }

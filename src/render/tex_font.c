@@ -56,20 +56,6 @@ bool tex_glyph(FontFace f, int px, uint32_t cp, GlyphInfo *g) {
 
 bool tex_fonts_ready(void) { return text_line_height(FONT_MATH, 16) > 0; }
 
-float tex_font_ascent(FontFace f, int px) {
-  static float asc[FONT_COUNT][401]; // 0: not asked yet
-  if (px < 0 || px > 400) return text_ascent(f, (float)px);
-  pthread_mutex_lock(&lock);
-  float a = asc[f][px];
-  pthread_mutex_unlock(&lock);
-  if (a > 0) return a;
-  a = text_ascent(f, (float)px);
-  pthread_mutex_lock(&lock);
-  asc[f][px] = a;
-  pthread_mutex_unlock(&lock);
-  return a;
-}
-
 bool tex_lm_math(void) {
   GlyphInfo g; // Latin Modern Math's radical bottom piece stands on the baseline, 1.82 em tall
   return tex_glyph(FONT_MATH, 100, 0x23B7, &g) && g.miny > -1 && g.maxy > 170;

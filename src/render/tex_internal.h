@@ -118,7 +118,6 @@ FontFace tex_face_for(uint32_t cp, uint32_t *out_cp);
 int tex_utf8_put(uint32_t cp, char out[5]); // returns the length
 bool tex_fonts_ready(void);
 bool tex_lm_math(void); // Latin Modern Math is the math face (else DejaVu fallback)
-float tex_font_ascent(FontFace f, int px); // cached text_ascent
 
 // ---- box tree
 typedef enum { B_GLYPH, B_RULE, B_LINE, B_GROUP } TexBoxKind;
@@ -127,13 +126,13 @@ typedef struct TexBoxNode TexBoxNode;
 struct TexBoxNode {
   uint8_t kind, face;
   bool hidden;             // phantoms: measured, not drawn
+  bool soft;               // B_RULE continuing a glyph's stroke: exact edges, not whole pixels
   float w, h, d;           // width, height above and depth below the origin
   float x, y;              // origin in the parent (y up)
   uint32_t color;          // 0 inherit
   float size;              // B_GLYPH font size (whole pixels)
   const char *text;        // B_GLYPH
   GlyphInfo g;             // B_GLYPH: ink of its (first) glyph
-  float ox, oy;            // B_GLYPH: pen offset that undoes SDL_ttf's surface placement
   float x2, y2, lw;        // B_LINE: end point from the origin, line width
   TexBoxNode *first, *last; // B_GROUP children
   TexBoxNode *next;
@@ -152,6 +151,7 @@ typedef struct {
   float base;         // font size of the text style, pixels
   bool lm;            // Latin Modern Math is there (else DejaVu: no stretchy pieces)
   float mid_h, mid_d; // \middle delimiters cover this (0, 0: measuring pass, draw nothing)
+  int measuring;      // inside a first pass of \left...\middle...\right: one pass suffices
 } TexLay;
 
 TexBoxNode *tex_lay_formula(TexLay *L, const TexNode *list, bool display);

@@ -13,7 +13,9 @@ float tex_style_size(const TexLay *L, TexStyle st) {
 
 Sty tex_sup_style(Sty s) { return (Sty){s.st <= ST_T ? ST_S : ST_SS, s.cramped}; }
 Sty tex_sub_style(Sty s) { return (Sty){s.st <= ST_T ? ST_S : ST_SS, true}; }
-static Sty num_style(Sty s) { return (Sty){s.st == ST_D ? ST_T : s.st == ST_T ? ST_S : ST_SS, s.cramped}; }
+static Sty num_style(Sty s) {
+  return (Sty){s.st == ST_D ? ST_T : s.st == ST_T ? ST_S : ST_SS, s.cramped};
+}
 static Sty den_style(Sty s) { return (Sty){num_style(s).st, true}; }
 
 // ---- spacing between atoms (TeXbook p. 170): 1 thin, 2 medium, 3 thick; negative: only in

@@ -18,9 +18,14 @@ static TexBoxNode *fence(TexLay *L, TexBoxNode *l, TexBoxNode *body, TexBoxNode 
 TexBoxNode *tex_lay_leftright(TexLay *L, const TexNode *n, Sty st) {
   float em = tex_style_size(L, (TexStyle)st.st);
   float mh = L->mid_h, md = L->mid_d;
-  L->mid_h = L->mid_d = 0; // first pass: \middle takes no room, so it cannot size itself
+  // First pass: \middle takes no room, so it cannot size itself. A second pass draws it at
+  // the size found, unless this is itself only measured (nesting would double the work).
+  bool again = n->has_middle && !L->measuring;
+  L->mid_h = L->mid_d = 0;
+  L->measuring += n->has_middle;
   TexBoxNode *body = tex_lay_list(L, n->a, st);
-  if (body && n->has_middle) {
+  L->measuring -= n->has_middle;
+  if (body && again) {
     L->mid_h = fmaxf(body->h, 0.01f), L->mid_d = body->d;
     body = tex_lay_list(L, n->a, st);
   }

@@ -249,6 +249,7 @@ TexNode *tex_p_need_arg(P *p, size_t pos, const char *cmd, const char *what) {
 
 // A braced word ({bmatrix}, {red}); returns its length and start, or 0.
 size_t tex_p_word_arg(P *p, const char **start) {
+  *start = "";
   tex_p_skip_ws(p);
   if (peek(p) != '{') return 0;
   size_t b = ++p->i;

@@ -132,10 +132,12 @@ static bool env_delims(const char *name, size_t n, uint32_t *l, uint32_t *r, uin
     const char *name;
     uint32_t l, r;
     char align;
-  } E[] = {{"matrix", 0, 0, 'c'},      {"pmatrix", '(', ')', 'c'},     {"bmatrix", '[', ']', 'c'},
-           {"Bmatrix", '{', '}', 'c'}, {"vmatrix", '|', '|', 'c'},     {"Vmatrix", 0x2016, 0x2016, 'c'},
-           {"smallmatrix", 0, 0, 'c'}, {"cases", '{', 0, 'l'},        {"aligned", 0, 0, 'a'},
-           {"gathered", 0, 0, 'c'},    {"array", 0, 0, 'c'},           {"split", 0, 0, 'a'}};
+  } E[] = {
+      {"matrix", 0, 0, 'c'},      {"pmatrix", '(', ')', 'c'},       {"bmatrix", '[', ']', 'c'},
+      {"Bmatrix", '{', '}', 'c'}, {"vmatrix", '|', '|', 'c'}, {"Vmatrix", 0x2016, 0x2016, 'c'},
+      {"smallmatrix", 0, 0, 'c'}, {"cases", '{', 0, 'l'},           {"aligned", 0, 0, 'a'},
+      {"gathered", 0, 0, 'c'},    {"array", 0, 0, 'c'},             {"split", 0, 0, 'a'},
+  };
   for (size_t i = 0; i < sizeof E / sizeof E[0]; i++)
     if (strlen(E[i].name) == n && !memcmp(E[i].name, name, n)) {
       *l = E[i].l, *r = E[i].r, *align = (uint8_t)E[i].align;
@@ -213,7 +215,7 @@ static TexNode *parse_env(P *p, size_t pos, int term) {
     p->i += 4;
     const char *end;
     size_t k = tex_p_word_arg(p, &end);
-    if (k != n || memcmp(end, name, n))
+    if (k != n || (n && memcmp(end, name, n)))
       ERR(p, pos, "\\begin{%.*s} ended by \\end{%.*s}", (int)(n > 30 ? 30 : n), name,
           (int)(k > 30 ? 30 : k), k ? end : "");
   } else {

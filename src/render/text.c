@@ -46,6 +46,7 @@ typedef struct {
   float width;
   uint8_t *mask; // NULL until first drawn
   int mw, mh, ascent;
+  int xoff, yoff; // where SDL_ttf put the pen inside the mask, beyond (0, ascent)
   bool used;
 } Entry;
 
@@ -204,7 +205,7 @@ float text_width(FontFace f, float size, const char *utf8) {
   if (!utf8 || !*utf8) return 0;
   pthread_mutex_lock(&T.lock);
   Entry *e = T.ready ? entry(f, px_of(size), utf8) : NULL;
-  float w = e ? e->width * size / (float)px_of(size) : 0;
+  float w = e ? e->width : 0; // measured at the pixel size it is drawn at, so the two agree
   pthread_mutex_unlock(&T.lock);
   return w;
 }
@@ -215,7 +216,7 @@ static float metric(FontFace f, float size, int which) {
   float v = 0;
   if (fo) v = (float)(which == 0 ? TTF_FontAscent(fo) : which == 1 ? -TTF_FontDescent(fo) : TTF_FontLineSkip(fo));
   pthread_mutex_unlock(&T.lock);
-  return v * size / (float)px_of(size);
+  return v;
 }
 
 float text_ascent(FontFace f, float size) { return metric(f, size, 0); }
@@ -238,13 +239,29 @@ bool text_glyph(FontFace f, float size, uint32_t cp, GlyphInfo *g) {
   bool ok = fo && TTF_GlyphIsProvided32(fo, cp) && TTF_GlyphMetrics32(fo, cp, &minx, &maxx, &miny, &maxy, &adv) == 0;
   pthread_mutex_unlock(&T.lock);
   if (!ok) return false;
-  float k = size / (float)px;
-  *g = (GlyphInfo){adv * k, minx * k, maxx * k, miny * k, maxy * k};
+  *g = (GlyphInfo){(float)adv, (float)minx, (float)maxx, (float)miny, (float)maxy}; // at the drawn size
   return true;
 }
 
 const char *text_svg_family(FontFace f) { return SPECS[f].svg_family; }
 const char *text_svg_style(FontFace f) { return SPECS[f].svg_style; }
+
+// SDL_ttf starts its surface at the leftmost ink when that lies left of the pen (a combining
+// accent, an italic j) and at the highest ink when that rises above the ascent (a tall
+// delimiter piece): the pen is then xoff right of and yoff below (0, ascent) in the mask.
+// As in SDL_ttf 2.20's TTF_Size_Internal, with the first glyph standing for the leftmost.
+static void pen_offsets(TTF_Font *fo, const char *s, int *xoff, int *yoff) {
+  int top = 0, first = 1, minx, maxx, miny, maxy, adv;
+  *xoff = 0;
+  while (*s) {
+    uint32_t cp = text_utf8_next(&s);
+    if (TTF_GlyphMetrics32(fo, cp, &minx, &maxx, &miny, &maxy, &adv) != 0) continue;
+    if (first && minx < 0) *xoff = -minx;
+    first = 0;
+    if (maxy > top) top = maxy;
+  }
+  *yoff = top > TTF_FontAscent(fo) ? top - TTF_FontAscent(fo) : 0;
+}
 
 // Renders e's text into its coverage mask; caller holds the lock.
 static bool rasterize(Entry *e) {
@@ -257,6 +274,7 @@ static bool rasterize(Entry *e) {
   SDL_FreeSurface(s);
   if (!c) return false;
   e->mw = c->w, e->mh = c->h, e->ascent = TTF_FontAscent(fo);
+  pen_offsets(fo, e->text, &e->xoff, &e->yoff);
   e->mask = malloc((size_t)c->w * (size_t)c->h + 1);
   if (e->mask) {
     SDL_LockSurface(c);
@@ -275,7 +293,8 @@ void text_draw(Canvas c, FontFace f, float size, float x, float y, uint32_t colo
   pthread_mutex_lock(&T.lock);
   Entry *e = T.ready ? entry(f, px_of(size), utf8) : NULL;
   if (e && (e->mask || rasterize(e)))
-    canvas_blend_mask(c, (int)lrintf(x), (int)lrintf(y) - e->ascent, e->mask, e->mw, e->mh, e->mw, color);
+    canvas_blend_mask(c, (int)lrintf(x) - e->xoff, (int)lrintf(y) - e->ascent - e->yoff, e->mask, e->mw,
+                      e->mh, e->mw, color);
   pthread_mutex_unlock(&T.lock);
 }
 

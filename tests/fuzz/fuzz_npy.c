@@ -3,7 +3,7 @@
 // The input is written to a temporary file and read back with npy_read: a rejected file must
 // come with a message; an accepted one must hold exactly prod(shape) floats (the file's size
 // says so), and encoding it again with npy_encode must give the same data bytes.
-// Build as fuzz_safetensors.c says; seeds: any .npy, e.g. tests/ref/cat-bank/.
+// Build as fuzz_safetensors.c says; seeds in tests/fuzz/corpus/npy/ (any .npy will do).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,11 +6,11 @@
 // as `stepformer --model` would; a model that loads runs one forward pass on a short sentence.
 // Any crash, sanitizer report or broken promise (__builtin_trap) is a bug.
 //
-// Build and run (clang; fuzzer-no-link gives libFuzzer the coverage of the core library too):
-//   CC=clang CFLAGS=-fsanitize=fuzzer-no-link cmake -S . -B build-fuzz -DSF_FUZZ=ON
-//   -DSF_SANITIZE=ON cmake --build build-fuzz --target fuzz_safetensors
-//   mkdir -p /tmp/corpus && build-fuzz/tests/fuzz_safetensors -max_total_time=60 /tmp/corpus \
-//       tests/fuzz/corpus/safetensors
+// Build and run (clang; SF_FUZZ also instruments the libraries, so libFuzzer sees the parsers):
+//   CC=clang cmake -S . -B build-fuzz -DSF_FUZZ=ON -DSF_SANITIZE=ON
+//   cmake --build build-fuzz --target fuzz_safetensors
+//   mkdir -p /tmp/corpus
+//   build-fuzz/tests/fuzz_safetensors -max_total_time=60 /tmp/corpus tests/fuzz/corpus/safetensors
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,381 @@
+// app.c -- see app.h: state, navigation and input. Drawing is in app_draw.c.
+#include "app_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---------------------------------------------------------------- steps
+
+int app_n_steps(const App *a) {
+  return a->s->has_lesson ? a->s->lesson.n_steps : a->s->trace->n_steps;
+}
+
+const LessonStep *app_lesson_step(const App *a) {
+  return a->s->has_lesson ? &a->s->lesson.steps[a->step] : NULL;
+}
+
+int app_trace_step(const App *a) {
+  const Trace *t = a->s->trace;
+  const LessonStep *ls = app_lesson_step(a);
+  if (!ls) return a->step;
+  if (!ls->has_stage) return -1;
+  int layer = ls->layer + a->layer_delta;
+  if (layer < 0) layer = 0;
+  if (layer >= t->cfg.n_layers) layer = t->cfg.n_layers - 1;
+  return trace_step_find(t, ls->stage, layer);
+}
+
+static void clear_selection(App *a) {
+  a->sel_op = -1;
+  a->pinned = false;
+  a->cursor = false;
+}
+
+void app_set_status(App *a, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(a->status, sizeof a->status, fmt, ap);
+  va_end(ap);
+  a->status_until = a->now + 4500;
+  a->dirty = true;
+}
+
+static void enter_step(App *a, int step) {
+  int n = app_n_steps(a);
+  if (step < 0) step = 0;
+  if (step >= n) step = n - 1;
+  a->step = step;
+  a->layer_delta = 0;
+  const LessonStep *ls = app_lesson_step(a);
+  if (ls) {
+    a->head = ls->head;
+    a->part = (int)ls->show;
+  }
+  clear_selection(a);
+  a->dirty = true;
+}
+
+// [ and ]: the same stage one layer down or up.
+static void change_layer(App *a, int d) {
+  const Trace *t = a->s->trace;
+  int k = app_trace_step(a);
+  if (k < 0 || t->steps[k].layer < 0) return;
+  int layer = t->steps[k].layer + d;
+  if (layer < 0 || layer >= t->cfg.n_layers) {
+    app_set_status(a, "layer %d is the %s layer", t->steps[k].layer + 1, d < 0 ? "first" : "last");
+    return;
+  }
+  if (a->s->has_lesson) a->layer_delta += d;
+  else {
+    int j = trace_step_find(t, t->steps[k].kind, layer);
+    if (j >= 0) a->step = j;
+  }
+  clear_selection(a);
+  a->dirty = true;
+}
+
+static void set_head(App *a, int h) {
+  int H = a->s->trace->cfg.H;
+  if (h >= H) {
+    app_set_status(a, "the model has %d head%s", H, H > 1 ? "s" : "");
+    return;
+  }
+  a->head = h;
+  clear_selection(a);
+  a->dirty = true;
+}
+
+// ---------------------------------------------------------------- the cell cursor
+
+static void move_cursor(App *a, int di, int dj) {
+  const ViewLayout *l = &a->lay;
+  if (l->n_ops == 0) return;
+  if (a->sel_op < 0 || a->sel_op >= l->n_ops) {
+    a->sel_op = l->result >= 0 ? l->result : 0;
+    a->sel_i = a->sel_j = 0;
+  } else {
+    const Operand *o = &l->ops[a->sel_op].op;
+    a->sel_i = a->sel_i + di < 0 ? 0 : a->sel_i + di >= o->rows ? o->rows - 1 : a->sel_i + di;
+    a->sel_j = a->sel_j + dj < 0 ? 0 : a->sel_j + dj >= o->cols ? o->cols - 1 : a->sel_j + dj;
+  }
+  a->cursor = true;
+  a->dirty = true;
+}
+
+// ---------------------------------------------------------------- editing the sentence
+
+static void set_editing(App *a, bool on) {
+  if (a->editing == on) return;
+  a->editing = on;
+  if (on) {
+    snprintf(a->edit, sizeof a->edit, "%s", a->s->text);
+    a->edit_error[0] = 0;
+  } else if (a->edit_error[0]) { // leaving with a sentence that did not work: keep the last good one
+    a->edit_error[0] = 0;
+  }
+  a->req.text_input_changed = true;
+  a->dirty = true;
+}
+
+static void recompute(App *a) {
+  Err err = {0};
+  if (session_set_text(a->s, a->edit, &err)) {
+    a->edit_error[0] = 0;
+    view_global_range(a->s->trace, &a->global_lo, &a->global_hi);
+    int n = app_n_steps(a);
+    if (a->step >= n) a->step = n - 1;
+  } else {
+    snprintf(a->edit_error, sizeof a->edit_error, "%s", err.msg);
+  }
+  clear_selection(a);
+  a->dirty = true;
+}
+
+static void edit_append(App *a, const char *text) {
+  size_t n = strlen(a->edit), add = strlen(text);
+  if (n + add >= sizeof a->edit) {
+    snprintf(a->edit_error, sizeof a->edit_error, "the sentence is too long: at most %zu bytes", sizeof a->edit - 1);
+    a->dirty = true;
+    return;
+  }
+  for (size_t i = 0; i < add; i++) // no control characters in a sentence
+    if ((unsigned char)text[i] >= 0x20) a->edit[n++] = text[i];
+  a->edit[n] = 0;
+  recompute(a);
+}
+
+static void edit_backspace(App *a) {
+  size_t n = strlen(a->edit);
+  if (n == 0) return;
+  n--;
+  while (n > 0 && ((unsigned char)a->edit[n] & 0xC0) == 0x80) n--; // a whole UTF-8 character
+  a->edit[n] = 0;
+  recompute(a);
+}
+
+// ---------------------------------------------------------------- keys
+
+static void cycle_cmap(App *a) {
+  static const Colormap order[] = {CMAP_AUTO, CMAP_VIRIDIS, CMAP_CIVIDIS, CMAP_DIVERGING, CMAP_GREY};
+  int k = 0;
+  while (k < 5 && order[k] != a->cmap) k++;
+  a->cmap = order[(k + 1) % 5];
+  app_set_status(a, "colours: %s%s", cmap_name(a->cmap), a->cmap == CMAP_AUTO ? " (diverging for signed values, viridis for probabilities)" : "");
+}
+
+static void key(App *a, const AppEvent *e) {
+  bool shift = e->mods & MOD_SHIFT, ctrl = e->mods & MOD_CTRL;
+  if (a->editing) {
+    switch (e->key) {
+    case KEY_BACKSPACE: edit_backspace(a); return;
+    case KEY_ENTER: case KEY_ESCAPE: set_editing(a, false); return;
+    default: return; // typed characters arrive as EV_TEXT
+    }
+  }
+  if (shift && (e->key == KEY_RIGHT || e->key == KEY_LEFT || e->key == KEY_UP || e->key == KEY_DOWN)) {
+    move_cursor(a, e->key == KEY_DOWN ? 1 : e->key == KEY_UP ? -1 : 0, e->key == KEY_RIGHT ? 1 : e->key == KEY_LEFT ? -1 : 0);
+    return;
+  }
+  switch (e->key) {
+  case KEY_RIGHT: case KEY_SPACE: case KEY_PAGEDOWN: case KEY_DOWN:
+    if (a->step + 1 >= app_n_steps(a)) app_set_status(a, "this is the last step");
+    else enter_step(a, a->step + 1);
+    return;
+  case KEY_LEFT: case KEY_BACKSPACE: case KEY_PAGEUP: case KEY_UP:
+    if (a->step == 0) app_set_status(a, "this is the first step");
+    else enter_step(a, a->step - 1);
+    return;
+  case KEY_HOME: enter_step(a, 0); return;
+  case KEY_END: enter_step(a, app_n_steps(a) - 1); return;
+  case KEY_ENTER:
+    if (a->sel_op >= 0) a->pinned = !a->pinned, a->dirty = true;
+    return;
+  case KEY_ESCAPE:
+    if (a->help) a->help = false;
+    else if (a->sel_op >= 0) clear_selection(a);
+    else if (a->fullscreen) a->fullscreen = false, a->req.fullscreen_changed = true;
+    a->dirty = true;
+    return;
+  case KEY_F1: a->help = !a->help, a->dirty = true; return;
+  case KEY_F11: a->fullscreen = !a->fullscreen, a->req.fullscreen_changed = true, a->dirty = true; return;
+  case KEY_PLUS: case KEY_MINUS: {
+    float s = a->text_scale + (e->key == KEY_PLUS ? 0.1f : -0.1f);
+    a->text_scale = s < 0.6f ? 0.6f : s > 2.5f ? 2.5f : s;
+    app_set_status(a, "size %.0f%%", a->text_scale * 100);
+    return;
+  }
+  case KEY_CHAR: break;
+  default: return;
+  }
+  uint32_t c = e->ch;
+  if (ctrl) {
+    if (c == 'q') a->req.quit = true;
+    else if (c == 'e') app_export(a);
+    return;
+  }
+  if (c >= '1' && c <= '9') return set_head(a, (int)(c - '1'));
+  switch (c) {
+  case '0': case 'g': set_head(a, -1); break;
+  case '[': change_layer(a, -1); break;
+  case ']': change_layer(a, +1); break;
+  case 'e': set_editing(a, true); break;
+  case 'f': a->fullscreen = !a->fullscreen, a->req.fullscreen_changed = true, a->dirty = true; break;
+  case 't':
+    a->theme = a->theme == THEME_DARK ? THEME_LIGHT : THEME_DARK;
+    app_set_status(a, "%s theme", a->theme == THEME_LIGHT ? "light, high-contrast" : "dark");
+    break;
+  case 'c': cycle_cmap(a); break;
+  case 'n': a->numbers = !a->numbers, app_set_status(a, "numbers in cells %s", a->numbers ? "on" : "off"); break;
+  case 'm': a->scale = (ScaleMode)((a->scale + 1) % SCALE_COUNT), app_set_status(a, "colour scale: %s", view_scale_name(a->scale)); break;
+  case 'p': a->part = (a->part + 1) % 4, a->dirty = true; break;
+  case 's': app_save(a); break;
+  case '?': case '/': a->help = !a->help, a->dirty = true; break;
+  case '=': case '+': a->text_scale = fminf(2.5f, a->text_scale + 0.1f), app_set_status(a, "size %.0f%%", a->text_scale * 100); break;
+  case '-': a->text_scale = fmaxf(0.6f, a->text_scale - 0.1f), app_set_status(a, "size %.0f%%", a->text_scale * 100); break;
+  default: break;
+  }
+}
+
+// ---------------------------------------------------------------- the mouse
+
+static void click_control(App *a, const Control *c) {
+  switch (c->action) {
+  case ACT_PREV: if (a->step > 0) enter_step(a, a->step - 1); break;
+  case ACT_NEXT: if (a->step + 1 < app_n_steps(a)) enter_step(a, a->step + 1); break;
+  case ACT_HEAD: set_head(a, c->arg); break;
+  case ACT_LAYER: change_layer(a, c->arg); break;
+  case ACT_HELP: a->help = !a->help, a->dirty = true; break;
+  case ACT_EDIT: set_editing(a, true); break;
+  case ACT_THEME: a->theme = a->theme == THEME_DARK ? THEME_LIGHT : THEME_DARK, a->dirty = true; break;
+  case ACT_SAVE: app_save(a); break;
+  }
+}
+
+static void mouse(App *a, const AppEvent *e) {
+  a->mx = e->x, a->my = e->y;
+  if (e->kind == EV_MOUSE_LEAVE) {
+    if (!a->pinned && !a->cursor && a->sel_op >= 0) a->sel_op = -1, a->dirty = true;
+    return;
+  }
+  if (e->kind == EV_MOUSE_DOWN) {
+    for (int k = 0; k < a->n_ctl; k++) {
+      const Control *c = &a->ctl[k];
+      if (e->x >= c->x && e->y >= c->y && e->x < c->x + c->w && e->y < c->y + c->h) return click_control(a, c);
+    }
+    if (a->editing) return set_editing(a, false);
+    int op, i, j;
+    if (view_hit(&a->lay, e->x, e->y, &op, &i, &j)) {
+      bool same = a->pinned && op == a->sel_op && i == a->sel_i && j == a->sel_j;
+      a->sel_op = op, a->sel_i = i, a->sel_j = j, a->pinned = !same, a->cursor = false;
+    } else {
+      clear_selection(a);
+    }
+    a->dirty = true;
+    return;
+  }
+  if (e->kind != EV_MOUSE_MOVE || a->pinned) return;
+  int op, i, j;
+  if (view_hit(&a->lay, e->x, e->y, &op, &i, &j)) {
+    if (op != a->sel_op || i != a->sel_i || j != a->sel_j || a->cursor) {
+      a->sel_op = op, a->sel_i = i, a->sel_j = j, a->cursor = false;
+      a->dirty = true;
+    }
+  } else if (a->sel_op >= 0 && !a->cursor) {
+    a->sel_op = -1;
+    a->dirty = true;
+  }
+}
+
+// ---------------------------------------------------------------- the public API
+
+App *app_new(Session *s, const AppOptions *o, Err *err) {
+  App *a = calloc(1, sizeof *a);
+  if (!a) return err_set(err, "out of memory"), NULL;
+  a->s = s;
+  a->save_dir = o->save_dir ? o->save_dir : ".";
+  a->theme = o->theme;
+  a->text_scale = o->text_scale > 0 ? o->text_scale : 1.0f;
+  a->cmap = CMAP_AUTO;
+  a->scale = SCALE_STAGE;
+  a->numbers = true;
+  a->w = 1280, a->h = 720;
+  scene_init(&a->scratch, 1, 1, 0);
+  view_global_range(s->trace, &a->global_lo, &a->global_hi);
+  enter_step(a, 0);
+  return a;
+}
+
+void app_free(App *a) {
+  if (!a) return;
+  scene_free(&a->scratch);
+  free(a);
+}
+
+void app_event(App *a, const AppEvent *e) {
+  if (e->time_ms > a->now) a->now = e->time_ms;
+  switch (e->kind) {
+  case EV_KEY: key(a, e); break;
+  case EV_TEXT:
+    if (a->editing) edit_append(a, e->text);
+    break;
+  case EV_MOUSE_MOVE: case EV_MOUSE_DOWN: case EV_MOUSE_LEAVE: mouse(a, e); break;
+  case EV_MOUSE_UP: break;
+  case EV_RESIZE:
+    if (e->w > 0 && e->h > 0 && (e->w != (int)a->w || e->h != (int)a->h)) a->w = (float)e->w, a->h = (float)e->h, a->dirty = true;
+    break;
+  case EV_TICK:
+    if (a->status[0] && a->now >= a->status_until) a->status[0] = 0, a->dirty = true;
+    break;
+  }
+}
+
+bool app_cell_center(const App *a, int op, int i, int j, float *x, float *y) {
+  if (op < 0) op = a->lay.result;
+  if (op < 0 || op >= a->lay.n_ops) return false;
+  const ViewOperand *v = &a->lay.ops[op];
+  if (i < 0 || j < 0 || i >= v->op.rows || j >= v->op.cols) return false;
+  *x = v->x + v->w * (j + 0.5f) / v->op.cols;
+  *y = v->y + v->h * (i + 0.5f) / v->op.rows;
+  return true;
+}
+
+bool app_dirty(const App *a) { return a->dirty; }
+bool app_fullscreen(const App *a) { return a->fullscreen; }
+bool app_editing(const App *a) { return a->editing; }
+const char *app_status(const App *a) { return a->status; }
+
+AppRequests app_take_requests(App *a) {
+  AppRequests r = a->req;
+  memset(&a->req, 0, sizeof a->req);
+  return r;
+}
+
+double app_next_wake(const App *a, double now_ms) {
+  if (!a->status[0]) return -1;
+  double d = a->status_until - now_ms;
+  return d < 0 ? 0 : d;
+}
+
+void app_describe(const App *a, char *buf, int cap) {
+  const Trace *t = a->s->trace;
+  int k = app_trace_step(a);
+  const char *stage = k >= 0 ? lesson_stage_name(t->steps[k].kind) : "text";
+  int layer = k >= 0 ? t->steps[k].layer + 1 : 0;
+  char head[16];
+  if (a->head < 0) snprintf(head, sizeof head, "all");
+  else snprintf(head, sizeof head, "%d", a->head + 1);
+  char cell[EXPLAIN_CAP] = "-";
+  if (a->sel_op >= 0 && a->sel_op < a->lay.n_ops) {
+    Explanation ex;
+    explain_cell(t, &a->lay, a->sel_op, a->sel_i, a->sel_j, &ex);
+    snprintf(cell, sizeof cell, "%s", ex.plain);
+  }
+  snprintf(buf, (size_t)cap,
+           "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d theme=%s cmap=%s "
+           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d text=\"%s\"%s%s",
+           a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing,
+           theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, a->text_scale, a->fullscreen, a->help, t->L,
+           a->editing ? a->edit : a->s->text, a->edit_error[0] ? " error=" : "", a->edit_error);
+}

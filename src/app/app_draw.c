@@ -1,0 +1,215 @@
+// app_draw.c -- the frame: the page of the current step, then the window's own layer on top
+// (controls, the inspector, the sentence field, status, help).
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app_internal.h"
+#include "tex.h" // defines: tex_layout, tex_emit
+
+void app_page_spec(const App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool window_layer) {
+  const LessonStep *ls = app_lesson_step(a);
+  *vo = view_options_default(theme_get(a->theme));
+  vo->cmap = a->cmap;
+  vo->scale = a->scale;
+  vo->head = a->head;
+  vo->part = a->part;
+  vo->numbers = a->numbers;
+  vo->text_scale = a->text_scale;
+  vo->global_lo = a->global_lo, vo->global_hi = a->global_hi;
+  if (ls) vo->focus_row = ls->row, vo->focus_col = ls->col;
+  if (window_layer && a->sel_op >= 0) {
+    vo->hover_op = a->sel_op, vo->hover_i = a->sel_i, vo->hover_j = a->sel_j;
+    vo->pinned = a->pinned || a->cursor;
+  }
+  *p = (PageSpec){.trace = a->s->trace, .step = app_trace_step(a), .view = vo, .title = ls ? ls->title : NULL,
+                  .narration = ls ? &ls->narration : NULL, .show_text = true, .sentence = a->s->text,
+                  .lesson = a->s->has_lesson ? a->s->lesson.title : NULL, .lesson_step = ls ? a->step : 0,
+                  .lesson_steps = ls ? a->s->lesson.n_steps : 0, .width = w, .height = h};
+  if (!ls) { // free mode: say where we are in the whole pass
+    p->lesson_step = a->step;
+    p->lesson_steps = a->s->trace->n_steps;
+  }
+  if (a->s->note.msg[0] && window_layer) p->note = a->s->note.msg;
+}
+
+// ---------------------------------------------------------------- controls
+
+static void control(App *a, Scene *s, float x, float y, float w, float h, const char *label, bool selected,
+                    uint32_t tint, Action act, int arg) {
+  const Theme *th = theme_get(a->theme);
+  bool hover = a->mx >= x && a->my >= y && a->mx < x + w && a->my < y + h;
+  uint32_t bg = selected ? (tint ? tint : th->accent) : hover ? th->grid : th->bg;
+  scene_rect(s, x, y, w, h, bg);
+  scene_frame(s, x, y, w, h, 1.5f, tint && !selected ? tint : th->frame);
+  uint32_t ink = selected ? SF_RGBA(255, 255, 255, 255) : th->text;
+  float fs = h * 0.5f;
+  scene_text_aligned(s, FONT_SANS_BOLD, fs, x + w / 2, y + h / 2 + fs * 0.36f, 0.5f, ink, label);
+  if (a->n_ctl < APP_MAX_CONTROLS) a->ctl[a->n_ctl++] = (Control){x, y, w, h, act, arg};
+}
+
+// Lays the controls out from the right edge of the header; returns the width they take.
+static float header_controls(App *a, Scene *s, float W, float u, bool draw) {
+  const Trace *t = a->s->trace;
+  int k = app_trace_step(a);
+  float h = 34 * u, y = (52 * u - h) / 2, x = W - 16 * u, gap = 6 * u;
+  const Theme *th = theme_get(a->theme);
+#define PUT(wid, label, sel, tint, act, arg)                                                       \
+  do {                                                                                             \
+    x -= (wid);                                                                                    \
+    if (draw) control(a, s, x, y, (wid), h, label, sel, tint, act, arg);                           \
+    x -= gap;                                                                                      \
+  } while (0)
+  PUT(h, "?", a->help, 0, ACT_HELP, 0);
+  PUT(h * 1.3f, "▶", false, 0, ACT_NEXT, 0);
+  PUT(h * 1.3f, "◀", false, 0, ACT_PREV, 0);
+  x -= gap * 2;
+  if (k >= 0 && page_step_has_heads(t, k) && t->cfg.H > 1) {
+    PUT(h * 1.5f, "all", a->head < 0, 0, ACT_HEAD, -1);
+    for (int hd = (t->cfg.H < 12 ? t->cfg.H : 12) - 1; hd >= 0; hd--) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "%d", hd + 1);
+      PUT(h, draw ? scene_strf(s, "%s", buf) : "", a->head == hd, theme_head(th, hd), ACT_HEAD, hd);
+    }
+    x -= gap * 2;
+  }
+  if (k >= 0 && t->steps[k].layer >= 0 && t->cfg.n_layers > 1) {
+    PUT(h, "]", false, 0, ACT_LAYER, +1);
+    PUT(h, "[", false, 0, ACT_LAYER, -1);
+  }
+#undef PUT
+  return W - x;
+}
+
+// ---------------------------------------------------------------- the inspector
+
+static void inspector(App *a, Scene *s, float u) {
+  if (a->sel_op < 0 || a->sel_op >= a->lay.n_ops) return;
+  const Theme *th = theme_get(a->theme);
+  Explanation ex;
+  explain_cell(a->s->trace, &a->lay, a->sel_op, a->sel_i, a->sel_j, &ex);
+  float fs = 21 * u * a->text_scale, pad = 12 * u;
+  TexBox *boxes[EXPLAIN_LINES + 1];
+  TexMetrics m[EXPLAIN_LINES + 1];
+  int n = 0;
+  boxes[n] = tex_layout(ex.heading, fs * 1.15f, false, NULL);
+  m[n] = tex_metrics(boxes[n]), n++;
+  for (int i = 0; i < ex.n_lines; i++) {
+    boxes[n] = tex_layout(ex.lines[i], fs, false, NULL);
+    m[n] = tex_metrics(boxes[n]), n++;
+  }
+  float w = 0, h = pad;
+  for (int i = 0; i < n; i++) w = fmaxf(w, m[i].width), h += m[i].ascent + m[i].descent + 8 * u;
+  w += 2 * pad, h += pad;
+  // place it beside the cell (keyboard) or the pointer, inside the window
+  const ViewOperand *v = &a->lay.ops[a->sel_op];
+  float cx = v->x + v->w * (a->sel_j + 1) / v->op.cols, cy = v->y + v->h * (a->sel_i + 1) / v->op.rows;
+  float x = a->cursor || a->pinned ? cx + 16 * u : a->mx + 22 * u, y = a->cursor || a->pinned ? cy + 8 * u : a->my + 22 * u;
+  if (x + w > a->w - 8) x = fmaxf(8, (a->cursor || a->pinned ? v->x + v->w * a->sel_j / v->op.cols : a->mx) - w - 16 * u);
+  if (y + h > a->h - 8) y = fmaxf(8, a->h - 8 - h);
+  scene_rect(s, x + 4 * u, y + 4 * u, w, h, SF_RGBA(0, 0, 0, 60)); // shadow
+  scene_rect(s, x, y, w, h, th->panel);
+  scene_frame(s, x, y, w, h, 2, a->pinned ? th->highlight : th->frame);
+  float by = y + pad;
+  for (int i = 0; i < n; i++) {
+    by += m[i].ascent;
+    tex_emit(s, boxes[i], x + pad, by, th->text);
+    by += m[i].descent + 8 * u;
+    tex_free(boxes[i]);
+  }
+}
+
+// ---------------------------------------------------------------- sentence, status, help
+
+static void sentence_field(App *a, Scene *s, float W, float H, float u) {
+  const Theme *th = theme_get(a->theme);
+  float fh = 38 * u, y = H - fh;
+  if (!a->editing) { // the footer's sentence is a button that starts editing
+    if (a->n_ctl < APP_MAX_CONTROLS) a->ctl[a->n_ctl++] = (Control){0, y, W * 0.6f, fh, ACT_EDIT, 0};
+    return;
+  }
+  float bh = 64 * u, by = H - bh;
+  scene_rect(s, 0, by, W, bh, th->panel);
+  scene_rect(s, 0, by, W, 3 * u, th->accent);
+  float fs = 24 * u, x = 24 * u;
+  scene_text(s, FONT_SANS_BOLD, fs * 0.8f, x, by + 26 * u, th->accent, "Type a sentence — Enter when done");
+  float tw = text_width(FONT_SANS, fs, a->edit);
+  scene_text(s, FONT_SANS, fs, x, by + 54 * u, th->text, a->edit);
+  scene_rect(s, x + tw + 2 * u, by + 34 * u, 2 * u, fs, th->text); // the caret
+  // the tokens the model sees, unknown words in their own colour
+  const Trace *t = a->s->trace;
+  float tx = fmaxf(W * 0.5f, x + tw + 40 * u), fs2 = fs * 0.75f;
+  if (a->edit_error[0]) {
+    scene_text(s, FONT_SANS_BOLD, fs2, tx, by + 54 * u, th->warn, a->edit_error);
+    return;
+  }
+  scene_text(s, FONT_SANS, fs2 * 0.9f, tx, by + 26 * u, th->muted, "tokens:");
+  for (int i = 0; i < t->L && tx < W - 60 * u; i++) {
+    const char *w = t->tokens.unknown[i] ? "<unk>" : t->tokens.words[i];
+    uint32_t c = t->tokens.unknown[i] ? th->unk : th->text;
+    scene_text(s, t->tokens.unknown[i] ? FONT_SANS_BOLD : FONT_SANS, fs2, tx, by + 54 * u, c, w);
+    tx += text_width(FONT_SANS_BOLD, fs2, w) + 12 * u;
+  }
+}
+
+static void status_toast(App *a, Scene *s, float W, float H, float u) {
+  if (!a->status[0]) return;
+  const Theme *th = theme_get(a->theme);
+  float fs = 22 * u, w = text_width(FONT_SANS_BOLD, fs, a->status) + 40 * u, h = 46 * u;
+  float x = (W - w) / 2, y = H - 38 * u - h - 16 * u - (a->editing ? 30 * u : 0);
+  scene_rect(s, x, y, w, h, th->text);
+  scene_text_aligned(s, FONT_SANS_BOLD, fs, W / 2, y + h / 2 + fs * 0.36f, 0.5f, th->bg, a->status);
+}
+
+static const char *const HELP[][2] = {
+    {"→  Space  PageDown", "next step"},          {"←  Backspace  PageUp", "previous step"},
+    {"Home  End", "first / last step"},           {"1 … 9", "show head 1 … 9"},
+    {"0  or  G", "all heads side by side"},       {"[  ]", "previous / next layer"},
+    {"hover, click", "inspect a cell; click pins it"},
+    {"Shift + arrows", "move the cell cursor"},   {"Enter", "pin / unpin the cell"},
+    {"E, or click the sentence", "type a new sentence"},
+    {"F  or  F11", "fullscreen"},                 {"+  −", "larger / smaller"},
+    {"T", "light high-contrast theme"},           {"C", "cycle the colour maps"},
+    {"M", "colour scale per matrix / stage / all"}, {"N", "numbers in cells"},
+    {"P", "Q, K, V: all or one"},                 {"S", "save this view as PNG"},
+    {"Ctrl + E", "export every step as PNG"},     {"?  or  F1", "this help"},
+    {"Esc", "close, unpin, leave fullscreen"},    {"Ctrl + Q", "quit"},
+};
+
+static void help(App *a, Scene *s, float W, float H, float u) {
+  if (!a->help) return;
+  const Theme *th = theme_get(a->theme);
+  int n = (int)(sizeof HELP / sizeof *HELP);
+  float fs = 22 * u, lh = fs * 1.55f, w = fminf(W - 80 * u, 1300 * u), h = lh * ((n + 1) / 2) + 110 * u;
+  float x = (W - w) / 2, y = fmaxf(20 * u, (H - h) / 2);
+  scene_rect(s, 0, 0, W, H, SF_RGBA(0, 0, 0, 110));
+  scene_rect(s, x, y, w, h, th->panel);
+  scene_frame(s, x, y, w, h, 2, th->accent);
+  scene_text(s, FONT_SANS_BOLD, fs * 1.3f, x + 30 * u, y + 50 * u, th->text, "Keys");
+  scene_text_aligned(s, FONT_SANS, fs * 0.8f, x + w - 30 * u, y + 50 * u, 1.0f, th->muted,
+                     "a presentation clicker sends → and ←");
+  float keyw[2] = {0, 0}; // each column's keys are as wide as its widest
+  for (int i = 0; i < n; i++) keyw[i % 2] = fmaxf(keyw[i % 2], text_width(FONT_SANS_BOLD, fs * 0.85f, HELP[i][0]));
+  for (int i = 0; i < n; i++) {
+    float cx = x + 30 * u + (i % 2) * w / 2, cy = y + 100 * u + (i / 2) * lh;
+    scene_text(s, FONT_SANS_BOLD, fs * 0.85f, cx, cy, th->accent, HELP[i][0]);
+    scene_text(s, FONT_SANS, fs * 0.85f, cx + keyw[i % 2] + 18 * u, cy, th->text, HELP[i][1]);
+  }
+}
+
+void app_draw(App *a, Scene *s, float w, float h) {
+  a->w = w, a->h = h;
+  a->n_ctl = 0;
+  float u = h / 1080.0f;
+  PageSpec p;
+  ViewOptions vo;
+  app_page_spec(a, &p, &vo, w, h, true);
+  p.header_reserve = header_controls(a, s, w, u * a->text_scale, false);
+  page_render(s, &p, &a->lay);
+  header_controls(a, s, w, u * a->text_scale, true);
+  sentence_field(a, s, w, h, u * a->text_scale);
+  inspector(a, s, u);
+  status_toast(a, s, w, h, u * a->text_scale);
+  help(a, s, w, h, u * a->text_scale);
+  a->dirty = false;
+}

@@ -1,0 +1,83 @@
+// app_files.c -- the window's S (save the view as a new numbered PNG) and Ctrl+E (export every
+// step into a new numbered folder). Nothing the user has is ever overwritten: a picture is
+// written to a temporary name and hard-linked to its final name, which fails if that name
+// exists (then the next number is tried); a folder is made with mkdir, which does the same.
+#define _XOPEN_SOURCE 700 // realpath
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app_internal.h"
+#include "export.h" // defines: export_run
+#include "pngio.h"  // defines: pngio_write
+
+static const char *absolute(const char *path, char *buf, size_t cap) {
+  char *r = realpath(path, NULL);
+  snprintf(buf, cap, "%s", r ? r : path);
+  free(r);
+  return buf;
+}
+
+void app_save(App *a) {
+  int w = (int)a->w, h = (int)a->h;
+  PageSpec p;
+  ViewOptions vo;
+  app_page_spec(a, &p, &vo, (float)w, (float)h, false); // the view without the window's layer
+  ViewLayout lay;
+  page_render(&a->scratch, &p, &lay);
+  Canvas c = canvas_new(w, h);
+  if (!c.px) return app_set_status(a, "cannot save: out of memory");
+  scene_raster(&a->scratch, c, 0);
+  char tmp[PATH_MAX], path[PATH_MAX], shown[PATH_MAX];
+  snprintf(tmp, sizeof tmp, "%s/.stepformer-save-%ld.png", a->save_dir, (long)getpid());
+  Err err = {0};
+  char label[256];
+  if (p.step >= 0) page_stage_label(a->s->trace, p.step, a->head, label, sizeof label);
+  else snprintf(label, sizeof label, "%s", p.title ? p.title : "");
+  const char *kv[] = {"Title", label, "Sentence", a->s->text, "Model", a->s->model->source, "Software", "Stepformer"};
+  if (!pngio_write(c, tmp, kv, 4, &err)) {
+    canvas_free(&c);
+    return app_set_status(a, "cannot save: %s", err.msg);
+  }
+  canvas_free(&c);
+  const char *stage = p.step >= 0 ? lesson_stage_name(a->s->trace->steps[p.step].kind) : "text";
+  for (int n = 1; n < 10000; n++) {
+    snprintf(path, sizeof path, "%s/stepformer-%03d-%s.png", a->save_dir, n, stage);
+    if (link(tmp, path) == 0) {
+      unlink(tmp);
+      return app_set_status(a, "saved %s", absolute(path, shown, sizeof shown));
+    }
+    if (errno != EEXIST) break;
+  }
+  int e = errno;
+  unlink(tmp);
+  app_set_status(a, "cannot save in %s: %s", a->save_dir, strerror(e));
+}
+
+void app_export(App *a) {
+  char dir[PATH_MAX], shown[PATH_MAX];
+  int n = 1;
+  for (; n < 10000; n++) {
+    snprintf(dir, sizeof dir, "%s/stepformer-export-%03d", a->save_dir, n);
+    if (mkdir(dir, 0777) == 0) break;
+    if (errno != EEXIST) return app_set_status(a, "cannot export into %s: %s", a->save_dir, strerror(errno));
+  }
+  PageSpec p;
+  ViewOptions vo;
+  app_page_spec(a, &p, &vo, 1920, 1080, false);
+  vo.hover_op = -1;
+  ExportSpec spec = {.formats = EXPORT_PNG, .width = 1920, .height = 1080, .head_opt = a->s->has_lesson ? -2 : a->head,
+                     .show_text = true, .view = vo, .threads = 2};
+  if (!a->s->has_lesson && a->head < 0) spec.head_opt = -1;
+  int files = 0, pictures = 0;
+  Err err = {0};
+  if (!export_run(a->s, dir, &spec, &files, &pictures, &err)) {
+    rmdir(dir);
+    return app_set_status(a, "export failed: %s", err.msg);
+  }
+  app_set_status(a, "exported %d pictures to %s", pictures, absolute(dir, shown, sizeof shown));
+}

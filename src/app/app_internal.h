@@ -1,0 +1,64 @@
+// app_internal.h -- the App's state, shared by app.c (input), app_draw.c (drawing) and
+// app_files.c (save and export). Not part of the app's API.
+#ifndef SF_APP_INTERNAL_H
+#define SF_APP_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "app.h"
+#include "explain.h" // defines: Explanation, explain_cell
+#include "page.h"    // defines: PageSpec
+#include "view.h"    // defines: ViewLayout
+
+typedef enum { ACT_PREV, ACT_NEXT, ACT_HEAD, ACT_LAYER, ACT_HELP, ACT_EDIT, ACT_THEME, ACT_SAVE } Action;
+
+// A clickable control drawn in the last frame (immediate mode: rebuilt by every app_draw).
+typedef struct {
+  float x, y, w, h;
+  Action action;
+  int arg;
+} Control;
+
+#define APP_MAX_CONTROLS 48
+
+struct App {
+  Session *s;
+  const char *save_dir;
+  int step;        // lesson step (with a lesson) or trace step
+  int layer_delta; // [ ] on a lesson step: layers away from the step's own
+  int head;        // 0-based, -1 all heads
+  int part;        // Q, K, V stage: 0 all, 1 Q, 2 K, 3 V
+  ThemeId theme;
+  Colormap cmap;
+  ScaleMode scale;
+  bool numbers, help, fullscreen, editing;
+  float text_scale;
+  float global_lo, global_hi;
+  char edit[SESSION_MAX_TEXT];
+  char edit_error[512];
+  // the selected cell: hovered, pinned (click or Enter) or the keyboard cursor's
+  int sel_op, sel_i, sel_j;
+  bool pinned, cursor;
+  float mx, my;
+  // the last frame
+  float w, h;
+  ViewLayout lay;
+  Control ctl[APP_MAX_CONTROLS];
+  int n_ctl;
+  char status[512];
+  double status_until, now;
+  bool dirty;
+  AppRequests req;
+  Scene scratch; // for saving pictures
+};
+
+int app_n_steps(const App *a);
+const LessonStep *app_lesson_step(const App *a);
+int app_trace_step(const App *a); // -1 for a narration-only lesson step
+// The page of the current step, as export would draw it (no window layer).
+void app_page_spec(const App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool window_layer);
+void app_save(App *a);   // S: a new numbered PNG of the current view
+void app_export(App *a); // Ctrl+E: every step into a new numbered folder
+void app_set_status(App *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

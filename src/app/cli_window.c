@@ -1,0 +1,101 @@
+// cli_window.c -- `stepformer [LESSON.md] [options]`: the window (the main job).
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "text.h"   // defines: text_init
+#include "window.h" // defines: window_run
+
+#ifndef SF_SOURCE_DIR
+#define SF_SOURCE_DIR "."
+#endif
+
+static const char *USAGE =
+    "usage: stepformer [LESSON.md] [--text TEXT] [--model FILE | --random SPEC [--vocab LIST]] [--causal]\n"
+    "                  [--size WxH] [--fullscreen] [--theme dark|light] [--save-dir DIR]\n"
+    "                  [--replay FILE [--screenshot DIR] [--realtime]] [--frame-stats]\n"
+    "\n"
+    "Opens the window on a lesson (default: lessons/cat-bank.md), or, with --text and no lesson,\n"
+    "on every stage of a sentence of your own. Press ? in the window for the keys:\n"
+    "→ Space PageDown next, ← Backspace PageUp back (a presentation clicker works), 1-9 heads,\n"
+    "0 all heads, [ ] layers, hover or Shift+arrows to inspect a cell, E to type a sentence,\n"
+    "F fullscreen, + − size, T light theme, S save the view as PNG, Ctrl+E export every step.\n"
+    "\n"
+    "  --size WxH       window size (default 1600x900, or 90%% of a smaller screen)\n"
+    "  --save-dir DIR   where S and Ctrl+E write (default: the current folder)\n"
+    "  --replay FILE    play scripted input (tests/replay/README.md) and print the state after\n"
+    "                   each event; --screenshot DIR saves every frame; --realtime keeps the times\n"
+    "  --frame-stats    print the median and 99th percentile frame time when the window closes\n";
+
+static const char *default_lesson(void) {
+  static char path[4096];
+  const char *dirs[] = {getenv("SF_SOURCE_DIR"), ".", SF_SOURCE_DIR};
+  for (int i = 0; i < 3; i++) {
+    if (!dirs[i]) continue;
+    snprintf(path, sizeof path, "%s/lessons/cat-bank.md", dirs[i]);
+    if (access(path, R_OK) == 0) return path;
+  }
+  return NULL;
+}
+
+int cli_window(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
+  SessionOpts so = {0};
+  AppOptions ao = {.save_dir = ".", .theme = THEME_DARK, .text_scale = 1.0f};
+  WindowOptions wo = {0};
+  Err err = {0};
+  char msg[600];
+  for (int i = 1; i < argc; i++) {
+    int r = cli_model_option(&so.model, argc, argv, &i, &err);
+    if (r < 0) return cli_fail("window", err.msg);
+    if (r) continue;
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    bool takes = !strcmp(a, "--size") || !strcmp(a, "--theme") || !strcmp(a, "--save-dir") ||
+                 !strcmp(a, "--replay") || !strcmp(a, "--screenshot");
+    if (takes && !v) {
+      snprintf(msg, sizeof msg, "%s needs a value (see stepformer --help)", a);
+      return cli_fail("window", msg);
+    }
+    if (takes) i++;
+    if (!strcmp(a, "--size")) {
+      if (sscanf(v, "%dx%d", &wo.width, &wo.height) != 2 || wo.width < 320 || wo.height < 240 || wo.width > 16384 ||
+          wo.height > 16384)
+        return cli_fail("window", "--size: give WIDTHxHEIGHT, from 320x240");
+    } else if (!strcmp(a, "--theme")) {
+      if (!strcmp(v, "dark")) ao.theme = THEME_DARK;
+      else if (!strcmp(v, "light")) ao.theme = THEME_LIGHT;
+      else return cli_fail("window", "--theme: use dark or light");
+    } else if (!strcmp(a, "--save-dir")) ao.save_dir = v;
+    else if (!strcmp(a, "--replay")) wo.replay = v;
+    else if (!strcmp(a, "--screenshot")) wo.screenshot = v;
+    else if (!strcmp(a, "--realtime")) wo.realtime = true;
+    else if (!strcmp(a, "--fullscreen")) wo.fullscreen = true;
+    else if (!strcmp(a, "--frame-stats")) wo.frame_stats = true;
+    else if (a[0] != '-' && !so.lesson) so.lesson = a;
+    else {
+      snprintf(msg, sizeof msg, "unknown option \"%s\" (see stepformer --help)", a);
+      return cli_fail("window", msg);
+    }
+  }
+  if (wo.screenshot && !wo.replay) return cli_fail("window", "--screenshot needs --replay FILE");
+  // no lesson and no sentence of one's own: the cat/bank lesson
+  if (!so.lesson && !so.model.text && !so.model.model_path && !so.model.random_spec) so.lesson = default_lesson();
+  char hint[4400];
+  if (so.lesson) snprintf(hint, sizeof hint, "stepformer export --lesson %s --out slides", so.lesson);
+  else snprintf(hint, sizeof hint, "stepformer export --text \"%s\" --out slides", so.model.text ? so.model.text : CLI_DEFAULT_TEXT);
+  wo.export_hint = hint;
+  if (!text_init(&err)) return cli_fail("window", err.msg);
+  Session s;
+  LessonDiag diag = {0};
+  if (!session_open(&s, &so, &diag, &err)) {
+    lesson_diag_print(&diag, stderr);
+    return cli_fail("window", err.msg);
+  }
+  if (s.note.msg[0]) fprintf(stderr, "stepformer: note: %s\n", s.note.msg);
+  int rc = window_run(&s, &ao, &wo);
+  session_close(&s);
+  text_shutdown();
+  return rc;
+}

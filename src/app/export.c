@@ -1,0 +1,285 @@
+// export.c -- see export.h. Pictures are planned as jobs, drawn by a few threads (each with its
+// own Scene and Canvas; text.c and tex.c are thread-safe), written into an OutDir staging folder
+// and moved into place only when every file was written.
+#include "export.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h" // defines: AtomicFile
+#include "npy.h"    // defines: npy_write
+#include "outdir.h" // defines: OutDir
+#include "page.h"   // defines: PageSpec, page_render
+#include "pngio.h"  // defines: pngio_write
+#include "svg.h"    // defines: svg_write
+
+typedef struct {
+  int step;         // trace step, -1 for a narration-only lesson step
+  int head;         // 0-based, -1 all heads
+  int lesson_step;  // -1 without a lesson
+  char base[96];    // file name without extension
+} Job;
+
+typedef struct {
+  Session *s;
+  const char *lesson_title;
+  Job *jobs;
+  int n_jobs;
+  atomic_int next;
+  int formats, width, height;
+  bool show_text;
+  ViewOptions view;
+  OutDir *od;
+  pthread_mutex_t lock; // guards od (outdir_path) and the first error
+  Err err;
+  atomic_bool failed;
+} Export;
+
+static void slug(char *out, size_t cap, const char *s) {
+  size_t n = 0;
+  bool dash = false;
+  for (; *s && n + 2 < cap; s++) {
+    unsigned char c = (unsigned char)*s;
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) out[n++] = (char)c, dash = false;
+    else if (c >= 'A' && c <= 'Z') out[n++] = (char)(c + 32), dash = false;
+    else if (!dash && n > 0) out[n++] = '-', dash = true;
+    if (n >= 40) break;
+  }
+  while (n > 0 && out[n - 1] == '-') n--;
+  out[n] = 0;
+}
+
+static const char *step_slug(const Trace *t, int step) {
+  return lesson_stage_name(t->steps[step].kind);
+}
+
+// One picture per step (per head for per-head stages), or one per lesson step.
+static int plan(Export *x, int head_opt) {
+  const Trace *t = x->s->trace;
+  int cap = 64 + t->n_steps * (t->cfg.H + 1) + (x->s->has_lesson ? x->s->lesson.n_steps : 0);
+  x->jobs = calloc((size_t)cap, sizeof(Job));
+  if (!x->jobs) return -1;
+  int n = 0, number = 1;
+  bool layers = t->cfg.n_layers > 1;
+  if (x->s->has_lesson) {
+    const Lesson *l = &x->s->lesson;
+    int width = l->n_steps >= 100 ? 3 : 2;
+    for (int i = 0; i < l->n_steps; i++) {
+      Job *j = &x->jobs[n++];
+      j->lesson_step = i;
+      j->step = session_trace_step(x->s, i);
+      j->head = l->steps[i].head;
+      char s[64];
+      if (j->step < 0) slug(s, sizeof s, l->steps[i].title);
+      else snprintf(s, sizeof s, "%s", step_slug(t, j->step));
+      char lay[16] = "";
+      if (j->step >= 0 && layers && t->steps[j->step].layer >= 0) snprintf(lay, sizeof lay, "l%d-", t->steps[j->step].layer + 1);
+      char hd[16] = "";
+      if (j->step >= 0 && page_step_has_heads(t, j->step)) {
+        if (j->head < 0) snprintf(hd, sizeof hd, "-all");
+        else snprintf(hd, sizeof hd, "-h%d", j->head + 1);
+      }
+      snprintf(j->base, sizeof j->base, "%0*d-%s%s%s", width, i + 1, lay, s[0] ? s : "step", hd);
+    }
+    return n;
+  }
+  for (int k = 0; k < t->n_steps; k++, number++) {
+    char lay[16] = "";
+    if (layers && t->steps[k].layer >= 0) snprintf(lay, sizeof lay, "l%d-", t->steps[k].layer + 1);
+    int h0 = 0, h1 = 0; // heads to draw: [h0, h1]
+    bool heads = page_step_has_heads(t, k);
+    if (heads) {
+      if (head_opt == -2) h0 = 0, h1 = t->cfg.H - 1;  // default: each head
+      else if (head_opt == -1) h0 = h1 = -1;         // the grid
+      else h0 = h1 = head_opt < t->cfg.H ? head_opt : t->cfg.H - 1;
+    }
+    for (int h = h0; h <= h1; h++) {
+      Job *j = &x->jobs[n++];
+      j->step = k, j->head = heads ? h : (head_opt >= 0 ? head_opt : 0), j->lesson_step = -1;
+      if (heads && h < 0) snprintf(j->base, sizeof j->base, "%02d-%s%s-all", number, lay, step_slug(t, k));
+      else if (heads) snprintf(j->base, sizeof j->base, "%02d-%s%s-h%d", number, lay, step_slug(t, k), h + 1);
+      else snprintf(j->base, sizeof j->base, "%02d-%s%s", number, lay, step_slug(t, k));
+    }
+  }
+  return n;
+}
+
+static void fail(Export *x, const Err *e) {
+  pthread_mutex_lock(&x->lock);
+  if (!x->failed) x->err = *e;
+  x->failed = true;
+  pthread_mutex_unlock(&x->lock);
+}
+
+static bool reserve(Export *x, const char *name, char *path, size_t cap, Err *e) {
+  pthread_mutex_lock(&x->lock);
+  bool ok = outdir_path(x->od, name, path, cap, e);
+  pthread_mutex_unlock(&x->lock);
+  return ok;
+}
+
+static void *worker(void *arg) {
+  Export *x = arg;
+  Scene scene;
+  scene_init(&scene, (float)x->width, (float)x->height, 0);
+  Canvas cv = canvas_new(x->width, x->height);
+  Err e = {0};
+  if (!cv.px) {
+    err_set(&e, "out of memory for a %dx%d picture", x->width, x->height);
+    fail(x, &e);
+  }
+  const Session *s = x->s;
+  char footer[512], label[256], model_line[256], seed[32];
+  page_footer(s->trace, s->text, footer, sizeof footer);
+  snprintf(model_line, sizeof model_line, "%s", s->model->source);
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->model->seed);
+  for (int k; cv.px && !x->failed && (k = atomic_fetch_add(&x->next, 1)) < x->n_jobs;) {
+    const Job *j = &x->jobs[k];
+    const LessonStep *ls = j->lesson_step >= 0 ? &s->lesson.steps[j->lesson_step] : NULL;
+    ViewOptions vo = x->view;
+    vo.head = j->head;
+    if (ls) {
+      vo.focus_row = ls->row, vo.focus_col = ls->col;
+      vo.part = (int)ls->show;
+    }
+    PageSpec p = {.trace = s->trace, .step = j->step, .view = &vo, .title = ls ? ls->title : NULL,
+                  .narration = ls ? &ls->narration : NULL, .show_text = x->show_text, .sentence = s->text,
+                  .lesson = x->lesson_title, .lesson_step = j->lesson_step,
+                  .lesson_steps = s->has_lesson ? s->lesson.n_steps : 0,
+                  .width = (float)x->width, .height = (float)x->height};
+    ViewLayout lay;
+    page_render(&scene, &p, &lay);
+    if (j->step >= 0) page_stage_label(s->trace, j->step, j->head, label, sizeof label);
+    else snprintf(label, sizeof label, "%s", ls ? ls->title : "");
+    char name[128], path[4096];
+    if (x->formats & EXPORT_PNG) {
+      scene_raster(&scene, cv, 0);
+      const char *kv[] = {"Title", label, "Description", footer, "Model", model_line, "Seed", seed, "Software",
+                          "Stepformer"};
+      snprintf(name, sizeof name, "%s.png", j->base);
+      if (!reserve(x, name, path, sizeof path, &e) || !pngio_write(cv, path, kv, 5, &e)) fail(x, &e);
+    }
+    if (x->formats & EXPORT_SVG) {
+      snprintf(name, sizeof name, "%s.svg", j->base);
+      if (!reserve(x, name, path, sizeof path, &e) || !svg_write(&scene, path, label, footer, &e)) fail(x, &e);
+    }
+  }
+  canvas_free(&cv);
+  scene_free(&scene);
+  return NULL;
+}
+
+// CSV field: quoted when it holds a comma, quote or newline.
+static void csv_field(FILE *f, const char *s) {
+  if (!strpbrk(s, ",\"\n\r")) {
+    fputs(s, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static bool write_csv(const Trace *t, const TraceTensor *x, int h, const char *path, Err *err) {
+  AtomicFile af;
+  if (!atomic_open(&af, path, err)) return false;
+  FILE *f = af.fp;
+  char buf[128];
+  fprintf(f, "%s \\ %s", trace_axis_name(x->row_axis), trace_axis_name(x->col_axis));
+  for (int j = 0; j < x->cols; j++) {
+    fputc(',', f);
+    csv_field(f, trace_axis_label(t, x->col_axis, j, buf, sizeof buf));
+  }
+  fputc('\n', f);
+  for (int i = 0; i < x->rows; i++) {
+    csv_field(f, x->rows == 1 && x->row_axis == AXIS_TOKEN ? "" : trace_axis_label(t, x->row_axis, i, buf, sizeof buf));
+    for (int j = 0; j < x->cols; j++) {
+      float v = trace_at(x, h, i, j);
+      if (isinf(v)) fputs(v < 0 ? ",-inf" : ",inf", f);
+      else fprintf(f, ",%.9g", v); // 9 significant digits: the float comes back exactly
+    }
+    fputc('\n', f);
+  }
+  return atomic_commit(&af, err);
+}
+
+static bool write_data(Export *x, Err *err) {
+  const Trace *t = x->s->trace;
+  char name[128], path[4096];
+  for (int k = 0; k < t->n; k++) {
+    const TraceTensor *tt = &t->t[k];
+    if (tt->is_weight) continue;
+    if (x->formats & EXPORT_NPY) {
+      int shape[3], nd = trace_dump_shape(tt, shape);
+      snprintf(name, sizeof name, "%s.npy", tt->name);
+      if (!outdir_path(x->od, name, path, sizeof path, err) || !npy_write(path, tt->data, nd, shape, err)) return false;
+    }
+    if (x->formats & EXPORT_CSV)
+      for (int h = 0; h < tt->heads; h++) {
+        if (trace_per_head(tt)) snprintf(name, sizeof name, "%s-h%d.csv", tt->name, h + 1);
+        else snprintf(name, sizeof name, "%s.csv", tt->name);
+        if (!outdir_path(x->od, name, path, sizeof path, err) || !write_csv(t, tt, h, path, err)) return false;
+      }
+  }
+  if (x->formats & (EXPORT_NPY | EXPORT_CSV)) { // the labels of the token axis
+    size_t cap = 64, len = 0;
+    for (int i = 0; i < t->L; i++) cap += strlen(tokens_label(&t->tokens, &t->model->vocab, i)) + 2;
+    char *s = malloc(cap);
+    if (!s) return err_set(err, "out of memory");
+    for (int i = 0; i < t->L; i++) len += (size_t)sprintf(s + len, "%s\n", tokens_label(&t->tokens, &t->model->vocab, i));
+    bool ok = outdir_path(x->od, "tokens.txt", path, sizeof path, err) && file_write_atomic(path, s, len, err);
+    free(s);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+
+bool export_run(Session *s, const char *out, const ExportSpec *spec, int *files, int *pictures, Err *err) {
+  ViewOptions view = spec->view;
+  view_global_range(s->trace, &view.global_lo, &view.global_hi);
+  if (spec->head_opt >= s->trace->cfg.H)
+    return err_set(err, "--head %d: the model has %d heads", spec->head_opt + 1, s->trace->cfg.H);
+  OutDir od;
+  if (!outdir_begin(&od, out, err)) return false;
+  Export x = {.s = s, .lesson_title = s->has_lesson ? s->lesson.title : NULL, .formats = spec->formats,
+              .width = spec->width, .height = spec->height, .show_text = spec->show_text, .view = view, .od = &od};
+  pthread_mutex_init(&x.lock, NULL);
+  atomic_init(&x.next, 0);
+  atomic_init(&x.failed, false);
+  *pictures = 0;
+  if (spec->formats & (EXPORT_PNG | EXPORT_SVG)) {
+    x.n_jobs = plan(&x, spec->head_opt);
+    if (x.n_jobs < 0) {
+      err_set(&x.err, "out of memory");
+      x.failed = true;
+    }
+    *pictures = x.n_jobs > 0 ? x.n_jobs : 0;
+    pthread_t th[8];
+    int started = 0, threads = spec->threads < 1 ? 1 : spec->threads > 8 ? 8 : spec->threads;
+    for (int i = 1; i < threads && !x.failed; i++)
+      if (pthread_create(&th[started], NULL, worker, &x) == 0) started++;
+    if (!x.failed) worker(&x);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  }
+  Err derr = {0};
+  if (!x.failed && !write_data(&x, &derr)) fail(&x, &derr);
+  *files = od.n;
+  bool ok = !x.failed;
+  if (!ok) {
+    outdir_abort(&od);
+    *err = x.err;
+  } else {
+    ok = outdir_commit(&od, err);
+  }
+  free(x.jobs);
+  pthread_mutex_destroy(&x.lock);
+  return ok;
+}

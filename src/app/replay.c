@@ -1,0 +1,131 @@
+// replay.c -- see replay.h.
+#include "replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h" // defines: file_read_all
+
+typedef struct {
+  const char *name;
+  AppKey key;
+} KeyName;
+
+static const KeyName KEYS[] = {
+    {"Right", KEY_RIGHT}, {"Left", KEY_LEFT}, {"Up", KEY_UP}, {"Down", KEY_DOWN}, {"space", KEY_SPACE},
+    {"BackSpace", KEY_BACKSPACE}, {"Delete", KEY_DELETE}, {"Prior", KEY_PAGEUP}, {"Page_Up", KEY_PAGEUP},
+    {"Next", KEY_PAGEDOWN}, {"Page_Down", KEY_PAGEDOWN}, {"Home", KEY_HOME}, {"End", KEY_END},
+    {"Return", KEY_ENTER}, {"Enter", KEY_ENTER}, {"Escape", KEY_ESCAPE}, {"Tab", KEY_TAB}, {"F1", KEY_F1},
+    {"F11", KEY_F11}, {"plus", KEY_PLUS}, {"minus", KEY_MINUS},
+};
+
+static bool parse_key(char *spec, AppEvent *e) {
+  e->kind = EV_KEY;
+  for (;;) {
+    char *plus = strchr(spec, '+');
+    if (!plus || plus == spec || !plus[1]) break;
+    *plus = 0;
+    if (!strcmp(spec, "shift")) e->mods |= MOD_SHIFT;
+    else if (!strcmp(spec, "ctrl")) e->mods |= MOD_CTRL;
+    else if (!strcmp(spec, "alt")) e->mods |= MOD_ALT;
+    else return false;
+    spec = plus + 1;
+  }
+  for (size_t k = 0; k < sizeof KEYS / sizeof *KEYS; k++)
+    if (!strcmp(spec, KEYS[k].name)) return e->key = KEYS[k].key, true;
+  if (strlen(spec) == 1 && (unsigned char)spec[0] > 32 && (unsigned char)spec[0] < 127) {
+    e->key = KEY_CHAR;
+    e->ch = (uint32_t)(spec[0] >= 'A' && spec[0] <= 'Z' ? spec[0] + 32 : spec[0]);
+    return true;
+  }
+  return false;
+}
+
+static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno, Err *err) {
+  char *save = NULL;
+  char *ms = strtok_r(line, " \t", &save), *verb = strtok_r(NULL, " \t", &save);
+  if (!ms || !verb) return err_set(err, "%s:%d: expected \"MS VERB ...\" (e.g. \"100 key Right\")", path, lineno);
+  char *end;
+  double t = strtod(ms, &end);
+  if (*end || t < 0) return err_set(err, "%s:%d: \"%s\" is not a time in milliseconds", path, lineno, ms);
+  memset(it, 0, sizeof *it);
+  it->line = lineno;
+  it->ev.time_ms = t;
+  it->kind = RP_EVENT;
+  char *rest = save; // for "text": everything after the one space that follows the verb
+  char *a = NULL, *b = NULL, *c = NULL;
+  if (!strcmp(verb, "key")) {
+    a = strtok_r(NULL, " \t", &save);
+    if (a) snprintf(it->label, sizeof it->label, "key-%s", a); // before parse_key cuts it at '+'
+    if (!a || !parse_key(a, &it->ev)) return err_set(err, "%s:%d: unknown key \"%s\"", path, lineno, a ? a : "");
+    for (char *p = it->label; *p; p++)
+      if (*p == '+' || *p == '/' || *p == '?') *p = '_';
+  } else if (!strcmp(verb, "text")) {
+    it->ev.kind = EV_TEXT;
+    snprintf(it->ev.text, sizeof it->ev.text, "%s", rest ? rest : "");
+    snprintf(it->label, sizeof it->label, "text");
+  } else if (!strcmp(verb, "move") || !strcmp(verb, "click") || !strcmp(verb, "resize")) {
+    a = strtok_r(NULL, " \t", &save), b = strtok_r(NULL, " \t", &save);
+    if (!a || !b) return err_set(err, "%s:%d: %s needs two numbers", path, lineno, verb);
+    float x = strtof(a, NULL), y = strtof(b, NULL);
+    if (verb[0] == 'r') it->ev.kind = EV_RESIZE, it->ev.w = (int)x, it->ev.h = (int)y;
+    else it->ev.kind = verb[0] == 'm' ? EV_MOUSE_MOVE : EV_MOUSE_DOWN, it->ev.x = x, it->ev.y = y;
+    snprintf(it->label, sizeof it->label, "%s", verb);
+  } else if (!strcmp(verb, "hover") || !strcmp(verb, "click-cell")) {
+    a = strtok_r(NULL, " \t", &save), b = strtok_r(NULL, " \t", &save), c = strtok_r(NULL, " \t", &save);
+    if (!a || !b || !c) return err_set(err, "%s:%d: %s needs OP I J", path, lineno, verb);
+    it->kind = verb[0] == 'h' ? RP_HOVER : RP_CLICK_CELL;
+    it->op = !strcmp(a, "result") ? -1 : atoi(a), it->i = atoi(b), it->j = atoi(c);
+    snprintf(it->label, sizeof it->label, "%s", verb);
+  } else if (!strcmp(verb, "leave")) {
+    it->ev.kind = EV_MOUSE_LEAVE;
+    snprintf(it->label, sizeof it->label, "leave");
+  } else if (!strcmp(verb, "wait")) {
+    it->kind = RP_WAIT;
+    snprintf(it->label, sizeof it->label, "wait");
+  } else {
+    return err_set(err, "%s:%d: unknown event \"%s\" (key, text, move, click, hover, click-cell, leave, resize, wait)",
+                   path, lineno, verb);
+  }
+  return true;
+}
+
+bool replay_load(Replay *r, const char *path, Err *err) {
+  memset(r, 0, sizeof *r);
+  size_t len;
+  char *buf = file_read_all(path, &len, 64u << 20, err);
+  if (!buf) return false;
+  int cap = 64;
+  r->items = malloc(sizeof(ReplayItem) * (size_t)cap);
+  bool ok = r->items != NULL;
+  int lineno = 0;
+  for (char *line = buf, *next; ok && line && *line; line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    lineno++;
+    char *p = line + strspn(line, " \t\r");
+    char *cr = strchr(p, '\r');
+    if (cr) *cr = 0;
+    if (!*p || *p == '#') continue;
+    if (r->n == cap) {
+      cap *= 2;
+      ReplayItem *ni = realloc(r->items, sizeof(ReplayItem) * (size_t)cap);
+      if (!ni) {
+        ok = err_set(err, "out of memory");
+        break;
+      }
+      r->items = ni;
+    }
+    ok = parse_line(p, &r->items[r->n], path, lineno, err);
+    if (ok) r->n++;
+  }
+  free(buf);
+  if (!ok) replay_free(r);
+  return ok;
+}
+
+void replay_free(Replay *r) {
+  free(r->items);
+  memset(r, 0, sizeof *r);
+}

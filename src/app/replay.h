@@ -1,0 +1,46 @@
+// replay.h -- scripted input for the window: a text file of timed events.
+//
+// One event per line, `#` starts a comment:
+//   MS key NAME          a key: Right Left Up Down space BackSpace Delete Prior Next Home End
+//                        Return Escape Tab F1 F11 plus minus, or one character (a 1 [ ? ...);
+//                        modifiers in front: shift+Right, ctrl+e
+//   MS text WORDS...     typed text (the rest of the line, UTF-8)
+//   MS move X Y          the pointer moves to pixel (X, Y) of the drawing
+//   MS click X Y         press the mouse button at (X, Y)
+//   MS hover OP I J      move to the centre of cell (I, J) of operand OP of the current view
+//                        (OP: a number, or "result"); "click-cell OP I J" presses there
+//   MS leave             the pointer leaves the window
+//   MS resize W H        the drawable becomes W × H pixels
+//   MS wait              nothing: one more frame
+// MS is the time in milliseconds from the start. replay_load reports a bad line as FILE:LINE.
+// A Replay owns its events; replay_free releases them.
+//
+//     Replay r;
+//     if (!replay_load(&r, "tests/replay/step.txt", &err)) ...
+#ifndef SF_REPLAY_H
+#define SF_REPLAY_H
+
+#include <stdbool.h>
+
+#include "app.h" // defines: AppEvent
+#include "err.h" // defines: Err
+
+typedef enum { RP_EVENT, RP_HOVER, RP_CLICK_CELL, RP_WAIT } ReplayKind;
+
+typedef struct {
+  ReplayKind kind;
+  AppEvent ev;    // RP_EVENT
+  int op, i, j;   // RP_HOVER, RP_CLICK_CELL: op -1 = the result
+  char label[48]; // short description for screenshot names ("key-Right")
+  int line;
+} ReplayItem;
+
+typedef struct {
+  ReplayItem *items;
+  int n;
+} Replay;
+
+bool replay_load(Replay *r, const char *path, Err *err);
+void replay_free(Replay *r);
+
+#endif

@@ -1,0 +1,309 @@
+// window.c -- see window.h. The only file that talks to SDL's video and event APIs.
+#include "window.h"
+
+#include <SDL.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fileio.h" // defines: dir_ensure
+#include "pngio.h"  // defines: pngio_write
+#include "replay.h" // defines: Replay
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static long rss_kib(void) {
+  long pages = 0, resident = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    fclose(f);
+  }
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static bool have_display(void) {
+  const char *drv = getenv("SDL_VIDEODRIVER");
+  if (drv && *drv) return true; // the caller chose (x11, wayland, offscreen, dummy ...)
+  return (getenv("DISPLAY") && *getenv("DISPLAY")) || (getenv("WAYLAND_DISPLAY") && *getenv("WAYLAND_DISPLAY"));
+}
+
+static AppKey map_key(SDL_Keycode k, uint32_t *ch) {
+  *ch = 0;
+  switch (k) {
+  case SDLK_RIGHT: return KEY_RIGHT;
+  case SDLK_LEFT: return KEY_LEFT;
+  case SDLK_UP: return KEY_UP;
+  case SDLK_DOWN: return KEY_DOWN;
+  case SDLK_SPACE: return KEY_SPACE;
+  case SDLK_BACKSPACE: return KEY_BACKSPACE;
+  case SDLK_DELETE: return KEY_DELETE;
+  case SDLK_PAGEUP: return KEY_PAGEUP;
+  case SDLK_PAGEDOWN: return KEY_PAGEDOWN;
+  case SDLK_HOME: return KEY_HOME;
+  case SDLK_END: return KEY_END;
+  case SDLK_RETURN: case SDLK_KP_ENTER: return KEY_ENTER;
+  case SDLK_ESCAPE: return KEY_ESCAPE;
+  case SDLK_TAB: return KEY_TAB;
+  case SDLK_F1: return KEY_F1;
+  case SDLK_F11: return KEY_F11;
+  case SDLK_KP_PLUS: case SDLK_PLUS: return KEY_PLUS;
+  case SDLK_KP_MINUS: return KEY_MINUS;
+  default:
+    if (k >= 32 && k < 127) {
+      *ch = (uint32_t)k;
+      return KEY_CHAR;
+    }
+    return KEY_NONE;
+  }
+}
+
+typedef struct {
+  SDL_Window *win;
+  SDL_Renderer *ren;
+  SDL_Texture *tex;
+  Canvas canvas;
+  Scene scene;
+  int dw, dh;       // drawable size in pixels
+  float sx, sy;     // drawable pixels per window unit (high-DPI)
+  double *frames;   // frame times (ms), for --frame-stats
+  int n_frames, cap_frames;
+} Shell;
+
+// Keeps the canvas and the texture the size of the drawable.
+static bool fit_drawable(Shell *sh) {
+  int dw, dh, ww, wh;
+  if (SDL_GetRendererOutputSize(sh->ren, &dw, &dh) != 0) return false;
+  SDL_GetWindowSize(sh->win, &ww, &wh);
+  sh->sx = ww > 0 ? (float)dw / ww : 1, sh->sy = wh > 0 ? (float)dh / wh : 1;
+  if (dw == sh->dw && dh == sh->dh && sh->tex) return true;
+  if (sh->tex) SDL_DestroyTexture(sh->tex);
+  canvas_free(&sh->canvas);
+  sh->dw = dw, sh->dh = dh;
+  sh->canvas = canvas_new(dw, dh);
+  sh->tex = SDL_CreateTexture(sh->ren, SDL_PIXELFORMAT_RGBA32, SDL_TEXTUREACCESS_STREAMING, dw, dh);
+  return sh->canvas.px && sh->tex;
+}
+
+static void frame(Shell *sh, App *app) {
+  double t0 = now_ms();
+  app_draw(app, &sh->scene, (float)sh->dw, (float)sh->dh);
+  scene_raster(&sh->scene, sh->canvas, 0);
+  SDL_UpdateTexture(sh->tex, NULL, sh->canvas.px, sh->canvas.stride * 4);
+  SDL_RenderClear(sh->ren);
+  SDL_RenderCopy(sh->ren, sh->tex, NULL, NULL);
+  double t1 = now_ms();
+  SDL_RenderPresent(sh->ren);
+  if (sh->n_frames == sh->cap_frames) {
+    int nc = sh->cap_frames ? sh->cap_frames * 2 : 1024;
+    double *nf = realloc(sh->frames, sizeof(double) * (size_t)nc);
+    if (!nf) return;
+    sh->frames = nf, sh->cap_frames = nc;
+  }
+  sh->frames[sh->n_frames++] = t1 - t0; // the work of a frame, without waiting for vsync
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void print_stats(Shell *sh) {
+  if (sh->n_frames == 0) return;
+  qsort(sh->frames, (size_t)sh->n_frames, sizeof(double), cmp_double);
+  int n = sh->n_frames;
+  printf("frames %d: median %.2f ms, 99th percentile %.2f ms, max %.2f ms (%dx%d)\n", n, sh->frames[n / 2],
+         sh->frames[(int)(n * 0.99)], sh->frames[n - 1], sh->dw, sh->dh);
+}
+
+static void apply_requests(Shell *sh, App *app, bool *quit) {
+  AppRequests r = app_take_requests(app);
+  if (r.quit) *quit = true;
+  if (r.fullscreen_changed) SDL_SetWindowFullscreen(sh->win, app_fullscreen(app) ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
+  if (r.text_input_changed) {
+    if (app_editing(app)) SDL_StartTextInput();
+    else SDL_StopTextInput();
+  }
+}
+
+// Turns one SDL event into AppEvents.
+static void translate(Shell *sh, App *app, const SDL_Event *e, bool *quit) {
+  AppEvent ev = {.time_ms = now_ms()};
+  switch (e->type) {
+  case SDL_QUIT: *quit = true; return;
+  case SDL_WINDOWEVENT:
+    if (e->window.event == SDL_WINDOWEVENT_SIZE_CHANGED || e->window.event == SDL_WINDOWEVENT_EXPOSED) {
+      fit_drawable(sh);
+      ev.kind = EV_RESIZE, ev.w = sh->dw, ev.h = sh->dh;
+      app_event(app, &ev);
+      if (e->window.event == SDL_WINDOWEVENT_EXPOSED) app_event(app, &(AppEvent){.kind = EV_TICK}), frame(sh, app);
+    } else if (e->window.event == SDL_WINDOWEVENT_LEAVE) {
+      ev.kind = EV_MOUSE_LEAVE;
+      app_event(app, &ev);
+    }
+    return;
+  case SDL_KEYDOWN: {
+    SDL_Keymod m = e->key.keysym.mod;
+    ev.kind = EV_KEY;
+    ev.mods = (m & KMOD_SHIFT ? MOD_SHIFT : 0) | (m & KMOD_CTRL ? MOD_CTRL : 0) | (m & KMOD_ALT ? MOD_ALT : 0);
+    ev.key = map_key(e->key.keysym.sym, &ev.ch);
+    if (ev.key == KEY_CHAR && ev.ch == '=' && (ev.mods & MOD_SHIFT)) ev.key = KEY_PLUS; // "+" on US keyboards
+    if (ev.key == KEY_CHAR && ev.ch == '/' && (ev.mods & MOD_SHIFT)) ev.ch = '?';
+    if (ev.key != KEY_NONE) app_event(app, &ev);
+    return;
+  }
+  case SDL_TEXTINPUT:
+    ev.kind = EV_TEXT;
+    snprintf(ev.text, sizeof ev.text, "%s", e->text.text);
+    app_event(app, &ev);
+    return;
+  case SDL_MOUSEMOTION:
+    ev.kind = EV_MOUSE_MOVE, ev.x = e->motion.x * sh->sx, ev.y = e->motion.y * sh->sy;
+    app_event(app, &ev);
+    return;
+  case SDL_MOUSEBUTTONDOWN:
+    if (e->button.button != SDL_BUTTON_LEFT) return;
+    ev.kind = EV_MOUSE_DOWN, ev.x = e->button.x * sh->sx, ev.y = e->button.y * sh->sy;
+    app_event(app, &ev);
+    return;
+  default: return;
+  }
+}
+
+// Feeds replay item k; returns false when it could not (a cell that is not there).
+static void replay_step(Shell *sh, App *app, const ReplayItem *it, int k, const WindowOptions *wo) {
+  AppEvent ev = it->ev;
+  ev.time_ms = now_ms();
+  if (it->kind == RP_HOVER || it->kind == RP_CLICK_CELL) {
+    float x, y;
+    if (!app_cell_center(app, it->op, it->i, it->j, &x, &y)) {
+      printf("replay %d (line %d): no cell %d,%d in operand %d of this view\n", k + 1, it->line, it->i, it->j, it->op);
+      return;
+    }
+    ev.kind = it->kind == RP_HOVER ? EV_MOUSE_MOVE : EV_MOUSE_DOWN, ev.x = x, ev.y = y;
+  }
+  if (it->kind != RP_WAIT) app_event(app, &ev);
+  if (ev.kind == EV_RESIZE) { // a replay resize changes the window too
+    SDL_SetWindowSize(sh->win, (int)(ev.w / sh->sx), (int)(ev.h / sh->sy));
+    fit_drawable(sh);
+    app_event(app, &(AppEvent){.kind = EV_RESIZE, .w = sh->dw, .h = sh->dh});
+  }
+  bool quit = false;
+  apply_requests(sh, app, &quit);
+  if (app_dirty(app) || it->kind == RP_WAIT) frame(sh, app);
+  char line[2048];
+  app_describe(app, line, sizeof line);
+  printf("replay %d %s: %s%s%s\n", k + 1, it->label, line, app_status(app)[0] ? " status=" : "", app_status(app));
+  if (wo->screenshot) {
+    char path[4096];
+    Err err = {0};
+    snprintf(path, sizeof path, "%s/%03d-%s.png", wo->screenshot, k + 1, it->label);
+    if (!pngio_write(sh->canvas, path, NULL, 0, &err)) fprintf(stderr, "stepformer: %s\n", err.msg);
+  }
+}
+
+int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
+  const char *hint = wo->export_hint ? wo->export_hint : "stepformer export --lesson lessons/cat-bank.md --out slides";
+  if (!have_display()) {
+    fprintf(stderr, "stepformer: no display to open a window on (DISPLAY is not set); to make the pictures without one, run:  %s\n", hint);
+    return 2;
+  }
+  Replay replay = {0};
+  Err err = {0};
+  if (wo->replay && !replay_load(&replay, wo->replay, &err)) return fprintf(stderr, "stepformer: %s\n", err.msg), 2;
+  if (wo->screenshot) {
+    Err derr = {0};
+    bool created;
+    if (!dir_ensure(wo->screenshot, &created, &derr)) {
+      replay_free(&replay);
+      return fprintf(stderr, "stepformer: --screenshot: %s\n", derr.msg), 2;
+    }
+  }
+  SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1");
+  if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0) {
+    fprintf(stderr, "stepformer: cannot open a window (%s); to make the pictures without one, run:  %s\n", SDL_GetError(), hint);
+    replay_free(&replay);
+    return 2;
+  }
+  Shell sh = {0};
+  App *app = NULL;
+  int rc = 1;
+  scene_init(&sh.scene, 1, 1, 0);
+  int w = wo->width > 0 ? wo->width : 1600, h = wo->height > 0 ? wo->height : 900;
+  SDL_Rect usable;
+  if (!wo->width && SDL_GetDisplayUsableBounds(0, &usable) == 0 && usable.w > 0) {
+    if (w > usable.w * 9 / 10) w = usable.w * 9 / 10, h = w * 9 / 16;
+    if (h > usable.h * 9 / 10) h = usable.h * 9 / 10, w = h * 16 / 9;
+  }
+  sh.win = SDL_CreateWindow("Stepformer", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
+                            SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (wo->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0));
+  if (!sh.win) goto sdl_fail;
+  sh.ren = SDL_CreateRenderer(sh.win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
+  if (!sh.ren) sh.ren = SDL_CreateRenderer(sh.win, -1, SDL_RENDERER_SOFTWARE);
+  if (!sh.ren || !fit_drawable(&sh)) goto sdl_fail;
+  SDL_StopTextInput(); // typed text only while editing the sentence
+  app = app_new(s, ao, &err);
+  if (!app) {
+    fprintf(stderr, "stepformer: %s\n", err.msg);
+    goto done;
+  }
+  app_event(app, &(AppEvent){.kind = EV_RESIZE, .w = sh.dw, .h = sh.dh});
+  if (wo->fullscreen) {
+    AppEvent f = {.kind = EV_KEY, .key = KEY_F11};
+    app_event(app, &f);
+    app_take_requests(app);
+  }
+  frame(&sh, app);
+  long rss0 = rss_kib();
+  double start = now_ms();
+  bool quit = false;
+  int next = 0;
+  while (!quit) {
+    SDL_Event e;
+    if (wo->replay) {
+      while (SDL_PollEvent(&e)) translate(&sh, app, &e, &quit);
+      if (next >= replay.n) break;
+      double due = start + replay.items[next].ev.time_ms;
+      if (wo->realtime && now_ms() < due) {
+        SDL_Delay((Uint32)(due - now_ms() > 5 ? 5 : 1));
+        continue;
+      }
+      replay_step(&sh, app, &replay.items[next], next, wo);
+      next++;
+    } else {
+      double wake = app_next_wake(app, now_ms());
+      int got = wake < 0 ? SDL_WaitEvent(&e) : SDL_WaitEventTimeout(&e, (int)wake + 1);
+      if (got) {
+        translate(&sh, app, &e, &quit);
+        while (SDL_PollEvent(&e)) translate(&sh, app, &e, &quit);
+      }
+      app_event(app, &(AppEvent){.kind = EV_TICK, .time_ms = now_ms()});
+    }
+    apply_requests(&sh, app, &quit);
+    if (app_dirty(app)) frame(&sh, app);
+  }
+  if (wo->replay) printf("replay done: %d events, resident memory %ld KiB at the start, %ld KiB at the end\n", replay.n, rss0, rss_kib());
+  if (wo->frame_stats) print_stats(&sh);
+  rc = 0;
+  goto done;
+sdl_fail:
+  fprintf(stderr, "stepformer: SDL: %s; to make the pictures without a window, run:  %s\n", SDL_GetError(), hint);
+  rc = 2;
+done:
+  app_free(app);
+  scene_free(&sh.scene);
+  canvas_free(&sh.canvas);
+  free(sh.frames);
+  if (sh.tex) SDL_DestroyTexture(sh.tex);
+  if (sh.ren) SDL_DestroyRenderer(sh.ren);
+  if (sh.win) SDL_DestroyWindow(sh.win);
+  SDL_Quit();
+  replay_free(&replay);
+  return rc;
+}

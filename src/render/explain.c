@@ -1,0 +1,327 @@
+// explain.c -- see explain.h. One function per kind of tensor; each recomputes its cell from the
+// cells it came from, in double, and prints the numbers as TeX.
+#include "explain.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+  const Trace *t;
+  const TraceTensor *x;
+  int h, r, c; // the cell in the tensor's own coordinates
+  Explanation *ex;
+} Ctx;
+
+// Appends to a line (bounded).
+static void add(char *line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(char *line, const char *fmt, ...) {
+  size_t n = strlen(line);
+  if (n + 1 >= EXPLAIN_CAP) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line + n, EXPLAIN_CAP - n, fmt, ap);
+  va_end(ap);
+}
+
+static char *next_line(Explanation *ex) {
+  if (ex->n_lines >= EXPLAIN_LINES) return ex->lines[EXPLAIN_LINES - 1];
+  ex->lines[ex->n_lines][0] = 0;
+  return ex->lines[ex->n_lines++];
+}
+
+// A number as TeX: 2 decimals (fewer for large values), negatives in parentheses when asked.
+static const char *num(char *buf, double v, bool paren) {
+  if (isinf(v)) snprintf(buf, 32, v < 0 ? "-\\infty" : "\\infty");
+  else if (fabs(v) >= 1000) snprintf(buf, 32, paren && v < 0 ? "(%.0f)" : "%.0f", v);
+  else if (fabs(v) >= 100) snprintf(buf, 32, paren && v < 0 ? "(%.1f)" : "%.1f", v);
+  else snprintf(buf, 32, paren && v < 0 ? "(%.2f)" : "%.2f", v);
+  return buf;
+}
+
+// A word as TeX text: \text{...} with TeX's special characters escaped.
+static const char *word(char *buf, int cap, const char *w) {
+  int n = snprintf(buf, (size_t)cap, "\\text{");
+  for (; *w && n < cap - 12; w++) {
+    if (strchr("\\{}$&#^_%~", *w)) n += snprintf(buf + n, (size_t)(cap - n), "\\%c", *w == '\\' ? '/' : *w);
+    else buf[n++] = *w;
+  }
+  snprintf(buf + n, (size_t)(cap - n), "}");
+  return buf;
+}
+
+static const char *axis_tex(const Trace *t, TraceAxis a, int i, char *buf, int cap) {
+  char raw[128];
+  trace_axis_label(t, a, i, raw, sizeof raw);
+  if (a == AXIS_TOKEN || a == AXIS_VOCAB) return word(buf, cap, raw);
+  snprintf(buf, (size_t)cap, "%d", i);
+  return buf;
+}
+
+static const char *tok(const Ctx *c, int i, char *buf) { return axis_tex(c->t, AXIS_TOKEN, i, buf, 96); }
+
+static float at(const TraceTensor *x, int h, int i, int j) { return trace_at(x, h, i, j); }
+static const TraceTensor *input(const Ctx *c, int k) {
+  return k < c->x->n_inputs ? &c->t->t[c->x->inputs[k]] : NULL;
+}
+
+// ---------------------------------------------------------------- kinds
+
+// y = x·W + b for column col of W (the displayed D_in × D_out weight).
+static void linear(Ctx *c, const char *xs, const char *ws, const char *bs, int col) {
+  const TraceTensor *x = input(c, 0), *W = input(c, 1), *b = input(c, 2);
+  char n1[32], n2[32], n3[32], t1[96];
+  double dot = 0;
+  for (int d = 0; d < x->cols; d++) dot += (double)at(x, 0, c->r, d) * at(W, 0, d, col);
+  double bias = b ? at(b, 0, 0, col) : 0;
+  char *l = next_line(c->ex);
+  add(l, "= \\sum_{d} %s[%s, d]\\, %s[d, %d]", xs, tok(c, c->r, t1), ws, col);
+  if (b) add(l, " + %s[%d]", bs, col);
+  l = next_line(c->ex);
+  add(l, "= ");
+  for (int d = 0; d < x->cols && d < 3; d++)
+    add(l, "%s%s \\cdot %s", d ? " + " : "", num(n1, at(x, 0, c->r, d), true), num(n2, at(W, 0, d, col), true));
+  if (x->cols > 3) add(l, " + \\cdots");
+  if (b) add(l, " + %s", num(n3, bias, true));
+  l = next_line(c->ex);
+  add(l, "= %s + %s = %s", num(n1, dot, false), num(n2, bias, true), num(n3, dot + bias, false));
+}
+
+// LayerNorm of row r of input 0 at column col, with γ and β in inputs 1 and 2.
+static void layernorm(Ctx *c, const char *xs) {
+  const TraceTensor *x = input(c, 0), *g = input(c, 1), *b = input(c, 2);
+  int n = x->cols;
+  double mean = 0, var = 0;
+  for (int d = 0; d < n; d++) mean += at(x, 0, c->r, d);
+  mean /= n;
+  for (int d = 0; d < n; d++) var += (at(x, 0, c->r, d) - mean) * (at(x, 0, c->r, d) - mean);
+  var /= n;
+  double xv = at(x, 0, c->r, c->c), gv = g ? at(g, 0, 0, c->c) : 1, bv = b ? at(b, 0, 0, c->c) : 0;
+  double y = gv * (xv - mean) / sqrt(var + c->t->cfg.ln_eps) + bv;
+  char n1[32], n2[32], n3[32], n4[32], n5[32], t1[96];
+  char *l = next_line(c->ex);
+  add(l, "= \\gamma_{%d} \\frac{%s[%s, %d] - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}} + \\beta_{%d}", c->c, xs,
+      tok(c, c->r, t1), c->c, c->c);
+  l = next_line(c->ex);
+  add(l, "\\mu = %s,\\ \\sigma^2 = %s \\text{ over the %d values of the row}", num(n1, mean, false),
+      num(n2, var, false), n);
+  l = next_line(c->ex);
+  char n6[32];
+  add(l, "= %s \\cdot \\frac{%s - %s}{%s} + %s = %s", num(n1, gv, true), num(n2, xv, false), num(n3, mean, true),
+      num(n4, sqrt(var + c->t->cfg.ln_eps), false), num(n5, bv, true), num(n6, y, false));
+}
+
+static void softmax_row(Ctx *c, const TraceTensor *s, int h, const char *ss, bool vocab) {
+  double sum = 0, mx = -INFINITY;
+  for (int j = 0; j < s->cols; j++) mx = fmax(mx, at(s, h, c->r, j));
+  for (int j = 0; j < s->cols; j++) sum += exp((double)at(s, h, c->r, j) - mx);
+  double sv = at(s, h, c->r, c->c), e = exp(sv - mx);
+  char n1[32], n2[32], n3[32], n4[32], n5[32], t1[96];
+  char *l = next_line(c->ex);
+  add(l, "= \\frac{e^{%s[%s, %s]}}{\\sum_{j} e^{%s[%s, j]}}", ss, tok(c, c->r, t1),
+      vocab ? "v" : "j'", ss, tok(c, c->r, t1));
+  l = next_line(c->ex);
+  if (isinf(sv)) {
+    add(l, "= 0 \\text{ because } %s = -\\infty \\text{ (masked): } e^{-\\infty} = 0", ss);
+    return;
+  }
+  if (mx > 30) { // keep the numbers printable: divide top and bottom by e^max
+    add(l, "= \\frac{e^{%s - %s}}{%s} = %s", num(n1, sv, false), num(n2, mx, false), num(n3, sum, false),
+        num(n4, e / sum, false));
+  } else {
+    add(l, "= \\frac{e^{%s}}{%s} = \\frac{%s}{%s} = %s", num(n1, sv, false), num(n2, sum * exp(mx), false),
+        num(n3, exp(sv), false), num(n4, sum * exp(mx), false), num(n5, e / sum, false));
+  }
+}
+
+static void explain_weight(Ctx *c) {
+  char *l = next_line(c->ex), t1[96], t2[96];
+  const TraceTensor *x = c->x;
+  int H = c->t->cfg.H, dk = c->t->cfg.D / H;
+  switch (x->kind) {
+  case T_EMBED_W:
+    add(l, "\\text{dimension %d of the embedding of } %s \\text{ (learned)}", c->c,
+        axis_tex(c->t, AXIS_VOCAB, c->r, t1, 96));
+    break;
+  case T_PROJ_W:
+    add(l, "\\text{weight from dimension %d of the input to dimension %d (head %d, column %d of it)}", c->r, c->c,
+        c->c / dk + 1, c->c % dk);
+    break;
+  case T_OUT_W:
+    add(l, "\\text{weight from dimension %d of Concat (head %d) to dimension %d}", c->r, c->r / dk + 1, c->c);
+    break;
+  case T_FFN1_W: add(l, "\\text{weight from dimension %d of } x \\text{ to hidden unit %d}", c->r, c->c); break;
+  case T_FFN2_W: add(l, "\\text{weight from hidden unit %d to dimension %d}", c->r, c->c); break;
+  case T_HEAD_W:
+    add(l, "\\text{weight from dimension %d to the score of } %s", c->r, axis_tex(c->t, AXIS_VOCAB, c->c, t2, 96));
+    break;
+  case T_NORM_W: add(l, "\\text{LayerNorm parameter of dimension %d (learned)}", c->c); break;
+  default: add(l, "\\text{a bias: added to column %d of every row (learned)}", c->c); break;
+  }
+}
+
+static void explain_kind(Ctx *c) {
+  const TraceTensor *x = c->x;
+  const Trace *t = c->t;
+  char n1[32], n2[32], n3[32], t1[96], t2[96];
+  int H = t->cfg.H, D = t->cfg.D, dk = D / H;
+  if (x->is_weight) return explain_weight(c);
+  switch (x->kind) {
+  case T_ONEHOT: {
+    char *l = next_line(c->ex);
+    int id = t->tokens.ids[c->r];
+    add(l, "x_{%d} = %s \\text{ is word %d of the vocabulary} \\Rightarrow O[%d, %d] = %d", c->r + 1, tok(c, c->r, t1),
+        id, c->r + 1, c->c, id == c->c);
+    break;
+  }
+  case T_EMBED: {
+    char *l = next_line(c->ex);
+    add(l, "= \\sum_{v} O[%s, v]\\, E[v, %d] = E[%s, %d] = %s", tok(c, c->r, t1), c->c,
+        axis_tex(t, AXIS_VOCAB, t->tokens.ids[c->r], t2, 96), c->c, num(n1, at(x, 0, c->r, c->c), false));
+    break;
+  }
+  case T_POSENC: {
+    int k2 = c->c - c->c % 2;
+    double ang = c->r / pow(10000.0, (double)k2 / D);
+    char *l = next_line(c->ex);
+    add(l, "= \\%s\\left(\\frac{%d}{10000^{%d/%d}}\\right) = \\%s(%.4f) = %s", c->c % 2 ? "cos" : "sin", c->r, k2, D,
+        c->c % 2 ? "cos" : "sin", ang, num(n1, at(x, 0, c->r, c->c), false));
+    l = next_line(c->ex);
+    add(l, "\\text{position } i = %d \\text{ (counting from 0), column } %d = 2k%s", c->r, c->c, c->c % 2 ? " + 1" : "");
+    break;
+  }
+  case T_ADDPOS: case T_RESIDUAL: {
+    const TraceTensor *a = input(c, 0), *b = input(c, 1);
+    if (!b) { // "out" of a pre-norm layer is a view of res2
+      *c = (Ctx){t, a, c->h, c->r, c->c, c->ex};
+      return explain_kind(c);
+    }
+    char *l = next_line(c->ex);
+    add(l, "= %s + %s = %s + %s = %s", a->symbol, b->symbol, num(n1, at(a, 0, c->r, c->c), false),
+        num(n2, at(b, 0, c->r, c->c), true), num(n3, at(x, 0, c->r, c->c), false));
+    break;
+  }
+  case T_LAYER_IN: {
+    char *l = next_line(c->ex);
+    add(l, "\\text{the input of layer %d: } %s", x->layer + 1, x->layer == 0 ? "Z = OE + P" : "\\text{the output of the layer before}");
+    break;
+  }
+  case T_NORM_IN: case T_NORM:
+    if (x->n_inputs == 1) { // "out" is a view of norm2
+      *c = (Ctx){t, &t->t[x->inputs[0]], c->h, c->r, c->c, c->ex};
+      return explain_kind(c);
+    }
+    layernorm(c, input(c, 0)->symbol);
+    break;
+  case T_PROJ: {
+    const char *ws = strstr(x->name, ".Q") ? "W^q" : strstr(x->name, ".K") ? "W^k" : "W^v";
+    const char *bs = strstr(x->name, ".Q") ? "b^q" : strstr(x->name, ".K") ? "b^k" : "b^v";
+    int r = c->r;
+    Ctx lc = *c;
+    lc.r = r;
+    linear(&lc, "Z", ws, bs, c->h * dk + c->c);
+    char *l = next_line(c->ex);
+    add(l, "\\text{column %d of head %d is column %d of } %s", c->c, c->h + 1, c->h * dk + c->c, ws);
+    break;
+  }
+  case T_SCORES: {
+    const TraceTensor *q = input(c, 0), *k = input(c, 1);
+    double dot = 0;
+    for (int d = 0; d < dk; d++) dot += (double)at(q, c->h, c->r, d) * at(k, c->h, c->c, d);
+    char *l = next_line(c->ex);
+    add(l, "= \\frac{q_{%s} \\cdot k_{%s}}{\\sqrt{d_k}} = \\frac{%s}{\\sqrt{%d}} = \\frac{%s}{%.2f} = %s", tok(c, c->r, t1),
+        tok(c, c->c, t2), num(n1, dot, false), dk, num(n2, dot, false), sqrt((double)dk),
+        num(n3, at(x, c->h, c->r, c->c), false));
+    l = next_line(c->ex);
+    add(l, "q_{%s} \\cdot k_{%s} = ", tok(c, c->r, t1), tok(c, c->c, t2));
+    for (int d = 0; d < dk && d < 3; d++)
+      add(l, "%s%s \\cdot %s", d ? " + " : "", num(n1, at(q, c->h, c->r, d), true), num(n2, at(k, c->h, c->c, d), true));
+    if (dk > 3) add(l, " + \\cdots \\text{ (%d terms)}", dk);
+    break;
+  }
+  case T_MASKED: {
+    const TraceTensor *s = input(c, 0);
+    char *l = next_line(c->ex);
+    bool masked = c->c > c->r;
+    if (masked) add(l, "= S + M = %s + (-\\infty) = -\\infty", num(n1, at(s, c->h, c->r, c->c), false));
+    else add(l, "= S + M = %s + 0 = %s", num(n1, at(s, c->h, c->r, c->c), false), num(n2, at(x, c->h, c->r, c->c), false));
+    l = next_line(c->ex);
+    if (masked) add(l, "\\text{%s comes after %s: a decoder may not look ahead}", t->tokens.words[c->c], t->tokens.words[c->r]);
+    else add(l, "\\text{%s may look at %s (not later than itself)}", t->tokens.words[c->r], t->tokens.words[c->c]);
+    break;
+  }
+  case T_ATTN: softmax_row(c, input(c, 0), c->h, "S", false); break;
+  case T_PRED: softmax_row(c, input(c, 0), 0, "z", true); break;
+  case T_AV: {
+    const TraceTensor *a = input(c, 0), *v = input(c, 1);
+    char *l = next_line(c->ex);
+    add(l, "= \\sum_{j} A[%s, j]\\, V[j, %d]", tok(c, c->r, t1), c->c);
+    l = next_line(c->ex);
+    add(l, "= ");
+    int L = t->L;
+    for (int j = 0; j < L && j < 3; j++)
+      add(l, "%s%s \\cdot %s", j ? " + " : "", num(n1, at(a, c->h, c->r, j), true), num(n2, at(v, c->h, j, c->c), true));
+    if (L > 3) add(l, " + \\cdots");
+    add(l, " = %s", num(n1, at(x, c->h, c->r, c->c), false));
+    break;
+  }
+  case T_CONCAT: {
+    char *l = next_line(c->ex);
+    add(l, "= \\mathrm{head}_{%d}[%s, %d] = %s", c->c / dk + 1, tok(c, c->r, t1), c->c % dk,
+        num(n1, at(x, 0, c->r, c->c), false));
+    l = next_line(c->ex);
+    add(l, "\\text{column %d of Concat is column %d of head %d: } %d = %d \\cdot %d + %d", c->c, c->c % dk,
+        c->c / dk + 1, c->c, c->c / dk, dk, c->c % dk);
+    break;
+  }
+  case T_ATTN_OUT: linear(c, "\\mathrm{Concat}", "W^o", "b^o", c->c); break;
+  case T_FFN_PRE: linear(c, "x", "W_1", "b_1", c->c); break;
+  case T_FFN_OUT: linear(c, "h", "W_2", "b_2", c->c); break;
+  case T_LOGITS: linear(c, "y", "W_{\\mathrm{out}}", "b_{\\mathrm{out}}", c->c); break;
+  case T_FFN_HIDDEN: {
+    const TraceTensor *u = input(c, 0);
+    double uv = at(u, 0, c->r, c->c);
+    char *l = next_line(c->ex);
+    if (t->cfg.activation == ACT_GELU) {
+      double phi = 0.5 * (1 + erf(uv / sqrt(2.0)));
+      add(l, "= u\\,\\Phi(u),\\ u = (x W_1 + b_1)[%s, %d] = %s", tok(c, c->r, t1), c->c, num(n1, uv, false));
+      l = next_line(c->ex);
+      add(l, "= %s \\cdot %.4f = %s", num(n1, uv, true), phi, num(n2, at(x, 0, c->r, c->c), false));
+    } else {
+      add(l, "= \\max(0,\\, (x W_1 + b_1)[%s, %d]) = \\max(0,\\, %s) = %s", tok(c, c->r, t1), c->c, num(n1, uv, false),
+          num(n2, at(x, 0, c->r, c->c), false));
+    }
+    break;
+  }
+  default: break;
+  }
+}
+
+void explain_cell(const Trace *t, const ViewLayout *lay, int k, int i, int j, Explanation *ex) {
+  memset(ex, 0, sizeof *ex);
+  const ViewOperand *v = &lay->ops[k];
+  const Operand *op = &v->op;
+  float val = operand_at(op, i, j);
+  ex->value = val;
+  char n1[32], ra[96], ca[96];
+  axis_tex(t, op->row_axis, i, ra, sizeof ra);
+  axis_tex(t, op->col_axis, j, ca, sizeof ca);
+  snprintf(ex->heading, EXPLAIN_CAP, "%s[%s, %s] = %s", v->symbol, ra, ca, num(n1, val, false));
+  char rp[64], cp[64];
+  trace_axis_label(t, op->row_axis, i, rp, sizeof rp);
+  trace_axis_label(t, op->col_axis, j, cp, sizeof cp);
+  snprintf(ex->plain, EXPLAIN_CAP, "%s[%s, %s] = %.4f", operand_src(op) ? operand_src(op)->name : "M", rp, cp, val);
+  if (op->index < 0) { // the mask
+    char *l = next_line(ex);
+    if (j > i) add(l, "= -\\infty: \\ %s \\text{ comes after } %s \\text{, a decoder may not look ahead}", ca, ra);
+    else add(l, "= 0: \\ %s \\text{ may look at } %s", ra, ca);
+    return;
+  }
+  // the tensor's own coordinates
+  int ti = op->transpose ? j : i, tj = op->transpose ? i : j, h = op->head;
+  const TraceTensor *x = operand_src(op);
+  if (h < 0) h = tj / x->cols, tj %= x->cols;
+  Ctx c = {t, x, h, ti, tj, ex};
+  explain_kind(&c);
+}
