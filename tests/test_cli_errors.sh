@@ -8,7 +8,6 @@
 # reference model with head/tail/printf, in a temporary folder: no python.
 #
 #   STEPFORMER=build/stepformer SF_TEST_DIR=tests bash tests/test_cli_errors.sh
-# SF_TEST_PENDING=1 also runs the checks of known bugs that are not fixed yet (see the end).
 set -u
 export LC_ALL=C # ${#json} counts bytes
 SF=${STEPFORMER:?set STEPFORMER to the stepformer binary}
@@ -196,12 +195,11 @@ expect_error "existing --out, empty text" - "no words" -- \
 [ "$(ls -la "$T/existing"; cat "$T/existing"/*)" = "$before" ] ||
   fail "a failed dump changed the existing --out folder"
 
-# ---------------------------------------------------------------- known bugs, not fixed yet
+# ---------------------------------------------------------------- bugs found by these tests, fixed
 
-if [ "${SF_TEST_PENDING:-0}" = 1 ]; then
-  echo "pending (known bugs):"
-  # outdir_commit renames the staged files one by one: when a later rename fails (here
-  # X.npy is a folder in the way), the files moved before it (O.npy) stay replaced.
+{
+  # a failed commit must not leave partial output: here X.npy is a folder in the way, and the
+  # files moved before it (O.npy) must be the old ones again
   mkdir -p "$T/partial/X.npy"
   printf 'in the way\n' >"$T/partial/X.npy/keep"
   printf 'old\n' >"$T/partial/O.npy"
@@ -209,15 +207,14 @@ if [ "${SF_TEST_PENDING:-0}" = 1 ]; then
   expect_error "a file in the way of the commit" - "X.npy" -- \
     "$SF" dump --model "$MODEL" --out "$T/partial"
   cmp -s "$T/old-O.npy" "$T/partial/O.npy" || fail "a failed dump replaced O.npy (partial output)"
-  # names from the file go into the message as they are: a newline in a name splits the line
+  # names from the file are quoted in messages: a newline in a name must not split the line
   mkst "$T/newline-name.safetensors" '{"a\nb":[1]}' 0
   bad_model newline-name "not described"
-  # the loader allocates the configuration's parameters before it checks the tensors: a 2 KB
-  # file that claims D=8192 and 64 layers asks for 69 GB and gets "out of memory", no file name
+  # a 2 KB file that claims D=8192 and 64 layers must fail on its tensors, not allocate 69 GB
   j=${json/'"n_layers":"2"'/'"n_layers":"64"'}
   mkst "$T/huge-config.safetensors" "${j/'"d_model":"16"'/'"d_model":"8192"'}" "$T/data.bin"
   bad_model huge-config '"embed.weight"'
-fi
+}
 
 if [ "$failures" -ne 0 ]; then
   echo "test_cli_errors: $failures failures in $cases cases" >&2

@@ -9,6 +9,9 @@ bool err_set(Err *err, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    // names quoted from files may hold control characters: the message stays one line
+    for (char *p = err->msg; *p; p++)
+      if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
   }
   return false;
 }

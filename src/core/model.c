@@ -156,8 +156,8 @@ static int param_table(Model *m, Param *p, int cap) {
 
 static long param_count(const Param *p) { return p->ndim == 1 ? p->shape[0] : p->shape[0] * p->shape[1]; }
 
-// Allocates the layer array and the parameter block and points every tensor into it.
-static bool model_alloc(Model *m, Param **table, int *n_table, Err *err) {
+// Allocates the layer array and lists every tensor (no weights yet).
+static bool model_table(Model *m, Param **table, int *n_table, Err *err) {
   int cap = 8 + 12 * m->cfg.n_layers;
   m->layers = calloc((size_t)m->cfg.n_layers, sizeof(LayerWeights));
   Param *p = calloc((size_t)cap, sizeof(Param));
@@ -165,23 +165,32 @@ static bool model_alloc(Model *m, Param **table, int *n_table, Err *err) {
     free(p);
     return err_set(err, "out of memory");
   }
-  int n = param_table(m, p, cap);
+  *n_table = param_table(m, p, cap);
+  *table = p;
+  return true;
+}
+
+// Allocates the parameter block and points every tensor of the table into it.
+static bool model_carve(Model *m, Param *p, int n, Err *err) {
   long total = 0;
   for (int i = 0; i < n; i++) total += param_count(&p[i]);
   m->params = malloc(sizeof(float) * (size_t)(total > 0 ? total : 1));
-  if (!m->params) {
-    free(p);
-    return err_set(err, "out of memory for %ld parameters", total);
-  }
+  if (!m->params) return err_set(err, "out of memory for %ld parameters", total);
   m->n_params = total;
   long off = 0;
   for (int i = 0; i < n; i++) {
     *p[i].ptr = m->params + off;
     off += param_count(&p[i]);
   }
-  *table = p;
-  *n_table = n;
   return true;
+}
+
+static bool model_alloc(Model *m, Param **table, int *n_table, Err *err) {
+  if (!model_table(m, table, n_table, err)) return false;
+  if (model_carve(m, *table, *n_table, err)) return true;
+  free(*table);
+  *table = NULL;
+  return false;
 }
 
 void model_free(Model *m) {
@@ -311,7 +320,7 @@ Model *model_load(const char *path, Err *err) {
   }
   if (!model_config_check(c, path, err)) goto fail;
   const char *seed = st_meta(&f, "seed");
-  if (seed) {
+  if (seed && *seed >= '0' && *seed <= '9') { // strtoull would take "-1" as 2^64-1
     char *end;
     m->seed = strtoull(seed, &end, 10);
     m->has_seed = end != seed && !*end;
@@ -320,7 +329,9 @@ Model *model_load(const char *path, Err *err) {
   bool has_norm = st_find(&f, "norm.weight") != NULL;
   m->has_final_norm = m->has_head && has_norm;
   int n;
-  if (!model_alloc(m, &p, &n, err)) goto fail;
+  // every tensor must be in the file with its shape before anything is allocated for it:
+  // a small file that claims a huge configuration fails here, not in malloc
+  if (!model_table(m, &p, &n, err)) goto fail;
   for (int i = 0; i < n; i++) {
     const StTensor *t = st_find(&f, p[i].name);
     if (!t) {
@@ -342,8 +353,10 @@ Model *model_load(const char *path, Err *err) {
                 path, p[i].name, got, p[i].shape[0], p[i].shape[1]);
       goto fail;
     }
-    memcpy(*p[i].ptr, t->data, sizeof(float) * (size_t)t->count);
   }
+  if (!model_carve(m, p, n, err)) goto fail;
+  for (int i = 0; i < n; i++)
+    memcpy(*p[i].ptr, st_find(&f, p[i].name)->data, sizeof(float) * (size_t)param_count(&p[i]));
   if (has_norm && !st_find(&f, "norm.bias")) {
     err_set(err, "%s: tensor \"norm.bias\" is missing (norm.weight is present)", path);
     goto fail;
@@ -396,12 +409,16 @@ bool model_save(const Model *m, const char *path, Err *err) {
   snprintf(eps, sizeof eps, "%g", (double)c->ln_eps);
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)m->seed);
   // The configuration as this model has it, then every other key the loaded file had.
-  const char *keys[64] = {"format", "d_model", "n_heads", "d_ff", "n_layers", "activation", "norm_first",
+  const char *keys[128] = {"format", "d_model", "n_heads", "d_ff", "n_layers", "activation", "norm_first",
                           "causal", "layer_norm_eps", "pos_encoding", "vocab"};
-  const char *vals[64] = {"pt", d, h, f, l, model_activation_name(c->activation), nf, ca, eps,
+  const char *vals[128] = {"pt", d, h, f, l, model_activation_name(c->activation), nf, ca, eps,
                           "sinusoidal", vocab};
   int n_meta = 11;
-  for (int i = 0; i < m->n_meta && n_meta < 62; i++) {
+  if (m->n_meta > 100) {
+    err_set(err, "%s: the model has %d metadata keys; Stepformer keeps at most 100", path, m->n_meta);
+    goto done;
+  }
+  for (int i = 0; i < m->n_meta; i++) {
     int k = 0;
     while (k < n_meta && strcmp(keys[k], m->meta_keys[i])) k++;
     if (k == n_meta) keys[n_meta] = m->meta_keys[i], vals[n_meta++] = m->meta_values[i];

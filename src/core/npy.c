@@ -1,6 +1,7 @@
 // npy.c -- see npy.h.
 #include "npy.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +67,7 @@ float *npy_read(const char *path, int *ndim, int shape[NPY_MAX_DIMS], Err *err) 
            (size_t)(unsigned char)b[11] << 24;
     start = 12;
   }
-  if (start + hlen > len) goto bad;
+  if (hlen == 0 || hlen > len - start) goto bad;
   char *h = b + start, save = h[hlen - 1];
   h[hlen - 1] = 0;
   if (!strstr(h, "'descr': '<f4'") || !strstr(h, "'fortran_order': False")) {
@@ -81,14 +82,15 @@ float *npy_read(const char *path, int *ndim, int shape[NPY_MAX_DIMS], Err *err) 
   while (*s && *s != ')') {
     char *end;
     long v = strtol(s, &end, 10);
-    if (end == s || v < 0 || *ndim >= NPY_MAX_DIMS) goto bad;
+    if (end == s || v < 0 || v > INT_MAX || *ndim >= NPY_MAX_DIMS) goto bad;
+    if (v > 0 && count > (len / 4) / (size_t)v) goto bad; // more values than the file can hold
     shape[(*ndim)++] = (int)v;
     count *= (size_t)v;
     s = end;
     while (*s == ',' || *s == ' ') s++;
   }
   h[hlen - 1] = save;
-  if (start + hlen + count * 4 != len) goto bad;
+  if (count * 4 != len - start - hlen) goto bad;
   out = malloc(count * 4 + 4);
   if (!out) {
     err_set(err, "%s: out of memory", path);

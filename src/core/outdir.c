@@ -60,18 +60,63 @@ void outdir_abort(OutDir *od) {
   od_free(od);
 }
 
+// Moving the files in is all or nothing: an old file of the same name is first moved aside into
+// the staging folder ("NAME.old"); if any move fails, every move is undone in reverse order.
 bool outdir_commit(OutDir *od, Err *err) {
-  char from[2600], to[2600];
+  char from[2600], to[2600], old[2700];
+  struct stat st;
+  // 1. every target must be free or a regular file we may replace
   for (int i = 0; i < od->n; i++) {
-    snprintf(from, sizeof from, "%s/%s", od->stage, od->names[i]);
     snprintf(to, sizeof to, "%s/%s", od->dir, od->names[i]);
-    if (access(from, F_OK) != 0) continue; // reserved but never written
-    if (rename(from, to) != 0) {
-      err_set(err, "%s: cannot move into place: %s", to, strerror(errno));
+    if (lstat(to, &st) == 0 && !S_ISREG(st.st_mode)) {
+      err_set(err, "%s: exists and is not a file; move it away and run again", to);
       outdir_abort(od);
       return false;
     }
   }
+  // 2. move aside, then in; remember how far we got
+  int done = 0, e = 0;
+  bool *had_old = calloc((size_t)od->n + 1, sizeof(bool));
+  if (!had_old) {
+    outdir_abort(od);
+    return err_set(err, "out of memory");
+  }
+  for (; done < od->n; done++) {
+    snprintf(from, sizeof from, "%s/%s", od->stage, od->names[done]);
+    snprintf(to, sizeof to, "%s/%s", od->dir, od->names[done]);
+    snprintf(old, sizeof old, "%s/%s.old", od->stage, od->names[done]);
+    if (access(from, F_OK) != 0) continue; // reserved but never written
+    if (lstat(to, &st) == 0) {
+      if (rename(to, old) != 0) break;
+      had_old[done] = true;
+    }
+    if (rename(from, to) != 0) {
+      e = errno;
+      if (had_old[done]) rename(old, to), had_old[done] = false;
+      break;
+    }
+  }
+  if (done < od->n) { // 3. undo: new files back to staging, old files back in place
+    if (!e) e = errno;
+    snprintf(to, sizeof to, "%s/%s", od->dir, od->names[done]);
+    err_set(err, "%s: cannot move into place: %s; nothing was changed", to, strerror(e));
+    for (int i = done - 1; i >= 0; i--) {
+      snprintf(from, sizeof from, "%s/%s", od->stage, od->names[i]);
+      snprintf(to, sizeof to, "%s/%s", od->dir, od->names[i]);
+      snprintf(old, sizeof old, "%s/%s.old", od->stage, od->names[i]);
+      if (access(to, F_OK) == 0 && access(from, F_OK) != 0) rename(to, from);
+      if (had_old[i]) rename(old, to);
+    }
+    free(had_old);
+    outdir_abort(od);
+    return false;
+  }
+  for (int i = 0; i < od->n; i++) // the replaced files
+    if (had_old[i]) {
+      snprintf(old, sizeof old, "%s/%s.old", od->stage, od->names[i]);
+      remove(old);
+    }
+  free(had_old);
   rmdir(od->stage);
   od_free(od);
   return true;

@@ -3,7 +3,8 @@
 // outdir_begin creates DIR if needed and a hidden staging folder inside it; the command writes
 // its files into the staging folder (outdir_path gives each file's staging path and remembers
 // its name); outdir_commit then moves every file into DIR, replacing earlier files of the same
-// names and touching nothing else. outdir_abort deletes the staging folder, and DIR too if
+// names and touching nothing else: all of them or, when one move fails, none (old files return).
+// outdir_abort deletes the staging folder, and DIR too if
 // outdir_begin created it, so a failed command leaves no partial output behind.
 //
 //     OutDir od;

@@ -106,7 +106,7 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
   if (!root) {
     const char *at = cJSON_GetErrorPtr();
     long off = (at && at >= hjson && at <= hjson + hlen) ? (long)(at - hjson) : -1;
-    err_set(err, "%s: the JSON header is corrupt (near byte %ld of the header)", what, off + 8);
+    err_set(err, "%s: the JSON header is corrupt (near byte %ld of the file)", what, off + 8);
     goto fail;
   }
   for (const char *p = jend; p && p < hjson + hlen; p++) // only padding may follow the JSON
@@ -213,12 +213,18 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
     f->n++;
   }
   qsort(spans, (size_t)f->n, sizeof(Span), span_cmp);
-  for (int i = 1; i < f->n; i++)
-    if (spans[i].begin < spans[i - 1].end) {
-      err_set(err, "%s: tensors \"%s\" and \"%s\" overlap in the data buffer", what,
-              spans[i - 1].name, spans[i].name);
+  // sorted by start: a non-empty tensor must start after every non-empty one before it ends
+  // (empty tensors occupy no bytes and overlap nothing)
+  uint64_t end = 0;
+  const char *end_name = NULL;
+  for (int i = 0; i < f->n; i++) {
+    if (spans[i].end == spans[i].begin) continue;
+    if (end_name && spans[i].begin < end) {
+      err_set(err, "%s: tensors \"%s\" and \"%s\" overlap in the data buffer", what, end_name, spans[i].name);
       goto fail;
     }
+    if (spans[i].end > end) end = spans[i].end, end_name = spans[i].name;
+  }
   free(spans);
   cJSON_Delete(root);
   return true;
