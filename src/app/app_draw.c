@@ -88,14 +88,14 @@ static void inspector(App *a, Scene *s, float u) {
   const Theme *th = theme_get(a->theme);
   Explanation ex;
   explain_cell(a->s->trace, &a->lay, a->sel_op, a->sel_i, a->sel_j, &ex);
-  float fs = 21 * u * a->text_scale, pad = 12 * u;
+  float fs = 24 * u * a->text_scale, pad = 14 * u;
   TexBox *boxes[EXPLAIN_LINES + 1];
   TexMetrics m[EXPLAIN_LINES + 1];
   int n = 0;
-  boxes[n] = tex_layout(ex.heading, fs * 1.15f, false, NULL);
+  boxes[n] = tex_layout(ex.heading, fs * 1.1f, false, NULL);
   m[n] = tex_metrics(boxes[n]), n++;
-  for (int i = 0; i < ex.n_lines; i++) {
-    boxes[n] = tex_layout(ex.lines[i], fs, false, NULL);
+  for (int i = 0; i < ex.n_lines; i++) { // display style: fractions as large as in the lessons
+    boxes[n] = tex_layout(ex.lines[i], fs, true, NULL);
     m[n] = tex_metrics(boxes[n]), n++;
   }
   float w = 0, h = pad;

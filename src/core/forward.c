@@ -39,6 +39,8 @@ static Mat head(const TraceTensor *x, int h) { // head h of an [H, rows, cols] t
 
 static Mat rows(Mat m, int r0, int n) { return mat_sub(m, r0, 0, n, m.cols); }
 
+static const Mat NO_MAT = {0}; // an optional Mat left out
+
 static bool threads_set; // forward_set_threads has run (model_forward runs it once if not)
 
 void forward_set_threads(int n) {
@@ -53,6 +55,15 @@ void forward_set_threads(int n) {
 static int parts_for(long work) {
   int n = par_threads();
   return n == 1 || work < SPLIT_MIN_WORK ? 1 : 2 * n;
+}
+
+// Runs tasks 0..n-1 of a job of `work` multiply-adds: on the team when that pays, else here.
+static void run_tasks(int n, ParTask fn, void *ctx, long work) {
+  if (parts_for(work) > 1) {
+    par_run(n, fn, ctx);
+    return;
+  }
+  for (int i = 0; i < n; i++) fn(ctx, i);
 }
 
 // Start of part p of n parts of `len` (columns aligned to multiples of `align`).
@@ -96,10 +107,12 @@ static void linear_part(void *ctx, int p) {
   }
 }
 
-static void linear(Mat y, Mat x, Mat w, const float *bias, Mat act_out, Activation act) {
+static void linear_act(Mat y, Mat x, Mat w, const float *bias, Mat act_out, Activation act) {
   LinearJob j = {y, x, w, bias, act_out, act, parts_for((long)y.rows * y.cols * x.cols)};
   par_run(j.parts, linear_part, &j);
 }
+
+static void linear(Mat y, Mat x, Mat w, const float *bias) { linear_act(y, x, w, bias, NO_MAT, ACT_RELU); }
 
 // ---------------------------------------------------------------- residuals and LayerNorms
 
@@ -133,8 +146,6 @@ static void add_norm(Mat sum, Mat a, Mat b, Mat norm, const float *gain, const f
   AddNormJob j = {sum, a, b, norm, gain, shift, eps, parts_for(8L * a.rows * a.cols)};
   par_run(j.parts, add_norm_part, &j);
 }
-
-static const Mat NO_MAT = {0};
 
 // ---------------------------------------------------------------- attention
 
@@ -199,19 +210,14 @@ static void layer_forward(Trace *t, int l) {
 
   // qkv [L, 3D] = a_in · in_projᵀ + b, into the scratch; each head task splits out its Q, K, V
   Mat qkv = mat_view(t->scratch, L, 3 * D);
-  linear(qkv, a_in, mat_view(w->in_proj_weight, 3 * D, D), w->in_proj_bias, NO_MAT, c->activation);
+  linear(qkv, a_in, mat_view(w->in_proj_weight, 3 * D, D), w->in_proj_bias);
   HeadJob heads = {t, l};
-  if (parts_for(2L * L * L * D) == 1) {
-    for (int h = 0; h < c->H; h++) attention_head(&heads, h);
-  } else {
-    par_run(c->H, attention_head, &heads);
-  }
+  run_tasks(c->H, attention_head, &heads, 2L * L * L * D);
 
   // attn = concat · W^oᵀ + b^o [L, D], res1 = in + attn, and the LayerNorm after it:
   // post-norm LN1(res1) (the FFN input), pre-norm LN2(res1)
   Mat attn = tmat(&T[y->attn]), res1 = tmat(&T[y->res1]);
-  linear(attn, tmat(&T[y->concat]), mat_view(w->out_proj_weight, D, D), w->out_proj_bias, NO_MAT,
-         c->activation);
+  linear(attn, tmat(&T[y->concat]), mat_view(w->out_proj_weight, D, D), w->out_proj_bias);
   Mat f_in = tmat(&T[c->norm_first ? y->norm2 : y->norm1]);
   const float *g = c->norm_first ? w->norm2_weight : w->norm1_weight;
   const float *b = c->norm_first ? w->norm2_bias : w->norm1_bias;
@@ -219,9 +225,9 @@ static void layer_forward(Trace *t, int l) {
 
   // ffn_pre = f_in · W_1ᵀ + b_1 [L, F], hidden = act(ffn_pre), ffn = hidden · W_2ᵀ + b_2 [L, D]
   Mat hidden = tmat(&T[y->ffn_hidden]), ffn = tmat(&T[y->ffn]);
-  linear(tmat(&T[y->ffn_pre]), f_in, mat_view(w->linear1_weight, F, D), w->linear1_bias, hidden,
-         c->activation);
-  linear(ffn, hidden, mat_view(w->linear2_weight, D, F), w->linear2_bias, NO_MAT, c->activation);
+  linear_act(tmat(&T[y->ffn_pre]), f_in, mat_view(w->linear1_weight, F, D), w->linear1_bias, hidden,
+             c->activation);
+  linear(ffn, hidden, mat_view(w->linear2_weight, D, F), w->linear2_bias);
 
   // pre-norm: out = res2 = res1 + ffn; post-norm: res2 = f_in + ffn, out = LN2(res2)
   Mat res2 = tmat(&T[y->res2]);
@@ -257,8 +263,7 @@ void model_forward(Trace *t) {
       mat_layernorm_rows(tmat(&T[t->final_norm]), tmat(x), m->norm_weight, m->norm_bias, c->ln_eps);
       x = &T[t->final_norm];
     }
-    linear(tmat(&T[t->logits]), tmat(x), mat_view(m->head_weight, V, D), m->head_bias, NO_MAT,
-           c->activation);
+    linear(tmat(&T[t->logits]), tmat(x), mat_view(m->head_weight, V, D), m->head_bias);
     mat_softmax_rows(tmat(&T[t->pred]), tmat(&T[t->logits]));
   }
 }

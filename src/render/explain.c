@@ -119,8 +119,10 @@ static void softmax_row(Ctx *c, const TraceTensor *s, int h, const char *ss, boo
   double sv = at(s, h, c->r, c->c), e = exp(sv - mx);
   char n1[32], n2[32], n3[32], n4[32], n5[32], t1[96];
   char *l = next_line(c->ex);
-  add(l, "= \\frac{e^{%s[%s, %s]}}{\\sum_{j} e^{%s[%s, j]}}", ss, tok(c, c->r, t1),
-      vocab ? "v" : "j'", ss, tok(c, c->r, t1));
+  char t2[96];
+  const char *col = vocab ? axis_tex(c->t, AXIS_VOCAB, c->c, t2, 96) : tok(c, c->c, t2);
+  add(l, "= \\frac{e^{%s[%s, %s]}}{\\sum_{%s} e^{%s[%s, %s]}}", ss, tok(c, c->r, t1), col, vocab ? "v" : "j", ss,
+      tok(c, c->r, t1), vocab ? "v" : "j");
   l = next_line(c->ex);
   if (isinf(sv)) {
     add(l, "= 0 \\text{ because } %s = -\\infty \\text{ (masked): } e^{-\\infty} = 0", ss);

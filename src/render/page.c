@@ -103,7 +103,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     TexBox *b = tex_layout(x->tex, 30 * u, true, NULL);
     TexMetrics m = tex_metrics(b);
     float fx = fmaxf(24 * u + tw + 48 * u, W - 24 * u - m.width);
-    float fy = y;
+    float fy = fmaxf(y, hh + 10 * u + m.ascent); // a tall formula stays below the header bar
     if (fx + m.width > W - 12 * u) fx = 24 * u, fy = y + 14 * u + m.ascent + 8 * u; // below the title
     tex_emit(s, b, fx, fy, th->text);
     y = fmaxf(y + 12 * u, fy + m.descent + 8 * u);

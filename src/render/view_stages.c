@@ -162,7 +162,7 @@ static void stage_scores(Eq *e, int l, int h) {
   eq_put(e, 0, kq);
   eq_tex(e, 0, "\\times");
   eq_put(e, 0, kk);
-  eq_tex(e, 0, scene_strf(e->s, "\\cdot \\frac{1}{\\sqrt{d_k}} \\;=\\; \\frac{1}{\\sqrt{%d}} \\;=", e->t->cfg.D / e->t->cfg.H));
+  eq_tex(e, 0, scene_strf(e->s, "\\cdot \\frac{1}{\\sqrt{%d}} =", e->t->cfg.D / e->t->cfg.H)); // 1/√d_k, d_k = D/H
   eq_put(e, 0, ks);
   result(e, ks);
 }
