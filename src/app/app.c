@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+void app_touch(App *a) { a->dirty = a->base_dirty = true; }
+
 // ---------------------------------------------------------------- steps
 
 int app_n_steps(const App *a) {
@@ -31,6 +33,7 @@ static void clear_selection(App *a) {
   a->sel_op = -1;
   a->pinned = false;
   a->cursor = false;
+  a->dirty = true;
 }
 
 void app_set_status(App *a, const char *fmt, ...) {
@@ -54,7 +57,7 @@ static void enter_step(App *a, int step) {
     a->part = (int)ls->show;
   }
   clear_selection(a);
-  a->dirty = true;
+  app_touch(a);
 }
 
 // [ and ]: the same stage one layer down or up.
@@ -73,7 +76,7 @@ static void change_layer(App *a, int d) {
     if (j >= 0) a->step = j;
   }
   clear_selection(a);
-  a->dirty = true;
+  app_touch(a);
 }
 
 static void set_head(App *a, int h) {
@@ -84,7 +87,7 @@ static void set_head(App *a, int h) {
   }
   a->head = h;
   clear_selection(a);
-  a->dirty = true;
+  app_touch(a);
 }
 
 // ---------------------------------------------------------------- the cell cursor
@@ -130,7 +133,7 @@ static void recompute(App *a) {
     snprintf(a->edit_error, sizeof a->edit_error, "%s", err.msg);
   }
   clear_selection(a);
-  a->dirty = true;
+  app_touch(a);
 }
 
 static void edit_append(App *a, const char *text) {
@@ -162,6 +165,7 @@ static void cycle_cmap(App *a) {
   int k = 0;
   while (k < 5 && order[k] != a->cmap) k++;
   a->cmap = order[(k + 1) % 5];
+  app_touch(a);
   app_set_status(a, "colours: %s%s", cmap_name(a->cmap), a->cmap == CMAP_AUTO ? " (diverging for signed values, viridis for probabilities)" : "");
 }
 
@@ -199,10 +203,11 @@ static void key(App *a, const AppEvent *e) {
     a->dirty = true;
     return;
   case KEY_F1: a->help = !a->help, a->dirty = true; return;
-  case KEY_F11: a->fullscreen = !a->fullscreen, a->req.fullscreen_changed = true, a->dirty = true; return;
+  case KEY_F11: a->fullscreen = !a->fullscreen, a->req.fullscreen_changed = true, app_touch(a); return;
   case KEY_PLUS: case KEY_MINUS: {
     float s = a->text_scale + (e->key == KEY_PLUS ? 0.1f : -0.1f);
     a->text_scale = s < 0.6f ? 0.6f : s > 2.5f ? 2.5f : s;
+    app_touch(a);
     app_set_status(a, "size %.0f%%", a->text_scale * 100);
     return;
   }
@@ -221,19 +226,20 @@ static void key(App *a, const AppEvent *e) {
   case '[': change_layer(a, -1); break;
   case ']': change_layer(a, +1); break;
   case 'e': set_editing(a, true); break;
-  case 'f': a->fullscreen = !a->fullscreen, a->req.fullscreen_changed = true, a->dirty = true; break;
+  case 'f': a->fullscreen = !a->fullscreen, a->req.fullscreen_changed = true, app_touch(a); break;
   case 't':
     a->theme = a->theme == THEME_DARK ? THEME_LIGHT : THEME_DARK;
+    app_touch(a);
     app_set_status(a, "%s theme", a->theme == THEME_LIGHT ? "light, high-contrast" : "dark");
     break;
   case 'c': cycle_cmap(a); break;
-  case 'n': a->numbers = !a->numbers, app_set_status(a, "numbers in cells %s", a->numbers ? "on" : "off"); break;
-  case 'm': a->scale = (ScaleMode)((a->scale + 1) % SCALE_COUNT), app_set_status(a, "colour scale: %s", view_scale_name(a->scale)); break;
-  case 'p': a->part = (a->part + 1) % 4, a->dirty = true; break;
+  case 'n': a->numbers = !a->numbers, app_touch(a), app_set_status(a, "numbers in cells %s", a->numbers ? "on" : "off"); break;
+  case 'm': a->scale = (ScaleMode)((a->scale + 1) % SCALE_COUNT), app_touch(a), app_set_status(a, "colour scale: %s", view_scale_name(a->scale)); break;
+  case 'p': a->part = (a->part + 1) % 4, app_touch(a); break;
   case 's': app_save(a); break;
   case '?': case '/': a->help = !a->help, a->dirty = true; break;
-  case '=': case '+': a->text_scale = fminf(2.5f, a->text_scale + 0.1f), app_set_status(a, "size %.0f%%", a->text_scale * 100); break;
-  case '-': a->text_scale = fmaxf(0.6f, a->text_scale - 0.1f), app_set_status(a, "size %.0f%%", a->text_scale * 100); break;
+  case '=': case '+': a->text_scale = fminf(2.5f, a->text_scale + 0.1f), app_touch(a), app_set_status(a, "size %.0f%%", a->text_scale * 100); break;
+  case '-': a->text_scale = fmaxf(0.6f, a->text_scale - 0.1f), app_touch(a), app_set_status(a, "size %.0f%%", a->text_scale * 100); break;
   default: break;
   }
 }
@@ -248,7 +254,7 @@ static void click_control(App *a, const Control *c) {
   case ACT_LAYER: change_layer(a, c->arg); break;
   case ACT_HELP: a->help = !a->help, a->dirty = true; break;
   case ACT_EDIT: set_editing(a, true); break;
-  case ACT_THEME: a->theme = a->theme == THEME_DARK ? THEME_LIGHT : THEME_DARK, a->dirty = true; break;
+  case ACT_THEME: a->theme = a->theme == THEME_DARK ? THEME_LIGHT : THEME_DARK, app_touch(a); break;
   case ACT_SAVE: app_save(a); break;
   }
 }
@@ -304,6 +310,7 @@ App *app_new(Session *s, const AppOptions *o, Err *err) {
   scene_init(&a->scratch, 1, 1, 0);
   view_global_range(s->trace, &a->global_lo, &a->global_hi);
   enter_step(a, 0);
+  app_touch(a);
   return a;
 }
 
@@ -323,7 +330,7 @@ void app_event(App *a, const AppEvent *e) {
   case EV_MOUSE_MOVE: case EV_MOUSE_DOWN: case EV_MOUSE_LEAVE: mouse(a, e); break;
   case EV_MOUSE_UP: break;
   case EV_RESIZE:
-    if (e->w > 0 && e->h > 0 && (e->w != (int)a->w || e->h != (int)a->h)) a->w = (float)e->w, a->h = (float)e->h, a->dirty = true;
+    if (e->w > 0 && e->h > 0 && (e->w != (int)a->w || e->h != (int)a->h)) a->w = (float)e->w, a->h = (float)e->h, app_touch(a);
     break;
   case EV_TICK:
     if (a->status[0] && a->now >= a->status_until) a->status[0] = 0, a->dirty = true;

@@ -69,8 +69,11 @@ App *app_new(Session *s, const AppOptions *o, Err *err);
 void app_free(App *a);
 void app_event(App *a, const AppEvent *e);
 bool app_dirty(const App *a);
-// Draws the frame for a w × h drawable into s (resets it). Clears the dirty flag.
-void app_draw(App *a, Scene *s, float w, float h);
+// Draws the frame for a w × h drawable in two layers: `base`, the page of the step, only when
+// it changed (then returns true: rasterize it again), and `overlay`, always (reset, then the
+// selection, inspector, controls, status and help, to draw over the page without clearing).
+// Hovering redraws only the overlay, so it stays fast at any model size. Clears the dirty flag.
+bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h);
 AppRequests app_take_requests(App *a);
 bool app_fullscreen(const App *a);
 bool app_editing(const App *a);

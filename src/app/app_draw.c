@@ -18,10 +18,6 @@ void app_page_spec(const App *a, PageSpec *p, ViewOptions *vo, float w, float h,
   vo->text_scale = a->text_scale;
   vo->global_lo = a->global_lo, vo->global_hi = a->global_hi;
   if (ls) vo->focus_row = ls->row, vo->focus_col = ls->col;
-  if (window_layer && a->sel_op >= 0) {
-    vo->hover_op = a->sel_op, vo->hover_i = a->sel_i, vo->hover_j = a->sel_j;
-    vo->pinned = a->pinned || a->cursor;
-  }
   *p = (PageSpec){.trace = a->s->trace, .step = app_trace_step(a), .view = vo, .title = ls ? ls->title : NULL,
                   .narration = ls ? &ls->narration : NULL, .show_text = true, .sentence = a->s->text,
                   .lesson = a->s->has_lesson ? a->s->lesson.title : NULL, .lesson_step = ls ? a->step : 0,
@@ -197,19 +193,30 @@ static void help(App *a, Scene *s, float W, float H, float u) {
   }
 }
 
-void app_draw(App *a, Scene *s, float w, float h) {
+bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
+  bool redraw = a->base_dirty || w != a->w || h != a->h;
   a->w = w, a->h = h;
-  a->n_ctl = 0;
-  float u = h / 1080.0f;
+  float u = h / 1080.0f, us = u * a->text_scale;
   PageSpec p;
   ViewOptions vo;
   app_page_spec(a, &p, &vo, w, h, true);
-  p.header_reserve = header_controls(a, s, w, u * a->text_scale, false);
-  page_render(s, &p, &a->lay);
-  header_controls(a, s, w, u * a->text_scale, true);
-  sentence_field(a, s, w, h, u * a->text_scale);
-  inspector(a, s, u);
-  status_toast(a, s, w, h, u * a->text_scale);
-  help(a, s, w, h, u * a->text_scale);
-  a->dirty = false;
+  if (redraw) {
+    p.header_reserve = header_controls(a, base, w, us, false);
+    page_render(base, &p, &a->lay);
+  }
+  scene_reset(overlay, w, h, 0);
+  a->n_ctl = 0;
+  if (a->sel_op >= 0) { // the selected cell and the cells that produced it
+    vo.hover_op = a->sel_op, vo.hover_i = a->sel_i, vo.hover_j = a->sel_j;
+    vo.pinned = a->pinned || a->cursor;
+    vo.text_scale = us;
+    view_draw_selection(overlay, &a->lay, &vo);
+  }
+  header_controls(a, overlay, w, us, true);
+  sentence_field(a, overlay, w, h, us);
+  inspector(a, overlay, u);
+  status_toast(a, overlay, w, h, us);
+  help(a, overlay, w, h, us);
+  a->dirty = a->base_dirty = false;
+  return redraw;
 }

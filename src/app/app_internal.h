@@ -47,7 +47,8 @@ struct App {
   int n_ctl;
   char status[512];
   double status_until, now;
-  bool dirty;
+  bool dirty;      // a frame is needed (the overlay: selection, inspector, controls ...)
+  bool base_dirty; // the page under it must be drawn again too (step, sentence, options ...)
   AppRequests req;
   Scene scratch; // for saving pictures
 };
@@ -55,8 +56,9 @@ struct App {
 int app_n_steps(const App *a);
 const LessonStep *app_lesson_step(const App *a);
 int app_trace_step(const App *a); // -1 for a narration-only lesson step
-// The page of the current step, as export would draw it (no window layer).
+// The page of the current step, as export would draw it (no selection: that is the overlay's).
 void app_page_spec(const App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool window_layer);
+void app_touch(App *a); // the page changed: draw it again
 void app_save(App *a);   // S: a new numbered PNG of the current view
 void app_export(App *a); // Ctrl+E: every step into a new numbered folder
 void app_set_status(App *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

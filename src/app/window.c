@@ -68,12 +68,17 @@ typedef struct {
   SDL_Window *win;
   SDL_Renderer *ren;
   SDL_Texture *tex;
-  Canvas canvas;
-  Scene scene;
+  Canvas page;      // the page of the step, rasterized when it changes
+  Canvas canvas;    // the frame: the page with the overlay drawn on it
+  Scene scene, overlay;
   int dw, dh;       // drawable size in pixels
   float sx, sy;     // drawable pixels per window unit (high-DPI)
-  double *frames;   // frame times (ms), for --frame-stats
+  double *frames;   // frame times (ms), for --frame-stats: overlay-only frames (hovering) ...
   int n_frames, cap_frames;
+  double *page_frames; // ... and frames that drew the page again (a step, a new sentence)
+  int n_page_frames, cap_page_frames;
+  double *events;   // replay: the time of each event, handling and frame (ms)
+  int n_events;
 } Shell;
 
 // Keeps the canvas and the texture the size of the drawable.
@@ -85,28 +90,38 @@ static bool fit_drawable(Shell *sh) {
   if (dw == sh->dw && dh == sh->dh && sh->tex) return true;
   if (sh->tex) SDL_DestroyTexture(sh->tex);
   canvas_free(&sh->canvas);
+  canvas_free(&sh->page);
   sh->dw = dw, sh->dh = dh;
   sh->canvas = canvas_new(dw, dh);
+  sh->page = canvas_new(dw, dh);
   sh->tex = SDL_CreateTexture(sh->ren, SDL_PIXELFORMAT_RGBA32, SDL_TEXTUREACCESS_STREAMING, dw, dh);
-  return sh->canvas.px && sh->tex;
+  return sh->canvas.px && sh->page.px && sh->tex;
+}
+
+static void record(double **a, int *n, int *cap, double v) {
+  if (*n == *cap) {
+    int nc = *cap ? *cap * 2 : 1024;
+    double *na = realloc(*a, sizeof(double) * (size_t)nc);
+    if (!na) return;
+    *a = na, *cap = nc;
+  }
+  (*a)[(*n)++] = v;
 }
 
 static void frame(Shell *sh, App *app) {
   double t0 = now_ms();
-  app_draw(app, &sh->scene, (float)sh->dw, (float)sh->dh);
-  scene_raster(&sh->scene, sh->canvas, 0);
+  bool page = app_draw(app, &sh->scene, &sh->overlay, (float)sh->dw, (float)sh->dh);
+  if (page) scene_raster(&sh->scene, sh->page, 0);
+  memcpy(sh->canvas.px, sh->page.px, sizeof(uint32_t) * (size_t)sh->dw * (size_t)sh->dh);
+  scene_raster(&sh->overlay, sh->canvas, SCENE_NO_CLEAR);
   SDL_UpdateTexture(sh->tex, NULL, sh->canvas.px, sh->canvas.stride * 4);
   SDL_RenderClear(sh->ren);
   SDL_RenderCopy(sh->ren, sh->tex, NULL, NULL);
   double t1 = now_ms();
   SDL_RenderPresent(sh->ren);
-  if (sh->n_frames == sh->cap_frames) {
-    int nc = sh->cap_frames ? sh->cap_frames * 2 : 1024;
-    double *nf = realloc(sh->frames, sizeof(double) * (size_t)nc);
-    if (!nf) return;
-    sh->frames = nf, sh->cap_frames = nc;
-  }
-  sh->frames[sh->n_frames++] = t1 - t0; // the work of a frame, without waiting for vsync
+  // the work of a frame, without waiting for vsync
+  if (page) record(&sh->page_frames, &sh->n_page_frames, &sh->cap_page_frames, t1 - t0);
+  else record(&sh->frames, &sh->n_frames, &sh->cap_frames, t1 - t0);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -114,12 +129,17 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static void print_one(const char *what, double *t, int n, int w, int h) {
+  if (n == 0) return;
+  qsort(t, (size_t)n, sizeof(double), cmp_double);
+  printf("%s %d: median %.2f ms, 99th percentile %.2f ms, max %.2f ms (%dx%d)\n", what, n, t[n / 2], t[(int)(n * 0.99)],
+         t[n - 1], w, h);
+}
+
 static void print_stats(Shell *sh) {
-  if (sh->n_frames == 0) return;
-  qsort(sh->frames, (size_t)sh->n_frames, sizeof(double), cmp_double);
-  int n = sh->n_frames;
-  printf("frames %d: median %.2f ms, 99th percentile %.2f ms, max %.2f ms (%dx%d)\n", n, sh->frames[n / 2],
-         sh->frames[(int)(n * 0.99)], sh->frames[n - 1], sh->dw, sh->dh);
+  print_one("frames drawing the page (a step, a sentence)", sh->page_frames, sh->n_page_frames, sh->dw, sh->dh);
+  print_one("frames drawing the overlay only (hovering)", sh->frames, sh->n_frames, sh->dw, sh->dh);
+  print_one("events (input, recompute and frame)", sh->events, sh->n_events, sh->dw, sh->dh);
 }
 
 static void apply_requests(Shell *sh, App *app, bool *quit) {
@@ -180,6 +200,7 @@ static void translate(Shell *sh, App *app, const SDL_Event *e, bool *quit) {
 static void replay_step(Shell *sh, App *app, const ReplayItem *it, int k, const WindowOptions *wo) {
   AppEvent ev = it->ev;
   ev.time_ms = now_ms();
+  double t0 = ev.time_ms;
   if (it->kind == RP_HOVER || it->kind == RP_CLICK_CELL) {
     float x, y;
     if (!app_cell_center(app, it->op, it->i, it->j, &x, &y)) {
@@ -197,9 +218,12 @@ static void replay_step(Shell *sh, App *app, const ReplayItem *it, int k, const 
   bool quit = false;
   apply_requests(sh, app, &quit);
   if (app_dirty(app) || it->kind == RP_WAIT) frame(sh, app);
+  if (sh->events) sh->events[sh->n_events++] = now_ms() - t0;
   char line[2048];
   app_describe(app, line, sizeof line);
-  printf("replay %d %s: %s%s%s\n", k + 1, it->label, line, app_status(app)[0] ? " status=" : "", app_status(app));
+  printf("replay %d %s: %s%s%s", k + 1, it->label, line, app_status(app)[0] ? " status=" : "", app_status(app));
+  if (wo->frame_stats && sh->events) printf(" time=%.2fms", sh->events[sh->n_events - 1]);
+  printf("\n");
   if (wo->screenshot) {
     char path[4096];
     Err err = {0};
@@ -235,6 +259,7 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
   App *app = NULL;
   int rc = 1;
   scene_init(&sh.scene, 1, 1, 0);
+  scene_init(&sh.overlay, 1, 1, 0);
   int w = wo->width > 0 ? wo->width : 1600, h = wo->height > 0 ? wo->height : 900;
   SDL_Rect usable;
   if (!wo->width && SDL_GetDisplayUsableBounds(0, &usable) == 0 && usable.w > 0) {
@@ -260,6 +285,7 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
     app_take_requests(app);
   }
   frame(&sh, app);
+  if (wo->replay) sh.events = calloc((size_t)replay.n + 1, sizeof(double));
   long rss0 = rss_kib();
   double start = now_ms();
   bool quit = false;
@@ -298,8 +324,12 @@ sdl_fail:
 done:
   app_free(app);
   scene_free(&sh.scene);
+  scene_free(&sh.overlay);
   canvas_free(&sh.canvas);
+  canvas_free(&sh.page);
   free(sh.frames);
+  free(sh.page_frames);
+  free(sh.events);
   if (sh.tex) SDL_DestroyTexture(sh.tex);
   if (sh.ren) SDL_DestroyRenderer(sh.ren);
   if (sh.win) SDL_DestroyWindow(sh.win);

@@ -63,6 +63,16 @@ uint32_t canvas_get(Canvas c, int x, int y) {
 void canvas_fill_rect(Canvas c, float x, float y, float w, float h, uint32_t color) {
   if (w <= 0 || h <= 0) return;
   float x1 = x + w, y1 = y + h;
+  if (SF_A(color) == 255 && x == floorf(x) && y == floorf(y) && x1 == floorf(x1) && y1 == floorf(y1)) {
+    // whole pixels, opaque (heatmap cells, panels): a plain fill of each row
+    int ix0 = x < 0 ? 0 : (int)x, iy0 = y < 0 ? 0 : (int)y;
+    int ix1 = x1 > c.w ? c.w : (int)x1, iy1 = y1 > c.h ? c.h : (int)y1;
+    for (int py = iy0; py < iy1; py++) {
+      uint32_t *row = c.px + (size_t)py * c.stride;
+      for (int px = ix0; px < ix1; px++) row[px] = color;
+    }
+    return;
+  }
   int ix0 = (int)floorf(x), iy0 = (int)floorf(y), ix1 = (int)ceilf(x1), iy1 = (int)ceilf(y1);
   if (ix0 < 0) ix0 = 0;
   if (iy0 < 0) iy0 = 0;

@@ -2,6 +2,7 @@
 #include "colormap.h"
 
 #include <math.h>
+#include <pthread.h>
 
 #include "canvas.h" // defines: SF_RGBA
 
@@ -30,9 +31,12 @@ static uint32_t lut(const uint8_t (*t)[3], float x) {
   return SF_RGBA(r, g, b, 255);
 }
 
-uint32_t cmap_color(Colormap m, float t) {
-  if (!(t >= 0.0f)) t = 0.0f; // also NaN
-  if (t > 1.0f) t = 1.0f;
+// Every map sampled at 1024 points, interpolated once: a colour is then one table read.
+#define TABLE 1024
+static uint32_t tables[CMAP_COUNT][TABLE];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static uint32_t sample(Colormap m, float t) {
   switch (m) {
   case CMAP_VIRIDIS: return lut(colormap_viridis, t);
   case CMAP_CIVIDIS: return lut(colormap_cividis, t);
@@ -42,6 +46,18 @@ uint32_t cmap_color(Colormap m, float t) {
   }
   default: return lut(colormap_diverging, t);
   }
+}
+
+static void fill_tables(void) {
+  for (int m = 0; m < CMAP_COUNT; m++)
+    for (int k = 0; k < TABLE; k++) tables[m][k] = sample((Colormap)m, (float)k / (TABLE - 1));
+}
+
+uint32_t cmap_color(Colormap m, float t) {
+  if (!(t >= 0.0f)) t = 0.0f; // also NaN
+  if (t > 1.0f) t = 1.0f;
+  pthread_once(&tables_once, fill_tables);
+  return tables[m < CMAP_COUNT ? m : CMAP_DIVERGING][(int)(t * (TABLE - 1) + 0.5f)];
 }
 
 ColorScale scale_for(Colormap m, float lo, float hi) {

@@ -39,24 +39,78 @@ float operand_at(const Operand *o, int i, int j) {
   return trace_at(x, o->head, i, j);
 }
 
+// The stored matrix behind head h of an operand: element (r, c) of the tensor's displayed
+// matrix is base[r * rs + c * cs] (before the operand's own transpose).
+static const float *stored(const Operand *o, int h, long *rs, long *cs) {
+  const TraceTensor *x = &o->trace->t[o->index];
+  const float *base = x->data + (size_t)h * x->rows * x->cols;
+  if (x->transposed) *rs = 1, *cs = x->stride;
+  else *rs = x->stride, *cs = 1;
+  return base;
+}
+
 float operand_block_mean(const Operand *o, int r0, int r1, int c0, int c1) {
+  if (o->index < 0) { // the mask: finite below and on the diagonal
+    for (int i = r0; i < r1; i++)
+      if (c0 <= i) return 0.0f;
+    return -INFINITY;
+  }
+  if (o->transpose) { // a block of the transpose is the transposed block
+    int t0 = r0, t1 = r1;
+    r0 = c0, r1 = c1, c0 = t0, c1 = t1;
+  }
+  const TraceTensor *x = &o->trace->t[o->index];
   double sum = 0;
   long n = 0;
-  for (int i = r0; i < r1; i++)
-    for (int j = c0; j < c1; j++) {
-      float v = operand_at(o, i, j);
-      if (isfinite(v)) sum += v, n++;
+  // columns of an all-heads operand cross head blocks: walk each head's part
+  for (int c = c0; c < c1;) {
+    int h = o->head >= 0 ? o->head : c / x->cols, cc = o->head >= 0 ? c : c % x->cols;
+    int cend = o->head >= 0 ? c1 : (c1 - c < x->cols - cc ? c1 : c + (x->cols - cc));
+    long rs, cs;
+    const float *base = stored(o, h, &rs, &cs);
+    int ccount = cend - c;
+    if (cs == 1) { // rows contiguous: read along them
+      for (int i = r0; i < r1; i++) {
+        const float *row = base + i * rs + cc;
+        for (int j = 0; j < ccount; j++)
+          if (isfinite(row[j])) sum += row[j], n++;
+      }
+    } else { // stored transposed (weights): read along the stored rows
+      for (int j = 0; j < ccount; j++) {
+        const float *col = base + (long)(cc + j) * cs;
+        for (int i = r0; i < r1; i++)
+          if (isfinite(col[i])) sum += col[i], n++;
+      }
     }
+    c = cend;
+  }
   return n ? (float)(sum / (double)n) : -INFINITY;
 }
 
 void operand_range(const Operand *o, float *lo, float *hi) {
   float a = INFINITY, b = -INFINITY;
-  for (int i = 0; i < o->rows; i++)
-    for (int j = 0; j < o->cols; j++) {
-      float v = operand_at(o, i, j);
-      if (isfinite(v)) a = fminf(a, v), b = fmaxf(b, v);
+  if (o->index < 0) {
+    *lo = *hi = 0;
+    return;
+  }
+  // the range of a matrix is the range of its stored values: scan them in memory order
+  const TraceTensor *x = &o->trace->t[o->index];
+  int h0 = o->head >= 0 ? o->head : 0, h1 = o->head >= 0 ? o->head + 1 : x->heads;
+  long per_head = (long)x->rows * x->cols;
+  bool contiguous = x->stride == (x->transposed ? x->rows : x->cols);
+  for (int h = h0; h < h1; h++) {
+    if (contiguous) {
+      const float *d = x->data + (size_t)h * per_head;
+      for (long k = 0; k < per_head; k++)
+        if (isfinite(d[k])) a = d[k] < a ? d[k] : a, b = d[k] > b ? d[k] : b;
+    } else {
+      for (int i = 0; i < x->rows; i++)
+        for (int j = 0; j < x->cols; j++) {
+          float v = trace_at(x, h, i, j);
+          if (isfinite(v)) a = fminf(a, v), b = fmaxf(b, v);
+        }
     }
+  }
   if (a > b) a = b = 0;
   *lo = a, *hi = b;
 }

@@ -33,12 +33,41 @@ const char *page_stage_label(const Trace *t, int step, int head, char *buf, int 
 const char *page_footer(const Trace *t, const char *sentence, char *buf, int cap) {
   const Model *m = t->model;
   const ModelConfig *c = &t->cfg;
-  int k = snprintf(buf, (size_t)cap, "“%s” · model %s (D=%d, H=%d, F=%d, %d layer%s%s%s)", sentence, m->source, c->D,
+  char shown[240]; // a sentence of any length fits: cut at a character boundary
+  size_t n = strlen(sentence);
+  if (n < sizeof shown) {
+    memcpy(shown, sentence, n + 1);
+  } else {
+    n = sizeof shown - 8;
+    while (n > 0 && ((unsigned char)sentence[n] & 0xC0) == 0x80) n--;
+    snprintf(shown, sizeof shown, "%.*s…", (int)n, sentence);
+  }
+  int k = snprintf(buf, (size_t)cap, "“%s” · model %s (D=%d, H=%d, F=%d, %d layer%s%s%s)", shown, m->source, c->D,
                    c->H, c->F, c->n_layers, c->n_layers > 1 ? "s" : "", c->norm_first ? ", pre-norm" : "",
                    c->causal ? ", causal" : "");
   if (m->has_seed && k < cap && !strstr(m->source, "seed"))
     snprintf(buf + k, (size_t)(cap - k), " · seed %llu", (unsigned long long)m->seed);
   return buf;
+}
+
+// Shortens the sentence in a footer ("“...” · model ...") until the line fits in maxw.
+static void fit_footer(char *buf, size_t cap, float size, float maxw) {
+  if (text_width(FONT_SANS, size, buf) <= maxw) return;
+  char *close = strstr(buf, "” ·");
+  if (!close) return;
+  char tail[512];
+  snprintf(tail, sizeof tail, "%s", close);
+  size_t keep = (size_t)(close - buf);
+  while (keep > 4) {
+    keep--;
+    while (keep > 4 && ((unsigned char)buf[keep] & 0xC0) == 0x80) keep--; // whole UTF-8 characters
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%.*s…%s", (int)keep, buf, tail);
+    if (n > 0 && (size_t)n < cap && text_width(FONT_SANS, size, line) <= maxw) {
+      memcpy(buf, line, (size_t)n + 1);
+      return;
+    }
+  }
 }
 
 // The tensor whose title and formula describe the step.
@@ -115,10 +144,13 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   // footer
   float fh = 38 * u, fy0 = H - fh;
   scene_rect(s, 0, fy0, W, fh, th->panel);
+  char right[128];
+  snprintf(right, sizeof right, "colour scale: %s · Stepformer", view_scale_name(o->scale));
+  float rw = text_width(FONT_SANS, 17 * u, right);
+  scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fy0 + fh * 0.66f, 1.0f, th->muted, right);
   page_footer(t, p->sentence, buf, sizeof buf);
+  fit_footer(buf, sizeof buf, 17 * u, W - 72 * u - rw); // a long sentence is shortened, never overlapping
   scene_text(s, FONT_SANS, 17 * u, 24 * u, fy0 + fh * 0.66f, th->muted, buf);
-  snprintf(buf, sizeof buf, "colour scale: %s · Stepformer", view_scale_name(o->scale));
-  scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fy0 + fh * 0.66f, 1.0f, th->muted, buf);
 
   // narration column
   float vx = 0, top = y + 14 * u, bottom = fy0 - 10 * u;

@@ -150,7 +150,7 @@ static void raster_hatch(const Cmd *c, Canvas cv) {
 }
 
 void scene_raster(const Scene *s, Canvas cv, int flags) {
-  canvas_clear(cv, s->background);
+  if (!(flags & SCENE_NO_CLEAR)) canvas_clear(cv, s->background);
   for (int i = 0; i < s->n; i++) {
     const Cmd *c = &s->cmds[i];
     switch (c->kind) {

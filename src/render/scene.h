@@ -77,7 +77,9 @@ void *scene_alloc(Scene *s, size_t bytes); // 16-byte aligned, lives until reset
 Cmd *scene_text_aligned(Scene *s, FontFace f, float size, float x, float y, float align, uint32_t color,
                         const char *utf8);
 
-enum { SCENE_NO_TEXT = 1 }; // scene_raster flags: skip text (for pixel tests independent of fonts)
+// scene_raster flags: SCENE_NO_TEXT skips text (pixel tests that must not depend on fonts);
+// SCENE_NO_CLEAR draws over what the canvas holds (a layer on top of another picture).
+enum { SCENE_NO_TEXT = 1, SCENE_NO_CLEAR = 2 };
 void scene_raster(const Scene *s, Canvas c, int flags);
 
 #endif

@@ -74,6 +74,9 @@ typedef struct {
 ViewOptions view_options_default(const Theme *theme);
 void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float x, float y, float w,
                  float h, ViewLayout *out);
+// Draws only the selected cell (o->hover_*) and its links, over a view already drawn with this
+// layout: the window draws the page once and the selection on top of it at every frame.
+void view_draw_selection(Scene *s, const ViewLayout *l, const ViewOptions *o);
 // The operand and cell under (px, py), if any.
 bool view_hit(const ViewLayout *l, float px, float py, int *op, int *i, int *j);
 // The range of all activations of the trace (for SCALE_GLOBAL), ignoring weights and one-hot.

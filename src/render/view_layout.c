@@ -158,8 +158,10 @@ static void compute_scales(Eq *e) {
   ViewLayout *l = e->lay;
   float lo[VIEW_MAX_OPS], hi[VIEW_MAX_OPS];
   for (int k = 0; k < l->n_ops; k++) {
-    if (is_probability(&l->ops[k].op)) lo[k] = 0, hi[k] = 1;
-    else operand_range(&l->ops[k].op, &lo[k], &hi[k]);
+    operand_range(&l->ops[k].op, &lo[k], &hi[k]);
+    // probabilities keep the honest 0..1, but per matrix they stretch to their own maximum,
+    // so that 128 keys of about 1/128 each still show their differences
+    if (is_probability(&l->ops[k].op)) lo[k] = 0, hi[k] = e->o->scale == SCALE_MATRIX && hi[k] > 0 ? hi[k] : 1;
   }
   for (int k = 0; k < l->n_ops; k++) {
     Colormap m = op_cmap(e, &l->ops[k].op);
@@ -322,8 +324,9 @@ static void format_value(char *buf, int cap, float v, bool onehot) {
 static void draw_cells(Eq *e, ViewOperand *v) {
   const Theme *th = e->o->theme;
   int R = v->op.rows, C = v->op.cols;
-  v->drows = R < (int)v->h ? R : (int)fmaxf(1, v->h);
-  v->dcols = C < (int)v->w ? C : (int)fmaxf(1, v->w);
+  // more cells than pixels: area-average into blocks of 2 × 2 pixels (finer is not visible)
+  v->drows = R <= (int)v->h ? R : (int)fmaxf(1, v->h / 2);
+  v->dcols = C <= (int)v->w ? C : (int)fmaxf(1, v->w / 2);
   bool exact = v->drows == R && v->dcols == C;
   uint32_t *colors = scene_cells(e->s, v->x, v->y, v->w, v->h, v->drows, v->dcols);
   if (!colors) return;
@@ -589,66 +592,66 @@ static void draw_operand(Eq *e, int k, float fs) {
 
 // ---------------------------------------------------------------- highlights
 
-static void frame_cells(Eq *e, const ViewOperand *v, int r0, int r1, int c0, int c1, uint32_t c, float width) {
+static void frame_cells(Scene *s, const ViewOperand *v, int r0, int r1, int c0, int c1, uint32_t c, float width) {
   float x0 = v->x + v->w * c0 / v->op.cols, x1 = v->x + v->w * c1 / v->op.cols;
   float y0 = v->y + v->h * r0 / v->op.rows, y1 = v->y + v->h * r1 / v->op.rows;
-  scene_frame(e->s, x0 - width / 2, y0 - width / 2, x1 - x0 + width, y1 - y0 + width, width, c);
+  scene_frame(s, x0 - width / 2, y0 - width / 2, x1 - x0 + width, y1 - y0 + width, width, c);
 }
 
-// Outlines, in operand k, what produced result cell (i, j) (i or j may be -1: a whole row/col).
-static void link_highlight(Eq *e, int k, int i, int j, uint32_t c, float width) {
-  const ViewOperand *v = &e->lay->ops[k];
+// Outlines, in operand v, what produced result cell (i, j) (i or j may be -1: a whole row/col).
+static void link_highlight(Scene *s, const ViewOperand *v, int i, int j, uint32_t c, float width) {
   int R = v->op.rows, C = v->op.cols;
   switch (v->link) {
   case LINK_ROW:
-    if (i >= 0 && i < R) frame_cells(e, v, i, i + 1, 0, C, c, width);
+    if (i >= 0 && i < R) frame_cells(s, v, i, i + 1, 0, C, c, width);
     break;
   case LINK_COL:
-    if (j >= 0 && j < C) frame_cells(e, v, 0, R, j, j + 1, c, width);
+    if (j >= 0 && j < C) frame_cells(s, v, 0, R, j, j + 1, c, width);
     break;
   case LINK_CELL:
-    if (i >= 0 && j >= 0 && i < R && j < C) frame_cells(e, v, i, i + 1, j, j + 1, c, width);
-    else if (i >= 0 && i < R) frame_cells(e, v, i, i + 1, 0, C, c, width);
-    else if (j >= 0 && j < C) frame_cells(e, v, 0, R, j, j + 1, c, width);
+    if (i >= 0 && j >= 0 && i < R && j < C) frame_cells(s, v, i, i + 1, j, j + 1, c, width);
+    else if (i >= 0 && i < R) frame_cells(s, v, i, i + 1, 0, C, c, width);
+    else if (j >= 0 && j < C) frame_cells(s, v, 0, R, j, j + 1, c, width);
     break;
   case LINK_COLBLOCK: {
     int jj = j - v->link_offset;
-    if (i >= 0 && jj >= 0 && jj < C) frame_cells(e, v, i, i + 1, jj, jj + 1, c, width);
-    else if (i >= 0 && i < R && j < 0) frame_cells(e, v, i, i + 1, 0, C, c, width);
+    if (i >= 0 && jj >= 0 && jj < C) frame_cells(s, v, i, i + 1, jj, jj + 1, c, width);
+    else if (i >= 0 && i < R && j < 0) frame_cells(s, v, i, i + 1, 0, C, c, width);
     break;
   }
   case LINK_NONE: break;
   }
 }
 
-static void draw_highlights(Eq *e) {
+// A lesson's focus (row, column or cell of the result) and what produced it.
+static void draw_focus(Eq *e) {
   const ViewOptions *o = e->o;
   ViewLayout *l = e->lay;
   float w = 3.0f * o->text_scale;
-  if (l->result >= 0 && (o->focus_row >= 0 || o->focus_col >= 0)) {
-    int fr = o->focus_row, fc = o->focus_col;
-    for (int k = 0; k < l->n_ops; k++) { // every result (each head of a grid) shows the focus
-      const ViewOperand *r = &l->ops[k];
-      if (!r->result) {
-        link_highlight(e, k, fr, fc, o->theme->accent, w * 0.8f);
-        continue;
-      }
-      if (fr >= 0 && fc >= 0) frame_cells(e, r, fr, fr + 1, fc, fc + 1, o->theme->accent, w);
-      else if (fr >= 0 && fr < r->op.rows) frame_cells(e, r, fr, fr + 1, 0, r->op.cols, o->theme->accent, w);
-      else if (fc >= 0 && fc < r->op.cols) frame_cells(e, r, 0, r->op.rows, fc, fc + 1, o->theme->accent, w);
+  if (l->result < 0 || (o->focus_row < 0 && o->focus_col < 0)) return;
+  int fr = o->focus_row, fc = o->focus_col;
+  for (int k = 0; k < l->n_ops; k++) { // every result (each head of a grid) shows the focus
+    const ViewOperand *r = &l->ops[k];
+    if (!r->result) {
+      link_highlight(e->s, r, fr, fc, o->theme->accent, w * 0.8f);
+      continue;
     }
+    if (fr >= 0 && fc >= 0) frame_cells(e->s, r, fr, fr + 1, fc, fc + 1, o->theme->accent, w);
+    else if (fr >= 0 && fr < r->op.rows) frame_cells(e->s, r, fr, fr + 1, 0, r->op.cols, o->theme->accent, w);
+    else if (fc >= 0 && fc < r->op.cols) frame_cells(e->s, r, 0, r->op.rows, fc, fc + 1, o->theme->accent, w);
   }
-  if (o->hover_op >= 0 && o->hover_op < l->n_ops) {
-    const ViewOperand *v = &l->ops[o->hover_op];
-    int i = o->hover_i, j = o->hover_j;
-    if (i >= 0 && j >= 0 && i < v->op.rows && j < v->op.cols) {
-      float hw = o->pinned ? w * 1.4f : w;
-      frame_cells(e, v, i, i + 1, j, j + 1, o->theme->highlight, hw);
-      if (o->hover_op == l->result)
-        for (int k = 0; k < l->n_ops; k++)
-          if (k != l->result) link_highlight(e, k, i, j, o->theme->highlight, hw * 0.8f);
-    }
-  }
+}
+
+void view_draw_selection(Scene *s, const ViewLayout *l, const ViewOptions *o) {
+  if (o->hover_op < 0 || o->hover_op >= l->n_ops) return;
+  const ViewOperand *v = &l->ops[o->hover_op];
+  int i = o->hover_i, j = o->hover_j;
+  if (i < 0 || j < 0 || i >= v->op.rows || j >= v->op.cols) return;
+  float w = 3.0f * o->text_scale * (o->pinned ? 1.4f : 1.0f);
+  frame_cells(s, v, i, i + 1, j, j + 1, o->theme->highlight, w);
+  if (o->hover_op == l->result)
+    for (int k = 0; k < l->n_ops; k++)
+      if (k != l->result) link_highlight(s, &l->ops[k], i, j, o->theme->highlight, w * 0.8f);
 }
 
 // ---------------------------------------------------------------- colour bars of the view
@@ -749,6 +752,7 @@ void eq_layout_and_draw(Eq *e) {
     }
     y += heights[r] + fs * 1.2f;
   }
-  draw_highlights(e);
+  draw_focus(e);
+  view_draw_selection(e->s, e->lay, e->o);
   if (side_bar) draw_side_colorbars(e, e->x + e->w - bar_w + fs * 0.5f, e->y, avail_h, fs);
 }
