@@ -18,28 +18,28 @@
 
 static int check_failures, check_count;
 
-#define CHECK(cond, ...)                                                                           \
-  do {                                                                                             \
-    check_count++;                                                                                 \
-    if (!(cond)) {                                                                                 \
-      check_failures++;                                                                            \
-      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond);                            \
-      fprintf(stderr, __VA_ARGS__);                                                                \
-      fputc('\n', stderr);                                                                         \
-    }                                                                                              \
+#define CHECK(cond, ...)                                                                                     \
+  do {                                                                                                       \
+    check_count++;                                                                                           \
+    if (!(cond)) {                                                                                           \
+      check_failures++;                                                                                      \
+      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond);                                      \
+      fprintf(stderr, __VA_ARGS__);                                                                          \
+      fputc('\n', stderr);                                                                                   \
+    }                                                                                                        \
   } while (0)
 
-#define CHECK_NEAR(a, b, tol, ...)                                                                 \
-  do {                                                                                             \
-    double check_a_ = (a), check_b_ = (b);                                                         \
-    check_count++;                                                                                 \
-    if (!(fabs(check_a_ - check_b_) <= (tol))) {                                                   \
-      check_failures++;                                                                            \
-      fprintf(stderr, "%s:%d: FAILED %s = %.9g, expected %.9g (tol %g): ", __FILE__, __LINE__, #a, \
-              check_a_, check_b_, (double)(tol));                                                  \
-      fprintf(stderr, __VA_ARGS__);                                                                \
-      fputc('\n', stderr);                                                                         \
-    }                                                                                              \
+#define CHECK_NEAR(a, b, tol, ...)                                                                           \
+  do {                                                                                                       \
+    double check_a_ = (a), check_b_ = (b);                                                                   \
+    check_count++;                                                                                           \
+    if (!(fabs(check_a_ - check_b_) <= (tol))) {                                                             \
+      check_failures++;                                                                                      \
+      fprintf(stderr, "%s:%d: FAILED %s = %.9g, expected %.9g (tol %g): ", __FILE__, __LINE__, #a, check_a_, \
+              check_b_, (double)(tol));                                                                      \
+      fprintf(stderr, __VA_ARGS__);                                                                          \
+      fputc('\n', stderr);                                                                                   \
+    }                                                                                                        \
   } while (0)
 
 static inline int check_exit(const char *name) {

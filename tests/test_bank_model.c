@@ -78,8 +78,8 @@ static void check_sense_case(const Model *m, int layer, int head, const SenseCas
   if (A && pred && bank >= 0) {
     int key = argmax_row(A, head, bank);
     CHECK(!strcmp(tok.words[key], c->clue),
-          "\"%s\": the bank row of layer %d head %d peaks on \"%s\" (%.3f), expected \"%s\"",
-          c->text, layer, head, tok.words[key], trace_at(A, head, bank, key), c->clue);
+          "\"%s\": the bank row of layer %d head %d peaks on \"%s\" (%.3f), expected \"%s\"", c->text, layer,
+          head, tok.words[key], trace_at(A, head, bank, key), c->clue);
     int w = argmax_row(pred, 0, tok.n - 1);
     CHECK(!strcmp(m->vocab.words[w], c->next),
           "\"%s\": the prediction at the last token is \"%s\" (p=%.3f), expected \"%s\"", c->text,
@@ -115,13 +115,13 @@ static void test_bank(const char *root) {
   CHECK(m != NULL, "model_load %s: %s", path, err.msg);
   if (!m) return;
   const ModelConfig *c = &m->cfg;
-  CHECK(c->D == 64 && c->H == 4 && !c->causal && m->has_head, "D=%d H=%d causal=%d head=%d", c->D,
-        c->H, c->causal, m->has_head);
+  CHECK(c->D == 64 && c->H == 4 && !c->causal && m->has_head, "D=%d H=%d causal=%d head=%d", c->D, c->H,
+        c->causal, m->has_head);
   CHECK(c->V < 200 && !strcmp(m->vocab.words[0], "<unk>"), "a small vocabulary, <unk> first");
   const char *ml = model_meta(m, "sense_layer"), *mh = model_meta(m, "sense_head");
   CHECK(ml && mh && atoi(ml) == layer && atoi(mh) == head, "Model keeps the sense head metadata");
-  CHECK(layer >= 0 && layer < c->n_layers && head >= 0 && head < c->H, "sense head l%d h%d exists",
-        layer, head);
+  CHECK(layer >= 0 && layer < c->n_layers && head >= 0 && head < c->H, "sense head l%d h%d exists", layer,
+        head);
   if (layer < 0 || layer >= c->n_layers || head < 0 || head >= c->H) {
     model_free(m);
     return;
@@ -189,8 +189,7 @@ static void test_notebook(const char *dir) {
       for (int j = 0; j < pred->cols; j++) {
         float p = trace_at(pred, 0, i, j);
         s += p;
-        if (ref && nd == 2 && shape[0] == L && shape[1] == 10)
-          worst = fmax(worst, fabs(p - ref[i * 10 + j]));
+        if (ref && nd == 2 && shape[0] == L && shape[1] == 10) worst = fmax(worst, fabs(p - ref[i * 10 + j]));
       }
       CHECK_NEAR(s, 1.0, 1e-5, "row %d of pred sums to 1", i);
       CHECK(worst <= 1e-5, "row %d of pred differs from torch's pred.npy by %g", i, worst);

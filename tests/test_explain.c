@@ -60,11 +60,13 @@ static void check_trace(const char *name, Trace *t) {
         for (int j = 0; j < v->op.cols; j += 1 + v->op.cols / 4) {
           Explanation ex;
           explain_cell(t, &lay, k, i, j, &ex);
-          CHECK(ex.heading[0] && ex.n_lines >= 1, "%s step %d op %d (%d,%d): no explanation", name, st, k, i, j);
+          CHECK(ex.heading[0] && ex.n_lines >= 1, "%s step %d op %d (%d,%d): no explanation", name, st, k, i,
+                j);
           // the TeX of every line parses without problems
           TexDiag d;
           CHECK(tex_check(ex.heading, &d), "%s: heading TeX: %s", name, ex.heading);
-          for (int n = 0; n < ex.n_lines; n++) CHECK(tex_check(ex.lines[n], &d), "%s: line TeX: %s", name, ex.lines[n]);
+          for (int n = 0; n < ex.n_lines; n++)
+            CHECK(tex_check(ex.lines[n], &d), "%s: line TeX: %s", name, ex.lines[n]);
           const TraceTensor *x = operand_src(&v->op);
           if (!x || x->is_weight || x->kind == T_ONEHOT || x->kind == T_LAYER_IN) continue;
           double got;
@@ -77,9 +79,11 @@ static void check_trace(const char *name, Trace *t) {
           CHECK(found, "%s step %d %s (%d,%d): no final number in: %s", name, st, x->name, i, j, last);
           float val = operand_at(&v->op, i, j);
           if (found && isfinite(val))
-            CHECK(fabs(got - val) <= 0.006 + 0.001 * fabs(val), "%s step %d %s[%d,%d] = %g but the equation ends with %g: %s",
-                  name, st, x->name, i, j, val, got, last);
-          if (found && !isfinite(val)) CHECK(isinf(got) || got == 0, "%s: masked cell ends with %g", name, got);
+            CHECK(fabs(got - val) <= 0.006 + 0.001 * fabs(val),
+                  "%s step %d %s[%d,%d] = %g but the equation ends with %g: %s", name, st, x->name, i, j, val,
+                  got, last);
+          if (found && !isfinite(val))
+            CHECK(isinf(got) || got == 0, "%s: masked cell ends with %g", name, got);
           explained++;
         }
     }
@@ -109,7 +113,8 @@ int main(void) {
   view_render(&s, a, st, &o, 0, 0, 1600, 900, &lay);
   Explanation ex;
   explain_cell(a, &lay, lay.result, 1, 5, &ex);
-  CHECK(strstr(ex.heading, "\\text{cat}") && strstr(ex.heading, "\\text{bank}"), "heading names the tokens: %s", ex.heading);
+  CHECK(strstr(ex.heading, "\\text{cat}") && strstr(ex.heading, "\\text{bank}"),
+        "heading names the tokens: %s", ex.heading);
   CHECK(strstr(ex.lines[0], "\\sqrt{d_k}") != NULL, "scores explained with sqrt(d_k): %s", ex.lines[0]);
   scene_free(&s);
   trace_free(a), trace_free(b), trace_free(c), trace_free(d);

@@ -78,9 +78,8 @@ static double compare_stage(const char *cname, const char *dir, const char *file
   int wnd = trace_dump_shape(x, want);
   bool same = nd == wnd;
   for (int k = 0; same && k < nd; k++) same = shape[k] == want[k];
-  CHECK(same, "%s/%s: reference shape %dx%dx%d (ndim %d), trace %dx%dx%d (ndim %d)", cname, stage,
-        shape[0], shape[1], nd > 2 ? shape[2] : 1, nd, want[0], want[1], wnd > 2 ? want[2] : 1,
-        wnd);
+  CHECK(same, "%s/%s: reference shape %dx%dx%d (ndim %d), trace %dx%dx%d (ndim %d)", cname, stage, shape[0],
+        shape[1], nd > 2 ? shape[2] : 1, nd, want[0], want[1], wnd > 2 ? want[2] : 1, wnd);
   if (!same) {
     free(ref);
     return INFINITY;
@@ -101,13 +100,12 @@ static double compare_stage(const char *cname, const char *dir, const char *file
           if (d > maxd) maxd = d;
         }
         if (!ok && bad++ < SHOW_MISMATCHES)
-          fprintf(stderr, "  %s/%s[%d,%d,%d]: got %.9g, PyTorch %.9g\n", cname, stage, h, i, j, c,
-                  r);
+          fprintf(stderr, "  %s/%s[%d,%d,%d]: got %.9g, PyTorch %.9g\n", cname, stage, h, i, j, c, r);
       }
   CHECK(bad == 0, "%s/%s: %ld of %ld values differ, max |diff| %.3g", cname, stage, bad, k, maxd);
   if (verbose || bad)
-    printf("  %-22s %-14s [%d,%d,%d]  max |diff| %.3g%s\n", cname, stage, x->heads, x->rows,
-           x->cols, maxd, bad ? "  FAILED" : "");
+    printf("  %-22s %-14s [%d,%d,%d]  max |diff| %.3g%s\n", cname, stage, x->heads, x->rows, x->cols, maxd,
+           bad ? "  FAILED" : "");
   free(ref);
   return maxd;
 }
@@ -136,9 +134,8 @@ static void check_tokens(const char *cname, const char *dir, const Tokens *tok, 
     CHECK(next != NULL, "%s: the last line has no newline", path);
     if (!next) break;
     *next++ = 0;
-    CHECK(i < tok->n && !strcmp(line, tokens_label(tok, v, i)),
-          "%s: token %d is \"%s\", C has \"%s\"", cname, i, line,
-          i < tok->n ? tokens_label(tok, v, i) : "(none)");
+    CHECK(i < tok->n && !strcmp(line, tokens_label(tok, v, i)), "%s: token %d is \"%s\", C has \"%s\"", cname,
+          i, line, i < tok->n ? tokens_label(tok, v, i) : "(none)");
   }
   CHECK(i == tok->n, "%s: tokens.txt has %d tokens, the tokenizer %d", cname, i, tok->n);
   free(buf);
@@ -181,15 +178,14 @@ static void check_required(const char *cname, const char *dir, const Model *m) {
 // Runs one case with the current kernel threshold. Returns the number of stages compared.
 static int run_case(const Case *c, const char *refdir, bool verbose) {
   char dir[4096], path[4096];
-  CHECK(path_join(dir, sizeof dir, refdir, c->name) &&
-            path_join(path, sizeof path, dir, "model.safetensors"),
+  CHECK(path_join(dir, sizeof dir, refdir, c->name) && path_join(path, sizeof path, dir, "model.safetensors"),
         "%s: path too long", c->name);
   Err err = {0};
   Model *m = model_load(path, &err);
   CHECK(m != NULL, "%s: %s", c->name, err.msg);
   if (!m) return 0;
-  CHECK(m->cfg.causal == c->causal, "%s: metadata causal=%d, cases.txt says %d", c->name,
-        m->cfg.causal, c->causal);
+  CHECK(m->cfg.causal == c->causal, "%s: metadata causal=%d, cases.txt says %d", c->name, m->cfg.causal,
+        c->causal);
   if (c->causal) m->cfg.causal = true; // as `stepformer --causal`
   Tokens tok;
   bool ok = tokens_from_text(&tok, &m->vocab, c->text, 0, &err);

@@ -86,8 +86,8 @@ static void check_mask(const char *what, const Trace *t, const TraceLayer *y) {
           wrong_raw += !isfinite(r) || (!masked && r != s);
         }
       }
-  CHECK(wrong_s == 0, "%s %s: %ld scores wrong (masked must be -inf, the rest finite)", what,
-        S->name, wrong_s);
+  CHECK(wrong_s == 0, "%s %s: %ld scores wrong (masked must be -inf, the rest finite)", what, S->name,
+        wrong_s);
   CHECK(wrong_a == 0, "%s %s: %ld masked weights are not exactly 0", what, A->name, wrong_a);
   CHECK(wrong_raw == 0, "%s: %ld unmasked scores differ from S_raw", what, wrong_raw);
   CHECK(t->cfg.causal == (raw != NULL), "%s: S_raw exists only under the causal mask", what);
@@ -183,14 +183,14 @@ static void check_trace(const char *what, const Trace *t) {
     for (int i = 0; i < L; i++)
       for (int j = 0; j < c->F; j++) {
         float pre = trace_at(&T[y->ffn_pre], 0, i, j), hid = trace_at(&T[y->ffn_hidden], 0, i, j);
-        double want = c->activation == ACT_GELU ? 0.5 * pre * (1.0 + erf(pre / sqrt(2.0)))
-                                                : (pre > 0 ? pre : 0.0);
+        double want =
+            c->activation == ACT_GELU ? 0.5 * pre * (1.0 + erf(pre / sqrt(2.0))) : (pre > 0 ? pre : 0.0);
         bad_h += !(fabs(hid - want) <= 1e-6 * fmax(1.0, fabs(want)));
       }
     CHECK(bad_c == 0, "%s: concat is not the heads side by side (%ld)", lw, bad_c);
     CHECK(bad_w == 0, "%s: W^q / W^v views are not the transposed in_proj (%ld)", lw, bad_w);
-    CHECK(bad_h == 0, "%s: ffn_hidden is not %s(ffn_pre) (%ld)", lw,
-          model_activation_name(c->activation), bad_h);
+    CHECK(bad_h == 0, "%s: ffn_hidden is not %s(ffn_pre) (%ld)", lw, model_activation_name(c->activation),
+          bad_h);
   }
   if (t->pred >= 0) {
     check_softmax_rows(what, &T[t->pred]);
@@ -220,8 +220,7 @@ static void test_traces(void) {
     t = run(m, "bank");
     if (t) {
       check_trace(specs[s], t);
-      CHECK(trace_at(&t->t[t->layers[0].A], 0, 0, 0) == 1.0f, "%s: A of one token is not 1",
-            specs[s]);
+      CHECK(trace_at(&t->t[t->layers[0].A], 0, 0, 0) == 1.0f, "%s: A of one token is not 1", specs[s]);
     }
     trace_free(t);
     model_free(m);
@@ -323,12 +322,9 @@ static void check_blas_against_naive(void) {
       int M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
       int pad = strided ? 3 : 0, r0 = strided ? 2 : 0, c0 = strided ? 1 : 0;
       int PM = M + pad, PN = N + pad, PK = K + pad, PKr = K + pad; // parent sizes
-      float *xb = malloc(sizeof(float) * (size_t)PM * PK),
-            *wb = malloc(sizeof(float) * (size_t)PN * PK);
-      float *bb = malloc(sizeof(float) * (size_t)PKr * PN),
-            *bias = malloc(sizeof(float) * (size_t)N);
-      float *y1b = malloc(sizeof(float) * (size_t)PM * PN),
-            *y2b = malloc(sizeof(float) * (size_t)PM * PN);
+      float *xb = malloc(sizeof(float) * (size_t)PM * PK), *wb = malloc(sizeof(float) * (size_t)PN * PK);
+      float *bb = malloc(sizeof(float) * (size_t)PKr * PN), *bias = malloc(sizeof(float) * (size_t)N);
+      float *y1b = malloc(sizeof(float) * (size_t)PM * PN), *y2b = malloc(sizeof(float) * (size_t)PM * PN);
       Mat x = guarded(xb, PM, PK, r0, c0, M, K), w = guarded(wb, PN, PK, r0, c0, N, K);
       Mat b = guarded(bb, PKr, PN, r0, c0, K, N);
       fill(x, &rng), fill(w, &rng), fill(b, &rng);
@@ -359,10 +355,10 @@ static void check_blas_against_naive(void) {
         const char *op = ops[variant];
         CHECK(worst <= 1e-6, "%s %dx%dx%d%s: BLAS and loops differ by %.3g (relative)", op, M, N, K,
               strided ? " strided" : "", worst);
-        CHECK(touched_outside(y1b, PN, PM, r0, c0, y1) == 0, "%s %dx%dx%d%s: BLAS wrote outside y",
-              op, M, N, K, strided ? " strided" : "");
-        CHECK(touched_outside(y2b, PN, PM, r0, c0, y2) == 0, "%s %dx%dx%d%s: loops wrote outside y",
-              op, M, N, K, strided ? " strided" : "");
+        CHECK(touched_outside(y1b, PN, PM, r0, c0, y1) == 0, "%s %dx%dx%d%s: BLAS wrote outside y", op, M, N,
+              K, strided ? " strided" : "");
+        CHECK(touched_outside(y2b, PN, PM, r0, c0, y2) == 0, "%s %dx%dx%d%s: loops wrote outside y", op, M, N,
+              K, strided ? " strided" : "");
         // the loop kernels agree with the plain reference loops bit for bit (mat.h)
         Mat y3 = guarded(y1b, PM, PN, r0, c0, M, N);
         if (variant != 2)
@@ -407,16 +403,15 @@ static void check_rng_and_random_models(void) {
   CHECK(a && b && c, "%s", err.msg);
   if (a && b && c) {
     CHECK(a->n_params == b->n_params && a->n_params == c->n_params, "parameter counts differ");
-    CHECK(a->n_params == model_param_count(&a->cfg, false, false), "n_params %ld, expected %ld",
-          a->n_params, model_param_count(&a->cfg, false, false));
+    CHECK(a->n_params == model_param_count(&a->cfg, false, false), "n_params %ld, expected %ld", a->n_params,
+          model_param_count(&a->cfg, false, false));
     CHECK(!memcmp(a->params, b->params, sizeof(float) * (size_t)a->n_params),
           "the same seed gives different weights");
     long shared = 0, drawn = 0; // weights drawn at random (not the 0 biases and 1 gains)
     for (long i = 0; i < a->n_params; i++)
-      if (a->params[i] != 0.0f && a->params[i] != 1.0f)
-        drawn++, shared += a->params[i] == c->params[i];
-    CHECK(drawn > a->n_params / 2 && shared < drawn / 100,
-          "seeds 42 and 43 share %ld of %ld random weights", shared, drawn);
+      if (a->params[i] != 0.0f && a->params[i] != 1.0f) drawn++, shared += a->params[i] == c->params[i];
+    CHECK(drawn > a->n_params / 2 && shared < drawn / 100, "seeds 42 and 43 share %ld of %ld random weights",
+          shared, drawn);
     CHECK(a->has_seed && a->seed == 42, "the seed is not recorded");
     CHECK(strstr(a->source, "42") != NULL, "the source \"%s\" does not name the seed", a->source);
     // the same forward twice, from two models of the same seed: the same bits
@@ -439,31 +434,29 @@ static void check_rng_and_random_models(void) {
   uint64_t seed = 0;
   CHECK(!model_config_parse(&cfg, &seed, "D=16,colour=blue", &err) && strstr(err.msg, "colour"),
         "unknown key: \"%s\"", err.msg);
-  CHECK(!model_config_parse(&cfg, &seed, "D=sixteen", &err) && strstr(err.msg, "D="),
-        "bad value: \"%s\"", err.msg);
-  CHECK(!model_config_parse(&cfg, &seed, "layers", &err) && strstr(err.msg, "KEY=VALUE"),
-        "no '=': \"%s\"", err.msg);
+  CHECK(!model_config_parse(&cfg, &seed, "D=sixteen", &err) && strstr(err.msg, "D="), "bad value: \"%s\"",
+        err.msg);
+  CHECK(!model_config_parse(&cfg, &seed, "layers", &err) && strstr(err.msg, "KEY=VALUE"), "no '=': \"%s\"",
+        err.msg);
   CHECK(!model_config_parse(&cfg, &seed, "seed=-1", &err), "a negative seed is accepted");
-  CHECK(model_config_parse(&cfg, &seed, "D=64,H=8,seed=7,norm_first=1,causal=1", &err) &&
-            cfg.D == 64 && cfg.H == 8 && seed == 7 && cfg.norm_first && cfg.causal,
+  CHECK(model_config_parse(&cfg, &seed, "D=64,H=8,seed=7,norm_first=1,causal=1", &err) && cfg.D == 64 &&
+            cfg.H == 8 && seed == 7 && cfg.norm_first && cfg.causal,
         "a valid spec: \"%s\"", err.msg);
 }
 
 static bool same_model(const Model *a, const Model *b, const char *what) {
   const ModelConfig *x = &a->cfg, *y = &b->cfg;
-  bool cfg = x->V == y->V && x->D == y->D && x->H == y->H && x->F == y->F &&
-             x->n_layers == y->n_layers && x->activation == y->activation &&
-             x->norm_first == y->norm_first && x->causal == y->causal && x->ln_eps == y->ln_eps;
+  bool cfg = x->V == y->V && x->D == y->D && x->H == y->H && x->F == y->F && x->n_layers == y->n_layers &&
+             x->activation == y->activation && x->norm_first == y->norm_first && x->causal == y->causal &&
+             x->ln_eps == y->ln_eps;
   CHECK(cfg, "%s: the configuration changed", what);
   bool vocab = a->vocab.n == b->vocab.n;
-  for (int i = 0; vocab && i < a->vocab.n; i++)
-    vocab = !strcmp(a->vocab.words[i], b->vocab.words[i]);
+  for (int i = 0; vocab && i < a->vocab.n; i++) vocab = !strcmp(a->vocab.words[i], b->vocab.words[i]);
   CHECK(vocab, "%s: the vocabulary changed", what);
-  CHECK(a->has_head == b->has_head && a->has_final_norm == b->has_final_norm,
-        "%s: the head changed", what);
+  CHECK(a->has_head == b->has_head && a->has_final_norm == b->has_final_norm, "%s: the head changed", what);
   CHECK(a->has_seed == b->has_seed && a->seed == b->seed, "%s: the seed changed", what);
-  bool params = a->n_params == b->n_params &&
-                !memcmp(a->params, b->params, sizeof(float) * (size_t)a->n_params);
+  bool params =
+      a->n_params == b->n_params && !memcmp(a->params, b->params, sizeof(float) * (size_t)a->n_params);
   CHECK(params, "%s: the weights changed", what);
   return cfg && vocab && params;
 }

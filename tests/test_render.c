@@ -60,7 +60,8 @@ static void test_cell_colours(const Trace *t, int step, int head) {
         uint32_t got = canvas_get(c, (int)(v->x + (j + 0.5f) * cw), (int)(v->y + (i + 0.5f) * ch));
         CHECK(abs((int)SF_R(got) - (int)SF_R(want)) <= 1 && abs((int)SF_G(got) - (int)SF_G(want)) <= 1 &&
                   abs((int)SF_B(got) - (int)SF_B(want)) <= 1,
-              "step %d operand %d cell (%d,%d) = %g: pixel %08x, colour map %08x", step, k, i, j, val, got, want);
+              "step %d operand %d cell (%d,%d) = %g: pixel %08x, colour map %08x", step, k, i, j, val, got,
+              want);
         checked++;
       }
   }
@@ -168,7 +169,8 @@ static void golden(const char *name, const Trace *t, int step, int head, int W, 
   ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
   o.head = head;
   o.numbers = false;
-  PageSpec p = {.trace = t, .step = step, .view = &o, .sentence = "golden", .width = (float)W, .height = (float)H};
+  PageSpec p = {
+      .trace = t, .step = step, .view = &o, .sentence = "golden", .width = (float)W, .height = (float)H};
   ViewLayout lay;
   page_render(&s, &p, &lay);
   Canvas c = canvas_new(W, H);
@@ -189,13 +191,16 @@ static void golden(const char *name, const Trace *t, int step, int head, int W, 
       Canvas diff = canvas_new(W, H);
       for (int i = 0; i < W * H && want.w == W && want.h == H; i++) {
         uint32_t a = c.px[i], b = want.px[i];
-        int d = abs((int)SF_R(a) - (int)SF_R(b)) + abs((int)SF_G(a) - (int)SF_G(b)) + abs((int)SF_B(a) - (int)SF_B(b));
+        int d = abs((int)SF_R(a) - (int)SF_R(b)) + abs((int)SF_G(a) - (int)SF_G(b)) +
+                abs((int)SF_B(a) - (int)SF_B(b));
         worst = d > worst ? d : worst;
         differ += d > 24;
         diff.px[i] = d > 24 ? SF_RGBA(255, 0, 0, 255) : SF_RGBA(255 - d, 255 - d, 255 - d, 255);
       }
       bool ok = want.w == W && want.h == H && differ <= (long)W * H / 500; // 0.2 % of pixels
-      CHECK(ok, "golden %s: %ld pixels differ (worst %d); see %s-actual.png and %s-diff.png; update with SF_UPDATE_GOLDEN=1",
+      CHECK(ok,
+            "golden %s: %ld pixels differ (worst %d); see %s-actual.png and %s-diff.png; update with "
+            "SF_UPDATE_GOLDEN=1",
             name, differ, worst, name, name);
       if (!ok) {
         char out[512];
@@ -222,7 +227,8 @@ int main(void) {
   Model *m1, *m2, *m3;
   Trace *cat = load_trace("cat-bank", "The cat walks by the bank", false, &m1);
   Trace *causal = load_trace("causal", "the cat eats the mouse", true, &m2);
-  Trace *deep = load_trace("deep-d64-h8", "The cat walks by the river bank and the mouse sleeps by the money", false, &m3);
+  Trace *deep = load_trace("deep-d64-h8", "The cat walks by the river bank and the mouse sleeps by the money",
+                           false, &m3);
 
   for (int st = 1; st < cat->n_steps; st++) test_cell_colours(cat, st, 0);
   test_cell_colours(causal, trace_step_find(causal, STEP_SOFTMAX, 0), 1);

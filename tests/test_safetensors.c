@@ -55,12 +55,11 @@ static void reject_json(const char *why, const char *json, size_t data_len, cons
 }
 
 static void test_good(void) {
-  const char *json =
-      "{\"__metadata__\":{\"d_model\":\"16\",\"vocab\":\"<unk>\\nthe\\ncaf\\u00e9\"},"
-      "\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]},"
-      "\"b\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[24,40]},"
-      "\"s\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[40,44]},"
-      "\"empty\":{\"dtype\":\"F32\",\"shape\":[0,5],\"data_offsets\":[44,44]}}   ";
+  const char *json = "{\"__metadata__\":{\"d_model\":\"16\",\"vocab\":\"<unk>\\nthe\\ncaf\\u00e9\"},"
+                     "\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]},"
+                     "\"b\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[24,40]},"
+                     "\"s\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[40,44]},"
+                     "\"empty\":{\"dtype\":\"F32\",\"shape\":[0,5],\"data_offsets\":[44,44]}}   ";
   Buf b = make(json, 44);
   StFile f;
   Err err = {0};
@@ -88,10 +87,8 @@ static void test_good(void) {
   free(b.bytes);
   b = make("{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[6,10]}}", 12);
   float want;
-  memcpy(
-      &want,
-      (uint8_t[4]){b.bytes[b.len - 6], b.bytes[b.len - 5], b.bytes[b.len - 4], b.bytes[b.len - 3]},
-      4);
+  memcpy(&want, (uint8_t[4]){b.bytes[b.len - 6], b.bytes[b.len - 5], b.bytes[b.len - 4], b.bytes[b.len - 3]},
+         4);
   CHECK(st_parse(&f, b.bytes, b.len, WHAT, &err) && f.n == 1 && f.tensors[0].data[0] == want,
         "an unaligned tensor: %s", err.msg);
   st_free(&f);
@@ -134,60 +131,52 @@ static void test_bad(void) {
   reject_json("no dtype", "{\"a\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "lacks");
   reject_json("no shape", "{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}", 4, "lacks");
   reject_json("no offsets", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", 4, "lacks");
-  reject_json("dtype F16", "{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
-              "F16");
-  reject_json("dtype F64", "{\"a\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8,
-              "F32");
-  reject_json("dtype not a string", "{\"a\":{\"dtype\":32,\"shape\":[1],\"data_offsets\":[0,4]}}",
-              4, "dtype");
+  reject_json("dtype F16", "{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4, "F16");
+  reject_json("dtype F64", "{\"a\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, "F32");
+  reject_json("dtype not a string", "{\"a\":{\"dtype\":32,\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
+              "dtype");
   reject_json("a tensor twice",
               "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
               "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
               8, "twice");
-  reject_json("5 dimensions",
-              "{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1],\"data_offsets\":[0,4]}}", 4,
+  reject_json("5 dimensions", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1],\"data_offsets\":[0,4]}}", 4,
               "dimensions");
-  reject_json("negative dim", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}",
-              4, "shape");
-  reject_json("fractional dim",
-              "{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4, "shape");
-  reject_json("string dim", "{\"a\":{\"dtype\":\"F32\",\"shape\":[\"1\"],\"data_offsets\":[0,4]}}",
-              4, "shape");
-  reject_json("a shape that is a number",
-              "{\"a\":{\"dtype\":\"F32\",\"shape\":4,\"data_offsets\":[0,16]}}", 16, "\"a\"");
-  reject_json("a huge dim",
-              "{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296],\"data_offsets\":[0,4]}}", 4,
+  reject_json("negative dim", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4,
+              "shape");
+  reject_json("fractional dim", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4,
+              "shape");
+  reject_json("string dim", "{\"a\":{\"dtype\":\"F32\",\"shape\":[\"1\"],\"data_offsets\":[0,4]}}", 4,
+              "shape");
+  reject_json("a shape that is a number", "{\"a\":{\"dtype\":\"F32\",\"shape\":4,\"data_offsets\":[0,16]}}",
+              16, "\"a\"");
+  reject_json("a huge dim", "{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296],\"data_offsets\":[0,4]}}", 4,
               "shape");
   reject_json("a huge count",
               "{\"a\":{\"dtype\":\"F32\",\"shape\":[65536,65536,65536],\"data_offsets\":[0,4]}}", 4,
               "too large");
-  reject_json("1e300 dim", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1e300],\"data_offsets\":[0,4]}}",
-              4, "shape");
-  reject_json("three offsets", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}",
-              8, "data_offsets");
+  reject_json("1e300 dim", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1e300],\"data_offsets\":[0,4]}}", 4,
+              "shape");
+  reject_json("three offsets", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}", 8,
+              "data_offsets");
   reject_json("one offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}", 4,
               "data_offsets");
-  reject_json("reversed offsets",
-              "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,0]}}", 4,
+  reject_json("reversed offsets", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,0]}}", 4,
               "data_offsets");
-  reject_json("negative offset",
-              "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}", 4,
+  reject_json("negative offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}", 4,
               "data_offsets");
   reject_json("offset 2^64",
               "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[18446744073709551612,"
               "18446744073709551616]}}",
               4, "data_offsets");
-  reject_json("offsets past the end",
-              "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 8,
+  reject_json("offsets past the end", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 8,
               "ends at byte");
   reject_json("offsets far past the end",
-              "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4000000000,4000000004]}}",
-              8, "ends at byte");
-  reject_json("size != 4*prod(shape)",
-              "{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8,
+              "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4000000000,4000000004]}}", 8,
+              "ends at byte");
+  reject_json("size != 4*prod(shape)", "{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8,
               "spans 8 bytes");
-  reject_json("size of a scalar", "{\"a\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0,0]}}",
-              4, "needs 4");
+  reject_json("size of a scalar", "{\"a\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0,0]}}", 4,
+              "needs 4");
   reject_json("overlapping tensors",
               "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
               "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
@@ -245,8 +234,7 @@ static void test_write_read(const char *tmp) {
   // st_read names the path and the reason
   CHECK(!st_read(&f, "/nonexistent/x.safetensors", &err) && strstr(err.msg, "x.safetensors"),
         "a missing file: \"%s\"", err.msg);
-  CHECK(!st_read(&f, tmp, &err) && strstr(err.msg, "not a regular file"), "a folder: \"%s\"",
-        err.msg);
+  CHECK(!st_read(&f, tmp, &err) && strstr(err.msg, "not a regular file"), "a folder: \"%s\"", err.msg);
   // a failed write leaves nothing behind
   snprintf(path, sizeof path, "%s/no/such/dir/w.safetensors", tmp);
   CHECK(!st_write(path, t, 1, keys, vals, 1, &err) && strstr(err.msg, "w.safetensors"),
@@ -338,8 +326,7 @@ static void test_model_load(const char *tmp) {
   tiny(&m);
   Model *ok = load_tiny(tmp, "the tiny model", &m, NULL);
   CHECK(ok && ok->cfg.D == 4 && ok->cfg.H == 2 && ok->cfg.F == 8 && ok->cfg.V == 3 &&
-            ok->cfg.activation == ACT_GELU && !ok->cfg.norm_first && !ok->cfg.causal &&
-            !ok->has_head,
+            ok->cfg.activation == ACT_GELU && !ok->cfg.norm_first && !ok->cfg.causal && !ok->has_head,
         "the tiny model's configuration");
   CHECK(ok && ok->layers[0].linear2_weight[9] == m.zeros[9], "the tiny model's weights");
   model_free(ok);
@@ -352,8 +339,8 @@ static void test_model_load(const char *tmp) {
   find_t(&m, "layers.0.linear1.weight")->count = 16;
   load_tiny(tmp, "a misshapen tensor", &m, "linear1.weight");
   tiny(&m);
-  *find_t(&m, "layers.0.norm1.weight") = (StTensor){
-      .name = "layers.0.norm1.weight", .ndim = 2, .shape = {2, 2}, .count = 4, .data = m.zeros};
+  *find_t(&m, "layers.0.norm1.weight") =
+      (StTensor){.name = "layers.0.norm1.weight", .ndim = 2, .shape = {2, 2}, .count = 4, .data = m.zeros};
   load_tiny(tmp, "a [2,2] where [4] belongs", &m, "[4]");
   tiny(&m);
   set_meta(&m, "n_heads", "3");

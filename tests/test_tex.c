@@ -61,8 +61,7 @@ static void test_fraction_and_scripts(Scene *s) {
   CHECK(x && two, "x^2 draws x and 2");
   if (x && two) {
     CHECK(two->y < x->y - 5, "the superscript sits above the baseline (%g vs %g)", two->y, x->y);
-    CHECK(two->size < x->size && two->size >= 0.65f * x->size, "superscript at ~70%% (%g)",
-          two->size);
+    CHECK(two->size < x->size && two->size >= 0.65f * x->size, "superscript at ~70%% (%g)", two->size);
     CHECK(two->x > x->x, "superscript to the right");
   }
   draw(s, "x_2", false);
@@ -98,8 +97,7 @@ static void test_limits(Scene *s) {
   CHECK(sum && l, "sum and L drawn");
   if (sum && l) {
     CHECK(l->y < sum->y - 20, "display: the upper limit is above the sum");
-    CHECK(l->x > sum->x && l->x < sum->x + sum->size, "display: limit over the sum (%g, %g)", l->x,
-          sum->x);
+    CHECK(l->x > sum->x && l->x < sum->x + sum->size, "display: limit over the sum (%g, %g)", l->x, sum->x);
   }
   draw(s, "\\sum_{j=1}^{L} A_{ij}", false);
   sum = find_text(s, SUM, 0), l = find_text(s, L_IT, 0);
@@ -135,8 +133,7 @@ static void test_glyphs_and_classes(Scene *s) {
   CHECK(find_text(s, "\xF0\x9D\x9B\xBC", 0), "\\alpha is italic U+1D6FC");
   // a binary minus at the start is unary: no medium space after it
   float unary = met("-x", false).width, binary = met("a-x", false).width - met("a", false).width;
-  CHECK(binary > unary + 32 * 7.0f / 18, "a-x has two medium spaces, -x none (%g, %g)", binary,
-        unary);
+  CHECK(binary > unary + 32 * 7.0f / 18, "a-x has two medium spaces, -x none (%g, %g)", binary, unary);
   draw(s, "\\textcolor{#ff0000}{x} + \\color{blue} y", false);
   const Cmd *x = find_text(s, X_IT, 0), *y = find_text(s, "\xF0\x9D\x91\xA6", 0);
   CHECK(x && x->color == SF_RGBA(255, 0, 0, 255), "\\textcolor{#ff0000}");
@@ -154,17 +151,17 @@ static void test_diagnostics(Scene *s) {
   CHECK(d.count == 1 && d.items[0].col == 5 && d.items[0].offset == 4, "reported at column 5");
   CHECK(strstr(d.items[0].msg, "\\mathbff") != NULL, "names the command: %s", d.items[0].msg);
   char buf[160];
-  CHECK(!strcmp(tex_problem_str(&d.items[0], buf, sizeof buf),
-                "unknown command \\mathbff at column 5"), "%s", buf);
+  CHECK(!strcmp(tex_problem_str(&d.items[0], buf, sizeof buf), "unknown command \\mathbff at column 5"), "%s",
+        buf);
   scene_reset(s, 100, 100, 0);
   tex_emit(s, b, 0, 50, BLACK);
   const Cmd *red = find_text(s, "\\mathbff", 0);
   CHECK(red && SF_R(red->color) > 200 && SF_G(red->color) < 50, "drawn in red as typed");
   tex_free(b);
-  CHECK(!tex_check("\\frac{a}{b", &d) && strstr(d.items[0].msg, "missing }") &&
-            d.items[0].col == 9, "missing } at its {: %s col %d", d.items[0].msg, d.items[0].col);
-  CHECK(!tex_check("\\frac{a}", &d) && strstr(d.items[0].msg, "\\frac needs two arguments"),
-        "%s", d.items[0].msg);
+  CHECK(!tex_check("\\frac{a}{b", &d) && strstr(d.items[0].msg, "missing }") && d.items[0].col == 9,
+        "missing } at its {: %s col %d", d.items[0].msg, d.items[0].col);
+  CHECK(!tex_check("\\frac{a}", &d) && strstr(d.items[0].msg, "\\frac needs two arguments"), "%s",
+        d.items[0].msg);
   CHECK(!tex_check("x^a^b", &d) && strstr(d.items[0].msg, "double superscript"), "double ^");
   CHECK(!tex_check("\\left( x", &d) && strstr(d.items[0].msg, "missing \\right"), "no \\right");
   CHECK(!tex_check("a}", &d) && d.count == 1, "stray }");
@@ -174,20 +171,33 @@ static void test_diagnostics(Scene *s) {
   CHECK(!tex_check("\\textcolor{nocolour}{x}", &d), "unknown colour");
   CHECK(tex_check("\\textcolor[HTML]{FF8800}{x} \\color{gray} y", &d), "colour models");
   CHECK(!tex_check("\xC3(", &d) && strstr(d.items[0].msg, "UTF-8"), "invalid UTF-8");
-  const char *ok[] = {"", "Q = Z W^q", "\\mathrm{FFN}(x) = \\max(0, x W_1 + b_1) W_2 + b_2",
-                      "p_{i,2k} = \\sin\\left(\\frac{i}{10000^{2k/D}}\\right)", "x'' + y'^2_i",
+  const char *ok[] = {"",
+                      "Q = Z W^q",
+                      "\\mathrm{FFN}(x) = \\max(0, x W_1 + b_1) W_2 + b_2",
+                      "p_{i,2k} = \\sin\\left(\\frac{i}{10000^{2k/D}}\\right)",
+                      "x'' + y'^2_i",
                       "\\begin{cases} 0 & x < 0 \\\\ x & \\text{otherwise} \\end{cases}",
                       "\\left\\{ x \\middle| x > 0 \\right\\}",
                       "\\hat{x} \\widetilde{abc} \\,\\;\\!"};
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-    CHECK(tex_check(ok[i], &d), "%s: %d problems (%s)", ok[i], d.count,
-          d.count ? d.items[0].msg : "");
+    CHECK(tex_check(ok[i], &d), "%s: %d problems (%s)", ok[i], d.count, d.count ? d.items[0].msg : "");
 }
 
 static void test_hostile_input(void) {
   static char deep[8192];
-  const char *unit[] = {"{", "x^{", "\\frac{", "\\sqrt{", "\\left(", "\\begin{matrix}", "\\hat{",
-                        "\\text{", "\\left( x \\middle| ", "\\sqrt", "\\frac", "x^", "\\not",
+  const char *unit[] = {"{",
+                        "x^{",
+                        "\\frac{",
+                        "\\sqrt{",
+                        "\\left(",
+                        "\\begin{matrix}",
+                        "\\hat{",
+                        "\\text{",
+                        "\\left( x \\middle| ",
+                        "\\sqrt",
+                        "\\frac",
+                        "x^",
+                        "\\not",
                         "\\textcolor{red}{"};
   for (size_t u = 0; u < sizeof unit / sizeof unit[0]; u++) {
     size_t k = strlen(unit[u]), n = 0;
@@ -267,14 +277,20 @@ static void test_speed(void) {
 }
 
 static const char *GALLERY[] = {
-    "Q = Z W^q", "Q_h = Z W_h^q", "W^q = [W_1^q \\cdots W_H^q]",
+    "Q = Z W^q",
+    "Q_h = Z W_h^q",
+    "W^q = [W_1^q \\cdots W_H^q]",
     "A = \\operatorname{softmax}\\left(\\frac{QK^\\top}{\\sqrt{d_k}}\\right)",
-    "\\mathrm{Attention}(Q,K,V) = AV", "p_{i,2k} = \\sin\\left(\\frac{i}{10000^{2k/D}}\\right)",
-    "O \\in \\mathbb{R}^{L \\times V}", "Z = OE", "Z \\leftarrow Z + P",
+    "\\mathrm{Attention}(Q,K,V) = AV",
+    "p_{i,2k} = \\sin\\left(\\frac{i}{10000^{2k/D}}\\right)",
+    "O \\in \\mathbb{R}^{L \\times V}",
+    "Z = OE",
+    "Z \\leftarrow Z + P",
     "\\mathrm{FFN}(x) = W_2 \\cdot \\mathrm{ReLU}(W_1 x + b_1) + b_2",
     "\\mathrm{LayerNorm}(x) = \\gamma \\cdot \\frac{x - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}}"
     " + \\beta",
-    "\\sum_{j=1}^{L} A_{ij} = 1", "d_k = D/H",
+    "\\sum_{j=1}^{L} A_{ij} = 1",
+    "d_k = D/H",
     "\\begin{bmatrix} a_{11} & \\cdots & a_{1n} \\\\ \\vdots & \\ddots & \\vdots \\\\ "
     "a_{m1} & \\cdots & a_{mn} \\end{bmatrix}",
     "S[\\text{cat}, \\text{bank}] = \\frac{q_{\\text{cat}} \\cdot k_{\\text{bank}}}{\\sqrt{d_k}} = "

@@ -18,8 +18,8 @@ static void expect_words(const char *text, const char *const *want) {
   while (want[k]) k++;
   CHECK(n == k, "\"%s\": %d words, expected %d", text, n, k);
   for (int i = 0; i < n && i < k; i++)
-    CHECK(!strcmp(words[i], want[i]), "\"%s\": word %d is \"%s\", expected \"%s\"", text, i,
-          words[i], want[i]);
+    CHECK(!strcmp(words[i], want[i]), "\"%s\": word %d is \"%s\", expected \"%s\"", text, i, words[i],
+          want[i]);
 }
 
 static void test_words(void) {
@@ -29,13 +29,11 @@ static void test_words(void) {
   expect_words("don't stop-me now.", (const char *[]){"don", "t", "stop", "me", "now", NULL});
   expect_words("a\tb\nc\rd\ve\ff", (const char *[]){"a", "b", "c", "d", "e", "f", NULL});
   expect_words("(x)[y]{z}<w>|v~u^t_s`r@q#p$o%n&m*l+k=j\\i/h\"g'f;e:d?c!b,a.",
-               (const char *[]){"x", "y", "z", "w", "v", "u", "t", "s", "r",
-                                "q", "p", "o", "n", "m", "l", "k", "j", "i",
-                                "h", "g", "f", "e", "d", "c", "b", "a", NULL});
+               (const char *[]){"x", "y", "z", "w", "v", "u", "t", "s", "r", "q", "p", "o", "n", "m",
+                                "l", "k", "j", "i", "h", "g", "f", "e", "d", "c", "b", "a", NULL});
   expect_words("abc123 4x4", (const char *[]){"abc123", "4x4", NULL}); // digits are letters here
   // UTF-8 stays inside words; only ASCII letters are lowercased
-  expect_words("Café CAFÉ naïve—dash Ωmega",
-               (const char *[]){"café", "cafÉ", "naïve—dash", "Ωmega", NULL});
+  expect_words("Café CAFÉ naïve—dash Ωmega", (const char *[]){"café", "cafÉ", "naïve—dash", "Ωmega", NULL});
   expect_words("日本語、テスト", (const char *[]){"日本語、テスト", NULL});
   expect_words("", (const char *[]){NULL});
   expect_words("... ?! ,;", (const char *[]){NULL});
@@ -70,11 +68,11 @@ static void test_vocab(void) {
   free(lines);
   vocab_free(&v);
 
-  CHECK(!vocab_from_lines(&v, "the\n<unk>", &err) && strstr(err.msg, "<unk>"),
-        "<unk> not first: \"%s\"", err.msg);
+  CHECK(!vocab_from_lines(&v, "the\n<unk>", &err) && strstr(err.msg, "<unk>"), "<unk> not first: \"%s\"",
+        err.msg);
   CHECK(!vocab_from_lines(&v, "", &err), "an empty vocabulary is accepted");
-  CHECK(!vocab_from_lines(&v, "<unk>\nthe\n\ncat", &err) && strstr(err.msg, "empty"),
-        "an empty word: \"%s\"", err.msg);
+  CHECK(!vocab_from_lines(&v, "<unk>\nthe\n\ncat", &err) && strstr(err.msg, "empty"), "an empty word: \"%s\"",
+        err.msg);
   CHECK(!vocab_from_lines(&v, "<unk>\ncat\nthe\ncat", &err) && strstr(err.msg, "twice") &&
             strstr(err.msg, "cat"),
         "a repeated word: \"%s\"", err.msg);
@@ -84,8 +82,8 @@ static void test_vocab(void) {
   const char *want[] = {"<unk>", "the", "cat", "dog", "s", "unk", "bank"};
   CHECK(v.n == 7, "vocab_from_text: %d words", v.n);
   for (int i = 0; i < v.n && i < 7; i++)
-    CHECK(!strcmp(v.words[i], want[i]), "vocab_from_text word %d: \"%s\", expected \"%s\"", i,
-          v.words[i], want[i]);
+    CHECK(!strcmp(v.words[i], want[i]), "vocab_from_text word %d: \"%s\", expected \"%s\"", i, v.words[i],
+          want[i]);
   vocab_free(&v);
   CHECK(vocab_from_text(&v, "", &err) && v.n == 1, "vocab of an empty text is just <unk>");
   vocab_free(&v);
@@ -111,12 +109,10 @@ static void test_tokens(void) {
 
   // errors: no words, too many words
   memset(&err, 0, sizeof err);
-  CHECK(!tokens_from_text(&t, &v, "", 0, &err) && strstr(err.msg, "no words"), "empty text: \"%s\"",
-        err.msg);
+  CHECK(!tokens_from_text(&t, &v, "", 0, &err) && strstr(err.msg, "no words"), "empty text: \"%s\"", err.msg);
   CHECK(!tokens_from_text(&t, &v, " ?!... ;", 0, &err) && strstr(err.msg, "no words"),
         "punctuation only: \"%s\"", err.msg);
-  CHECK(!tokens_from_text(&t, &v, "a b c d", 3, &err) && strstr(err.msg, "4 words") &&
-            strstr(err.msg, "3"),
+  CHECK(!tokens_from_text(&t, &v, "a b c d", 3, &err) && strstr(err.msg, "4 words") && strstr(err.msg, "3"),
         "too many words: \"%s\"", err.msg);
   CHECK(tokens_from_text(&t, &v, "a b c", 3, &err) && t.n == 3, "exactly max_tokens");
   tokens_free(&t);

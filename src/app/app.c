@@ -10,9 +10,7 @@ void app_touch(App *a) { a->dirty = a->base_dirty = true; }
 
 // ---------------------------------------------------------------- steps
 
-int app_n_steps(const App *a) {
-  return a->s->has_lesson ? a->s->lesson.n_steps : a->s->trace->n_steps;
-}
+int app_n_steps(const App *a) { return a->s->has_lesson ? a->s->lesson.n_steps : a->s->trace->n_steps; }
 
 const LessonStep *app_lesson_step(const App *a) {
   return a->s->has_lesson ? &a->s->lesson.steps[a->step] : NULL;
@@ -70,7 +68,8 @@ static void change_layer(App *a, int d) {
     app_set_status(a, "layer %d is the %s layer", t->steps[k].layer + 1, d < 0 ? "first" : "last");
     return;
   }
-  if (a->s->has_lesson) a->layer_delta += d;
+  if (a->s->has_lesson)
+    a->layer_delta += d;
   else {
     int j = trace_step_find(t, t->steps[k].kind, layer);
     if (j >= 0) a->step = j;
@@ -139,7 +138,8 @@ static void recompute(App *a) {
 static void edit_append(App *a, const char *text) {
   size_t n = strlen(a->edit), add = strlen(text);
   if (n + add >= sizeof a->edit) {
-    snprintf(a->edit_error, sizeof a->edit_error, "the sentence is too long: at most %zu bytes", sizeof a->edit - 1);
+    snprintf(a->edit_error, sizeof a->edit_error, "the sentence is too long: at most %zu bytes",
+             sizeof a->edit - 1);
     a->dirty = true;
     return;
   }
@@ -166,7 +166,8 @@ static void cycle_cmap(App *a) {
   while (k < 5 && order[k] != a->cmap) k++;
   a->cmap = order[(k + 1) % 5];
   app_touch(a);
-  app_set_status(a, "colours: %s%s", cmap_name(a->cmap), a->cmap == CMAP_AUTO ? " (diverging for signed values, viridis for probabilities)" : "");
+  app_set_status(a, "colours: %s%s", cmap_name(a->cmap),
+                 a->cmap == CMAP_AUTO ? " (diverging for signed values, viridis for probabilities)" : "");
 }
 
 static void key(App *a, const AppEvent *e) {
@@ -174,22 +175,39 @@ static void key(App *a, const AppEvent *e) {
   if (a->editing) {
     switch (e->key) {
     case KEY_BACKSPACE: edit_backspace(a); return;
-    case KEY_ENTER: case KEY_ESCAPE: set_editing(a, false); return;
+    case KEY_ENTER:
+    case KEY_ESCAPE: set_editing(a, false); return;
     default: return; // typed characters arrive as EV_TEXT
     }
   }
   if (shift && (e->key == KEY_RIGHT || e->key == KEY_LEFT || e->key == KEY_UP || e->key == KEY_DOWN)) {
-    move_cursor(a, e->key == KEY_DOWN ? 1 : e->key == KEY_UP ? -1 : 0, e->key == KEY_RIGHT ? 1 : e->key == KEY_LEFT ? -1 : 0);
+    move_cursor(a,
+                e->key == KEY_DOWN ? 1
+                : e->key == KEY_UP ? -1
+                                   : 0,
+                e->key == KEY_RIGHT  ? 1
+                : e->key == KEY_LEFT ? -1
+                                     : 0);
     return;
   }
   switch (e->key) {
-  case KEY_RIGHT: case KEY_SPACE: case KEY_PAGEDOWN: case KEY_DOWN:
-    if (a->step + 1 >= app_n_steps(a)) app_set_status(a, "this is the last step");
-    else enter_step(a, a->step + 1);
+  case KEY_RIGHT:
+  case KEY_SPACE:
+  case KEY_PAGEDOWN:
+  case KEY_DOWN:
+    if (a->step + 1 >= app_n_steps(a))
+      app_set_status(a, "this is the last step");
+    else
+      enter_step(a, a->step + 1);
     return;
-  case KEY_LEFT: case KEY_BACKSPACE: case KEY_PAGEUP: case KEY_UP:
-    if (a->step == 0) app_set_status(a, "this is the first step");
-    else enter_step(a, a->step - 1);
+  case KEY_LEFT:
+  case KEY_BACKSPACE:
+  case KEY_PAGEUP:
+  case KEY_UP:
+    if (a->step == 0)
+      app_set_status(a, "this is the first step");
+    else
+      enter_step(a, a->step - 1);
     return;
   case KEY_HOME: enter_step(a, 0); return;
   case KEY_END: enter_step(a, app_n_steps(a) - 1); return;
@@ -197,14 +215,18 @@ static void key(App *a, const AppEvent *e) {
     if (a->sel_op >= 0) a->pinned = !a->pinned, a->dirty = true;
     return;
   case KEY_ESCAPE:
-    if (a->help) a->help = false;
-    else if (a->sel_op >= 0) clear_selection(a);
-    else if (a->fullscreen) a->fullscreen = false, a->req.fullscreen_changed = true;
+    if (a->help)
+      a->help = false;
+    else if (a->sel_op >= 0)
+      clear_selection(a);
+    else if (a->fullscreen)
+      a->fullscreen = false, a->req.fullscreen_changed = true;
     a->dirty = true;
     return;
   case KEY_F1: a->help = !a->help, a->dirty = true; return;
   case KEY_F11: a->fullscreen = !a->fullscreen, a->req.fullscreen_changed = true, app_touch(a); return;
-  case KEY_PLUS: case KEY_MINUS: {
+  case KEY_PLUS:
+  case KEY_MINUS: {
     float s = a->text_scale + (e->key == KEY_PLUS ? 0.1f : -0.1f);
     a->text_scale = s < 0.6f ? 0.6f : s > 2.5f ? 2.5f : s;
     app_touch(a);
@@ -216,13 +238,16 @@ static void key(App *a, const AppEvent *e) {
   }
   uint32_t c = e->ch;
   if (ctrl) {
-    if (c == 'q') a->req.quit = true;
-    else if (c == 'e') app_export(a);
+    if (c == 'q')
+      a->req.quit = true;
+    else if (c == 'e')
+      app_export(a);
     return;
   }
   if (c >= '1' && c <= '9') return set_head(a, (int)(c - '1'));
   switch (c) {
-  case '0': case 'g': set_head(a, -1); break;
+  case '0':
+  case 'g': set_head(a, -1); break;
   case '[': change_layer(a, -1); break;
   case ']': change_layer(a, +1); break;
   case 'e': set_editing(a, true); break;
@@ -233,13 +258,27 @@ static void key(App *a, const AppEvent *e) {
     app_set_status(a, "%s theme", a->theme == THEME_LIGHT ? "light, high-contrast" : "dark");
     break;
   case 'c': cycle_cmap(a); break;
-  case 'n': a->numbers = !a->numbers, app_touch(a), app_set_status(a, "numbers in cells %s", a->numbers ? "on" : "off"); break;
-  case 'm': a->scale = (ScaleMode)((a->scale + 1) % SCALE_COUNT), app_touch(a), app_set_status(a, "colour scale: %s", view_scale_name(a->scale)); break;
+  case 'n':
+    a->numbers = !a->numbers, app_touch(a),
+    app_set_status(a, "numbers in cells %s", a->numbers ? "on" : "off");
+    break;
+  case 'm':
+    a->scale = (ScaleMode)((a->scale + 1) % SCALE_COUNT), app_touch(a),
+    app_set_status(a, "colour scale: %s", view_scale_name(a->scale));
+    break;
   case 'p': a->part = (a->part + 1) % 4, app_touch(a); break;
   case 's': app_save(a); break;
-  case '?': case '/': a->help = !a->help, a->dirty = true; break;
-  case '=': case '+': a->text_scale = fminf(2.5f, a->text_scale + 0.1f), app_touch(a), app_set_status(a, "size %.0f%%", a->text_scale * 100); break;
-  case '-': a->text_scale = fmaxf(0.6f, a->text_scale - 0.1f), app_touch(a), app_set_status(a, "size %.0f%%", a->text_scale * 100); break;
+  case '?':
+  case '/': a->help = !a->help, a->dirty = true; break;
+  case '=':
+  case '+':
+    a->text_scale = fminf(2.5f, a->text_scale + 0.1f), app_touch(a),
+    app_set_status(a, "size %.0f%%", a->text_scale * 100);
+    break;
+  case '-':
+    a->text_scale = fmaxf(0.6f, a->text_scale - 0.1f), app_touch(a),
+    app_set_status(a, "size %.0f%%", a->text_scale * 100);
+    break;
   default: break;
   }
 }
@@ -248,8 +287,12 @@ static void key(App *a, const AppEvent *e) {
 
 static void click_control(App *a, const Control *c) {
   switch (c->action) {
-  case ACT_PREV: if (a->step > 0) enter_step(a, a->step - 1); break;
-  case ACT_NEXT: if (a->step + 1 < app_n_steps(a)) enter_step(a, a->step + 1); break;
+  case ACT_PREV:
+    if (a->step > 0) enter_step(a, a->step - 1);
+    break;
+  case ACT_NEXT:
+    if (a->step + 1 < app_n_steps(a)) enter_step(a, a->step + 1);
+    break;
   case ACT_HEAD: set_head(a, c->arg); break;
   case ACT_LAYER: change_layer(a, c->arg); break;
   case ACT_HELP: a->help = !a->help, a->dirty = true; break;
@@ -268,7 +311,8 @@ static void mouse(App *a, const AppEvent *e) {
   if (e->kind == EV_MOUSE_DOWN) {
     for (int k = 0; k < a->n_ctl; k++) {
       const Control *c = &a->ctl[k];
-      if (e->x >= c->x && e->y >= c->y && e->x < c->x + c->w && e->y < c->y + c->h) return click_control(a, c);
+      if (e->x >= c->x && e->y >= c->y && e->x < c->x + c->w && e->y < c->y + c->h)
+        return click_control(a, c);
     }
     if (a->editing) return set_editing(a, false);
     int op, i, j;
@@ -327,10 +371,13 @@ void app_event(App *a, const AppEvent *e) {
   case EV_TEXT:
     if (a->editing) edit_append(a, e->text);
     break;
-  case EV_MOUSE_MOVE: case EV_MOUSE_DOWN: case EV_MOUSE_LEAVE: mouse(a, e); break;
+  case EV_MOUSE_MOVE:
+  case EV_MOUSE_DOWN:
+  case EV_MOUSE_LEAVE: mouse(a, e); break;
   case EV_MOUSE_UP: break;
   case EV_RESIZE:
-    if (e->w > 0 && e->h > 0 && (e->w != (int)a->w || e->h != (int)a->h)) a->w = (float)e->w, a->h = (float)e->h, app_touch(a);
+    if (e->w > 0 && e->h > 0 && (e->w != (int)a->w || e->h != (int)a->h))
+      a->w = (float)e->w, a->h = (float)e->h, app_touch(a);
     break;
   case EV_TICK:
     if (a->status[0] && a->now >= a->status_until) a->status[0] = 0, a->dirty = true;
@@ -371,8 +418,10 @@ void app_describe(const App *a, char *buf, int cap) {
   const char *stage = k >= 0 ? lesson_stage_name(t->steps[k].kind) : "text";
   int layer = k >= 0 ? t->steps[k].layer + 1 : 0;
   char head[16];
-  if (a->head < 0) snprintf(head, sizeof head, "all");
-  else snprintf(head, sizeof head, "%d", a->head + 1);
+  if (a->head < 0)
+    snprintf(head, sizeof head, "all");
+  else
+    snprintf(head, sizeof head, "%d", a->head + 1);
   char cell[EXPLAIN_CAP] = "-";
   if (a->sel_op >= 0 && a->sel_op < a->lay.n_ops) {
     Explanation ex;
@@ -383,6 +432,6 @@ void app_describe(const App *a, char *buf, int cap) {
            "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d theme=%s cmap=%s "
            "numbers=%d size=%.1f fullscreen=%d help=%d L=%d text=\"%s\"%s%s",
            a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing,
-           theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, a->text_scale, a->fullscreen, a->help, t->L,
-           a->editing ? a->edit : a->s->text, a->edit_error[0] ? " error=" : "", a->edit_error);
+           theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, a->text_scale, a->fullscreen, a->help,
+           t->L, a->editing ? a->edit : a->s->text, a->edit_error[0] ? " error=" : "", a->edit_error);
 }

@@ -29,15 +29,40 @@
 #include "session.h"  // defines: Session
 
 typedef enum {
-  KEY_NONE, KEY_CHAR, // KEY_CHAR: a printable key, in `ch` (lower case, unshifted)
-  KEY_RIGHT, KEY_LEFT, KEY_UP, KEY_DOWN, KEY_SPACE, KEY_BACKSPACE, KEY_DELETE, KEY_PAGEUP,
-  KEY_PAGEDOWN, KEY_HOME, KEY_END, KEY_ENTER, KEY_ESCAPE, KEY_TAB, KEY_F1, KEY_F11,
-  KEY_PLUS, KEY_MINUS, // keypad or main keyboard
+  KEY_NONE,
+  KEY_CHAR, // KEY_CHAR: a printable key, in `ch` (lower case, unshifted)
+  KEY_RIGHT,
+  KEY_LEFT,
+  KEY_UP,
+  KEY_DOWN,
+  KEY_SPACE,
+  KEY_BACKSPACE,
+  KEY_DELETE,
+  KEY_PAGEUP,
+  KEY_PAGEDOWN,
+  KEY_HOME,
+  KEY_END,
+  KEY_ENTER,
+  KEY_ESCAPE,
+  KEY_TAB,
+  KEY_F1,
+  KEY_F11,
+  KEY_PLUS,
+  KEY_MINUS, // keypad or main keyboard
 } AppKey;
 
 enum { MOD_SHIFT = 1, MOD_CTRL = 2, MOD_ALT = 4 };
 
-typedef enum { EV_KEY, EV_TEXT, EV_MOUSE_MOVE, EV_MOUSE_DOWN, EV_MOUSE_UP, EV_MOUSE_LEAVE, EV_RESIZE, EV_TICK } AppEventKind;
+typedef enum {
+  EV_KEY,
+  EV_TEXT,
+  EV_MOUSE_MOVE,
+  EV_MOUSE_DOWN,
+  EV_MOUSE_UP,
+  EV_MOUSE_LEAVE,
+  EV_RESIZE,
+  EV_TICK
+} AppEventKind;
 
 typedef struct {
   AppEventKind kind;

@@ -18,10 +18,18 @@ void app_page_spec(const App *a, PageSpec *p, ViewOptions *vo, float w, float h,
   vo->text_scale = a->text_scale;
   vo->global_lo = a->global_lo, vo->global_hi = a->global_hi;
   if (ls) vo->focus_row = ls->row, vo->focus_col = ls->col;
-  *p = (PageSpec){.trace = a->s->trace, .step = app_trace_step(a), .view = vo, .title = ls ? ls->title : NULL,
-                  .narration = ls ? &ls->narration : NULL, .show_text = true, .sentence = a->s->text,
-                  .lesson = a->s->has_lesson ? a->s->lesson.title : NULL, .lesson_step = ls ? a->step : 0,
-                  .lesson_steps = ls ? a->s->lesson.n_steps : 0, .width = w, .height = h};
+  *p = (PageSpec){.trace = a->s->trace,
+                  .step = app_trace_step(a),
+                  .view = vo,
+                  .title = ls ? ls->title : NULL,
+                  .narration = ls ? &ls->narration : NULL,
+                  .show_text = true,
+                  .sentence = a->s->text,
+                  .lesson = a->s->has_lesson ? a->s->lesson.title : NULL,
+                  .lesson_step = ls ? a->step : 0,
+                  .lesson_steps = ls ? a->s->lesson.n_steps : 0,
+                  .width = w,
+                  .height = h};
   if (!ls) { // free mode: say where we are in the whole pass
     p->lesson_step = a->step;
     p->lesson_steps = a->s->trace->n_steps;
@@ -50,11 +58,11 @@ static float header_controls(App *a, Scene *s, float W, float u, bool draw) {
   int k = app_trace_step(a);
   float h = 34 * u, y = (52 * u - h) / 2, x = W - 16 * u, gap = 6 * u;
   const Theme *th = theme_get(a->theme);
-#define PUT(wid, label, sel, tint, act, arg)                                                       \
-  do {                                                                                             \
-    x -= (wid);                                                                                    \
-    if (draw) control(a, s, x, y, (wid), h, label, sel, tint, act, arg);                           \
-    x -= gap;                                                                                      \
+#define PUT(wid, label, sel, tint, act, arg)                                                                 \
+  do {                                                                                                       \
+    x -= (wid);                                                                                              \
+    if (draw) control(a, s, x, y, (wid), h, label, sel, tint, act, arg);                                     \
+    x -= gap;                                                                                                \
   } while (0)
   PUT(h, "?", a->help, 0, ACT_HELP, 0);
   PUT(h * 1.3f, "▶", false, 0, ACT_NEXT, 0);
@@ -63,7 +71,7 @@ static float header_controls(App *a, Scene *s, float W, float u, bool draw) {
   if (k >= 0 && page_step_has_heads(t, k) && t->cfg.H > 1) {
     PUT(h * 1.5f, "all", a->head < 0, 0, ACT_HEAD, -1);
     for (int hd = (t->cfg.H < 12 ? t->cfg.H : 12) - 1; hd >= 0; hd--) {
-      char buf[8];
+      char buf[16];
       snprintf(buf, sizeof buf, "%d", hd + 1);
       PUT(h, draw ? scene_strf(s, "%s", buf) : "", a->head == hd, theme_head(th, hd), ACT_HEAD, hd);
     }
@@ -100,8 +108,10 @@ static void inspector(App *a, Scene *s, float u) {
   // place it beside the cell (keyboard) or the pointer, inside the window
   const ViewOperand *v = &a->lay.ops[a->sel_op];
   float cx = v->x + v->w * (a->sel_j + 1) / v->op.cols, cy = v->y + v->h * (a->sel_i + 1) / v->op.rows;
-  float x = a->cursor || a->pinned ? cx + 16 * u : a->mx + 22 * u, y = a->cursor || a->pinned ? cy + 8 * u : a->my + 22 * u;
-  if (x + w > a->w - 8) x = fmaxf(8, (a->cursor || a->pinned ? v->x + v->w * a->sel_j / v->op.cols : a->mx) - w - 16 * u);
+  float x = a->cursor || a->pinned ? cx + 16 * u : a->mx + 22 * u,
+        y = a->cursor || a->pinned ? cy + 8 * u : a->my + 22 * u;
+  if (x + w > a->w - 8)
+    x = fmaxf(8, (a->cursor || a->pinned ? v->x + v->w * a->sel_j / v->op.cols : a->mx) - w - 16 * u);
   if (y + h > a->h - 8) y = fmaxf(8, a->h - 8 - h);
   scene_rect(s, x + 4 * u, y + 4 * u, w, h, SF_RGBA(0, 0, 0, 60)); // shadow
   scene_rect(s, x, y, w, h, th->panel);
@@ -158,18 +168,28 @@ static void status_toast(App *a, Scene *s, float W, float H, float u) {
 }
 
 static const char *const HELP[][2] = {
-    {"→  Space  PageDown", "next step"},          {"←  Backspace  PageUp", "previous step"},
-    {"Home  End", "first / last step"},           {"1 … 9", "show head 1 … 9"},
-    {"0  or  G", "all heads side by side"},       {"[  ]", "previous / next layer"},
+    {"→  Space  PageDown", "next step"},
+    {"←  Backspace  PageUp", "previous step"},
+    {"Home  End", "first / last step"},
+    {"1 … 9", "show head 1 … 9"},
+    {"0  or  G", "all heads side by side"},
+    {"[  ]", "previous / next layer"},
     {"hover, click", "inspect a cell; click pins it"},
-    {"Shift + arrows", "move the cell cursor"},   {"Enter", "pin / unpin the cell"},
+    {"Shift + arrows", "move the cell cursor"},
+    {"Enter", "pin / unpin the cell"},
     {"E, or click the sentence", "type a new sentence"},
-    {"F  or  F11", "fullscreen"},                 {"+  −", "larger / smaller"},
-    {"T", "light high-contrast theme"},           {"C", "cycle the colour maps"},
-    {"M", "colour scale per matrix / stage / all"}, {"N", "numbers in cells"},
-    {"P", "Q, K, V: all or one"},                 {"S", "save this view as PNG"},
-    {"Ctrl + E", "export every step as PNG"},     {"?  or  F1", "this help"},
-    {"Esc", "close, unpin, leave fullscreen"},    {"Ctrl + Q", "quit"},
+    {"F  or  F11", "fullscreen"},
+    {"+  −", "larger / smaller"},
+    {"T", "light high-contrast theme"},
+    {"C", "cycle the colour maps"},
+    {"M", "colour scale per matrix / stage / all"},
+    {"N", "numbers in cells"},
+    {"P", "Q, K, V: all or one"},
+    {"S", "save this view as PNG"},
+    {"Ctrl + E", "export every step as PNG"},
+    {"?  or  F1", "this help"},
+    {"Esc", "close, unpin, leave fullscreen"},
+    {"Ctrl + Q", "quit"},
 };
 
 static void help(App *a, Scene *s, float W, float H, float u) {
@@ -185,7 +205,8 @@ static void help(App *a, Scene *s, float W, float H, float u) {
   scene_text_aligned(s, FONT_SANS, fs * 0.8f, x + w - 30 * u, y + 50 * u, 1.0f, th->muted,
                      "a presentation clicker sends → and ←");
   float keyw[2] = {0, 0}; // each column's keys are as wide as its widest
-  for (int i = 0; i < n; i++) keyw[i % 2] = fmaxf(keyw[i % 2], text_width(FONT_SANS_BOLD, fs * 0.85f, HELP[i][0]));
+  for (int i = 0; i < n; i++)
+    keyw[i % 2] = fmaxf(keyw[i % 2], text_width(FONT_SANS_BOLD, fs * 0.85f, HELP[i][0]));
   for (int i = 0; i < n; i++) {
     float cx = x + 30 * u + (i % 2) * w / 2, cy = y + 100 * u + (i / 2) * lh;
     scene_text(s, FONT_SANS_BOLD, fs * 0.85f, cx, cy, th->accent, HELP[i][0]);

@@ -36,9 +36,12 @@ void app_save(App *a) {
   snprintf(tmp, sizeof tmp, "%s/.stepformer-save-%ld.png", a->save_dir, (long)getpid());
   Err err = {0};
   char label[256];
-  if (p.step >= 0) page_stage_label(a->s->trace, p.step, a->head, label, sizeof label);
-  else snprintf(label, sizeof label, "%s", p.title ? p.title : "");
-  const char *kv[] = {"Title", label, "Sentence", a->s->text, "Model", a->s->model->source, "Software", "Stepformer"};
+  if (p.step >= 0)
+    page_stage_label(a->s->trace, p.step, a->head, label, sizeof label);
+  else
+    snprintf(label, sizeof label, "%s", p.title ? p.title : "");
+  const char *kv[] = {"Title",    label,       "Sentence", a->s->text, "Model", a->s->model->source,
+                      "Software", "Stepformer"};
   if (!pngio_write(c, tmp, kv, 4, &err)) {
     canvas_free(&c);
     return app_set_status(a, "cannot save: %s", err.msg);
@@ -70,8 +73,13 @@ void app_export(App *a) {
   ViewOptions vo;
   app_page_spec(a, &p, &vo, 1920, 1080, false);
   vo.hover_op = -1;
-  ExportSpec spec = {.formats = EXPORT_PNG, .width = 1920, .height = 1080, .head_opt = a->s->has_lesson ? -2 : a->head,
-                     .show_text = true, .view = vo, .threads = 2};
+  ExportSpec spec = {.formats = EXPORT_PNG,
+                     .width = 1920,
+                     .height = 1080,
+                     .head_opt = a->s->has_lesson ? -2 : a->head,
+                     .show_text = true,
+                     .view = vo,
+                     .threads = 2};
   if (!a->s->has_lesson && a->head < 0) spec.head_opt = -1;
   int files = 0, pictures = 0;
   Err err = {0};

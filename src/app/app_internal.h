@@ -58,7 +58,7 @@ const LessonStep *app_lesson_step(const App *a);
 int app_trace_step(const App *a); // -1 for a narration-only lesson step
 // The page of the current step, as export would draw it (no selection: that is the overlay's).
 void app_page_spec(const App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool window_layer);
-void app_touch(App *a); // the page changed: draw it again
+void app_touch(App *a);  // the page changed: draw it again
 void app_save(App *a);   // S: a new numbered PNG of the current view
 void app_export(App *a); // Ctrl+E: every step into a new numbered folder
 void app_set_status(App *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

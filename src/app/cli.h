@@ -9,9 +9,9 @@
 
 #include <stdbool.h>
 
-#include "err.h"     // defines: Err
-#include "model.h"   // defines: Model
-#include "trace.h"   // defines: Trace
+#include "err.h"   // defines: Err
+#include "model.h" // defines: Model
+#include "trace.h" // defines: Trace
 
 #define CLI_DEFAULT_TEXT "The cat walks by the bank"
 #define CLI_MAX_TOKENS 1024

@@ -14,14 +14,19 @@
 int cli_model_option(ModelOpts *o, int argc, char **argv, int *i, Err *err) {
   const char *a = argv[*i];
   const char **slot = NULL;
-  if (!strcmp(a, "--model")) slot = &o->model_path;
-  else if (!strcmp(a, "--random")) slot = &o->random_spec;
-  else if (!strcmp(a, "--vocab")) slot = &o->vocab;
-  else if (!strcmp(a, "--text")) slot = &o->text;
+  if (!strcmp(a, "--model"))
+    slot = &o->model_path;
+  else if (!strcmp(a, "--random"))
+    slot = &o->random_spec;
+  else if (!strcmp(a, "--vocab"))
+    slot = &o->vocab;
+  else if (!strcmp(a, "--text"))
+    slot = &o->text;
   else if (!strcmp(a, "--causal")) {
     o->causal = true;
     return 1;
-  } else return 0;
+  } else
+    return 0;
   if (*i + 1 >= argc) return err_set(err, "%s needs a value", a), -1;
   *slot = argv[++*i];
   return 1;

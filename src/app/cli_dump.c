@@ -43,8 +43,8 @@ static bool write_all(OutDir *od, const Trace *t, Err *err) {
   if (!tokens) return err_set(err, "out of memory");
   for (int i = 0; i < t->L; i++)
     len += (size_t)sprintf(tokens + len, "%s\n", tokens_label(&t->tokens, &t->model->vocab, i));
-  bool ok = outdir_path(od, "tokens.txt", path, sizeof path, err) &&
-            file_write_atomic(path, tokens, len, err);
+  bool ok =
+      outdir_path(od, "tokens.txt", path, sizeof path, err) && file_write_atomic(path, tokens, len, err);
   free(tokens);
   return ok && outdir_path(od, "model.safetensors", path, sizeof path, err) &&
          model_save(t->model, path, err);
@@ -59,8 +59,10 @@ int cli_dump(int argc, char **argv) {
     int r = cli_model_option(&o, argc, argv, &i, &err);
     if (r < 0) return cli_fail("dump", err.msg);
     if (r) continue;
-    if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
-    else if (!strcmp(argv[i], "--out")) return cli_fail("dump", "--out needs a folder");
+    if (!strcmp(argv[i], "--out") && i + 1 < argc)
+      out = argv[++i];
+    else if (!strcmp(argv[i], "--out"))
+      return cli_fail("dump", "--out needs a folder");
     else {
       snprintf(err.msg, sizeof err.msg, "unknown option \"%s\" (see stepformer dump --help)", argv[i]);
       return cli_fail("dump", err.msg);
@@ -76,17 +78,20 @@ int cli_dump(int argc, char **argv) {
   }
   OutDir od;
   int rc = 0;
-  if (!outdir_begin(&od, out, &err)) rc = 2;
+  if (!outdir_begin(&od, out, &err))
+    rc = 2;
   else if (!write_all(&od, t, &err)) {
     outdir_abort(&od);
     rc = 2;
-  } else if (!outdir_commit(&od, &err)) rc = 2;
-  if (rc) cli_fail("dump", err.msg);
+  } else if (!outdir_commit(&od, &err))
+    rc = 2;
+  if (rc)
+    cli_fail("dump", err.msg);
   else {
     int files = 0;
     for (int i = 0; i < t->n; i++) files += !t->t[i].is_weight;
-    printf("wrote %d stage files, tokens.txt and model.safetensors for \"%s\" (%d tokens, %s) to %s\n",
-           files, o.text ? o.text : CLI_DEFAULT_TEXT, t->L, m->source, out);
+    printf("wrote %d stage files, tokens.txt and model.safetensors for \"%s\" (%d tokens, %s) to %s\n", files,
+           o.text ? o.text : CLI_DEFAULT_TEXT, t->L, m->source, out);
   }
   trace_free(t);
   model_free(m);

@@ -35,12 +35,18 @@ static bool parse_formats(const char *s, int *out) {
   snprintf(buf, sizeof buf, "%s", s);
   *out = 0;
   for (char *save = NULL, *f = strtok_r(buf, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
-    if (!strcmp(f, "png")) *out |= EXPORT_PNG;
-    else if (!strcmp(f, "svg")) *out |= EXPORT_SVG;
-    else if (!strcmp(f, "npy")) *out |= EXPORT_NPY;
-    else if (!strcmp(f, "csv")) *out |= EXPORT_CSV;
-    else if (!strcmp(f, "all")) *out |= EXPORT_PNG | EXPORT_SVG | EXPORT_NPY | EXPORT_CSV;
-    else return false;
+    if (!strcmp(f, "png"))
+      *out |= EXPORT_PNG;
+    else if (!strcmp(f, "svg"))
+      *out |= EXPORT_SVG;
+    else if (!strcmp(f, "npy"))
+      *out |= EXPORT_NPY;
+    else if (!strcmp(f, "csv"))
+      *out |= EXPORT_CSV;
+    else if (!strcmp(f, "all"))
+      *out |= EXPORT_PNG | EXPORT_SVG | EXPORT_NPY | EXPORT_CSV;
+    else
+      return false;
   }
   return *out != 0;
 }
@@ -59,45 +65,61 @@ int cli_export(int argc, char **argv) {
     if (r < 0) return cli_fail("export", err.msg);
     if (r) continue;
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    bool takes = !strcmp(a, "--out") || !strcmp(a, "--lesson") || !strcmp(a, "--format") || !strcmp(a, "--size") ||
-                 !strcmp(a, "--theme") || !strcmp(a, "--head") || !strcmp(a, "--scale") || !strcmp(a, "--threads");
+    bool takes = !strcmp(a, "--out") || !strcmp(a, "--lesson") || !strcmp(a, "--format") ||
+                 !strcmp(a, "--size") || !strcmp(a, "--theme") || !strcmp(a, "--head") ||
+                 !strcmp(a, "--scale") || !strcmp(a, "--threads");
     if (takes && !v) {
       snprintf(msg, sizeof msg, "%s needs a value (see stepformer export --help)", a);
       return cli_fail("export", msg);
     }
     if (takes) i++;
-    if (!strcmp(a, "--out")) out = v;
-    else if (!strcmp(a, "--lesson")) so.lesson = v;
+    if (!strcmp(a, "--out"))
+      out = v;
+    else if (!strcmp(a, "--lesson"))
+      so.lesson = v;
     else if (!strcmp(a, "--format")) {
       if (!parse_formats(v, &formats)) {
         snprintf(msg, sizeof msg, "--format %s: use png, svg, npy, csv or all (several with commas)", v);
         return cli_fail("export", msg);
       }
     } else if (!strcmp(a, "--size")) {
-      if (sscanf(v, "%dx%d", &width, &height) != 2 || width < 320 || height < 240 || width > 8192 || height > 8192) {
+      if (sscanf(v, "%dx%d", &width, &height) != 2 || width < 320 || height < 240 || width > 8192 ||
+          height > 8192) {
         snprintf(msg, sizeof msg, "--size %s: give WIDTHxHEIGHT in pixels, from 320x240 to 8192x8192", v);
         return cli_fail("export", msg);
       }
     } else if (!strcmp(a, "--theme")) {
-      if (!strcmp(v, "light")) view.theme = theme_get(THEME_LIGHT);
-      else if (!strcmp(v, "dark")) view.theme = theme_get(THEME_DARK);
-      else return cli_fail("export", "--theme: use light or dark");
+      if (!strcmp(v, "light"))
+        view.theme = theme_get(THEME_LIGHT);
+      else if (!strcmp(v, "dark"))
+        view.theme = theme_get(THEME_DARK);
+      else
+        return cli_fail("export", "--theme: use light or dark");
     } else if (!strcmp(a, "--head")) {
       char *end;
       long h = strtol(v, &end, 10);
-      if (!strcmp(v, "all")) head_opt = -1;
-      else if (end != v && !*end && h >= 1 && h <= 4096) head_opt = (int)h - 1;
-      else return cli_fail("export", "--head: give a head number from 1, or all");
+      if (!strcmp(v, "all"))
+        head_opt = -1;
+      else if (end != v && !*end && h >= 1 && h <= 4096)
+        head_opt = (int)h - 1;
+      else
+        return cli_fail("export", "--head: give a head number from 1, or all");
     } else if (!strcmp(a, "--scale")) {
-      if (!strcmp(v, "matrix")) view.scale = SCALE_MATRIX;
-      else if (!strcmp(v, "stage")) view.scale = SCALE_STAGE;
-      else if (!strcmp(v, "global")) view.scale = SCALE_GLOBAL;
-      else return cli_fail("export", "--scale: use matrix, stage or global");
+      if (!strcmp(v, "matrix"))
+        view.scale = SCALE_MATRIX;
+      else if (!strcmp(v, "stage"))
+        view.scale = SCALE_STAGE;
+      else if (!strcmp(v, "global"))
+        view.scale = SCALE_GLOBAL;
+      else
+        return cli_fail("export", "--scale: use matrix, stage or global");
     } else if (!strcmp(a, "--threads")) {
       threads = atoi(v);
       if (threads < 1 || threads > 8) return cli_fail("export", "--threads: 1 to 8");
-    } else if (!strcmp(a, "--no-text")) show_text = false;
-    else if (!strcmp(a, "--no-numbers")) view.numbers = false;
+    } else if (!strcmp(a, "--no-text"))
+      show_text = false;
+    else if (!strcmp(a, "--no-numbers"))
+      view.numbers = false;
     else {
       snprintf(msg, sizeof msg, "unknown option \"%s\" (see stepformer export --help)", a);
       return cli_fail("export", msg);
@@ -115,8 +137,13 @@ int cli_export(int argc, char **argv) {
     return cli_fail("export", err.msg);
   }
   if (s.note.msg[0]) fprintf(stderr, "stepformer export: note: %s\n", s.note.msg);
-  ExportSpec spec = {.formats = formats, .width = width, .height = height, .head_opt = head_opt,
-                     .show_text = show_text, .view = view, .threads = threads};
+  ExportSpec spec = {.formats = formats,
+                     .width = width,
+                     .height = height,
+                     .head_opt = head_opt,
+                     .show_text = show_text,
+                     .view = view,
+                     .threads = threads};
   int rc = 0, files = 0, pictures = 0;
   if (!export_run(&s, out, &spec, &files, &pictures, &err)) {
     rc = cli_fail("export", err.msg);

@@ -15,7 +15,8 @@ int cli_info(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--model") && i + 1 < argc) path = argv[++i];
+    if (!strcmp(argv[i], "--model") && i + 1 < argc)
+      path = argv[++i];
     else {
       char msg[256];
       snprintf(msg, sizeof msg, "unknown option \"%s\" (usage: stepformer info --model FILE)", argv[i]);
@@ -38,7 +39,9 @@ int cli_info(int argc, char **argv) {
   printf("V          %d   (vocabulary:", c->V);
   for (int i = 0; i < m->vocab.n && i < 24; i++) printf(" %s", m->vocab.words[i]);
   printf("%s)\n", m->vocab.n > 24 ? " ..." : "");
-  printf("head       %s\n", m->has_head ? (m->has_final_norm ? "prediction head with final LayerNorm" : "prediction head") : "none");
+  printf("head       %s\n",
+         m->has_head ? (m->has_final_norm ? "prediction head with final LayerNorm" : "prediction head")
+                     : "none");
   printf("parameters %ld\n", m->n_params);
   if (m->has_seed) printf("seed       %llu\n", (unsigned long long)m->seed);
   model_free(m);

@@ -33,12 +33,11 @@ int cli_stages(int argc, char **argv) {
   }
   const ModelConfig *c = &t->cfg;
   printf("Stepformer: \"%s\"\n", text);
-  printf("model: %s; D=%d H=%d d_k=%d F=%d layers=%d %s %s%s\n", m->source, c->D, c->H, c->D / c->H,
-         c->F, c->n_layers, model_activation_name(c->activation), c->norm_first ? "pre-norm" : "post-norm",
+  printf("model: %s; D=%d H=%d d_k=%d F=%d layers=%d %s %s%s\n", m->source, c->D, c->H, c->D / c->H, c->F,
+         c->n_layers, model_activation_name(c->activation), c->norm_first ? "pre-norm" : "post-norm",
          c->causal ? " causal" : "");
   printf("tokens (L=%d):", t->L);
-  for (int i = 0; i < t->L; i++)
-    printf(" %s%s", t->tokens.words[i], t->tokens.unknown[i] ? "→<unk>" : "");
+  for (int i = 0; i < t->L; i++) printf(" %s%s", t->tokens.words[i], t->tokens.unknown[i] ? "→<unk>" : "");
   printf("\n\n%-4s %-6s %-36s %-11s %-12s %s\n", "#", "layer", "stage", "file", "shape", "min .. max");
   for (int s = 0; s < t->n_steps; s++) {
     const TraceStep *st = &t->steps[s];
@@ -52,8 +51,10 @@ int cli_stages(int argc, char **argv) {
     }
     const TraceTensor *x = &t->t[st->result];
     char shape[32];
-    if (trace_per_head(x)) snprintf(shape, sizeof shape, "%dx%dx%d", x->heads, x->rows, x->cols);
-    else snprintf(shape, sizeof shape, "%dx%d", x->rows, x->cols);
+    if (trace_per_head(x))
+      snprintf(shape, sizeof shape, "%dx%dx%d", x->heads, x->rows, x->cols);
+    else
+      snprintf(shape, sizeof shape, "%dx%d", x->rows, x->cols);
     float lo, hi;
     mat_minmax((Mat){x->data, x->heads * x->rows, x->cols, x->cols}, &lo, &hi);
     char file[32];

@@ -60,20 +60,30 @@ int cli_window(int argc, char **argv) {
     }
     if (takes) i++;
     if (!strcmp(a, "--size")) {
-      if (sscanf(v, "%dx%d", &wo.width, &wo.height) != 2 || wo.width < 320 || wo.height < 240 || wo.width > 16384 ||
-          wo.height > 16384)
+      if (sscanf(v, "%dx%d", &wo.width, &wo.height) != 2 || wo.width < 320 || wo.height < 240 ||
+          wo.width > 16384 || wo.height > 16384)
         return cli_fail("window", "--size: give WIDTHxHEIGHT, from 320x240");
     } else if (!strcmp(a, "--theme")) {
-      if (!strcmp(v, "dark")) ao.theme = THEME_DARK;
-      else if (!strcmp(v, "light")) ao.theme = THEME_LIGHT;
-      else return cli_fail("window", "--theme: use dark or light");
-    } else if (!strcmp(a, "--save-dir")) ao.save_dir = v;
-    else if (!strcmp(a, "--replay")) wo.replay = v;
-    else if (!strcmp(a, "--screenshot")) wo.screenshot = v;
-    else if (!strcmp(a, "--realtime")) wo.realtime = true;
-    else if (!strcmp(a, "--fullscreen")) wo.fullscreen = true;
-    else if (!strcmp(a, "--frame-stats")) wo.frame_stats = true;
-    else if (a[0] != '-' && !so.lesson) so.lesson = a;
+      if (!strcmp(v, "dark"))
+        ao.theme = THEME_DARK;
+      else if (!strcmp(v, "light"))
+        ao.theme = THEME_LIGHT;
+      else
+        return cli_fail("window", "--theme: use dark or light");
+    } else if (!strcmp(a, "--save-dir"))
+      ao.save_dir = v;
+    else if (!strcmp(a, "--replay"))
+      wo.replay = v;
+    else if (!strcmp(a, "--screenshot"))
+      wo.screenshot = v;
+    else if (!strcmp(a, "--realtime"))
+      wo.realtime = true;
+    else if (!strcmp(a, "--fullscreen"))
+      wo.fullscreen = true;
+    else if (!strcmp(a, "--frame-stats"))
+      wo.frame_stats = true;
+    else if (a[0] != '-' && !so.lesson)
+      so.lesson = a;
     else {
       snprintf(msg, sizeof msg, "unknown option \"%s\" (see stepformer --help)", a);
       return cli_fail("window", msg);
@@ -81,10 +91,14 @@ int cli_window(int argc, char **argv) {
   }
   if (wo.screenshot && !wo.replay) return cli_fail("window", "--screenshot needs --replay FILE");
   // no lesson and no sentence of one's own: the cat/bank lesson
-  if (!so.lesson && !so.model.text && !so.model.model_path && !so.model.random_spec) so.lesson = default_lesson();
+  if (!so.lesson && !so.model.text && !so.model.model_path && !so.model.random_spec)
+    so.lesson = default_lesson();
   char hint[4400];
-  if (so.lesson) snprintf(hint, sizeof hint, "stepformer export --lesson %s --out slides", so.lesson);
-  else snprintf(hint, sizeof hint, "stepformer export --text \"%s\" --out slides", so.model.text ? so.model.text : CLI_DEFAULT_TEXT);
+  if (so.lesson)
+    snprintf(hint, sizeof hint, "stepformer export --lesson %s --out slides", so.lesson);
+  else
+    snprintf(hint, sizeof hint, "stepformer export --text \"%s\" --out slides",
+             so.model.text ? so.model.text : CLI_DEFAULT_TEXT);
   wo.export_hint = hint;
   if (!text_init(&err)) return cli_fail("window", err.msg);
   Session s;

@@ -18,10 +18,10 @@
 #include "svg.h"    // defines: svg_write
 
 typedef struct {
-  int step;         // trace step, -1 for a narration-only lesson step
-  int head;         // 0-based, -1 all heads
-  int lesson_step;  // -1 without a lesson
-  char base[96];    // file name without extension
+  int step;        // trace step, -1 for a narration-only lesson step
+  int head;        // 0-based, -1 all heads
+  int lesson_step; // -1 without a lesson
+  char base[128];  // file name without extension
 } Job;
 
 typedef struct {
@@ -44,18 +44,19 @@ static void slug(char *out, size_t cap, const char *s) {
   bool dash = false;
   for (; *s && n + 2 < cap; s++) {
     unsigned char c = (unsigned char)*s;
-    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) out[n++] = (char)c, dash = false;
-    else if (c >= 'A' && c <= 'Z') out[n++] = (char)(c + 32), dash = false;
-    else if (!dash && n > 0) out[n++] = '-', dash = true;
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+      out[n++] = (char)c, dash = false;
+    else if (c >= 'A' && c <= 'Z')
+      out[n++] = (char)(c + 32), dash = false;
+    else if (!dash && n > 0)
+      out[n++] = '-', dash = true;
     if (n >= 40) break;
   }
   while (n > 0 && out[n - 1] == '-') n--;
   out[n] = 0;
 }
 
-static const char *step_slug(const Trace *t, int step) {
-  return lesson_stage_name(t->steps[step].kind);
-}
+static const char *step_slug(const Trace *t, int step) { return lesson_stage_name(t->steps[step].kind); }
 
 // One picture per step (per head for per-head stages), or one per lesson step.
 static int plan(Export *x, int head_opt) {
@@ -74,14 +75,19 @@ static int plan(Export *x, int head_opt) {
       j->step = session_trace_step(x->s, i);
       j->head = l->steps[i].head;
       char s[64];
-      if (j->step < 0) slug(s, sizeof s, l->steps[i].title);
-      else snprintf(s, sizeof s, "%s", step_slug(t, j->step));
+      if (j->step < 0)
+        slug(s, sizeof s, l->steps[i].title);
+      else
+        snprintf(s, sizeof s, "%s", step_slug(t, j->step));
       char lay[16] = "";
-      if (j->step >= 0 && layers && t->steps[j->step].layer >= 0) snprintf(lay, sizeof lay, "l%d-", t->steps[j->step].layer + 1);
+      if (j->step >= 0 && layers && t->steps[j->step].layer >= 0)
+        snprintf(lay, sizeof lay, "l%d-", t->steps[j->step].layer + 1);
       char hd[16] = "";
       if (j->step >= 0 && page_step_has_heads(t, j->step)) {
-        if (j->head < 0) snprintf(hd, sizeof hd, "-all");
-        else snprintf(hd, sizeof hd, "-h%d", j->head + 1);
+        if (j->head < 0)
+          snprintf(hd, sizeof hd, "-all");
+        else
+          snprintf(hd, sizeof hd, "-h%d", j->head + 1);
       }
       snprintf(j->base, sizeof j->base, "%0*d-%s%s%s", width, i + 1, lay, s[0] ? s : "step", hd);
     }
@@ -93,16 +99,22 @@ static int plan(Export *x, int head_opt) {
     int h0 = 0, h1 = 0; // heads to draw: [h0, h1]
     bool heads = page_step_has_heads(t, k);
     if (heads) {
-      if (head_opt == -2) h0 = 0, h1 = t->cfg.H - 1;  // default: each head
-      else if (head_opt == -1) h0 = h1 = -1;         // the grid
-      else h0 = h1 = head_opt < t->cfg.H ? head_opt : t->cfg.H - 1;
+      if (head_opt == -2)
+        h0 = 0, h1 = t->cfg.H - 1; // default: each head
+      else if (head_opt == -1)
+        h0 = h1 = -1; // the grid
+      else
+        h0 = h1 = head_opt < t->cfg.H ? head_opt : t->cfg.H - 1;
     }
     for (int h = h0; h <= h1; h++) {
       Job *j = &x->jobs[n++];
       j->step = k, j->head = heads ? h : (head_opt >= 0 ? head_opt : 0), j->lesson_step = -1;
-      if (heads && h < 0) snprintf(j->base, sizeof j->base, "%02d-%s%s-all", number, lay, step_slug(t, k));
-      else if (heads) snprintf(j->base, sizeof j->base, "%02d-%s%s-h%d", number, lay, step_slug(t, k), h + 1);
-      else snprintf(j->base, sizeof j->base, "%02d-%s%s", number, lay, step_slug(t, k));
+      if (heads && h < 0)
+        snprintf(j->base, sizeof j->base, "%02d-%s%s-all", number, lay, step_slug(t, k));
+      else if (heads)
+        snprintf(j->base, sizeof j->base, "%02d-%s%s-h%d", number, lay, step_slug(t, k), h + 1);
+      else
+        snprintf(j->base, sizeof j->base, "%02d-%s%s", number, lay, step_slug(t, k));
     }
   }
   return n;
@@ -146,26 +158,36 @@ static void *worker(void *arg) {
       vo.focus_row = ls->row, vo.focus_col = ls->col;
       vo.part = (int)ls->show;
     }
-    PageSpec p = {.trace = s->trace, .step = j->step, .view = &vo, .title = ls ? ls->title : NULL,
-                  .narration = ls ? &ls->narration : NULL, .show_text = x->show_text, .sentence = s->text,
-                  .lesson = x->lesson_title, .lesson_step = j->lesson_step,
+    PageSpec p = {.trace = s->trace,
+                  .step = j->step,
+                  .view = &vo,
+                  .title = ls ? ls->title : NULL,
+                  .narration = ls ? &ls->narration : NULL,
+                  .show_text = x->show_text,
+                  .sentence = s->text,
+                  .lesson = x->lesson_title,
+                  .lesson_step = j->lesson_step,
                   .lesson_steps = s->has_lesson ? s->lesson.n_steps : 0,
-                  .width = (float)x->width, .height = (float)x->height};
+                  .width = (float)x->width,
+                  .height = (float)x->height};
     ViewLayout lay;
     page_render(&scene, &p, &lay);
-    if (j->step >= 0) page_stage_label(s->trace, j->step, j->head, label, sizeof label);
-    else snprintf(label, sizeof label, "%s", ls ? ls->title : "");
-    char name[128], path[4096];
+    if (j->step >= 0)
+      page_stage_label(s->trace, j->step, j->head, label, sizeof label);
+    else
+      snprintf(label, sizeof label, "%s", ls ? ls->title : "");
+    char name[160], path[4096];
     if (x->formats & EXPORT_PNG) {
       scene_raster(&scene, cv, 0);
-      const char *kv[] = {"Title", label, "Description", footer, "Model", model_line, "Seed", seed, "Software",
-                          "Stepformer"};
+      const char *kv[] = {"Title",    label,  "Description", footer,     "Model",
+                          model_line, "Seed", seed,          "Software", "Stepformer"};
       snprintf(name, sizeof name, "%s.png", j->base);
       if (!reserve(x, name, path, sizeof path, &e) || !pngio_write(cv, path, kv, 5, &e)) fail(x, &e);
     }
     if (x->formats & EXPORT_SVG) {
       snprintf(name, sizeof name, "%s.svg", j->base);
-      if (!reserve(x, name, path, sizeof path, &e) || !svg_write(&scene, path, label, footer, &e)) fail(x, &e);
+      if (!reserve(x, name, path, sizeof path, &e) || !svg_write(&scene, path, label, footer, &e))
+        fail(x, &e);
     }
   }
   canvas_free(&cv);
@@ -199,11 +221,15 @@ static bool write_csv(const Trace *t, const TraceTensor *x, int h, const char *p
   }
   fputc('\n', f);
   for (int i = 0; i < x->rows; i++) {
-    csv_field(f, x->rows == 1 && x->row_axis == AXIS_TOKEN ? "" : trace_axis_label(t, x->row_axis, i, buf, sizeof buf));
+    csv_field(f, x->rows == 1 && x->row_axis == AXIS_TOKEN
+                     ? ""
+                     : trace_axis_label(t, x->row_axis, i, buf, sizeof buf));
     for (int j = 0; j < x->cols; j++) {
       float v = trace_at(x, h, i, j);
-      if (isinf(v)) fputs(v < 0 ? ",-inf" : ",inf", f);
-      else fprintf(f, ",%.9g", v); // 9 significant digits: the float comes back exactly
+      if (isinf(v))
+        fputs(v < 0 ? ",-inf" : ",inf", f);
+      else
+        fprintf(f, ",%.9g", v); // 9 significant digits: the float comes back exactly
     }
     fputc('\n', f);
   }
@@ -219,13 +245,17 @@ static bool write_data(Export *x, Err *err) {
     if (x->formats & EXPORT_NPY) {
       int shape[3], nd = trace_dump_shape(tt, shape);
       snprintf(name, sizeof name, "%s.npy", tt->name);
-      if (!outdir_path(x->od, name, path, sizeof path, err) || !npy_write(path, tt->data, nd, shape, err)) return false;
+      if (!outdir_path(x->od, name, path, sizeof path, err) || !npy_write(path, tt->data, nd, shape, err))
+        return false;
     }
     if (x->formats & EXPORT_CSV)
       for (int h = 0; h < tt->heads; h++) {
-        if (trace_per_head(tt)) snprintf(name, sizeof name, "%s-h%d.csv", tt->name, h + 1);
-        else snprintf(name, sizeof name, "%s.csv", tt->name);
-        if (!outdir_path(x->od, name, path, sizeof path, err) || !write_csv(t, tt, h, path, err)) return false;
+        if (trace_per_head(tt))
+          snprintf(name, sizeof name, "%s-h%d.csv", tt->name, h + 1);
+        else
+          snprintf(name, sizeof name, "%s.csv", tt->name);
+        if (!outdir_path(x->od, name, path, sizeof path, err) || !write_csv(t, tt, h, path, err))
+          return false;
       }
   }
   if (x->formats & (EXPORT_NPY | EXPORT_CSV)) { // the labels of the token axis
@@ -233,14 +263,15 @@ static bool write_data(Export *x, Err *err) {
     for (int i = 0; i < t->L; i++) cap += strlen(tokens_label(&t->tokens, &t->model->vocab, i)) + 2;
     char *s = malloc(cap);
     if (!s) return err_set(err, "out of memory");
-    for (int i = 0; i < t->L; i++) len += (size_t)sprintf(s + len, "%s\n", tokens_label(&t->tokens, &t->model->vocab, i));
-    bool ok = outdir_path(x->od, "tokens.txt", path, sizeof path, err) && file_write_atomic(path, s, len, err);
+    for (int i = 0; i < t->L; i++)
+      len += (size_t)sprintf(s + len, "%s\n", tokens_label(&t->tokens, &t->model->vocab, i));
+    bool ok =
+        outdir_path(x->od, "tokens.txt", path, sizeof path, err) && file_write_atomic(path, s, len, err);
     free(s);
     if (!ok) return false;
   }
   return true;
 }
-
 
 bool export_run(Session *s, const char *out, const ExportSpec *spec, int *files, int *pictures, Err *err) {
   ViewOptions view = spec->view;
@@ -249,8 +280,14 @@ bool export_run(Session *s, const char *out, const ExportSpec *spec, int *files,
     return err_set(err, "--head %d: the model has %d heads", spec->head_opt + 1, s->trace->cfg.H);
   OutDir od;
   if (!outdir_begin(&od, out, err)) return false;
-  Export x = {.s = s, .lesson_title = s->has_lesson ? s->lesson.title : NULL, .formats = spec->formats,
-              .width = spec->width, .height = spec->height, .show_text = spec->show_text, .view = view, .od = &od};
+  Export x = {.s = s,
+              .lesson_title = s->has_lesson ? s->lesson.title : NULL,
+              .formats = spec->formats,
+              .width = spec->width,
+              .height = spec->height,
+              .show_text = spec->show_text,
+              .view = view,
+              .od = &od};
   pthread_mutex_init(&x.lock, NULL);
   atomic_init(&x.next, 0);
   atomic_init(&x.failed, false);

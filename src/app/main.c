@@ -21,9 +21,11 @@ static const Command COMMANDS[] = {
 #define N_COMMANDS (int)(sizeof COMMANDS / sizeof *COMMANDS)
 
 static void usage(FILE *f) {
-  fprintf(f, "Stepformer: step through a Transformer encoder, one stage at a time.\n\n"
-             "usage: stepformer [LESSON.md] [OPTIONS]  opens the window (stepformer --text x --help: its options)\n"
-             "       stepformer COMMAND [OPTIONS]      (stepformer COMMAND --help for its options)\n\n");
+  fprintf(
+      f,
+      "Stepformer: step through a Transformer encoder, one stage at a time.\n\n"
+      "usage: stepformer [LESSON.md] [OPTIONS]  opens the window (stepformer --text x --help: its options)\n"
+      "       stepformer COMMAND [OPTIONS]      (stepformer COMMAND --help for its options)\n\n");
   for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
 }
 
@@ -36,9 +38,11 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
   // no command: the window, on a lesson file or with options
   size_t n = argc >= 2 ? strlen(argv[1]) : 0;
-  if (argc < 2 || argv[1][0] == '-' || (n > 3 && !strcmp(argv[1] + n - 3, ".md"))) return cli_window(argc, argv);
+  if (argc < 2 || argv[1][0] == '-' || (n > 3 && !strcmp(argv[1] + n - 3, ".md")))
+    return cli_window(argc, argv);
   fprintf(stderr,
-          "stepformer: unknown command \"%s\" (commands: dump, info, stages, export, check, bench; see stepformer "
+          "stepformer: unknown command \"%s\" (commands: dump, info, stages, export, check, bench; see "
+          "stepformer "
           "--help)\n",
           argv[1]);
   return 2;

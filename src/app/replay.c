@@ -13,11 +13,27 @@ typedef struct {
 } KeyName;
 
 static const KeyName KEYS[] = {
-    {"Right", KEY_RIGHT}, {"Left", KEY_LEFT}, {"Up", KEY_UP}, {"Down", KEY_DOWN}, {"space", KEY_SPACE},
-    {"BackSpace", KEY_BACKSPACE}, {"Delete", KEY_DELETE}, {"Prior", KEY_PAGEUP}, {"Page_Up", KEY_PAGEUP},
-    {"Next", KEY_PAGEDOWN}, {"Page_Down", KEY_PAGEDOWN}, {"Home", KEY_HOME}, {"End", KEY_END},
-    {"Return", KEY_ENTER}, {"Enter", KEY_ENTER}, {"Escape", KEY_ESCAPE}, {"Tab", KEY_TAB}, {"F1", KEY_F1},
-    {"F11", KEY_F11}, {"plus", KEY_PLUS}, {"minus", KEY_MINUS},
+    {"Right", KEY_RIGHT},
+    {"Left", KEY_LEFT},
+    {"Up", KEY_UP},
+    {"Down", KEY_DOWN},
+    {"space", KEY_SPACE},
+    {"BackSpace", KEY_BACKSPACE},
+    {"Delete", KEY_DELETE},
+    {"Prior", KEY_PAGEUP},
+    {"Page_Up", KEY_PAGEUP},
+    {"Next", KEY_PAGEDOWN},
+    {"Page_Down", KEY_PAGEDOWN},
+    {"Home", KEY_HOME},
+    {"End", KEY_END},
+    {"Return", KEY_ENTER},
+    {"Enter", KEY_ENTER},
+    {"Escape", KEY_ESCAPE},
+    {"Tab", KEY_TAB},
+    {"F1", KEY_F1},
+    {"F11", KEY_F11},
+    {"plus", KEY_PLUS},
+    {"minus", KEY_MINUS},
 };
 
 static bool parse_key(char *spec, AppEvent *e) {
@@ -26,10 +42,14 @@ static bool parse_key(char *spec, AppEvent *e) {
     char *plus = strchr(spec, '+');
     if (!plus || plus == spec || !plus[1]) break;
     *plus = 0;
-    if (!strcmp(spec, "shift")) e->mods |= MOD_SHIFT;
-    else if (!strcmp(spec, "ctrl")) e->mods |= MOD_CTRL;
-    else if (!strcmp(spec, "alt")) e->mods |= MOD_ALT;
-    else return false;
+    if (!strcmp(spec, "shift"))
+      e->mods |= MOD_SHIFT;
+    else if (!strcmp(spec, "ctrl"))
+      e->mods |= MOD_CTRL;
+    else if (!strcmp(spec, "alt"))
+      e->mods |= MOD_ALT;
+    else
+      return false;
     spec = plus + 1;
   }
   for (size_t k = 0; k < sizeof KEYS / sizeof *KEYS; k++)
@@ -45,7 +65,8 @@ static bool parse_key(char *spec, AppEvent *e) {
 static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno, Err *err) {
   char *save = NULL;
   char *ms = strtok_r(line, " \t", &save), *verb = strtok_r(NULL, " \t", &save);
-  if (!ms || !verb) return err_set(err, "%s:%d: expected \"MS VERB ...\" (e.g. \"100 key Right\")", path, lineno);
+  if (!ms || !verb)
+    return err_set(err, "%s:%d: expected \"MS VERB ...\" (e.g. \"100 key Right\")", path, lineno);
   char *end;
   double t = strtod(ms, &end);
   if (*end || t < 0) return err_set(err, "%s:%d: \"%s\" is not a time in milliseconds", path, lineno, ms);
@@ -58,7 +79,8 @@ static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno,
   if (!strcmp(verb, "key")) {
     a = strtok_r(NULL, " \t", &save);
     if (a) snprintf(it->label, sizeof it->label, "key-%s", a); // before parse_key cuts it at '+'
-    if (!a || !parse_key(a, &it->ev)) return err_set(err, "%s:%d: unknown key \"%s\"", path, lineno, a ? a : "");
+    if (!a || !parse_key(a, &it->ev))
+      return err_set(err, "%s:%d: unknown key \"%s\"", path, lineno, a ? a : "");
     for (char *p = it->label; *p; p++)
       if (*p == '+' || *p == '/' || *p == '?') *p = '_';
   } else if (!strcmp(verb, "text")) {
@@ -69,8 +91,10 @@ static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno,
     a = strtok_r(NULL, " \t", &save), b = strtok_r(NULL, " \t", &save);
     if (!a || !b) return err_set(err, "%s:%d: %s needs two numbers", path, lineno, verb);
     float x = strtof(a, NULL), y = strtof(b, NULL);
-    if (verb[0] == 'r') it->ev.kind = EV_RESIZE, it->ev.w = (int)x, it->ev.h = (int)y;
-    else it->ev.kind = verb[0] == 'm' ? EV_MOUSE_MOVE : EV_MOUSE_DOWN, it->ev.x = x, it->ev.y = y;
+    if (verb[0] == 'r')
+      it->ev.kind = EV_RESIZE, it->ev.w = (int)x, it->ev.h = (int)y;
+    else
+      it->ev.kind = verb[0] == 'm' ? EV_MOUSE_MOVE : EV_MOUSE_DOWN, it->ev.x = x, it->ev.y = y;
     snprintf(it->label, sizeof it->label, "%s", verb);
   } else if (!strcmp(verb, "hover") || !strcmp(verb, "click-cell")) {
     a = strtok_r(NULL, " \t", &save), b = strtok_r(NULL, " \t", &save), c = strtok_r(NULL, " \t", &save);
@@ -85,8 +109,9 @@ static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno,
     it->kind = RP_WAIT;
     snprintf(it->label, sizeof it->label, "wait");
   } else {
-    return err_set(err, "%s:%d: unknown event \"%s\" (key, text, move, click, hover, click-cell, leave, resize, wait)",
-                   path, lineno, verb);
+    return err_set(
+        err, "%s:%d: unknown event \"%s\" (key, text, move, click, hover, click-cell, leave, resize, wait)",
+        path, lineno, verb);
   }
   return true;
 }

@@ -23,8 +23,8 @@
 #define SESSION_MAX_TOKENS 512
 
 typedef struct {
-  ModelOpts model;     // --model / --random / --vocab / --text / --causal
-  const char *lesson;  // a lesson file, or NULL
+  ModelOpts model;    // --model / --random / --vocab / --text / --causal
+  const char *lesson; // a lesson file, or NULL
 } SessionOpts;
 
 typedef struct {

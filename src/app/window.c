@@ -31,7 +31,8 @@ static long rss_kib(void) {
 static bool have_display(void) {
   const char *drv = getenv("SDL_VIDEODRIVER");
   if (drv && *drv) return true; // the caller chose (x11, wayland, offscreen, dummy ...)
-  return (getenv("DISPLAY") && *getenv("DISPLAY")) || (getenv("WAYLAND_DISPLAY") && *getenv("WAYLAND_DISPLAY"));
+  return (getenv("DISPLAY") && *getenv("DISPLAY")) ||
+         (getenv("WAYLAND_DISPLAY") && *getenv("WAYLAND_DISPLAY"));
 }
 
 static AppKey map_key(SDL_Keycode k, uint32_t *ch) {
@@ -48,12 +49,14 @@ static AppKey map_key(SDL_Keycode k, uint32_t *ch) {
   case SDLK_PAGEDOWN: return KEY_PAGEDOWN;
   case SDLK_HOME: return KEY_HOME;
   case SDLK_END: return KEY_END;
-  case SDLK_RETURN: case SDLK_KP_ENTER: return KEY_ENTER;
+  case SDLK_RETURN:
+  case SDLK_KP_ENTER: return KEY_ENTER;
   case SDLK_ESCAPE: return KEY_ESCAPE;
   case SDLK_TAB: return KEY_TAB;
   case SDLK_F1: return KEY_F1;
   case SDLK_F11: return KEY_F11;
-  case SDLK_KP_PLUS: case SDLK_PLUS: return KEY_PLUS;
+  case SDLK_KP_PLUS:
+  case SDLK_PLUS: return KEY_PLUS;
   case SDLK_KP_MINUS: return KEY_MINUS;
   default:
     if (k >= 32 && k < 127) {
@@ -68,16 +71,16 @@ typedef struct {
   SDL_Window *win;
   SDL_Renderer *ren;
   SDL_Texture *tex;
-  Canvas page;      // the page of the step, rasterized when it changes
-  Canvas canvas;    // the frame: the page with the overlay drawn on it
+  Canvas page;   // the page of the step, rasterized when it changes
+  Canvas canvas; // the frame: the page with the overlay drawn on it
   Scene scene, overlay;
-  int dw, dh;       // drawable size in pixels
-  float sx, sy;     // drawable pixels per window unit (high-DPI)
-  double *frames;   // frame times (ms), for --frame-stats: overlay-only frames (hovering) ...
+  int dw, dh;     // drawable size in pixels
+  float sx, sy;   // drawable pixels per window unit (high-DPI)
+  double *frames; // frame times (ms), for --frame-stats: overlay-only frames (hovering) ...
   int n_frames, cap_frames;
   double *page_frames; // ... and frames that drew the page again (a step, a new sentence)
   int n_page_frames, cap_page_frames;
-  double *events;   // replay: the time of each event, handling and frame (ms)
+  double *events; // replay: the time of each event, handling and frame (ms)
   int n_events;
 } Shell;
 
@@ -120,8 +123,10 @@ static void frame(Shell *sh, App *app) {
   double t1 = now_ms();
   SDL_RenderPresent(sh->ren);
   // the work of a frame, without waiting for vsync
-  if (page) record(&sh->page_frames, &sh->n_page_frames, &sh->cap_page_frames, t1 - t0);
-  else record(&sh->frames, &sh->n_frames, &sh->cap_frames, t1 - t0);
+  if (page)
+    record(&sh->page_frames, &sh->n_page_frames, &sh->cap_page_frames, t1 - t0);
+  else
+    record(&sh->frames, &sh->n_frames, &sh->cap_frames, t1 - t0);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -132,12 +137,13 @@ static int cmp_double(const void *a, const void *b) {
 static void print_one(const char *what, double *t, int n, int w, int h) {
   if (n == 0) return;
   qsort(t, (size_t)n, sizeof(double), cmp_double);
-  printf("%s %d: median %.2f ms, 99th percentile %.2f ms, max %.2f ms (%dx%d)\n", what, n, t[n / 2], t[(int)(n * 0.99)],
-         t[n - 1], w, h);
+  printf("%s %d: median %.2f ms, 99th percentile %.2f ms, max %.2f ms (%dx%d)\n", what, n, t[n / 2],
+         t[(int)(n * 0.99)], t[n - 1], w, h);
 }
 
 static void print_stats(Shell *sh) {
-  print_one("frames drawing the page (a step, a sentence)", sh->page_frames, sh->n_page_frames, sh->dw, sh->dh);
+  print_one("frames drawing the page (a step, a sentence)", sh->page_frames, sh->n_page_frames, sh->dw,
+            sh->dh);
   print_one("frames drawing the overlay only (hovering)", sh->frames, sh->n_frames, sh->dw, sh->dh);
   print_one("events (input, recompute and frame)", sh->events, sh->n_events, sh->dw, sh->dh);
 }
@@ -145,10 +151,13 @@ static void print_stats(Shell *sh) {
 static void apply_requests(Shell *sh, App *app, bool *quit) {
   AppRequests r = app_take_requests(app);
   if (r.quit) *quit = true;
-  if (r.fullscreen_changed) SDL_SetWindowFullscreen(sh->win, app_fullscreen(app) ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
+  if (r.fullscreen_changed)
+    SDL_SetWindowFullscreen(sh->win, app_fullscreen(app) ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
   if (r.text_input_changed) {
-    if (app_editing(app)) SDL_StartTextInput();
-    else SDL_StopTextInput();
+    if (app_editing(app))
+      SDL_StartTextInput();
+    else
+      SDL_StopTextInput();
   }
 }
 
@@ -162,7 +171,8 @@ static void translate(Shell *sh, App *app, const SDL_Event *e, bool *quit) {
       fit_drawable(sh);
       ev.kind = EV_RESIZE, ev.w = sh->dw, ev.h = sh->dh;
       app_event(app, &ev);
-      if (e->window.event == SDL_WINDOWEVENT_EXPOSED) app_event(app, &(AppEvent){.kind = EV_TICK}), frame(sh, app);
+      if (e->window.event == SDL_WINDOWEVENT_EXPOSED)
+        app_event(app, &(AppEvent){.kind = EV_TICK}), frame(sh, app);
     } else if (e->window.event == SDL_WINDOWEVENT_LEAVE) {
       ev.kind = EV_MOUSE_LEAVE;
       app_event(app, &ev);
@@ -171,7 +181,8 @@ static void translate(Shell *sh, App *app, const SDL_Event *e, bool *quit) {
   case SDL_KEYDOWN: {
     SDL_Keymod m = e->key.keysym.mod;
     ev.kind = EV_KEY;
-    ev.mods = (m & KMOD_SHIFT ? MOD_SHIFT : 0) | (m & KMOD_CTRL ? MOD_CTRL : 0) | (m & KMOD_ALT ? MOD_ALT : 0);
+    ev.mods =
+        (m & KMOD_SHIFT ? MOD_SHIFT : 0) | (m & KMOD_CTRL ? MOD_CTRL : 0) | (m & KMOD_ALT ? MOD_ALT : 0);
     ev.key = map_key(e->key.keysym.sym, &ev.ch);
     if (ev.key == KEY_CHAR && ev.ch == '=' && (ev.mods & MOD_SHIFT)) ev.key = KEY_PLUS; // "+" on US keyboards
     if (ev.key == KEY_CHAR && ev.ch == '/' && (ev.mods & MOD_SHIFT)) ev.ch = '?';
@@ -204,7 +215,8 @@ static void replay_step(Shell *sh, App *app, const ReplayItem *it, int k, const 
   if (it->kind == RP_HOVER || it->kind == RP_CLICK_CELL) {
     float x, y;
     if (!app_cell_center(app, it->op, it->i, it->j, &x, &y)) {
-      printf("replay %d (line %d): no cell %d,%d in operand %d of this view\n", k + 1, it->line, it->i, it->j, it->op);
+      printf("replay %d (line %d): no cell %d,%d in operand %d of this view\n", k + 1, it->line, it->i, it->j,
+             it->op);
       return;
     }
     ev.kind = it->kind == RP_HOVER ? EV_MOUSE_MOVE : EV_MOUSE_DOWN, ev.x = x, ev.y = y;
@@ -221,7 +233,8 @@ static void replay_step(Shell *sh, App *app, const ReplayItem *it, int k, const 
   if (sh->events) sh->events[sh->n_events++] = now_ms() - t0;
   char line[2048];
   app_describe(app, line, sizeof line);
-  printf("replay %d %s: %s%s%s", k + 1, it->label, line, app_status(app)[0] ? " status=" : "", app_status(app));
+  printf("replay %d %s: %s%s%s", k + 1, it->label, line, app_status(app)[0] ? " status=" : "",
+         app_status(app));
   if (wo->frame_stats && sh->events) printf(" time=%.2fms", sh->events[sh->n_events - 1]);
   printf("\n");
   if (wo->screenshot) {
@@ -233,14 +246,19 @@ static void replay_step(Shell *sh, App *app, const ReplayItem *it, int k, const 
 }
 
 int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
-  const char *hint = wo->export_hint ? wo->export_hint : "stepformer export --lesson lessons/cat-bank.md --out slides";
+  const char *hint =
+      wo->export_hint ? wo->export_hint : "stepformer export --lesson lessons/cat-bank.md --out slides";
   if (!have_display()) {
-    fprintf(stderr, "stepformer: no display to open a window on (DISPLAY is not set); to make the pictures without one, run:  %s\n", hint);
+    fprintf(stderr,
+            "stepformer: no display to open a window on (DISPLAY is not set); to make the pictures without "
+            "one, run:  %s\n",
+            hint);
     return 2;
   }
   Replay replay = {0};
   Err err = {0};
-  if (wo->replay && !replay_load(&replay, wo->replay, &err)) return fprintf(stderr, "stepformer: %s\n", err.msg), 2;
+  if (wo->replay && !replay_load(&replay, wo->replay, &err))
+    return fprintf(stderr, "stepformer: %s\n", err.msg), 2;
   if (wo->screenshot) {
     Err derr = {0};
     bool created;
@@ -251,7 +269,8 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
   }
   SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1");
   if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0) {
-    fprintf(stderr, "stepformer: cannot open a window (%s); to make the pictures without one, run:  %s\n", SDL_GetError(), hint);
+    fprintf(stderr, "stepformer: cannot open a window (%s); to make the pictures without one, run:  %s\n",
+            SDL_GetError(), hint);
     replay_free(&replay);
     return 2;
   }
@@ -267,7 +286,8 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
     if (h > usable.h * 9 / 10) h = usable.h * 9 / 10, w = h * 16 / 9;
   }
   sh.win = SDL_CreateWindow("Stepformer", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
-                            SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (wo->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0));
+                            SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI |
+                                (wo->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0));
   if (!sh.win) goto sdl_fail;
   sh.ren = SDL_CreateRenderer(sh.win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
   if (!sh.ren) sh.ren = SDL_CreateRenderer(sh.win, -1, SDL_RENDERER_SOFTWARE);
@@ -314,12 +334,15 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
     apply_requests(&sh, app, &quit);
     if (app_dirty(app)) frame(&sh, app);
   }
-  if (wo->replay) printf("replay done: %d events, resident memory %ld KiB at the start, %ld KiB at the end\n", replay.n, rss0, rss_kib());
+  if (wo->replay)
+    printf("replay done: %d events, resident memory %ld KiB at the start, %ld KiB at the end\n", replay.n,
+           rss0, rss_kib());
   if (wo->frame_stats) print_stats(&sh);
   rc = 0;
   goto done;
 sdl_fail:
-  fprintf(stderr, "stepformer: SDL: %s; to make the pictures without a window, run:  %s\n", SDL_GetError(), hint);
+  fprintf(stderr, "stepformer: SDL: %s; to make the pictures without a window, run:  %s\n", SDL_GetError(),
+          hint);
   rc = 2;
 done:
   app_free(app);

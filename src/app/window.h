@@ -20,13 +20,13 @@
 #include "session.h" // defines: Session
 
 typedef struct {
-  int width, height;        // window size in screen units (0: 1600 × 900, clamped to the display)
+  int width, height; // window size in screen units (0: 1600 × 900, clamped to the display)
   bool fullscreen;
-  const char *replay;       // a replay file (replay.h), or NULL
-  const char *screenshot;   // with replay: save the frame after each event into this folder
-  bool realtime;            // with replay: wait for each event's time (default: as fast as possible)
-  bool frame_stats;         // print frame-time statistics at the end
-  const char *export_hint;  // the export command printed when there is no display
+  const char *replay;      // a replay file (replay.h), or NULL
+  const char *screenshot;  // with replay: save the frame after each event into this folder
+  bool realtime;           // with replay: wait for each event's time (default: as fast as possible)
+  bool frame_stats;        // print frame-time statistics at the end
+  const char *export_hint; // the export command printed when there is no display
 } WindowOptions;
 
 int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo);

@@ -23,12 +23,12 @@ typedef struct {
 // Formats into err->msg (when err is not NULL) and returns false, so `return err_set(...)`.
 bool err_set(Err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define EXPECT(x)                                                                                  \
-  do {                                                                                             \
-    if (!(x)) {                                                                                    \
-      fprintf(stderr, "%s:%d: expectation failed: %s\n", __FILE__, __LINE__, #x);                  \
-      abort();                                                                                     \
-    }                                                                                              \
+#define EXPECT(x)                                                                                            \
+  do {                                                                                                       \
+    if (!(x)) {                                                                                              \
+      fprintf(stderr, "%s:%d: expectation failed: %s\n", __FILE__, __LINE__, #x);                            \
+      abort();                                                                                               \
+    }                                                                                                        \
   } while (0)
 
 #endif

@@ -63,8 +63,7 @@ char *file_read_all(const char *path, size_t *len, size_t max_len, Err *err) {
   }
   if ((unsigned long long)st.st_size > max_len) {
     fclose(fp);
-    return err_set(err, "%s: too large (%lld bytes, at most %zu)", path, (long long)st.st_size,
-                   max_len),
+    return err_set(err, "%s: too large (%lld bytes, at most %zu)", path, (long long)st.st_size, max_len),
            NULL;
   }
   size_t n = (size_t)st.st_size;
@@ -93,8 +92,7 @@ bool dir_ensure(const char *dir, bool *created, Err *err) {
     if (access(dir, W_OK) != 0) return err_set(err, "%s: folder is not writable", dir);
     return true;
   }
-  if (mkdir(dir, 0777) != 0)
-    return err_set(err, "%s: cannot create folder: %s", dir, strerror(errno));
+  if (mkdir(dir, 0777) != 0) return err_set(err, "%s: cannot create folder: %s", dir, strerror(errno));
   if (created) *created = true;
   return true;
 }

@@ -26,7 +26,7 @@ typedef struct {
 
 bool atomic_open(AtomicFile *af, const char *path, Err *err);
 bool atomic_commit(AtomicFile *af, Err *err); // flush, fsync-free close, rename; aborts on failure
-void atomic_abort(AtomicFile *af);           // close and delete the temporary file
+void atomic_abort(AtomicFile *af);            // close and delete the temporary file
 bool file_write_atomic(const char *path, const void *data, size_t len, Err *err);
 
 // Reads a whole file into a malloc'd buffer (with a 0 byte after the end, not counted in *len).

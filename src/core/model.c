@@ -15,8 +15,14 @@
 #define MAX_VOCAB 200000
 
 ModelConfig model_config_default(void) {
-  return (ModelConfig){.V = 0, .D = 16, .H = 2, .F = 64, .n_layers = 2,
-                       .activation = ACT_RELU, .norm_first = false, .causal = false,
+  return (ModelConfig){.V = 0,
+                       .D = 16,
+                       .H = 2,
+                       .F = 64,
+                       .n_layers = 2,
+                       .activation = ACT_RELU,
+                       .norm_first = false,
+                       .causal = false,
                        .ln_eps = 1e-5f};
 }
 
@@ -27,8 +33,10 @@ bool model_config_check(const ModelConfig *c, const char *what, Err *err) {
     return err_set(err, "%s: D=%d is out of range (2..%d)", what, c->D, MAX_DIM);
   if (c->H < 1 || c->H > c->D) return err_set(err, "%s: H=%d heads is out of range (1..D)", what, c->H);
   if (c->D % c->H)
-    return err_set(err, "%s: D=%d is not divisible by H=%d heads (d_k = D/H must be whole): pick H among the divisors of D",
-                   what, c->D, c->H);
+    return err_set(
+        err,
+        "%s: D=%d is not divisible by H=%d heads (d_k = D/H must be whole): pick H among the divisors of D",
+        what, c->D, c->H);
   if (c->D % 2)
     return err_set(err, "%s: D=%d is odd; the sinusoidal positional encoding needs an even D", what, c->D);
   if (c->F < 1 || c->F > 4 * MAX_DIM)
@@ -63,33 +71,44 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
     const char *k = kv, *v = eq + 1;
     long n;
     if (!strcmp(k, "D") || !strcmp(k, "d_model")) {
-      if (!parse_int(v, 1, MAX_DIM, &n)) return err_set(err, "--random: D=%s is not a width in 1..%d", v, MAX_DIM);
+      if (!parse_int(v, 1, MAX_DIM, &n))
+        return err_set(err, "--random: D=%s is not a width in 1..%d", v, MAX_DIM);
       c->D = (int)n;
     } else if (!strcmp(k, "H") || !strcmp(k, "heads") || !strcmp(k, "n_heads")) {
       if (!parse_int(v, 1, MAX_DIM, &n)) return err_set(err, "--random: H=%s is not a number of heads", v);
       c->H = (int)n;
     } else if (!strcmp(k, "F") || !strcmp(k, "d_ff")) {
-      if (!parse_int(v, 1, 4 * MAX_DIM, &n)) return err_set(err, "--random: F=%s is not a width in 1..%d", v, 4 * MAX_DIM);
+      if (!parse_int(v, 1, 4 * MAX_DIM, &n))
+        return err_set(err, "--random: F=%s is not a width in 1..%d", v, 4 * MAX_DIM);
       c->F = (int)n;
     } else if (!strcmp(k, "layers") || !strcmp(k, "n_layers")) {
-      if (!parse_int(v, 1, MAX_LAYERS, &n)) return err_set(err, "--random: layers=%s is not in 1..%d", v, MAX_LAYERS);
+      if (!parse_int(v, 1, MAX_LAYERS, &n))
+        return err_set(err, "--random: layers=%s is not in 1..%d", v, MAX_LAYERS);
       c->n_layers = (int)n;
     } else if (!strcmp(k, "seed")) {
       char *end;
       errno = 0;
       unsigned long long s = strtoull(v, &end, 10);
-      if (errno || end == v || *end || *v == '-') return err_set(err, "--random: seed=%s is not a non-negative integer", v);
+      if (errno || end == v || *end || *v == '-')
+        return err_set(err, "--random: seed=%s is not a non-negative integer", v);
       if (seed) *seed = s;
     } else if (!strcmp(k, "activation")) {
-      if (!strcmp(v, "relu")) c->activation = ACT_RELU;
-      else if (!strcmp(v, "gelu")) c->activation = ACT_GELU;
-      else return err_set(err, "--random: activation=%s: use relu or gelu", v);
+      if (!strcmp(v, "relu"))
+        c->activation = ACT_RELU;
+      else if (!strcmp(v, "gelu"))
+        c->activation = ACT_GELU;
+      else
+        return err_set(err, "--random: activation=%s: use relu or gelu", v);
     } else if (!strcmp(k, "norm_first") || !strcmp(k, "causal")) {
       if (strcmp(v, "0") && strcmp(v, "1")) return err_set(err, "--random: %s=%s: use 0 or 1", k, v);
-      if (k[0] == 'n') c->norm_first = v[0] == '1';
-      else c->causal = v[0] == '1';
+      if (k[0] == 'n')
+        c->norm_first = v[0] == '1';
+      else
+        c->causal = v[0] == '1';
     } else {
-      return err_set(err, "--random: unknown key \"%s\" (known: D, H, F, layers, seed, activation, norm_first, causal)", k);
+      return err_set(
+          err, "--random: unknown key \"%s\" (known: D, H, F, layers, seed, activation, norm_first, causal)",
+          k);
     }
   }
   return true;
@@ -114,19 +133,19 @@ static int param_table(Model *m, Param *p, int cap) {
   const ModelConfig *c = &m->cfg;
   long D = c->D, F = c->F, V = c->V;
   int n = 0;
-#define ADD(nm, field, nd, s0, s1, in)                                                             \
-  do {                                                                                             \
-    EXPECT(n < cap);                                                                               \
-    p[n] = (Param){.ptr = &(field), .ndim = nd, .shape = {s0, s1}, .init = in};                   \
-    snprintf(p[n].name, sizeof p[n].name, "%s", nm);                                               \
-    n++;                                                                                           \
+#define ADD(nm, field, nd, s0, s1, in)                                                                       \
+  do {                                                                                                       \
+    EXPECT(n < cap);                                                                                         \
+    p[n] = (Param){.ptr = &(field), .ndim = nd, .shape = {s0, s1}, .init = in};                              \
+    snprintf(p[n].name, sizeof p[n].name, "%s", nm);                                                         \
+    n++;                                                                                                     \
   } while (0)
   ADD("embed.weight", m->embed, 2, V, D, INIT_NORMAL);
   for (int i = 0; i < c->n_layers; i++) {
     LayerWeights *w = &m->layers[i];
     char b[64];
-#define L(suffix, field, nd, s0, s1, in)                                                           \
-  snprintf(b, sizeof b, "layers.%d.%s", i, suffix);                                                \
+#define L(suffix, field, nd, s0, s1, in)                                                                     \
+  snprintf(b, sizeof b, "layers.%d.%s", i, suffix);                                                          \
   ADD(b, w->field, nd, s0, s1, in)
     L("self_attn.in_proj_weight", in_proj_weight, 2, 3 * D, D, INIT_XAVIER);
     L("self_attn.in_proj_bias", in_proj_bias, 1, 3 * D, 0, INIT_ZERO);
@@ -253,12 +272,15 @@ static bool meta_int(const StFile *f, const char *path, const char *key, int *ou
   const char *v = st_meta(f, key);
   if (!v) {
     if (required)
-      return err_set(err, "%s: metadata \"%s\" is missing: save the model with __metadata__ {\"%s\": \"...\"} (see README)",
-                     path, key, key);
+      return err_set(
+          err,
+          "%s: metadata \"%s\" is missing: save the model with __metadata__ {\"%s\": \"...\"} (see README)",
+          path, key, key);
     return true;
   }
   long n;
-  if (!parse_int(v, 0, 1L << 30, &n)) return err_set(err, "%s: metadata %s=\"%s\" is not a whole number", path, key, v);
+  if (!parse_int(v, 0, 1L << 30, &n))
+    return err_set(err, "%s: metadata %s=\"%s\" is not a whole number", path, key, v);
   *out = (int)n;
   return true;
 }
@@ -266,9 +288,12 @@ static bool meta_int(const StFile *f, const char *path, const char *key, int *ou
 static bool meta_flag(const StFile *f, const char *path, const char *key, bool *out, Err *err) {
   const char *v = st_meta(f, key);
   if (!v) return true;
-  if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "False")) *out = false;
-  else if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "True")) *out = true;
-  else return err_set(err, "%s: metadata %s=\"%s\" must be 0 or 1", path, key, v);
+  if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "False"))
+    *out = false;
+  else if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "True"))
+    *out = true;
+  else
+    return err_set(err, "%s: metadata %s=\"%s\" must be 0 or 1", path, key, v);
   return true;
 }
 
@@ -285,7 +310,10 @@ Model *model_load(const char *path, Err *err) {
   *c = model_config_default();
   const char *vocab = st_meta(&f, "vocab");
   if (!vocab) {
-    err_set(err, "%s: metadata \"vocab\" is missing: add the words joined by newlines, \"<unk>\" first (see README)", path);
+    err_set(
+        err,
+        "%s: metadata \"vocab\" is missing: add the words joined by newlines, \"<unk>\" first (see README)",
+        path);
     goto fail;
   }
   Err verr = {0};
@@ -295,11 +323,14 @@ Model *model_load(const char *path, Err *err) {
   }
   c->V = m->vocab.n;
   if (!meta_int(&f, path, "d_model", &c->D, true, err) || !meta_int(&f, path, "n_heads", &c->H, true, err) ||
-      !meta_int(&f, path, "d_ff", &c->F, true, err) || !meta_int(&f, path, "n_layers", &c->n_layers, true, err) ||
-      !meta_flag(&f, path, "norm_first", &c->norm_first, err) || !meta_flag(&f, path, "causal", &c->causal, err))
+      !meta_int(&f, path, "d_ff", &c->F, true, err) ||
+      !meta_int(&f, path, "n_layers", &c->n_layers, true, err) ||
+      !meta_flag(&f, path, "norm_first", &c->norm_first, err) ||
+      !meta_flag(&f, path, "causal", &c->causal, err))
     goto fail;
   const char *act = st_meta(&f, "activation");
-  if (act && !strcmp(act, "gelu")) c->activation = ACT_GELU;
+  if (act && !strcmp(act, "gelu"))
+    c->activation = ACT_GELU;
   else if (act && strcmp(act, "relu")) {
     err_set(err, "%s: metadata activation=\"%s\": Stepformer knows relu and gelu", path, act);
     goto fail;
@@ -341,7 +372,8 @@ Model *model_load(const char *path, Err *err) {
         err_set(err, "%s: tensor \"%s\" [%ld,%ld] is missing", path, p[i].name, p[i].shape[0], p[i].shape[1]);
       goto fail;
     }
-    bool same = t->ndim == p[i].ndim && t->shape[0] == p[i].shape[0] && (p[i].ndim == 1 || t->shape[1] == p[i].shape[1]);
+    bool same = t->ndim == p[i].ndim && t->shape[0] == p[i].shape[0] &&
+                (p[i].ndim == 1 || t->shape[1] == p[i].shape[1]);
     if (!same) {
       char got[64] = "", *g = got;
       for (int k = 0; k < t->ndim; k++) g += snprintf(g, 16, k ? ",%lld" : "%lld", (long long)t->shape[k]);
@@ -349,7 +381,8 @@ Model *model_load(const char *path, Err *err) {
         err_set(err, "%s: tensor \"%s\" has shape [%s], expected [%ld] for the configuration in the metadata",
                 path, p[i].name, got, p[i].shape[0]);
       else
-        err_set(err, "%s: tensor \"%s\" has shape [%s], expected [%ld,%ld] for the configuration in the metadata",
+        err_set(err,
+                "%s: tensor \"%s\" has shape [%s], expected [%ld,%ld] for the configuration in the metadata",
                 path, p[i].name, got, p[i].shape[0], p[i].shape[1]);
       goto fail;
     }
@@ -409,10 +442,11 @@ bool model_save(const Model *m, const char *path, Err *err) {
   snprintf(eps, sizeof eps, "%g", (double)c->ln_eps);
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)m->seed);
   // The configuration as this model has it, then every other key the loaded file had.
-  const char *keys[128] = {"format", "d_model", "n_heads", "d_ff", "n_layers", "activation", "norm_first",
-                          "causal", "layer_norm_eps", "pos_encoding", "vocab"};
-  const char *vals[128] = {"pt", d, h, f, l, model_activation_name(c->activation), nf, ca, eps,
-                          "sinusoidal", vocab};
+  const char *keys[128] = {"format",         "d_model",      "n_heads",    "d_ff",
+                           "n_layers",       "activation",   "norm_first", "causal",
+                           "layer_norm_eps", "pos_encoding", "vocab"};
+  const char *vals[128] = {"pt",         d,    h, f, l, model_activation_name(c->activation), nf, ca, eps,
+                           "sinusoidal", vocab};
   int n_meta = 11;
   if (m->n_meta > 100) {
     err_set(err, "%s: the model has %d metadata keys; Stepformer keeps at most 100", path, m->n_meta);
@@ -421,8 +455,10 @@ bool model_save(const Model *m, const char *path, Err *err) {
   for (int i = 0; i < m->n_meta; i++) {
     int k = 0;
     while (k < n_meta && strcmp(keys[k], m->meta_keys[i])) k++;
-    if (k == n_meta) keys[n_meta] = m->meta_keys[i], vals[n_meta++] = m->meta_values[i];
-    else if (!strcmp(keys[k], "layer_norm_eps") || !strcmp(keys[k], "format")) vals[k] = m->meta_values[i];
+    if (k == n_meta)
+      keys[n_meta] = m->meta_keys[i], vals[n_meta++] = m->meta_values[i];
+    else if (!strcmp(keys[k], "layer_norm_eps") || !strcmp(keys[k], "format"))
+      vals[k] = m->meta_values[i];
   }
   bool seen_gen = false, seen_seed = false;
   for (int k = 0; k < n_meta; k++) {

@@ -56,17 +56,17 @@ typedef struct {
 typedef struct {
   ModelConfig cfg;
   Vocab vocab;
-  float *embed;         // [V, D]
-  LayerWeights *layers; // [n_layers]
-  bool has_head;        // prediction head present
-  bool has_final_norm;  // final LayerNorm before the head present
+  float *embed;                   // [V, D]
+  LayerWeights *layers;           // [n_layers]
+  bool has_head;                  // prediction head present
+  bool has_final_norm;            // final LayerNorm before the head present
   float *norm_weight, *norm_bias; // [D] final LayerNorm, or NULL
   float *head_weight, *head_bias; // [V, D], [V]
-  float *params;        // the one block all weight pointers point into
+  float *params;                  // the one block all weight pointers point into
   long n_params;
   bool has_seed;
-  uint64_t seed;        // the seed of a random model (or the one recorded in the file)
-  char source[160];     // what it is, for captions: "bank.safetensors" or "random, seed 42"
+  uint64_t seed;                   // the seed of a random model (or the one recorded in the file)
+  char source[160];                // what it is, for captions: "bank.safetensors" or "random, seed 42"
   char **meta_keys, **meta_values; // the file's metadata, kept so a saved copy keeps it all
   int n_meta;
 } Model;

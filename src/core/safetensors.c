@@ -72,13 +72,13 @@ static bool parse_metadata(StFile *f, const cJSON *meta, const char *what, Err *
   const cJSON *kv;
   cJSON_ArrayForEach(kv, meta) {
     if (!cJSON_IsString(kv))
-      return err_set(err, "%s: metadata value \"%s\" is not a string (safetensors metadata holds strings only)",
+      return err_set(err,
+                     "%s: metadata value \"%s\" is not a string (safetensors metadata holds strings only)",
                      what, kv->string);
     f->keys[f->n_meta] = dupstr(kv->string);
     f->values[f->n_meta] = dupstr(kv->valuestring);
     f->n_meta++;
-    if (!f->keys[f->n_meta - 1] || !f->values[f->n_meta - 1])
-      return err_set(err, "%s: out of memory", what);
+    if (!f->keys[f->n_meta - 1] || !f->values[f->n_meta - 1]) return err_set(err, "%s: out of memory", what);
   }
   return true;
 }
@@ -88,8 +88,8 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
   cJSON *root = NULL;
   Span *spans = NULL;
   if (len < 8) {
-    err_set(err, "%s: too short to be safetensors (%zu bytes; the 8-byte header length is missing)",
-            what, len);
+    err_set(err, "%s: too short to be safetensors (%zu bytes; the 8-byte header length is missing)", what,
+            len);
     goto fail;
   }
   uint64_t hlen = read_u64le(bytes);

@@ -31,8 +31,10 @@ static void each_word(const char *text, WordFn fn, void *ctx) {
     int n = 0;
     bool truncated = false;
     while (*p && !is_sep(*p)) {
-      if (n < TOKEN_MAX_BYTES) buf[n++] = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
-      else truncated = true;
+      if (n < TOKEN_MAX_BYTES)
+        buf[n++] = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
+      else
+        truncated = true;
       p++;
     }
     if (truncated) n = utf8_whole(buf, n); // never end a cut word inside a UTF-8 sequence
@@ -86,8 +88,10 @@ bool vocab_from_lines(Vocab *v, const char *lines, Err *err) {
   for (int i = 0; i < n; i++) {
     v->words[i] = p;
     char *nl = strchr(p, '\n');
-    if (nl) *nl = 0, p = nl + 1;
-    else p += strlen(p);
+    if (nl)
+      *nl = 0, p = nl + 1;
+    else
+      p += strlen(p);
   }
   v->n = n;
   if (n < 1 || strcmp(v->words[0], VOCAB_UNK) != 0) {

@@ -27,10 +27,10 @@ typedef struct {
 } Vocab;
 
 typedef struct {
-  int n;          // L, the number of tokens
-  int *ids;       // [L] vocabulary ids (0 for unknown words)
-  char **words;   // [L] the words as typed (lowercased), before <unk> replacement
-  bool *unknown;  // [L] true where the word was not in the vocabulary
+  int n;         // L, the number of tokens
+  int *ids;      // [L] vocabulary ids (0 for unknown words)
+  char **words;  // [L] the words as typed (lowercased), before <unk> replacement
+  bool *unknown; // [L] true where the word was not in the vocabulary
   char *block;
 } Tokens;
 

@@ -8,13 +8,12 @@
 
 typedef struct {
   Trace *t;
-  long *own;  // floats each tensor needs in the activation block (0 for views)
+  long *own; // floats each tensor needs in the activation block (0 for views)
   int cap;
 } Builder;
 
-static int add(Builder *b, const char *name, TensorKind kind, int layer, int heads, int rows,
-               int cols, TraceAxis ra, TraceAxis ca, const char *title, const char *symbol,
-               const char *tex) {
+static int add(Builder *b, const char *name, TensorKind kind, int layer, int heads, int rows, int cols,
+               TraceAxis ra, TraceAxis ca, const char *title, const char *symbol, const char *tex) {
   Trace *t = b->t;
   EXPECT(t->n < b->cap);
   int i = t->n++;
@@ -75,8 +74,8 @@ static void add_layer(Builder *b, int l, int in) {
   TraceLayer *y = &t->layers[l];
   memset(y, -1, sizeof *y);
   char n[24];
-  y->in = add_view(b, lname(n, l, "in"), T_LAYER_IN, l, L, D, AXIS_TOKEN, AXIS_MODEL,
-                   t->t[in].data, false, "Layer input", "Z", l == 0 ? "Z" : "Z \\leftarrow \\text{output of the layer before}");
+  y->in = add_view(b, lname(n, l, "in"), T_LAYER_IN, l, L, D, AXIS_TOKEN, AXIS_MODEL, t->t[in].data, false,
+                   "Layer input", "Z", l == 0 ? "Z" : "Z \\leftarrow \\text{output of the layer before}");
   t->t[y->in].extra = true;
   t->t[y->in].is_weight = false;
   inputs(t, y->in, in, -1, -1, -1);
@@ -86,27 +85,28 @@ static void add_layer(Builder *b, int l, int in) {
                           w->norm1_weight, false, "LayerNorm gain", "\\gamma_1", "\\gamma_1");
     y->norm1_b = add_view(b, lname(n, l, "norm1.beta"), T_NORM_W, l, 1, D, AXIS_TOKEN, AXIS_MODEL,
                           w->norm1_bias, false, "LayerNorm shift", "\\beta_1", "\\beta_1");
-    y->norm1 = add(b, lname(n, l, "norm1"), T_NORM_IN, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-                   "LayerNorm before attention (pre-norm)", "\\mathrm{LN}_1(Z)",
-                   "\\mathrm{LN}_1(Z) = \\gamma_1 \\cdot \\frac{Z - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}} + \\beta_1");
+    y->norm1 = add(
+        b, lname(n, l, "norm1"), T_NORM_IN, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
+        "LayerNorm before attention (pre-norm)", "\\mathrm{LN}_1(Z)",
+        "\\mathrm{LN}_1(Z) = \\gamma_1 \\cdot \\frac{Z - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}} + \\beta_1");
     inputs(t, y->norm1, y->in, y->norm1_g, y->norm1_b, -1);
     a_in = y->norm1;
   }
   // W^q = in_proj_weight[0:D]ᵀ: the stored rows 0..D-1 are W^q's columns.
-  y->Wq = add_view(b, lname(n, l, "Wq"), T_PROJ_W, l, D, D, AXIS_MODEL, AXIS_QKV, w->in_proj_weight,
-                   true, "Query weights", "W^q", "W^q = [W^q_1 \\cdots W^q_H] \\in \\mathbb{R}^{D \\times D}");
+  y->Wq = add_view(b, lname(n, l, "Wq"), T_PROJ_W, l, D, D, AXIS_MODEL, AXIS_QKV, w->in_proj_weight, true,
+                   "Query weights", "W^q", "W^q = [W^q_1 \\cdots W^q_H] \\in \\mathbb{R}^{D \\times D}");
   y->Wk = add_view(b, lname(n, l, "Wk"), T_PROJ_W, l, D, D, AXIS_MODEL, AXIS_QKV,
                    w->in_proj_weight + (size_t)D * D, true, "Key weights", "W^k",
                    "W^k = [W^k_1 \\cdots W^k_H] \\in \\mathbb{R}^{D \\times D}");
   y->Wv = add_view(b, lname(n, l, "Wv"), T_PROJ_W, l, D, D, AXIS_MODEL, AXIS_QKV,
                    w->in_proj_weight + (size_t)2 * D * D, true, "Value weights", "W^v",
                    "W^v = [W^v_1 \\cdots W^v_H] \\in \\mathbb{R}^{D \\times D}");
-  y->bq = add_view(b, lname(n, l, "bq"), T_PROJ_B, l, 1, D, AXIS_TOKEN, AXIS_QKV, w->in_proj_bias,
-                   false, "Query bias", "b^q", "b^q");
-  y->bk = add_view(b, lname(n, l, "bk"), T_PROJ_B, l, 1, D, AXIS_TOKEN, AXIS_QKV,
-                   w->in_proj_bias + D, false, "Key bias", "b^k", "b^k");
-  y->bv = add_view(b, lname(n, l, "bv"), T_PROJ_B, l, 1, D, AXIS_TOKEN, AXIS_QKV,
-                   w->in_proj_bias + 2 * D, false, "Value bias", "b^v", "b^v");
+  y->bq = add_view(b, lname(n, l, "bq"), T_PROJ_B, l, 1, D, AXIS_TOKEN, AXIS_QKV, w->in_proj_bias, false,
+                   "Query bias", "b^q", "b^q");
+  y->bk = add_view(b, lname(n, l, "bk"), T_PROJ_B, l, 1, D, AXIS_TOKEN, AXIS_QKV, w->in_proj_bias + D, false,
+                   "Key bias", "b^k", "b^k");
+  y->bv = add_view(b, lname(n, l, "bv"), T_PROJ_B, l, 1, D, AXIS_TOKEN, AXIS_QKV, w->in_proj_bias + 2 * D,
+                   false, "Value bias", "b^v", "b^v");
   y->Q = add(b, lname(n, l, "Q"), T_PROJ, l, H, L, dk, AXIS_TOKEN, AXIS_HEADDIM, "Queries", "Q_h",
              "Q = Z W^q + b^q,\\quad Q_h = Z W^q_h + b^q_h");
   y->K = add(b, lname(n, l, "K"), T_PROJ, l, H, L, dk, AXIS_TOKEN, AXIS_HEADDIM, "Keys", "K_h",
@@ -118,39 +118,36 @@ static void add_layer(Builder *b, int l, int in) {
   inputs(t, y->V, a_in, y->Wv, y->bv, -1);
   const char *scores_tex = "S_h = \\frac{Q_h K_h^\\top}{\\sqrt{d_k}}";
   if (c->causal) {
-    y->S_raw = add(b, lname(n, l, "S_raw"), T_SCORES, l, H, L, L, AXIS_TOKEN, AXIS_TOKEN,
-                   "Scaled scores", "S_h", scores_tex);
+    y->S_raw = add(b, lname(n, l, "S_raw"), T_SCORES, l, H, L, L, AXIS_TOKEN, AXIS_TOKEN, "Scaled scores",
+                   "S_h", scores_tex);
     inputs(t, y->S_raw, y->Q, y->K, -1, -1);
     t->t[y->S_raw].extra = true;
-    y->S = add(b, lname(n, l, "S"), T_MASKED, l, H, L, L, AXIS_TOKEN, AXIS_TOKEN,
-               "Causal mask", "S_h + M",
+    y->S = add(b, lname(n, l, "S"), T_MASKED, l, H, L, L, AXIS_TOKEN, AXIS_TOKEN, "Causal mask", "S_h + M",
                "S_h \\leftarrow S_h + M,\\quad M_{ij} = -\\infty \\text{ for } j > i");
     inputs(t, y->S, y->S_raw, -1, -1, -1);
   } else {
-    y->S = add(b, lname(n, l, "S"), T_SCORES, l, H, L, L, AXIS_TOKEN, AXIS_TOKEN, "Scaled scores",
-               "S_h", scores_tex);
+    y->S = add(b, lname(n, l, "S"), T_SCORES, l, H, L, L, AXIS_TOKEN, AXIS_TOKEN, "Scaled scores", "S_h",
+               scores_tex);
     inputs(t, y->S, y->Q, y->K, -1, -1);
   }
-  y->A = add(b, lname(n, l, "A"), T_ATTN, l, H, L, L, AXIS_TOKEN, AXIS_TOKEN, "Attention weights",
-             "A_h", "A_h = \\operatorname{softmax}\\left(\\frac{Q_h K_h^\\top}{\\sqrt{d_k}}\\right)");
+  y->A = add(b, lname(n, l, "A"), T_ATTN, l, H, L, L, AXIS_TOKEN, AXIS_TOKEN, "Attention weights", "A_h",
+             "A_h = \\operatorname{softmax}\\left(\\frac{Q_h K_h^\\top}{\\sqrt{d_k}}\\right)");
   inputs(t, y->A, y->S, -1, -1, -1);
   y->AV = add(b, lname(n, l, "AV"), T_AV, l, H, L, dk, AXIS_TOKEN, AXIS_HEADDIM, "Weighted values",
               "\\mathrm{head}_h", "\\mathrm{head}_h = A_h V_h");
   inputs(t, y->AV, y->A, y->V, -1, -1);
-  y->concat = add(b, lname(n, l, "concat"), T_CONCAT, l, 1, L, D, AXIS_TOKEN, AXIS_QKV,
-                  "Heads concatenated", "\\mathrm{Concat}",
-                  "\\mathrm{Concat} = [\\mathrm{head}_1 \\cdots \\mathrm{head}_H]");
+  y->concat = add(b, lname(n, l, "concat"), T_CONCAT, l, 1, L, D, AXIS_TOKEN, AXIS_QKV, "Heads concatenated",
+                  "\\mathrm{Concat}", "\\mathrm{Concat} = [\\mathrm{head}_1 \\cdots \\mathrm{head}_H]");
   inputs(t, y->concat, y->AV, -1, -1, -1);
-  y->Wo = add_view(b, lname(n, l, "Wo"), T_OUT_W, l, D, D, AXIS_QKV, AXIS_MODEL, w->out_proj_weight,
-                   true, "Output weights", "W^o", "W^o \\in \\mathbb{R}^{D \\times D}");
-  y->bo = add_view(b, lname(n, l, "bo"), T_OUT_B, l, 1, D, AXIS_TOKEN, AXIS_MODEL, w->out_proj_bias,
-                   false, "Output bias", "b^o", "b^o");
-  y->attn = add(b, lname(n, l, "attn"), T_ATTN_OUT, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-                "Output projection", "\\mathrm{MultiHead}(Z)",
-                "\\mathrm{MultiHead}(Z) = \\mathrm{Concat} \\cdot W^o + b^o");
+  y->Wo = add_view(b, lname(n, l, "Wo"), T_OUT_W, l, D, D, AXIS_QKV, AXIS_MODEL, w->out_proj_weight, true,
+                   "Output weights", "W^o", "W^o \\in \\mathbb{R}^{D \\times D}");
+  y->bo = add_view(b, lname(n, l, "bo"), T_OUT_B, l, 1, D, AXIS_TOKEN, AXIS_MODEL, w->out_proj_bias, false,
+                   "Output bias", "b^o", "b^o");
+  y->attn = add(b, lname(n, l, "attn"), T_ATTN_OUT, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Output projection",
+                "\\mathrm{MultiHead}(Z)", "\\mathrm{MultiHead}(Z) = \\mathrm{Concat} \\cdot W^o + b^o");
   inputs(t, y->attn, y->concat, y->Wo, y->bo, -1);
-  y->res1 = add(b, lname(n, l, "res1"), T_RESIDUAL, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-                "Residual", "Z + \\mathrm{MultiHead}(Z)", "Z + \\mathrm{MultiHead}(Z)");
+  y->res1 = add(b, lname(n, l, "res1"), T_RESIDUAL, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Residual",
+                "Z + \\mathrm{MultiHead}(Z)", "Z + \\mathrm{MultiHead}(Z)");
   inputs(t, y->res1, y->in, y->attn, -1, -1);
   int f_in;
   if (c->norm_first) {
@@ -169,47 +166,45 @@ static void add_layer(Builder *b, int l, int in) {
     y->norm1_b = add_view(b, lname(n, l, "norm1.beta"), T_NORM_W, l, 1, D, AXIS_TOKEN, AXIS_MODEL,
                           w->norm1_bias, false, "LayerNorm shift", "\\beta_1", "\\beta_1");
     y->norm1 = add(b, lname(n, l, "norm1"), T_NORM, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-                   "Residual and LayerNorm", "x",
-                   "x = \\mathrm{LayerNorm}(Z + \\mathrm{MultiHead}(Z))");
+                   "Residual and LayerNorm", "x", "x = \\mathrm{LayerNorm}(Z + \\mathrm{MultiHead}(Z))");
     inputs(t, y->norm1, y->res1, y->norm1_g, y->norm1_b, -1);
     f_in = y->norm1;
   }
-  y->W1 = add_view(b, lname(n, l, "W1"), T_FFN1_W, l, D, F, AXIS_MODEL, AXIS_FFN, w->linear1_weight,
-                   true, "Feed-forward weights 1", "W_1", "W_1 \\in \\mathbb{R}^{D \\times F}");
-  y->b1 = add_view(b, lname(n, l, "b1"), T_FFN1_B, l, 1, F, AXIS_TOKEN, AXIS_FFN, w->linear1_bias,
-                   false, "Feed-forward bias 1", "b_1", "b_1");
+  y->W1 = add_view(b, lname(n, l, "W1"), T_FFN1_W, l, D, F, AXIS_MODEL, AXIS_FFN, w->linear1_weight, true,
+                   "Feed-forward weights 1", "W_1", "W_1 \\in \\mathbb{R}^{D \\times F}");
+  y->b1 = add_view(b, lname(n, l, "b1"), T_FFN1_B, l, 1, F, AXIS_TOKEN, AXIS_FFN, w->linear1_bias, false,
+                   "Feed-forward bias 1", "b_1", "b_1");
   y->ffn_pre = add(b, lname(n, l, "ffn_pre"), T_FFN_PRE, l, 1, L, F, AXIS_TOKEN, AXIS_FFN,
                    "Feed-forward, before the activation", "x W_1 + b_1", "x W_1 + b_1");
   inputs(t, y->ffn_pre, f_in, y->W1, y->b1, -1);
   t->t[y->ffn_pre].extra = true;
   bool gelu = c->activation == ACT_GELU;
   y->ffn_hidden = add(b, lname(n, l, "ffn_hidden"), T_FFN_HIDDEN, l, 1, L, F, AXIS_TOKEN, AXIS_FFN,
-                      gelu ? "Feed-forward hidden layer (GELU)" : "Feed-forward hidden layer (ReLU)",
-                      "h",
+                      gelu ? "Feed-forward hidden layer (GELU)" : "Feed-forward hidden layer (ReLU)", "h",
                       gelu ? "h = \\mathrm{GELU}(x W_1 + b_1),\\quad \\mathrm{GELU}(u) = u\\,\\Phi(u)"
                            : "h = \\max(0,\\, x W_1 + b_1)");
   inputs(t, y->ffn_hidden, y->ffn_pre, -1, -1, -1);
-  y->W2 = add_view(b, lname(n, l, "W2"), T_FFN2_W, l, F, D, AXIS_FFN, AXIS_MODEL, w->linear2_weight,
-                   true, "Feed-forward weights 2", "W_2", "W_2 \\in \\mathbb{R}^{F \\times D}");
-  y->b2 = add_view(b, lname(n, l, "b2"), T_FFN2_B, l, 1, D, AXIS_TOKEN, AXIS_MODEL, w->linear2_bias,
-                   false, "Feed-forward bias 2", "b_2", "b_2");
-  y->ffn = add(b, lname(n, l, "ffn"), T_FFN_OUT, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-               "Feed-forward output", "\\mathrm{FFN}(x)", "\\mathrm{FFN}(x) = h W_2 + b_2");
+  y->W2 = add_view(b, lname(n, l, "W2"), T_FFN2_W, l, F, D, AXIS_FFN, AXIS_MODEL, w->linear2_weight, true,
+                   "Feed-forward weights 2", "W_2", "W_2 \\in \\mathbb{R}^{F \\times D}");
+  y->b2 = add_view(b, lname(n, l, "b2"), T_FFN2_B, l, 1, D, AXIS_TOKEN, AXIS_MODEL, w->linear2_bias, false,
+                   "Feed-forward bias 2", "b_2", "b_2");
+  y->ffn = add(b, lname(n, l, "ffn"), T_FFN_OUT, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Feed-forward output",
+               "\\mathrm{FFN}(x)", "\\mathrm{FFN}(x) = h W_2 + b_2");
   inputs(t, y->ffn, y->ffn_hidden, y->W2, y->b2, -1);
   if (c->norm_first) {
     y->res2 = add(b, lname(n, l, "res2"), T_RESIDUAL, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
                   "Residual: the layer output (pre-norm)", "Z'",
                   "Z' = Z + \\mathrm{MultiHead}(\\mathrm{LN}_1(Z)) + \\mathrm{FFN}(x)");
     inputs(t, y->res2, y->res1, y->ffn, -1, -1);
-    y->out = add_view(b, lname(n, l, "out"), T_RESIDUAL, l, L, D, AXIS_TOKEN, AXIS_MODEL,
-                      t->t[y->res2].data, false, "Layer output", "Z'", "Z' = Z + \\ldots + \\mathrm{FFN}(x)");
+    y->out = add_view(b, lname(n, l, "out"), T_RESIDUAL, l, L, D, AXIS_TOKEN, AXIS_MODEL, t->t[y->res2].data,
+                      false, "Layer output", "Z'", "Z' = Z + \\ldots + \\mathrm{FFN}(x)");
   } else {
     y->norm2_g = add_view(b, lname(n, l, "norm2.gamma"), T_NORM_W, l, 1, D, AXIS_TOKEN, AXIS_MODEL,
                           w->norm2_weight, false, "LayerNorm gain", "\\gamma_2", "\\gamma_2");
     y->norm2_b = add_view(b, lname(n, l, "norm2.beta"), T_NORM_W, l, 1, D, AXIS_TOKEN, AXIS_MODEL,
                           w->norm2_bias, false, "LayerNorm shift", "\\beta_2", "\\beta_2");
-    y->res2 = add(b, lname(n, l, "res2"), T_RESIDUAL, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-                  "Residual", "x + \\mathrm{FFN}(x)", "x + \\mathrm{FFN}(x)");
+    y->res2 = add(b, lname(n, l, "res2"), T_RESIDUAL, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Residual",
+                  "x + \\mathrm{FFN}(x)", "x + \\mathrm{FFN}(x)");
     inputs(t, y->res2, f_in, y->ffn, -1, -1);
     y->norm2 = add(b, lname(n, l, "norm2"), T_NORM, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
                    "Residual and LayerNorm: the layer output", "Z'",
@@ -278,8 +273,8 @@ Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
   t->P = add(&b, "P", T_POSENC, -1, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Positional encoding", "P",
              "p_{i,2k} = \\sin\\left(\\frac{i}{10000^{2k/D}}\\right),\\quad p_{i,2k+1} = "
              "\\cos\\left(\\frac{i}{10000^{2k/D}}\\right)");
-  t->Z = add(&b, "Z", T_ADDPOS, -1, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-             "Embeddings plus positions", "Z", "Z \\leftarrow Z + P");
+  t->Z = add(&b, "Z", T_ADDPOS, -1, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Embeddings plus positions", "Z",
+             "Z \\leftarrow Z + P");
   inputs(t, t->Z, t->X, t->P, -1, -1);
   int prev = t->Z;
   for (int l = 0; l < c->n_layers; l++) {
@@ -292,25 +287,25 @@ Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
     if (model->has_final_norm) {
       int g = add_view(&b, "norm.gamma", T_NORM_W, -1, 1, D, AXIS_TOKEN, AXIS_MODEL, model->norm_weight,
                        false, "Final LayerNorm gain", "\\gamma", "\\gamma");
-      int be = add_view(&b, "norm.beta", T_NORM_W, -1, 1, D, AXIS_TOKEN, AXIS_MODEL, model->norm_bias,
-                        false, "Final LayerNorm shift", "\\beta", "\\beta");
-      t->final_norm = add(&b, "final_norm", T_NORM, -1, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-                          "Final LayerNorm", "y", "y = \\mathrm{LayerNorm}(Z')");
+      int be = add_view(&b, "norm.beta", T_NORM_W, -1, 1, D, AXIS_TOKEN, AXIS_MODEL, model->norm_bias, false,
+                        "Final LayerNorm shift", "\\beta", "\\beta");
+      t->final_norm = add(&b, "final_norm", T_NORM, -1, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Final LayerNorm",
+                          "y", "y = \\mathrm{LayerNorm}(Z')");
       inputs(t, t->final_norm, prev, g, be, -1);
       t->t[t->final_norm].extra = true;
       x = t->final_norm;
     }
-    t->Wout = add_view(&b, "Wout", T_HEAD_W, -1, D, V, AXIS_MODEL, AXIS_VOCAB, model->head_weight,
-                       true, "Prediction weights", "W_{\\mathrm{out}}",
+    t->Wout = add_view(&b, "Wout", T_HEAD_W, -1, D, V, AXIS_MODEL, AXIS_VOCAB, model->head_weight, true,
+                       "Prediction weights", "W_{\\mathrm{out}}",
                        "W_{\\mathrm{out}} \\in \\mathbb{R}^{D \\times V}");
-    t->bout = add_view(&b, "bout", T_HEAD_W, -1, 1, V, AXIS_TOKEN, AXIS_VOCAB, model->head_bias,
-                       false, "Prediction bias", "b_{\\mathrm{out}}", "b_{\\mathrm{out}}");
+    t->bout = add_view(&b, "bout", T_HEAD_W, -1, 1, V, AXIS_TOKEN, AXIS_VOCAB, model->head_bias, false,
+                       "Prediction bias", "b_{\\mathrm{out}}", "b_{\\mathrm{out}}");
     t->logits = add(&b, "logits", T_LOGITS, -1, 1, L, V, AXIS_TOKEN, AXIS_VOCAB, "Logits",
                     "y W_{\\mathrm{out}} + b_{\\mathrm{out}}", "y W_{\\mathrm{out}} + b_{\\mathrm{out}}");
     inputs(t, t->logits, x, t->Wout, t->bout, -1);
     t->t[t->logits].extra = true;
-    t->pred = add(&b, "pred", T_PRED, -1, 1, L, V, AXIS_TOKEN, AXIS_VOCAB, "Prediction",
-                  "\\hat{p}", "\\hat{p} = \\operatorname{softmax}(y W_{\\mathrm{out}} + b_{\\mathrm{out}})");
+    t->pred = add(&b, "pred", T_PRED, -1, 1, L, V, AXIS_TOKEN, AXIS_VOCAB, "Prediction", "\\hat{p}",
+                  "\\hat{p} = \\operatorname{softmax}(y W_{\\mathrm{out}} + b_{\\mathrm{out}})");
     inputs(t, t->pred, t->logits, -1, -1, -1);
   }
 
@@ -381,7 +376,11 @@ const TraceTensor *trace_find(const Trace *t, const char *name) {
 
 bool trace_per_head(const TraceTensor *x) {
   switch (x->kind) {
-  case T_PROJ: case T_SCORES: case T_MASKED: case T_ATTN: case T_AV: return true;
+  case T_PROJ:
+  case T_SCORES:
+  case T_MASKED:
+  case T_ATTN:
+  case T_AV: return true;
   default: return false;
   }
 }

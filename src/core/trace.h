@@ -78,36 +78,50 @@ typedef enum {
 #define TRACE_MAX_INPUTS 4
 
 typedef struct {
-  char name[24];         // dump name: "l0.S"; weights: "l0.Wq"
+  char name[24]; // dump name: "l0.S"; weights: "l0.Wq"
   TensorKind kind;
-  int layer;             // 0-based layer, or -1 outside the layers
-  int heads;             // 1, or H for per-head tensors
-  int rows, cols;        // shape of one head's matrix, as displayed
-  float *data;           // heads·rows·cols floats (or the stored transpose, see `transposed`)
-  int stride;            // floats between rows of the stored matrix
-  bool transposed;       // data holds the displayed matrix's transpose (PyTorch's W[out,in])
-  bool is_weight;        // a model parameter, not an activation (not dumped)
-  bool extra;            // dumped, but not one of the required stage files
+  int layer;       // 0-based layer, or -1 outside the layers
+  int heads;       // 1, or H for per-head tensors
+  int rows, cols;  // shape of one head's matrix, as displayed
+  float *data;     // heads·rows·cols floats (or the stored transpose, see `transposed`)
+  int stride;      // floats between rows of the stored matrix
+  bool transposed; // data holds the displayed matrix's transpose (PyTorch's W[out,in])
+  bool is_weight;  // a model parameter, not an activation (not dumped)
+  bool extra;      // dumped, but not one of the required stage files
   TraceAxis row_axis, col_axis;
-  const char *title;     // "Attention weights"
-  const char *symbol;    // TeX of the matrix's name: "A_h"
-  const char *tex;       // TeX of how it is computed: "A_h = \\operatorname{softmax}(S_h)"
+  const char *title;            // "Attention weights"
+  const char *symbol;           // TeX of the matrix's name: "A_h"
+  const char *tex;              // TeX of how it is computed: "A_h = \\operatorname{softmax}(S_h)"
   int inputs[TRACE_MAX_INPUTS]; // indices of the tensors it was computed from
   int n_inputs;
 } TraceTensor;
 
 // DESIGN.md's stage table. The number of a step is its row in that table.
 typedef enum {
-  STEP_TOKENS = 1, STEP_ONEHOT, STEP_EMBED, STEP_POSENC, STEP_ADDPOS,
-  STEP_QKV, STEP_SCORES, STEP_MASK, STEP_SOFTMAX, STEP_AV, STEP_CONCAT, STEP_OUTPROJ,
-  STEP_ADDNORM1, STEP_FFN_HIDDEN, STEP_FFN_OUT, STEP_ADDNORM2, STEP_PREDICT,
+  STEP_TOKENS = 1,
+  STEP_ONEHOT,
+  STEP_EMBED,
+  STEP_POSENC,
+  STEP_ADDPOS,
+  STEP_QKV,
+  STEP_SCORES,
+  STEP_MASK,
+  STEP_SOFTMAX,
+  STEP_AV,
+  STEP_CONCAT,
+  STEP_OUTPROJ,
+  STEP_ADDNORM1,
+  STEP_FFN_HIDDEN,
+  STEP_FFN_OUT,
+  STEP_ADDNORM2,
+  STEP_PREDICT,
   STEP_PRENORM, // pre-norm models only: LN1 before attention (shown as stage 5½ of each layer)
 } StepKind;
 
 typedef struct {
   StepKind kind;
-  int layer;   // -1 before the layers
-  int result;  // index of the tensor the step produces (for STEP_TOKENS: -1)
+  int layer;        // -1 before the layers
+  int result;       // index of the tensor the step produces (for STEP_TOKENS: -1)
   const char *name; // short: "softmax"
 } TraceStep;
 
@@ -115,26 +129,25 @@ typedef struct {
 // so the forward pass and the views reach them without looking names up.
 typedef struct {
   int in, Wq, Wk, Wv, bq, bk, bv, Q, K, V, S_raw, S, A, AV, concat, Wo, bo, attn, res1;
-  int norm1, norm1_g, norm1_b, W1, b1, ffn_pre, ffn_hidden, W2, b2, ffn, res2, norm2, norm2_g,
-      norm2_b, out;
+  int norm1, norm1_g, norm1_b, W1, b1, ffn_pre, ffn_hidden, W2, b2, ffn, res2, norm2, norm2_g, norm2_b, out;
 } TraceLayer;
 
 typedef struct {
   const Model *model;
   ModelConfig cfg; // copy of model->cfg
   int L;
-  Tokens tokens;   // owned copy
-  TraceTensor *t;  // the tensor table
+  Tokens tokens;  // owned copy
+  TraceTensor *t; // the tensor table
   int n;
   TraceStep *steps;
   int n_steps;
-  TraceLayer *layers; // [n_layers]
-  int O, E, X, P, Z;  // indices of the stages before the layers
+  TraceLayer *layers;                       // [n_layers]
+  int O, E, X, P, Z;                        // indices of the stages before the layers
   int final_norm, Wout, bout, logits, pred; // prediction head, -1 without one
-  float *block;    // all activations, one allocation
+  float *block;                             // all activations, one allocation
   long block_floats;
-  float *scratch;  // [L, 3D]: the fused Q|K|V product before it is split into heads
-  bool pos_ready;  // P depends on L and D only: filled by the first forward
+  float *scratch; // [L, 3D]: the fused Q|K|V product before it is split into heads
+  bool pos_ready; // P depends on L and D only: filled by the first forward
 } Trace;
 
 // Allocates a trace for `tokens` through `model` (copies the tokens). Fails only on memory.

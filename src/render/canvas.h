@@ -23,9 +23,8 @@ typedef struct {
   bool owned;
 } Canvas;
 
-#define SF_RGBA(r, g, b, a)                                                                        \
-  ((uint32_t)(r) | (uint32_t)(g) << 8 | (uint32_t)(b) << 16 | (uint32_t)(a) << 24)
-#define SF_R(c) ((c) & 0xFF)
+#define SF_RGBA(r, g, b, a) ((uint32_t)(r) | (uint32_t)(g) << 8 | (uint32_t)(b) << 16 | (uint32_t)(a) << 24)
+#define SF_R(c) ((c)&0xFF)
 #define SF_G(c) (((c) >> 8) & 0xFF)
 #define SF_B(c) (((c) >> 16) & 0xFF)
 #define SF_A(c) ((c) >> 24)

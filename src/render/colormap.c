@@ -87,26 +87,30 @@ uint32_t cmap_ink_on(uint32_t c) {
 }
 
 // Head colours: Okabe-Ito (colour-blind safe) first, then further distinct hues.
-#define HEADS_LIGHT                                                                                \
-  {SF_RGBA(0, 114, 178, 255), SF_RGBA(213, 94, 0, 255), SF_RGBA(0, 158, 115, 255),                \
-   SF_RGBA(204, 121, 167, 255), SF_RGBA(230, 159, 0, 255), SF_RGBA(86, 180, 233, 255),            \
-   SF_RGBA(120, 94, 240, 255), SF_RGBA(160, 120, 40, 255), SF_RGBA(90, 90, 90, 255),              \
-   SF_RGBA(0, 110, 90, 255), SF_RGBA(180, 40, 90, 255), SF_RGBA(60, 60, 160, 255)}
-#define HEADS_DARK                                                                                 \
-  {SF_RGBA(86, 180, 233, 255), SF_RGBA(240, 130, 60, 255), SF_RGBA(40, 200, 150, 255),            \
-   SF_RGBA(230, 150, 200, 255), SF_RGBA(240, 190, 60, 255), SF_RGBA(150, 210, 250, 255),          \
-   SF_RGBA(170, 150, 255, 255), SF_RGBA(210, 170, 90, 255), SF_RGBA(190, 190, 190, 255),          \
-   SF_RGBA(60, 190, 160, 255), SF_RGBA(240, 100, 150, 255), SF_RGBA(140, 140, 240, 255)}
+#define HEADS_LIGHT                                                                                          \
+  {                                                                                                          \
+    SF_RGBA(0, 114, 178, 255), SF_RGBA(213, 94, 0, 255), SF_RGBA(0, 158, 115, 255),                          \
+        SF_RGBA(204, 121, 167, 255), SF_RGBA(230, 159, 0, 255), SF_RGBA(86, 180, 233, 255),                  \
+        SF_RGBA(120, 94, 240, 255), SF_RGBA(160, 120, 40, 255), SF_RGBA(90, 90, 90, 255),                    \
+        SF_RGBA(0, 110, 90, 255), SF_RGBA(180, 40, 90, 255), SF_RGBA(60, 60, 160, 255)                       \
+  }
+#define HEADS_DARK                                                                                           \
+  {                                                                                                          \
+    SF_RGBA(86, 180, 233, 255), SF_RGBA(240, 130, 60, 255), SF_RGBA(40, 200, 150, 255),                      \
+        SF_RGBA(230, 150, 200, 255), SF_RGBA(240, 190, 60, 255), SF_RGBA(150, 210, 250, 255),                \
+        SF_RGBA(170, 150, 255, 255), SF_RGBA(210, 170, 90, 255), SF_RGBA(190, 190, 190, 255),                \
+        SF_RGBA(60, 190, 160, 255), SF_RGBA(240, 100, 150, 255), SF_RGBA(140, 140, 240, 255)                 \
+  }
 
 static const Theme THEMES[THEME_COUNT] = {
     {THEME_LIGHT, "light", SF_RGBA(255, 255, 255, 255), SF_RGBA(244, 245, 247, 255), SF_RGBA(0, 0, 0, 255),
-     SF_RGBA(80, 80, 90, 255), SF_RGBA(200, 200, 205, 255), SF_RGBA(40, 40, 50, 255), SF_RGBA(0, 90, 200, 255),
-     SF_RGBA(255, 170, 0, 255), SF_RGBA(236, 236, 236, 255), SF_RGBA(150, 150, 150, 255),
-     SF_RGBA(200, 0, 0, 255), SF_RGBA(190, 40, 150, 255), HEADS_LIGHT},
+     SF_RGBA(80, 80, 90, 255), SF_RGBA(200, 200, 205, 255), SF_RGBA(40, 40, 50, 255),
+     SF_RGBA(0, 90, 200, 255), SF_RGBA(255, 170, 0, 255), SF_RGBA(236, 236, 236, 255),
+     SF_RGBA(150, 150, 150, 255), SF_RGBA(200, 0, 0, 255), SF_RGBA(190, 40, 150, 255), HEADS_LIGHT},
     {THEME_DARK, "dark", SF_RGBA(24, 26, 32, 255), SF_RGBA(36, 39, 48, 255), SF_RGBA(235, 235, 240, 255),
-     SF_RGBA(160, 165, 180, 255), SF_RGBA(70, 74, 86, 255), SF_RGBA(200, 200, 210, 255), SF_RGBA(100, 170, 255, 255),
-     SF_RGBA(255, 190, 40, 255), SF_RGBA(50, 52, 60, 255), SF_RGBA(120, 124, 136, 255),
-     SF_RGBA(255, 90, 90, 255), SF_RGBA(240, 110, 210, 255), HEADS_DARK},
+     SF_RGBA(160, 165, 180, 255), SF_RGBA(70, 74, 86, 255), SF_RGBA(200, 200, 210, 255),
+     SF_RGBA(100, 170, 255, 255), SF_RGBA(255, 190, 40, 255), SF_RGBA(50, 52, 60, 255),
+     SF_RGBA(120, 124, 136, 255), SF_RGBA(255, 90, 90, 255), SF_RGBA(240, 110, 210, 255), HEADS_DARK},
 };
 
 const Theme *theme_get(ThemeId id) { return &THEMES[id < THEME_COUNT ? id : 0]; }

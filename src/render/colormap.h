@@ -20,7 +20,7 @@ typedef enum {
   CMAP_DIVERGING, // RdBu: blue < 0 < red, white at 0
   CMAP_VIRIDIS,
   CMAP_CIVIDIS,
-  CMAP_GREY,      // white 0 → black 1
+  CMAP_GREY, // white 0 → black 1
   CMAP_COUNT
 } Colormap;
 
@@ -29,7 +29,7 @@ typedef struct {
   float lo, hi; // values mapped to the ends (diverging: -m .. m)
 } ColorScale;
 
-const char *cmap_name(Colormap m); // "diverging (RdBu)", "viridis", ...
+const char *cmap_name(Colormap m);        // "diverging (RdBu)", "viridis", ...
 uint32_t cmap_color(Colormap m, float t); // t in [0, 1], clamped
 // A scale over [lo, hi]; diverging scales become symmetric around 0; a flat range is widened.
 ColorScale scale_for(Colormap m, float lo, float hi);

@@ -24,7 +24,8 @@ static FontFace face_of(unsigned style, SpanKind k) {
 // One placed piece of a line.
 typedef struct {
   float x, w, asc, desc;
-  const char *text; int len; // text piece (not NUL-terminated)
+  const char *text;
+  int len; // text piece (not NUL-terminated)
   FontFace face;
   bool code;
   TexBox *math;
@@ -34,11 +35,11 @@ typedef struct {
 
 typedef struct {
   Ctx *c;
-  float x0, w, y;      // left edge, width, top of the current line
+  float x0, w, y; // left edge, width, top of the current line
   float indent;
   Piece p[MAX_PIECES];
   int n;
-  float pen;           // x of the next piece, relative to x0 + indent
+  float pen; // x of the next piece, relative to x0 + indent
   bool space_pending;
 } Liner;
 
@@ -58,8 +59,7 @@ static void flush(Liner *ln) {
         memcpy(buf, p->text, (size_t)n);
         buf[n] = 0;
         if (p->code) scene_rect(ln->c->s, x - 2, base - p->asc, p->w + 4, p->asc + p->desc, ln->c->th->panel);
-        scene_text(ln->c->s, p->face, ln->c->size * (p->code ? 0.92f : 1.0f), x, base,
-                   ln->c->th->text, buf);
+        scene_text(ln->c->s, p->face, ln->c->size * (p->code ? 0.92f : 1.0f), x, base, ln->c->th->text, buf);
       }
     }
     if (p->math) tex_free(p->math);
@@ -99,8 +99,13 @@ static void add_text(Liner *ln, const char *t, unsigned style, SpanKind kind) {
     int n = (int)(q - p) < 511 ? (int)(q - p) : 511;
     memcpy(buf, p, (size_t)n);
     buf[n] = 0;
-    Piece pc = {.w = text_width(f, sz, buf), .asc = text_ascent(f, sz), .desc = text_descent(f, sz),
-                .text = p, .len = n, .face = f, .code = kind == SPAN_CODE};
+    Piece pc = {.w = text_width(f, sz, buf),
+                .asc = text_ascent(f, sz),
+                .desc = text_descent(f, sz),
+                .text = p,
+                .len = n,
+                .face = f,
+                .code = kind == SPAN_CODE};
     place(ln, pc);
     p = q;
   }
@@ -127,23 +132,24 @@ static float block(Ctx *c, const DocBlock *b, float x, float y, float w) {
     TexBox *bx = tex_layout(src, c->size * 1.2f, true, NULL);
     TexMetrics m = tex_metrics(bx);
     float h = m.ascent + m.descent + c->size * 0.6f;
-    if (c->s && bx) tex_emit(c->s, bx, x + fmaxf(0, (w - m.width) / 2), y + c->size * 0.3f + m.ascent, th->text);
+    if (c->s && bx)
+      tex_emit(c->s, bx, x + fmaxf(0, (w - m.width) / 2), y + c->size * 0.3f + m.ascent, th->text);
     tex_free(bx);
     return h;
   }
   case BLOCK_ITEM: {
     ln.indent = c->size * (1.2f * b->level + 0.2f);
     char mark[16];
-    if (b->ordered) snprintf(mark, sizeof mark, "%d.", b->number);
-    else snprintf(mark, sizeof mark, "•");
+    if (b->ordered)
+      snprintf(mark, sizeof mark, "%d.", b->number);
+    else
+      snprintf(mark, sizeof mark, "•");
     if (c->s)
-      scene_text_aligned(c->s, FONT_SANS, c->size, x + ln.indent - c->size * 0.4f, y + text_ascent(FONT_SANS, c->size) * 1.0f,
-                         1.0f, th->muted, mark);
+      scene_text_aligned(c->s, FONT_SANS, c->size, x + ln.indent - c->size * 0.4f,
+                         y + text_ascent(FONT_SANS, c->size) * 1.0f, 1.0f, th->muted, mark);
     break;
   }
-  case BLOCK_QUOTE:
-    ln.indent = c->size;
-    break;
+  case BLOCK_QUOTE: ln.indent = c->size; break;
   default: break;
   }
   Ctx hc = *c;
@@ -164,8 +170,8 @@ static float block(Ctx *c, const DocBlock *b, float x, float y, float w) {
   return h + (b->kind == BLOCK_ITEM ? c->size * 0.2f : c->size * 0.55f);
 }
 
-static float layout(Scene *s, const Doc *d, const Theme *th, float size, float x, float y, float w, float max_h,
-                    bool clip) {
+static float layout(Scene *s, const Doc *d, const Theme *th, float size, float x, float y, float w,
+                    float max_h, bool clip) {
   Ctx c = {s, th, size};
   float used = 0;
   for (int i = 0; i < d->n; i++) {
@@ -181,9 +187,12 @@ static float layout(Scene *s, const Doc *d, const Theme *th, float size, float x
   return used;
 }
 
-float docview_measure(const Doc *d, float size, float w) { return layout(NULL, d, NULL, size, 0, 0, w, 1e9f, false); }
+float docview_measure(const Doc *d, float size, float w) {
+  return layout(NULL, d, NULL, size, 0, 0, w, 1e9f, false);
+}
 
-float docview_render(Scene *s, const Doc *d, const Theme *theme, float size, float x, float y, float w, float max_h) {
+float docview_render(Scene *s, const Doc *d, const Theme *theme, float size, float x, float y, float w,
+                     float max_h) {
   float sz = size;
   while (sz > size * 0.65f && docview_measure(d, sz, w) > max_h) sz *= 0.92f;
   return layout(s, d, theme, sz, x, y, w, max_h, true);

@@ -33,10 +33,14 @@ static char *next_line(Explanation *ex) {
 
 // A number as TeX: 2 decimals (fewer for large values), negatives in parentheses when asked.
 static const char *num(char *buf, double v, bool paren) {
-  if (isinf(v)) snprintf(buf, 32, v < 0 ? "-\\infty" : "\\infty");
-  else if (fabs(v) >= 1000) snprintf(buf, 32, paren && v < 0 ? "(%.0f)" : "%.0f", v);
-  else if (fabs(v) >= 100) snprintf(buf, 32, paren && v < 0 ? "(%.1f)" : "%.1f", v);
-  else snprintf(buf, 32, paren && v < 0 ? "(%.2f)" : "%.2f", v);
+  if (isinf(v))
+    snprintf(buf, 32, v < 0 ? "-\\infty" : "\\infty");
+  else if (fabs(v) >= 1000)
+    snprintf(buf, 32, paren && v < 0 ? "(%.0f)" : "%.0f", v);
+  else if (fabs(v) >= 100)
+    snprintf(buf, 32, paren && v < 0 ? "(%.1f)" : "%.1f", v);
+  else
+    snprintf(buf, 32, paren && v < 0 ? "(%.2f)" : "%.2f", v);
   return buf;
 }
 
@@ -44,8 +48,10 @@ static const char *num(char *buf, double v, bool paren) {
 static const char *word(char *buf, int cap, const char *w) {
   int n = snprintf(buf, (size_t)cap, "\\text{");
   for (; *w && n < cap - 12; w++) {
-    if (strchr("\\{}$&#^_%~", *w)) n += snprintf(buf + n, (size_t)(cap - n), "\\%c", *w == '\\' ? '/' : *w);
-    else buf[n++] = *w;
+    if (strchr("\\{}$&#^_%~", *w))
+      n += snprintf(buf + n, (size_t)(cap - n), "\\%c", *w == '\\' ? '/' : *w);
+    else
+      buf[n++] = *w;
   }
   snprintf(buf + n, (size_t)(cap - n), "}");
   return buf;
@@ -81,7 +87,8 @@ static void linear(Ctx *c, const char *xs, const char *ws, const char *bs, int c
   l = next_line(c->ex);
   add(l, "= ");
   for (int d = 0; d < x->cols && d < 3; d++)
-    add(l, "%s%s \\cdot %s", d ? " + " : "", num(n1, at(x, 0, c->r, d), true), num(n2, at(W, 0, d, col), true));
+    add(l, "%s%s \\cdot %s", d ? " + " : "", num(n1, at(x, 0, c->r, d), true),
+        num(n2, at(W, 0, d, col), true));
   if (x->cols > 3) add(l, " + \\cdots");
   if (b) add(l, " + %s", num(n3, bias, true));
   l = next_line(c->ex);
@@ -108,8 +115,9 @@ static void layernorm(Ctx *c, const char *xs) {
       num(n2, var, false), n);
   l = next_line(c->ex);
   char n6[32];
-  add(l, "= %s \\cdot \\frac{%s - %s}{%s} + %s = %s", num(n1, gv, true), num(n2, xv, false), num(n3, mean, true),
-      num(n4, sqrt(var + c->t->cfg.ln_eps), false), num(n5, bv, true), num(n6, y, false));
+  add(l, "= %s \\cdot \\frac{%s - %s}{%s} + %s = %s", num(n1, gv, true), num(n2, xv, false),
+      num(n3, mean, true), num(n4, sqrt(var + c->t->cfg.ln_eps), false), num(n5, bv, true),
+      num(n6, y, false));
 }
 
 static void softmax_row(Ctx *c, const TraceTensor *s, int h, const char *ss, bool vocab) {
@@ -121,8 +129,8 @@ static void softmax_row(Ctx *c, const TraceTensor *s, int h, const char *ss, boo
   char *l = next_line(c->ex);
   char t2[96];
   const char *col = vocab ? axis_tex(c->t, AXIS_VOCAB, c->c, t2, 96) : tok(c, c->c, t2);
-  add(l, "= \\frac{e^{%s[%s, %s]}}{\\sum_{%s} e^{%s[%s, %s]}}", ss, tok(c, c->r, t1), col, vocab ? "v" : "j", ss,
-      tok(c, c->r, t1), vocab ? "v" : "j");
+  add(l, "= \\frac{e^{%s[%s, %s]}}{\\sum_{%s} e^{%s[%s, %s]}}", ss, tok(c, c->r, t1), col, vocab ? "v" : "j",
+      ss, tok(c, c->r, t1), vocab ? "v" : "j");
   l = next_line(c->ex);
   if (isinf(sv)) {
     add(l, "= 0 \\text{ because } %s = -\\infty \\text{ (masked): } e^{-\\infty} = 0", ss);
@@ -147,16 +155,19 @@ static void explain_weight(Ctx *c) {
         axis_tex(c->t, AXIS_VOCAB, c->r, t1, 96));
     break;
   case T_PROJ_W:
-    add(l, "\\text{weight from dimension %d of the input to dimension %d (head %d, column %d of it)}", c->r, c->c,
-        c->c / dk + 1, c->c % dk);
+    add(l, "\\text{weight from dimension %d of the input to dimension %d (head %d, column %d of it)}", c->r,
+        c->c, c->c / dk + 1, c->c % dk);
     break;
   case T_OUT_W:
     add(l, "\\text{weight from dimension %d of Concat (head %d) to dimension %d}", c->r, c->r / dk + 1, c->c);
     break;
-  case T_FFN1_W: add(l, "\\text{weight from dimension %d of } x \\text{ to hidden unit %d}", c->r, c->c); break;
+  case T_FFN1_W:
+    add(l, "\\text{weight from dimension %d of } x \\text{ to hidden unit %d}", c->r, c->c);
+    break;
   case T_FFN2_W: add(l, "\\text{weight from hidden unit %d to dimension %d}", c->r, c->c); break;
   case T_HEAD_W:
-    add(l, "\\text{weight from dimension %d to the score of } %s", c->r, axis_tex(c->t, AXIS_VOCAB, c->c, t2, 96));
+    add(l, "\\text{weight from dimension %d to the score of } %s", c->r,
+        axis_tex(c->t, AXIS_VOCAB, c->c, t2, 96));
     break;
   case T_NORM_W: add(l, "\\text{LayerNorm parameter of dimension %d (learned)}", c->c); break;
   default: add(l, "\\text{a bias: added to column %d of every row (learned)}", c->c); break;
@@ -173,8 +184,8 @@ static void explain_kind(Ctx *c) {
   case T_ONEHOT: {
     char *l = next_line(c->ex);
     int id = t->tokens.ids[c->r];
-    add(l, "x_{%d} = %s \\text{ is word %d of the vocabulary} \\Rightarrow O[%d, %d] = %d", c->r + 1, tok(c, c->r, t1),
-        id, c->r + 1, c->c, id == c->c);
+    add(l, "x_{%d} = %s \\text{ is word %d of the vocabulary} \\Rightarrow O[%d, %d] = %d", c->r + 1,
+        tok(c, c->r, t1), id, c->r + 1, c->c, id == c->c);
     break;
   }
   case T_EMBED: {
@@ -187,13 +198,15 @@ static void explain_kind(Ctx *c) {
     int k2 = c->c - c->c % 2;
     double ang = c->r / pow(10000.0, (double)k2 / D);
     char *l = next_line(c->ex);
-    add(l, "= \\%s\\left(\\frac{%d}{10000^{%d/%d}}\\right) = \\%s(%.4f) = %s", c->c % 2 ? "cos" : "sin", c->r, k2, D,
-        c->c % 2 ? "cos" : "sin", ang, num(n1, at(x, 0, c->r, c->c), false));
+    add(l, "= \\%s\\left(\\frac{%d}{10000^{%d/%d}}\\right) = \\%s(%.4f) = %s", c->c % 2 ? "cos" : "sin", c->r,
+        k2, D, c->c % 2 ? "cos" : "sin", ang, num(n1, at(x, 0, c->r, c->c), false));
     l = next_line(c->ex);
-    add(l, "\\text{position } i = %d \\text{ (counting from 0), column } %d = 2k%s", c->r, c->c, c->c % 2 ? " + 1" : "");
+    add(l, "\\text{position } i = %d \\text{ (counting from 0), column } %d = 2k%s", c->r, c->c,
+        c->c % 2 ? " + 1" : "");
     break;
   }
-  case T_ADDPOS: case T_RESIDUAL: {
+  case T_ADDPOS:
+  case T_RESIDUAL: {
     const TraceTensor *a = input(c, 0), *b = input(c, 1);
     if (!b) { // "out" of a pre-norm layer is a view of res2
       *c = (Ctx){t, a, c->h, c->r, c->c, c->ex};
@@ -206,10 +219,12 @@ static void explain_kind(Ctx *c) {
   }
   case T_LAYER_IN: {
     char *l = next_line(c->ex);
-    add(l, "\\text{the input of layer %d: } %s", x->layer + 1, x->layer == 0 ? "Z = OE + P" : "\\text{the output of the layer before}");
+    add(l, "\\text{the input of layer %d: } %s", x->layer + 1,
+        x->layer == 0 ? "Z = OE + P" : "\\text{the output of the layer before}");
     break;
   }
-  case T_NORM_IN: case T_NORM:
+  case T_NORM_IN:
+  case T_NORM:
     if (x->n_inputs == 1) { // "out" is a view of norm2
       *c = (Ctx){t, &t->t[x->inputs[0]], c->h, c->r, c->c, c->ex};
       return explain_kind(c);
@@ -232,13 +247,14 @@ static void explain_kind(Ctx *c) {
     double dot = 0;
     for (int d = 0; d < dk; d++) dot += (double)at(q, c->h, c->r, d) * at(k, c->h, c->c, d);
     char *l = next_line(c->ex);
-    add(l, "= \\frac{q_{%s} \\cdot k_{%s}}{\\sqrt{d_k}} = \\frac{%s}{\\sqrt{%d}} = \\frac{%s}{%.2f} = %s", tok(c, c->r, t1),
-        tok(c, c->c, t2), num(n1, dot, false), dk, num(n2, dot, false), sqrt((double)dk),
+    add(l, "= \\frac{q_{%s} \\cdot k_{%s}}{\\sqrt{d_k}} = \\frac{%s}{\\sqrt{%d}} = \\frac{%s}{%.2f} = %s",
+        tok(c, c->r, t1), tok(c, c->c, t2), num(n1, dot, false), dk, num(n2, dot, false), sqrt((double)dk),
         num(n3, at(x, c->h, c->r, c->c), false));
     l = next_line(c->ex);
     add(l, "q_{%s} \\cdot k_{%s} = ", tok(c, c->r, t1), tok(c, c->c, t2));
     for (int d = 0; d < dk && d < 3; d++)
-      add(l, "%s%s \\cdot %s", d ? " + " : "", num(n1, at(q, c->h, c->r, d), true), num(n2, at(k, c->h, c->c, d), true));
+      add(l, "%s%s \\cdot %s", d ? " + " : "", num(n1, at(q, c->h, c->r, d), true),
+          num(n2, at(k, c->h, c->c, d), true));
     if (dk > 3) add(l, " + \\cdots \\text{ (%d terms)}", dk);
     break;
   }
@@ -246,11 +262,18 @@ static void explain_kind(Ctx *c) {
     const TraceTensor *s = input(c, 0);
     char *l = next_line(c->ex);
     bool masked = c->c > c->r;
-    if (masked) add(l, "= S + M = %s + (-\\infty) = -\\infty", num(n1, at(s, c->h, c->r, c->c), false));
-    else add(l, "= S + M = %s + 0 = %s", num(n1, at(s, c->h, c->r, c->c), false), num(n2, at(x, c->h, c->r, c->c), false));
+    if (masked)
+      add(l, "= S + M = %s + (-\\infty) = -\\infty", num(n1, at(s, c->h, c->r, c->c), false));
+    else
+      add(l, "= S + M = %s + 0 = %s", num(n1, at(s, c->h, c->r, c->c), false),
+          num(n2, at(x, c->h, c->r, c->c), false));
     l = next_line(c->ex);
-    if (masked) add(l, "\\text{%s comes after %s: a decoder may not look ahead}", t->tokens.words[c->c], t->tokens.words[c->r]);
-    else add(l, "\\text{%s may look at %s (not later than itself)}", t->tokens.words[c->r], t->tokens.words[c->c]);
+    if (masked)
+      add(l, "\\text{%s comes after %s: a decoder may not look ahead}", t->tokens.words[c->c],
+          t->tokens.words[c->r]);
+    else
+      add(l, "\\text{%s may look at %s (not later than itself)}", t->tokens.words[c->r],
+          t->tokens.words[c->c]);
     break;
   }
   case T_ATTN: softmax_row(c, input(c, 0), c->h, "S", false); break;
@@ -263,7 +286,8 @@ static void explain_kind(Ctx *c) {
     add(l, "= ");
     int L = t->L;
     for (int j = 0; j < L && j < 3; j++)
-      add(l, "%s%s \\cdot %s", j ? " + " : "", num(n1, at(a, c->h, c->r, j), true), num(n2, at(v, c->h, j, c->c), true));
+      add(l, "%s%s \\cdot %s", j ? " + " : "", num(n1, at(a, c->h, c->r, j), true),
+          num(n2, at(v, c->h, j, c->c), true));
     if (L > 3) add(l, " + \\cdots");
     add(l, " = %s", num(n1, at(x, c->h, c->r, c->c), false));
     break;
@@ -291,8 +315,8 @@ static void explain_kind(Ctx *c) {
       l = next_line(c->ex);
       add(l, "= %s \\cdot %.4f = %s", num(n1, uv, true), phi, num(n2, at(x, 0, c->r, c->c), false));
     } else {
-      add(l, "= \\max(0,\\, (x W_1 + b_1)[%s, %d]) = \\max(0,\\, %s) = %s", tok(c, c->r, t1), c->c, num(n1, uv, false),
-          num(n2, at(x, 0, c->r, c->c), false));
+      add(l, "= \\max(0,\\, (x W_1 + b_1)[%s, %d]) = \\max(0,\\, %s) = %s", tok(c, c->r, t1), c->c,
+          num(n1, uv, false), num(n2, at(x, 0, c->r, c->c), false));
     }
     break;
   }
@@ -313,11 +337,14 @@ void explain_cell(const Trace *t, const ViewLayout *lay, int k, int i, int j, Ex
   char rp[64], cp[64];
   trace_axis_label(t, op->row_axis, i, rp, sizeof rp);
   trace_axis_label(t, op->col_axis, j, cp, sizeof cp);
-  snprintf(ex->plain, EXPLAIN_CAP, "%s[%s, %s] = %.4f", operand_src(op) ? operand_src(op)->name : "M", rp, cp, val);
+  snprintf(ex->plain, EXPLAIN_CAP, "%s[%s, %s] = %.4f", operand_src(op) ? operand_src(op)->name : "M", rp, cp,
+           val);
   if (op->index < 0) { // the mask
     char *l = next_line(ex);
-    if (j > i) add(l, "= -\\infty: \\ %s \\text{ comes after } %s \\text{, a decoder may not look ahead}", ca, ra);
-    else add(l, "= 0: \\ %s \\text{ may look at } %s", ra, ca);
+    if (j > i)
+      add(l, "= -\\infty: \\ %s \\text{ comes after } %s \\text{, a decoder may not look ahead}", ca, ra);
+    else
+      add(l, "= 0: \\ %s \\text{ may look at } %s", ra, ca);
     return;
   }
   // the tensor's own coordinates

@@ -21,10 +21,10 @@
 #define EXPLAIN_CAP 600
 
 typedef struct {
-  char heading[EXPLAIN_CAP];               // TeX: "A_{1}[\text{cat}, \text{bank}] = 0.31"
-  char lines[EXPLAIN_LINES][EXPLAIN_CAP];  // TeX lines of the worked equation
+  char heading[EXPLAIN_CAP];              // TeX: "A_{1}[\text{cat}, \text{bank}] = 0.31"
+  char lines[EXPLAIN_LINES][EXPLAIN_CAP]; // TeX lines of the worked equation
   int n_lines;
-  char plain[EXPLAIN_CAP];                 // one line of plain text (for logs and the SVG title)
+  char plain[EXPLAIN_CAP]; // one line of plain text (for logs and the SVG title)
   float value;
 } Explanation;
 

@@ -44,8 +44,10 @@ float operand_at(const Operand *o, int i, int j) {
 static const float *stored(const Operand *o, int h, long *rs, long *cs) {
   const TraceTensor *x = &o->trace->t[o->index];
   const float *base = x->data + (size_t)h * x->rows * x->cols;
-  if (x->transposed) *rs = 1, *cs = x->stride;
-  else *rs = x->stride, *cs = 1;
+  if (x->transposed)
+    *rs = 1, *cs = x->stride;
+  else
+    *rs = x->stride, *cs = 1;
   return base;
 }
 

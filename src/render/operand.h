@@ -18,12 +18,12 @@
 
 typedef struct {
   const Trace *trace;
-  int index;       // trace tensor index, or -1 for the mask
-  int head;        // head shown; -1 = all heads side by side (columns h·cols .. of head h)
-  bool transpose;  // shown transposed
-  int rows, cols;  // displayed shape
+  int index;      // trace tensor index, or -1 for the mask
+  int head;       // head shown; -1 = all heads side by side (columns h·cols .. of head h)
+  bool transpose; // shown transposed
+  int rows, cols; // displayed shape
   TraceAxis row_axis, col_axis;
-  int L;           // mask size
+  int L; // mask size
 } Operand;
 
 Operand operand_tensor(const Trace *t, int index, int head, bool transpose);

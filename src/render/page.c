@@ -10,7 +10,10 @@
 
 bool page_step_has_heads(const Trace *t, int step) {
   switch (t->steps[step].kind) {
-  case STEP_SCORES: case STEP_MASK: case STEP_SOFTMAX: case STEP_AV: return true;
+  case STEP_SCORES:
+  case STEP_MASK:
+  case STEP_SOFTMAX:
+  case STEP_AV: return true;
   default: return false;
   }
 }
@@ -21,11 +24,16 @@ const char *page_stage_label(const Trace *t, int step, int head, char *buf, int 
   const TraceStep *st = &t->steps[step];
   int total = t->pred >= 0 ? 17 : 16;
   int n = st->kind == STEP_PRENORM ? 5 : (int)st->kind;
-  int k = snprintf(buf, (size_t)cap, "Stage %d%s/%d · %s", n, st->kind == STEP_PRENORM ? "½" : "", total, st->name);
-  if (st->layer >= 0 && k < cap) k += snprintf(buf + k, (size_t)(cap - k), " · layer %d of %d", st->layer + 1, t->cfg.n_layers);
+  int k = snprintf(buf, (size_t)cap, "Stage %d%s/%d · %s", n, st->kind == STEP_PRENORM ? "½" : "", total,
+                   st->name);
+  if (st->layer >= 0 && k < cap)
+    k += snprintf(buf + k, (size_t)(cap - k), " · layer %d of %d", st->layer + 1, t->cfg.n_layers);
   if (page_step_has_heads(t, step) && k < cap) {
-    if (head < 0) snprintf(buf + k, (size_t)(cap - k), " · all %d heads", t->cfg.H);
-    else snprintf(buf + k, (size_t)(cap - k), " · head %d of %d", (head < t->cfg.H ? head : t->cfg.H - 1) + 1, t->cfg.H);
+    if (head < 0)
+      snprintf(buf + k, (size_t)(cap - k), " · all %d heads", t->cfg.H);
+    else
+      snprintf(buf + k, (size_t)(cap - k), " · head %d of %d", (head < t->cfg.H ? head : t->cfg.H - 1) + 1,
+               t->cfg.H);
   }
   return buf;
 }
@@ -42,9 +50,9 @@ const char *page_footer(const Trace *t, const char *sentence, char *buf, int cap
     while (n > 0 && ((unsigned char)sentence[n] & 0xC0) == 0x80) n--;
     snprintf(shown, sizeof shown, "%.*s…", (int)n, sentence);
   }
-  int k = snprintf(buf, (size_t)cap, "“%s” · model %s (D=%d, H=%d, F=%d, %d layer%s%s%s)", shown, m->source, c->D,
-                   c->H, c->F, c->n_layers, c->n_layers > 1 ? "s" : "", c->norm_first ? ", pre-norm" : "",
-                   c->causal ? ", causal" : "");
+  int k = snprintf(buf, (size_t)cap, "“%s” · model %s (D=%d, H=%d, F=%d, %d layer%s%s%s)", shown, m->source,
+                   c->D, c->H, c->F, c->n_layers, c->n_layers > 1 ? "s" : "",
+                   c->norm_first ? ", pre-norm" : "", c->causal ? ", causal" : "");
   if (m->has_seed && k < cap && !strstr(m->source, "seed"))
     snprintf(buf + k, (size_t)(cap - k), " · seed %llu", (unsigned long long)m->seed);
   return buf;
@@ -119,7 +127,8 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   if (p->lesson_steps > 0) {
     snprintf(buf, sizeof buf, "%s%sstep %d of %d", p->lesson ? p->lesson : "", p->lesson ? " · " : "",
              p->lesson_step + 1, p->lesson_steps);
-    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u - p->header_reserve, hh * 0.66f, 1.0f, th->muted, buf);
+    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u - p->header_reserve, hh * 0.66f, 1.0f, th->muted,
+                       buf);
   }
 
   // title and formula

@@ -21,16 +21,16 @@
 
 typedef struct {
   const Trace *trace;
-  int step;                 // index into trace->steps
-  const ViewOptions *view;  // theme, head, scale, highlights ...
-  const char *title;        // the lesson step's title, or NULL for the stage's own title
-  const Doc *narration;     // the lesson step's narration, or NULL
-  bool show_text;           // draw the narration column
-  const char *sentence;     // as typed
-  const char *lesson;       // lesson title for the footer, or NULL
+  int step;                      // index into trace->steps
+  const ViewOptions *view;       // theme, head, scale, highlights ...
+  const char *title;             // the lesson step's title, or NULL for the stage's own title
+  const Doc *narration;          // the lesson step's narration, or NULL
+  bool show_text;                // draw the narration column
+  const char *sentence;          // as typed
+  const char *lesson;            // lesson title for the footer, or NULL
   int lesson_step, lesson_steps; // "step 3 of 21" when lesson_steps > 0
-  const char *note;         // a line of the app's (e.g. an error to show), or NULL
-  float header_reserve;     // pixels at the right of the header kept free (the window's controls)
+  const char *note;              // a line of the app's (e.g. an error to show), or NULL
+  float header_reserve;          // pixels at the right of the header kept free (the window's controls)
   float width, height;
 } PageSpec;
 

@@ -35,21 +35,21 @@ typedef enum {
 typedef struct {
   CmdKind kind;
   float x, y, w, h;
-  float x2, y2;     // CMD_LINE end point
-  float width;      // CMD_FRAME, CMD_LINE, CMD_HATCH line width
+  float x2, y2; // CMD_LINE end point
+  float width;  // CMD_FRAME, CMD_LINE, CMD_HATCH line width
   uint32_t color, color2;
-  FontFace font;    // CMD_TEXT
-  float size;       // CMD_TEXT font size in pixels
-  const char *text; // CMD_TEXT (arena)
-  int rows, cols;   // CMD_CELLS
+  FontFace font;          // CMD_TEXT
+  float size;             // CMD_TEXT font size in pixels
+  const char *text;       // CMD_TEXT (arena)
+  int rows, cols;         // CMD_CELLS
   const uint32_t *colors; // CMD_CELLS rows*cols colours (arena)
-  const char *tag;  // optional SVG tooltip (arena)
+  const char *tag;        // optional SVG tooltip (arena)
 } Cmd;
 
 typedef struct {
   Cmd *cmds;
   int n, cap;
-  char *arena;      // strings and colour arrays of this frame
+  char *arena; // strings and colour arrays of this frame
   size_t used, arena_cap;
   char **old_arenas; // arenas outgrown during the frame, freed at reset
   int n_old;

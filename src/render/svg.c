@@ -49,9 +49,10 @@ static void cells(FILE *f, const Cmd *c) {
 }
 
 void svg_fprint(const Scene *s, FILE *f, const char *title, const char *desc) {
-  fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-             "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%g\" height=\"%g\" "
-             "viewBox=\"0 0 %g %g\">\n",
+  fprintf(f,
+          "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%g\" height=\"%g\" "
+          "viewBox=\"0 0 %g %g\">\n",
           s->width, s->height, s->width, s->height);
   if (title) {
     fputs("<title>", f);
@@ -75,8 +76,9 @@ void svg_fprint(const Scene *s, FILE *f, const char *title, const char *desc) {
     while (k < n_pats && pats[k] != key) k++;
     if (k < n_pats || n_pats == 32) continue;
     pats[n_pats] = key;
-    fprintf(f, "<pattern id=\"hatch%d\" patternUnits=\"userSpaceOnUse\" width=\"8\" height=\"8\">"
-               "<rect width=\"8\" height=\"8\"",
+    fprintf(f,
+            "<pattern id=\"hatch%d\" patternUnits=\"userSpaceOnUse\" width=\"8\" height=\"8\">"
+            "<rect width=\"8\" height=\"8\"",
             n_pats);
     paint(f, "fill", c->color);
     fputs("/><path d=\"M-2,2 l4,-4 M0,8 l8,-8 M6,10 l4,-4\" stroke-width=\"1.5\"", f);
@@ -96,21 +98,26 @@ void svg_fprint(const Scene *s, FILE *f, const char *title, const char *desc) {
       tag(f, c, "rect");
       break;
     case CMD_FRAME:
-      fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" stroke-width=\"%.2f\"",
-              c->x + c->width / 2, c->y + c->width / 2, c->w - c->width, c->h - c->width, c->width);
+      fprintf(
+          f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" stroke-width=\"%.2f\"",
+          c->x + c->width / 2, c->y + c->width / 2, c->w - c->width, c->h - c->width, c->width);
       paint(f, "stroke", c->color);
       tag(f, c, "rect");
       break;
     case CMD_LINE:
-      fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke-width=\"%.2f\" stroke-linecap=\"round\"",
+      fprintf(f,
+              "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke-width=\"%.2f\" "
+              "stroke-linecap=\"round\"",
               c->x, c->y, c->x2, c->y2, c->width);
       paint(f, "stroke", c->color);
       tag(f, c, "line");
       break;
     case CMD_TEXT: {
       const char *style = text_svg_style(c->font);
-      fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-family=\"%s\" font-size=\"%.2f\"%s%s%s xml:space=\"preserve\"",
-              c->x, c->y, text_svg_family(c->font), c->size, *style ? " style=\"" : "", style, *style ? "\"" : "");
+      fprintf(
+          f, "<text x=\"%.2f\" y=\"%.2f\" font-family=\"%s\" font-size=\"%.2f\"%s%s%s xml:space=\"preserve\"",
+          c->x, c->y, text_svg_family(c->font), c->size, *style ? " style=\"" : "", style,
+          *style ? "\"" : "");
       paint(f, "fill", c->color);
       fputc('>', f);
       escaped(f, c->text);
@@ -128,8 +135,10 @@ void svg_fprint(const Scene *s, FILE *f, const char *title, const char *desc) {
       int k = 0;
       while (k < n_pats && pats[k] != key) k++;
       fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"", c->x, c->y, c->w, c->h);
-      if (k < n_pats) fprintf(f, " fill=\"url(#hatch%d)\"", k);
-      else paint(f, "fill", c->color);
+      if (k < n_pats)
+        fprintf(f, " fill=\"url(#hatch%d)\"", k);
+      else
+        paint(f, "fill", c->color);
       tag(f, c, "rect");
       break;
     }

@@ -18,8 +18,10 @@ TexBoxNode *tex_box_new(TexLay *L, TexBoxKind k) {
 void tex_box_add(TexBoxNode *parent, TexBoxNode *child, float x, float y) {
   if (!parent || !child) return;
   child->x = x, child->y = y;
-  if (parent->last) parent->last->next = child;
-  else parent->first = child;
+  if (parent->last)
+    parent->last->next = child;
+  else
+    parent->first = child;
   parent->last = child;
   parent->w = fmaxf(parent->w, x + child->w);
   parent->h = fmaxf(parent->h, y + child->h);
@@ -125,8 +127,10 @@ static void emit_box(Scene *s, const TexBoxNode *b, float ox, float oy, uint32_t
   switch ((TexBoxKind)b->kind) {
   case B_GLYPH: scene_text(s, (FontFace)b->face, b->size, x, y, c, b->text); break;
   case B_RULE:
-    if (b->soft) scene_rect(s, x, y - b->h, b->w, b->h + b->d, c);
-    else emit_rule(s, x, y - b->h, b->w, b->h + b->d, c);
+    if (b->soft)
+      scene_rect(s, x, y - b->h, b->w, b->h + b->d, c);
+    else
+      emit_rule(s, x, y - b->h, b->w, b->h + b->d, c);
     break;
   case B_LINE: scene_line(s, x, y, x + b->x2, y - b->y2, b->lw, c); break;
   case B_GROUP:
@@ -139,8 +143,8 @@ void tex_emit(Scene *s, const TexBox *b, float x, float baseline_y, uint32_t col
   if (s && b && b->root) emit_box(s, b->root, x, baseline_y, color);
 }
 
-TexMetrics tex_draw(Scene *s, const char *src, float size_px, bool display, float x,
-                    float baseline_y, uint32_t color) {
+TexMetrics tex_draw(Scene *s, const char *src, float size_px, bool display, float x, float baseline_y,
+                    uint32_t color) {
   TexBox *b = tex_layout(src, size_px, display, NULL);
   TexMetrics m = tex_metrics(b);
   tex_emit(s, b, x, baseline_y, color);

@@ -75,8 +75,8 @@ void tex_emit(Scene *s, const TexBox *b, float x, float baseline_y, uint32_t col
 void tex_free(TexBox *b); // NULL is fine
 
 // Layout + emit + free in one call; returns the metrics of what it drew.
-TexMetrics tex_draw(Scene *s, const char *src, float size_px, bool display, float x,
-                    float baseline_y, uint32_t color);
+TexMetrics tex_draw(Scene *s, const char *src, float size_px, bool display, float x, float baseline_y,
+                    uint32_t color);
 
 // Parses only (no fonts needed); returns true when there was no problem.
 bool tex_check(const char *src, TexDiag *diag);

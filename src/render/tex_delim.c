@@ -28,8 +28,7 @@ static TexBoxNode *on_axis(TexLay *L, TexBoxNode *b, float em) {
 
 static TexBoxNode *scaled(TexLay *L, uint32_t cp, float em, float total) {
   TexBoxNode *b = glyph(L, cp, em);
-  if (b && ink_height(b) > 0 && total > ink_height(b))
-    b = glyph(L, cp, ceilf(em * total / ink_height(b)));
+  if (b && ink_height(b) > 0 && total > ink_height(b)) b = glyph(L, cp, ceilf(em * total / ink_height(b)));
   return on_axis(L, b, em);
 }
 
@@ -116,8 +115,8 @@ static TexBoxNode *assembly(TexLay *L, const Pieces *p, float em, float total) {
     t = glyph(L, p->top, size), b = glyph(L, p->bot, size), e = glyph(L, p->ext, size);
     m = p->mid ? glyph(L, p->mid, size) : NULL;
     if (!t || !b || !e || (p->mid && !m)) return NULL;
-    float least = ink_height(t) + ink_height(b) + (m ? ink_height(m) : 0) -
-                  (m ? 2.0f : 1.0f) * p->overlap * size;
+    float least =
+        ink_height(t) + ink_height(b) + (m ? ink_height(m) : 0) - (m ? 2.0f : 1.0f) * p->overlap * size;
     if (total >= least || pass) break;
     size = floorf(size * total / least);
   }
@@ -158,11 +157,16 @@ TexBoxNode *tex_delim(TexLay *L, uint32_t cp, float em, float total) {
   if (ink <= 0 || total <= ink * 1.01f) return on_axis(L, b, em);
   Pieces p;
   switch (cp) {
-  case '[': case ']': case 0x2308: case 0x2309: case 0x230A: case 0x230B:
-    return bracket(L, cp, em, total);
-  case '|': case 0x2016: return bars(L, cp, em, total);
-  case 0x27E8: case 0x27E9:
-    return total > 1.3f * ink ? angle(L, cp, em, total) : scaled(L, cp, em, total);
+  case '[':
+  case ']':
+  case 0x2308:
+  case 0x2309:
+  case 0x230A:
+  case 0x230B: return bracket(L, cp, em, total);
+  case '|':
+  case 0x2016: return bars(L, cp, em, total);
+  case 0x27E8:
+  case 0x27E9: return total > 1.3f * ink ? angle(L, cp, em, total) : scaled(L, cp, em, total);
   default:
     if (pieces_of(cp, &p) && total > (L->lm ? 1.9f : 1.4f) * ink) return assembly(L, &p, em, total);
     return scaled(L, cp, em, total);

@@ -69,14 +69,13 @@ static bool has(FontFace f, uint32_t cp) {
 // A letter or digit of the Mathematical Alphanumeric Symbols block, unstyled: the plain code
 // point and a text face of the same look (for fonts without the block, e.g. DejaVu Serif).
 static uint32_t unstyle(uint32_t cp, FontFace *face) {
-  static const FontFace LATIN[13] = {
-      FONT_SERIF_BOLD, FONT_SERIF_ITALIC, FONT_SERIF_BOLD, FONT_SERIF_ITALIC, FONT_SERIF_BOLD,
-      FONT_SERIF, FONT_SERIF_BOLD, FONT_SERIF_BOLD, FONT_SANS, FONT_SANS_BOLD, FONT_SANS_ITALIC,
-      FONT_SANS_ITALIC, FONT_MONO};
-  static const FontFace GREEK[5] = {FONT_SERIF_BOLD, FONT_SERIF_ITALIC, FONT_SERIF_BOLD,
-                                    FONT_SANS_BOLD, FONT_SANS_BOLD};
-  static const FontFace DIGITS[5] = {FONT_SERIF_BOLD, FONT_SERIF_BOLD, FONT_SANS,
-                                     FONT_SANS_BOLD, FONT_MONO};
+  static const FontFace LATIN[13] = {FONT_SERIF_BOLD, FONT_SERIF_ITALIC, FONT_SERIF_BOLD,  FONT_SERIF_ITALIC,
+                                     FONT_SERIF_BOLD, FONT_SERIF,        FONT_SERIF_BOLD,  FONT_SERIF_BOLD,
+                                     FONT_SANS,       FONT_SANS_BOLD,    FONT_SANS_ITALIC, FONT_SANS_ITALIC,
+                                     FONT_MONO};
+  static const FontFace GREEK[5] = {FONT_SERIF_BOLD, FONT_SERIF_ITALIC, FONT_SERIF_BOLD, FONT_SANS_BOLD,
+                                    FONT_SANS_BOLD};
+  static const FontFace DIGITS[5] = {FONT_SERIF_BOLD, FONT_SERIF_BOLD, FONT_SANS, FONT_SANS_BOLD, FONT_MONO};
   static const uint32_t GX[7] = {0x2202, 0x3F5, 0x3D1, 0x3F0, 0x3D5, 0x3F1, 0x3D6};
   if (cp == 0x210E) return *face = FONT_SERIF_ITALIC, 'h';
   if (cp >= 0x1D400 && cp < 0x1D6A4) {
@@ -114,8 +113,10 @@ FontFace tex_face_for(uint32_t cp, uint32_t *out_cp) {
 int tex_utf8_put(uint32_t cp, char out[5]) {
   int n;
   if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
-  if (cp < 0x80) out[0] = (char)cp, n = 1;
-  else if (cp < 0x800) out[0] = (char)(0xC0 | cp >> 6), out[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
+  if (cp < 0x80)
+    out[0] = (char)cp, n = 1;
+  else if (cp < 0x800)
+    out[0] = (char)(0xC0 | cp >> 6), out[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
   else if (cp < 0x10000) {
     out[0] = (char)(0xE0 | cp >> 12), out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
     out[2] = (char)(0x80 | (cp & 0x3F)), n = 3;

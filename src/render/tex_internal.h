@@ -31,16 +31,16 @@ typedef enum { ST_D, ST_T, ST_S, ST_SS } TexStyle;
 
 // Alphabets: how letters and digits of a N_CHAR are drawn.
 typedef enum {
-  AL_MATH,    // default: italic letters and lowercase Greek, upright digits and capital Greek
-  AL_RM,      // \mathrm, \operatorname: upright (runs of letters become N_RUN)
-  AL_IT,      // \mathit: text italic (runs)
-  AL_BF,      // \mathbf: bold upright
-  AL_BI,      // \boldsymbol, \bm: bold italic
-  AL_BB,      // \mathbb: double-struck
-  AL_CAL,     // \mathcal: script
-  AL_FRAK,    // \mathfrak
-  AL_SF,      // \mathsf
-  AL_TT,      // \mathtt
+  AL_MATH, // default: italic letters and lowercase Greek, upright digits and capital Greek
+  AL_RM,   // \mathrm, \operatorname: upright (runs of letters become N_RUN)
+  AL_IT,   // \mathit: text italic (runs)
+  AL_BF,   // \mathbf: bold upright
+  AL_BI,   // \boldsymbol, \bm: bold italic
+  AL_BB,   // \mathbb: double-struck
+  AL_CAL,  // \mathcal: script
+  AL_FRAK, // \mathfrak
+  AL_SF,   // \mathsf
+  AL_TT,   // \mathtt
 } TexAlphabet;
 
 // ---- parse tree
@@ -65,22 +65,22 @@ typedef enum {
 
 typedef struct TexNode TexNode;
 struct TexNode {
-  uint8_t kind, cls, alpha, style; // style: N_STYLE, N_FRAC override (0xFF none)
-  uint8_t limits;                  // 0 default, 1 \limits, 2 \nolimits
-  uint8_t face;                    // N_RUN
-  uint8_t rule;                    // N_FRAC: 1 with a fraction bar
+  uint8_t kind, cls, alpha, style;          // style: N_STYLE, N_FRAC override (0xFF none)
+  uint8_t limits;                           // 0 default, 1 \limits, 2 \nolimits
+  uint8_t face;                             // N_RUN
+  uint8_t rule;                             // N_FRAC: 1 with a fraction bar
   uint8_t wide, phantom, has_middle, align; // align: matrix columns 'c' or 'l'
-  bool primes;                     // sup holds primes only (so ^ may still follow)
-  int pos;                         // byte offset in the source
-  uint32_t cp, color;              // color 0: inherit
-  uint32_t ldelim, rdelim;         // 0: none ('.')
+  bool primes;                              // sup holds primes only (so ^ may still follow)
+  int pos;                                  // byte offset in the source
+  uint32_t cp, color;                       // color 0: inherit
+  uint32_t ldelim, rdelim;                  // 0: none ('.')
   float amount;
-  const char *text;                // N_RUN, N_ERROR (arena)
-  TexNode *a, *b, *c;              // operands (lists)
-  TexNode *sup, *sub;              // scripts (lists)
-  TexNode *next;                   // next in its list
+  const char *text;   // N_RUN, N_ERROR (arena)
+  TexNode *a, *b, *c; // operands (lists)
+  TexNode *sup, *sub; // scripts (lists)
+  TexNode *next;      // next in its list
   int rows, cols;
-  TexNode **cells;                 // N_MATRIX: rows*cols lists (NULL for an empty cell)
+  TexNode **cells; // N_MATRIX: rows*cols lists (NULL for an empty cell)
 };
 
 // Parses src[0..len) into a list; always returns something unless out of memory (a->oom).
@@ -88,9 +88,34 @@ TexNode *tex_parse(TexArena *a, const char *src, size_t len, TexDiag *diag);
 
 // ---- symbol tables (tex_symbols.c)
 typedef enum {
-  K_SYM, K_OPNAME, K_ALPHA, K_TEXT, K_FRAC, K_BINOM, K_SQRT, K_LEFT, K_RIGHT, K_MIDDLE, K_BIG,
-  K_ACCENT, K_OVERLINE, K_UNDERLINE, K_SPACE, K_HSPACE, K_COLOR, K_TEXTCOLOR, K_BEGIN, K_END,
-  K_STYLE, K_LIMITS, K_CLASS, K_OPERATORNAME, K_STACK, K_PHANTOM, K_NOT, K_IGNORE,
+  K_SYM,
+  K_OPNAME,
+  K_ALPHA,
+  K_TEXT,
+  K_FRAC,
+  K_BINOM,
+  K_SQRT,
+  K_LEFT,
+  K_RIGHT,
+  K_MIDDLE,
+  K_BIG,
+  K_ACCENT,
+  K_OVERLINE,
+  K_UNDERLINE,
+  K_SPACE,
+  K_HSPACE,
+  K_COLOR,
+  K_TEXTCOLOR,
+  K_BEGIN,
+  K_END,
+  K_STYLE,
+  K_LIMITS,
+  K_CLASS,
+  K_OPERATORNAME,
+  K_STACK,
+  K_PHANTOM,
+  K_NOT,
+  K_IGNORE,
 } TexCmdKind;
 
 typedef struct {
@@ -102,13 +127,13 @@ typedef struct {
 } TexCmd;
 
 const TexCmd *tex_cmd_find(const char *name, size_t n);
-TexClass tex_char_class(uint32_t cp);          // class of a character typed or named
+TexClass tex_char_class(uint32_t cp);              // class of a character typed or named
 uint32_t tex_delim_cp(const char *name, size_t n); // \langle → U+27E8, 0 when not a delimiter
-uint32_t tex_not_cp(uint32_t cp);               // \not= → ≠, 0 when unknown
+uint32_t tex_not_cp(uint32_t cp);                  // \not= → ≠, 0 when unknown
 bool tex_color_parse(const char *s, size_t n, uint32_t *rgba);
 uint32_t tex_alpha_cp(uint32_t cp, TexAlphabet al); // the styled code point (𝑥 for x, ...)
-int tex_italic_corr(uint32_t cp); // italic correction in 1/1000 em (Latin Modern Math)
-int tex_top_accent(uint32_t cp);  // top accent attachment in 1/1000 em, -1 unknown
+int tex_italic_corr(uint32_t cp);                   // italic correction in 1/1000 em (Latin Modern Math)
+int tex_top_accent(uint32_t cp);                    // top accent attachment in 1/1000 em, -1 unknown
 
 // ---- fonts (tex_font.c): glyph metrics cached by (face, px, cp)
 bool tex_glyph(FontFace f, int px, uint32_t cp, GlyphInfo *g);
@@ -125,15 +150,15 @@ typedef enum { B_GLYPH, B_RULE, B_LINE, B_GROUP } TexBoxKind;
 typedef struct TexBoxNode TexBoxNode;
 struct TexBoxNode {
   uint8_t kind, face;
-  bool hidden;             // phantoms: measured, not drawn
-  bool soft;               // B_RULE continuing a glyph's stroke: exact edges, not whole pixels
-  float w, h, d;           // width, height above and depth below the origin
-  float x, y;              // origin in the parent (y up)
-  uint32_t color;          // 0 inherit
-  float size;              // B_GLYPH font size (whole pixels)
-  const char *text;        // B_GLYPH
-  GlyphInfo g;             // B_GLYPH: ink of its (first) glyph
-  float x2, y2, lw;        // B_LINE: end point from the origin, line width
+  bool hidden;              // phantoms: measured, not drawn
+  bool soft;                // B_RULE continuing a glyph's stroke: exact edges, not whole pixels
+  float w, h, d;            // width, height above and depth below the origin
+  float x, y;               // origin in the parent (y up)
+  uint32_t color;           // 0 inherit
+  float size;               // B_GLYPH font size (whole pixels)
+  const char *text;         // B_GLYPH
+  GlyphInfo g;              // B_GLYPH: ink of its (first) glyph
+  float x2, y2, lw;         // B_LINE: end point from the origin, line width
   TexBoxNode *first, *last; // B_GROUP children
   TexBoxNode *next;
 };

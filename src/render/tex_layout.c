@@ -13,9 +13,7 @@ float tex_style_size(const TexLay *L, TexStyle st) {
 
 Sty tex_sup_style(Sty s) { return (Sty){s.st <= ST_T ? ST_S : ST_SS, s.cramped}; }
 Sty tex_sub_style(Sty s) { return (Sty){s.st <= ST_T ? ST_S : ST_SS, true}; }
-static Sty num_style(Sty s) {
-  return (Sty){s.st == ST_D ? ST_T : s.st == ST_T ? ST_S : ST_SS, s.cramped};
-}
+static Sty num_style(Sty s) { return (Sty){s.st == ST_D ? ST_T : s.st == ST_T ? ST_S : ST_SS, s.cramped}; }
 static Sty den_style(Sty s) { return (Sty){num_style(s).st, true}; }
 
 // ---- spacing between atoms (TeXbook p. 170): 1 thin, 2 medium, 3 thick; negative: only in
@@ -52,8 +50,8 @@ static void fix_bins(Item *it, int n) {
     int c = it[i].cls;
     if (c == C_NONE) continue;
     int pc = prev < 0 ? C_NONE : it[prev].cls;
-    if (c == C_BIN && (pc == C_NONE || pc == C_BIN || pc == C_OP || pc == C_REL ||
-                       pc == C_OPEN || pc == C_PUNCT))
+    if (c == C_BIN &&
+        (pc == C_NONE || pc == C_BIN || pc == C_OP || pc == C_REL || pc == C_OPEN || pc == C_PUNCT))
       it[i].cls = c = C_ORD;
     if ((c == C_REL || c == C_CLOSE || c == C_PUNCT) && pc == C_BIN) it[prev].cls = C_ORD;
     prev = i;
@@ -132,8 +130,10 @@ static TexBoxNode *lay_char(TexLay *L, const TexNode *n, Sty st, float *ic) {
   if (!b) return NULL;
   if (!b->w && !b->h && tex_fonts_ready())
     tex_diag_add(L->diag, L->src, n->pos, "no glyph for U+%04X in the fonts", (unsigned)cp);
-  if (L->lm && f == FONT_MATH) *ic = (float)tex_italic_corr(cp) * em / 1000;
-  else if (cp != drawn || f == FONT_SERIF_ITALIC) *ic = fmaxf(0, b->g.maxx - b->g.advance);
+  if (L->lm && f == FONT_MATH)
+    *ic = (float)tex_italic_corr(cp) * em / 1000;
+  else if (cp != drawn || f == FONT_SERIF_ITALIC)
+    *ic = fmaxf(0, b->g.maxx - b->g.advance);
   return b;
 }
 
@@ -143,8 +143,7 @@ static bool is_bigop(const TexNode *n) {
 
 // ---- scripts (rules 18a-f, with OpenType MATH constants)
 
-static TexBoxNode *lay_scripts(TexLay *L, TexBoxNode *nuc, bool is_char, float ic,
-                               const TexNode *n, Sty st) {
+static TexBoxNode *lay_scripts(TexLay *L, TexBoxNode *nuc, bool is_char, float ic, const TexNode *n, Sty st) {
   float em = tex_style_size(L, (TexStyle)st.st);
   TexBoxNode *sup = n->sup ? tex_lay_list(L, n->sup, tex_sup_style(st)) : NULL;
   TexBoxNode *sub = n->sub ? tex_lay_list(L, n->sub, tex_sub_style(st)) : NULL;
@@ -172,8 +171,8 @@ static TexBoxNode *lay_scripts(TexLay *L, TexBoxNode *nuc, bool is_char, float i
 }
 
 // Limits above and below an operator (rule 13a, with TeX's big_op_spacing1..5).
-TexBoxNode *tex_lay_limits(TexLay *L, TexBoxNode *op, float ic, const TexNode *over,
-                           const TexNode *under, Sty st) {
+TexBoxNode *tex_lay_limits(TexLay *L, TexBoxNode *op, float ic, const TexNode *over, const TexNode *under,
+                           Sty st) {
   float em = tex_style_size(L, (TexStyle)st.st);
   TexBoxNode *sup = over ? tex_lay_list(L, over, tex_sup_style(st)) : NULL;
   TexBoxNode *sub = under ? tex_lay_list(L, under, tex_sub_style(st)) : NULL;
@@ -383,7 +382,8 @@ static TexBoxNode *nucleus(TexLay *L, const TexNode *n, Sty st, bool *is_char, f
     if (n->amount >= 0) return tex_delim(L, n->cp, em, n->amount * em);
     if (L->mid_h + L->mid_d <= 0) return tex_box_new(L, B_GROUP); // measuring pass
     return tex_delim_around(L, n->cp, em, L->mid_h, L->mid_d);
-  case N_SPACE: case N_STYLE: break;
+  case N_SPACE:
+  case N_STYLE: break;
   }
   return tex_box_new(L, B_GROUP);
 }
@@ -395,8 +395,10 @@ TexBoxNode *tex_lay_atom(TexLay *L, const TexNode *n, Sty st, int *cls) {
   TexBoxNode *b = nucleus(L, n, st, &is_char, &ic);
   if (!b) return NULL;
   if (n->sup || n->sub) {
-    if (n->cls == C_OP && limits_here(n, st)) b = tex_lay_limits(L, b, ic, n->sup, n->sub, st);
-    else b = lay_scripts(L, b, is_char, ic, n, st);
+    if (n->cls == C_OP && limits_here(n, st))
+      b = tex_lay_limits(L, b, ic, n->sup, n->sub, st);
+    else
+      b = lay_scripts(L, b, is_char, ic, n, st);
   } else {
     b->w += ic;
   }

@@ -19,8 +19,8 @@ TexBoxNode *tex_lay_list_ex(TexLay *L, const TexNode *list, Sty st, bool lead_or
 TexBoxNode *tex_lay_list(TexLay *L, const TexNode *list, Sty st);
 // One atom with its scripts; *cls gets its spacing class.
 TexBoxNode *tex_lay_atom(TexLay *L, const TexNode *n, Sty st, int *cls);
-TexBoxNode *tex_lay_limits(TexLay *L, TexBoxNode *op, float ic, const TexNode *over,
-                           const TexNode *under, Sty st);
+TexBoxNode *tex_lay_limits(TexLay *L, TexBoxNode *op, float ic, const TexNode *over, const TexNode *under,
+                           Sty st);
 TexBoxNode *tex_shifted(TexLay *L, TexBoxNode *b, float x, float y);
 
 TexBoxNode *tex_lay_leftright(TexLay *L, const TexNode *n, Sty st); // tex_matrix.c

@@ -59,8 +59,10 @@ void tex_diag_add(TexDiag *d, const char *src, int offset, const char *fmt, ...)
   TexProblem *p = &d->items[d->count - 1];
   p->offset = offset, p->line = 1, p->col = 1;
   for (int i = 0; src && i < offset; i++) {
-    if (src[i] == '\n') p->line++, p->col = 1;
-    else if (((unsigned char)src[i] & 0xC0) != 0x80) p->col++;
+    if (src[i] == '\n')
+      p->line++, p->col = 1;
+    else if (((unsigned char)src[i] & 0xC0) != 0x80)
+      p->col++;
   }
   va_list ap;
   va_start(ap, fmt);
@@ -69,8 +71,10 @@ void tex_diag_add(TexDiag *d, const char *src, int offset, const char *fmt, ...)
 }
 
 const char *tex_problem_str(const TexProblem *p, char *buf, size_t cap) {
-  if (p->line > 1) snprintf(buf, cap, "%s at line %d, column %d", p->msg, p->line, p->col);
-  else snprintf(buf, cap, "%s at column %d", p->msg, p->col);
+  if (p->line > 1)
+    snprintf(buf, cap, "%s at line %d, column %d", p->msg, p->line, p->col);
+  else
+    snprintf(buf, cap, "%s at column %d", p->msg, p->col);
   return buf;
 }
 
@@ -101,8 +105,10 @@ char *tex_p_clean_dup(TexArena *a, const char *s, size_t n) {
   for (size_t i = 0, k; i < n; i += k) {
     bool bad;
     tex_p_utf8_at(s, i, n, &k, &bad);
-    if (bad) memcpy(out + o, "\xEF\xBF\xBD", 3), o += 3;
-    else memcpy(out + o, s + i, k), o += k;
+    if (bad)
+      memcpy(out + o, "\xEF\xBF\xBD", 3), o += 3;
+    else
+      memcpy(out + o, s + i, k), o += k;
   }
   return out;
 }
@@ -110,10 +116,12 @@ char *tex_p_clean_dup(TexArena *a, const char *s, size_t n) {
 void tex_p_skip_ws(P *p) {
   while (p->i < p->n) {
     char c = p->s[p->i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') p->i++;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+      p->i++;
     else if (c == '%') // a comment, to the end of the line
       while (p->i < p->n && p->s[p->i] != '\n') p->i++;
-    else break;
+    else
+      break;
   }
 }
 
@@ -138,8 +146,10 @@ TexNode *tex_p_node(P *p, TexNodeKind k, size_t pos) {
 
 void tex_p_append(List *l, TexNode *n) {
   if (!n) return;
-  if (l->tail) l->tail->next = n;
-  else l->head = n;
+  if (l->tail)
+    l->tail->next = n;
+  else
+    l->head = n;
   l->tail = n;
   while (l->tail->next) l->tail = l->tail->next;
 }
@@ -189,8 +199,10 @@ void tex_p_skip_token(P *p) {
   }
   for (int level = 0; p->i < p->n; p->i++) {
     char c = p->s[p->i];
-    if (c == '\\') p->i++;
-    else if (c == '{') level++;
+    if (c == '\\')
+      p->i++;
+    else if (c == '{')
+      level++;
     else if (c == '}' && --level == 0) {
       p->i++;
       return;
@@ -207,8 +219,10 @@ TexNode *tex_p_group_body(P *p, size_t open) {
   p->cur_left = NULL;
   TexNode *body = tex_p_parse_list(p, T_BRACE);
   p->color = color, p->cur_left = left;
-  if (peek(p) == '}') p->i++;
-  else ERR(p, open, "missing } for this {");
+  if (peek(p) == '}')
+    p->i++;
+  else
+    ERR(p, open, "missing } for this {");
   return body;
 }
 
@@ -319,8 +333,8 @@ static TexNode *char_node(P *p, size_t pos, uint32_t cp) {
 // 3.21, 10000: one run of upright digits (TeX would space them as ordinary atoms: none).
 static TexNode *number_node(P *p, size_t pos) {
   size_t b = p->i;
-  while (p->i < p->n && (is_digit(p->s[p->i]) ||
-                         (p->s[p->i] == '.' && p->i + 1 < p->n && is_digit(p->s[p->i + 1]))))
+  while (p->i < p->n &&
+         (is_digit(p->s[p->i]) || (p->s[p->i] == '.' && p->i + 1 < p->n && is_digit(p->s[p->i + 1]))))
     p->i++;
   TexNode *n = tex_p_node(p, N_RUN, pos);
   if (n) n->face = FONT_MATH, n->text = tex_strndup(p->A, p->s + b, p->i - b);
@@ -339,9 +353,7 @@ static TexNode *word_node(P *p, size_t pos, bool single) {
   return n;
 }
 
-static bool scriptable(const TexNode *t) {
-  return t && t->kind != N_SPACE && t->kind != N_STYLE;
-}
+static bool scriptable(const TexNode *t) { return t && t->kind != N_SPACE && t->kind != N_STYLE; }
 
 static TexNode *prime_node(P *p, size_t pos) {
   TexNode *n = tex_p_node(p, N_CHAR, pos);
@@ -365,7 +377,8 @@ static void parse_script(P *p, List *l) {
     while (s.tail && s.tail->next) s.tail = s.tail->next;
     if (s.tail && s.tail->kind == N_CHAR && (s.tail->cp == 0x2032 || s.tail->cp == 0x2033))
       s.tail->cp++; // ″ and ‴ are drawn closer than two or three ′
-    else tex_p_append(&s, prime_node(p, pos));
+    else
+      tex_p_append(&s, prime_node(p, pos));
     t->sup = s.head, t->primes = true;
     return;
   }
@@ -483,6 +496,4 @@ bool tex_check_n(const char *src, size_t len, TexDiag *diag) {
   return diag->count == 0 && !oom;
 }
 
-bool tex_check(const char *src, TexDiag *diag) {
-  return tex_check_n(src, src ? strlen(src) : 0, diag);
-}
+bool tex_check(const char *src, TexDiag *diag) { return tex_check_n(src, src ? strlen(src) : 0, diag); }

@@ -45,9 +45,14 @@ static void text_command(P *p, List *l, Buf *b, FontFace face) {
   }
   static const struct {
     const char *name, *text;
-  } SPACES[] = {{" ", " "}, {",", "\xE2\x80\x89"}, {";", "\xE2\x80\x84"}, {":", "\xE2\x80\x85"},
-                {"quad", "\xE2\x80\x83"}, {"qquad", "\xE2\x80\x83\xE2\x80\x83"},
-                {"textbackslash", "\\"}, {"!", ""}};
+  } SPACES[] = {{" ", " "},
+                {",", "\xE2\x80\x89"},
+                {";", "\xE2\x80\x84"},
+                {":", "\xE2\x80\x85"},
+                {"quad", "\xE2\x80\x83"},
+                {"qquad", "\xE2\x80\x83\xE2\x80\x83"},
+                {"textbackslash", "\\"},
+                {"!", ""}};
   for (size_t i = 0; i < sizeof SPACES / sizeof SPACES[0]; i++)
     if (strlen(SPACES[i].name) == k && !memcmp(SPACES[i].name, name, k)) {
       buf_put(b, SPACES[i].text, strlen(SPACES[i].text));
@@ -101,8 +106,10 @@ static void text_body(P *p, List *l, FontFace face, size_t open) {
   }
   flush_run(p, l, &b, face, start);
   free(b.buf);
-  if (peek(p) == '}') p->i++;
-  else ERR(p, open, "missing } for this {");
+  if (peek(p) == '}')
+    p->i++;
+  else
+    ERR(p, open, "missing } for this {");
 }
 
 static TexNode *parse_text(P *p, FontFace face, size_t pos, const char *cmd) {
@@ -133,10 +140,10 @@ static bool env_delims(const char *name, size_t n, uint32_t *l, uint32_t *r, uin
     uint32_t l, r;
     char align;
   } E[] = {
-      {"matrix", 0, 0, 'c'},      {"pmatrix", '(', ')', 'c'},       {"bmatrix", '[', ']', 'c'},
+      {"matrix", 0, 0, 'c'},      {"pmatrix", '(', ')', 'c'}, {"bmatrix", '[', ']', 'c'},
       {"Bmatrix", '{', '}', 'c'}, {"vmatrix", '|', '|', 'c'}, {"Vmatrix", 0x2016, 0x2016, 'c'},
-      {"smallmatrix", 0, 0, 'c'}, {"cases", '{', 0, 'l'},           {"aligned", 0, 0, 'a'},
-      {"gathered", 0, 0, 'c'},    {"array", 0, 0, 'c'},             {"split", 0, 0, 'a'},
+      {"smallmatrix", 0, 0, 'c'}, {"cases", '{', 0, 'l'},     {"aligned", 0, 0, 'a'},
+      {"gathered", 0, 0, 'c'},    {"array", 0, 0, 'c'},       {"split", 0, 0, 'a'},
   };
   for (size_t i = 0; i < sizeof E / sizeof E[0]; i++)
     if (strlen(E[i].name) == n && !memcmp(E[i].name, name, n)) {
@@ -194,9 +201,12 @@ static TexNode *parse_env(P *p, size_t pos, int term) {
     p->color = color;
     cell_add(p, &c, cell);
     bool row_end = true;
-    if (peek(p) == '&') p->i++, row_end = false;
-    else if (tex_p_at_cmd(p, "\\")) p->i += 2;
-    else done = true;
+    if (peek(p) == '&')
+      p->i++, row_end = false;
+    else if (tex_p_at_cmd(p, "\\"))
+      p->i += 2;
+    else
+      done = true;
     if (!row_end) continue;
     if (c.rows == rows_cap) {
       rows_cap = rows_cap ? rows_cap * 2 : 8;
@@ -216,8 +226,8 @@ static TexNode *parse_env(P *p, size_t pos, int term) {
     const char *end;
     size_t k = tex_p_word_arg(p, &end);
     if (k != n || (n && memcmp(end, name, n)))
-      ERR(p, pos, "\\begin{%.*s} ended by \\end{%.*s}", (int)(n > 30 ? 30 : n), name,
-          (int)(k > 30 ? 30 : k), k ? end : "");
+      ERR(p, pos, "\\begin{%.*s} ended by \\end{%.*s}", (int)(n > 30 ? 30 : n), name, (int)(k > 30 ? 30 : k),
+          k ? end : "");
   } else {
     ERR(p, pos, "missing \\end{%.*s}", (int)(n > 30 ? 30 : n), n ? name : "");
   }
@@ -271,8 +281,10 @@ static void parse_sqrt(P *p, List *l, size_t pos) {
   if (peek(p) == '[' && tex_p_enter(p, pos)) {
     p->i++;
     r->b = tex_p_parse_list(p, T_BRACKET);
-    if (peek(p) == ']') p->i++;
-    else ERR(p, pos, "missing ] after \\sqrt[");
+    if (peek(p) == ']')
+      p->i++;
+    else
+      ERR(p, pos, "missing ] after \\sqrt[");
     tex_p_leave(p);
   }
   r->a = tex_p_need_arg(p, pos, "sqrt", "an argument");
@@ -289,14 +301,13 @@ static void parse_hspace(P *p, List *l, size_t pos, const char *cmd) {
   tex_p_skip_ws(p);
   char num[32];
   size_t k = 0;
-  while (p->i < p->n && k < sizeof num - 1 && strchr("+-.0123456789", p->s[p->i]))
-    num[k++] = p->s[p->i++];
+  while (p->i < p->n && k < sizeof num - 1 && strchr("+-.0123456789", p->s[p->i])) num[k++] = p->s[p->i++];
   num[k] = 0;
   tex_p_skip_ws(p);
   static const struct {
     const char *unit;
     float mu;
-  } U[] = {{"em", 18}, {"ex", 7.74f}, {"mu", 1}, {"pt", 1.8f}, {"px", 1.8f},
+  } U[] = {{"em", 18},    {"ex", 7.74f}, {"mu", 1},     {"pt", 1.8f},  {"px", 1.8f},
            {"bp", 1.81f}, {"mm", 5.12f}, {"cm", 51.2f}, {"in", 130.1f}};
   float mu = 0;
   bool ok = false;
@@ -332,8 +343,10 @@ static void parse_textcolor(P *p, List *l, size_t pos) {
 
 static void parse_limits(P *p, List *l, const TexCmd *c, size_t pos) {
   TexNode *t = l->tail;
-  if (t && t->cls == C_OP) t->limits = (uint8_t)c->arg;
-  else ERR(p, pos, "\\%s must follow an operator such as \\sum", c->name);
+  if (t && t->cls == C_OP)
+    t->limits = (uint8_t)c->arg;
+  else
+    ERR(p, pos, "\\%s must follow an operator such as \\sum", c->name);
 }
 
 static void parse_not(P *p, List *l, size_t pos) {
@@ -341,8 +354,10 @@ static void parse_not(P *p, List *l, size_t pos) {
   tex_p_skip_ws(p);
   if (!at_end(p)) tex_p_parse_atom(p, &t, 0, true);
   uint32_t neg = t.head && t.head->kind == N_CHAR ? tex_not_cp(t.head->cp) : 0;
-  if (neg) t.head->cp = neg;
-  else ERR(p, pos, "\\not works before = < > \\in \\equiv \\subset ... only");
+  if (neg)
+    t.head->cp = neg;
+  else
+    ERR(p, pos, "\\not works before = < > \\in \\equiv \\subset ... only");
   tex_p_append(l, t.head);
 }
 
@@ -364,8 +379,10 @@ static void parse_alpha(P *p, List *l, const TexCmd *c, size_t pos) {
   p->alpha = (uint8_t)c->cp;
   TexNode *a = tex_p_need_arg(p, pos, c->name, "an argument");
   p->alpha = alpha;
-  if (a && !a->next && a->cls == C_ORD) tex_p_append(l, a);
-  else tex_p_append(l, tex_p_group_of(p, a, pos));
+  if (a && !a->next && a->cls == C_ORD)
+    tex_p_append(l, a);
+  else
+    tex_p_append(l, tex_p_group_of(p, a, pos));
 }
 
 static void parse_wrapped(P *p, List *l, const TexCmd *c, size_t pos) {
@@ -394,8 +411,10 @@ static void parse_stack(P *p, List *l, const TexCmd *c, size_t pos) {
   TexNode *over = tex_p_parse_arg(p), *base = tex_p_parse_arg(p);
   if (!over || !base) ERR(p, pos, "\\%s needs two arguments", c->name);
   s->a = base ? base : tex_p_group_of(p, NULL, pos);
-  if (c->arg == 2) s->c = over;
-  else s->b = over;
+  if (c->arg == 2)
+    s->c = over;
+  else
+    s->b = over;
   s->cls = c->arg == 3 ? C_REL : s->a && !s->a->next ? s->a->cls : C_ORD;
   tex_p_append(l, s);
 }
@@ -407,8 +426,10 @@ static void parse_big(P *p, List *l, const TexCmd *c, size_t pos) {
   n->cp = d == ~0u ? 0 : d, n->cls = c->cls, n->amount = c->arg;
   if (c->kind == K_MIDDLE) {
     n->amount = -1, n->cls = C_REL;
-    if (p->cur_left) p->cur_left->has_middle = true;
-    else ERR(p, pos, "\\middle outside \\left ... \\right");
+    if (p->cur_left)
+      p->cur_left->has_middle = true;
+    else
+      ERR(p, pos, "\\middle outside \\left ... \\right");
   }
   tex_p_append(l, n);
 }
@@ -444,17 +465,21 @@ void tex_p_parse_command(P *p, List *l, int term) {
     break;
   case K_ALPHA: parse_alpha(p, l, c, pos); break;
   case K_TEXT: tex_p_append(l, parse_text(p, (FontFace)c->cp, pos, c->name)); break;
-  case K_FRAC: case K_BINOM: parse_frac(p, l, c, pos); break;
+  case K_FRAC:
+  case K_BINOM: parse_frac(p, l, c, pos); break;
   case K_SQRT: parse_sqrt(p, l, pos); break;
   case K_LEFT: tex_p_append(l, parse_left(p, pos, term)); break;
   case K_RIGHT:
     ERR(p, pos, "\\right without \\left");
     tex_p_parse_delim(p, "right", pos);
     break;
-  case K_MIDDLE: case K_BIG: parse_big(p, l, c, pos); break;
-  case K_ACCENT: case K_OVERLINE: case K_UNDERLINE: case K_PHANTOM: case K_CLASS:
-    parse_wrapped(p, l, c, pos);
-    break;
+  case K_MIDDLE:
+  case K_BIG: parse_big(p, l, c, pos); break;
+  case K_ACCENT:
+  case K_OVERLINE:
+  case K_UNDERLINE:
+  case K_PHANTOM:
+  case K_CLASS: parse_wrapped(p, l, c, pos); break;
   case K_SPACE:
     if ((n = tex_p_node(p, N_SPACE, pos))) n->amount = c->arg;
     tex_p_append(l, n);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PX 400     // largest font size kept open
+#define MAX_PX 400       // largest font size kept open
 #define CACHE_SLOTS 8192 // rasterized strings kept; the table is emptied when it fills up
 
 typedef struct {
@@ -22,21 +22,24 @@ typedef struct {
 } FaceSpec;
 
 static const FaceSpec SPECS[FONT_COUNT] = {
-    [FONT_SANS] = {"DejaVu Sans:style=Book", "DejaVu Sans", NULL, NULL, "fonts-dejavu-core", "DejaVu Sans, sans-serif", ""},
-    [FONT_SANS_BOLD] = {"DejaVu Sans:style=Bold", "DejaVu Sans", NULL, NULL, "fonts-dejavu-core", "DejaVu Sans, sans-serif",
-                        "font-weight:bold"},
+    [FONT_SANS] = {"DejaVu Sans:style=Book", "DejaVu Sans", NULL, NULL, "fonts-dejavu-core",
+                   "DejaVu Sans, sans-serif", ""},
+    [FONT_SANS_BOLD] = {"DejaVu Sans:style=Bold", "DejaVu Sans", NULL, NULL, "fonts-dejavu-core",
+                        "DejaVu Sans, sans-serif", "font-weight:bold"},
     [FONT_SANS_ITALIC] = {"DejaVu Sans:style=Oblique", "DejaVu Sans", NULL, NULL, "fonts-dejavu-core",
                           "DejaVu Sans, sans-serif", "font-style:oblique"},
     [FONT_MONO] = {"DejaVu Sans Mono:style=Book", "DejaVu Sans Mono", NULL, NULL, "fonts-dejavu-core",
                    "DejaVu Sans Mono, monospace", ""},
-    [FONT_MATH] = {"Latin Modern Math", "Latin Modern Math", "DejaVu Serif:style=Book", "DejaVu Serif", "fonts-lmodern",
-                   "Latin Modern Math, STIX Two Math, Cambria Math, serif", ""},
-    [FONT_SERIF] = {"Latin Modern Roman:style=10 Regular", "Latin Modern Roman", "DejaVu Serif:style=Book", "DejaVu Serif",
-                    "fonts-lmodern", "Latin Modern Roman, Computer Modern, serif", ""},
-    [FONT_SERIF_ITALIC] = {"Latin Modern Roman:style=10 Italic", "Latin Modern Roman", "DejaVu Serif:style=Italic",
-                           "DejaVu Serif", "fonts-lmodern", "Latin Modern Roman, Computer Modern, serif", "font-style:italic"},
+    [FONT_MATH] = {"Latin Modern Math", "Latin Modern Math", "DejaVu Serif:style=Book", "DejaVu Serif",
+                   "fonts-lmodern", "Latin Modern Math, STIX Two Math, Cambria Math, serif", ""},
+    [FONT_SERIF] = {"Latin Modern Roman:style=10 Regular", "Latin Modern Roman", "DejaVu Serif:style=Book",
+                    "DejaVu Serif", "fonts-lmodern", "Latin Modern Roman, Computer Modern, serif", ""},
+    [FONT_SERIF_ITALIC] = {"Latin Modern Roman:style=10 Italic", "Latin Modern Roman",
+                           "DejaVu Serif:style=Italic", "DejaVu Serif", "fonts-lmodern",
+                           "Latin Modern Roman, Computer Modern, serif", "font-style:italic"},
     [FONT_SERIF_BOLD] = {"Latin Modern Roman:style=10 Bold", "Latin Modern Roman", "DejaVu Serif:style=Bold",
-                         "DejaVu Serif", "fonts-lmodern", "Latin Modern Roman, Computer Modern, serif", "font-weight:bold"},
+                         "DejaVu Serif", "fonts-lmodern", "Latin Modern Roman, Computer Modern, serif",
+                         "font-weight:bold"},
 };
 
 typedef struct {
@@ -98,7 +101,8 @@ bool text_init(Err *err) {
   for (int f = 0; f < FONT_COUNT; f++) {
     const FaceSpec *s = &SPECS[f];
     if (find_font(s->pattern, s->family, T.files[f], sizeof T.files[f])) continue;
-    if (s->fallback_pattern && find_font(s->fallback_pattern, s->fallback_family, T.files[f], sizeof T.files[f])) {
+    if (s->fallback_pattern &&
+        find_font(s->fallback_pattern, s->fallback_family, T.files[f], sizeof T.files[f])) {
       snprintf(T.warning, sizeof T.warning,
                "font \"%s\" not found: notation uses %s instead (install %s for the look of the papers)",
                s->family, s->fallback_family, s->package);
@@ -214,7 +218,8 @@ static float metric(FontFace f, float size, int which) {
   pthread_mutex_lock(&T.lock);
   TTF_Font *fo = font(f, px_of(size));
   float v = 0;
-  if (fo) v = (float)(which == 0 ? TTF_FontAscent(fo) : which == 1 ? -TTF_FontDescent(fo) : TTF_FontLineSkip(fo));
+  if (fo)
+    v = (float)(which == 0 ? TTF_FontAscent(fo) : which == 1 ? -TTF_FontDescent(fo) : TTF_FontLineSkip(fo));
   pthread_mutex_unlock(&T.lock);
   return v;
 }
@@ -236,7 +241,8 @@ bool text_glyph(FontFace f, float size, uint32_t cp, GlyphInfo *g) {
   int px = px_of(size);
   TTF_Font *fo = font(f, px);
   int minx, maxx, miny, maxy, adv;
-  bool ok = fo && TTF_GlyphIsProvided32(fo, cp) && TTF_GlyphMetrics32(fo, cp, &minx, &maxx, &miny, &maxy, &adv) == 0;
+  bool ok = fo && TTF_GlyphIsProvided32(fo, cp) &&
+            TTF_GlyphMetrics32(fo, cp, &minx, &maxx, &miny, &maxy, &adv) == 0;
   pthread_mutex_unlock(&T.lock);
   if (!ok) return false;
   *g = (GlyphInfo){(float)adv, (float)minx, (float)maxx, (float)miny, (float)maxy}; // at the drawn size

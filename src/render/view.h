@@ -31,17 +31,17 @@ typedef enum { SCALE_MATRIX, SCALE_STAGE, SCALE_GLOBAL, SCALE_COUNT } ScaleMode;
 
 typedef struct {
   const Theme *theme;
-  Colormap cmap;    // CMAP_AUTO: diverging for signed values, viridis for probabilities, grey one-hot
+  Colormap cmap; // CMAP_AUTO: diverging for signed values, viridis for probabilities, grey one-hot
   ScaleMode scale;
   int head;         // 0-based head of per-head stages; -1 = all heads
   int part;         // Q, K, V stage: 0 all three (when they fit), 1 Q, 2 K, 3 V
   bool numbers;     // print values in cells when they fit
   float text_scale; // 1 = 18 px labels at 1920×1080
   // Highlights, as indices into the result matrix (-1 = none):
-  int focus_row, focus_col;   // a lesson's focus
+  int focus_row, focus_col;       // a lesson's focus
   int hover_op, hover_i, hover_j; // the cell under the cursor (operand index in the layout)
-  bool pinned;                // the hover cell is pinned (drawn heavier)
-  float global_lo, global_hi; // the range SCALE_GLOBAL uses (view_global_range)
+  bool pinned;                    // the hover cell is pinned (drawn heavier)
+  float global_lo, global_hi;     // the range SCALE_GLOBAL uses (view_global_range)
 } ViewOptions;
 
 typedef enum {
@@ -56,8 +56,8 @@ typedef enum {
 
 typedef struct {
   Operand op;
-  float x, y, w, h;   // the cells' rectangle in pixels
-  int drows, dcols;   // grid drawn (fewer than rows/cols when area-averaged)
+  float x, y, w, h; // the cells' rectangle in pixels
+  int drows, dcols; // grid drawn (fewer than rows/cols when area-averaged)
   ColorScale scale;
   LinkKind link;
   int link_offset;
@@ -72,8 +72,8 @@ typedef struct {
 } ViewLayout;
 
 ViewOptions view_options_default(const Theme *theme);
-void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float x, float y, float w,
-                 float h, ViewLayout *out);
+void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float x, float y, float w, float h,
+                 ViewLayout *out);
 // Draws only the selected cell (o->hover_*) and its links, over a view already drawn with this
 // layout: the window draws the page once and the selection on top of it at every frame.
 void view_draw_selection(Scene *s, const ViewLayout *l, const ViewOptions *o);

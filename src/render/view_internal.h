@@ -25,9 +25,9 @@ typedef struct {
 
 // Per-operand decoration switches, parallel to ViewLayout.ops.
 typedef struct {
-  bool row_labels;  // token / dimension labels on the left
-  bool row_sums;    // Σ of each row on the right (softmax)
-  bool top_words;   // the most likely words per row on the right (prediction)
+  bool row_labels;       // token / dimension labels on the left
+  bool row_sums;         // Σ of each row on the right (softmax)
+  bool top_words;        // the most likely words per row on the right (prediction)
   uint32_t symbol_color; // 0: theme text
 } OpDeco;
 
@@ -45,9 +45,9 @@ typedef struct {
 // Adds an operand; returns its index in the layout.
 int eq_op(Eq *e, Operand op, const char *symbol, LinkKind link);
 void eq_tex(Eq *e, int row, const char *tex);
-void eq_put(Eq *e, int row, int op); // places an added operand in a row
+void eq_put(Eq *e, int row, int op);   // places an added operand in a row
 void eq_delim(Eq *e, int row, char d); // a bracket or parenthesis that grows with the matrices
-void eq_layout_and_draw(Eq *e);      // sizes, scales, positions and draws everything
+void eq_layout_and_draw(Eq *e);        // sizes, scales, positions and draws everything
 
 float view_text_size(const ViewOptions *o); // label size in pixels
 

@@ -81,7 +81,8 @@ static const char *axis_letter(TraceAxis a) {
   switch (a) {
   case AXIS_TOKEN: return "L";
   case AXIS_VOCAB: return "V";
-  case AXIS_MODEL: case AXIS_QKV: return "D";
+  case AXIS_MODEL:
+  case AXIS_QKV: return "D";
   case AXIS_HEADDIM: return "d_k";
   case AXIS_FFN: return "F";
   }
@@ -131,8 +132,10 @@ Colormap view_auto_cmap(const Operand *op) {
   if (!x) return CMAP_DIVERGING;
   switch (x->kind) {
   case T_ONEHOT: return CMAP_GREY;
-  case T_ATTN: case T_PRED: return CMAP_VIRIDIS;
-  case T_FFN_HIDDEN: return x->layer >= 0 && op->trace->cfg.activation == ACT_RELU ? CMAP_VIRIDIS : CMAP_DIVERGING;
+  case T_ATTN:
+  case T_PRED: return CMAP_VIRIDIS;
+  case T_FFN_HIDDEN:
+    return x->layer >= 0 && op->trace->cfg.activation == ACT_RELU ? CMAP_VIRIDIS : CMAP_DIVERGING;
   default: return CMAP_DIVERGING;
   }
 }
@@ -161,7 +164,8 @@ static void compute_scales(Eq *e) {
     operand_range(&l->ops[k].op, &lo[k], &hi[k]);
     // probabilities keep the honest 0..1, but per matrix they stretch to their own maximum,
     // so that 128 keys of about 1/128 each still show their differences
-    if (is_probability(&l->ops[k].op)) lo[k] = 0, hi[k] = e->o->scale == SCALE_MATRIX && hi[k] > 0 ? hi[k] : 1;
+    if (is_probability(&l->ops[k].op))
+      lo[k] = 0, hi[k] = e->o->scale == SCALE_MATRIX && hi[k] > 0 ? hi[k] : 1;
   }
   for (int k = 0; k < l->n_ops; k++) {
     Colormap m = op_cmap(e, &l->ops[k].op);
@@ -172,7 +176,8 @@ static void compute_scales(Eq *e) {
           if (op_cmap(e, &l->ops[q].op) == m && !is_probability(&l->ops[q].op) &&
               is_weight_op(&l->ops[q].op) == is_weight_op(&l->ops[k].op))
             a = fminf(a, lo[q]), b = fmaxf(b, hi[q]);
-      if (e->o->scale == SCALE_GLOBAL && !is_weight_op(&l->ops[k].op)) a = e->o->global_lo, b = e->o->global_hi;
+      if (e->o->scale == SCALE_GLOBAL && !is_weight_op(&l->ops[k].op))
+        a = e->o->global_lo, b = e->o->global_hi;
       if (m != CMAP_DIVERGING && e->o->scale != SCALE_MATRIX && a > 0) a = 0;
     }
     l->ops[k].scale = scale_for(m, a, b);
@@ -225,9 +230,12 @@ static Units units_for(const Eq *e, float k, bool comp) {
   float ts = e->o->text_scale, smax = SMAX * ts, line = 21 * ts;
   int L = e->t->L;
   Units u = {k, 0, comp, false};
-  if (!comp) u.t = fminf(smax, fmaxf(2.5f * k, L <= 40 ? line : k));
-  else if (L <= 40) u.t = fminf(smax, fmaxf(0.8f * k, line));
-  else u.tok_comp = true;
+  if (!comp)
+    u.t = fminf(smax, fmaxf(2.5f * k, L <= 40 ? line : k));
+  else if (L <= 40)
+    u.t = fminf(smax, fmaxf(0.8f * k, line));
+  else
+    u.tok_comp = true;
   return u;
 }
 
@@ -244,7 +252,8 @@ static void cell_box(const ViewOperand *v, const Units *u, float *w, float *h) {
 }
 
 // Width of row r and its extent above/below the axis.
-static void row_extent(const Eq *e, int r, const Units *u, float fs, float *width, float *above, float *below) {
+static void row_extent(const Eq *e, int r, const Units *u, float fs, float *width, float *above,
+                       float *below) {
   const EqRow *row = &e->rows[r];
   float gap = fs * 0.6f;
   *width = 0, *above = 0, *below = 0;
@@ -295,8 +304,10 @@ static Units fit_units(const Eq *e, bool comp, float fs, float avail_w, float av
   for (int it = 0; it < 36; it++) {
     float mid = (lo + hi) / 2;
     Units u = units_for(e, mid, comp);
-    if (fits(e, &u, fs, avail_w, avail_h)) lo = mid;
-    else hi = mid;
+    if (fits(e, &u, fs, avail_w, avail_h))
+      lo = mid;
+    else
+      hi = mid;
   }
   return units_for(e, lo, comp);
 }
@@ -314,11 +325,16 @@ static void draw_brackets(Eq *e, float x, float y, float w, float h, uint32_t c)
 }
 
 static void format_value(char *buf, int cap, float v, bool onehot) {
-  if (onehot) snprintf(buf, (size_t)cap, "%s", v == 1.0f ? "1" : "");
-  else if (!isfinite(v)) snprintf(buf, (size_t)cap, v < 0 ? "−∞" : "∞");
-  else if (fabsf(v) >= 99.95f) snprintf(buf, (size_t)cap, "%.0f", v);
-  else if (fabsf(v) >= 9.995f) snprintf(buf, (size_t)cap, "%.1f", v);
-  else snprintf(buf, (size_t)cap, "%.2f", v);
+  if (onehot)
+    snprintf(buf, (size_t)cap, "%s", v == 1.0f ? "1" : "");
+  else if (!isfinite(v))
+    snprintf(buf, (size_t)cap, v < 0 ? "−∞" : "∞");
+  else if (fabsf(v) >= 99.95f)
+    snprintf(buf, (size_t)cap, "%.0f", v);
+  else if (fabsf(v) >= 9.995f)
+    snprintf(buf, (size_t)cap, "%.1f", v);
+  else
+    snprintf(buf, (size_t)cap, "%.2f", v);
 }
 
 static void draw_cells(Eq *e, ViewOperand *v) {
@@ -382,7 +398,8 @@ static void draw_cells(Eq *e, ViewOperand *v) {
           uint32_t ink = cmap_ink_on(colors[(size_t)i * C + j]);
           float tw = text_width(FONT_MONO, nf, buf);
           if (tw > cw * 0.96f) continue;
-          scene_text(e->s, FONT_MONO, nf, v->x + j * cw + (cw - tw) / 2, v->y + i * ch + ch / 2 + nf * 0.36f, ink, buf);
+          scene_text(e->s, FONT_MONO, nf, v->x + j * cw + (cw - tw) / 2, v->y + i * ch + ch / 2 + nf * 0.36f,
+                     ink, buf);
         }
   }
 }
@@ -411,18 +428,20 @@ static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float y_base) {
         scene_text_aligned(e->s, FONT_SANS, lf * 0.85f, cx, ty, 0.5f, th->text, e->t->model->vocab.words[j]);
         last[tier] = cx + w / 2;
       }
-      scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, y_base - fs * 1.2f, 0.5f, th->muted,
-                         "vocabulary →");
+      scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, y_base - fs * 1.2f, 0.5f,
+                         th->muted, "vocabulary →");
       return;
     }
     int step = fits ? 1 : (int)ceilf(text_width(FONT_SANS, lf, "bank") / fmaxf(cw, 0.01f));
     for (int j = 0; j < C; j += step) {
-      const char *s = fit_label(label(e, a, j, buf, sizeof buf), FONT_SANS, lf, cw * step * 0.95f, fit, sizeof fit);
+      const char *s =
+          fit_label(label(e, a, j, buf, sizeof buf), FONT_SANS, lf, cw * step * 0.95f, fit, sizeof fit);
       uint32_t c = is_unknown_token(e, a, j) ? th->unk : th->text;
       scene_text_aligned(e->s, FONT_SANS, lf, v->x + (j + 0.5f) * cw, y_base, 0.5f, c, s);
     }
-    scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, y_base - fs * 1.2f, 0.5f, th->muted,
-                       a == AXIS_TOKEN ? (v->op.row_axis == AXIS_TOKEN ? "keys →" : "tokens →") : "vocabulary →");
+    scene_text_aligned(
+        e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, y_base - fs * 1.2f, 0.5f, th->muted,
+        a == AXIS_TOKEN ? (v->op.row_axis == AXIS_TOKEN ? "keys →" : "tokens →") : "vocabulary →");
     return;
   }
   // dimensions: numbers at a readable stride
@@ -456,7 +475,8 @@ static void draw_row_labels(Eq *e, ViewOperand *v, float fs, float x_right) {
       if (col < 0) continue;
       float xr = x_right - col * shift;
       scene_rect(e->s, xr + 2, cy - 0.75f, x_right - xr + 6, 1.5f, th->muted);
-      scene_text_aligned(e->s, FONT_SANS, lf, xr, cy + lf * 0.35f, 1.0f, th->text, e->t->model->vocab.words[i]);
+      scene_text_aligned(e->s, FONT_SANS, lf, xr, cy + lf * 0.35f, 1.0f, th->text,
+                         e->t->model->vocab.words[i]);
       last[col] = cy;
     }
     return;
@@ -494,8 +514,7 @@ static void draw_matrix_colorbar(Eq *e, ViewOperand *v, float fs, float y) {
   float w = fmaxf(v->w, fs * 6), x = v->x + (v->w - w) / 2, h = fs * 0.5f;
   uint32_t *c = scene_cells(e->s, x, y, w, h, 1, 64);
   if (c)
-    for (int j = 0; j < 64; j++)
-      c[j] = cmap_color(v->scale.map, (j + 0.5f) / 64);
+    for (int j = 0; j < 64; j++) c[j] = cmap_color(v->scale.map, (j + 0.5f) / 64);
   char buf[32];
   snprintf(buf, sizeof buf, "%.2f", v->scale.lo);
   scene_text_aligned(e->s, FONT_SANS, fs * 0.7f, x, y + h + fs * 0.8f, 0, th->muted, buf);
@@ -538,8 +557,8 @@ static void draw_top_words(Eq *e, ViewOperand *v, float fs) {
     }
     int n = 0;
     for (int k = 0; k < 3 && best[k] >= 0; k++)
-      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s %.2f", k ? ", " : "", e->t->model->vocab.words[best[k]],
-                    operand_at(&v->op, i, best[k]));
+      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s %.2f", k ? ", " : "",
+                    e->t->model->vocab.words[best[k]], operand_at(&v->op, i, best[k]));
     scene_text(e->s, FONT_SANS, lf, x, v->y + (i + 0.5f) * ch + lf * 0.35f, th->text, buf);
   }
 }
@@ -550,7 +569,8 @@ static void shape_text(const Eq *e, const ViewOperand *v, char *buf, int cap) {
   const char *ca = v->op.cols == 1 ? "1" : axis_letter(v->op.col_axis);
   bool averaged = v->drows < v->op.rows || v->dcols < v->op.cols;
   (void)src, (void)e;
-  snprintf(buf, (size_t)cap, "%s×%s = %d×%d%s", ra, ca, v->op.rows, v->op.cols, averaged ? " (area-averaged)" : "");
+  snprintf(buf, (size_t)cap, "%s×%s = %d×%d%s", ra, ca, v->op.rows, v->op.cols,
+           averaged ? " (area-averaged)" : "");
 }
 
 static void draw_operand(Eq *e, int k, float fs) {
@@ -574,17 +594,21 @@ static void draw_operand(Eq *e, int k, float fs) {
   // the symbol, centred above
   uint32_t sc = d->symbol_color ? d->symbol_color : th->text;
   TexMetrics sm = measure_tex(v->symbol, fs * 1.45f);
-  tex_draw(e->s, v->symbol, fs * 1.45f, false, v->x + (v->w - sm.width) / 2, top - fs * 0.55f - sm.descent, sc);
+  tex_draw(e->s, v->symbol, fs * 1.45f, false, v->x + (v->w - sm.width) / 2, top - fs * 0.55f - sm.descent,
+           sc);
   if (d->row_labels) {
     float xr = v->x - 10 - (has_bands(&v->op, false) ? fs * 0.6f : 0);
     draw_row_labels(e, v, fs, xr);
     if (v->op.row_axis == AXIS_TOKEN && v->op.col_axis == AXIS_TOKEN)
-      scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, xr, v->y - fs * 0.5f, 1.0f, th->muted, "queries ↓");
+      scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, xr, v->y - fs * 0.5f, 1.0f, th->muted,
+                         "queries ↓");
   }
   char buf[96];
   shape_text(e, v, buf, sizeof buf);
-  scene_text_aligned(e->s, FONT_SANS, fs * 0.85f, v->x + v->w / 2, v->y + v->h + fs * 1.35f, 0.5f, th->muted, buf);
-  if (e->o->scale == SCALE_MATRIX && v->op.index >= 0) draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * 1.75f);
+  scene_text_aligned(e->s, FONT_SANS, fs * 0.85f, v->x + v->w / 2, v->y + v->h + fs * 1.35f, 0.5f, th->muted,
+                     buf);
+  if (e->o->scale == SCALE_MATRIX && v->op.index >= 0)
+    draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * 1.75f);
   if (d->row_sums) draw_row_sums(e, v, fs);
   if (d->top_words) draw_top_words(e, v, fs);
   (void)m;
@@ -592,7 +616,8 @@ static void draw_operand(Eq *e, int k, float fs) {
 
 // ---------------------------------------------------------------- highlights
 
-static void frame_cells(Scene *s, const ViewOperand *v, int r0, int r1, int c0, int c1, uint32_t c, float width) {
+static void frame_cells(Scene *s, const ViewOperand *v, int r0, int r1, int c0, int c1, uint32_t c,
+                        float width) {
   float x0 = v->x + v->w * c0 / v->op.cols, x1 = v->x + v->w * c1 / v->op.cols;
   float y0 = v->y + v->h * r0 / v->op.rows, y1 = v->y + v->h * r1 / v->op.rows;
   scene_frame(s, x0 - width / 2, y0 - width / 2, x1 - x0 + width, y1 - y0 + width, width, c);
@@ -609,14 +634,19 @@ static void link_highlight(Scene *s, const ViewOperand *v, int i, int j, uint32_
     if (j >= 0 && j < C) frame_cells(s, v, 0, R, j, j + 1, c, width);
     break;
   case LINK_CELL:
-    if (i >= 0 && j >= 0 && i < R && j < C) frame_cells(s, v, i, i + 1, j, j + 1, c, width);
-    else if (i >= 0 && i < R) frame_cells(s, v, i, i + 1, 0, C, c, width);
-    else if (j >= 0 && j < C) frame_cells(s, v, 0, R, j, j + 1, c, width);
+    if (i >= 0 && j >= 0 && i < R && j < C)
+      frame_cells(s, v, i, i + 1, j, j + 1, c, width);
+    else if (i >= 0 && i < R)
+      frame_cells(s, v, i, i + 1, 0, C, c, width);
+    else if (j >= 0 && j < C)
+      frame_cells(s, v, 0, R, j, j + 1, c, width);
     break;
   case LINK_COLBLOCK: {
     int jj = j - v->link_offset;
-    if (i >= 0 && jj >= 0 && jj < C) frame_cells(s, v, i, i + 1, jj, jj + 1, c, width);
-    else if (i >= 0 && i < R && j < 0) frame_cells(s, v, i, i + 1, 0, C, c, width);
+    if (i >= 0 && jj >= 0 && jj < C)
+      frame_cells(s, v, i, i + 1, jj, jj + 1, c, width);
+    else if (i >= 0 && i < R && j < 0)
+      frame_cells(s, v, i, i + 1, 0, C, c, width);
     break;
   }
   case LINK_NONE: break;
@@ -636,9 +666,12 @@ static void draw_focus(Eq *e) {
       link_highlight(e->s, r, fr, fc, o->theme->accent, w * 0.8f);
       continue;
     }
-    if (fr >= 0 && fc >= 0) frame_cells(e->s, r, fr, fr + 1, fc, fc + 1, o->theme->accent, w);
-    else if (fr >= 0 && fr < r->op.rows) frame_cells(e->s, r, fr, fr + 1, 0, r->op.cols, o->theme->accent, w);
-    else if (fc >= 0 && fc < r->op.cols) frame_cells(e->s, r, 0, r->op.rows, fc, fc + 1, o->theme->accent, w);
+    if (fr >= 0 && fc >= 0)
+      frame_cells(e->s, r, fr, fr + 1, fc, fc + 1, o->theme->accent, w);
+    else if (fr >= 0 && fr < r->op.rows)
+      frame_cells(e->s, r, fr, fr + 1, 0, r->op.cols, o->theme->accent, w);
+    else if (fc >= 0 && fc < r->op.cols)
+      frame_cells(e->s, r, 0, r->op.rows, fc, fc + 1, o->theme->accent, w);
   }
 }
 
@@ -666,12 +699,13 @@ static void draw_side_colorbars(Eq *e, float x, float y, float h, float fs) {
     if (l->ops[k].op.index < 0) continue;
     ColorScale s = l->ops[k].scale;
     bool dup = false;
-    for (int q = 0; q < n; q++)
-      dup |= seen[q].map == s.map && seen[q].lo == s.lo && seen[q].hi == s.hi;
+    for (int q = 0; q < n; q++) dup |= seen[q].map == s.map && seen[q].lo == s.lo && seen[q].hi == s.hi;
     if (dup) continue;
     const TraceTensor *src = operand_src(&l->ops[k].op);
-    what[n] = src->kind == T_ONEHOT ? "one-hot" : is_probability(&l->ops[k].op) ? "probability"
-              : src->is_weight ? "weights" : "values";
+    what[n] = src->kind == T_ONEHOT           ? "one-hot"
+              : is_probability(&l->ops[k].op) ? "probability"
+              : src->is_weight                ? "weights"
+                                              : "values";
     seen[n++] = s;
   }
   if (n == 0) return;

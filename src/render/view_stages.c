@@ -8,9 +8,20 @@
 #include "view_internal.h"
 
 ViewOptions view_options_default(const Theme *theme) {
-  return (ViewOptions){.theme = theme, .cmap = CMAP_AUTO, .scale = SCALE_STAGE, .head = 0, .part = 0,
-                       .numbers = true, .text_scale = 1.0f, .focus_row = -1, .focus_col = -1,
-                       .hover_op = -1, .hover_i = -1, .hover_j = -1, .global_lo = -1, .global_hi = 1};
+  return (ViewOptions){.theme = theme,
+                       .cmap = CMAP_AUTO,
+                       .scale = SCALE_STAGE,
+                       .head = 0,
+                       .part = 0,
+                       .numbers = true,
+                       .text_scale = 1.0f,
+                       .focus_row = -1,
+                       .focus_col = -1,
+                       .hover_op = -1,
+                       .hover_i = -1,
+                       .hover_j = -1,
+                       .global_lo = -1,
+                       .global_hi = 1};
 }
 
 const char *view_scale_name(ScaleMode m) {
@@ -46,7 +57,9 @@ static const char *head_symbol(Eq *e, const char *base, int h) {
   return scene_strf(e->s, "%s_{%d}", base, h + 1);
 }
 
-static void color_symbol_by_head(Eq *e, int k, int h) { e->deco[k].symbol_color = theme_head(e->o->theme, h); }
+static void color_symbol_by_head(Eq *e, int k, int h) {
+  e->deco[k].symbol_color = theme_head(e->o->theme, h);
+}
 
 static void result(Eq *e, int k) {
   e->lay->result = k;
@@ -82,13 +95,16 @@ static void stage_tokens(Eq *e) {
   int L = t->L < 1024 ? t->L : 1024;
   char buf[160];
   for (int i = 0; i < L; i++) {
-    widths[i] = fmaxf(text_width(FONT_SANS_BOLD, fs, t->tokens.words[i]), text_width(FONT_SANS, fs * 0.7f, "id 999")) + 2 * pad;
+    widths[i] = fmaxf(text_width(FONT_SANS_BOLD, fs, t->tokens.words[i]),
+                      text_width(FONT_SANS, fs * 0.7f, "id 999")) +
+                2 * pad;
     total += widths[i] + (i ? gap : 0);
   }
   float scale = total > e->w * 0.95f ? e->w * 0.95f / total : 1.0f;
   float x = e->x + (e->w - total * scale) / 2, y = e->y + e->h * 0.35f, bh = fs * 2.2f;
-  scene_text_aligned(e->s, FONT_SANS, fs * 0.8f, e->x + e->w / 2, y - fs * 2.2f, 0.5f, th->muted,
-                     "the sentence, lowercased and split into words; each word gets its row in the vocabulary");
+  scene_text_aligned(
+      e->s, FONT_SANS, fs * 0.8f, e->x + e->w / 2, y - fs * 2.2f, 0.5f, th->muted,
+      "the sentence, lowercased and split into words; each word gets its row in the vocabulary");
   for (int i = 0; i < L; i++) {
     float w = widths[i] * scale;
     bool unk = t->tokens.unknown[i];
@@ -98,8 +114,10 @@ static void stage_tokens(Eq *e) {
                        unk ? th->unk : th->text, t->tokens.words[i]);
     snprintf(buf, sizeof buf, "x_{%d}", i + 1);
     tex_draw(e->s, buf, fs * 0.9f * scale, false, x + w / 2 - fs * 0.5f * scale, y - fs * 0.5f, th->muted);
-    if (unk) snprintf(buf, sizeof buf, "<unk> · id 0");
-    else snprintf(buf, sizeof buf, "id %d", t->tokens.ids[i]);
+    if (unk)
+      snprintf(buf, sizeof buf, "<unk> · id 0");
+    else
+      snprintf(buf, sizeof buf, "id %d", t->tokens.ids[i]);
     scene_text_aligned(e->s, FONT_SANS, fs * 0.7f * scale, x + w / 2, y + bh * scale + fs * 1.1f, 0.5f,
                        unk ? th->unk : th->muted, buf);
     x += w + gap * scale;
@@ -162,7 +180,8 @@ static void stage_scores(Eq *e, int l, int h) {
   eq_put(e, 0, kq);
   eq_tex(e, 0, "\\times");
   eq_put(e, 0, kk);
-  eq_tex(e, 0, scene_strf(e->s, "\\cdot \\frac{1}{\\sqrt{%d}} =", e->t->cfg.D / e->t->cfg.H)); // 1/√d_k, d_k = D/H
+  eq_tex(e, 0,
+         scene_strf(e->s, "\\cdot \\frac{1}{\\sqrt{%d}} =", e->t->cfg.D / e->t->cfg.H)); // 1/√d_k, d_k = D/H
   eq_put(e, 0, ks);
   result(e, ks);
 }
@@ -380,14 +399,18 @@ static void compose(Eq *e, const TraceStep *st) {
   case STEP_CONCAT: stage_concat(e, l); break;
   case STEP_OUTPROJ: stage_outproj(e, l); break;
   case STEP_ADDNORM1:
-    if (t->cfg.norm_first) add_norm(e, y->in, "Z", y->attn, "\\mathrm{MultiHead}", y->norm2, "x", "\\mathrm{LN}_2");
-    else add_norm(e, y->in, "Z", y->attn, "\\mathrm{MultiHead}(Z)", y->norm1, "x", "\\mathrm{LayerNorm}");
+    if (t->cfg.norm_first)
+      add_norm(e, y->in, "Z", y->attn, "\\mathrm{MultiHead}", y->norm2, "x", "\\mathrm{LN}_2");
+    else
+      add_norm(e, y->in, "Z", y->attn, "\\mathrm{MultiHead}(Z)", y->norm1, "x", "\\mathrm{LayerNorm}");
     break;
   case STEP_FFN_HIDDEN: stage_ffn(e, l, true); break;
   case STEP_FFN_OUT: stage_ffn(e, l, false); break;
   case STEP_ADDNORM2:
-    if (t->cfg.norm_first) add_norm(e, y->res1, "Z + \\mathrm{MH}", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", NULL);
-    else add_norm(e, y->norm1, "x", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", "\\mathrm{LayerNorm}");
+    if (t->cfg.norm_first)
+      add_norm(e, y->res1, "Z + \\mathrm{MH}", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", NULL);
+    else
+      add_norm(e, y->norm1, "x", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", "\\mathrm{LayerNorm}");
     break;
   case STEP_PREDICT: stage_predict(e); break;
   }

@@ -12,12 +12,12 @@
 
 #include "npy.h" // defines: npy_read, npy_encode
 
-#define PROMISE(x)                                                                                 \
-  do {                                                                                             \
-    if (!(x)) {                                                                                    \
-      fprintf(stderr, "fuzz_npy: broken promise: %s\n", #x);                                       \
-      __builtin_trap();                                                                            \
-    }                                                                                              \
+#define PROMISE(x)                                                                                           \
+  do {                                                                                                       \
+    if (!(x)) {                                                                                              \
+      fprintf(stderr, "fuzz_npy: broken promise: %s\n", #x);                                                 \
+      __builtin_trap();                                                                                      \
+    }                                                                                                        \
   } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

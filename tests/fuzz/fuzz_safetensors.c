@@ -22,12 +22,12 @@
 #include "safetensors.h" // defines: StFile, st_parse
 #include "trace.h"       // defines: Trace, trace_new
 
-#define PROMISE(x)                                                                                 \
-  do {                                                                                             \
-    if (!(x)) {                                                                                    \
-      fprintf(stderr, "fuzz_safetensors: broken promise: %s\n", #x);                               \
-      __builtin_trap();                                                                            \
-    }                                                                                              \
+#define PROMISE(x)                                                                                           \
+  do {                                                                                                       \
+    if (!(x)) {                                                                                              \
+      fprintf(stderr, "fuzz_safetensors: broken promise: %s\n", #x);                                         \
+      __builtin_trap();                                                                                      \
+    }                                                                                                        \
   } while (0)
 
 // Every message is one non-empty line, whatever names the file holds.
@@ -38,8 +38,7 @@ static void check_message(const Err *err) {
 
 static void load_and_run(const uint8_t *data, size_t size) {
   static char path[64];
-  if (!path[0])
-    snprintf(path, sizeof path, "/tmp/fuzz-safetensors-%ld.safetensors", (long)getpid());
+  if (!path[0]) snprintf(path, sizeof path, "/tmp/fuzz-safetensors-%ld.safetensors", (long)getpid());
   FILE *fp = fopen(path, "wb");
   if (!fp) return;
   size_t wrote = fwrite(data, 1, size, fp);

@@ -21,12 +21,12 @@
 const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void) { return "leak:libfontconfig.so\n"; }
 
-#define PROMISE(x)                                                                                 \
-  do {                                                                                             \
-    if (!(x)) {                                                                                    \
-      fprintf(stderr, "fuzz_tex: broken promise: %s\n", #x);                                       \
-      __builtin_trap();                                                                            \
-    }                                                                                              \
+#define PROMISE(x)                                                                                           \
+  do {                                                                                                       \
+    if (!(x)) {                                                                                              \
+      fprintf(stderr, "fuzz_tex: broken promise: %s\n", #x);                                                 \
+      __builtin_trap();                                                                                      \
+    }                                                                                                        \
   } while (0)
 
 static void check_diag(const TexDiag *d, size_t size) {
@@ -41,8 +41,8 @@ static void check_diag(const TexDiag *d, size_t size) {
 }
 
 static bool finite_cmd(const Cmd *c) {
-  return isfinite(c->x) && isfinite(c->y) && isfinite(c->w) && isfinite(c->h) &&
-         isfinite(c->x2) && isfinite(c->y2) && isfinite(c->size);
+  return isfinite(c->x) && isfinite(c->y) && isfinite(c->w) && isfinite(c->h) && isfinite(c->x2) &&
+         isfinite(c->y2) && isfinite(c->size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
