@@ -218,6 +218,42 @@ static void golden(const char *name, const Trace *t, int step, int head, int W, 
   scene_free(&s);
 }
 
+// The same stage for two sentences: two panels, and their difference when the lengths agree.
+static void test_compare(const Trace *a, Model *m) {
+  Err err = {0};
+  Tokens tb, tc;
+  CHECK(tokens_from_text(&tb, &m->vocab, "The mouse walks by the bank", 0, &err), "%s", err.msg);
+  CHECK(tokens_from_text(&tc, &m->vocab, "The cat sleeps by the river bank", 0, &err), "%s", err.msg);
+  Trace *b = trace_new(m, &tb, &err), *c = trace_new(m, &tc, &err);
+  model_forward(b), model_forward(c);
+  int st = trace_step_find(a, STEP_SOFTMAX, 0);
+  Scene s;
+  scene_init(&s, 1920, 1080, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  o.head = 1;
+  ViewLayout lay;
+  view_render_compare(&s, a, b, st, &o, "a", "b", -1, -1, 0, 0, 1920, 1000, &lay);
+  CHECK(lay.n_ops == 3, "same length: two panels and their difference (%d)", lay.n_ops);
+  if (lay.n_ops == 3) {
+    const Operand *d = &lay.ops[2].op;
+    int bad = 0;
+    for (int i = 0; i < d->rows; i++)
+      for (int j = 0; j < d->cols; j++)
+        bad += operand_at(d, i, j) != operand_at(&lay.ops[0].op, i, j) - operand_at(&lay.ops[1].op, i, j);
+    CHECK(bad == 0, "the difference panel is left minus right (%d cells differ)", bad);
+    CHECK(lay.ops[1].op.trace == b && lay.ops[1].op.head == 1,
+          "the right panel is the second sentence, head 2");
+  }
+  view_render_compare(&s, a, c, st, &o, "a", "c", -1, -1, 0, 0, 1920, 1000, &lay);
+  CHECK(lay.n_ops == 2, "different lengths: no difference panel (%d)", lay.n_ops);
+  o.head = -1;
+  view_render_compare(&s, a, c, st, &o, "a", "c", -1, -1, 0, 0, 1920, 1000, &lay);
+  CHECK(lay.n_ops == 2 * a->cfg.H, "all heads: every head of both sentences (%d)", lay.n_ops);
+  scene_free(&s);
+  trace_free(b), trace_free(c);
+  tokens_free(&tb), tokens_free(&tc);
+}
+
 int main(void) {
   Err err = {0};
   if (!text_init(&err)) {
@@ -234,6 +270,7 @@ int main(void) {
   test_cell_colours(causal, trace_step_find(causal, STEP_SOFTMAX, 0), 1);
   test_masked_hatched(causal);
   test_png_roundtrip();
+  test_compare(cat, m1);
   for (int st = 1; st < cat->n_steps; st++) test_svg_cells(cat, st);
   test_svg_cells(deep, trace_step_find(deep, STEP_FFN_HIDDEN, 2));
 

@@ -35,6 +35,8 @@ void app_page_spec(const App *a, PageSpec *p, ViewOptions *vo, float w, float h,
     p->lesson_steps = a->s->trace->n_steps;
   }
   if (a->s->note.msg[0] && window_layer) p->note = a->s->note.msg;
+  p->compare =
+      session_compare(a->s, ls ? a->step : -1, &p->compare_sentence, &p->compare_row, &p->compare_col);
 }
 
 // ---------------------------------------------------------------- controls

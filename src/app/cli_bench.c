@@ -179,19 +179,18 @@ static void print_machine(FILE *f, const char *prefix) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: stepformer bench [--runs N] [--threads 1|2] [--sizes NAME,...] [--machine] [--tsv]\n"
-          "                        [--no-peak | --peak-only] [--peak-n N]\n\n"
-          "Times the full traced forward pass (model_forward: every stage kept in the trace) of one\n"
-          "random encoder layer (post-norm, ReLU) and reports the median and min of N timed runs,\n"
-          "the GFLOP/s achieved by its six products (QKV, scores, A·V, output projection, FFN1,\n"
-          "FFN2; 2·M·N·K each) and that as a share of this machine's sgemm peak, measured here with\n"
-          "cblas_sgemm on 2048×2048 matrices and the same number of threads.\n\n"
-          "  --runs N        timed runs per size (default 25; use at least 20 for a report)\n"
-          "  --threads 1|2   threads of the forward (default 1: the machines are shared). With 2\n"
-          "                  it splits products by columns and attention by heads; OpenBLAS stays\n"
-          "                  on one thread inside the forward and uses 2 for the peak measurement\n"
-          "  --sizes LIST    comma-separated, from:");
+  fprintf(f, "usage: stepformer bench [--runs N] [--threads 1|2] [--sizes NAME,...] [--machine] [--tsv]\n"
+             "                        [--no-peak | --peak-only] [--peak-n N]\n\n"
+             "Times the full traced forward pass (model_forward: every stage kept in the trace) of one\n"
+             "random encoder layer (post-norm, ReLU) and reports the median and min of N timed runs,\n"
+             "the GFLOP/s achieved by its six products (QKV, scores, A·V, output projection, FFN1,\n"
+             "FFN2; 2·M·N·K each) and that as a share of this machine's sgemm peak, measured here with\n"
+             "cblas_sgemm on 2048×2048 matrices and the same number of threads.\n\n"
+             "  --runs N        timed runs per size (default 25; use at least 20 for a report)\n"
+             "  --threads 1|2   threads of the forward (default 1: the machines are shared). With 2\n"
+             "                  it splits products by columns and attention by heads; OpenBLAS stays\n"
+             "                  on one thread inside the forward and uses 2 for the peak measurement\n"
+             "  --sizes LIST    comma-separated, from:");
   for (int i = 0; i < N_SIZES; i++) fprintf(f, " %s", SIZES[i].name);
   fprintf(f, "\n                  (default all). tiny D=16,H=2,F=64,L=6; seed6/seed100 D=512,H=8,\n"
              "                  F=2048 at L=6/100; bert128/bert512 D=768,H=12,F=3072 at L=128/512\n"
@@ -212,7 +211,8 @@ static bool parse_sizes(BenchOpts *o, const char *list, Err *err) {
     int found = -1;
     for (int i = 0; i < N_SIZES; i++)
       if (strlen(SIZES[i].name) == n && !strncmp(SIZES[i].name, p, n)) found = i;
-    if (found < 0) return err_set(err, "--sizes: unknown size \"%.*s\" (see stepformer bench --help)", (int)n, p);
+    if (found < 0)
+      return err_set(err, "--sizes: unknown size \"%.*s\" (see stepformer bench --help)", (int)n, p);
     o->sizes[found] = true;
     p += n + (p[n] == ',');
   }
@@ -222,7 +222,8 @@ static bool parse_sizes(BenchOpts *o, const char *list, Err *err) {
 static bool parse_int_opt(const char *name, const char *v, int lo, int hi, int *out, Err *err) {
   char *end;
   long n = strtol(v, &end, 10);
-  if (*v == 0 || *end || n < lo || n > hi) return err_set(err, "%s %s: expected a number in %d..%d", name, v, lo, hi);
+  if (*v == 0 || *end || n < lo || n > hi)
+    return err_set(err, "%s %s: expected a number in %d..%d", name, v, lo, hi);
   *out = (int)n;
   return true;
 }
@@ -232,8 +233,8 @@ static bool parse_opts(BenchOpts *o, int argc, char **argv, Err *err) {
   for (int i = 0; i < N_SIZES; i++) o->sizes[i] = true;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    bool has_value = !strcmp(a, "--runs") || !strcmp(a, "--threads") || !strcmp(a, "--sizes") ||
-                     !strcmp(a, "--peak-n");
+    bool has_value =
+        !strcmp(a, "--runs") || !strcmp(a, "--threads") || !strcmp(a, "--sizes") || !strcmp(a, "--peak-n");
     if (has_value && i + 1 >= argc) return err_set(err, "%s needs a value", a);
     if (!strcmp(a, "--runs")) {
       if (!parse_int_opt(a, argv[++i], 1, 100000, &o->runs, err)) return false;
@@ -243,11 +244,16 @@ static bool parse_opts(BenchOpts *o, int argc, char **argv, Err *err) {
       if (!parse_int_opt(a, argv[++i], 64, 8192, &o->peak_n, err)) return false;
     } else if (!strcmp(a, "--sizes")) {
       if (!parse_sizes(o, argv[++i], err)) return false;
-    } else if (!strcmp(a, "--machine")) o->machine = true;
-    else if (!strcmp(a, "--tsv")) o->tsv = true;
-    else if (!strcmp(a, "--no-peak")) o->peak = false;
-    else if (!strcmp(a, "--peak-only")) o->peak_only = true;
-    else return err_set(err, "unknown option \"%s\" (see stepformer bench --help)", a);
+    } else if (!strcmp(a, "--machine"))
+      o->machine = true;
+    else if (!strcmp(a, "--tsv"))
+      o->tsv = true;
+    else if (!strcmp(a, "--no-peak"))
+      o->peak = false;
+    else if (!strcmp(a, "--peak-only"))
+      o->peak_only = true;
+    else
+      return err_set(err, "unknown option \"%s\" (see stepformer bench --help)", a);
   }
   return true;
 }
@@ -280,10 +286,10 @@ int cli_bench(int argc, char **argv) {
     else
       printf("sgemm peak: not measured (--no-peak)\n");
     if (o.peak_only) return 0;
-    printf("traced forward of one layer, %d thread%s, %d runs each:\n", o.threads,
-           o.threads > 1 ? "s" : "", o.runs);
-    printf("%-8s %5s %3s %5s %4s %9s %11s %11s %9s %7s\n", "size", "D", "H", "F", "L", "GFLOP",
-           "median ms", "min ms", "GFLOP/s", "% peak");
+    printf("traced forward of one layer, %d thread%s, %d runs each:\n", o.threads, o.threads > 1 ? "s" : "",
+           o.runs);
+    printf("%-8s %5s %3s %5s %4s %9s %11s %11s %9s %7s\n", "size", "D", "H", "F", "L", "GFLOP", "median ms",
+           "min ms", "GFLOP/s", "% peak");
   }
   if (o.peak || o.peak_only) { // let OpenBLAS's threads go to sleep
     struct timespec pause = {0, 300 * 1000 * 1000};
@@ -299,11 +305,11 @@ int cli_bench(int argc, char **argv) {
     BenchTime bt = time_forward(t, o.runs);
     double fl = layer_flops(s), gf = fl / bt.median_s * 1e-9;
     if (o.tsv)
-      printf("%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.6f\t%.9f\t%.9f\t%.3f\t%.3f\n", s->name, s->D, s->H,
-             s->F, s->L, o.threads, o.runs, bt.reps, fl * 1e-9, bt.median_s, bt.min_s, gf, peak);
+      printf("%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.6f\t%.9f\t%.9f\t%.3f\t%.3f\n", s->name, s->D, s->H, s->F,
+             s->L, o.threads, o.runs, bt.reps, fl * 1e-9, bt.median_s, bt.min_s, gf, peak);
     else
-      printf("%-8s %5d %3d %5d %4d %9.4f %11.4f %11.4f %9.2f %6.1f%%\n", s->name, s->D, s->H, s->F,
-             s->L, fl * 1e-9, bt.median_s * 1e3, bt.min_s * 1e3, gf, peak > 0 ? 100 * gf / peak : 0.0);
+      printf("%-8s %5d %3d %5d %4d %9.4f %11.4f %11.4f %9.2f %6.1f%%\n", s->name, s->D, s->H, s->F, s->L,
+             fl * 1e-9, bt.median_s * 1e3, bt.min_s * 1e3, gf, peak > 0 ? 100 * gf / peak : 0.0);
     fflush(stdout);
     trace_free(t);
     model_free(m);

@@ -9,7 +9,8 @@
 
 static const char *USAGE =
     "usage: stepformer export [--lesson FILE] [--text TEXT] [--model FILE | --random SPEC [--vocab LIST]]\n"
-    "                         [--causal] --out DIR [--format png|svg|npy|csv|all] [--size WxH]\n"
+    "                         [--causal] [--compare TEXT] --out DIR [--format png|svg|npy|csv|all] [--size "
+    "WxH]\n"
     "                         [--theme light|dark] [--head H|all] [--scale matrix|stage|global]\n"
     "                         [--no-text] [--no-numbers] [--threads 1|2]\n"
     "\n"
@@ -20,6 +21,8 @@ static const char *USAGE =
     "\n"
     "  --lesson FILE   export the lesson's steps (its sentence and model unless overridden)\n"
     "  --text TEXT     the sentence (default: the lesson's, or \"" CLI_DEFAULT_TEXT "\")\n"
+    "  --compare TEXT  a second sentence, shown beside the first at every step, with the\n"
+    "                  difference when both have as many words\n"
     "  --model FILE    a safetensors model; --random SPEC a seeded random one (see dump --help)\n"
     "  --format F      png (default), svg, npy, csv, or all; several with commas: png,svg\n"
     "  --size WxH      picture size in pixels (default 1920x1080)\n"
@@ -65,9 +68,9 @@ int cli_export(int argc, char **argv) {
     if (r < 0) return cli_fail("export", err.msg);
     if (r) continue;
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    bool takes = !strcmp(a, "--out") || !strcmp(a, "--lesson") || !strcmp(a, "--format") ||
-                 !strcmp(a, "--size") || !strcmp(a, "--theme") || !strcmp(a, "--head") ||
-                 !strcmp(a, "--scale") || !strcmp(a, "--threads");
+    bool takes = !strcmp(a, "--out") || !strcmp(a, "--compare") || !strcmp(a, "--lesson") ||
+                 !strcmp(a, "--format") || !strcmp(a, "--size") || !strcmp(a, "--theme") ||
+                 !strcmp(a, "--head") || !strcmp(a, "--scale") || !strcmp(a, "--threads");
     if (takes && !v) {
       snprintf(msg, sizeof msg, "%s needs a value (see stepformer export --help)", a);
       return cli_fail("export", msg);
@@ -75,6 +78,8 @@ int cli_export(int argc, char **argv) {
     if (takes) i++;
     if (!strcmp(a, "--out"))
       out = v;
+    else if (!strcmp(a, "--compare"))
+      so.compare = v;
     else if (!strcmp(a, "--lesson"))
       so.lesson = v;
     else if (!strcmp(a, "--format")) {

@@ -13,7 +13,9 @@
 #endif
 
 static const char *USAGE =
-    "usage: stepformer [LESSON.md] [--text TEXT] [--model FILE | --random SPEC [--vocab LIST]] [--causal]\n"
+    "usage: stepformer [LESSON.md] [--text TEXT] [--compare TEXT] [--model FILE | --random SPEC [--vocab "
+    "LIST]]\n"
+    "                  [--causal]\n"
     "                  [--size WxH] [--fullscreen] [--theme dark|light] [--save-dir DIR]\n"
     "                  [--replay FILE [--screenshot DIR] [--realtime]] [--frame-stats]\n"
     "\n"
@@ -52,8 +54,8 @@ int cli_window(int argc, char **argv) {
     if (r < 0) return cli_fail("window", err.msg);
     if (r) continue;
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    bool takes = !strcmp(a, "--size") || !strcmp(a, "--theme") || !strcmp(a, "--save-dir") ||
-                 !strcmp(a, "--replay") || !strcmp(a, "--screenshot");
+    bool takes = !strcmp(a, "--size") || !strcmp(a, "--compare") || !strcmp(a, "--theme") ||
+                 !strcmp(a, "--save-dir") || !strcmp(a, "--replay") || !strcmp(a, "--screenshot");
     if (takes && !v) {
       snprintf(msg, sizeof msg, "%s needs a value (see stepformer --help)", a);
       return cli_fail("window", msg);
@@ -70,7 +72,9 @@ int cli_window(int argc, char **argv) {
         ao.theme = THEME_LIGHT;
       else
         return cli_fail("window", "--theme: use dark or light");
-    } else if (!strcmp(a, "--save-dir"))
+    } else if (!strcmp(a, "--compare"))
+      so.compare = v;
+    else if (!strcmp(a, "--save-dir"))
       ao.save_dir = v;
     else if (!strcmp(a, "--replay"))
       wo.replay = v;

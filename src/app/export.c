@@ -170,6 +170,7 @@ static void *worker(void *arg) {
                   .lesson_steps = s->has_lesson ? s->lesson.n_steps : 0,
                   .width = (float)x->width,
                   .height = (float)x->height};
+    p.compare = session_compare(s, j->lesson_step, &p.compare_sentence, &p.compare_row, &p.compare_col);
     ViewLayout lay;
     page_render(&scene, &p, &lay);
     if (j->step >= 0)

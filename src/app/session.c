@@ -49,7 +49,27 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
     session_close(s);
     return false;
   }
+  if (o->compare && !(s->compare_all = make_trace(s->model, o->compare, err))) {
+    session_close(s);
+    return false;
+  }
+  s->compare_text = o->compare;
   if (s->has_lesson) {
+    s->compare = calloc((size_t)s->lesson.n_steps + 1, sizeof(Trace *));
+    if (!s->compare) {
+      session_close(s);
+      return err_set(err, "out of memory");
+    }
+    for (int i = 0; i < s->lesson.n_steps; i++) {
+      const char *c = s->lesson.steps[i].compare;
+      if (!c) continue;
+      Err cerr = {0};
+      if (!(s->compare[i] = make_trace(s->model, c, &cerr))) {
+        err_set(err, "%s:%d: compare=\"%s\": %s", o->lesson, s->lesson.steps[i].line, c, cerr.msg);
+        session_close(s);
+        return false;
+      }
+    }
     if (!o->model.text) { // the lesson's own sentence: its focus tokens must all be there
       if (!lesson_resolve(&s->lesson, s->model, &s->trace->tokens, d)) {
         session_close(s);
@@ -83,7 +103,25 @@ bool session_set_text(Session *s, const char *text, Err *err) {
   return true;
 }
 
+const Trace *session_compare(const Session *s, int lesson_step, const char **text, int *row, int *col) {
+  *row = *col = -1;
+  const LessonStep *st = s->has_lesson && lesson_step >= 0 && lesson_step < s->lesson.n_steps
+                             ? &s->lesson.steps[lesson_step]
+                             : NULL;
+  bool own = st && s->compare && s->compare[lesson_step];
+  const Trace *t = own ? s->compare[lesson_step] : s->compare_all;
+  if (!t) return NULL;
+  *text = own ? st->compare : s->compare_text;
+  if (st && st->row_spec) *row = lesson_find_token(&t->tokens, st->row_spec);
+  if (st && st->col_spec) *col = lesson_find_token(&t->tokens, st->col_spec);
+  return t;
+}
+
 void session_close(Session *s) {
+  if (s->compare)
+    for (int i = 0; s->has_lesson && i < s->lesson.n_steps; i++) trace_free(s->compare[i]);
+  free(s->compare);
+  trace_free(s->compare_all);
   trace_free(s->trace);
   model_free(s->model);
   if (s->has_lesson) lesson_free(&s->lesson);

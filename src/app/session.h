@@ -23,8 +23,9 @@
 #define SESSION_MAX_TOKENS 512
 
 typedef struct {
-  ModelOpts model;    // --model / --random / --vocab / --text / --causal
-  const char *lesson; // a lesson file, or NULL
+  ModelOpts model;     // --model / --random / --vocab / --text / --causal
+  const char *lesson;  // a lesson file, or NULL
+  const char *compare; // --compare TEXT: a second sentence beside every step, or NULL
 } SessionOpts;
 
 typedef struct {
@@ -34,6 +35,9 @@ typedef struct {
   Trace *trace;
   char text[SESSION_MAX_TEXT]; // the sentence of the trace
   Err note;                    // something the user should know (e.g. stand-in model), or empty
+  Trace *compare_all;          // --compare: the second sentence's trace, or NULL
+  Trace **compare;             // [lesson.n_steps]: the trace of a step's compare="...", or NULL
+  const char *compare_text;    // --compare's sentence (borrowed from the options)
 } Session;
 
 bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err);
@@ -43,5 +47,8 @@ void session_close(Session *s);
 int session_trace_step(const Session *s, int lesson_step);
 // Re-resolves the lesson's focus tokens against the current sentence (unknown ones become -1).
 void session_refocus(Session *s);
+// The second sentence shown beside lesson step `lesson_step` (or beside every step with
+// --compare), its text, and the step's focus among its tokens; NULL when there is none.
+const Trace *session_compare(const Session *s, int lesson_step, const char **text, int *row, int *col);
 
 #endif

@@ -5,7 +5,7 @@
 
 Operand operand_tensor(const Trace *t, int index, int head, bool transpose) {
   const TraceTensor *x = &t->t[index];
-  Operand o = {t, index, head, transpose, 0, 0, x->row_axis, x->col_axis, t->L};
+  Operand o = {t, index, head, transpose, 0, 0, x->row_axis, x->col_axis, t->L, NULL, -1};
   int rows = x->rows, cols = x->cols;
   if (head < 0 && x->heads > 1) cols *= x->heads; // heads side by side: [L, H·d_k]
   if (head < 0 && x->heads == 1) o.head = 0;
@@ -17,7 +17,23 @@ Operand operand_tensor(const Trace *t, int index, int head, bool transpose) {
 }
 
 Operand operand_mask(const Trace *t) {
-  return (Operand){t, -1, 0, false, t->L, t->L, AXIS_TOKEN, AXIS_TOKEN, t->L};
+  return (Operand){t, -1, 0, false, t->L, t->L, AXIS_TOKEN, AXIS_TOKEN, t->L, NULL, -1};
+}
+
+Operand operand_difference(Operand a, const Trace *b_trace, int b_index) {
+  a.minus_trace = b_trace;
+  a.minus_index = b_index;
+  return a;
+}
+
+static float at_one(const Trace *t, int index, const Operand *o, int i, int j) {
+  if (o->transpose) {
+    int k = i;
+    i = j, j = k;
+  }
+  const TraceTensor *x = &t->t[index];
+  if (o->head < 0) return trace_at(x, j / x->cols, i, j % x->cols);
+  return trace_at(x, o->head, i, j);
 }
 
 const TraceTensor *operand_src(const Operand *o) { return o->index < 0 ? NULL : &o->trace->t[o->index]; }
@@ -29,6 +45,8 @@ int operand_head_of_col(const Operand *o, int j) {
 }
 
 float operand_at(const Operand *o, int i, int j) {
+  if (o->minus_index >= 0)
+    return at_one(o->trace, o->index, o, i, j) - at_one(o->minus_trace, o->minus_index, o, i, j);
   if (o->transpose) {
     int k = i;
     i = j, j = k;
@@ -51,7 +69,20 @@ static const float *stored(const Operand *o, int h, long *rs, long *cs) {
   return base;
 }
 
+// The slow, general way (differences): element by element.
+static float generic_block_mean(const Operand *o, int r0, int r1, int c0, int c1) {
+  double sum = 0;
+  long n = 0;
+  for (int i = r0; i < r1; i++)
+    for (int j = c0; j < c1; j++) {
+      float v = operand_at(o, i, j);
+      if (isfinite(v)) sum += v, n++;
+    }
+  return n ? (float)(sum / (double)n) : -INFINITY;
+}
+
 float operand_block_mean(const Operand *o, int r0, int r1, int c0, int c1) {
+  if (o->minus_index >= 0) return generic_block_mean(o, r0, r1, c0, c1);
   if (o->index < 0) { // the mask: finite below and on the diagonal
     for (int i = r0; i < r1; i++)
       if (c0 <= i) return 0.0f;
@@ -93,6 +124,16 @@ void operand_range(const Operand *o, float *lo, float *hi) {
   float a = INFINITY, b = -INFINITY;
   if (o->index < 0) {
     *lo = *hi = 0;
+    return;
+  }
+  if (o->minus_index >= 0) {
+    for (int i = 0; i < o->rows; i++)
+      for (int j = 0; j < o->cols; j++) {
+        float v = operand_at(o, i, j);
+        if (isfinite(v)) a = fminf(a, v), b = fmaxf(b, v);
+      }
+    if (a > b) a = b = 0;
+    *lo = a, *hi = b;
     return;
   }
   // the range of a matrix is the range of its stored values: scan them in memory order

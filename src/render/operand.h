@@ -23,11 +23,15 @@ typedef struct {
   bool transpose; // shown transposed
   int rows, cols; // displayed shape
   TraceAxis row_axis, col_axis;
-  int L; // mask size
+  int L;                    // mask size
+  const Trace *minus_trace; // a difference: this operand minus the same tensor of another
+  int minus_index;          // trace (a compare view), or -1
 } Operand;
 
 Operand operand_tensor(const Trace *t, int index, int head, bool transpose);
 Operand operand_mask(const Trace *t);
+// The difference a − b of two operands of the same shape (the same stage for two sentences).
+Operand operand_difference(Operand a, const Trace *b_trace, int b_index);
 const TraceTensor *operand_src(const Operand *o); // NULL for the mask
 float operand_at(const Operand *o, int i, int j);
 // Mean of the finite entries of rows [r0, r1) × cols [c0, c1); -inf when all are -inf.

@@ -176,5 +176,13 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   }
   ViewOptions vo = *o;
   vo.text_scale = u;
-  view_render(s, t, p->step, &vo, vx + 16 * u, top, W - vx - 32 * u, bottom - top, out);
+  if (p->compare && t->steps[p->step].kind != STEP_TOKENS) {
+    char ca[300], cb[300];
+    snprintf(ca, sizeof ca, "“%s”", p->sentence);
+    snprintf(cb, sizeof cb, "“%s”", p->compare_sentence ? p->compare_sentence : "");
+    view_render_compare(s, t, p->compare, p->step, &vo, ca, cb, p->compare_row, p->compare_col, vx + 16 * u,
+                        top, W - vx - 32 * u, bottom - top, out);
+  } else {
+    view_render(s, t, p->step, &vo, vx + 16 * u, top, W - vx - 32 * u, bottom - top, out);
+  }
 }

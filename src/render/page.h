@@ -30,7 +30,10 @@ typedef struct {
   const char *lesson;            // lesson title for the footer, or NULL
   int lesson_step, lesson_steps; // "step 3 of 21" when lesson_steps > 0
   const char *note;              // a line of the app's (e.g. an error to show), or NULL
-  float header_reserve;          // pixels at the right of the header kept free (the window's controls)
+  const Trace *compare;          // a second sentence shown beside the first (same model), or NULL
+  const char *compare_sentence;
+  int compare_row, compare_col; // the lesson's focus among the second sentence's tokens (-1 none)
+  float header_reserve;         // pixels at the right of the header kept free (the window's controls)
   float width, height;
 } PageSpec;
 

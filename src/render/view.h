@@ -74,6 +74,11 @@ typedef struct {
 ViewOptions view_options_default(const Theme *theme);
 void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float x, float y, float w, float h,
                  ViewLayout *out);
+// The same step for two sentences side by side (b: another trace of the same model), captioned,
+// with their difference when the shapes agree. focus_row_b/col_b place the focus in b's tokens.
+void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, const ViewOptions *o,
+                         const char *caption_a, const char *caption_b, int focus_row_b, int focus_col_b,
+                         float x, float y, float w, float h, ViewLayout *out);
 // Draws only the selected cell (o->hover_*) and its links, over a view already drawn with this
 // layout: the window draws the page once and the selection on top of it at every frame.
 void view_draw_selection(Scene *s, const ViewLayout *l, const ViewOptions *o);

@@ -29,6 +29,10 @@ typedef struct {
   bool row_sums;         // Σ of each row on the right (softmax)
   bool top_words;        // the most likely words per row on the right (prediction)
   uint32_t symbol_color; // 0: theme text
+  const char *caption;   // a line of plain text above the symbol (compare views), or NULL
+  bool caption_row;      // the caption starts at the operand and may run along the whole row
+  bool own_focus;        // focus_row/col below replace the view's (another sentence's tokens)
+  int focus_row, focus_col;
 } OpDeco;
 
 typedef struct {

@@ -89,12 +89,13 @@ static const char *axis_letter(TraceAxis a) {
   return "";
 }
 
-static const char *label(const Eq *e, TraceAxis a, int i, char *buf, int cap) {
-  return trace_axis_label(e->t, a, i, buf, cap);
+// Labels come from the operand's own trace: a compare view shows two sentences.
+static const char *label(const Trace *t, TraceAxis a, int i, char *buf, int cap) {
+  return trace_axis_label(t, a, i, buf, cap);
 }
 
-static bool is_unknown_token(const Eq *e, TraceAxis a, int i) {
-  return a == AXIS_TOKEN && e->t->tokens.unknown[i];
+static bool is_unknown_token(const Trace *t, TraceAxis a, int i) {
+  return a == AXIS_TOKEN && t->tokens.unknown[i];
 }
 
 // Width of the widest row label of an operand.
@@ -107,7 +108,7 @@ static float row_label_width(const Eq *e, const ViewOperand *v, float fs) {
     return text_width(FONT_SANS, fs * 0.85f, buf) + 8;
   }
   for (int i = 0; i < n && i < 512; i++)
-    w = fmaxf(w, text_width(FONT_SANS, fs, label(e, v->op.row_axis, i, buf, sizeof buf)));
+    w = fmaxf(w, text_width(FONT_SANS, fs, label(v->op.trace, v->op.row_axis, i, buf, sizeof buf)));
   return fminf(w, 12 * fs) + 10;
 }
 
@@ -201,6 +202,7 @@ static Margins margins(const Eq *e, int k, float fs) {
   const OpDeco *d = &e->deco[k];
   Margins m = {0};
   m.top = fs * 2.1f; // the symbol
+  if (d->caption) m.top += fs * 1.3f;
   if (has_col_labels(v)) m.top += fs * 1.35f;
   if (v->op.col_axis == AXIS_TOKEN || v->op.col_axis == AXIS_VOCAB) m.top += fs * 0.95f; // "keys"
   if (has_bands(&v->op, true)) m.top += fs * 0.6f;
@@ -211,7 +213,7 @@ static Margins margins(const Eq *e, int k, float fs) {
   if (has_bands(&v->op, false)) m.left += fs * 0.6f;
   m.right = 10;
   if (d->row_sums) m.right += text_width(FONT_SANS, fs * 0.85f, "Σ 1.000") + 8;
-  if (d->top_words) m.right += fs * 9.5f;
+  if (d->top_words) m.right += fs * 13.5f;
   return m;
 }
 
@@ -226,8 +228,8 @@ typedef struct {
   bool tok_comp; // token axes compressed too (long sentences)
 } Units;
 
-static Units units_for(const Eq *e, float k, bool comp) {
-  float ts = e->o->text_scale, smax = SMAX * ts, line = 21 * ts;
+static Units units_for(const Eq *e, float k, bool comp, bool tight) {
+  float ts = e->o->text_scale, smax = SMAX * ts, line = tight ? 0 : 21 * ts;
   int L = e->t->L;
   Units u = {k, 0, comp, false};
   if (!comp)
@@ -299,17 +301,22 @@ static bool fits(const Eq *e, const Units *u, float fs, float avail_w, float ava
 }
 
 // The largest unit k for which every row fits.
+// (tight: token rows may be thinner than a line of text, when nothing else fits)
 static Units fit_units(const Eq *e, bool comp, float fs, float avail_w, float avail_h) {
-  float lo = 0.01f, hi = SMAX * e->o->text_scale * (comp ? 8 : 1);
-  for (int it = 0; it < 36; it++) {
-    float mid = (lo + hi) / 2;
-    Units u = units_for(e, mid, comp);
-    if (fits(e, &u, fs, avail_w, avail_h))
-      lo = mid;
-    else
-      hi = mid;
+  for (int tight = 0; tight < 2; tight++) {
+    float lo = 0.01f, hi = SMAX * e->o->text_scale * (comp ? 8 : 1);
+    for (int it = 0; it < 36; it++) {
+      float mid = (lo + hi) / 2;
+      Units u = units_for(e, mid, comp, tight);
+      if (fits(e, &u, fs, avail_w, avail_h))
+        lo = mid;
+      else
+        hi = mid;
+    }
+    Units u = units_for(e, lo, comp, tight);
+    if (tight || fits(e, &u, fs, avail_w, avail_h)) return u;
   }
-  return units_for(e, lo, comp);
+  return units_for(e, 0.01f, comp, true);
 }
 
 // ---------------------------------------------------------------- drawing an operand
@@ -418,7 +425,7 @@ static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float y_base) {
       float last[2] = {-1e9f, -1e9f}; // right end of the last label on each of two tiers
       for (int j = 0; j < C; j++) {
         bool used = false;
-        for (int i = 0; i < e->t->L; i++) used |= e->t->tokens.ids[i] == j;
+        for (int i = 0; i < v->op.trace->L; i++) used |= v->op.trace->tokens.ids[i] == j;
         if (!used) continue;
         float cx = v->x + (j + 0.5f) * cw, w = text_width(FONT_SANS, lf * 0.85f, e->t->model->vocab.words[j]);
         int tier = cx - w / 2 >= last[0] + 4 ? 0 : cx - w / 2 >= last[1] + 4 ? 1 : -1;
@@ -434,9 +441,9 @@ static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float y_base) {
     }
     int step = fits ? 1 : (int)ceilf(text_width(FONT_SANS, lf, "bank") / fmaxf(cw, 0.01f));
     for (int j = 0; j < C; j += step) {
-      const char *s =
-          fit_label(label(e, a, j, buf, sizeof buf), FONT_SANS, lf, cw * step * 0.95f, fit, sizeof fit);
-      uint32_t c = is_unknown_token(e, a, j) ? th->unk : th->text;
+      const char *s = fit_label(label(v->op.trace, a, j, buf, sizeof buf), FONT_SANS, lf, cw * step * 0.95f,
+                                fit, sizeof fit);
+      uint32_t c = is_unknown_token(v->op.trace, a, j) ? th->unk : th->text;
       scene_text_aligned(e->s, FONT_SANS, lf, v->x + (j + 0.5f) * cw, y_base, 0.5f, c, s);
     }
     scene_text_aligned(
@@ -469,7 +476,7 @@ static void draw_row_labels(Eq *e, ViewOperand *v, float fs, float x_right) {
     float last[2] = {-1e9f, -1e9f}, shift = 5 * lf; // two columns of labels when rows are close
     for (int i = 0; i < R; i++) {
       bool used = false;
-      for (int k = 0; k < e->t->L; k++) used |= e->t->tokens.ids[k] == i;
+      for (int k = 0; k < v->op.trace->L; k++) used |= v->op.trace->tokens.ids[k] == i;
       float cy = v->y + (i + 0.5f) * ch;
       int col = !used ? -1 : cy - lf >= last[0] ? 0 : cy - lf >= last[1] ? 1 : -1;
       if (col < 0) continue;
@@ -484,9 +491,9 @@ static void draw_row_labels(Eq *e, ViewOperand *v, float fs, float x_right) {
   int step = 1;
   while (step * ch < lf * 1.05f) step *= 2;
   for (int i = 0; i < R; i += step) {
-    const char *s = label(e, a, i, buf, sizeof buf);
+    const char *s = label(v->op.trace, a, i, buf, sizeof buf);
     s = fit_label(s, FONT_SANS, lf, 12 * fs, fit, sizeof fit);
-    uint32_t c = is_unknown_token(e, a, i) ? th->unk : words ? th->text : th->muted;
+    uint32_t c = is_unknown_token(v->op.trace, a, i) ? th->unk : words ? th->text : th->muted;
     scene_text_aligned(e->s, FONT_SANS, lf, x_right, v->y + (i + 0.5f) * ch + lf * 0.35f, 1.0f, c, s);
   }
 }
@@ -596,6 +603,13 @@ static void draw_operand(Eq *e, int k, float fs) {
   TexMetrics sm = measure_tex(v->symbol, fs * 1.45f);
   tex_draw(e->s, v->symbol, fs * 1.45f, false, v->x + (v->w - sm.width) / 2, top - fs * 0.55f - sm.descent,
            sc);
+  if (d->caption) {
+    char fit[256];
+    float cw = d->caption_row ? e->x + e->w - v->x : fmaxf(v->w, fs * 12);
+    const char *c = fit_label(d->caption, FONT_SANS_BOLD, fs * 0.9f, cw, fit, sizeof fit);
+    scene_text_aligned(e->s, FONT_SANS_BOLD, fs * 0.9f, d->caption_row ? v->x : v->x + v->w / 2,
+                       top - fs * 0.55f - sm.ascent - fs * 0.6f, d->caption_row ? 0.0f : 0.5f, th->text, c);
+  }
   if (d->row_labels) {
     float xr = v->x - 10 - (has_bands(&v->op, false) ? fs * 0.6f : 0);
     draw_row_labels(e, v, fs, xr);
@@ -658,10 +672,11 @@ static void draw_focus(Eq *e) {
   const ViewOptions *o = e->o;
   ViewLayout *l = e->lay;
   float w = 3.0f * o->text_scale;
-  if (l->result < 0 || (o->focus_row < 0 && o->focus_col < 0)) return;
-  int fr = o->focus_row, fc = o->focus_col;
+  if (l->result < 0) return;
   for (int k = 0; k < l->n_ops; k++) { // every result (each head of a grid) shows the focus
     const ViewOperand *r = &l->ops[k];
+    int fr = e->deco[k].own_focus ? e->deco[k].focus_row : o->focus_row;
+    int fc = e->deco[k].own_focus ? e->deco[k].focus_col : o->focus_col;
     if (!r->result) {
       link_highlight(e->s, r, fr, fc, o->theme->accent, w * 0.8f);
       continue;

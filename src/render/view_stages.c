@@ -429,6 +429,64 @@ void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float
   if (e.n_rows > 0) eq_layout_and_draw(&e);
 }
 
+void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, const ViewOptions *o,
+                         const char *caption_a, const char *caption_b, int focus_row_b, int focus_col_b,
+                         float x, float y, float w, float h, ViewLayout *out) {
+  const TraceStep *st = &a->steps[step];
+  int kb = trace_step_find(b, st->kind, st->layer);
+  if (st->result < 0 || kb < 0 || b->steps[kb].result < 0) { // nothing to compare: the step alone
+    view_render(s, a, step, o, x, y, w, h, out);
+    return;
+  }
+  Eq e;
+  memset(&e, 0, sizeof e);
+  e.s = s, e.t = a, e.o = o, e.lay = out;
+  e.x = x, e.y = y, e.w = w, e.h = h;
+  out->n_ops = 0;
+  out->result = -1;
+  int ia = st->result, ib = b->steps[kb].result;
+  bool heads = trace_per_head(&a->t[ia]);
+  if (heads && o->head < 0 && a->cfg.H <= 8) { // all heads: a row per sentence, a column per head
+    const char *base = a->t[ia].kind == T_ATTN ? "A" : a->t[ia].kind == T_AV ? "\\mathrm{head}" : "S";
+    for (int hd = 0; hd < a->cfg.H; hd++) {
+      int ka = eq_op(&e, operand_tensor(a, ia, hd, false), head_symbol(&e, base, hd), LINK_NONE);
+      int kb2 = eq_op(&e, operand_tensor(b, ib, hd, false), head_symbol(&e, base, hd), LINK_NONE);
+      e.deco[ka].row_labels = e.deco[kb2].row_labels = hd == 0;
+      if (hd == 0) e.deco[ka].caption = caption_a, e.deco[kb2].caption = caption_b;
+      e.deco[ka].caption_row = e.deco[kb2].caption_row = true;
+      e.deco[kb2].own_focus = true, e.deco[kb2].focus_row = focus_row_b, e.deco[kb2].focus_col = focus_col_b;
+      color_symbol_by_head(&e, ka, hd), color_symbol_by_head(&e, kb2, hd);
+      if (hd == 0) result(&e, ka);
+      e.lay->ops[ka].result = e.lay->ops[kb2].result = true;
+      eq_put(&e, 0, ka); // a row per sentence, the heads side by side
+      eq_put(&e, 1, kb2);
+    }
+    eq_layout_and_draw(&e);
+    return;
+  }
+  int head = heads ? (o->head < 0 ? 0 : o->head) : -1;
+  const char *base = a->t[ia].kind == T_ATTN ? "A" : a->t[ia].kind == T_AV ? "\\mathrm{head}" : "S";
+  const char *sym = heads ? head_symbol(&e, base, head) : a->t[ia].symbol;
+  int ka = eq_op(&e, operand_tensor(a, ia, head, false), sym, LINK_NONE);
+  int kb2 = eq_op(&e, operand_tensor(b, ib, head, false), sym, LINK_NONE);
+  e.deco[ka].row_labels = e.deco[kb2].row_labels = true;
+  e.deco[ka].caption = caption_a, e.deco[kb2].caption = caption_b;
+  e.deco[kb2].own_focus = true, e.deco[kb2].focus_row = focus_row_b, e.deco[kb2].focus_col = focus_col_b;
+  e.deco[ka].top_words = e.deco[kb2].top_words = a->t[ia].kind == T_PRED;
+  if (heads) color_symbol_by_head(&e, ka, head), color_symbol_by_head(&e, kb2, head);
+  result(&e, ka);
+  e.lay->ops[kb2].result = true;
+  eq_put(&e, 0, ka);
+  eq_put(&e, 0, kb2);
+  const Operand *pa = &out->ops[ka].op, *pb = &out->ops[kb2].op;
+  if (pa->rows == pb->rows && pa->cols == pb->cols) { // the same shape: show what changed
+    int kd = eq_op(&e, operand_difference(*pa, b, ib), "\\Delta", LINK_NONE);
+    e.deco[kd].caption = "difference (left − right)";
+    eq_put(&e, 0, kd);
+  }
+  eq_layout_and_draw(&e);
+}
+
 bool view_hit(const ViewLayout *l, float px, float py, int *op_out, int *i, int *j) {
   for (int k = l->n_ops - 1; k >= 0; k--) {
     const ViewOperand *v = &l->ops[k];
