@@ -12,6 +12,8 @@
 #include "err.h"
 #include "simd.h" // defines: F8, f8_load, f8_store, f8_exp_neg, SF_KERNEL
 
+// Measured on Zen 5 with OpenBLAS 0.3.21 (Haswell kernels): the loop kernels are 1.1-1.8x
+// faster than sgemm up to 16 rows whatever N and K, about even at 32, slower from 64 on.
 long mat_naive_max_madds = 64 * 1024;
 int mat_loop_max_rows = 16;
 

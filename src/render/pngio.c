@@ -39,7 +39,7 @@ bool pngio_write(Canvas c, const char *path, const char *const *kv, int n_kv, Er
   png_set_IHDR(p, info, (png_uint_32)c.w, (png_uint_32)c.h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_set_compression_level(p, 1);
-  png_set_filter(p, PNG_FILTER_TYPE_BASE, PNG_FILTER_UP);
+  png_set_filter(p, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE); // see pngio.h
   png_text texts[16];
   int nt = n_kv < 16 ? n_kv : 16;
   for (int i = 0; i < nt; i++) {

@@ -1,6 +1,8 @@
 // text.c -- see text.h.
 #include "text.h"
 
+#include "fileio.h" // defines: file_read_all
+
 #include <SDL.h>
 #include <SDL_ttf.h>
 #include <fontconfig/fontconfig.h>
@@ -56,6 +58,8 @@ typedef struct {
 static struct {
   bool ready;
   char files[FONT_COUNT][1024];
+  void *data[FONT_COUNT]; // each font file read into memory once: FreeType then reads glyphs
+  size_t size[FONT_COUNT]; // from memory instead of seeking the file for every size opened
   TTF_Font *fonts[FONT_COUNT][MAX_PX + 1];
   char warning[256];
   Entry *cache;
@@ -146,6 +150,7 @@ void text_shutdown(void) {
     for (int f = 0; f < FONT_COUNT; f++)
       for (int p = 0; p <= MAX_PX; p++)
         if (T.fonts[f][p]) TTF_CloseFont(T.fonts[f][p]), T.fonts[f][p] = NULL;
+    for (int f = 0; f < FONT_COUNT; f++) free(T.data[f]), T.data[f] = NULL;
     TTF_Quit();
     T.ready = false;
   }
@@ -164,7 +169,12 @@ static TTF_Font *font(FontFace f, int px) {
   if (!T.ready) return NULL;
   TTF_Font **slot = &T.fonts[f][px];
   if (!*slot) {
-    *slot = TTF_OpenFontDPI(T.files[f], px, 72, 72);
+    if (!T.data[f]) { // first use of this face: read its file
+      Err ignored = {0};
+      T.data[f] = file_read_all(T.files[f], &T.size[f], 64u << 20, &ignored);
+    }
+    SDL_RWops *rw = T.data[f] ? SDL_RWFromConstMem(T.data[f], (int)T.size[f]) : NULL;
+    *slot = rw ? TTF_OpenFontDPIRW(rw, 1, px, 72, 72) : TTF_OpenFontDPI(T.files[f], px, 72, 72);
     if (*slot) TTF_SetFontHinting(*slot, TTF_HINTING_LIGHT);
   }
   return *slot;
