@@ -48,16 +48,22 @@ static void lesson_dir(const Lesson *l, char *dir, size_t cap) {
     snprintf(dir, cap, "%.*s", (int)(slash - p), p);
 }
 
-// The shipped model: $SF_SOURCE_DIR/assets/..., next to the lessons folder, or ./assets/...
+#ifndef SF_SOURCE_DIR
+#define SF_SOURCE_DIR "."
+#endif
+
+// The shipped model: $SF_SOURCE_DIR/assets/..., next to the lessons folder, ./assets/..., or
+// in the source tree this program was built from (a lesson kept anywhere finds it).
 static bool shipped_model_path(const Lesson *l, char *out, size_t cap) {
   char dir[4096];
   lesson_dir(l, dir, sizeof dir);
   const char *src = getenv("SF_SOURCE_DIR");
-  char cand[3][4300];
+  char cand[4][4300];
   int n = 0;
   if (src && *src) snprintf(cand[n++], sizeof cand[0], "%s/" SHIPPED_MODEL, src);
   snprintf(cand[n++], sizeof cand[0], "%s/../" SHIPPED_MODEL, dir);
   snprintf(cand[n++], sizeof cand[0], SHIPPED_MODEL);
+  snprintf(cand[n++], sizeof cand[0], SF_SOURCE_DIR "/" SHIPPED_MODEL);
   for (int i = 0; i < n; i++)
     if (access(cand[i], R_OK) == 0) return snprintf(out, cap, "%s", cand[i]) < (int)cap;
   return false;
