@@ -102,8 +102,10 @@ static void linear_part(void *ctx, int p) {
   mat_matmul_t(y, j->x, mat_sub(j->w, c0, 0, c1 - c0, j->w.cols), j->bias ? j->bias + c0 : NULL);
   if (j->act_out.data) {
     Mat h = mat_sub(j->act_out, 0, c0, y.rows, y.cols);
-    if (j->act == ACT_GELU) mat_gelu(h, y);
-    else mat_relu(h, y);
+    if (j->act == ACT_GELU)
+      mat_gelu(h, y);
+    else
+      mat_relu(h, y);
   }
 }
 
@@ -231,8 +233,10 @@ static void layer_forward(Trace *t, int l) {
 
   // pre-norm: out = res2 = res1 + ffn; post-norm: res2 = f_in + ffn, out = LN2(res2)
   Mat res2 = tmat(&T[y->res2]);
-  if (c->norm_first) add_norm(res2, res1, ffn, NO_MAT, NULL, NULL, c->ln_eps);
-  else add_norm(res2, f_in, ffn, tmat(&T[y->norm2]), w->norm2_weight, w->norm2_bias, c->ln_eps);
+  if (c->norm_first)
+    add_norm(res2, res1, ffn, NO_MAT, NULL, NULL, c->ln_eps);
+  else
+    add_norm(res2, f_in, ffn, tmat(&T[y->norm2]), w->norm2_weight, w->norm2_bias, c->ln_eps);
 }
 
 void model_forward(Trace *t) {

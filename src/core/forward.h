@@ -18,10 +18,11 @@
 void model_forward(Trace *t);
 
 // Threads model_forward may use: 1 (the default; machines are shared) or 2. With 2 it splits
-// products by columns, attention by heads and row-wise stages by rows (par.h). Either way BLAS
-// itself is set to one thread (mat_set_blas_threads(1)): two threads each calling a threaded
-// BLAS would fight over the cores. The first model_forward applies the default if this was
-// never called.
+// products by columns, attention by heads and row-wise stages by rows (par.h); BLAS products
+// cut into column blocks may then round differently in the last bit (about 1e-6 relative).
+// Either way BLAS itself is set to one thread (mat_set_blas_threads(1)): two threads each
+// calling a threaded BLAS would fight over the cores. The first model_forward applies the
+// default if this was never called.
 void forward_set_threads(int n);
 
 // The sinusoidal positional encoding of Vaswani et al. into P[L, D], computed in double and

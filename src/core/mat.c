@@ -71,8 +71,8 @@ SF_INLINE void pack_rows_transposed(float *xt, Mat x, int i0, int mr, int k0, in
   int k = 0;
   for (; k + 8 <= kc; k += 8) {
     F8 m[TILE_M];
-    SF_UNROLL for (int r = 0; r < TILE_M; r++)
-      m[r] = r < mr ? f8_load(&MAT_AT(x, i0 + r, k0 + k)) : f8_set(0.0f);
+    SF_UNROLL for (int r = 0; r < TILE_M; r++) m[r] =
+        r < mr ? f8_load(&MAT_AT(x, i0 + r, k0 + k)) : f8_set(0.0f);
     f8_transpose(m);
     SF_UNROLL for (int kk = 0; kk < 8; kk++) f8_store(xt + (k + kk) * TILE_M, m[kk]);
   }
@@ -186,15 +186,17 @@ static void matmul_t_blas(Mat y, Mat x, Mat w, const float *bias, float alpha) {
     for (int i = 0; i < y.rows; i++) memcpy(&MAT_AT(y, i, 0), bias, sizeof(float) * (size_t)y.cols);
     beta = 1.0f;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, y.rows, y.cols, x.cols, alpha, x.data,
-              x.stride, w.data, w.stride, beta, y.data, y.stride);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, y.rows, y.cols, x.cols, alpha, x.data, x.stride,
+              w.data, w.stride, beta, y.data, y.stride);
 }
 
 static void matmul_t(Mat y, Mat x, Mat w, const float *bias, float alpha) {
   EXPECT(y.rows == x.rows && y.cols == w.rows && x.cols == w.cols);
   if (y.rows == 0 || y.cols == 0) return;
-  if (use_loops(y.rows, y.cols, x.cols)) matmul_t_loops(y, x, w, bias, alpha);
-  else matmul_t_blas(y, x, w, bias, alpha);
+  if (use_loops(y.rows, y.cols, x.cols))
+    matmul_t_loops(y, x, w, bias, alpha);
+  else
+    matmul_t_blas(y, x, w, bias, alpha);
 }
 
 void mat_matmul_t(Mat y, Mat x, Mat w, const float *bias) { matmul_t(y, x, w, bias, 1.0f); }
@@ -208,8 +210,8 @@ void mat_matmul(Mat y, Mat a, Mat b) {
     matmul_loops(y, a, b);
     return;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, y.rows, y.cols, a.cols, 1.0f, a.data,
-              a.stride, b.data, b.stride, 0.0f, y.data, y.stride);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, y.rows, y.cols, a.cols, 1.0f, a.data, a.stride,
+              b.data, b.stride, 0.0f, y.data, y.stride);
 }
 
 // ---------------------------------------------------------------- elementwise
@@ -253,8 +255,7 @@ SF_KERNEL void mat_scale(Mat m, float s) {
 SF_INLINE float row_max(const float *x, int n) {
   F8 m[4] = {f8_set(-INFINITY), f8_set(-INFINITY), f8_set(-INFINITY), f8_set(-INFINITY)};
   int j = 0;
-  for (; j + 32 <= n; j += 32)
-    SF_UNROLL for (int u = 0; u < 4; u++) {
+  for (; j + 32 <= n; j += 32) SF_UNROLL for (int u = 0; u < 4; u++) {
       F8 v = f8_load(x + j + 8 * u);
       m[u] = f8_max(v, m[u]);
     }
@@ -283,8 +284,14 @@ SF_INLINE float row_exp(float *y, const float *x, int n, float mx) {
   if (j < n) { // the last n % 8 entries, padded with -inf (whose exp is 0)
     const float *t = x + j, inf = -INFINITY;
     int m = n - j;
-    F8 v = {t[0], 1 < m ? t[1] : inf, 2 < m ? t[2] : inf, 3 < m ? t[3] : inf,
-            4 < m ? t[4] : inf, 5 < m ? t[5] : inf, 6 < m ? t[6] : inf, inf};
+    F8 v = {t[0],
+            1 < m ? t[1] : inf,
+            2 < m ? t[2] : inf,
+            3 < m ? t[3] : inf,
+            4 < m ? t[4] : inf,
+            5 < m ? t[5] : inf,
+            6 < m ? t[6] : inf,
+            inf};
     v -= mx;
     F8 e = f8_exp_neg(&v);
     float out[8];

@@ -15,16 +15,15 @@ enum { SPIN_NS = 50 * 1000 }; // how long a waiting thread spins before it sleep
 
 static struct {
   pthread_mutex_t mu;
-  pthread_cond_t go, done;  // a job was posted / the worker finished one
-  atomic_ulong job;         // number of the latest job
-  atomic_ulong finished;    // number of the latest job the worker has finished
-  atomic_int next;          // the next task of the job to take
+  pthread_cond_t go, done; // a job was posted / the worker finished one
+  atomic_ulong job;        // number of the latest job
+  atomic_ulong finished;   // number of the latest job the worker has finished
+  atomic_int next;         // the next task of the job to take
   int n_tasks;
   ParTask fn;
   void *ctx;
   bool started;
-} team = {.mu = PTHREAD_MUTEX_INITIALIZER, .go = PTHREAD_COND_INITIALIZER,
-          .done = PTHREAD_COND_INITIALIZER};
+} team = {.mu = PTHREAD_MUTEX_INITIALIZER, .go = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 
 static int n_threads = 1;
 

@@ -60,10 +60,10 @@ SF_INLINE F8 f8_load(const float *p) {
   return v;
 }
 SF_INLINE F8 f8_set(float x) { return (F8){x, x, x, x, x, x, x, x}; }
-#define f8_store(p, v)                                                                             \
-  do {                                                                                             \
-    F8 f8_store_v = (v);                                                                           \
-    memcpy((p), &f8_store_v, sizeof f8_store_v);                                                   \
+#define f8_store(p, v)                                                                                       \
+  do {                                                                                                       \
+    F8 f8_store_v = (v);                                                                                     \
+    memcpy((p), &f8_store_v, sizeof f8_store_v);                                                             \
   } while (0)
 // mask ? a : b, lane by lane (mask lanes are 0 or -1, as comparisons give them)
 #define f8_select(mask, a, b) ((F8)((((I8)(a)) & (mask)) | (((I8)(b)) & ~(mask))))
@@ -116,9 +116,9 @@ SF_INLINE F8 f8_exp_neg(const F8 *xp) {
   const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
   const float round = 12582912.0f; // 1.5·2^23 (bits 0x4b400000): adding it rounds to an integer
   F8 x = *xp;
-  I8 live = x >= -87.3f;           // -1 where the result is a normal float, 0 elsewhere
-  F8 t = x * log2e + round;        // the low bits of t hold n = round(x / ln2), for live lanes
-  F8 n = t - round;                // (dead lanes compute garbage, even NaN, that `live` clears)
+  I8 live = x >= -87.3f;    // -1 where the result is a normal float, 0 elsewhere
+  F8 t = x * log2e + round; // the low bits of t hold n = round(x / ln2), for live lanes
+  F8 n = t - round;         // (dead lanes compute garbage, even NaN, that `live` clears)
   F8 r = x - n * ln2_hi - n * ln2_lo;
   F8 q = f8_set(8.312525227665901e-3f);
   q = q * r + 4.1890114545822144e-2f;

@@ -58,7 +58,7 @@ typedef struct {
 static struct {
   bool ready;
   char files[FONT_COUNT][1024];
-  void *data[FONT_COUNT]; // each font file read into memory once: FreeType then reads glyphs
+  void *data[FONT_COUNT];  // each font file read into memory once: FreeType then reads glyphs
   size_t size[FONT_COUNT]; // from memory instead of seeking the file for every size opened
   TTF_Font *fonts[FONT_COUNT][MAX_PX + 1];
   char warning[256];
