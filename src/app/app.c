@@ -125,7 +125,7 @@ static void recompute(App *a) {
   Err err = {0};
   if (session_set_text(a->s, a->edit, &err)) {
     a->edit_error[0] = 0;
-    view_global_range(a->s->trace, &a->global_lo, &a->global_hi);
+    a->global_stale = true; // measured when the global scale is shown
     int n = app_n_steps(a);
     if (a->step >= n) a->step = n - 1;
   } else {
@@ -352,7 +352,7 @@ App *app_new(Session *s, const AppOptions *o, Err *err) {
   a->numbers = true;
   a->w = 1280, a->h = 720;
   scene_init(&a->scratch, 1, 1, 0);
-  view_global_range(s->trace, &a->global_lo, &a->global_hi);
+  a->global_stale = true;
   enter_step(a, 0);
   app_touch(a);
   return a;

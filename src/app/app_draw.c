@@ -7,7 +7,11 @@
 #include "app_internal.h"
 #include "tex.h" // defines: tex_layout, tex_emit
 
-void app_page_spec(const App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool window_layer) {
+void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool window_layer) {
+  if (a->scale == SCALE_GLOBAL && a->global_stale) {
+    view_global_range(a->s->trace, &a->global_lo, &a->global_hi);
+    a->global_stale = false;
+  }
   const LessonStep *ls = app_lesson_step(a);
   *vo = view_options_default(theme_get(a->theme));
   vo->cmap = a->cmap;

@@ -34,6 +34,7 @@ struct App {
   bool numbers, help, fullscreen, editing;
   float text_scale;
   float global_lo, global_hi;
+  bool global_stale; // the range of the global colour scale must be measured again
   char edit[SESSION_MAX_TEXT];
   char edit_error[512];
   // the selected cell: hovered, pinned (click or Enter) or the keyboard cursor's
@@ -57,7 +58,7 @@ int app_n_steps(const App *a);
 const LessonStep *app_lesson_step(const App *a);
 int app_trace_step(const App *a); // -1 for a narration-only lesson step
 // The page of the current step, as export would draw it (no selection: that is the overlay's).
-void app_page_spec(const App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool window_layer);
+void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool window_layer);
 void app_touch(App *a);  // the page changed: draw it again
 void app_save(App *a);   // S: a new numbered PNG of the current view
 void app_export(App *a); // Ctrl+E: every step into a new numbered folder

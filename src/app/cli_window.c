@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "text.h"   // defines: text_init
-#include "window.h" // defines: window_run
+#include "forward.h" // defines: forward_set_threads
+#include "text.h"    // defines: text_init
+#include "window.h"  // defines: window_run
 
 #ifndef SF_SOURCE_DIR
 #define SF_SOURCE_DIR "."
@@ -112,6 +113,9 @@ int cli_window(int argc, char **argv) {
     return cli_fail("window", err.msg);
   }
   if (s.note.msg[0]) fprintf(stderr, "stepformer: note: %s\n", s.note.msg);
+  // typing recomputes the whole pass at every key: for a large model use both cores
+  const ModelConfig *mc = &s.model->cfg;
+  if ((long)mc->D * mc->F * mc->n_layers >= 512L * 2048) forward_set_threads(2);
   int rc = window_run(&s, &ao, &wo);
   session_close(&s);
   text_shutdown();

@@ -94,10 +94,19 @@ void session_refocus(Session *s) {
 bool session_set_text(Session *s, const char *text, Err *err) {
   if (strlen(text) >= SESSION_MAX_TEXT)
     return err_set(err, "the sentence is too long (at most %d bytes)", SESSION_MAX_TEXT - 1);
-  Trace *t = make_trace(s->model, text, err);
-  if (!t) return false;
-  trace_free(s->trace);
-  s->trace = t;
+  Tokens tok;
+  if (!tokens_from_text(&tok, &s->model->vocab, text, SESSION_MAX_TOKENS, err)) return false;
+  Err ignored = {0};
+  if (tok.n == s->trace->L && trace_set_tokens(s->trace, &tok, &ignored)) { // same length: reuse
+    tokens_free(&tok);
+    model_forward(s->trace);
+  } else {
+    tokens_free(&tok);
+    Trace *t = make_trace(s->model, text, err);
+    if (!t) return false;
+    trace_free(s->trace);
+    s->trace = t;
+  }
   snprintf(s->text, sizeof s->text, "%s", text);
   session_refocus(s);
   return true;

@@ -305,6 +305,7 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
     app_take_requests(app);
   }
   frame(&sh, app);
+  sh.n_frames = sh.n_page_frames = 0; // the opening frame (fonts warming up) is start-up
   if (wo->replay) sh.events = calloc((size_t)replay.n + 1, sizeof(double));
   long rss0 = rss_kib();
   double start = now_ms();

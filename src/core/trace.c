@@ -352,6 +352,26 @@ oom:
   return err_set(err, "out of memory for a trace of %d tokens", L), NULL;
 }
 
+bool trace_set_tokens(Trace *t, const Tokens *tokens, Err *err) {
+  if (tokens->n != t->L) return err_set(err, "the sentence has %d words, the trace %d", tokens->n, t->L);
+  size_t text = 0;
+  for (int i = 0; i < t->L; i++) text += strlen(tokens->words[i]) + 1;
+  char *block = malloc(text + 1);
+  if (!block) return err_set(err, "out of memory");
+  char *p = block;
+  for (int i = 0; i < t->L; i++) {
+    size_t n = strlen(tokens->words[i]) + 1;
+    memcpy(p, tokens->words[i], n);
+    t->tokens.words[i] = p;
+    t->tokens.ids[i] = tokens->ids[i];
+    t->tokens.unknown[i] = tokens->unknown[i];
+    p += n;
+  }
+  free(t->tokens.block);
+  t->tokens.block = block;
+  return true; // P depends on L and D only: still valid
+}
+
 void trace_free(Trace *t) {
   if (!t) return;
   free(t->block);

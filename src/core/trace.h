@@ -153,6 +153,9 @@ typedef struct {
 // Allocates a trace for `tokens` through `model` (copies the tokens). Fails only on memory.
 Trace *trace_new(const Model *model, const Tokens *tokens, Err *err);
 void trace_free(Trace *t);
+// Gives t new tokens of the same length (t->L): the window reuses the trace while a sentence is
+// edited without changing its number of words. Returns false (t unchanged) on another length.
+bool trace_set_tokens(Trace *t, const Tokens *tokens, Err *err);
 
 const TraceTensor *trace_find(const Trace *t, const char *name); // NULL when absent
 int trace_index(const Trace *t, const char *name);               // -1 when absent

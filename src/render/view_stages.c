@@ -39,8 +39,11 @@ void view_global_range(const Trace *t, float *lo, float *hi) {
     const TraceTensor *x = &t->t[k];
     if (x->is_weight || x->kind == T_ONEHOT || x->kind == T_ATTN || x->kind == T_PRED) continue;
     long n = (long)x->heads * x->rows * x->cols;
-    for (long i = 0; i < n; i++)
-      if (isfinite(x->data[i])) a = fminf(a, x->data[i]), b = fmaxf(b, x->data[i]);
+    for (long i = 0; i < n; i++) { // comparisons, not fminf/fmaxf: those are library calls
+      float v = x->data[i];
+      if (v < a && v != -INFINITY) a = v;
+      if (v > b && v != INFINITY) b = v;
+    }
   }
   if (a > b) a = -1, b = 1;
   *lo = a, *hi = b;
