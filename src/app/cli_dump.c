@@ -37,12 +37,9 @@ static bool write_all(OutDir *od, const Trace *t, Err *err) {
     if (!outdir_path(od, name, path, sizeof path, err) || !npy_write(path, x->data, nd, shape, err))
       return false;
   }
-  size_t cap = 16, len = 0;
-  for (int i = 0; i < t->L; i++) cap += strlen(tokens_label(&t->tokens, &t->model->vocab, i)) + 1;
-  char *tokens = malloc(cap);
+  size_t len;
+  char *tokens = trace_tokens_lines(t, &len);
   if (!tokens) return err_set(err, "out of memory");
-  for (int i = 0; i < t->L; i++)
-    len += (size_t)sprintf(tokens + len, "%s\n", tokens_label(&t->tokens, &t->model->vocab, i));
   bool ok =
       outdir_path(od, "tokens.txt", path, sizeof path, err) && file_write_atomic(path, tokens, len, err);
   free(tokens);

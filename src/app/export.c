@@ -260,12 +260,9 @@ static bool write_data(Export *x, Err *err) {
       }
   }
   if (x->formats & (EXPORT_NPY | EXPORT_CSV)) { // the labels of the token axis
-    size_t cap = 64, len = 0;
-    for (int i = 0; i < t->L; i++) cap += strlen(tokens_label(&t->tokens, &t->model->vocab, i)) + 2;
-    char *s = malloc(cap);
+    size_t len;
+    char *s = trace_tokens_lines(t, &len);
     if (!s) return err_set(err, "out of memory");
-    for (int i = 0; i < t->L; i++)
-      len += (size_t)sprintf(s + len, "%s\n", tokens_label(&t->tokens, &t->model->vocab, i));
     bool ok =
         outdir_path(x->od, "tokens.txt", path, sizeof path, err) && file_write_atomic(path, s, len, err);
     free(s);

@@ -467,6 +467,30 @@ const char *trace_step_name(StepKind k) {
 
 int trace_stage_count(void) { return 16; }
 
+char *trace_tokens_lines(const Trace *t, size_t *len) {
+  size_t cap = 1;
+  for (int i = 0; i < t->L; i++) cap += strlen(tokens_label(&t->tokens, &t->model->vocab, i)) + 1;
+  char *s = malloc(cap);
+  if (!s) return NULL;
+  size_t n = 0;
+  for (int i = 0; i < t->L; i++) {
+    const char *w = tokens_label(&t->tokens, &t->model->vocab, i);
+    size_t k = strlen(w);
+    memcpy(s + n, w, k);
+    n += k;
+    s[n++] = '\n';
+  }
+  s[n] = 0;
+  *len = n;
+  return s;
+}
+
+bool trace_uses_word(const Trace *t, int id) {
+  for (int i = 0; i < t->L; i++)
+    if (t->tokens.ids[i] == id) return true;
+  return false;
+}
+
 int trace_step_find(const Trace *t, StepKind k, int layer) {
   for (int i = 0; i < t->n_steps; i++)
     if (t->steps[i].kind == k && (t->steps[i].layer < 0 || t->steps[i].layer == layer)) return i;

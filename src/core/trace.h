@@ -165,6 +165,11 @@ bool trace_per_head(const TraceTensor *x);
 int trace_dump_shape(const TraceTensor *x, int shape[3]);
 // Element (i, j) of head h of the displayed matrix.
 float trace_at(const TraceTensor *x, int h, int i, int j);
+// The tokens as the model sees them ("<unk>" for unknown words), one per line: the content of
+// tokens.txt in dumps and exports. malloc'd, *len bytes (NULL when out of memory).
+char *trace_tokens_lines(const Trace *t, size_t *len);
+// True when vocabulary word `id` is one of the sentence's tokens.
+bool trace_uses_word(const Trace *t, int id);
 // A label for index i along an axis: the token word, the vocabulary word or the number.
 // Writes into buf (cap bytes) and returns it.
 const char *trace_axis_label(const Trace *t, TraceAxis axis, int i, char *buf, int cap);

@@ -424,9 +424,7 @@ static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float y_base) {
       // too many words to name: name the sentence's words, with a tick on their columns
       float last[2] = {-1e9f, -1e9f}; // right end of the last label on each of two tiers
       for (int j = 0; j < C; j++) {
-        bool used = false;
-        for (int i = 0; i < v->op.trace->L; i++) used |= v->op.trace->tokens.ids[i] == j;
-        if (!used) continue;
+        if (!trace_uses_word(v->op.trace, j)) continue;
         float cx = v->x + (j + 0.5f) * cw, w = text_width(FONT_SANS, lf * 0.85f, e->t->model->vocab.words[j]);
         int tier = cx - w / 2 >= last[0] + 4 ? 0 : cx - w / 2 >= last[1] + 4 ? 1 : -1;
         if (tier < 0) continue; // no room on either tier
@@ -475,8 +473,7 @@ static void draw_row_labels(Eq *e, ViewOperand *v, float fs, float x_right) {
     lf = fs * 0.8f;
     float last[2] = {-1e9f, -1e9f}, shift = 5 * lf; // two columns of labels when rows are close
     for (int i = 0; i < R; i++) {
-      bool used = false;
-      for (int k = 0; k < v->op.trace->L; k++) used |= v->op.trace->tokens.ids[k] == i;
+      bool used = trace_uses_word(v->op.trace, i);
       float cy = v->y + (i + 0.5f) * ch;
       int col = !used ? -1 : cy - lf >= last[0] ? 0 : cy - lf >= last[1] ? 1 : -1;
       if (col < 0) continue;

@@ -70,22 +70,46 @@ static void result(Eq *e, int k) {
   e->lay->ops[k].link = LINK_NONE;
 }
 
-// One projection row: [x] × [W] + [b] = [Y] (all heads side by side).
-static void projection_row(Eq *e, int row, int x, int W, int b, int Y, const char *ws, const char *bs,
-                           const char *ys) {
-  int kx = op(e, x, 0, false, e->t->t[x].symbol, LINK_ROW);
+// Row `row`: [x] × [W] + [b] = [y], or fn([x] × [W] + [b]) = [y] when fn is not NULL; x links
+// by rows, W and b by columns. y becomes the result unless an earlier row already gave one.
+static void linear_row(Eq *e, int row, const char *fn, int kx, int kw, int kb, int ky) {
   e->deco[kx].row_labels = true;
-  int kw = op(e, W, 0, false, ws, LINK_COL);
-  int kb = op(e, b, 0, false, bs, LINK_COL);
-  int ky = op(e, Y, -1, false, ys, LINK_NONE);
+  if (fn) {
+    eq_tex(e, row, fn);
+    eq_delim(e, row, '(');
+  }
   eq_put(e, row, kx);
   eq_tex(e, row, "\\times");
   eq_put(e, row, kw);
   eq_tex(e, row, "+");
   eq_put(e, row, kb);
+  if (fn) eq_delim(e, row, ')');
   eq_tex(e, row, "=");
   eq_put(e, row, ky);
   if (row == 0 || e->lay->result < 0) result(e, ky);
+}
+
+// fn([a]) = [r]: a function applied to one matrix, row by row (softmax, LayerNorm).
+static void apply_row(Eq *e, const char *fn, int ka, int kr) {
+  e->deco[ka].row_labels = e->deco[kr].row_labels = true;
+  eq_tex(e, 0, fn);
+  eq_delim(e, 0, '(');
+  eq_put(e, 0, ka);
+  eq_delim(e, 0, ')');
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, kr);
+  result(e, kr);
+}
+
+// One projection row: [Z] × [W] + [b] = [Y] (all heads side by side). Operands are made in
+// named steps: C does not fix the order in which a call's arguments are evaluated.
+static void projection_row(Eq *e, int row, int x, int W, int b, int Y, const char *ws, const char *bs,
+                           const char *ys) {
+  int kx = op(e, x, 0, false, e->t->t[x].symbol, LINK_ROW);
+  int kw = op(e, W, 0, false, ws, LINK_COL);
+  int kb = op(e, b, 0, false, bs, LINK_COL);
+  int ky = op(e, Y, -1, false, ys, LINK_NONE);
+  linear_row(e, row, NULL, kx, kw, kb, ky);
 }
 
 // ---------------------------------------------------------------- stages
@@ -132,8 +156,7 @@ static void stage_tokens(Eq *e) {
   scene_text(e->s, FONT_SANS_BOLD, lf, vx, vy, th->text, buf);
   vy += lf * 1.8f;
   for (int id = 0; id < v->n && vy < e->y + e->h - lf; id++) {
-    bool used = false;
-    for (int i = 0; i < t->L; i++) used |= t->tokens.ids[i] == id;
+    bool used = trace_uses_word(t, id);
     snprintf(buf, sizeof buf, "%d %s", id, v->words[id]);
     float w = text_width(FONT_SANS, lf, buf) + lf;
     if (vx + w > e->x + e->w - fs) vx = e->x + fs, vy += lf * 1.6f;
@@ -213,18 +236,10 @@ static void stage_softmax(Eq *e, int l, int h) {
     return;
   }
   int ks = op(e, y->S, h, false, head_symbol(e, "S", h), LINK_ROW);
-  e->deco[ks].row_labels = true;
   int ka = op(e, y->A, h, false, head_symbol(e, "A", h), LINK_NONE);
-  e->deco[ka].row_labels = true;
   e->deco[ka].row_sums = true;
   color_symbol_by_head(e, ks, h), color_symbol_by_head(e, ka, h);
-  eq_tex(e, 0, "\\operatorname{softmax}");
-  eq_delim(e, 0, '(');
-  eq_put(e, 0, ks);
-  eq_delim(e, 0, ')');
-  eq_tex(e, 0, "=");
-  eq_put(e, 0, ka);
-  result(e, ka);
+  apply_row(e, "\\operatorname{softmax}", ks, ka);
 }
 
 static void stage_av(Eq *e, int l, int h) {
@@ -265,18 +280,10 @@ static void stage_concat(Eq *e, int l) {
 static void stage_outproj(Eq *e, int l) {
   const TraceLayer *y = &e->t->layers[l];
   int kc = op(e, y->concat, 0, false, "\\mathrm{Concat}", LINK_ROW);
-  e->deco[kc].row_labels = true;
   int kw = op(e, y->Wo, 0, false, "W^o", LINK_COL);
   int kb = op(e, y->bo, 0, false, "b^o", LINK_COL);
   int kr = op(e, y->attn, 0, false, "\\mathrm{MultiHead}(Z)", LINK_NONE);
-  eq_put(e, 0, kc);
-  eq_tex(e, 0, "\\times");
-  eq_put(e, 0, kw);
-  eq_tex(e, 0, "+");
-  eq_put(e, 0, kb);
-  eq_tex(e, 0, "=");
-  eq_put(e, 0, kr);
-  result(e, kr);
+  linear_row(e, 0, NULL, kc, kw, kb, kr);
 }
 
 // [a] + [b] = [sum], optionally inside LayerNorm( ... ) = [out]
@@ -302,39 +309,19 @@ static void add_norm(Eq *e, int a, const char *as, int b, const char *bs, int ou
 static void stage_prenorm(Eq *e, int l) {
   const TraceLayer *y = &e->t->layers[l];
   int kz = op(e, y->in, 0, false, "Z", LINK_ROW);
-  e->deco[kz].row_labels = true;
   int kn = op(e, y->norm1, 0, false, "\\mathrm{LN}_1(Z)", LINK_NONE);
-  eq_tex(e, 0, "\\mathrm{LayerNorm}_1");
-  eq_delim(e, 0, '(');
-  eq_put(e, 0, kz);
-  eq_delim(e, 0, ')');
-  eq_tex(e, 0, "=");
-  eq_put(e, 0, kn);
-  result(e, kn);
+  apply_row(e, "\\mathrm{LayerNorm}_1", kz, kn);
 }
 
 static void stage_ffn(Eq *e, int l, bool hidden) {
   const TraceLayer *y = &e->t->layers[l];
-  bool gelu = e->t->cfg.activation == ACT_GELU;
+  const char *act = e->t->cfg.activation == ACT_GELU ? "\\mathrm{GELU}" : "\\mathrm{ReLU}";
   int x = hidden ? (e->t->cfg.norm_first ? y->norm2 : y->norm1) : y->ffn_hidden;
   int kx = op(e, x, 0, false, hidden ? "x" : "h", LINK_ROW);
-  e->deco[kx].row_labels = true;
   int kw = op(e, hidden ? y->W1 : y->W2, 0, false, hidden ? "W_1" : "W_2", LINK_COL);
   int kb = op(e, hidden ? y->b1 : y->b2, 0, false, hidden ? "b_1" : "b_2", LINK_COL);
   int kr = op(e, hidden ? y->ffn_hidden : y->ffn, 0, false, hidden ? "h" : "\\mathrm{FFN}(x)", LINK_NONE);
-  if (hidden) {
-    eq_tex(e, 0, gelu ? "\\mathrm{GELU}" : "\\mathrm{ReLU}");
-    eq_delim(e, 0, '(');
-  }
-  eq_put(e, 0, kx);
-  eq_tex(e, 0, "\\times");
-  eq_put(e, 0, kw);
-  eq_tex(e, 0, "+");
-  eq_put(e, 0, kb);
-  if (hidden) eq_delim(e, 0, ')');
-  eq_tex(e, 0, "=");
-  eq_put(e, 0, kr);
-  result(e, kr);
+  linear_row(e, 0, hidden ? act : NULL, kx, kw, kb, kr);
 }
 
 static void stage_predict(Eq *e) {
