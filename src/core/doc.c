@@ -48,10 +48,6 @@ bool doc_add_spann(Doc *d, DocBlock *b, SpanKind kind, unsigned style, const cha
   return true;
 }
 
-bool doc_add_span(Doc *d, DocBlock *b, SpanKind kind, unsigned style, const char *text, int line) {
-  return doc_add_spann(d, b, kind, style, text, -1, line);
-}
-
 void doc_free(Doc *d) {
   for (int i = 0; i < d->n; i++) {
     for (int k = 0; k < d->blocks[i].n_spans; k++) free(d->blocks[i].spans[k].text);
@@ -59,34 +55,4 @@ void doc_free(Doc *d) {
   }
   free(d->blocks);
   memset(d, 0, sizeof *d);
-}
-
-char *doc_plain_text(const Doc *d) {
-  size_t len = 1;
-  for (int i = 0; i < d->n; i++) {
-    len += 8;
-    for (int k = 0; k < d->blocks[i].n_spans; k++) len += strlen(d->blocks[i].spans[k].text) + 4;
-  }
-  char *out = malloc(len), *p = out;
-  if (!out) return NULL;
-  for (int i = 0; i < d->n; i++) {
-    const DocBlock *b = &d->blocks[i];
-    if (i) *p++ = '\n';
-    if (b->kind == BLOCK_ITEM) p += sprintf(p, "- ");
-    for (int k = 0; k < b->n_spans; k++) {
-      const DocSpan *s = &b->spans[k];
-      bool math = s->kind == SPAN_MATH;
-      if (s->kind == SPAN_BREAK) {
-        *p++ = '\n';
-        continue;
-      }
-      if (math) *p++ = '$';
-      size_t n = strlen(s->text);
-      memcpy(p, s->text, n);
-      p += n;
-      if (math) *p++ = '$';
-    }
-  }
-  *p = 0;
-  return out;
 }

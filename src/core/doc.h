@@ -11,8 +11,8 @@
 //
 //     Doc d = {0};
 //     DocBlock *p = doc_add_block(&d, BLOCK_PARA, 3);
-//     doc_add_span(&d, p, SPAN_TEXT, DOC_EM, "the keys are name tags ", 3);
-//     doc_add_span(&d, p, SPAN_MATH, 0, "K = Z W^k", 3);
+//     doc_add_spann(&d, p, SPAN_TEXT, DOC_EM, "the keys are name tags ", -1, 3);
+//     doc_add_spann(&d, p, SPAN_MATH, 0, "K = Z W^k", -1, 3);
 //     doc_free(&d);
 #ifndef SF_DOC_H
 #define SF_DOC_H
@@ -63,10 +63,7 @@ typedef struct {
 DocBlock *doc_add_block(Doc *d, BlockKind kind, int line); // NULL when out of memory
 // Appends a span with a copy of text (len bytes, or strlen when len < 0); merges into the
 // previous span when kind and style match and both are SPAN_TEXT. False when out of memory.
-bool doc_add_span(Doc *d, DocBlock *b, SpanKind kind, unsigned style, const char *text, int line);
 bool doc_add_spann(Doc *d, DocBlock *b, SpanKind kind, unsigned style, const char *text, int len, int line);
 void doc_free(Doc *d);
-// The plain text of a Doc (math as $...$), malloc'd: for tests and for the SVG <desc>.
-char *doc_plain_text(const Doc *d);
 
 #endif

@@ -465,8 +465,6 @@ const char *trace_step_name(StepKind k) {
   return "";
 }
 
-int trace_stage_count(void) { return 16; }
-
 char *trace_tokens_lines(const Trace *t, size_t *len) {
   size_t cap = 1;
   for (int i = 0; i < t->L; i++) cap += strlen(tokens_label(&t->tokens, &t->model->vocab, i)) + 1;

@@ -178,6 +178,5 @@ const char *trace_axis_name(TraceAxis axis); // "token", "dimension", ...
 const char *trace_step_name(StepKind k);
 // The index in t->steps of the step of this kind (in this layer, for layer stages), or -1.
 int trace_step_find(const Trace *t, StepKind k, int layer);
-int trace_stage_count(void); // 16 (17 with a prediction head)
 
 #endif

@@ -38,12 +38,6 @@ static float at_one(const Trace *t, int index, const Operand *o, int i, int j) {
 
 const TraceTensor *operand_src(const Operand *o) { return o->index < 0 ? NULL : &o->trace->t[o->index]; }
 
-int operand_head_of_col(const Operand *o, int j) {
-  const TraceTensor *x = operand_src(o);
-  if (!x || o->head >= 0) return o->head < 0 ? 0 : o->head;
-  return j / x->cols;
-}
-
 float operand_at(const Operand *o, int i, int j) {
   if (o->minus_index >= 0)
     return at_one(o->trace, o->index, o, i, j) - at_one(o->minus_trace, o->minus_index, o, i, j);

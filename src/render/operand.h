@@ -38,7 +38,5 @@ float operand_at(const Operand *o, int i, int j);
 float operand_block_mean(const Operand *o, int r0, int r1, int c0, int c1);
 // Min and max of the finite entries.
 void operand_range(const Operand *o, float *lo, float *hi);
-// The head whose columns hold displayed column j (for all-heads operands), else o->head.
-int operand_head_of_col(const Operand *o, int j);
 
 #endif

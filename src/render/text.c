@@ -238,14 +238,6 @@ float text_ascent(FontFace f, float size) { return metric(f, size, 0); }
 float text_descent(FontFace f, float size) { return metric(f, size, 1); }
 float text_line_height(FontFace f, float size) { return metric(f, size, 2); }
 
-bool text_has_glyph(FontFace f, uint32_t cp) {
-  pthread_mutex_lock(&T.lock);
-  TTF_Font *fo = font(f, 16);
-  bool ok = fo && TTF_GlyphIsProvided32(fo, cp);
-  pthread_mutex_unlock(&T.lock);
-  return ok;
-}
-
 bool text_glyph(FontFace f, float size, uint32_t cp, GlyphInfo *g) {
   pthread_mutex_lock(&T.lock);
   int px = px_of(size);

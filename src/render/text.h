@@ -49,7 +49,6 @@ float text_width(FontFace f, float size, const char *utf8);
 float text_ascent(FontFace f, float size);  // above the baseline, positive
 float text_descent(FontFace f, float size); // below the baseline, positive
 float text_line_height(FontFace f, float size);
-bool text_has_glyph(FontFace f, uint32_t codepoint);
 bool text_glyph(FontFace f, float size, uint32_t codepoint, GlyphInfo *g); // false if absent
 // The family name SVG files use for a face ("DejaVu Sans"), and its style attributes.
 const char *text_svg_family(FontFace f);
