@@ -173,15 +173,20 @@ expect_error "info without --model" - "--model" -- "$SF" info
 
 echo "unwritable --out:"
 printf 'precious\n' >"$T/afile"
-expect_error "--out under a regular file" "$T/afile/sub" "afile/sub" "Not a directory" -- \
+expect_error "--out under a regular file" "$T/afile/sub" "afile/sub" "is a file" -- \
   "$SF" dump --model "$MODEL" --out "$T/afile/sub"
 expect_error "--out is a regular file" - "afile" "not a folder" -- \
   "$SF" dump --model "$MODEL" --out "$T/afile"
 [ "$(cat "$T/afile")" = precious ] || fail "--out is a regular file: the file was changed"
 expect_error "--out in /proc" /proc/stepformer-test-out "/proc/stepformer-test-out" "cannot" -- \
   "$SF" dump --model "$MODEL" --out /proc/stepformer-test-out
-expect_error "--out in a missing folder" "$T/no/such" "$T/no/such" "cannot create" -- \
-  "$SF" dump --model "$MODEL" --out "$T/no/such"
+expect_error "--out deep in /proc" /proc/stepformer-a/b "/proc/stepformer-a/b" "cannot create" -- \
+  "$SF" dump --model "$MODEL" --out /proc/stepformer-a/b
+# missing parents are made, like mkdir -p (and a dump that fails leaves none of them)
+"$SF" dump --model "$MODEL" --out "$T/no/such" >/dev/null 2>&1 && [ -s "$T/no/such/X.npy" ] ||
+  fail "--out in missing folders: they should be made"
+"$SF" dump --model "$MODEL" --text "..." --out "$T/new/deeper" >/dev/null 2>&1
+[ ! -e "$T/new" ] || fail "a failed dump left the folders it would have made"
 
 # an existing folder is left exactly as it was when the command fails
 mkdir -p "$T/existing"

@@ -10,16 +10,58 @@
 
 #include "fileio.h" // defines: dir_ensure
 
+// Removes the folders outdir_begin made, innermost first (only while they are empty).
+static void remove_created(OutDir *od) {
+  if (!od->created_top[0]) return;
+  char p[2048];
+  snprintf(p, sizeof p, "%s", od->dir);
+  for (;;) {
+    rmdir(p);
+    if (!strcmp(p, od->created_top)) break;
+    char *slash = strrchr(p, '/');
+    if (!slash || slash == p) break;
+    *slash = 0;
+  }
+}
+
+// Makes every missing folder of od->dir, outermost first, remembering the first one made.
+static bool make_dirs(OutDir *od, Err *err) {
+  char p[2048];
+  snprintf(p, sizeof p, "%s", od->dir);
+  for (char *q = p + 1;; q++) {
+    bool end = *q == 0;
+    if (*q != '/' && !end) continue;
+    *q = 0;
+    struct stat st;
+    if (stat(p, &st) != 0) {
+      if (mkdir(p, 0777) != 0) {
+        err_set(err, "%s: cannot create folder %s: %s", od->dir, p, strerror(errno));
+        remove_created(od);
+        return false;
+      }
+      if (!od->created_top[0]) snprintf(od->created_top, sizeof od->created_top, "%s", p);
+    } else if (!S_ISDIR(st.st_mode)) {
+      err_set(err, "%s: %s is a file, not a folder", od->dir, p);
+      remove_created(od);
+      return false;
+    }
+    if (end) break;
+    *q = '/';
+  }
+  od->created_dir = od->created_top[0] != 0;
+  return true;
+}
+
 bool outdir_begin(OutDir *od, const char *dir, Err *err) {
   memset(od, 0, sizeof *od);
   if (!dir || !*dir) return err_set(err, "--out needs a folder");
   if (strlen(dir) >= sizeof od->dir - 64) return err_set(err, "%s: path too long", dir);
   snprintf(od->dir, sizeof od->dir, "%s", dir);
-  if (!dir_ensure(dir, &od->created_dir, err)) return false;
+  if (!make_dirs(od, err)) return false;
   snprintf(od->stage, sizeof od->stage, "%s/.stepformer-tmp-%ld", dir, (long)getpid());
   if (mkdir(od->stage, 0777) != 0) {
     err_set(err, "%s: cannot write in this folder: %s", dir, strerror(errno));
-    if (od->created_dir) rmdir(od->dir);
+    remove_created(od);
     return false;
   }
   return true;
@@ -56,7 +98,7 @@ void outdir_abort(OutDir *od) {
     remove(p);
   }
   rmdir(od->stage);
-  if (od->created_dir) rmdir(od->dir);
+  remove_created(od);
   od_free(od);
 }
 

@@ -1,6 +1,6 @@
 // outdir.h -- all-or-nothing output folders for commands that write many files.
 //
-// outdir_begin creates DIR if needed and a hidden staging folder inside it; the command writes
+// outdir_begin creates DIR (and missing parents, like mkdir -p) if needed and a hidden staging folder inside it; the command writes
 // its files into the staging folder (outdir_path gives each file's staging path and remembers
 // its name); outdir_commit then moves every file into DIR, replacing earlier files of the same
 // names and touching nothing else: all of them or, when one move fails, none (old files return).
@@ -25,6 +25,7 @@ typedef struct {
   char dir[2048];
   char stage[2200];
   bool created_dir;
+  char created_top[2048]; // the outermost folder outdir_begin made (DIR or a parent), or ""
   char **names;
   int n, cap;
 } OutDir;
