@@ -78,6 +78,34 @@ static void fit_footer(char *buf, size_t cap, float size, float maxw) {
   }
 }
 
+// A title with inline math: the parts between $...$ are typeset, the rest is bold text.
+// Draws at (x, baseline y) when s is not NULL; returns the width.
+static float rich_title(Scene *s, const char *title, float size, float x, float y, uint32_t color) {
+  float w = 0;
+  char part[512];
+  bool math = false;
+  for (const char *p = title; *p;) {
+    const char *q = strchr(p, '$');
+    size_t n = q ? (size_t)(q - p) : strlen(p);
+    if (n >= sizeof part) n = sizeof part - 1;
+    memcpy(part, p, n);
+    part[n] = 0;
+    if (math && n) {
+      TexBox *b = tex_layout(part, size * 1.05f, false, NULL);
+      if (s) tex_emit(s, b, x + w, y, color);
+      w += tex_metrics(b).width;
+      tex_free(b);
+    } else if (n) {
+      if (s) scene_text(s, FONT_SANS_BOLD, size, x + w, y, color, part);
+      w += text_width(FONT_SANS_BOLD, size, part);
+    }
+    if (!q) break;
+    p = q + 1;
+    math = !math;
+  }
+  return w;
+}
+
 // The tensor whose title and formula describe the step.
 static const TraceTensor *step_tensor(const Trace *t, int step) {
   int r = t->steps[step].result;
@@ -95,7 +123,7 @@ static void title_slide(Scene *s, const PageSpec *p, float u) {
     scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u, 40 * u, 1.0f, th->muted, buf);
   }
   float y = H * 0.2f;
-  scene_text(s, FONT_SANS_BOLD, 44 * u, x, y, th->text, p->title ? p->title : "");
+  rich_title(s, p->title ? p->title : "", 44 * u, x, y, th->text);
   y += 30 * u;
   scene_rect(s, x, y, 120 * u, 4 * u, th->accent);
   y += 40 * u;
@@ -135,8 +163,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   const TraceTensor *x = step_tensor(t, p->step);
   const char *title = p->title ? p->title : x ? x->title : "Tokens";
   float y = hh + 46 * u;
-  scene_text(s, FONT_SANS_BOLD, 32 * u, 24 * u, y, th->text, title);
-  float tw = text_width(FONT_SANS_BOLD, 32 * u, title);
+  float tw = rich_title(s, title, 32 * u, 24 * u, y, th->text);
   if (x && x->tex) {
     TexBox *b = tex_layout(x->tex, 30 * u, true, NULL);
     TexMetrics m = tex_metrics(b);
