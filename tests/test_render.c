@@ -16,6 +16,7 @@
 #include "forward.h"
 #include "page.h"
 #include "pngio.h"
+#include <png.h>
 #include "svg.h"
 #include "view.h"
 
@@ -97,6 +98,25 @@ static void test_masked_hatched(const Trace *t) {
   scene_free(&s);
 }
 
+// The value of text chunk `key` in a PNG file, as libpng reads it (tEXt or iTXt), or "".
+static void png_text_of(const char *path, const char *key, char *out, size_t cap) {
+  out[0] = 0;
+  FILE *fp = fopen(path, "rb");
+  png_structp p = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+  png_infop info = p ? png_create_info_struct(p) : NULL;
+  if (fp && p && info && !setjmp(png_jmpbuf(p))) {
+    png_init_io(p, fp);
+    png_read_info(p, info);
+    png_textp t;
+    int n = 0;
+    png_get_text(p, info, &t, &n);
+    for (int i = 0; i < n; i++)
+      if (strcmp(t[i].key, key) == 0) snprintf(out, cap, "%s", t[i].text);
+  }
+  png_destroy_read_struct(&p, &info, NULL);
+  if (fp) fclose(fp);
+}
+
 static void test_png_roundtrip(void) {
   Canvas c = canvas_new(97, 61); // odd sizes on purpose
   for (int y = 0; y < c.h; y++)
@@ -105,8 +125,13 @@ static void test_png_roundtrip(void) {
   int fd = mkstemps(path, 4);
   CHECK(fd >= 0, "temp file");
   Err err = {0};
-  const char *kv[] = {"Sentence", "The cat walks by the bank"};
-  CHECK(pngio_write(c, path, kv, 1, &err), "%s", err.msg);
+  const char *kv[] = {"Sentence", "Le chat marche près de la banque", "Model", "bank.safetensors"};
+  CHECK(pngio_write(c, path, kv, 2, &err), "%s", err.msg);
+  char text[256];
+  png_text_of(path, "Sentence", text, sizeof text); // UTF-8: an iTXt chunk
+  CHECK(strcmp(text, kv[1]) == 0, "the sentence reads back: '%s'", text);
+  png_text_of(path, "Model", text, sizeof text); // ASCII: a tEXt chunk
+  CHECK(strcmp(text, kv[3]) == 0, "the model reads back: '%s'", text);
   Canvas back;
   CHECK(pngio_read(&back, path, &err), "%s", err.msg);
   CHECK(back.w == c.w && back.h == c.h, "size %dx%d", back.w, back.h);

@@ -1,6 +1,9 @@
 // main.c -- the `stepformer` command: dispatches to a sub-command (cli.h) or opens the window.
 #include <stdio.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h> // mallopt
+#endif
 
 #include "cli.h"
 
@@ -30,6 +33,13 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+#ifdef __GLIBC__
+  // Keep freed memory for reuse instead of returning it to the kernel: the pictures of an
+  // export and the frames of the window allocate the same large buffers again and again, and
+  // each page handed back costs a page fault when it is touched again (BENCHMARKS.md).
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 128 << 20);
+#endif
   if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
     usage(stdout);
     return 0;

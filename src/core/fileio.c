@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,4 +102,23 @@ bool dir_ensure(const char *dir, bool *created, Err *err) {
 bool path_join(char *out, size_t cap, const char *dir, const char *name) {
   int n = snprintf(out, cap, "%s/%s", dir, name);
   return n > 0 && (size_t)n < cap;
+}
+
+const void *file_map(const char *path, size_t *len, Err *err) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return err_set(err, "%s: cannot open: %s", path, strerror(errno)), NULL;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+    close(fd);
+    return err_set(err, "%s: not a regular, non-empty file", path), NULL;
+  }
+  void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd); // the mapping stays valid
+  if (p == MAP_FAILED) return err_set(err, "%s: cannot map: %s", path, strerror(errno)), NULL;
+  *len = (size_t)st.st_size;
+  return p;
+}
+
+void file_unmap(const void *data, size_t len) {
+  if (data) munmap((void *)data, len);
 }

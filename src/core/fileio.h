@@ -33,6 +33,11 @@ bool file_write_atomic(const char *path, const void *data, size_t len, Err *err)
 // max_len bounds the size accepted; larger files are an error.
 char *file_read_all(const char *path, size_t *len, size_t max_len, Err *err);
 
+// Maps a whole file read-only (mmap): pages are read when first touched, from the page cache,
+// so a large file of which little is used (a font) costs little. Release with file_unmap.
+const void *file_map(const char *path, size_t *len, Err *err);
+void file_unmap(const void *data, size_t len);
+
 // Creates dir (one level) if it does not exist; *created tells whether it did.
 bool dir_ensure(const char *dir, bool *created, Err *err);
 // Joins dir and name into out (size cap); false when it does not fit.

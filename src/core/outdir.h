@@ -1,8 +1,8 @@
 // outdir.h -- all-or-nothing output folders for commands that write many files.
 //
-// outdir_begin creates DIR (and missing parents, like mkdir -p) if needed and a hidden staging folder inside it; the command writes
-// its files into the staging folder (outdir_path gives each file's staging path and remembers
-// its name); outdir_commit then moves every file into DIR, replacing earlier files of the same
+// outdir_begin creates DIR (and missing parents, like mkdir -p) if needed and a hidden staging folder inside
+// it; the command writes its files into the staging folder (outdir_path gives each file's staging path and
+// remembers its name); outdir_commit then moves every file into DIR, replacing earlier files of the same
 // names and touching nothing else: all of them or, when one move fails, none (old files return).
 // outdir_abort deletes the staging folder, and DIR too if
 // outdir_begin created it, so a failed command leaves no partial output behind.

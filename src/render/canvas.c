@@ -1,14 +1,30 @@
 // canvas.c -- see canvas.h.
+#define _DEFAULT_SOURCE // madvise, MADV_HUGEPAGE
 #include "canvas.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h> // madvise
+#endif
 
 Canvas canvas_new(int w, int h) {
   Canvas c = {0};
   if (w <= 0 || h <= 0) return c;
-  c.px = malloc(sizeof(uint32_t) * (size_t)w * (size_t)h);
+  size_t bytes = sizeof(uint32_t) * (size_t)w * (size_t)h;
+  enum { HUGE_PAGE = 2 << 20 };
+  if (bytes >= 2 * HUGE_PAGE) {
+    // A 1920x1080 canvas is 8 MB: 2000 page faults of 4 KB on first touch, which cost more
+    // than drawing a picture on a virtual machine. Aligned to 2 MB and marked, it takes 4.
+    bytes = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    c.px = aligned_alloc(HUGE_PAGE, bytes);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (c.px) madvise(c.px, bytes, MADV_HUGEPAGE); // a hint: ignored where unsupported
+#endif
+  } else {
+    c.px = malloc(bytes);
+  }
   if (!c.px) return c;
   c.w = w, c.h = h, c.stride = w, c.owned = true;
   return c;

@@ -2,67 +2,97 @@
 #include "pngio.h"
 
 #include <png.h>
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h> // crc32
 
-#include "fileio.h" // defines: AtomicFile
+#include "fileio.h"  // defines: AtomicFile
+#include "flatzip.h" // defines: flatzip_encode
 
-static void on_error(png_structp p, png_const_charp msg) {
-  Err *err = png_get_error_ptr(p);
-  err_set(err, "PNG: %s", msg);
-  longjmp(png_jmpbuf(p), 1);
+// A chunk: length, type, data, CRC of type and data (PNG spec 5.3), big-endian numbers.
+static void put_u32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
 }
 
-static void on_warning(png_structp p, png_const_charp msg) { (void)p, (void)msg; }
+static void write_chunk(FILE *fp, const char *type, const void *data, size_t len) {
+  uint8_t head[8], tail[4];
+  put_u32(head, (uint32_t)len);
+  memcpy(head + 4, type, 4);
+  uLong crc = crc32(crc32(0, NULL, 0), head + 4, 4);
+  if (len) crc = crc32(crc, data, (uInt)len);
+  put_u32(tail, (uint32_t)crc);
+  fwrite(head, 1, 8, fp);
+  if (len) fwrite(data, 1, len, fp);
+  fwrite(tail, 1, 4, fp);
+}
+
+// Key/value text: tEXt when both are ASCII, iTXt (UTF-8) otherwise, e.g. a sentence "café".
+static void write_text(FILE *fp, const char *key, const char *value) {
+  size_t nk = strlen(key), nv = strlen(value);
+  if (nk < 1 || nk > 79) return; // the spec's keyword limits; our keys are short constants
+  bool ascii = true;
+  for (const char *s = value; *s; s++) ascii = ascii && (unsigned char)*s < 0x80;
+  uint8_t *data = malloc(nk + nv + 5);
+  if (!data) return;
+  memcpy(data, key, nk + 1); // keyword and its 0 separator
+  size_t at = nk + 1;
+  if (!ascii) {
+    memset(data + at, 0, 4); // uncompressed, method 0, no language tag, no translated keyword
+    at += 4;
+  }
+  memcpy(data + at, value, nv);
+  write_chunk(fp, ascii ? "tEXt" : "iTXt", data, at + nv);
+  free(data);
+}
+
+// Packs n pixels' R, G, B bytes. In little-endian memory a pixel is the bytes R G B A, so a
+// 4-byte store per pixel, each overwriting the last one's A, does it (2x the byte-wise loop).
+static void rgba_to_rgb(uint8_t *dst, const uint32_t *src, int n) {
+  int x = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  for (; x + 1 < n; x++, dst += 3) memcpy(dst, &src[x], 4); // the last pixel is done below
+#endif
+  for (; x < n; x++, dst += 3)
+    dst[0] = (uint8_t)SF_R(src[x]), dst[1] = (uint8_t)SF_G(src[x]), dst[2] = (uint8_t)SF_B(src[x]);
+}
 
 bool pngio_write(Canvas c, const char *path, const char *const *kv, int n_kv, Err *err) {
-  AtomicFile af;
-  if (!atomic_open(&af, path, err)) return false;
-  Err perr = {0};
-  png_structp p = png_create_write_struct(PNG_LIBPNG_VER_STRING, &perr, on_error, on_warning);
-  png_infop info = p ? png_create_info_struct(p) : NULL;
-  uint8_t *volatile row = malloc((size_t)c.w * 3 + 1);
-  if (!p || !info || !row) {
-    png_destroy_write_struct(&p, &info);
-    free(row);
-    atomic_abort(&af);
-    return err_set(err, "%s: out of memory", path);
-  }
-  if (setjmp(png_jmpbuf(p))) {
-    png_destroy_write_struct(&p, &info);
-    free(row);
-    atomic_abort(&af);
-    return err_set(err, "%s: %s", path, perr.msg);
-  }
-  png_init_io(p, af.fp);
-  png_set_IHDR(p, info, (png_uint_32)c.w, (png_uint_32)c.h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_set_compression_level(p, 1);
-  png_set_filter(p, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE); // see pngio.h
-  png_text texts[16];
-  int nt = n_kv < 16 ? n_kv : 16;
-  for (int i = 0; i < nt; i++) {
-    memset(&texts[i], 0, sizeof texts[i]);
-    texts[i].compression = PNG_TEXT_COMPRESSION_NONE;
-    texts[i].key = (png_charp)kv[2 * i];
-    texts[i].text = (png_charp)kv[2 * i + 1];
-  }
-  if (nt) png_set_text(p, info, texts, nt);
-  png_write_info(p, info);
-  for (int y = 0; y < c.h; y++) {
+  // The image data: per row a filter byte (0, none) and the row's RGB bytes (see pngio.h).
+  FlatZip fz;
+  uint8_t *z = NULL;
+  size_t zlen = 0;
+  bool ok = flatzip_begin(&fz, 1 + (size_t)c.w * 3);
+  for (int y = 0; ok && y < c.h; y++) {
     const uint32_t *src = c.px + (size_t)y * c.stride;
-    for (int x = 0; x < c.w; x++) {
-      row[3 * x] = (uint8_t)SF_R(src[x]);
-      row[3 * x + 1] = (uint8_t)SF_G(src[x]);
-      row[3 * x + 2] = (uint8_t)SF_B(src[x]);
-    }
-    png_write_row(p, row);
+    fz.cur[0] = 0;
+    rgba_to_rgb(fz.cur + 1, src, c.w);
+    ok = flatzip_row(&fz);
   }
-  png_write_end(p, info);
-  png_destroy_write_struct(&p, &info);
-  free(row);
-  return atomic_commit(&af, err);
+  if (ok)
+    ok = flatzip_end(&fz, &z, &zlen);
+  else
+    flatzip_free(&fz);
+  if (!ok) return err_set(err, "%s: out of memory", path);
+  AtomicFile af;
+  if (!atomic_open(&af, path, err)) {
+    free(z);
+    return false;
+  }
+  static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  uint8_t ihdr[13];
+  put_u32(ihdr, (uint32_t)c.w);
+  put_u32(ihdr + 4, (uint32_t)c.h);
+  ihdr[8] = 8, ihdr[9] = 2, ihdr[10] = 0, ihdr[11] = 0, ihdr[12] = 0; // 8-bit RGB, no interlace
+  fwrite(signature, 1, 8, af.fp);
+  write_chunk(af.fp, "IHDR", ihdr, 13);
+  for (int i = 0; i < n_kv; i++) write_text(af.fp, kv[2 * i], kv[2 * i + 1]);
+  for (size_t at = 0, part; at < zlen; at += part) { // IDAT chunks of at most 1 MiB
+    part = zlen - at < ((size_t)1 << 20) ? zlen - at : ((size_t)1 << 20);
+    write_chunk(af.fp, "IDAT", z + at, part);
+  }
+  write_chunk(af.fp, "IEND", NULL, 0);
+  free(z);
+  return atomic_commit(&af, err); // reports a write error (disk full) and leaves no file
 }
 
 bool pngio_read(Canvas *out, const char *path, Err *err) {

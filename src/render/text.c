@@ -1,7 +1,7 @@
 // text.c -- see text.h.
 #include "text.h"
 
-#include "fileio.h" // defines: file_read_all
+#include "fileio.h" // defines: file_map
 
 #include <SDL.h>
 #include <SDL_ttf.h>
@@ -58,14 +58,16 @@ typedef struct {
 static struct {
   bool ready;
   char files[FONT_COUNT][1024];
-  void *data[FONT_COUNT];  // each font file read into memory once: FreeType then reads glyphs
-  size_t size[FONT_COUNT]; // from memory instead of seeking the file for every size opened
+  const void *data[FONT_COUNT]; // each font file mapped once: FreeType then reads glyphs from
+  size_t size[FONT_COUNT];      // memory instead of seeking the file for every size opened
   TTF_Font *fonts[FONT_COUNT][MAX_PX + 1];
   char warning[256];
   Entry *cache;
   int cache_n;
+  int drawing;         // threads blending a cached mask outside the lock: the cache must wait
+  pthread_cond_t idle; // signalled when drawing drops to 0
   pthread_mutex_t lock;
-} T = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} T = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
 
 // Asks fontconfig for pattern; returns true and the file when the answer is of `family`.
 static bool find_font(const char *pattern, const char *family, char *file, size_t cap) {
@@ -150,7 +152,7 @@ void text_shutdown(void) {
     for (int f = 0; f < FONT_COUNT; f++)
       for (int p = 0; p <= MAX_PX; p++)
         if (T.fonts[f][p]) TTF_CloseFont(T.fonts[f][p]), T.fonts[f][p] = NULL;
-    for (int f = 0; f < FONT_COUNT; f++) free(T.data[f]), T.data[f] = NULL;
+    for (int f = 0; f < FONT_COUNT; f++) file_unmap(T.data[f], T.size[f]), T.data[f] = NULL;
     TTF_Quit();
     T.ready = false;
   }
@@ -169,9 +171,10 @@ static TTF_Font *font(FontFace f, int px) {
   if (!T.ready) return NULL;
   TTF_Font **slot = &T.fonts[f][px];
   if (!*slot) {
-    if (!T.data[f]) { // first use of this face: read its file
+    if (!T.data[f]) { // first use of this face: map its file
       Err ignored = {0};
-      T.data[f] = file_read_all(T.files[f], &T.size[f], 64u << 20, &ignored);
+      T.data[f] = file_map(T.files[f], &T.size[f], &ignored);
+      if (T.size[f] > INT32_MAX) file_unmap(T.data[f], T.size[f]), T.data[f] = NULL; // SDL_RWops: int
     }
     SDL_RWops *rw = T.data[f] ? SDL_RWFromConstMem(T.data[f], (int)T.size[f]) : NULL;
     *slot = rw ? TTF_OpenFontDPIRW(rw, 1, px, 72, 72) : TTF_OpenFontDPI(T.files[f], px, 72, 72);
@@ -195,7 +198,8 @@ static Entry *entry(FontFace f, int px, const char *s) {
     if (!e->used) break;
     if (e->hash == h && e->face == (int)f && e->px == px && !strcmp(e->text, s)) return e;
   }
-  if (T.cache_n >= CACHE_SLOTS * 3 / 4) { // full enough: start over
+  if (T.cache_n >= CACHE_SLOTS * 3 / 4) { // full enough: start over, once no mask is in use
+    while (T.drawing > 0) pthread_cond_wait(&T.idle, &T.lock);
     cache_clear();
     i = (unsigned)(h % CACHE_SLOTS);
   }
@@ -296,13 +300,20 @@ static bool rasterize(Entry *e) {
   return e->mask != NULL;
 }
 
+// The mask is found (or rendered) under the lock and blended outside it, so that threads
+// drawing pictures at once only wait for each other on strings drawn for the first time.
 void text_draw(Canvas c, FontFace f, float size, float x, float y, uint32_t color, const char *utf8) {
   if (!utf8 || !*utf8) return;
   pthread_mutex_lock(&T.lock);
   Entry *e = T.ready ? entry(f, px_of(size), utf8) : NULL;
-  if (e && (e->mask || rasterize(e)))
-    canvas_blend_mask(c, (int)lrintf(x) - e->xoff, (int)lrintf(y) - e->ascent - e->yoff, e->mask, e->mw,
-                      e->mh, e->mw, color);
+  Entry m = {0};
+  if (e && (e->mask || rasterize(e))) m = *e, T.drawing++;
+  pthread_mutex_unlock(&T.lock);
+  if (!m.mask) return;
+  canvas_blend_mask(c, (int)lrintf(x) - m.xoff, (int)lrintf(y) - m.ascent - m.yoff, m.mask, m.mw, m.mh, m.mw,
+                    color);
+  pthread_mutex_lock(&T.lock);
+  if (--T.drawing == 0) pthread_cond_broadcast(&T.idle);
   pthread_mutex_unlock(&T.lock);
 }
 
