@@ -70,6 +70,16 @@ check 'grep "replay 26 " "$tmp/editing.log" | grep -q "editing=0 .*L=1 text=\"t\
 check 'has editing 28 "editing=1 .*L=1 text=\"tdog\""' "typing after the last word extends it"
 check 'has editing 29 "editing=0 .*text=\"tdog\""' "Escape leaves editing, keeping the sentence"
 
+# 4b. an overlong sentence: typed 30 words (60 bytes) per event, past 512 words and then past
+# 2047 bytes; each limit gives its message, nothing crashes, leaving keeps the last good sentence
+{ echo "0 key e"; for i in $(seq 1 40); do echo "$i text $(printf ' a%.0s' $(seq 1 30))"; done; echo "50 key Escape"; } >"$tmp/long.txt"
+run long "$tmp/long.txt" $RANDOM_MODEL --text "the cat"
+check 'grep -q "error=the sentence has [0-9]* words; at most 512 fit" "$tmp/long.log"' "more than 512 words gives a message"
+check 'grep -q "error=the sentence is too long: at most 2047 bytes" "$tmp/long.log"' "more than 2047 bytes gives a message"
+last=$(line long 42 | sed -n 's/.* L=\([0-9]*\) .*/\1/p')
+check 'has long 42 "editing=0" && [ -n "$last" ] && [ "$last" -le 512 ] && [ "$last" -gt 480 ]' "Escape keeps the last sentence that fits (L=$last)"
+check 'has long 42 "text=\"the cat a a a.*… ([0-9]* bytes)\""' "the log shortens a long sentence: $(line long 42 | sed 's/.*text=//' | cut -c1-160)"
+
 # 5. save: two keys, two files, nothing overwritten; the status says where
 run save "$R/save.txt" --save-dir "$tmp/shots" $RANDOM_MODEL 2>/dev/null
 mkdir -p "$tmp/shots" && run save "$R/save.txt" --save-dir "$tmp/shots" $RANDOM_MODEL

@@ -428,10 +428,22 @@ void app_describe(const App *a, char *buf, int cap) {
     explain_cell(t, &a->lay, a->sel_op, a->sel_i, a->sel_j, &ex);
     snprintf(cell, sizeof cell, "%s", ex.plain);
   }
+  // A long sentence is shortened (its first 100 bytes and its length) so the line stays readable
+  // and what follows it (an error, the status) is not cut off.
+  const char *text = a->editing ? a->edit : a->s->text;
+  char shown[160];
+  size_t n = strlen(text);
+  if (n < sizeof shown) {
+    memcpy(shown, text, n + 1);
+  } else {
+    size_t cut = 100;
+    while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80) cut--; // not inside a character
+    snprintf(shown, sizeof shown, "%.*s… (%zu bytes)", (int)cut, text, n);
+  }
   snprintf(buf, (size_t)cap,
            "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d theme=%s cmap=%s "
            "numbers=%d size=%.1f fullscreen=%d help=%d L=%d text=\"%s\"%s%s",
            a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing,
            theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, a->text_scale, a->fullscreen, a->help,
-           t->L, a->editing ? a->edit : a->s->text, a->edit_error[0] ? " error=" : "", a->edit_error);
+           t->L, shown, a->edit_error[0] ? " error=" : "", a->edit_error);
 }

@@ -133,6 +133,12 @@ static void inspector(App *a, Scene *s, float u) {
 
 // ---------------------------------------------------------------- sentence, status, help
 
+// The first character boundary of UTF-8 text s (n bytes) at or after byte i.
+static size_t char_start(const char *s, size_t i, size_t n) {
+  while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++;
+  return i;
+}
+
 static void sentence_field(App *a, Scene *s, float W, float H, float u) {
   const Theme *th = theme_get(a->theme);
   float fh = 38 * u, y = H - fh;
@@ -145,8 +151,24 @@ static void sentence_field(App *a, Scene *s, float W, float H, float u) {
   scene_rect(s, 0, by, W, 3 * u, th->accent);
   float fs = 24 * u, x = 24 * u;
   scene_text(s, FONT_SANS_BOLD, fs * 0.8f, x, by + 26 * u, th->accent, "Type a sentence — Enter when done");
-  float tw = text_width(FONT_SANS, fs, a->edit);
-  scene_text(s, FONT_SANS, fs, x, by + 54 * u, th->text, a->edit);
+  // The typed text has the left half; a longer one shows its end, where the caret is, after "…".
+  const char *shown = a->edit;
+  char tail[sizeof a->edit + 4];
+  float avail = W * 0.5f - x - 40 * u, tw = text_width(FONT_SANS, fs, a->edit);
+  if (tw > avail) {
+    size_t n = strlen(a->edit), lo = 0, hi = n; // the smallest start whose tail fits
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2, at = char_start(a->edit, mid, n);
+      snprintf(tail, sizeof tail, "…%s", a->edit + at);
+      if (text_width(FONT_SANS, fs, tail) <= avail)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    snprintf(tail, sizeof tail, "…%s", a->edit + char_start(a->edit, lo, n));
+    shown = tail, tw = text_width(FONT_SANS, fs, tail);
+  }
+  scene_text(s, FONT_SANS, fs, x, by + 54 * u, th->text, shown);
   scene_rect(s, x + tw + 2 * u, by + 34 * u, 2 * u, fs, th->text); // the caret
   // the tokens the model sees, unknown words in their own colour
   const Trace *t = a->s->trace;
