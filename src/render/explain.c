@@ -32,8 +32,15 @@ static char *next_line(Explanation *ex) {
 }
 
 // A number as TeX: 2 decimals (fewer for large values), negatives in parentheses when asked.
+// Values too small for 2 decimals (a softmax weight of e^{-9}) keep 2 significant digits, as
+// 1.2 \cdot 10^{-4}, so that an equation never reads 0.00 / 32.06 = 0.00.
 static const char *num(char *buf, double v, bool paren) {
-  if (isinf(v))
+  if (v != 0 && fabs(v) < 0.005) {
+    int e = (int)floor(log10(fabs(v)));
+    double m = v / pow(10, e);
+    if (fabs(m) >= 9.95) m /= 10, e++; // 9.96e-4 rounds to 1.0 \cdot 10^{-3}
+    snprintf(buf, 32, paren && v < 0 ? "(%.1f \\cdot 10^{%d})" : "%.1f \\cdot 10^{%d}", m, e);
+  } else if (isinf(v))
     snprintf(buf, 32, v < 0 ? "-\\infty" : "\\infty");
   else if (fabs(v) >= 1000)
     snprintf(buf, 32, paren && v < 0 ? "(%.0f)" : "%.0f", v);
