@@ -120,7 +120,7 @@ static void title_slide(Scene *s, const PageSpec *p, float u) {
   if (p->lesson_steps > 0) {
     snprintf(buf, sizeof buf, "%s%sstep %d of %d", p->lesson ? p->lesson : "", p->lesson ? " · " : "",
              p->lesson_step + 1, p->lesson_steps);
-    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u, 40 * u, 1.0f, th->muted, buf);
+    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u - p->header_reserve, 40 * u, 1.0f, th->muted, buf);
   }
   float y = H * 0.2f;
   rich_title(s, p->title ? p->title : "", 44 * u, x, y, th->text);
