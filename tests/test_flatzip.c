@@ -73,6 +73,24 @@ int main(void) {
     roundtrip(d, row, h, what);
     free(d);
   }
+  // Byte frequencies in the Fibonacci series: an optimal code would need lengths over 15 bits,
+  // deflate's limit, so the encoder must shorten them and keep the code complete.
+  {
+    size_t fib[30] = {1, 1}, n = 0; // 1.3 MB
+    for (int k = 2; k < 30; k++) fib[k] = fib[k - 1] + fib[k - 2];
+    for (int k = 0; k < 30; k++) n += fib[k];
+    uint8_t *d = malloc(n);
+    size_t at = 0;
+    for (int k = 0; k < 30; k++)
+      for (size_t c = 0; c < fib[k]; c++) d[at++] = (uint8_t)(k * 8);
+    for (size_t i = n - 1; i > 0; i--) { // shuffled: few runs, so nearly all are literals
+      size_t j = rng_u32(&r) % (i + 1);
+      uint8_t t = d[i];
+      d[i] = d[j], d[j] = t;
+    }
+    roundtrip(d, n, 1, "Fibonacci byte frequencies (codes longer than 15 bits)");
+    free(d);
+  }
   // No rows at all: an empty but valid stream.
   uint8_t none[1] = {0};
   roundtrip(none, 5, 0, "no rows");

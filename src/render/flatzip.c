@@ -4,47 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MIN_MATCH = 4, MAX_DIST = 32768 };
-#define MAX_MATCH FLATZIP_MAX_MATCH
+enum {
+  MIN_MATCH = 4,    // a match costs about 20 bits: shorter ones are left as literals
+  MAX_MATCH = 258,  // deflate's longest
+  MAX_DIST = 32768, // deflate's window
+  N_LITLEN = 286,   // literal/length symbols: bytes, end of block (256), lengths (257..285)
+  N_DIST = 30,      // distance symbols
+  N_CLEN = 19,      // code-length symbols of the block header
+  MAX_BITS = 15,    // longest literal/length or distance code
+  MAX_CLEN_BITS = 7 // longest code-length code
+};
 
-static void put(FlatZipBits *b, uint32_t value, int n) { // n <= 32
-  b->acc |= (uint64_t)value << b->nbits;
-  b->nbits += n;
-  if (b->nbits >= 32) {
-    for (int k = 0; k < 4; k++) *b->p++ = (uint8_t)(b->acc >> (8 * k));
-    b->acc >>= 32;
-    b->nbits -= 32;
-  }
-}
-
-static void flush(FlatZipBits *b) {
-  while (b->nbits > 0) {
-    *b->p++ = (uint8_t)b->acc;
-    b->acc >>= 8;
-    b->nbits -= 8;
-  }
-  b->nbits = 0;
-  b->acc = 0;
-}
-
-static uint32_t reverse(uint32_t code, int n) {
-  uint32_t r = 0;
-  for (int k = 0; k < n; k++) r |= ((code >> k) & 1u) << (n - 1 - k);
-  return r;
-}
-
-// The fixed literal/length code of RFC 1951 3.2.6.
-static void fixed_litlen(int sym, uint32_t *code, int *len) {
-  if (sym < 144)
-    *code = 0x30u + (uint32_t)sym, *len = 8;
-  else if (sym < 256)
-    *code = 0x190u + (uint32_t)(sym - 144), *len = 9;
-  else if (sym < 280)
-    *code = (uint32_t)(sym - 256), *len = 7;
-  else
-    *code = 0xC0u + (uint32_t)(sym - 280), *len = 8;
-  *code = reverse(*code, *len);
-}
+// A symbol found by flatzip_row: a literal byte, or a match (MATCH | UP for "the row above").
+#define SYM_MATCH 0x80000000u
+#define SYM_UP 0x10000u
 
 static const uint16_t LEN_BASE[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
                                       31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
@@ -55,22 +28,22 @@ static const uint16_t DIST_BASE[30] = {1,    2,    3,    4,    5,    7,    9,   
                                        1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
 static const uint8_t DIST_EXTRA[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
                                        6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+static const uint8_t CLEN_ORDER[N_CLEN] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 
-static FlatZipCode length_code(int len) { // 3..258; 258 has its own symbol (285), not 284 + 31
-  int i = len == MAX_MATCH ? 28 : 0;
-  if (len < MAX_MATCH)
-    while (i + 1 < 28 && LEN_BASE[i + 1] <= len) i++;
-  uint32_t code;
-  int n;
-  fixed_litlen(257 + i, &code, &n);
-  return (FlatZipCode){code | (uint32_t)(len - LEN_BASE[i]) << n, n + LEN_EXTRA[i]};
+static int length_index(int len) { // 3..258 -> 0..28; 258 has its own symbol (285), not 284 + 31
+  if (len == MAX_MATCH) return 28;
+  int i = 0;
+  while (i + 1 < 28 && LEN_BASE[i + 1] <= len) i++;
+  return i;
 }
 
-static FlatZipCode distance_code(int dist) { // 1..32768; fixed distance codes are 5 bits
+static int dist_index(int dist) { // 1..32768 -> 0..29
   int i = 0;
   while (i + 1 < 30 && DIST_BASE[i + 1] <= dist) i++;
-  return (FlatZipCode){reverse((uint32_t)i, 5) | (uint32_t)(dist - DIST_BASE[i]) << 5, 5 + DIST_EXTRA[i]};
+  return i;
 }
+
+// ---------------------------------------------------------------- finding matches
 
 // How many bytes from a equal those from b, up to max; eight at a time.
 static size_t match_length(const uint8_t *a, const uint8_t *b, size_t max) {
@@ -115,90 +88,274 @@ bool flatzip_begin(FlatZip *z, size_t row) {
   memset(z, 0, sizeof *z);
   z->row = row;
   z->rows = calloc(2 * (row ? row : 1), 1);
-  z->cap = 64 * 1024 + 2 * row;
-  z->out = malloc(z->cap);
-  if (!z->rows || !z->out) {
+  z->cap_syms = 4096 + row;
+  z->syms = malloc(sizeof(uint32_t) * z->cap_syms);
+  if (!z->rows || !z->syms) {
     flatzip_free(z);
     return false;
   }
   z->cur = z->rows;
   z->adler = 1; // adler32 of nothing
-  for (int s = 0; s < 256; s++) fixed_litlen(s, &z->lit[s].bits, &z->lit[s].n);
-  for (int l = 3; l <= MAX_MATCH; l++) z->len[l] = length_code(l);
-  z->left = distance_code(3);
-  z->up = distance_code(row > 0 && row <= MAX_DIST ? (int)row : 1);
-  z->out[0] = 0x78, z->out[1] = 0x01; // deflate, 32 KiB window; (0x78 * 256 + 0x01) % 31 == 0
-  z->bits = (FlatZipBits){z->out + 2, 0, 0};
-  put(&z->bits, 1 | 1 << 1, 3); // BFINAL = 1, BTYPE = 01 (fixed Huffman codes)
-  return true;
-}
-
-// Makes room for the worst case of n more input bytes: 9-bit literals, 64 bits of slack.
-static bool reserve(FlatZip *z, size_t n) {
-  size_t used = (size_t)(z->bits.p - z->out), need = used + n + n / 8 + 64;
-  if (need <= z->cap) return true;
-  size_t cap = z->cap;
-  while (cap < need) cap *= 2;
-  uint8_t *out = realloc(z->out, cap);
-  if (!out) return false;
-  z->out = out, z->cap = cap, z->bits.p = out + used;
   return true;
 }
 
 bool flatzip_row(FlatZip *z) {
   const uint8_t *cur = z->cur, *prev = z->have_prev ? (z->cur == z->rows ? z->rows + z->row : z->rows) : NULL;
   size_t n = z->row;
-  if (!reserve(z, n)) return false;
+  if (z->n_syms + n > z->cap_syms) { // at most one symbol per byte
+    size_t cap = z->cap_syms * 2 > z->n_syms + n ? z->cap_syms * 2 : z->n_syms + n;
+    uint32_t *syms = realloc(z->syms, sizeof(uint32_t) * cap);
+    if (!syms) return false;
+    z->syms = syms, z->cap_syms = cap;
+  }
   bool use_up = prev && n <= MAX_DIST;
-  FlatZipBits *b = &z->bits;
+  uint32_t *out = z->syms + z->n_syms;
   // Greedy: at each byte the longer of the two matches, if it is worth its ~20 bits.
   // Matches stay inside the row (both rows are in this small buffer, not the whole picture).
   for (size_t i = 0; i < n;) {
-    size_t max = n - i < MAX_MATCH ? n - i : MAX_MATCH;
-    size_t best = 0;
-    const FlatZipCode *dist = NULL;
-    if (i >= 3) {
-      best = match_length(cur + i, cur + i - 3, max);
-      dist = &z->left;
-    }
+    size_t max = n - i < MAX_MATCH ? n - i : MAX_MATCH, best = 0;
+    uint32_t up = 0;
+    if (i >= 3) best = match_length(cur + i, cur + i - 3, max);
     if (use_up && best < max) {
       size_t l = match_length(cur + i, prev + i, max);
-      if (l > best) best = l, dist = &z->up;
+      if (l > best) best = l, up = SYM_UP;
     }
     if (best >= MIN_MATCH) {
-      put(b, z->len[best].bits, z->len[best].n);
-      put(b, dist->bits, dist->n);
+      *out++ = SYM_MATCH | up | (uint32_t)best;
       i += best;
     } else {
-      put(b, z->lit[cur[i]].bits, z->lit[cur[i]].n);
-      i++;
+      *out++ = cur[i++];
     }
   }
+  z->n_syms = (size_t)(out - z->syms);
   z->adler = adler32_update(z->adler, cur, n);
   z->have_prev = true;
   z->cur = z->cur == z->rows ? z->rows + z->row : z->rows; // this row becomes the one above
   return true;
 }
 
+// ---------------------------------------------------------------- Huffman codes
+
+// Moffat and Katajainen's in-place minimum-redundancy code: w holds n weights in ascending
+// order; on return, w[i] is the code length of the i-th (the lightest get the longest).
+static void min_redundancy(int *w, int n) {
+  if (n == 1) {
+    w[0] = 1;
+    return;
+  }
+  w[0] += w[1];
+  int root = 0, leaf = 2;
+  for (int next = 1; next < n - 1; next++) { // build the tree: internal weights, parent links
+    if (leaf >= n || w[root] < w[leaf])
+      w[next] = w[root], w[root++] = next;
+    else
+      w[next] = w[leaf++];
+    if (leaf >= n || (root < next && w[root] < w[leaf]))
+      w[next] += w[root], w[root++] = next;
+    else
+      w[next] += w[leaf++];
+  }
+  w[n - 2] = 0;
+  for (int next = n - 3; next >= 0; next--) w[next] = w[w[next]] + 1; // internal depths
+  int avbl = 1, used = 0, depth = 0, root2 = n - 2, next = n - 1;
+  while (avbl > 0) { // leaf depths
+    while (root2 >= 0 && w[root2] == depth) used++, root2--;
+    while (avbl > used) w[next--] = depth, avbl--;
+    avbl = 2 * used, depth++, used = 0;
+  }
+}
+
+// Code lengths (at most max_bits) for n symbols of frequencies freq; a complete code always
+// (a lone symbol gets a partner), which every inflater accepts.
+static void code_lengths(const uint32_t *freq, int n, int max_bits, uint8_t *len) {
+  int sym[N_LITLEN], w[N_LITLEN], m = 0;
+  memset(len, 0, (size_t)n);
+  for (int s = 0; s < n; s++)
+    if (freq[s]) sym[m++] = s;
+  for (int s = 0; m < 2; s++) // fewer than two symbols: add unused ones
+    if (!freq[s] && (m == 0 || sym[0] != s)) sym[m++] = s;
+  for (int i = 1; i < m; i++) // sort by frequency, ascending (insertion: at most 286)
+    for (int j = i; j > 0 && freq[sym[j]] < freq[sym[j - 1]]; j--) {
+      int t = sym[j];
+      sym[j] = sym[j - 1], sym[j - 1] = t;
+    }
+  for (int i = 0; i < m; i++) w[i] = freq[sym[i]] ? (int)freq[sym[i]] : 1;
+  min_redundancy(w, m);
+  // Too long codes: give them max_bits and lengthen shorter ones until the code is complete
+  // again (Kraft sum 1), as miniz does; then hand the lengths out, shortest to the commonest.
+  int count[N_LITLEN + 1] = {0};
+  for (int i = 0; i < m; i++) count[w[i] < max_bits ? w[i] : max_bits]++;
+  uint32_t total = 0;
+  for (int b = max_bits; b > 0; b--) total += (uint32_t)count[b] << (max_bits - b);
+  while (total != 1u << max_bits) {
+    count[max_bits]--;
+    for (int b = max_bits - 1; b > 0; b--)
+      if (count[b]) {
+        count[b]--, count[b + 1] += 2;
+        break;
+      }
+    total--;
+  }
+  for (int b = 1, i = m - 1; b <= max_bits; b++)
+    for (int k = count[b]; k > 0; k--) len[sym[i--]] = (uint8_t)b;
+}
+
+// Canonical codes from lengths (RFC 1951 3.2.2), bit-reversed for writing LSB first.
+static void canonical_codes(const uint8_t *len, int n, uint16_t *code) {
+  int count[MAX_BITS + 1] = {0};
+  uint32_t next[MAX_BITS + 1] = {0};
+  for (int s = 0; s < n; s++) count[len[s]]++;
+  count[0] = 0;
+  for (int b = 1, c = 0; b <= MAX_BITS; b++) next[b] = (uint32_t)(c = (c + count[b - 1]) << 1);
+  for (int s = 0; s < n; s++) {
+    if (!len[s]) continue;
+    uint32_t c = next[len[s]]++, r = 0;
+    for (int k = 0; k < len[s]; k++) r |= ((c >> k) & 1u) << (len[s] - 1 - k);
+    code[s] = (uint16_t)r;
+  }
+}
+
+// ---------------------------------------------------------------- writing the block
+
+typedef struct {
+  uint8_t *p;
+  uint64_t acc;
+  int nbits;
+} Bits;
+
+static void put(Bits *b, uint32_t value, int n) { // n <= 32
+  b->acc |= (uint64_t)value << b->nbits;
+  b->nbits += n;
+  if (b->nbits >= 32) {
+    for (int k = 0; k < 4; k++) *b->p++ = (uint8_t)(b->acc >> (8 * k));
+    b->acc >>= 32;
+    b->nbits -= 32;
+  }
+}
+
+static void flush(Bits *b) {
+  for (; b->nbits > 0; b->nbits -= 8) *b->p++ = (uint8_t)b->acc, b->acc >>= 8;
+  b->nbits = 0, b->acc = 0;
+}
+
+// The code lengths of the two alphabets, run-length coded with the symbols 16 (repeat the
+// previous 3-6 times), 17 (3-10 zeros) and 18 (11-138 zeros): rle[i] = symbol | extra << 8.
+static int rle_lengths(const uint8_t *lens, int n, uint16_t *rle) {
+  int k = 0;
+  for (int i = 0; i < n;) {
+    int v = lens[i], run = 1;
+    while (i + run < n && lens[i + run] == v) run++;
+    i += run;
+    if (v == 0) {
+      for (; run >= 11; run -= run < 138 ? run : 138)
+        rle[k++] = (uint16_t)(18 | ((run < 138 ? run : 138) - 11) << 8);
+      if (run >= 3) rle[k++] = (uint16_t)(17 | (run - 3) << 8), run = 0;
+    } else {
+      rle[k++] = (uint16_t)v, run--;
+      for (; run >= 3; run -= run < 6 ? run : 6) rle[k++] = (uint16_t)(16 | ((run < 6 ? run : 6) - 3) << 8);
+    }
+    while (run-- > 0) rle[k++] = (uint16_t)v;
+  }
+  return k;
+}
+
 bool flatzip_end(FlatZip *z, uint8_t **out, size_t *out_len) {
-  if (!reserve(z, 0)) {
+  // Symbol frequencies, then one block with codes made for them (BTYPE 10, RFC 1951 3.2.7).
+  uint32_t flit[N_LITLEN] = {0}, fdist[N_DIST] = {0};
+  uint8_t lindex[MAX_MATCH + 1] = {0}; // match length -> its length symbol's index (0..28)
+  for (int l = 3; l <= MAX_MATCH; l++) lindex[l] = (uint8_t)length_index(l);
+  int up_dist = z->row > 0 && z->row <= MAX_DIST ? (int)z->row : 1; // 1: no "row above" matches
+  int d_left = dist_index(3), d_up = dist_index(up_dist);
+  for (size_t i = 0; i < z->n_syms; i++) {
+    uint32_t s = z->syms[i];
+    if (s & SYM_MATCH) {
+      flit[257 + lindex[s & 0x1FF]]++;
+      fdist[s & SYM_UP ? d_up : d_left]++;
+    } else {
+      flit[s]++;
+    }
+  }
+  flit[256] = 1; // end of block
+  uint8_t llen[N_LITLEN + N_DIST], clen[N_CLEN];
+  uint8_t *dlen = llen + N_LITLEN;
+  uint16_t lcode[N_LITLEN] = {0}, dcode[N_DIST] = {0}, ccode[N_CLEN] = {0};
+  code_lengths(flit, N_LITLEN, MAX_BITS, llen);
+  code_lengths(fdist, N_DIST, MAX_BITS, dlen);
+  int hlit = N_LITLEN, hdist = N_DIST, hclen = N_CLEN;
+  while (hlit > 257 && !llen[hlit - 1]) hlit--;
+  while (hdist > 1 && !dlen[hdist - 1]) hdist--;
+  uint8_t both[N_LITLEN + N_DIST]; // the lengths as the header sends them: hlit, then hdist
+  memcpy(both, llen, (size_t)hlit);
+  memcpy(both + hlit, dlen, (size_t)hdist);
+  uint16_t rle[N_LITLEN + N_DIST];
+  int n_rle = rle_lengths(both, hlit + hdist, rle);
+  uint32_t fclen[N_CLEN] = {0};
+  for (int i = 0; i < n_rle; i++) fclen[rle[i] & 0xFF]++;
+  code_lengths(fclen, N_CLEN, MAX_CLEN_BITS, clen);
+  while (hclen > 4 && !clen[CLEN_ORDER[hclen - 1]]) hclen--;
+  canonical_codes(llen, N_LITLEN, lcode);
+  canonical_codes(dlen, N_DIST, dcode);
+  canonical_codes(clen, N_CLEN, ccode);
+
+  // The exact size: header, symbols, end; then the buffer, written once.
+  uint64_t bits = 3 + 5 + 5 + 4 + 3 * (uint64_t)hclen;
+  static const int RLE_EXTRA[3] = {2, 3, 7};
+  for (int i = 0; i < n_rle; i++)
+    bits += clen[rle[i] & 0xFF] + ((rle[i] & 0xFF) >= 16 ? RLE_EXTRA[(rle[i] & 0xFF) - 16] : 0);
+  for (int s = 0; s < N_LITLEN; s++)
+    bits += (uint64_t)flit[s] * (llen[s] + (s >= 257 ? LEN_EXTRA[s - 257] : 0));
+  for (int s = 0; s < N_DIST; s++) bits += (uint64_t)fdist[s] * (dlen[s] + DIST_EXTRA[s]);
+  size_t cap = 2 + (size_t)(bits / 8) + 8 + 4;
+  uint8_t *buf = malloc(cap);
+  if (!buf) {
     flatzip_free(z);
     return false;
   }
-  FlatZipCode eob;
-  fixed_litlen(256, &eob.bits, &eob.n);
-  put(&z->bits, eob.bits, eob.n);
-  flush(&z->bits);
-  for (int k = 3; k >= 0; k--) *z->bits.p++ = (uint8_t)(z->adler >> (8 * k));
-  *out = z->out;
-  *out_len = (size_t)(z->bits.p - z->out);
-  z->out = NULL;
+  buf[0] = 0x78, buf[1] = 0x01; // deflate, 32 KiB window; (0x78 * 256 + 0x01) % 31 == 0
+  Bits b = {buf + 2, 0, 0};
+  put(&b, 1 | 2 << 1, 3); // BFINAL = 1, BTYPE = 10 (codes of our own)
+  put(&b, (uint32_t)(hlit - 257), 5);
+  put(&b, (uint32_t)(hdist - 1), 5);
+  put(&b, (uint32_t)(hclen - 4), 4);
+  for (int i = 0; i < hclen; i++) put(&b, clen[CLEN_ORDER[i]], 3);
+  for (int i = 0; i < n_rle; i++) {
+    int s = rle[i] & 0xFF;
+    put(&b, ccode[s], clen[s]);
+    if (s >= 16) put(&b, (uint32_t)(rle[i] >> 8), RLE_EXTRA[s - 16]);
+  }
+  // Each match's length and distance codes, ready to put (code | extra bits << code length).
+  uint32_t dbits[2] = {dcode[d_left] | (uint32_t)(3 - DIST_BASE[d_left]) << dlen[d_left],
+                       dcode[d_up] | (uint32_t)(up_dist - DIST_BASE[d_up]) << dlen[d_up]};
+  int dn[2] = {dlen[d_left] + DIST_EXTRA[d_left], dlen[d_up] + DIST_EXTRA[d_up]};
+  uint32_t mbits[MAX_MATCH + 1] = {0};
+  uint8_t mn[MAX_MATCH + 1] = {0};
+  for (int l = 3; l <= MAX_MATCH; l++) {
+    int li = lindex[l], sym = 257 + li;
+    mbits[l] = lcode[sym] | (uint32_t)(l - LEN_BASE[li]) << llen[sym],
+    mn[l] = (uint8_t)(llen[sym] + LEN_EXTRA[li]);
+  }
+  for (size_t i = 0; i < z->n_syms; i++) {
+    uint32_t s = z->syms[i];
+    if (s & SYM_MATCH) {
+      int up = (s & SYM_UP) != 0;
+      put(&b, mbits[s & 0x1FF], mn[s & 0x1FF]);
+      put(&b, dbits[up], dn[up]);
+    } else {
+      put(&b, lcode[s], llen[s]);
+    }
+  }
+  put(&b, lcode[256], llen[256]);
+  flush(&b);
+  for (int k = 3; k >= 0; k--) *b.p++ = (uint8_t)(z->adler >> (8 * k));
+  *out = buf;
+  *out_len = (size_t)(b.p - buf);
   flatzip_free(z);
   return true;
 }
 
 void flatzip_free(FlatZip *z) {
   free(z->rows);
-  free(z->out);
-  z->rows = z->out = z->cur = NULL;
+  free(z->syms);
+  z->rows = z->cur = NULL;
+  z->syms = NULL;
 }

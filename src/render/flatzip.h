@@ -7,13 +7,14 @@
 // two matches that matter in such a picture, greedily, with word-wide compares:
 //   - the byte 3 back (the pixel to the left, RGB): runs of one colour;
 //   - the byte one row back (the pixel above): rows that repeat.
-// It writes one deflate block with the fixed Huffman codes of RFC 1951 inside a zlib wrapper
-// (RFC 1950: header, adler32). The output is a valid zlib stream that any inflater decodes
-// (the tests decode it with zlib and libpng). On exported heatmaps it is about 3x faster than
-// zlib's level 1 and its files about 30% larger (BENCHMARKS.md); on photographs, which
+// The matches and literals found are kept (4 bytes each; a heatmap has a few per row) and
+// coded at the end as one deflate block with Huffman codes made for them (RFC 1951 3.2.7),
+// inside a zlib wrapper (RFC 1950: header, adler32). The output is a valid zlib stream that
+// any inflater decodes (the tests decode it with zlib and libpng). On exported heatmaps it is
+// about 3x faster than zlib's level 1 and as small (BENCHMARKS.md); on photographs, which
 // Stepformer never draws, it would be much larger.
 //
-// Rows are encoded one at a time from a two-row buffer, so a 6 MB picture is never held
+// Rows are searched one at a time from a two-row buffer, so a 6 MB picture is never held
 // uncompressed: fill z.cur with the next row (filter byte first), then call flatzip_row.
 //
 //     FlatZip z;
@@ -28,31 +29,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FLATZIP_MAX_MATCH 258
-
-typedef struct { // Bits go out least significant first (RFC 1951 3.1.1).
-  uint8_t *p;
-  uint64_t acc;
-  int nbits;
-} FlatZipBits;
-
-typedef struct { // A code with its extra bits, as put into the stream (Huffman codes reversed).
-  uint32_t bits;
-  int n;
-} FlatZipCode;
-
 typedef struct {
-  uint8_t *cur;                           // the row to fill next: row bytes
-  size_t row;                             // bytes per row; also the distance of the "pixel above" match
-  uint8_t *rows;                          // two rows: the current one and the one above
-  bool have_prev;                         // false for the first row
-  uint8_t *out;                           // the zlib stream so far (cap bytes)
-  size_t cap;                             //
-  FlatZipBits bits;                       // writes into out
-  uint32_t adler;                         // adler32 of the rows so far
-  FlatZipCode lit[256];                   // literal bytes
-  FlatZipCode len[FLATZIP_MAX_MATCH + 1]; // match lengths 3..258
-  FlatZipCode left, up;                   // the two distances: 3 bytes, and one row
+  uint8_t *cur;   // the row to fill next: row bytes
+  size_t row;     // bytes per row; also the distance of the "pixel above" match
+  uint8_t *rows;  // two rows: the current one and the one above
+  bool have_prev; // false for the first row
+  uint32_t *syms; // the literals and matches found so far (coded by flatzip_end)
+  size_t n_syms, cap_syms;
+  uint32_t adler; // adler32 of the rows so far
 } FlatZip;
 
 // row: bytes per row (a PNG row: 1 + 3 * width for RGB); rows longer than 32 KiB get no
