@@ -193,6 +193,10 @@ typedef struct {
 
 static bool has_col_labels(const ViewOperand *v) { return v->op.cols > 1; }
 
+// A vocabulary axis too long to name every word names the sentence's words on up to two tiers
+// of labels; its margin keeps room for the second tier, and its caption goes above both.
+#define VOCAB_TIER 0.95f // the height of a tier, in units of the font size
+
 static bool has_bands(const Operand *op, bool cols) {
   return (cols ? op->col_axis : op->row_axis) == AXIS_QKV && op->trace->cfg.H > 1;
 }
@@ -205,6 +209,7 @@ static Margins margins(const Eq *e, int k, float fs) {
   if (d->caption) m.top += fs * 1.3f;
   if (has_col_labels(v)) m.top += fs * 1.35f;
   if (v->op.col_axis == AXIS_TOKEN || v->op.col_axis == AXIS_VOCAB) m.top += fs * 0.95f; // "keys"
+  if (v->op.col_axis == AXIS_VOCAB) m.top += VOCAB_TIER * fs; // a second tier of word labels
   if (has_bands(&v->op, true)) m.top += fs * 0.6f;
   m.bottom = fs * 1.7f; // the shape
   if (e->o->scale == SCALE_MATRIX) m.bottom += fs * 1.9f;
@@ -428,13 +433,13 @@ static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float y_base) {
         float cx = v->x + (j + 0.5f) * cw, w = text_width(FONT_SANS, lf * 0.85f, e->t->model->vocab.words[j]);
         int tier = cx - w / 2 >= last[0] + 4 ? 0 : cx - w / 2 >= last[1] + 4 ? 1 : -1;
         if (tier < 0) continue; // no room on either tier
-        float ty = y_base - tier * lf * 1.05f;
+        float ty = y_base - tier * VOCAB_TIER * fs;
         scene_rect(e->s, cx - 0.75f, ty + lf * 0.2f, 1.5f, y_base - ty + lf * 0.5f, th->muted);
         scene_text_aligned(e->s, FONT_SANS, lf * 0.85f, cx, ty, 0.5f, th->text, e->t->model->vocab.words[j]);
         last[tier] = cx + w / 2;
       }
-      scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, y_base - fs * 1.2f, 0.5f,
-                         th->muted, "vocabulary →");
+      scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2,
+                         y_base - fs * (1.2f + VOCAB_TIER), 0.5f, th->muted, "vocabulary →");
       return;
     }
     int step = fits ? 1 : (int)ceilf(text_width(FONT_SANS, lf, "bank") / fmaxf(cw, 0.01f));
@@ -595,6 +600,7 @@ static void draw_operand(Eq *e, int k, float fs) {
     top -= fs * 1.35f;
   }
   if (v->op.col_axis == AXIS_TOKEN || v->op.col_axis == AXIS_VOCAB) top -= fs * 0.95f;
+  if (v->op.col_axis == AXIS_VOCAB) top -= VOCAB_TIER * fs;
   // the symbol, centred above
   uint32_t sc = d->symbol_color ? d->symbol_color : th->text;
   TexMetrics sm = measure_tex(v->symbol, fs * 1.45f);
@@ -602,10 +608,16 @@ static void draw_operand(Eq *e, int k, float fs) {
            sc);
   if (d->caption) {
     char fit[256];
-    float cw = d->caption_row ? e->x + e->w - v->x : fmaxf(v->w, fs * 12);
-    const char *c = fit_label(d->caption, FONT_SANS_BOLD, fs * 0.9f, cw, fit, sizeof fit);
-    scene_text_aligned(e->s, FONT_SANS_BOLD, fs * 0.9f, d->caption_row ? v->x : v->x + v->w / 2,
-                       top - fs * 0.55f - sm.ascent - fs * 0.6f, d->caption_row ? 0.0f : 0.5f, th->text, c);
+    // centred over the cells when it fits there; else from the row labels to the right margin
+    // (the likely words beside a prediction), cut only when even that is too short
+    float cf = fs * 0.9f, cw = fmaxf(v->w, fs * 12), x = v->x + v->w / 2, align = 0.5f;
+    if (d->caption_row)
+      cw = e->x + e->w - v->x, x = v->x, align = 0.0f;
+    else if (text_width(FONT_SANS_BOLD, cf, d->caption) > cw && m.left + v->w + m.right > cw)
+      cw = m.left + v->w + m.right, x = v->x - m.left + 10, align = 0.0f;
+    const char *c = fit_label(d->caption, FONT_SANS_BOLD, cf, cw, fit, sizeof fit);
+    scene_text_aligned(e->s, FONT_SANS_BOLD, cf, x, top - fs * 0.55f - sm.ascent - fs * 0.6f, align, th->text,
+                       c);
   }
   if (d->row_labels) {
     float xr = v->x - 10 - (has_bands(&v->op, false) ? fs * 0.6f : 0);
@@ -622,7 +634,6 @@ static void draw_operand(Eq *e, int k, float fs) {
     draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * 1.75f);
   if (d->row_sums) draw_row_sums(e, v, fs);
   if (d->top_words) draw_top_words(e, v, fs);
-  (void)m;
 }
 
 // ---------------------------------------------------------------- highlights
