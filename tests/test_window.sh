@@ -123,9 +123,15 @@ check '[ "$events" -ge 4600 ]' "the soak played its events ($events)"
 read -r r0 r1 <<<"$(sed -n 's/.*memory \([0-9]*\) KiB at the start, \([0-9]*\) KiB at the end.*/\1 \2/p' "$tmp/soak.log")"
 check '[ -n "$r0" ] && [ $((r1 - r0)) -lt 20000 ]' "memory flat over the soak: $r0 KiB -> $r1 KiB"
 
-# 8. without a display: one line, the export command instead, exit 2
+# 8. without a display: one line, the export command instead, exit 2; that command, pasted as it
+#    is printed (same program, model, sentence, mask), makes the pictures
 err=$(env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER "$sf" 2>&1 >/dev/null); rc=$?
 check '[ $rc = 2 ] && [ "$(echo "$err" | wc -l)" = 1 ] && echo "$err" | grep -q "stepformer export"' "no display: $err"
+err=$(cd "$tmp" && env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER "$sf" $RANDOM_MODEL --causal \
+  --text "The cat's bank" 2>&1 >/dev/null)
+hint=${err#*run:  }
+(cd "$tmp" && eval "$hint" >/dev/null 2>&1)
+check '[ -f "$tmp/slides/08-l1-mask-h1.png" ] && [ "$hint" != "$err" ]' "the no-display hint does not run: $hint"
 
 # 9. a real X server: the same replay through SDL's x11 driver
 if command -v xvfb-run >/dev/null; then

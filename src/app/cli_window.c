@@ -1,6 +1,7 @@
 // cli_window.c -- `stepformer [LESSON.md] [options]`: the window (the main job).
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -41,6 +42,35 @@ static const char *default_lesson(void) {
     if (access(path, R_OK) == 0) return path;
   }
   return NULL;
+}
+
+// Appends ' WORD' to buf, single-quoted for the shell when it holds anything but plain
+// characters, so that the printed command can be pasted as it is.
+static void append_word(char *buf, size_t cap, const char *word) {
+  size_t n = strlen(buf);
+  bool plain = word[0] != '\0';
+  for (const char *c = word; *c; c++)
+    if (!isalnum((unsigned char)*c) && !strchr("-_./=,:+@%", *c)) plain = false;
+  n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, plain ? " %s" : " '", word);
+  if (plain) return;
+  for (const char *c = word; *c && n + 5 < cap; c++)
+    n += (size_t)snprintf(buf + n, cap - n, *c == '\'' ? "'\\''" : "%c", *c);
+  if (n + 1 < cap) strcat(buf, "'");
+}
+
+// The export command that makes the pictures the window would have shown: the same program (as
+// it was invoked), lesson or sentence, model and mask, into ./slides.
+static void export_hint(char *buf, size_t cap, const char *argv0, const SessionOpts *so) {
+  snprintf(buf, cap, "%s", strchr(argv0, '/') ? argv0 : "stepformer");
+  append_word(buf, cap, "export");
+  const char *opt[][2] = {{"--lesson", so->lesson},          {"--text", so->model.text},
+                          {"--model", so->model.model_path}, {"--random", so->model.random_spec},
+                          {"--vocab", so->model.vocab},      {"--compare", so->compare}};
+  for (size_t k = 0; k < sizeof opt / sizeof opt[0]; k++)
+    if (opt[k][1]) append_word(buf, cap, opt[k][0]), append_word(buf, cap, opt[k][1]);
+  if (so->model.causal) append_word(buf, cap, "--causal");
+  append_word(buf, cap, "--out");
+  append_word(buf, cap, "slides");
 }
 
 int cli_window(int argc, char **argv) {
@@ -98,12 +128,8 @@ int cli_window(int argc, char **argv) {
   // no lesson and no sentence of one's own: the cat/bank lesson
   if (!so.lesson && !so.model.text && !so.model.model_path && !so.model.random_spec)
     so.lesson = default_lesson();
-  char hint[4400];
-  if (so.lesson)
-    snprintf(hint, sizeof hint, "stepformer export --lesson %s --out slides", so.lesson);
-  else
-    snprintf(hint, sizeof hint, "stepformer export --text \"%s\" --out slides",
-             so.model.text ? so.model.text : CLI_DEFAULT_TEXT);
+  char hint[8192];
+  export_hint(hint, sizeof hint, argv[0], &so);
   wo.export_hint = hint;
   if (!text_init(&err)) return cli_fail("window", err.msg);
   Session s;
