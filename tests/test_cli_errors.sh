@@ -221,6 +221,14 @@ expect_error "existing --out, empty text" - "no words" -- \
   bad_model huge-config '"embed.weight"'
 }
 
+# a lesson that cannot be read, or has a typo: its FILE:LINE line is the whole message
+expect_error "export of a missing lesson" "$T/out" "nope.md" "cannot open" -- \
+  "$SF" export --lesson "$T/nope.md" --out "$T/out"
+printf -- '---\ntitle: t\nsentence: a b\nmodel: random D=16,H=2,F=8,layers=1,seed=1\n---\n## s {stage=softmx}\n' \
+  >"$T/typo.md"
+expect_error "export of a lesson with a typo" "$T/out" "typo.md:6:" "softmax" -- \
+  "$SF" export --lesson "$T/typo.md" --out "$T/out"
+
 if [ "$failures" -ne 0 ]; then
   echo "test_cli_errors: $failures failures in $cases cases" >&2
   exit 1

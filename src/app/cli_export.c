@@ -138,8 +138,8 @@ int cli_export(int argc, char **argv) {
   Session s;
   LessonDiag diag = {0};
   if (!session_open(&s, &so, &diag, &err)) {
-    lesson_diag_print(&diag, stderr);
-    return cli_fail("export", err.msg);
+    lesson_diag_print(&diag, stderr); // FILE:LINE: what, for each problem: the whole message
+    return diag.n_errors ? 2 : cli_fail("export", err.msg);
   }
   if (s.note.msg[0]) fprintf(stderr, "stepformer export: note: %s\n", s.note.msg);
   ExportSpec spec = {.formats = formats,

@@ -135,8 +135,8 @@ int cli_window(int argc, char **argv) {
   Session s;
   LessonDiag diag = {0};
   if (!session_open(&s, &so, &diag, &err)) {
-    lesson_diag_print(&diag, stderr);
-    return cli_fail("window", err.msg);
+    lesson_diag_print(&diag, stderr); // FILE:LINE: what, for each problem: the whole message
+    return diag.n_errors ? 2 : cli_fail("window", err.msg);
   }
   if (s.note.msg[0]) fprintf(stderr, "stepformer: note: %s\n", s.note.msg);
   // typing recomputes the whole pass at every key: for a large model use both cores
