@@ -55,6 +55,10 @@ check 'has cursor 13 "cell=l0.A\[walks, by\] = [0-9.]* pinned=0"' "hovering show
 check 'has cursor 14 "cell=l0.A\[the, bank\] = .* pinned=1"' "clicking pins the cell"
 check 'has cursor 15 "cell=l0.A\[the, bank\] = .* pinned=1"' "a pinned cell stays when the pointer moves"
 check 'has cursor 16 "cell=l0.A\[the, bank\] = .* pinned=0"' "clicking the pinned cell again unpins it"
+# the inspector hides no cell of the equation: not the cell, nor the rows and columns that made it
+for n in 8 11 13 14; do
+  check 'has cursor $n "inspector=.* covers=0"' "event $n: the inspector covers no operand: $(line cursor $n | sed 's/.*inspector=/inspector=/')"
+done
 # the value shown is the trace's: dump the same model and read A[0][4][5] (head 1, the, bank)
 "$sf" dump $RANDOM_MODEL --text "The cat walks by the bank" --out "$tmp/dump" >/dev/null
 shown=$(line cursor 14 | sed 's/.*\[the, bank\] = \([-0-9.]*\).*/\1/')

@@ -440,10 +440,23 @@ void app_describe(const App *a, char *buf, int cap) {
     while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80) cut--; // not inside a character
     snprintf(shown, sizeof shown, "%.*s… (%zu bytes)", (int)cut, text, n);
   }
+  // the inspector box, and how many cells of the operands it hides (it should hide none)
+  char insp[96] = "";
+  if (a->insp[2] > 0 && a->sel_op >= 0) {
+    int hidden = 0;
+    for (int o = 0; o < a->lay.n_ops; o++) {
+      const ViewOperand *v = &a->lay.ops[o];
+      if (v->x < a->insp[0] + a->insp[2] && a->insp[0] < v->x + v->w && v->y < a->insp[1] + a->insp[3] &&
+          a->insp[1] < v->y + v->h)
+        hidden++;
+    }
+    snprintf(insp, sizeof insp, " inspector=%.0f,%.0f,%.0fx%.0f covers=%d", a->insp[0], a->insp[1],
+             a->insp[2], a->insp[3], hidden);
+  }
   snprintf(buf, (size_t)cap,
            "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d theme=%s cmap=%s "
-           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d text=\"%s\"%s%s",
+           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d text=\"%s\"%s%s%s",
            a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing,
            theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, a->text_scale, a->fullscreen, a->help,
-           t->L, shown, a->edit_error[0] ? " error=" : "", a->edit_error);
+           t->L, shown, a->edit_error[0] ? " error=" : "", a->edit_error, insp);
 }

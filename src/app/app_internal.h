@@ -41,6 +41,7 @@ struct App {
   int sel_op, sel_i, sel_j;
   bool pinned, cursor;
   float mx, my;
+  float insp[4]; // the inspector box of the last frame (x, y, w, h), w = 0 when none
   // the last frame
   float w, h;
   ViewLayout lay;

@@ -142,6 +142,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   if (p->step < 0) {
     out->n_ops = 0;
     out->result = -1;
+    out->area[0] = out->area[1] = out->area[2] = out->area[3] = 0;
     title_slide(s, p, u);
     return;
   }

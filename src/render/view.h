@@ -68,7 +68,8 @@ typedef struct {
 typedef struct {
   ViewOperand ops[VIEW_MAX_OPS];
   int n_ops;
-  int result; // index of the step's result operand, or -1 (tokens step)
+  int result;    // index of the step's result operand, or -1 (tokens step)
+  float area[4]; // the rectangle the view was drawn in (x, y, w, h): the window places its inspector
 } ViewLayout;
 
 ViewOptions view_options_default(const Theme *theme);

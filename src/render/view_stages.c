@@ -415,6 +415,7 @@ void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float
   e.x = x, e.y = y, e.w = w, e.h = h;
   out->n_ops = 0;
   out->result = -1;
+  out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
   compose(&e, &t->steps[step]);
   if (e.n_rows > 0) eq_layout_and_draw(&e);
 }
@@ -434,6 +435,7 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
   e.x = x, e.y = y, e.w = w, e.h = h;
   out->n_ops = 0;
   out->result = -1;
+  out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
   int ia = st->result, ib = b->steps[kb].result;
   bool heads = trace_per_head(&a->t[ia]);
   if (heads && o->head < 0 && a->cfg.H <= 8) { // all heads: a row per sentence, a column per head
