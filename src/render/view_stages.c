@@ -167,12 +167,13 @@ static void stage_tokens(Eq *e) {
   e->lay->result = -1;
 }
 
+bool view_qkv_all(const Trace *t, int part) { return part == 0 && t->L <= 12 && t->cfg.D <= 32; }
+
 static void stage_qkv(Eq *e, int l) {
   const TraceLayer *y = &e->t->layers[l];
   int x = e->t->cfg.norm_first ? y->norm1 : y->in;
   int part = e->o->part;
-  // all three when the cells stay readable, else the part asked for (Q by default)
-  bool all = part == 0 && e->t->L <= 12 && e->t->cfg.D <= 32;
+  bool all = view_qkv_all(e->t, part);
   if (all || part <= 1) projection_row(e, all ? 0 : 0, x, y->Wq, y->bq, y->Q, "W^q", "b^q", "Q");
   if (all || part == 2) projection_row(e, all ? 1 : 0, x, y->Wk, y->bk, y->K, "W^k", "b^k", "K");
   if (all || part == 3) projection_row(e, all ? 2 : 0, x, y->Wv, y->bv, y->V, "W^v", "b^v", "V");
