@@ -64,6 +64,19 @@ done
 shown=$(line cursor 14 | sed 's/.*\[the, bank\] = \([-0-9.]*\).*/\1/')
 check '[ -n "$shown" ]' "the log shows the value"
 
+# 3b. + and − stop at the largest size the window has room for (1280x720: 130%), a narrower
+# window shrinks it; P cycles Q, K, V on their step and says what it shows
+run sizes "$R/size-parts.txt" $RANDOM_MODEL --text "The cat walks by the bank"
+check 'has sizes 3 "size=1.3 .*status=size 130%$"' "+ three times: 130%"
+check 'has sizes 4 "size=1.3 .*status=size 130%: the largest that fits this window"' "a fourth +: $(line sizes 4 | sed 's/.*status=//')"
+check 'has sizes 7 "size=1.2 "' "− after the largest: 120%"
+check 'has sizes 9 "size=1.0 "' "a 900x700 window has room for 100% only: $(line sizes 9 | grep -o 'size=[0-9.]*')"
+check 'has sizes 15 "stage=qkv .*status=showing Q: the queries"' "P: Q alone"
+check 'has sizes 16 "status=showing K: the keys"' "P again: K"
+check 'has sizes 17 "status=showing V: the values"' "P again: V"
+check 'has sizes 18 "status=showing Q, K and V"' "P again: all three"
+check 'has sizes 20 "stage=addpos .*status=P picks Q, K or V on the Q, K, V step"' "P elsewhere says where it works"
+
 # 4. editing the sentence: recomputed as typed, unknown words kept, an empty sentence refused
 run editing "$R/editing.txt" $RANDOM_MODEL --text "the cat"
 check 'has editing 1 "editing=1"' "E starts editing"

@@ -19,7 +19,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   vo->head = a->head;
   vo->part = a->part;
   vo->numbers = a->numbers;
-  vo->text_scale = a->text_scale;
+  vo->text_scale = app_text_scale(a);
   vo->global_lo = a->global_lo, vo->global_hi = a->global_hi;
   if (ls) vo->focus_row = ls->row, vo->focus_col = ls->col;
   *p = (PageSpec){.trace = a->s->trace,
@@ -99,7 +99,7 @@ static void inspector(App *a, Scene *s, float u) {
   const Theme *th = theme_get(a->theme);
   Explanation ex;
   explain_cell(a->s->trace, &a->lay, a->sel_op, a->sel_i, a->sel_j, &ex);
-  float fs = 24 * u * a->text_scale, pad = 14 * u;
+  float fs = 24 * u * app_text_scale(a), pad = 14 * u;
   TexBox *boxes[EXPLAIN_LINES + 1];
   TexMetrics m[EXPLAIN_LINES + 1];
   int n = 0;
@@ -116,7 +116,7 @@ static void inspector(App *a, Scene *s, float u) {
   // columns of the operands that produced it; beside the cell or the pointer when there is no room.
   const ViewOperand *v = &a->lay.ops[a->sel_op];
   float cx = v->x + v->w * (a->sel_j + 1) / v->op.cols, cy = v->y + v->h * (a->sel_i + 1) / v->op.rows;
-  float us = u * a->text_scale, vfs = 17 * us; // the view's label size
+  float us = u * app_text_scale(a), vfs = 17 * us; // the view's label size
   float top = 1e9f, bottom = -1e9f, left = 1e9f;
   for (int k = 0; k < a->lay.n_ops; k++) {
     const ViewOperand *o = &a->lay.ops[k];
@@ -267,7 +267,7 @@ static void help(App *a, Scene *s, float W, float H, float u) {
 bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
   bool redraw = a->base_dirty || w != a->w || h != a->h;
   a->w = w, a->h = h;
-  float u = h / 1080.0f, us = u * a->text_scale;
+  float u = h / 1080.0f, us = u * app_text_scale(a);
   PageSpec p;
   ViewOptions vo;
   app_page_spec(a, &p, &vo, w, h, true);

@@ -57,7 +57,8 @@ struct App {
 
 int app_n_steps(const App *a);
 const LessonStep *app_lesson_step(const App *a);
-int app_trace_step(const App *a); // -1 for a narration-only lesson step
+int app_trace_step(const App *a);   // -1 for a narration-only lesson step
+float app_text_scale(const App *a); // + and −, at most what the window has room for
 // The page of the current step, as export would draw it (no selection: that is the overlay's).
 void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool window_layer);
 void app_touch(App *a);  // the page changed: draw it again
