@@ -83,18 +83,20 @@ check 'has editing 1 "editing=1"' "E starts editing"
 check 'has editing 2 "L=5 text=\"the cat and the zebra\""' "typing recomputes at once (L=5)"
 check 'has editing 3 "editing=0 .*text=\"the cat and the zebra\""' "Enter ends editing"
 check 'grep -q "error=the sentence has no words" "$tmp/editing.log"' "an empty sentence gives a message"
-check 'grep "replay 26 " "$tmp/editing.log" | grep -q "editing=0 .*L=1 text=\"t\""' "leaving keeps the last sentence that worked"
+check 'grep "replay 26 " "$tmp/editing.log" | grep -q "editing=0 .*L=1 text=\"t\".*status=kept the last sentence that worked: “t”"' "Enter on an empty sentence keeps the last sentence that worked, and says so"
 check 'has editing 28 "editing=1 .*L=1 text=\"tdog\""' "typing after the last word extends it"
-check 'has editing 29 "editing=0 .*text=\"tdog\""' "Escape leaves editing, keeping the sentence"
+check 'has editing 29 "editing=0 .*L=1 text=\"t\".*status=editing cancelled"' "Escape cancels the edit: the sentence from before it is back: $(line editing 29 | sed 's/.*text=//')"
+check 'has editing 31 "editing=1 .*L=1 text=\"\" error=the sentence has no words"' "emptied again: a message, no crash"
+check 'has editing 32 "editing=0 .*L=1 text=\"t\""' "Escape after emptying it: the sentence is back"
 
 # 4b. an overlong sentence: typed 30 words (60 bytes) per event, past 512 words and then past
 # 2047 bytes; each limit gives its message, nothing crashes, leaving keeps the last good sentence
-{ echo "0 key e"; for i in $(seq 1 40); do echo "$i text $(printf ' a%.0s' $(seq 1 30))"; done; echo "50 key Escape"; } >"$tmp/long.txt"
+{ echo "0 key e"; for i in $(seq 1 40); do echo "$i text $(printf ' a%.0s' $(seq 1 30))"; done; echo "50 key Return"; } >"$tmp/long.txt"
 run long "$tmp/long.txt" $RANDOM_MODEL --text "the cat"
 check 'grep -q "error=the sentence has [0-9]* words; at most 512 fit" "$tmp/long.log"' "more than 512 words gives a message"
 check 'grep -q "error=the sentence is too long: at most 2047 bytes" "$tmp/long.log"' "more than 2047 bytes gives a message"
 last=$(line long 42 | sed -n 's/.* L=\([0-9]*\) .*/\1/p')
-check 'has long 42 "editing=0" && [ -n "$last" ] && [ "$last" -le 512 ] && [ "$last" -gt 480 ]' "Escape keeps the last sentence that fits (L=$last)"
+check 'has long 42 "editing=0" && [ -n "$last" ] && [ "$last" -le 512 ] && [ "$last" -gt 480 ]' "Enter keeps the last sentence that fits (L=$last)"
 check 'has long 42 "text=\"the cat a a a.*… ([0-9]* bytes)\""' "the log shortens a long sentence: $(line long 42 | sed 's/.*text=//' | cut -c1-160)"
 
 # 5. save: two keys, two files, nothing overwritten; the status says where

@@ -108,17 +108,33 @@ static void move_cursor(App *a, int di, int dj) {
 
 // ---------------------------------------------------------------- editing the sentence
 
+static void recompute(App *a);
+
 static void set_editing(App *a, bool on) {
   if (a->editing == on) return;
   a->editing = on;
   if (on) {
     snprintf(a->edit, sizeof a->edit, "%s", a->s->text);
+    snprintf(a->before_edit, sizeof a->before_edit, "%s", a->s->text);
     a->edit_error[0] = 0;
   } else if (a->edit_error[0]) { // leaving with a sentence that did not work: keep the last good one
     a->edit_error[0] = 0;
+    app_set_status(a, "kept the last sentence that worked: “%.60s%s”", a->s->text,
+                   strlen(a->s->text) > 60 ? "…" : "");
   }
   a->req.text_input_changed = true;
   a->dirty = true;
+}
+
+// Esc while typing: the sentence from before editing comes back.
+static void cancel_editing(App *a) {
+  if (strcmp(a->s->text, a->before_edit) != 0) {
+    snprintf(a->edit, sizeof a->edit, "%s", a->before_edit);
+    recompute(a);
+  }
+  a->edit_error[0] = 0;
+  set_editing(a, false);
+  app_set_status(a, "editing cancelled: the sentence is as it was");
 }
 
 static void recompute(App *a) {
@@ -214,8 +230,8 @@ static void key(App *a, const AppEvent *e) {
   if (a->editing) {
     switch (e->key) {
     case KEY_BACKSPACE: edit_backspace(a); return;
-    case KEY_ENTER:
-    case KEY_ESCAPE: set_editing(a, false); return;
+    case KEY_ENTER: set_editing(a, false); return;
+    case KEY_ESCAPE: cancel_editing(a); return;
     default: return; // typed characters arrive as EV_TEXT
     }
   }

@@ -172,7 +172,8 @@ static void sentence_field(App *a, Scene *s, float W, float H, float u) {
   scene_rect(s, 0, by, W, bh, th->panel);
   scene_rect(s, 0, by, W, 3 * u, th->accent);
   float fs = 24 * u, x = 24 * u;
-  scene_text(s, FONT_SANS_BOLD, fs * 0.8f, x, by + 26 * u, th->accent, "Type a sentence — Enter when done");
+  scene_text(s, FONT_SANS_BOLD, fs * 0.8f, x, by + 26 * u, th->accent,
+             "Type a sentence — Enter when done, Esc to cancel");
   // The typed text has the left half; a longer one shows its end, where the caret is, after "…".
   const char *shown = a->edit;
   char tail[sizeof a->edit + 4];
@@ -238,7 +239,7 @@ static const char *const HELP[][2] = {
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},
     {"?  or  F1", "this help"},
-    {"Esc", "close, unpin, leave fullscreen"},
+    {"Esc", "close, unpin, cancel typing, leave fullscreen"},
     {"Ctrl + Q", "quit"},
 };
 

@@ -36,6 +36,7 @@ struct App {
   float global_lo, global_hi;
   bool global_stale; // the range of the global colour scale must be measured again
   char edit[SESSION_MAX_TEXT];
+  char before_edit[SESSION_MAX_TEXT]; // the sentence when editing began: Esc brings it back
   char edit_error[512];
   // the selected cell: hovered, pinned (click or Enter) or the keyboard cursor's
   int sel_op, sel_i, sel_j;
