@@ -54,14 +54,11 @@ static bool last_number(const char *line, double *v) {
   return *end == 0; // the number ends the line: a result, not the start of a sum
 }
 
-static void check_trace(const char *name, Trace *t) {
+// Every operand of one view, a spread of cells: returns how many were explained.
+static int check_layout(const char *name, const Trace *t, int st, const ViewLayout *lay_) {
+  const ViewLayout lay = *lay_;
   int explained = 0;
-  for (int st = 1; st < t->n_steps; st++) {
-    ViewLayout lay;
-    Scene s;
-    scene_init(&s, 1600, 900, 0);
-    ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
-    view_render(&s, t, st, &o, 0, 0, 1600, 900, &lay);
+  {
     for (int k = 0; k < lay.n_ops; k++) {
       const ViewOperand *v = &lay.ops[k];
       for (int i = 0; i < v->op.rows; i += 1 + v->op.rows / 4)
@@ -92,12 +89,57 @@ static void check_trace(const char *name, Trace *t) {
                   got, last);
           if (found && !isfinite(val))
             CHECK(isinf(got) || got == 0, "%s: masked cell ends with %g", name, got);
+          // the heading names the cell's own tokens (a compare view: its own sentence's)
+          char word[96], want[128];
+          if (v->op.row_axis == AXIS_TOKEN) {
+            trace_axis_label(v->op.trace, AXIS_TOKEN, i, word, sizeof word);
+            snprintf(want, sizeof want, "[\\text{%s},", word);
+            CHECK(strstr(ex.heading, want) != NULL, "%s step %d %s row %d: heading %s, expected %s", name, st,
+                  x->name, i, ex.heading, want);
+          }
           explained++;
         }
     }
+  }
+  return explained;
+}
+
+static void check_trace(const char *name, Trace *t) {
+  int explained = 0;
+  for (int st = 1; st < t->n_steps; st++) {
+    ViewLayout lay;
+    Scene s;
+    scene_init(&s, 1600, 900, 0);
+    ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+    view_render(&s, t, st, &o, 0, 0, 1600, 900, &lay);
+    explained += check_layout(name, t, st, &lay);
     scene_free(&s);
   }
   CHECK(explained > 50, "%s: %d cells explained", name, explained);
+}
+
+// A compare view: each operand is explained from its own sentence, a difference as left − right.
+static void check_compare(const char *name, Trace *a, Trace *b) {
+  int explained = 0, differences = 0;
+  for (int st = 1; st < a->n_steps; st++) {
+    ViewLayout lay;
+    Scene s;
+    scene_init(&s, 1600, 900, 0);
+    ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+    view_render_compare(&s, a, b, st, &o, "a", "b", -1, -1, 0, 0, 1600, 900, &lay);
+    explained += check_layout(name, a, st, &lay);
+    for (int k = 0; k < lay.n_ops; k++)
+      if (lay.ops[k].op.minus_index >= 0) {
+        Explanation ex;
+        explain_cell(a, &lay, k, 0, 0, &ex);
+        CHECK(strstr(ex.lines[0], "\\text{left} - \\text{right}") != NULL, "%s: difference: %s", name,
+              ex.lines[0]);
+        differences++;
+      }
+    scene_free(&s);
+  }
+  CHECK(explained > 50 && differences > 5, "%s: %d cells, %d differences explained", name, explained,
+        differences);
 }
 
 int main(void) {
@@ -114,6 +156,13 @@ int main(void) {
   check_trace("causal", c);
   check_trace("head", d);
   check_trace("bank", e);
+  Tokens tok; // a second sentence of the same model, with words it does not know
+  CHECK(tokens_from_text(&tok, &m1->vocab, "A dog runs to the river", 0, &err), "%s", err.msg);
+  Trace *f = trace_new(m1, &tok, &err);
+  tokens_free(&tok);
+  model_forward(f);
+  check_compare("compare", a, f);
+  trace_free(f);
   // a known case, spelled out: the scores step explains q·k/√d_k with the real numbers
   int st = trace_step_find(a, STEP_SCORES, 0);
   ViewLayout lay;

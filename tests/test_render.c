@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "docview.h"
 #include "forward.h"
 #include "page.h"
 #include "pngio.h"
@@ -279,6 +280,98 @@ static void test_compare(const Trace *a, Model *m) {
   tokens_free(&tb), tokens_free(&tc);
 }
 
+// Texts of a scene whose baseline is above y: their left and right edges.
+static int texts_above(const Scene *s, float y, float *l, float *r, const char **txt, int cap) {
+  int n = 0;
+  for (int i = 0; i < s->n && n < cap; i++) {
+    const Cmd *c = &s->cmds[i];
+    if (c->kind != CMD_TEXT || c->y > y) continue;
+    l[n] = c->x, r[n] = c->x + text_width(c->font, c->size, c->text), txt[n] = c->text, n++;
+  }
+  return n;
+}
+
+// The page header: the stage label and the lesson's progress never overlap, nor reach the
+// window's controls (header_reserve), however long the lesson title and narrow the page.
+static void test_header_fits(const Trace *t) {
+  int st = trace_step_find(t, STEP_SOFTMAX, 0);
+  for (float W = 700; W <= 1920; W += 245) {
+    Scene s;
+    scene_init(&s, W, 720, 0);
+    ViewOptions o = view_options_default(theme_get(THEME_DARK));
+    o.text_scale = 1.3f;
+    PageSpec p = {.trace = t,
+                  .step = st,
+                  .view = &o,
+                  .sentence = "x",
+                  .lesson = "A lesson with a rather long title about attention heads",
+                  .lesson_step = 12,
+                  .lesson_steps = 25,
+                  .header_reserve = W * 0.3f,
+                  .width = W,
+                  .height = 720};
+    ViewLayout lay;
+    page_render(&s, &p, &lay);
+    float l[64], r[64];
+    const char *txt[64];
+    int n = texts_above(&s, 52 * 720 / 1080.0f * 1.3f, l, r, txt, 64);
+    CHECK(n >= 1, "a stage label in the header");
+    for (int i = 0; i < n; i++) {
+      CHECK(r[i] <= W - p.header_reserve + 1, "W=%g: \"%s\" reaches the controls (%g > %g)", W, txt[i], r[i],
+            W - p.header_reserve);
+      for (int j = i + 1; j < n; j++)
+        CHECK(r[i] <= l[j] || r[j] <= l[i], "W=%g: \"%s\" overlaps \"%s\"", W, txt[i], txt[j]);
+    }
+    scene_free(&s);
+  }
+}
+
+// The Q, K, V step's title names the projection shown (P in the window, show= in a lesson).
+static void test_qkv_title(const Trace *t) {
+  int st = trace_step_find(t, STEP_QKV, 0);
+  const char *want[] = {"Queries, keys and values", "Queries", "Keys", "Values"};
+  for (int part = 0; part < 4; part++) {
+    Scene s;
+    scene_init(&s, 1280, 720, 0);
+    ViewOptions o = view_options_default(theme_get(THEME_DARK));
+    o.part = part;
+    PageSpec p = {.trace = t, .step = st, .view = &o, .sentence = "x", .width = 1280, .height = 720};
+    ViewLayout lay;
+    page_render(&s, &p, &lay);
+    bool found = false;
+    for (int i = 0; i < s.n; i++)
+      if (s.cmds[i].kind == CMD_TEXT && !strcmp(s.cmds[i].text, want[part])) found = true;
+    CHECK(found, "part %d: the title is \"%s\"", part, want[part]);
+    scene_free(&s);
+  }
+}
+
+// Display math wider than the narration column is set smaller, inside the column.
+static void test_display_math_fits(void) {
+  Doc d = {0};
+  DocBlock *b = doc_add_block(&d, BLOCK_MATH, 1);
+  const char *m =
+      "M = \\begin{pmatrix} 0 & -\\infty & -\\infty & -\\infty & -\\infty \\\\ 0 & 0 & -\\infty & "
+      "-\\infty & -\\infty \\end{pmatrix} = "
+      "\\operatorname{softmax}\\left(\\frac{QK^\\top}{\\sqrt{d_k}}\\right)V";
+  CHECK(b && doc_add_spann(&d, b, SPAN_MATH, 0, m, (int)strlen(m), 1), "a display formula");
+  Scene s;
+  scene_init(&s, 800, 600, 0);
+  float x = 20, w = 240;
+  docview_render(&s, &d, theme_get(THEME_DARK), 21, x, 10, w, 500);
+  float right = 0;
+  for (int i = 0; i < s.n; i++) {
+    const Cmd *c = &s.cmds[i];
+    float r = c->kind == CMD_TEXT   ? c->x + text_width(c->font, c->size, c->text)
+              : c->kind == CMD_LINE ? fmaxf(c->x, c->x2)
+                                    : c->x + c->w;
+    right = fmaxf(right, r);
+  }
+  CHECK(s.n > 0 && right <= x + w + 1, "the formula ends at %g, the column at %g", right, x + w);
+  scene_free(&s);
+  doc_free(&d);
+}
+
 int main(void) {
   Err err = {0};
   if (!text_init(&err)) {
@@ -296,6 +389,9 @@ int main(void) {
   test_masked_hatched(causal);
   test_png_roundtrip();
   test_compare(cat, m1);
+  test_header_fits(cat);
+  test_qkv_title(causal);
+  test_display_math_fits();
   for (int st = 1; st < cat->n_steps; st++) test_svg_cells(cat, st);
   test_svg_cells(deep, trace_step_find(deep, STEP_FFN_HIDDEN, 2));
 

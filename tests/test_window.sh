@@ -55,10 +55,27 @@ check 'has cursor 13 "cell=l0.A\[walks, by\] = [0-9.]* pinned=0"' "hovering show
 check 'has cursor 14 "cell=l0.A\[the, bank\] = .* pinned=1"' "clicking pins the cell"
 check 'has cursor 15 "cell=l0.A\[the, bank\] = .* pinned=1"' "a pinned cell stays when the pointer moves"
 check 'has cursor 16 "cell=l0.A\[the, bank\] = .* pinned=0"' "clicking the pinned cell again unpins it"
+# the inspector hides no cell of the equation: not the cell, nor the rows and columns that made it
+for n in 8 11 13 14; do
+  check 'has cursor $n "inspector=.* covers=0"' "event $n: the inspector covers no operand: $(line cursor $n | sed 's/.*inspector=/inspector=/')"
+done
 # the value shown is the trace's: dump the same model and read A[0][4][5] (head 1, the, bank)
 "$sf" dump $RANDOM_MODEL --text "The cat walks by the bank" --out "$tmp/dump" >/dev/null
 shown=$(line cursor 14 | sed 's/.*\[the, bank\] = \([-0-9.]*\).*/\1/')
 check '[ -n "$shown" ]' "the log shows the value"
+
+# 3b. + and − stop at the largest size the window has room for (1280x720: 130%), a narrower
+# window shrinks it; P cycles Q, K, V on their step and says what it shows
+run sizes "$R/size-parts.txt" $RANDOM_MODEL --text "The cat walks by the bank"
+check 'has sizes 3 "size=1.3 .*status=size 130%$"' "+ three times: 130%"
+check 'has sizes 4 "size=1.3 .*status=size 130%: the largest that fits this window"' "a fourth +: $(line sizes 4 | sed 's/.*status=//')"
+check 'has sizes 7 "size=1.2 "' "− after the largest: 120%"
+check 'has sizes 9 "size=1.0 "' "a 900x700 window has room for 100% only: $(line sizes 9 | grep -o 'size=[0-9.]*')"
+check 'has sizes 15 "stage=qkv .*status=showing Q: the queries"' "P: Q alone"
+check 'has sizes 16 "status=showing K: the keys"' "P again: K"
+check 'has sizes 17 "status=showing V: the values"' "P again: V"
+check 'has sizes 18 "status=showing Q, K and V"' "P again: all three"
+check 'has sizes 20 "stage=addpos .*status=P picks Q, K or V on the Q, K, V step"' "P elsewhere says where it works"
 
 # 4. editing the sentence: recomputed as typed, unknown words kept, an empty sentence refused
 run editing "$R/editing.txt" $RANDOM_MODEL --text "the cat"
@@ -66,18 +83,20 @@ check 'has editing 1 "editing=1"' "E starts editing"
 check 'has editing 2 "L=5 text=\"the cat and the zebra\""' "typing recomputes at once (L=5)"
 check 'has editing 3 "editing=0 .*text=\"the cat and the zebra\""' "Enter ends editing"
 check 'grep -q "error=the sentence has no words" "$tmp/editing.log"' "an empty sentence gives a message"
-check 'grep "replay 26 " "$tmp/editing.log" | grep -q "editing=0 .*L=1 text=\"t\""' "leaving keeps the last sentence that worked"
+check 'grep "replay 26 " "$tmp/editing.log" | grep -q "editing=0 .*L=1 text=\"t\".*status=kept the last sentence that worked: “t”"' "Enter on an empty sentence keeps the last sentence that worked, and says so"
 check 'has editing 28 "editing=1 .*L=1 text=\"tdog\""' "typing after the last word extends it"
-check 'has editing 29 "editing=0 .*text=\"tdog\""' "Escape leaves editing, keeping the sentence"
+check 'has editing 29 "editing=0 .*L=1 text=\"t\".*status=editing cancelled"' "Escape cancels the edit: the sentence from before it is back: $(line editing 29 | sed 's/.*text=//')"
+check 'has editing 31 "editing=1 .*L=1 text=\"\" error=the sentence has no words"' "emptied again: a message, no crash"
+check 'has editing 32 "editing=0 .*L=1 text=\"t\""' "Escape after emptying it: the sentence is back"
 
 # 4b. an overlong sentence: typed 30 words (60 bytes) per event, past 512 words and then past
 # 2047 bytes; each limit gives its message, nothing crashes, leaving keeps the last good sentence
-{ echo "0 key e"; for i in $(seq 1 40); do echo "$i text $(printf ' a%.0s' $(seq 1 30))"; done; echo "50 key Escape"; } >"$tmp/long.txt"
+{ echo "0 key e"; for i in $(seq 1 40); do echo "$i text $(printf ' a%.0s' $(seq 1 30))"; done; echo "50 key Return"; } >"$tmp/long.txt"
 run long "$tmp/long.txt" $RANDOM_MODEL --text "the cat"
 check 'grep -q "error=the sentence has [0-9]* words; at most 512 fit" "$tmp/long.log"' "more than 512 words gives a message"
 check 'grep -q "error=the sentence is too long: at most 2047 bytes" "$tmp/long.log"' "more than 2047 bytes gives a message"
 last=$(line long 42 | sed -n 's/.* L=\([0-9]*\) .*/\1/p')
-check 'has long 42 "editing=0" && [ -n "$last" ] && [ "$last" -le 512 ] && [ "$last" -gt 480 ]' "Escape keeps the last sentence that fits (L=$last)"
+check 'has long 42 "editing=0" && [ -n "$last" ] && [ "$last" -le 512 ] && [ "$last" -gt 480 ]' "Enter keeps the last sentence that fits (L=$last)"
 check 'has long 42 "text=\"the cat a a a.*… ([0-9]* bytes)\""' "the log shortens a long sentence: $(line long 42 | sed 's/.*text=//' | cut -c1-160)"
 
 # 5. save: two keys, two files, nothing overwritten; the status says where

@@ -108,17 +108,33 @@ static void move_cursor(App *a, int di, int dj) {
 
 // ---------------------------------------------------------------- editing the sentence
 
+static void recompute(App *a);
+
 static void set_editing(App *a, bool on) {
   if (a->editing == on) return;
   a->editing = on;
   if (on) {
     snprintf(a->edit, sizeof a->edit, "%s", a->s->text);
+    snprintf(a->before_edit, sizeof a->before_edit, "%s", a->s->text);
     a->edit_error[0] = 0;
   } else if (a->edit_error[0]) { // leaving with a sentence that did not work: keep the last good one
     a->edit_error[0] = 0;
+    app_set_status(a, "kept the last sentence that worked: “%.60s%s”", a->s->text,
+                   strlen(a->s->text) > 60 ? "…" : "");
   }
   a->req.text_input_changed = true;
   a->dirty = true;
+}
+
+// Esc while typing: the sentence from before editing comes back.
+static void cancel_editing(App *a) {
+  if (strcmp(a->s->text, a->before_edit) != 0) {
+    snprintf(a->edit, sizeof a->edit, "%s", a->before_edit);
+    recompute(a);
+  }
+  a->edit_error[0] = 0;
+  set_editing(a, false);
+  app_set_status(a, "editing cancelled: the sentence is as it was");
 }
 
 static void recompute(App *a) {
@@ -170,13 +186,52 @@ static void cycle_cmap(App *a) {
                  a->cmap == CMAP_AUTO ? " (diverging for signed values, viridis for probabilities)" : "");
 }
 
+// The largest size whose page still has room: text and cells grow with the size but the window
+// does not, so beyond this the labels, the header and the narration would run into each other
+// (the page stays at least 1440 × 1080 units of a 100% page wide). Never below 100%.
+static float max_text_scale(const App *a) {
+  return fmaxf(1.0f, fminf(2.5f, floorf(a->w * 1080.0f / (1440.0f * a->h) * 10) / 10));
+}
+
+float app_text_scale(const App *a) { return fminf(a->text_scale, max_text_scale(a)); }
+
+// + and −: larger or smaller text and cells, in steps of 10%.
+static void scale_text(App *a, float d) {
+  float mx = max_text_scale(a), was = app_text_scale(a);
+  float s = roundf((was + d) * 10) / 10;
+  s = s < 0.6f ? 0.6f : s > mx ? mx : s;
+  a->text_scale = s;
+  app_touch(a);
+  if (d > 0 && s <= was)
+    app_set_status(a, "size %.0f%%: the largest that fits this window", s * 100);
+  else
+    app_set_status(a, "size %.0f%%", s * 100);
+}
+
+// P on the Q, K, V step: all three (when they fit), then Q, K and V alone. Without room for all
+// three the view shows Q for "all", so the cycle is Q, K, V: every press changes the picture.
+static void cycle_part(App *a) {
+  int k = app_trace_step(a);
+  if (k < 0 || a->s->trace->steps[k].kind != STEP_QKV) {
+    app_set_status(a, "P picks Q, K or V on the Q, K, V step");
+    return;
+  }
+  bool all = view_qkv_all(a->s->trace, 0);
+  int p = !all && a->part == 0 ? 1 : a->part; // without room, "all" shows Q alone
+  p = (p + 1) % 4;
+  a->part = !all && p == 0 ? 1 : p;
+  static const char *const NAMES[] = {"Q, K and V", "Q: the queries", "K: the keys", "V: the values"};
+  app_touch(a);
+  app_set_status(a, "showing %s", NAMES[a->part]);
+}
+
 static void key(App *a, const AppEvent *e) {
   bool shift = e->mods & MOD_SHIFT, ctrl = e->mods & MOD_CTRL;
   if (a->editing) {
     switch (e->key) {
     case KEY_BACKSPACE: edit_backspace(a); return;
-    case KEY_ENTER:
-    case KEY_ESCAPE: set_editing(a, false); return;
+    case KEY_ENTER: set_editing(a, false); return;
+    case KEY_ESCAPE: cancel_editing(a); return;
     default: return; // typed characters arrive as EV_TEXT
     }
   }
@@ -226,13 +281,7 @@ static void key(App *a, const AppEvent *e) {
   case KEY_F1: a->help = !a->help, a->dirty = true; return;
   case KEY_F11: a->fullscreen = !a->fullscreen, a->req.fullscreen_changed = true, app_touch(a); return;
   case KEY_PLUS:
-  case KEY_MINUS: {
-    float s = a->text_scale + (e->key == KEY_PLUS ? 0.1f : -0.1f);
-    a->text_scale = s < 0.6f ? 0.6f : s > 2.5f ? 2.5f : s;
-    app_touch(a);
-    app_set_status(a, "size %.0f%%", a->text_scale * 100);
-    return;
-  }
+  case KEY_MINUS: scale_text(a, e->key == KEY_PLUS ? 0.1f : -0.1f); return;
   case KEY_CHAR: break;
   default: return;
   }
@@ -266,19 +315,13 @@ static void key(App *a, const AppEvent *e) {
     a->scale = (ScaleMode)((a->scale + 1) % SCALE_COUNT), app_touch(a),
     app_set_status(a, "colour scale: %s", view_scale_name(a->scale));
     break;
-  case 'p': a->part = (a->part + 1) % 4, app_touch(a); break;
+  case 'p': cycle_part(a); break;
   case 's': app_save(a); break;
   case '?':
   case '/': a->help = !a->help, a->dirty = true; break;
   case '=':
-  case '+':
-    a->text_scale = fminf(2.5f, a->text_scale + 0.1f), app_touch(a),
-    app_set_status(a, "size %.0f%%", a->text_scale * 100);
-    break;
-  case '-':
-    a->text_scale = fmaxf(0.6f, a->text_scale - 0.1f), app_touch(a),
-    app_set_status(a, "size %.0f%%", a->text_scale * 100);
-    break;
+  case '+': scale_text(a, 0.1f); break;
+  case '-': scale_text(a, -0.1f); break;
   default: break;
   }
 }
@@ -440,10 +483,23 @@ void app_describe(const App *a, char *buf, int cap) {
     while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80) cut--; // not inside a character
     snprintf(shown, sizeof shown, "%.*s… (%zu bytes)", (int)cut, text, n);
   }
+  // the inspector box, and how many cells of the operands it hides (it should hide none)
+  char insp[96] = "";
+  if (a->insp[2] > 0 && a->sel_op >= 0) {
+    int hidden = 0;
+    for (int o = 0; o < a->lay.n_ops; o++) {
+      const ViewOperand *v = &a->lay.ops[o];
+      if (v->x < a->insp[0] + a->insp[2] && a->insp[0] < v->x + v->w && v->y < a->insp[1] + a->insp[3] &&
+          a->insp[1] < v->y + v->h)
+        hidden++;
+    }
+    snprintf(insp, sizeof insp, " inspector=%.0f,%.0f,%.0fx%.0f covers=%d", a->insp[0], a->insp[1],
+             a->insp[2], a->insp[3], hidden);
+  }
   snprintf(buf, (size_t)cap,
            "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d theme=%s cmap=%s "
-           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d text=\"%s\"%s%s",
+           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d text=\"%s\"%s%s%s",
            a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing,
-           theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, a->text_scale, a->fullscreen, a->help,
-           t->L, shown, a->edit_error[0] ? " error=" : "", a->edit_error);
+           theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), a->fullscreen,
+           a->help, t->L, shown, a->edit_error[0] ? " error=" : "", a->edit_error, insp);
 }

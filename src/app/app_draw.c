@@ -19,7 +19,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   vo->head = a->head;
   vo->part = a->part;
   vo->numbers = a->numbers;
-  vo->text_scale = a->text_scale;
+  vo->text_scale = app_text_scale(a);
   vo->global_lo = a->global_lo, vo->global_hi = a->global_hi;
   if (ls) vo->focus_row = ls->row, vo->focus_col = ls->col;
   *p = (PageSpec){.trace = a->s->trace,
@@ -94,11 +94,12 @@ static float header_controls(App *a, Scene *s, float W, float u, bool draw) {
 // ---------------------------------------------------------------- the inspector
 
 static void inspector(App *a, Scene *s, float u) {
+  a->insp[2] = 0;
   if (a->sel_op < 0 || a->sel_op >= a->lay.n_ops) return;
   const Theme *th = theme_get(a->theme);
   Explanation ex;
   explain_cell(a->s->trace, &a->lay, a->sel_op, a->sel_i, a->sel_j, &ex);
-  float fs = 24 * u * a->text_scale, pad = 14 * u;
+  float fs = 24 * u * app_text_scale(a), pad = 14 * u;
   TexBox *boxes[EXPLAIN_LINES + 1];
   TexMetrics m[EXPLAIN_LINES + 1];
   int n = 0;
@@ -111,14 +112,35 @@ static void inspector(App *a, Scene *s, float u) {
   float w = 0, h = pad;
   for (int i = 0; i < n; i++) w = fmaxf(w, m[i].width), h += m[i].ascent + m[i].descent + 8 * u;
   w += 2 * pad, h += pad;
-  // place it beside the cell (keyboard) or the pointer, inside the window
+  // Below the equation (or above it), so that it covers neither the cell nor the rows and
+  // columns of the operands that produced it; beside the cell or the pointer when there is no room.
   const ViewOperand *v = &a->lay.ops[a->sel_op];
   float cx = v->x + v->w * (a->sel_j + 1) / v->op.cols, cy = v->y + v->h * (a->sel_i + 1) / v->op.rows;
-  float x = a->cursor || a->pinned ? cx + 16 * u : a->mx + 22 * u,
-        y = a->cursor || a->pinned ? cy + 8 * u : a->my + 22 * u;
-  if (x + w > a->w - 8)
-    x = fmaxf(8, (a->cursor || a->pinned ? v->x + v->w * a->sel_j / v->op.cols : a->mx) - w - 16 * u);
-  if (y + h > a->h - 8) y = fmaxf(8, a->h - 8 - h);
+  float us = u * app_text_scale(a), vfs = 17 * us; // the view's label size
+  float top = 1e9f, bottom = -1e9f, left = 1e9f;
+  for (int k = 0; k < a->lay.n_ops; k++) {
+    const ViewOperand *o = &a->lay.ops[k];
+    top = fminf(top, o->y), bottom = fmaxf(bottom, o->y + o->h), left = fminf(left, o->x);
+  }
+  top -= vfs * 5.0f;                                        // symbol, caption, column labels
+  bottom += vfs * (a->scale == SCALE_MATRIX ? 4.0f : 2.2f); // the shape (and a matrix's colour bar)
+  float floor_y = a->h - (a->editing ? 64 : 38) * us - 8 * u, ceil_y = a->lay.area[1]; // footer, title
+  float lo = w + 16 < a->w - left ? left : 8;
+  float x = fminf(fmaxf(lo, cx - w / 2), a->w - 8 - w), y;
+  if (bottom + 8 * u + h <= floor_y) {
+    y = bottom + 8 * u;
+  } else if (top - 8 * u - h >= ceil_y) {
+    y = top - 8 * u - h;
+  } else if (left - vfs * 8 - w >= 8) { // left of the equation, low (a lesson's text is at the top)
+    x = left - vfs * 8 - w, y = floor_y - h;
+  } else { // beside the cell (keyboard, pinned) or the pointer, inside the window
+    x = a->cursor || a->pinned ? cx + 16 * u : a->mx + 22 * u;
+    y = a->cursor || a->pinned ? cy + 8 * u : a->my + 22 * u;
+    if (x + w > a->w - 8)
+      x = fmaxf(8, (a->cursor || a->pinned ? v->x + v->w * a->sel_j / v->op.cols : a->mx) - w - 16 * u);
+    if (y + h > a->h - 8) y = fmaxf(8, a->h - 8 - h);
+  }
+  a->insp[0] = x, a->insp[1] = y, a->insp[2] = w, a->insp[3] = h;
   scene_rect(s, x + 4 * u, y + 4 * u, w, h, SF_RGBA(0, 0, 0, 60)); // shadow
   scene_rect(s, x, y, w, h, th->panel);
   scene_frame(s, x, y, w, h, 2, a->pinned ? th->highlight : th->frame);
@@ -150,7 +172,8 @@ static void sentence_field(App *a, Scene *s, float W, float H, float u) {
   scene_rect(s, 0, by, W, bh, th->panel);
   scene_rect(s, 0, by, W, 3 * u, th->accent);
   float fs = 24 * u, x = 24 * u;
-  scene_text(s, FONT_SANS_BOLD, fs * 0.8f, x, by + 26 * u, th->accent, "Type a sentence — Enter when done");
+  scene_text(s, FONT_SANS_BOLD, fs * 0.8f, x, by + 26 * u, th->accent,
+             "Type a sentence — Enter when done, Esc to cancel");
   // The typed text has the left half; a longer one shows its end, where the caret is, after "…".
   const char *shown = a->edit;
   char tail[sizeof a->edit + 4];
@@ -216,7 +239,7 @@ static const char *const HELP[][2] = {
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},
     {"?  or  F1", "this help"},
-    {"Esc", "close, unpin, leave fullscreen"},
+    {"Esc", "close, unpin, cancel typing, leave fullscreen"},
     {"Ctrl + Q", "quit"},
 };
 
@@ -245,7 +268,7 @@ static void help(App *a, Scene *s, float W, float H, float u) {
 bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
   bool redraw = a->base_dirty || w != a->w || h != a->h;
   a->w = w, a->h = h;
-  float u = h / 1080.0f, us = u * a->text_scale;
+  float u = h / 1080.0f, us = u * app_text_scale(a);
   PageSpec p;
   ViewOptions vo;
   app_page_spec(a, &p, &vo, w, h, true);

@@ -36,11 +36,13 @@ struct App {
   float global_lo, global_hi;
   bool global_stale; // the range of the global colour scale must be measured again
   char edit[SESSION_MAX_TEXT];
+  char before_edit[SESSION_MAX_TEXT]; // the sentence when editing began: Esc brings it back
   char edit_error[512];
   // the selected cell: hovered, pinned (click or Enter) or the keyboard cursor's
   int sel_op, sel_i, sel_j;
   bool pinned, cursor;
   float mx, my;
+  float insp[4]; // the inspector box of the last frame (x, y, w, h), w = 0 when none
   // the last frame
   float w, h;
   ViewLayout lay;
@@ -56,7 +58,8 @@ struct App {
 
 int app_n_steps(const App *a);
 const LessonStep *app_lesson_step(const App *a);
-int app_trace_step(const App *a); // -1 for a narration-only lesson step
+int app_trace_step(const App *a);   // -1 for a narration-only lesson step
+float app_text_scale(const App *a); // + and −, at most what the window has room for
 // The page of the current step, as export would draw it (no selection: that is the overlay's).
 void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool window_layer);
 void app_touch(App *a);  // the page changed: draw it again

@@ -131,6 +131,14 @@ static float block(Ctx *c, const DocBlock *b, float x, float y, float w) {
     const char *src = b->n_spans ? b->spans[0].text : "";
     TexBox *bx = tex_layout(src, c->size * 1.2f, true, NULL);
     TexMetrics m = tex_metrics(bx);
+    // wider than the column: smaller, so it stays inside (TeX sizes are whole pixels)
+    for (float sz = c->size * 1.2f; bx && m.width > w && w > 0 && sz > 4;) {
+      float next = floorf(sz * w / m.width);
+      sz = next < sz ? next : sz - 1;
+      tex_free(bx);
+      bx = tex_layout(src, sz, true, NULL);
+      m = tex_metrics(bx);
+    }
     float h = m.ascent + m.descent + c->size * 0.6f;
     if (c->s && bx)
       tex_emit(c->s, bx, x + fmaxf(0, (w - m.width) / 2), y + c->size * 0.3f + m.ascent, th->text);

@@ -331,10 +331,27 @@ static void explain_kind(Ctx *c) {
   }
 }
 
+// A cell of a compare view's difference: the same cell of the two sentences, subtracted.
+static void explain_difference(const Operand *op, const char *ra, const char *ca, int i, int j,
+                               Explanation *ex) {
+  Operand a = *op, b = *op;
+  a.minus_index = b.minus_index = -1;
+  b.trace = op->minus_trace, b.index = op->minus_index;
+  double va = operand_at(&a, i, j), vb = operand_at(&b, i, j);
+  char n1[32], n2[32], n3[32], rb[96], cb[96];
+  char *l = next_line(ex);
+  add(l, "= \\text{left} - \\text{right} = %s - %s = %s", num(n1, va, false), num(n2, vb, true),
+      num(n3, operand_at(op, i, j), false));
+  l = next_line(ex);
+  add(l, "\\text{the same cell of both sentences: } [%s, %s] \\text{ and } [%s, %s]", ra, ca,
+      axis_tex(b.trace, op->row_axis, i, rb, sizeof rb), axis_tex(b.trace, op->col_axis, j, cb, sizeof cb));
+}
+
 void explain_cell(const Trace *t, const ViewLayout *lay, int k, int i, int j, Explanation *ex) {
   memset(ex, 0, sizeof *ex);
   const ViewOperand *v = &lay->ops[k];
   const Operand *op = &v->op;
+  if (op->trace) t = op->trace; // a compare view: each operand is explained from its own sentence
   float val = operand_at(op, i, j);
   ex->value = val;
   char n1[32], ra[96], ca[96];
@@ -344,8 +361,9 @@ void explain_cell(const Trace *t, const ViewLayout *lay, int k, int i, int j, Ex
   char rp[64], cp[64];
   trace_axis_label(t, op->row_axis, i, rp, sizeof rp);
   trace_axis_label(t, op->col_axis, j, cp, sizeof cp);
-  snprintf(ex->plain, EXPLAIN_CAP, "%s[%s, %s] = %.4f", operand_src(op) ? operand_src(op)->name : "M", rp, cp,
-           val);
+  snprintf(ex->plain, EXPLAIN_CAP, "%s%s[%s, %s] = %.4f", op->minus_index >= 0 ? "diff " : "",
+           operand_src(op) ? operand_src(op)->name : "M", rp, cp, val);
+  if (op->minus_index >= 0) return explain_difference(op, ra, ca, i, j, ex);
   if (op->index < 0) { // the mask
     char *l = next_line(ex);
     if (j > i)

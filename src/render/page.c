@@ -78,6 +78,20 @@ static void fit_footer(char *buf, size_t cap, float size, float maxw) {
   }
 }
 
+// Cuts text (UTF-8, in place) to fit in maxw, ending it with "…".
+static void fit_text(char *buf, FontFace f, float size, float maxw) {
+  size_t n = strlen(buf);
+  if (text_width(f, size, buf) <= maxw) return;
+  char line[512];
+  while (n > 0) {
+    n--;
+    while (n > 0 && ((unsigned char)buf[n] & 0xC0) == 0x80) n--; // whole UTF-8 characters
+    snprintf(line, sizeof line, "%.*s…", (int)n, buf);
+    if (text_width(f, size, line) <= maxw) break;
+  }
+  memcpy(buf, line, strlen(line) + 1);
+}
+
 // A title with inline math: the parts between $...$ are typeset, the rest is bold text.
 // Draws at (x, baseline y) when s is not NULL; returns the width.
 static float rich_title(Scene *s, const char *title, float size, float x, float y, uint32_t color) {
@@ -106,9 +120,14 @@ static float rich_title(Scene *s, const char *title, float size, float x, float 
   return w;
 }
 
-// The tensor whose title and formula describe the step.
-static const TraceTensor *step_tensor(const Trace *t, int step) {
-  int r = t->steps[step].result;
+// The tensor whose title and formula describe the step: for Q, K, V the projection shown.
+static const TraceTensor *step_tensor(const Trace *t, int step, int part) {
+  const TraceStep *st = &t->steps[step];
+  if (st->kind == STEP_QKV && st->layer >= 0 && (part == 2 || part == 3)) {
+    int k = part == 2 ? t->layers[st->layer].K : t->layers[st->layer].V;
+    if (k >= 0) return &t->t[k];
+  }
+  int r = st->result;
   return r >= 0 ? &t->t[r] : NULL;
 }
 
@@ -142,6 +161,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   if (p->step < 0) {
     out->n_ops = 0;
     out->result = -1;
+    out->area[0] = out->area[1] = out->area[2] = out->area[3] = 0;
     title_slide(s, p, u);
     return;
   }
@@ -150,22 +170,37 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   float hh = 52 * u;
   scene_rect(s, 0, 0, W, hh, th->panel);
   scene_rect(s, 0, hh - 2 * u, W, 2 * u, th->grid);
-  page_stage_label(t, p->step, o->head, buf, sizeof buf);
-  scene_text(s, FONT_SANS_BOLD, 24 * u, 24 * u, hh * 0.66f, th->text, buf);
+  // The two never overlap: the lesson's title goes first, then the progress, then the label is cut.
+  float room = W - 48 * u - p->header_reserve, gap = 32 * u;
+  char progress[512] = "";
   if (p->lesson_steps > 0) {
-    snprintf(buf, sizeof buf, "%s%sstep %d of %d", p->lesson ? p->lesson : "", p->lesson ? " · " : "",
-             p->lesson_step + 1, p->lesson_steps);
-    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u - p->header_reserve, hh * 0.66f, 1.0f, th->muted,
-                       buf);
+    snprintf(progress, sizeof progress, "%s%sstep %d of %d", p->lesson ? p->lesson : "",
+             p->lesson ? " · " : "", p->lesson_step + 1, p->lesson_steps);
+    page_stage_label(t, p->step, o->head, buf, sizeof buf);
+    float lw = text_width(FONT_SANS_BOLD, 24 * u, buf);
+    if (lw + gap + text_width(FONT_SANS, 20 * u, progress) > room)
+      snprintf(progress, sizeof progress, "step %d of %d", p->lesson_step + 1, p->lesson_steps);
+    if (lw + gap + text_width(FONT_SANS, 20 * u, progress) > room) progress[0] = 0;
   }
+  page_stage_label(t, p->step, o->head, buf, sizeof buf);
+  fit_text(buf, FONT_SANS_BOLD, 24 * u, room);
+  scene_text(s, FONT_SANS_BOLD, 24 * u, 24 * u, hh * 0.66f, th->text, buf);
+  if (progress[0])
+    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u - p->header_reserve, hh * 0.66f, 1.0f, th->muted,
+                       progress);
 
   // title and formula
-  const TraceTensor *x = step_tensor(t, p->step);
-  const char *title = p->title ? p->title : x ? x->title : "Tokens";
+  const TraceTensor *x = step_tensor(t, p->step, o->part);
+  const char *title = x ? x->title : "Tokens", *tex = x ? x->tex : NULL;
+  if (t->steps[p->step].kind == STEP_QKV && view_qkv_all(t, o->part)) {
+    title = "Queries, keys and values";
+    tex = "Q = Z W^q + b^q,\\quad K = Z W^k + b^k,\\quad V = Z W^v + b^v";
+  }
+  if (p->title) title = p->title;
   float y = hh + 46 * u;
   float tw = rich_title(s, title, 32 * u, 24 * u, y, th->text);
-  if (x && x->tex) {
-    TexBox *b = tex_layout(x->tex, 30 * u, true, NULL);
+  if (tex) {
+    TexBox *b = tex_layout(tex, 30 * u, true, NULL);
     TexMetrics m = tex_metrics(b);
     float fx = fmaxf(24 * u + tw + 48 * u, W - 24 * u - m.width);
     float fy = fmaxf(y, hh + 10 * u + m.ascent); // a tall formula stays below the header bar

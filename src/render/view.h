@@ -68,7 +68,8 @@ typedef struct {
 typedef struct {
   ViewOperand ops[VIEW_MAX_OPS];
   int n_ops;
-  int result; // index of the step's result operand, or -1 (tokens step)
+  int result;    // index of the step's result operand, or -1 (tokens step)
+  float area[4]; // the rectangle the view was drawn in (x, y, w, h): the window places its inspector
 } ViewLayout;
 
 ViewOptions view_options_default(const Theme *theme);
@@ -84,6 +85,9 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
 void view_draw_selection(Scene *s, const ViewLayout *l, const ViewOptions *o);
 // The operand and cell under (px, py), if any.
 bool view_hit(const ViewLayout *l, float px, float py, int *op, int *i, int *j);
+// Whether the Q, K, V stage shows all three projections for ViewOptions.part (0 asks for all
+// three, shown when the cells stay readable: else Q alone).
+bool view_qkv_all(const Trace *t, int part);
 // The range of all activations of the trace (for SCALE_GLOBAL), ignoring weights and one-hot.
 void view_global_range(const Trace *t, float *lo, float *hi);
 const char *view_scale_name(ScaleMode m);

@@ -400,6 +400,7 @@ static void draw_cells(Eq *e, ViewOperand *v) {
     char buf[32];
     bool signed_vals = v->scale.lo < 0;
     float need = text_width(FONT_MONO, nf, onehot ? "1" : signed_vals ? "-0.00" : "0.00");
+    if (need > cw * 0.9f) nf *= cw * 0.9f / need, need = cw * 0.9f; // smaller numbers rather than none
     if (nf >= 8.5f && need <= cw * 0.9f)
       for (int i = 0; i < R; i++)
         for (int j = 0; j < C; j++) {

@@ -167,12 +167,13 @@ static void stage_tokens(Eq *e) {
   e->lay->result = -1;
 }
 
+bool view_qkv_all(const Trace *t, int part) { return part == 0 && t->L <= 12 && t->cfg.D <= 32; }
+
 static void stage_qkv(Eq *e, int l) {
   const TraceLayer *y = &e->t->layers[l];
   int x = e->t->cfg.norm_first ? y->norm1 : y->in;
   int part = e->o->part;
-  // all three when the cells stay readable, else the part asked for (Q by default)
-  bool all = part == 0 && e->t->L <= 12 && e->t->cfg.D <= 32;
+  bool all = view_qkv_all(e->t, part);
   if (all || part <= 1) projection_row(e, all ? 0 : 0, x, y->Wq, y->bq, y->Q, "W^q", "b^q", "Q");
   if (all || part == 2) projection_row(e, all ? 1 : 0, x, y->Wk, y->bk, y->K, "W^k", "b^k", "K");
   if (all || part == 3) projection_row(e, all ? 2 : 0, x, y->Wv, y->bv, y->V, "W^v", "b^v", "V");
@@ -415,6 +416,7 @@ void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float
   e.x = x, e.y = y, e.w = w, e.h = h;
   out->n_ops = 0;
   out->result = -1;
+  out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
   compose(&e, &t->steps[step]);
   if (e.n_rows > 0) eq_layout_and_draw(&e);
 }
@@ -434,6 +436,7 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
   e.x = x, e.y = y, e.w = w, e.h = h;
   out->n_ops = 0;
   out->result = -1;
+  out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
   int ia = st->result, ib = b->steps[kb].result;
   bool heads = trace_per_head(&a->t[ia]);
   if (heads && o->head < 0 && a->cfg.H <= 8) { // all heads: a row per sentence, a column per head
