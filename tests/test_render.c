@@ -372,6 +372,22 @@ static void test_display_math_fits(void) {
   doc_free(&d);
 }
 
+// The stage indicator counts the stages of the model's first layer 1, 2, 3 … without a gap, and
+// its total is how many there are: an encoder has no mask stage, a causal model has one, and a
+// model with a prediction head one more.
+static void test_stage_numbers(const Trace *t, int want_total) {
+  int expect = 0;
+  for (int st = 0; st < t->n_steps; st++) {
+    const TraceStep *s = &t->steps[st];
+    if (s->layer > 0 || s->kind == STEP_PRENORM) continue;
+    char buf[200], want[40];
+    page_stage_label(t, st, 0, buf, sizeof buf);
+    snprintf(want, sizeof want, "Stage %d/%d · %s", ++expect, want_total, s->name);
+    CHECK(!strncmp(buf, want, strlen(want)), "step %d: \"%s\", expected \"%s…\"", st, buf, want);
+  }
+  CHECK(expect == want_total, "%d stages counted, the label says %d", expect, want_total);
+}
+
 int main(void) {
   Err err = {0};
   if (!text_init(&err)) {
@@ -392,6 +408,12 @@ int main(void) {
   test_header_fits(cat);
   test_qkv_title(causal);
   test_display_math_fits();
+  test_stage_numbers(cat, 15);    // no mask, no prediction
+  test_stage_numbers(causal, 16); // a mask
+  Model *mh;
+  Trace *head = load_trace("head-nonorm", "the mouse eats the money", false, &mh);
+  test_stage_numbers(head, 16); // a prediction
+  trace_free(head), model_free(mh);
   for (int st = 1; st < cat->n_steps; st++) test_svg_cells(cat, st);
   test_svg_cells(deep, trace_step_find(deep, STEP_FFN_HIDDEN, 2));
 

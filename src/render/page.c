@@ -22,8 +22,18 @@ float page_unit(const PageSpec *p) { return p->height / 1080.0f; }
 
 const char *page_stage_label(const Trace *t, int step, int head, char *buf, int cap) {
   const TraceStep *st = &t->steps[step];
-  int total = t->pred >= 0 ? 17 : 16;
-  int n = st->kind == STEP_PRENORM ? 5 : (int)st->kind;
+  // Stages are numbered in DESIGN.md's order among those this model has, so that they count
+  // 1, 2, 3 … without a gap (an encoder has no mask stage, a model without a head no prediction);
+  // a pre-norm model's LayerNorm before attention is the half stage after Z + P.
+  bool present[STEP_PRENORM + 1] = {0};
+  for (int s = 0; s < t->n_steps; s++) present[t->steps[s].kind] = true;
+  StepKind kind = st->kind == STEP_PRENORM ? STEP_ADDPOS : st->kind;
+  int n = 0, total = 0;
+  for (int k = STEP_TOKENS; k < STEP_PRENORM; k++)
+    if (present[k]) {
+      total++;
+      if (k == (int)kind) n = total;
+    }
   int k = snprintf(buf, (size_t)cap, "Stage %d%s/%d · %s", n, st->kind == STEP_PRENORM ? "½" : "", total,
                    st->name);
   if (st->layer >= 0 && k < cap)

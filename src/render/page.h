@@ -1,7 +1,7 @@
 // page.h -- a whole picture of one step: what the window shows and what export saves.
 //
 // page_render fills a Scene of spec->width × spec->height: a header with the stage indicator
-// ("Stage 9/16 · softmax", layer and head), the step's title and its formula in the course
+// ("Stage 8/16 · softmax", layer and head), the step's title and its formula in the course
 // notation (TeX); the narration of a lesson step in a column on the left (unless show_text is
 // off); the stage view (view.h) in the rest; and a footer that says what the picture shows:
 // the sentence, the model and its seed, the colour scale. All sizes follow the height
@@ -38,7 +38,8 @@ typedef struct {
 } PageSpec;
 
 void page_render(Scene *s, const PageSpec *p, ViewLayout *out);
-// "Stage 9/16 · softmax · layer 1 of 2 · head 1 of 2" for step `step`, into buf.
+// "Stage 8/16 · softmax · layer 1 of 2 · head 1 of 2" for step `step`, into buf: stages counted
+// in DESIGN.md's order among those the model has (no mask stage in an encoder).
 const char *page_stage_label(const Trace *t, int step, int head, char *buf, int cap);
 // The footer text: sentence, model, seed.
 const char *page_footer(const Trace *t, const char *sentence, char *buf, int cap);
