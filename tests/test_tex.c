@@ -183,6 +183,31 @@ static void test_diagnostics(Scene *s) {
     CHECK(tex_check(ok[i], &d), "%s: %d problems (%s)", ok[i], d.count, d.count ? d.items[0].msg : "");
 }
 
+// Where a displayed formula may be broken: at top-level \quad and \qquad only.
+static void test_parts(void) {
+  TexPart p[8];
+  const char *f = "Z = OE, \\qquad Z \\in \\mathbb{R}^{L \\times D}";
+  int n = tex_parts(f, strlen(f), p, 8);
+  CHECK(n == 2, "two parts, got %d", n);
+  if (n == 2) {
+    CHECK(!strncmp(f + p[0].start, "Z = OE,", p[0].end - p[0].start) && p[0].end - p[0].start == 7,
+          "first part \"%.*s\"", (int)(p[0].end - p[0].start), f + p[0].start);
+    CHECK(!strcmp(f + p[1].start, "Z \\in \\mathbb{R}^{L \\times D}") && p[1].end == strlen(f),
+          "second part \"%.*s\"", (int)(p[1].end - p[1].start), f + p[1].start);
+  }
+  const char *inner =
+      "a^{x \\quad y} + \\left( b \\quad c \\right) + \\begin{cases} 0 & \\quad 1 \\end{cases} "
+      "\\text{and \\quad so}";
+  CHECK(tex_parts(inner, strlen(inner), p, 8) == 1,
+        "no part break inside groups, \\left, environments, text");
+  const char *three = "\\qquad a, \\quad \\mathbf{b}, \\quad\\quad c \\qquad";
+  n = tex_parts(three, strlen(three), p, 8);
+  CHECK(n == 3, "leading, repeated and trailing spaces make no empty part: %d parts", n);
+  if (n == 3) CHECK(!strncmp(three + p[1].start, "\\mathbf{b},", 10), "a part starts at its command");
+  CHECK(tex_parts("", 0, p, 8) == 0 && tex_parts(NULL, 0, p, 8) == 0, "an empty formula has no part");
+  CHECK(tex_parts(f, strlen(f), p, 1) == 1, "at most max parts");
+}
+
 static void test_hostile_input(void) {
   static char deep[8192];
   const char *unit[] = {"{",
@@ -344,6 +369,7 @@ int main(void) {
   test_glyphs_and_classes(&s);
   test_diagnostics(&s);
   test_hostile_input();
+  test_parts();
   test_accent_raster();
   test_speed();
   scene_free(&s);
