@@ -151,8 +151,20 @@ static void test_diagnostics(Scene *s) {
   CHECK(d.count == 1 && d.items[0].col == 5 && d.items[0].offset == 4, "reported at column 5");
   CHECK(strstr(d.items[0].msg, "\\mathbff") != NULL, "names the command: %s", d.items[0].msg);
   char buf[160];
-  CHECK(!strcmp(tex_problem_str(&d.items[0], buf, sizeof buf), "unknown command \\mathbff at column 5"), "%s",
-        buf);
+  CHECK(!strcmp(tex_problem_str(&d.items[0], buf, sizeof buf),
+                "unknown command \\mathbff (did you mean \\mathbf?) at column 5"),
+        "%s", buf);
+  static const char *TYPOS[][2] = {{"\\fracc{a}{b}", "\\frac?"},  {"\\sqr{x}", "\\sqrt?"},
+                                   {"\\lamda", "\\lambda?"},      {"\\operatorName{f}", "\\operatorname?"},
+                                   {"\\mathbbb{R}", "\\mathbb?"}, {"\\lefft(", "\\left?"}};
+  for (size_t i = 0; i < sizeof TYPOS / sizeof TYPOS[0]; i++) {
+    tex_check(TYPOS[i][0], &d);
+    CHECK(d.count >= 1 && strstr(d.items[0].msg, TYPOS[i][1]), "%s: a hint to %s, got \"%s\"", TYPOS[i][0],
+          TYPOS[i][1], d.count ? d.items[0].msg : "");
+  }
+  tex_check("\\zzqqxx", &d);
+  CHECK(d.count == 1 && !strstr(d.items[0].msg, "did you mean"), "no hint far from every command: %s",
+        d.items[0].msg);
   scene_reset(s, 100, 100, 0);
   tex_emit(s, b, 0, 50, BLACK);
   const Cmd *red = find_text(s, "\\mathbff", 0);
