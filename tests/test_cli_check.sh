@@ -31,6 +31,15 @@ if [ $rc != 0 ] || grep -v ': warning: ' "$T/err" | grep -q .; then
   sed 's/^/    /' "$T/err" >&2
 fi
 
+# As the README says: check lessons/*.md (the folder's README.md is skipped, not a failure).
+cases=$((cases + 1))
+"$SF" check "$SRC"/lessons/*.md >"$T/out" 2>"$T/err"
+rc=$?
+if [ $rc != 0 ] || ! grep -q 'README.md: skipped' "$T/out"; then
+  fail "check lessons/*.md: exit $rc"
+  sed 's/^/    /' "$T/err" "$T/out" >&2
+fi
+
 # The example of lessons/README.md.
 cases=$((cases + 1))
 awk '/^```markdown$/ { on = 1; next } on && /^```$/ { exit } on' "$SRC/lessons/README.md" \
