@@ -162,6 +162,14 @@ static void test_diagnostics(Scene *s) {
     CHECK(d.count >= 1 && strstr(d.items[0].msg, TYPOS[i][1]), "%s: a hint to %s, got \"%s\"", TYPOS[i][0],
           TYPOS[i][1], d.count ? d.items[0].msg : "");
   }
+  // the scripts of an unknown command sit where they would on a known word
+  draw(s, "\\foo_1", false);
+  const Cmd *one = find_text(s, "1", 0);
+  float y_unknown = one ? one->y : 0;
+  draw(s, "\\mathrm{foo}_1", false);
+  one = find_text(s, "1", 0);
+  CHECK(one && fabsf(one->y - y_unknown) < 0.5f, "\\foo_1 lowers its 1 as \\mathrm{foo}_1 does: %.1f, %.1f",
+        y_unknown, one ? one->y : 0);
   tex_check("\\zzqqxx", &d);
   CHECK(d.count == 1 && !strstr(d.items[0].msg, "did you mean"), "no hint far from every command: %s",
         d.items[0].msg);
