@@ -31,6 +31,15 @@ if [ $rc != 0 ] || grep -v ': warning: ' "$T/err" | grep -q .; then
   sed 's/^/    /' "$T/err" >&2
 fi
 
+# As the README says: check lessons/*.md (the folder's README.md is skipped, not a failure).
+cases=$((cases + 1))
+"$SF" check "$SRC"/lessons/*.md >"$T/out" 2>"$T/err"
+rc=$?
+if [ $rc != 0 ] || ! grep -q 'README.md: skipped' "$T/out"; then
+  fail "check lessons/*.md: exit $rc"
+  sed 's/^/    /' "$T/err" "$T/out" >&2
+fi
+
 # The example of lessons/README.md.
 cases=$((cases + 1))
 awk '/^```markdown$/ { on = 1; next } on && /^```$/ { exit } on' "$SRC/lessons/README.md" \
@@ -129,6 +138,48 @@ model: nothere.safetensors
 ---
 ## S {stage=tokens}
 EOF
+
+expect unclosed-dollar 8 'never closed' <<EOF
+$FRONT
+## S {stage=softmax}
+
+The row \$x_1 of Z.
+EOF
+
+expect narration-heading 8 'level-3 heading is narration' <<EOF
+$FRONT
+## S {stage=softmax}
+
+### T {stage=scores row=cat}
+EOF
+
+expect column-not-token 6 'not tokens' <<EOF
+$FRONT
+## S {stage=addpos cell=the#2,bank}
+EOF
+
+expect command-typo 8 'did you mean \mathbf?' <<EOF
+$FRONT
+## S {stage=softmax}
+
+\$\mathbff{x}\$
+EOF
+
+# A binary file: one line, not a flood of garbage.
+cases=$((cases + 1))
+head -c 4000 /dev/urandom >"$T/binary.md"
+"$SF" check "$T/binary.md" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc = 2 ] || fail "binary: exit $rc"
+[ "$(wc -l <"$T/err")" = 1 ] && grep -q -E "binary.md:[0-9]+: not (UTF-8|a text file)" "$T/err" ||
+  { fail "binary: expected one line"; head -c 600 "$T/err" >&2; }
+if LC_ALL=C grep -q -P '[\x00-\x08\x0B-\x1F\x7F]' "$T/err"; then fail "binary: control characters on stderr"; fi
+
+# export refuses a lesson with a problem of the lesson layer, with the same FILE:LINE.
+cases=$((cases + 1))
+"$SF" export --lesson "$T/unclosed-dollar.md" --out "$T/x" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc = 2 ] && grep -q -F "$T/unclosed-dollar.md:8: " "$T/err" || { fail "export of an unclosed \$: exit $rc"; cat "$T/err" >&2; }
 
 # Every problem of a file, each on its own FILE:LINE.
 cases=$((cases + 1))

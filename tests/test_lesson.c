@@ -144,6 +144,31 @@ static const ErrCase ERRORS[] = {
     {"bad cell", FRONT "## S {stage=softmax cell=cat}\n", 5, "cell=ROW,COL", false},
     {"empty heading", FRONT "##\n\ntext\n", 5, "empty heading", false},
     {"no steps", FRONT "\n", 5, "no steps", false},
+    {"unclosed $", FRONT "## S {stage=embed}\n\nIt costs $5, and $x_i$ is fine.\n", 7, "never closed", false},
+    {"unclosed $ on a later line", FRONT "## S {stage=embed}\n\nFine $a$ then\nthe row $x_1 of Z.\n", 8,
+     "expected a closing $", false},
+    {"unclosed $$", FRONT "## S {stage=embed}\n\n$$\nx + y\n\nMore text.\n", 7, "closing $$", false},
+    {"unclosed $ in a title", FRONT "## Cost $5 {stage=embed}\n", 5, "closing $ in the title", false},
+    {"level-3 heading with options", FRONT "## S\n\n### T {stage=qkv}\n", 7, "level-3 heading is narration",
+     false},
+    {"heading in a list with options", FRONT "## S\n\n- ## T {stage=qkv row=cat}\n", 7, "inside a list",
+     false},
+    {"no step heading", FRONT "Only an introduction.\n\n### Then {stage=qkv}\n", 5, "only text before",
+     false},
+    {"col on a stage without token columns", FRONT "## S {stage=embed col=cat}\n", 5,
+     "columns of stage=embed are features", false},
+    {"cell on qkv", FRONT "## S {stage=qkv cell=cat,bank}\n", 5, "write row=cat", false},
+    {"col on predict", FRONT "## S {stage=predict col=bank}\n", 5, "vocabulary", false},
+    {"focus on tokens", FRONT "## S {stage=tokens row=cat}\n", 5, "nothing to highlight", false},
+    {"focus without a stage", FRONT "## S {row=cat}\n", 5, "add stage=", false},
+    {"not UTF-8", "---\ntitle: T\nsentence: caf\xE9 au lait\n---\n## S\n", 3, "byte 0xE9 at column 14",
+     false},
+    {"front matter key typo", "---\ntitle: T\nsentense: a b\n---\n## S\n", 3, "did you mean sentence:?",
+     false},
+    {"option key typo", FRONT "## S {stag=qkv}\n", 5, "did you mean stage=?", false},
+    {"option with a colon", FRONT "## S {stage: qkv}\n", 5, "not key: value", false},
+    {"option with spaces", FRONT "## S {stage = qkv}\n", 5, "no spaces around =", false},
+    {"a brace in a title", FRONT "## Sets {a, b} {stage=qkv}\n", 5, "written \\{", false},
     {"layer out of range", FRONT "## S {stage=softmax layer=3}\n", 5, "layer=3 is out of range", true},
     {"head out of range", FRONT "\n## S {stage=scores head=3}\n", 6, "head=3 is out of range", true},
     {"mask without causal", FRONT "## S {stage=mask}\n", 5, "causal: on", true},
@@ -190,10 +215,45 @@ static void test_errors(void) {
   Lesson l;
   LessonDiag d = {0};
   CHECK(!lesson_parse(&l, many, strlen(many), "many.md", &d), "many problems");
-  CHECK(d.n_errors == 4 && has_problem(&d, 4, "colour") && has_problem(&d, 6, "stage") &&
-            has_problem(&d, 7, "row=c") && has_problem(&d, 8, "head=0"),
-        "four problems, got %d", d.n_errors);
+  CHECK(d.n_errors == 5 && has_problem(&d, 4, "colour") && has_problem(&d, 6, "stage") &&
+            has_problem(&d, 7, "row=c") && has_problem(&d, 7, "add stage=") && has_problem(&d, 8, "head=0"),
+        "five problems, got %d", d.n_errors);
   CHECK(l.n_steps == 3, "the steps are kept after errors: %d", l.n_steps);
+  lesson_free(&l);
+  // a NUL byte: one problem, nothing parsed after it
+  static const char nul[] = "---\ntitle: T\nsentence: a\n---\n## S {stage=x}\n\0\1\2 $\\bad$\n";
+  LessonDiag dn = {0};
+  CHECK(!lesson_parse(&l, nul, sizeof nul - 1, "nul.md", &dn) && dn.n_errors == 1 && dn.items[0].line == 6 &&
+            strstr(dn.items[0].msg, "NUL"),
+        "a binary file gets one problem: %d, %s", dn.n_errors, dn.n ? dn.items[0].msg : "");
+  lesson_free(&l);
+  // an unclosed front matter is one problem (not also "no steps")
+  const char *unclosed = "---\ntitle: T\nsentence: a b\n## S\n";
+  LessonDiag du = {0};
+  CHECK(!lesson_parse(&l, unclosed, strlen(unclosed), "u.md", &du) && du.n_errors == 1,
+        "unclosed front matter: %d problems", du.n_errors);
+  lesson_free(&l);
+  // messages hold no control characters, whatever the input held
+  const char *esc = FRONT "## S {stage=\x1b[31mred}\n";
+  LessonDiag de = {0};
+  CHECK(!lesson_parse(&l, esc, strlen(esc), "e.md", &de) && de.n > 0 && !strchr(de.items[0].msg, '\x1b'),
+        "no escape character in a message");
+  lesson_free(&l);
+  // a $ that is no formula: \$ is a dollar sign; formulas in titles keep their braces
+  const char *fine =
+      FRONT "## The space $\\mathbb{R}^{L \\times D}$ {stage=embed row=cat}\n\nIt costs \\$5.\n"
+            "## $\\frac{a}{b}$ first\n\n```\nprice = $5\n```\n\n`$x`\n";
+  LessonDiag df = {0};
+  bool fine_ok = lesson_parse(&l, fine, strlen(fine), "fine.md", &df);
+  CHECK(fine_ok && l.n_steps == 2, "\\$, $ in code and formulas with braces in titles are fine");
+  if (!fine_ok) print_diag(&df);
+  if (fine_ok && l.n_steps == 2) {
+    CHECK(!strcmp(l.steps[0].title, "The space $\\mathbb{R}^{L \\times D}$") && l.steps[0].has_stage &&
+              l.steps[0].stage == STEP_EMBED && l.steps[0].focus == FOCUS_ROW,
+          "title [%s] and its options", l.steps[0].title);
+    CHECK(!strcmp(l.steps[1].title, "$\\frac{a}{b}$ first") && !l.steps[1].has_stage, "title [%s]",
+          l.steps[1].title);
+  }
   lesson_free(&l);
   // a missing file
   LessonDiag d2 = {0};
@@ -215,40 +275,40 @@ static bool span_is(const DocBlock *b, int k, SpanKind kind, unsigned style, con
 }
 
 static const char *NARRATION =
-    "---\n"                                                                                // 1
-    "title: Doc test\n"                                                                    // 2
-    "sentence: The cat walks by the bank\n"                                                // 3
-    "model: random D=16,H=2,F=32,layers=2,seed=5\n"                                        // 4
-    "causal: on   # a comment\n"                                                           // 5
-    "---\n"                                                                                // 6
-    "An *intro* with $x_i$.\n"                                                             // 7
-    "\n"                                                                                   // 8
-    "## Who does \"cat\" listen to? {stage=softmax layer=2 head=2 row=cat}\n"              // 9
-    "\n"                                                                                   // 10
-    "Rows are **queries**, `code` and $A_h = QK^\\top$\n"                                  // 11
-    "go on.\n"                                                                             // 12
-    "\n"                                                                                   // 13
-    "$$\n"                                                                                 // 14
-    "A = \\operatorname{softmax}(S)\n"                                                     // 15
-    "  + M\n"                                                                              // 16
-    "$$\n"                                                                                 // 17
-    "\n"                                                                                   // 18
-    "- first *item*\n"                                                                     // 19
-    "- second $a$\n"                                                                       // 20
-    "  1. nested\n"                                                                        // 21
-    "\n"                                                                                   // 22
-    "### A sub heading\n"                                                                  // 23
-    "\n"                                                                                   // 24
-    "> quoted &amp; said\n"                                                                // 25
-    "\n"                                                                                   // 26
-    "---\n"                                                                                // 27
-    "\n"                                                                                   // 28
-    "```\n"                                                                                // 29
-    "## not a step\n"                                                                      // 30
-    "```\n"                                                                                // 31
-    "# {stage=qkv show=k head=all cell=the#2,bank}\n"                                      // 32
-    "## Compare {stage=mask col=3 compare=\"The cat sleeps by the \\\"river\\\" bank\"}\n" // 33
-    "Text with $$x$$ inside.\n";                                                           // 34
+    "---\n"                                                                                      // 1
+    "title: Doc test\n"                                                                          // 2
+    "sentence: The cat walks by the bank\n"                                                      // 3
+    "model: random D=16,H=2,F=32,layers=2,seed=5\n"                                              // 4
+    "causal: on   # a comment\n"                                                                 // 5
+    "---\n"                                                                                      // 6
+    "An *intro* with $x_i$.\n"                                                                   // 7
+    "\n"                                                                                         // 8
+    "## Who does \"cat\" listen to? {stage=softmax layer=2 head=2 row=cat}\n"                    // 9
+    "\n"                                                                                         // 10
+    "Rows are **queries**, `code` and $A_h = QK^\\top$\n"                                        // 11
+    "go on.\n"                                                                                   // 12
+    "\n"                                                                                         // 13
+    "$$\n"                                                                                       // 14
+    "A = \\operatorname{softmax}(S)\n"                                                           // 15
+    "  + M\n"                                                                                    // 16
+    "$$\n"                                                                                       // 17
+    "\n"                                                                                         // 18
+    "- first *item*\n"                                                                           // 19
+    "- second $a$\n"                                                                             // 20
+    "  1. nested\n"                                                                              // 21
+    "\n"                                                                                         // 22
+    "### A sub heading\n"                                                                        // 23
+    "\n"                                                                                         // 24
+    "> quoted &amp; said\n"                                                                      // 25
+    "\n"                                                                                         // 26
+    "---\n"                                                                                      // 27
+    "\n"                                                                                         // 28
+    "```\n"                                                                                      // 29
+    "## not a step\n"                                                                            // 30
+    "```\n"                                                                                      // 31
+    "# {stage=qkv show=k head=all row=the#2}\n"                                                  // 32
+    "## Compare {stage=mask cell=bank,3 compare=\"The cat sleeps by the \\\"river\\\" bank\"}\n" // 33
+    "Text with $$x$$ inside.\n";                                                                 // 34
 
 static void test_narration(void) {
   Lesson l;
@@ -302,12 +362,13 @@ static void test_narration(void) {
   CHECK(s->line == 32 && s->has_stage && s->stage == STEP_QKV && s->show == SHOW_K &&
             s->head == LESSON_ALL_HEADS && !strcmp(s->title, trace_step_name(STEP_QKV)),
         "options-only heading");
-  CHECK(s->focus == FOCUS_CELL && !strcmp(s->row_spec, "the#2") && !strcmp(s->col_spec, "bank"), "cell");
+  CHECK(s->focus == FOCUS_ROW && !strcmp(s->row_spec, "the#2") && !s->col_spec, "row");
   // step 3: a quoted compare value with escapes; display math inside a paragraph splits it
   s = &l.steps[3];
   CHECK(s->compare && !strcmp(s->compare, "The cat sleeps by the \"river\" bank"), "compare [%s]",
         s->compare ? s->compare : "");
-  CHECK(s->focus == FOCUS_COL && !strcmp(s->col_spec, "3"), "col by position");
+  CHECK(s->focus == FOCUS_CELL && !strcmp(s->row_spec, "bank") && !strcmp(s->col_spec, "3"),
+        "a cell, its column by position");
   const DocBlock *a = block(&l, 3, 0), *b = block(&l, 3, 1), *e = block(&l, 3, 2);
   CHECK(a && b && e && a->kind == BLOCK_PARA && b->kind == BLOCK_MATH && e->kind == BLOCK_PARA &&
             span_is(a, 0, SPAN_TEXT, 0, "Text with", 34) && span_is(b, 0, SPAN_MATH, 0, "x", 34) &&
@@ -324,8 +385,8 @@ static void test_narration(void) {
   if (model && tokens_from_text(&tk, &model->vocab, l.sentence, 0, &err)) {
     CHECK(lesson_resolve(&l, model, &tk, &d), "resolves");
     CHECK(l.steps[1].row == 1, "row=cat is token 1");
-    CHECK(l.steps[2].row == 4 && l.steps[2].col == 5, "cell=the#2,bank is (4, 5)");
-    CHECK(l.steps[3].row == -1 && l.steps[3].col == 2, "col=3 is token 2");
+    CHECK(l.steps[2].row == 4 && l.steps[2].col == -1, "row=the#2 is token 4");
+    CHECK(l.steps[3].row == 5 && l.steps[3].col == 2, "cell=bank,3 is (5, 2)");
     tokens_free(&tk);
   }
   model_free(model);

@@ -151,8 +151,28 @@ static void test_diagnostics(Scene *s) {
   CHECK(d.count == 1 && d.items[0].col == 5 && d.items[0].offset == 4, "reported at column 5");
   CHECK(strstr(d.items[0].msg, "\\mathbff") != NULL, "names the command: %s", d.items[0].msg);
   char buf[160];
-  CHECK(!strcmp(tex_problem_str(&d.items[0], buf, sizeof buf), "unknown command \\mathbff at column 5"), "%s",
-        buf);
+  CHECK(!strcmp(tex_problem_str(&d.items[0], buf, sizeof buf),
+                "unknown command \\mathbff (did you mean \\mathbf?) at column 5"),
+        "%s", buf);
+  static const char *TYPOS[][2] = {{"\\fracc{a}{b}", "\\frac?"},  {"\\sqr{x}", "\\sqrt?"},
+                                   {"\\lamda", "\\lambda?"},      {"\\operatorName{f}", "\\operatorname?"},
+                                   {"\\mathbbb{R}", "\\mathbb?"}, {"\\lefft(", "\\left?"}};
+  for (size_t i = 0; i < sizeof TYPOS / sizeof TYPOS[0]; i++) {
+    tex_check(TYPOS[i][0], &d);
+    CHECK(d.count >= 1 && strstr(d.items[0].msg, TYPOS[i][1]), "%s: a hint to %s, got \"%s\"", TYPOS[i][0],
+          TYPOS[i][1], d.count ? d.items[0].msg : "");
+  }
+  // the scripts of an unknown command sit where they would on a known word
+  draw(s, "\\foo_1", false);
+  const Cmd *one = find_text(s, "1", 0);
+  float y_unknown = one ? one->y : 0;
+  draw(s, "\\mathrm{foo}_1", false);
+  one = find_text(s, "1", 0);
+  CHECK(one && fabsf(one->y - y_unknown) < 0.5f, "\\foo_1 lowers its 1 as \\mathrm{foo}_1 does: %.1f, %.1f",
+        y_unknown, one ? one->y : 0);
+  tex_check("\\zzqqxx", &d);
+  CHECK(d.count == 1 && !strstr(d.items[0].msg, "did you mean"), "no hint far from every command: %s",
+        d.items[0].msg);
   scene_reset(s, 100, 100, 0);
   tex_emit(s, b, 0, 50, BLACK);
   const Cmd *red = find_text(s, "\\mathbff", 0);
@@ -181,6 +201,31 @@ static void test_diagnostics(Scene *s) {
                       "\\hat{x} \\widetilde{abc} \\,\\;\\!"};
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
     CHECK(tex_check(ok[i], &d), "%s: %d problems (%s)", ok[i], d.count, d.count ? d.items[0].msg : "");
+}
+
+// Where a displayed formula may be broken: at top-level \quad and \qquad only.
+static void test_parts(void) {
+  TexPart p[8];
+  const char *f = "Z = OE, \\qquad Z \\in \\mathbb{R}^{L \\times D}";
+  int n = tex_parts(f, strlen(f), p, 8);
+  CHECK(n == 2, "two parts, got %d", n);
+  if (n == 2) {
+    CHECK(!strncmp(f + p[0].start, "Z = OE,", p[0].end - p[0].start) && p[0].end - p[0].start == 7,
+          "first part \"%.*s\"", (int)(p[0].end - p[0].start), f + p[0].start);
+    CHECK(!strcmp(f + p[1].start, "Z \\in \\mathbb{R}^{L \\times D}") && p[1].end == strlen(f),
+          "second part \"%.*s\"", (int)(p[1].end - p[1].start), f + p[1].start);
+  }
+  const char *inner =
+      "a^{x \\quad y} + \\left( b \\quad c \\right) + \\begin{cases} 0 & \\quad 1 \\end{cases} "
+      "\\text{and \\quad so}";
+  CHECK(tex_parts(inner, strlen(inner), p, 8) == 1,
+        "no part break inside groups, \\left, environments, text");
+  const char *three = "\\qquad a, \\quad \\mathbf{b}, \\quad\\quad c \\qquad";
+  n = tex_parts(three, strlen(three), p, 8);
+  CHECK(n == 3, "leading, repeated and trailing spaces make no empty part: %d parts", n);
+  if (n == 3) CHECK(!strncmp(three + p[1].start, "\\mathbf{b},", 10), "a part starts at its command");
+  CHECK(tex_parts("", 0, p, 8) == 0 && tex_parts(NULL, 0, p, 8) == 0, "an empty formula has no part");
+  CHECK(tex_parts(f, strlen(f), p, 1) == 1, "at most max parts");
 }
 
 static void test_hostile_input(void) {
@@ -344,6 +389,7 @@ int main(void) {
   test_glyphs_and_classes(&s);
   test_diagnostics(&s);
   test_hostile_input();
+  test_parts();
   test_accent_raster();
   test_speed();
   scene_free(&s);

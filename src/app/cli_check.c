@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "lesson.h" // defines: Lesson, lesson_load, lesson_resolve
@@ -16,8 +17,10 @@ static const char *USAGE =
     "focus tokens against them, and parses every $...$ and $$...$$ formula.\n"
     "\n"
     "Every problem is printed on stderr as FILE:LINE: message, one line each; warnings (a word\n"
-    "the model does not know, the shipped model missing) do not fail the check. Exit status:\n"
-    "0 when every lesson is clean, 2 otherwise.\n";
+    "the model does not know, the shipped model missing) do not fail the check. A README.md\n"
+    "without a front matter is documentation, not a lesson: it is skipped (so that\n"
+    "`stepformer check lessons/*.md` works). Exit status: 0 when every lesson is clean, 2\n"
+    "otherwise.\n";
 
 typedef struct {
   int steps, formulas;
@@ -166,14 +169,35 @@ static bool check_file(const char *path) {
   return d.n_errors == 0;
 }
 
+// A README.md that does not open with a front matter: the lessons folder's documentation.
+static bool is_readme(const char *path) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  if (strcasecmp(base, "README.md")) return false;
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  char head[8] = {0};
+  size_t n = fread(head, 1, sizeof head - 1, f);
+  fclose(f);
+  const char *p = n >= 3 && !memcmp(head, "\xEF\xBB\xBF", 3) ? head + 3 : head;
+  return strncmp(p, "---", 3) != 0;
+}
+
 int cli_check(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
   if (argc < 2) {
     fputs(USAGE, stderr);
     return 2;
   }
-  int bad = 0;
-  for (int i = 1; i < argc; i++) bad += !check_file(argv[i]);
-  if (argc > 2) printf("%d of %d lessons clean\n", argc - 1 - bad, argc - 1);
+  int bad = 0, lessons = 0;
+  for (int i = 1; i < argc; i++) {
+    if (is_readme(argv[i])) {
+      printf("%s: skipped (a README without a front matter is not a lesson)\n", argv[i]);
+      continue;
+    }
+    lessons++;
+    bad += !check_file(argv[i]);
+  }
+  if (lessons > 1) printf("%d of %d lessons clean\n", lessons - bad, lessons);
   return bad ? 2 : 0;
 }

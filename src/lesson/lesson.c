@@ -1,6 +1,7 @@
 // lesson.c -- see lesson.h: loading, parsing (front matter, then Markdown) and freeing a lesson.
 #include "lesson.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,30 @@ void lesson_free(Lesson *l) {
   memset(l, 0, sizeof *l);
 }
 
+// The first byte that keeps text from being UTF-8 text (a NUL, or a byte outside a valid
+// UTF-8 sequence), or len when there is none.
+static size_t not_text_at(const char *text, size_t len) {
+  const unsigned char *s = (const unsigned char *)text;
+  for (size_t i = 0; i < len;) {
+    unsigned c = s[i];
+    size_t k = c < 0x80                 ? 1
+               : c >= 0xC2 && c <= 0xDF ? 2
+               : c >= 0xE0 && c <= 0xEF ? 3
+               : c >= 0xF0 && c <= 0xF4 ? 4
+                                        : 0;
+    if (c == 0 || k == 0 || i + k > len) return i;
+    uint32_t u = k == 1 ? c : c & (0x7Fu >> k);
+    for (size_t j = 1; j < k; j++) {
+      if ((s[i + j] & 0xC0) != 0x80) return i;
+      u = u << 6 | (s[i + j] & 0x3F);
+    }
+    if ((k == 3 && (u < 0x800 || (u >= 0xD800 && u <= 0xDFFF))) || (k == 4 && (u < 0x10000 || u > 0x10FFFF)))
+      return i;
+    i += k;
+  }
+  return len;
+}
+
 bool lesson_parse(Lesson *l, const char *text, size_t len, const char *name, LessonDiag *d) {
   memset(l, 0, sizeof *l);
   LessonDiag local = {0};
@@ -78,8 +103,19 @@ bool lesson_parse(Lesson *l, const char *text, size_t len, const char *name, Les
     free(c.line_starts);
     return false;
   }
-  size_t body = lesson_front_parse(&c);
-  lesson_markdown_parse(&c, body);
+  size_t bad = not_text_at(c.text, c.len);
+  if (bad < c.len) { // a binary file, or text in another encoding: one problem, not a flood
+    unsigned char byte = (unsigned char)c.text[bad];
+    lesson_error_at(&c, bad,
+                    byte ? "not UTF-8 text: byte 0x%02X at column %d; save the lesson as UTF-8 "
+                           "(a lesson is a Markdown text file)"
+                         : "not a text file: a NUL byte (0x%02X) at column %d; a lesson is a UTF-8 "
+                           "Markdown text file",
+                    byte, lesson_col_of(&c, bad));
+  } else {
+    size_t body = lesson_front_parse(&c);
+    lesson_markdown_parse(&c, body);
+  }
   if (c.oom) lesson_diag_add(d, name, 0, 0, false, "out of memory");
   free(c.words);
   free(c.line_starts);
@@ -98,7 +134,9 @@ bool lesson_load(Lesson *l, const char *path, LessonDiag *d) {
     size_t n = strlen(path); // file_read_all's message starts with the path: say it once
     const char *msg =
         !strncmp(err.msg, path, n) && !strncmp(err.msg + n, ": ", 2) ? err.msg + n + 2 : err.msg;
-    lesson_diag_add(d, path, 0, 0, false, "%s", msg);
+    bool big = strstr(msg, "too large") != NULL;
+    lesson_diag_add(d, path, 0, 0, false, "%s%s", msg,
+                    big ? ": a lesson is a text of a few pages; split it into several lessons" : "");
     return false;
   }
   bool ok = lesson_parse(l, text, len, path, d);

@@ -20,8 +20,8 @@ static void vadd(LessonDiag *d, const char *file, int line, int col, bool warnin
   it->col = col;
   it->warning = warning;
   vsnprintf(it->msg, sizeof it->msg, fmt, ap);
-  for (char *p = it->msg; *p; p++) // one line each, whatever the input held
-    if (*p == '\n' || *p == '\r') *p = ' ';
+  for (char *p = it->msg; *p; p++) // one line each and no terminal controls, whatever the input held
+    if ((unsigned char)*p < 0x20 || *p == 0x7F) *p = ' ';
 }
 
 void lesson_diag_add(LessonDiag *d, const char *file, int line, int col, bool warning, const char *fmt, ...) {

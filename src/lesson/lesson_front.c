@@ -130,8 +130,12 @@ static void key_value(LessonCtx *c, size_t b, size_t e, bool seen[4]) {
   int k = 0;
   while (k < 4 && !eq_nocase(t + kb, ke - kb, keys[k])) k++;
   if (k == 4) {
-    lesson_error_at(c, kb, "unknown front matter key \"%.*s\" (known keys: %s)", (int)(ke - kb), t + kb,
-                    KNOWN_KEYS);
+    char key[32], hint[40] = "";
+    snprintf(key, sizeof key, "%.*s", (int)(ke - kb < 31 ? ke - kb : 31), t + kb);
+    const char *near = lesson_nearest(key, keys, 4);
+    if (near) snprintf(hint, sizeof hint, "; did you mean %s:?", near);
+    lesson_error_at(c, kb, "unknown front matter key \"%.*s\" (known keys: %s)%s", (int)(ke - kb), t + kb,
+                    KNOWN_KEYS, hint);
     return;
   }
   if (seen[k]) {
@@ -180,6 +184,7 @@ size_t lesson_front_parse(LessonCtx *c) {
     q = qe + 1;
   }
   if (!closed) {
+    c->front_unclosed = true;
     lesson_error_line(c, 1,
                       "the front matter opened here is not closed: expected a line --- "
                       "after its key: value lines");

@@ -29,6 +29,7 @@ typedef struct {
   char (*words)[TOKEN_MAX_BYTES + 1]; // the sentence's words (lowercase), n_words of them
   int n_words;
   bool oom;
+  bool front_unclosed; // the front matter swallowed the file: no "no steps" error on top
 } LessonCtx;
 
 int lesson_line_of(const LessonCtx *c, size_t off); // 1-based line of a byte offset
@@ -59,5 +60,10 @@ int lesson_random_spec(const char *model, ModelConfig *mc, uint64_t *seed, Err *
 int lesson_token_lookup(const char *spec, const char *const *words, int n);
 // True when spec is a well-formed token spec ("cat", "the#2", "3").
 bool lesson_token_spec_ok(const char *spec);
+
+// Edit distance of two short strings, case-insensitive on a (longer ones count as far apart).
+int lesson_distance(const char *a, const char *b);
+// The name of names[0..n) nearest to s (within 2 edits, or 3 for long names), or NULL.
+const char *lesson_nearest(const char *s, const char *const *names, int n);
 
 #endif

@@ -56,7 +56,11 @@ typedef struct {
   int n_chunks, cap_chunks;
   size_t raw_b, raw_e;
   bool raw_any;
-  size_t last_off; // end of the last text seen, for blocks without text
+  size_t last_off;   // end of the last text seen, for blocks without text
+  int headings;      // step headings seen
+  size_t dollars[8]; // a heading's $ that open no formula (reported if in its title)
+  int n_dollars;
+  int head_line; // line of the narration heading being read (0: none yet)
 } Md;
 
 static bool buf_add(Md *m, Buf *b, const char *s, size_t n) {
@@ -194,9 +198,41 @@ static void title_add(Md *m, const char *s, size_t n, const char *src) {
   buf_add(m, &m->title, s, n);
 }
 
+// True when the byte at off is escaped by an odd number of backslashes before it.
+static bool escaped(const LessonCtx *c, size_t off) {
+  size_t k = 0;
+  while (k < off && c->text[off - 1 - k] == '\\') k++;
+  return k % 2;
+}
+
+// md4c hands a $ over as text when it found no formula to close: the teacher forgot a $ or
+// meant a dollar sign. Reports each (a heading's only when they are in its title, later).
+static void stray_dollars(Md *m, const char *src, size_t n) {
+  LessonCtx *c = m->c;
+  if (!src || !in_input(m, src) || m->math || m->code_span || (m->in_text && m->kind == BLOCK_CODE)) return;
+  size_t off = offset_of(m, src);
+  for (size_t i = off; i < off + n && i < c->len; i++) {
+    if (c->text[i] != '$' || escaped(c, i)) continue;
+    bool two = i + 1 < off + n && c->text[i + 1] == '$';
+    if (m->in_head) {
+      if (m->n_dollars < 8) m->dollars[m->n_dollars++] = i;
+    } else if (two) {
+      lesson_error_at(c, i,
+                      "this $$ opens a displayed formula that is never closed: expected a closing $$ "
+                      "before the next blank line (write \\$ for a dollar sign)");
+    } else {
+      lesson_error_at(c, i,
+                      "this $ opens a formula that is never closed: expected a closing $ in the same "
+                      "paragraph (write \\$ for a dollar sign)");
+    }
+    i += two;
+  }
+}
+
 // Text of the current kind: src is where it came from (for its line), s/n what it says.
 static void text(Md *m, SpanKind kind, const char *s, size_t n, const char *src) {
   int line = line_at(m, src, (MD_SIZE)n);
+  if (kind == SPAN_TEXT) stray_dollars(m, src, n);
   if (m->in_head) {
     if (kind == SPAN_BREAK)
       title_add(m, " ", 1, NULL);
@@ -220,6 +256,7 @@ static void text(Md *m, SpanKind kind, const char *s, size_t n, const char *src)
     return;
   }
   if (!m->in_text) return;
+  if (m->kind == BLOCK_HEADING && !m->head_line && src) m->head_line = line;
   DocBlock *b = open_block(m, line);
   if (!b) return;
   if (kind == SPAN_TEXT && m->kind != BLOCK_CODE && b->n_spans == 0) {
@@ -314,6 +351,7 @@ static void begin_step_heading(Md *m) {
   if (m->title.s) m->title.s[0] = 0;
   m->n_chunks = 0;
   m->raw_any = false;
+  m->n_dollars = 0;
 }
 
 static void end_step_heading(Md *m) {
@@ -323,7 +361,17 @@ static void end_step_heading(Md *m) {
   LessonStep *s = new_step(m, line);
   if (!s) return;
   size_t cut = m->raw_e;
-  if (m->raw_any) lesson_options_parse(c, s, m->raw_b, m->raw_e, &cut);
+  m->headings++;
+  if (m->raw_any) { // from the start of the heading's text: a title may open with a formula
+    size_t b = c->line_starts[lesson_line_of(c, m->raw_b) - 1];
+    while (b < m->raw_b && strchr(" \t#>", c->text[b])) b++;
+    lesson_options_parse(c, s, b, m->raw_e, &cut);
+  }
+  for (int i = 0; i < m->n_dollars; i++)
+    if (m->dollars[i] < cut)
+      lesson_error_at(c, m->dollars[i],
+                      "this $ opens a formula that is never closed: expected a closing $ in the "
+                      "title (write \\$ for a dollar sign)");
   size_t tn = m->title.n;
   for (int i = 0; i < m->n_chunks; i++) {
     const Chunk *k = &m->chunks[i];
@@ -375,7 +423,7 @@ static int on_enter_block(MD_BLOCKTYPE type, void *detail, void *user) {
     if (level <= 2 && !m->lis && !m->quotes)
       begin_step_heading(m);
     else
-      begin_text(m, BLOCK_HEADING, level), m->item_pending = false;
+      begin_text(m, BLOCK_HEADING, level), m->item_pending = false, m->head_line = 0;
     break;
   }
   case MD_BLOCK_P: begin_text(m, m->quotes ? BLOCK_QUOTE : BLOCK_PARA, 0); break;
@@ -392,9 +440,31 @@ static int on_enter_block(MD_BLOCKTYPE type, void *detail, void *user) {
   return m->c->oom ? -1 : 0;
 }
 
+// A heading that is narration (level 3 and below, or inside a list or quote) but ends with
+// {key=value} options: the teacher meant a step.
+static void options_out_of_place(Md *m, int level) {
+  LessonCtx *c = m->c;
+  int line = m->head_line;
+  if (line <= 0 || line > c->n_lines) return;
+  size_t b = c->line_starts[line - 1], e = line < c->n_lines ? c->line_starts[line] - 1 : c->len;
+  while (e > b && strchr(" \t\r#", c->text[e - 1])) e--;
+  if (e == b || c->text[e - 1] != '}') return;
+  size_t open = e - 1;
+  while (open > b && (c->text[open] != '{' || escaped(c, open))) open--;
+  if (c->text[open] != '{' || !memchr(c->text + open, '=', e - open)) return;
+  if (level <= 2)
+    lesson_error_at(c, open,
+                    "a heading inside a list or a quote is narration, not a step: its {options} are "
+                    "shown as text; start the line with # or ## to make it a step");
+  else
+    lesson_error_at(c, open,
+                    "a level-%d heading is narration, not a step: its {options} are shown as text; "
+                    "write # or ## to make it a step",
+                    level);
+}
+
 static int on_leave_block(MD_BLOCKTYPE type, void *detail, void *user) {
   Md *m = user;
-  (void)detail;
   switch (type) {
   case MD_BLOCK_QUOTE:
     close_block(m);
@@ -412,10 +482,12 @@ static int on_leave_block(MD_BLOCKTYPE type, void *detail, void *user) {
     after_block(m);
     break;
   case MD_BLOCK_H:
-    if (m->in_head)
+    if (m->in_head) {
       end_step_heading(m);
-    else
+    } else {
+      options_out_of_place(m, (int)((MD_BLOCK_H_DETAIL *)detail)->level);
       after_block(m);
+    }
     break;
   case MD_BLOCK_P:
   case MD_BLOCK_CODE: after_block(m); break;
@@ -477,6 +549,10 @@ static int on_leave_span(MD_SPANTYPE type, void *detail, void *user) {
     while (e > b && strchr(" \t\n", acc[e - 1])) e--;
     if (m->in_head) {
       title_add(m, "$", 1, NULL); // (the formula went straight into the title)
+      // the closing $ belongs to the title too: the options are looked for after it
+      size_t q = m->raw_any ? m->raw_e : m->last_off;
+      while (q < m->c->len && m->c->text[q] != '$' && m->c->text[q] != '\n') q++;
+      if (q < m->c->len && m->c->text[q] == '$' && m->raw_any) m->raw_e = q + (size_t)kind;
     } else if (kind == 2 && m->in_text) {
       Doc *d = cur_doc(m, line);
       DocBlock *blk = d ? doc_add_block(d, BLOCK_MATH, line) : NULL;
@@ -566,10 +642,15 @@ void lesson_markdown_parse(LessonCtx *c, size_t body) {
   p.text = on_text;
   if (body < c->len) md_parse(buf + body, (MD_SIZE)(c->len - body), &p, &m);
   if (m.step >= 0 && m.blk >= 0) close_block(&m);
-  if (c->l->n_steps == 0 && !c->oom)
+  if (c->l->n_steps == 0 && !c->oom && !c->front_unclosed)
     lesson_error_line(c, lesson_line_of(c, body),
                       "the lesson has no steps: expected a heading "
                       "such as ## Tokens {stage=tokens}");
+  else if (c->l->n_steps > 0 && m.headings == 0 && !c->oom)
+    lesson_error_line(c, lesson_line_of(c, body),
+                      "the lesson has no steps, only text before its first heading: a step starts "
+                      "with a level-1 or level-2 heading such as ## Tokens {stage=tokens} (### and "
+                      "below are narration)");
   free(m.acc.s);
   free(m.title.s);
   free(m.chunks);

@@ -116,7 +116,12 @@ Model *lesson_open_model(const Lesson *l, Err *note, Err *err) {
       snprintf(path, sizeof path, "%s", l->model);
     else
       snprintf(path, sizeof path, "%s/%s", dir, l->model);
+    bool there = access(path, R_OK) == 0;
     m = model_load(path, err);
+    if (!m && !there && err && strlen(err->msg) < sizeof err->msg - 130)
+      snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
+               " (model: takes a .safetensors path relative to the lesson's folder, default, "
+               "or random D=16,H=2,F=64,layers=2,seed=42)");
   }
   if (m && l->causal_set) m->cfg.causal = l->causal;
   return m;

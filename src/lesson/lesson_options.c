@@ -51,8 +51,7 @@ bool lesson_stage_from_name(const char *name, StepKind *k) {
   return false;
 }
 
-// Edit distance of short strings (longer ones count as far apart).
-static int distance(const char *a, const char *b) {
+int lesson_distance(const char *a, const char *b) {
   int n = (int)strlen(a), m = (int)strlen(b);
   if (n > 31 || m > 31) return 99;
   int row[32];
@@ -72,14 +71,20 @@ static int distance(const char *a, const char *b) {
   return row[m];
 }
 
-static const char *nearest_stage(const char *name) {
+const char *lesson_nearest(const char *s, const char *const *names, int n) {
   int best = 99;
   const char *out = NULL;
-  for (int i = 0; i < N_STAGES; i++) {
-    int dd = distance(name, STAGES[i].name);
-    if (dd < best) best = dd, out = STAGES[i].name;
+  for (int i = 0; i < n; i++) {
+    int dd = lesson_distance(s, names[i]);
+    if (dd < best) best = dd, out = names[i];
   }
-  return best <= 3 ? out : NULL;
+  return best <= (strlen(s) > 5 ? 3 : 2) ? out : NULL;
+}
+
+static const char *nearest_stage(const char *name) {
+  const char *names[N_STAGES];
+  for (int i = 0; i < N_STAGES; i++) names[i] = STAGES[i].name;
+  return lesson_nearest(name, names, N_STAGES);
 }
 
 bool lesson_token_spec_ok(const char *spec) {
@@ -120,6 +125,7 @@ typedef struct {
   size_t pos, end; // scanning [pos, end) of the input
   bool seen[8];
   bool failed; // a syntax error: stop reading this heading's options
+  bool first;  // reading the first option (a brace in a title, if it fails)
 } Opts;
 
 // Checks a focus token against the sentence's words (when the sentence is known).
@@ -167,7 +173,10 @@ static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t v
   int k = 0;
   while (k < 8 && strcmp(keys[k], key)) k++;
   if (k == 8) {
-    lesson_error_at(o->c, koff, "unknown option \"%s\" in the heading (options: " KEY_LIST ")", key);
+    const char *near = lesson_nearest(key, keys, 8);
+    char hint[48] = "";
+    if (near) snprintf(hint, sizeof hint, " (did you mean %s=?)", near);
+    lesson_error_at(o->c, koff, "unknown option \"%s\" in the heading%s; options: " KEY_LIST, key, hint);
     return;
   }
   if (o->seen[k]) {
@@ -258,10 +267,16 @@ static void one_option(Opts *o, char *buf, size_t cap) {
   while (o->pos < o->end && (isalnum((unsigned char)t[o->pos]) || t[o->pos] == '_')) o->pos++;
   size_t ke = o->pos;
   if (ke == kb || o->pos >= o->end || t[o->pos] != '=') {
-    size_t bad = ke == kb ? kb : ke;
+    size_t bad = ke == kb ? kb : ke, q = ke;
+    while (q < o->end && (t[q] == ' ' || t[q] == '\t')) q++;
+    const char *hint = ke > kb && q < o->end && (t[q] == '=' || t[q] == ':')
+                           ? t[q] == ':' ? " (write key=value, not key: value)" : " (no spaces around =)"
+                       : o->first ? " (a { in a title is written \\{)"
+                                  : "";
     lesson_error_at(o->c, bad,
-                    "expected key=value in the heading's options (options: " KEY_LIST "), found \"%.*s\"",
-                    (int)(ke - kb + (ke < o->end)), t + kb);
+                    "expected key=value such as stage=softmax in the heading's options, found \"%.*s\"%s; "
+                    "options: " KEY_LIST,
+                    (int)(ke - kb + (ke < o->end)), t + kb, hint);
     o->failed = true;
     return;
   }
@@ -312,20 +327,56 @@ static void one_option(Opts *o, char *buf, size_t cap) {
                                         : FOCUS_NONE;
 }
 
+// The focus must have something to highlight: a stage with a matrix, and for a column, a stage
+// whose columns are tokens (the keys of scores, mask and softmax).
+static void check_focus(LessonCtx *c, const LessonStep *s, size_t open) {
+  const char *key = s->row_spec && s->col_spec ? "cell" : s->row_spec ? "row" : "col";
+  if (!s->row_spec && !s->col_spec) return;
+  if (!s->has_stage) {
+    lesson_error_at(c, open,
+                    "%s= highlights a token in a stage's matrix, and this step shows none: add "
+                    "stage=... (a step without stage= shows only its narration)",
+                    key);
+    return;
+  }
+  const char *name = lesson_stage_name(s->stage);
+  if (s->stage == STEP_TOKENS) {
+    lesson_error_at(c, open,
+                    "stage=tokens shows the tokens, not a matrix: %s= has nothing to highlight "
+                    "(try stage=onehot or stage=embed)",
+                    key);
+    return;
+  }
+  bool keys = s->stage == STEP_SCORES || s->stage == STEP_MASK || s->stage == STEP_SOFTMAX;
+  if (s->col_spec && !keys)
+    lesson_error_at(c, open,
+                    "%s=%s%s%s: the columns of stage=%s are %s, not tokens; col= and cell= go with scores, "
+                    "mask and softmax, whose columns are the keys%s%s",
+                    key, s->row_spec ? s->row_spec : "", s->row_spec ? "," : "", s->col_spec, name,
+                    s->stage == STEP_ONEHOT || s->stage == STEP_PREDICT
+                        ? "the words of the vocabulary"
+                        : "features (numbers of each token's vector)",
+                    s->row_spec ? "; write row=" : "", s->row_spec ? s->row_spec : "");
+}
+
 void lesson_options_parse(LessonCtx *c, LessonStep *s, size_t b, size_t e, size_t *cut) {
   const char *t = c->text;
   size_t open = e;
   for (size_t p = b; p < e; p++) {
-    if (t[p] == '\\')
+    if (t[p] == '\\') {
       p++;
-    else if (t[p] == '{') {
+    } else if (t[p] == '$') { // the braces of a formula in the title are the formula's
+      size_t n = p + 1 < e && t[p + 1] == '$' ? 2 : 1, q = p + n;
+      while (q + n <= e && (memcmp(t + q, n == 2 ? "$$" : "$", n) || t[q - 1] == '\\')) q++;
+      if (q + n <= e) p = q + n - 1;
+    } else if (t[p] == '{') {
       open = p;
       break;
     }
   }
   *cut = open;
   if (open >= e) return;
-  Opts o = {.c = c, .s = s, .pos = open + 1, .end = e};
+  Opts o = {.c = c, .s = s, .pos = open + 1, .end = e, .first = true};
   char buf[1024];
   while (!o.failed) {
     while (o.pos < e && isspace((unsigned char)t[o.pos])) o.pos++;
@@ -335,6 +386,7 @@ void lesson_options_parse(LessonCtx *c, LessonStep *s, size_t b, size_t e, size_
     }
     if (t[o.pos] == '}') break;
     one_option(&o, buf, sizeof buf);
+    o.first = false;
   }
   if (o.failed) return;
   size_t after = o.pos + 1;
@@ -345,4 +397,5 @@ void lesson_options_parse(LessonCtx *c, LessonStep *s, size_t b, size_t e, size_
                     "for a brace in a title)");
   if (s->show != SHOW_ALL && (!s->has_stage || s->stage != STEP_QKV))
     lesson_error_at(c, open, "show=q|k|v goes with stage=qkv");
+  check_focus(c, s, open);
 }

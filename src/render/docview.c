@@ -1,12 +1,14 @@
 // docview.c -- see docview.h. Each block is cut into "words" (a run of text without spaces, or
 // one inline formula), placed greedily on lines; a line's height comes from its tallest word.
+// Pieces that touch (a word and the comma after its emphasis, a formula and its full stop) are
+// glued: a line never starts with the punctuation that closes the previous one.
 #include "docview.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "tex.h" // defines: tex_layout, tex_emit
+#include "tex.h" // defines: tex_layout, tex_emit, tex_parts
 
 typedef struct {
   Scene *s; // NULL when only measuring
@@ -21,13 +23,18 @@ static FontFace face_of(unsigned style, SpanKind k) {
   return FONT_SANS;
 }
 
+// The background of code: the grid colour, half transparent, so that it shows on the narration
+// panel as well as on the page.
+static uint32_t code_bg(const Theme *th) { return (th->grid & 0x00FFFFFFu) | 0x90000000u; }
+
 // One placed piece of a line.
 typedef struct {
   float x, w, asc, desc;
   const char *text;
   int len; // text piece (not NUL-terminated)
   FontFace face;
-  bool code;
+  bool code, link;
+  bool glued; // no space before it: it moves to the next line with the piece before it
   TexBox *math;
 } Piece;
 
@@ -47,19 +54,26 @@ static void flush(Liner *ln) {
   float asc = ln->c->size * 0.95f, desc = ln->c->size * 0.3f;
   for (int i = 0; i < ln->n; i++) asc = fmaxf(asc, ln->p[i].asc), desc = fmaxf(desc, ln->p[i].desc);
   float base = ln->y + asc;
+  const Theme *th = ln->c->th;
   for (int i = 0; i < ln->n; i++) {
     Piece *p = &ln->p[i];
     float x = ln->x0 + ln->indent + p->x;
+    // the words of one code span share one band: it also covers the space between them
+    float band = i > 0 && p->code && ln->p[i - 1].code
+                     ? ln->x0 + ln->indent + ln->p[i - 1].x + ln->p[i - 1].w + 2
+                     : x - 2;
     if (ln->c->s) {
       if (p->math) {
-        tex_emit(ln->c->s, p->math, x, base, ln->c->th->text);
+        tex_emit(ln->c->s, p->math, x, base, th->text);
       } else {
         char buf[512];
         int n = p->len < 511 ? p->len : 511;
         memcpy(buf, p->text, (size_t)n);
         buf[n] = 0;
-        if (p->code) scene_rect(ln->c->s, x - 2, base - p->asc, p->w + 4, p->asc + p->desc, ln->c->th->panel);
-        scene_text(ln->c->s, p->face, ln->c->size * (p->code ? 0.92f : 1.0f), x, base, ln->c->th->text, buf);
+        if (p->code)
+          scene_rect(ln->c->s, band, base - p->asc, x + p->w + 2 - band, p->asc + p->desc, code_bg(th));
+        scene_text(ln->c->s, p->face, ln->c->size * (p->code ? 0.92f : 1.0f), x, base,
+                   p->link ? th->accent : th->text, buf);
       }
     }
     if (p->math) tex_free(p->math);
@@ -72,11 +86,25 @@ static void flush(Liner *ln) {
 
 static void place(Liner *ln, Piece p) {
   float space = ln->space_pending && ln->n ? ln->c->size * 0.3f : 0;
+  p.glued = ln->n > 0 && !ln->space_pending;
   if (ln->n && ln->pen + space + p.w > ln->w - ln->indent) {
+    int k = ln->n; // the glued run this piece would join moves along with it
+    while (p.glued && k > 0 && ln->p[k - 1].glued) k--;
+    if (p.glued && k > 0) k--;
+    int keep = p.glued && k > 0 ? k : ln->n, moved = ln->n - keep;
+    Piece run[MAX_PIECES];
+    memcpy(run, ln->p + keep, sizeof *run * (size_t)moved);
+    ln->n = keep;
     flush(ln);
+    for (int i = 0; i < moved; i++) {
+      run[i].x = ln->pen, run[i].glued = i > 0;
+      ln->pen += run[i].w;
+      ln->p[ln->n++] = run[i];
+    }
     space = 0;
+    p.glued = ln->n > 0;
   }
-  if (ln->n == MAX_PIECES) flush(ln);
+  if (ln->n == MAX_PIECES) flush(ln), p.glued = false;
   p.x = ln->pen + space;
   ln->pen = p.x + p.w;
   ln->p[ln->n++] = p;
@@ -105,17 +133,111 @@ static void add_text(Liner *ln, const char *t, unsigned style, SpanKind kind) {
                 .text = p,
                 .len = n,
                 .face = f,
-                .code = kind == SPAN_CODE};
+                .code = kind == SPAN_CODE,
+                .link = (style & DOC_LINK) != 0};
     place(ln, pc);
     p = q;
   }
 }
 
+// Lays src out at size, smaller when it is wider than w (down to `least` times size, and never
+// under 4 px; least 0: as small as it takes).
+static TexBox *fitted(const char *src, size_t len, float size, bool display, float w, float least) {
+  TexBox *b = tex_layout_n(src, len, size, display, NULL);
+  float width = tex_metrics(b).width, s = size, floor_px = fmaxf(size * least, 4);
+  while (b && width > w && w > 0 && s > floor_px) { // sizes are whole pixels: try again
+    s = fmaxf(floor_px, fminf(s - 1, floorf(s * w / width)));
+    tex_free(b);
+    b = tex_layout_n(src, len, s, display, NULL);
+    width = tex_metrics(b).width;
+  }
+  return b;
+}
+
 static void add_math(Liner *ln, const char *src) {
-  TexBox *b = tex_layout(src, ln->c->size * 1.05f, false, NULL);
+  float size = ln->c->size * 1.05f;
+  TexBox *b = fitted(src, strlen(src), size, false, ln->w - ln->indent, 0.5f);
   if (!b) return;
   TexMetrics m = tex_metrics(b);
   place(ln, (Piece){.w = m.width, .asc = m.ascent, .desc = m.descent, .math = b});
+}
+
+#define MAX_DISPLAY_LINES 16
+
+// A displayed formula as lines that fit the width w: the whole formula when it fits, else its
+// top-level parts (split at \quad and \qquad) gathered greedily, each line shrunk if it is
+// still too wide. Returns the number of lines in out (the caller frees them).
+static int display_lines(const char *src, float size, float w, TexBox **out) {
+  size_t len = strlen(src);
+  TexBox *whole = tex_layout_n(src, len, size, true, NULL);
+  if (!whole) return 0;
+  TexPart parts[MAX_DISPLAY_LINES];
+  int np = tex_metrics(whole).width > w ? tex_parts(src, len, parts, MAX_DISPLAY_LINES) : 0;
+  if (np <= 1) {
+    if (tex_metrics(whole).width <= w) return out[0] = whole, 1;
+    tex_free(whole);
+    out[0] = fitted(src, len, size, true, w, 0); // as small as it takes: never over the stage
+    return out[0] ? 1 : 0;
+  }
+  tex_free(whole);
+  int n = 0;
+  for (int i = 0; i < np;) {
+    int j = i;
+    while (j + 1 < np) { // one more part on this line?
+      TexBox *t = tex_layout_n(src + parts[i].start, parts[j + 1].end - parts[i].start, size, true, NULL);
+      bool fits = t && tex_metrics(t).width <= w;
+      tex_free(t);
+      if (!fits) break;
+      j++;
+    }
+    TexBox *b = fitted(src + parts[i].start, parts[j].end - parts[i].start, size, true, w, 0);
+    if (b) out[n++] = b;
+    i = j + 1;
+  }
+  return n;
+}
+
+// A code block: its lines as typed, in the monospaced face, on a shaded band; a block wider
+// than the column is set smaller (down to 55 %).
+static float code_block(Ctx *c, const char *text, float x, float y, float w) {
+  float sz = c->size * 0.88f, pad = c->size * 0.35f;
+  float widest = 0;
+  int lines = 1;
+  char buf[1024];
+  for (const char *p = text; *p;) {
+    const char *e = strchr(p, '\n');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 4 < sizeof buf; i++) // tabs to 4 spaces
+      if (p[i] == '\t')
+        for (int t = 0; t < 4; t++) buf[k++] = ' ';
+      else if (p[i] != '\r')
+        buf[k++] = p[i];
+    buf[k] = 0;
+    widest = fmaxf(widest, text_width(FONT_MONO, sz, buf));
+    if (!e) break;
+    lines++, p = e + 1;
+  }
+  if (widest > w - 2 * pad) sz = fmaxf(c->size * 0.55f, sz * (w - 2 * pad) / widest);
+  float lh = text_line_height(FONT_MONO, sz), h = lines * lh + 2 * pad * 0.6f;
+  if (c->s) {
+    scene_rect(c->s, x, y, w, h, code_bg(c->th));
+    float base = y + pad * 0.6f + text_ascent(FONT_MONO, sz);
+    for (const char *p = text; *p; base += lh) {
+      const char *e = strchr(p, '\n');
+      size_t n = e ? (size_t)(e - p) : strlen(p), k = 0;
+      for (size_t i = 0; i < n && k + 4 < sizeof buf; i++)
+        if (p[i] == '\t')
+          for (int t = 0; t < 4; t++) buf[k++] = ' ';
+        else if (p[i] != '\r')
+          buf[k++] = p[i];
+      buf[k] = 0;
+      scene_text(c->s, FONT_MONO, sz, x + pad, base, c->th->text, buf);
+      if (!e) break;
+      p = e + 1;
+    }
+  }
+  return h + c->size * 0.55f;
 }
 
 static float block(Ctx *c, const DocBlock *b, float x, float y, float w) {
@@ -128,23 +250,21 @@ static float block(Ctx *c, const DocBlock *b, float x, float y, float w) {
     if (c->s) scene_rect(c->s, x, y + c->size * 0.5f, w, 1.5f, th->grid);
     return c->size * 1.2f;
   case BLOCK_MATH: {
+    // as much room above as below: the paragraph before ends with its own space
     const char *src = b->n_spans ? b->spans[0].text : "";
-    TexBox *bx = tex_layout(src, c->size * 1.2f, true, NULL);
-    TexMetrics m = tex_metrics(bx);
-    // wider than the column: smaller, so it stays inside (TeX sizes are whole pixels)
-    for (float sz = c->size * 1.2f; bx && m.width > w && w > 0 && sz > 4;) {
-      float next = floorf(sz * w / m.width);
-      sz = next < sz ? next : sz - 1;
-      tex_free(bx);
-      bx = tex_layout(src, sz, true, NULL);
-      m = tex_metrics(bx);
+    TexBox *lines[MAX_DISPLAY_LINES];
+    int n = display_lines(src, c->size * 1.2f, w, lines);
+    float top = y + c->size * 0.15f;
+    for (int i = 0; i < n; i++) {
+      TexMetrics m = tex_metrics(lines[i]);
+      if (i) top += c->size * 0.5f;
+      if (c->s) tex_emit(c->s, lines[i], x + fmaxf(0, (w - m.width) / 2), top + m.ascent, th->text);
+      top += m.ascent + m.descent;
+      tex_free(lines[i]);
     }
-    float h = m.ascent + m.descent + c->size * 0.6f;
-    if (c->s && bx)
-      tex_emit(c->s, bx, x + fmaxf(0, (w - m.width) / 2), y + c->size * 0.3f + m.ascent, th->text);
-    tex_free(bx);
-    return h;
+    return top - y + c->size * 0.7f;
   }
+  case BLOCK_CODE: return code_block(c, b->n_spans ? b->spans[0].text : "", x, y, w);
   case BLOCK_ITEM: {
     ln.indent = c->size * (1.2f * b->level + 0.2f);
     char mark[16];
@@ -178,19 +298,27 @@ static float block(Ctx *c, const DocBlock *b, float x, float y, float w) {
   return h + (b->kind == BLOCK_ITEM ? c->size * 0.2f : c->size * 0.55f);
 }
 
+// The height of block i, with the space that ends a list after its last item.
+static float block_at(Ctx *c, const Doc *d, int i, float x, float y, float w) {
+  float h = block(c, &d->blocks[i], x, y, w);
+  if (d->blocks[i].kind == BLOCK_ITEM && i + 1 < d->n && d->blocks[i + 1].kind != BLOCK_ITEM)
+    h += c->size * 0.35f;
+  return h;
+}
+
 static float layout(Scene *s, const Doc *d, const Theme *th, float size, float x, float y, float w,
                     float max_h, bool clip) {
   Ctx c = {s, th, size};
   float used = 0;
   for (int i = 0; i < d->n; i++) {
     if (clip) { // stop before a block that would not fit, and say so
-      float need = block(&(Ctx){NULL, th, size}, &d->blocks[i], x, 0, w);
+      float need = block_at(&(Ctx){NULL, th, size}, d, i, x, 0, w);
       if (used + need > max_h) {
         if (s) scene_text(s, FONT_SANS, size, x, y + used + size, th->muted, "…");
         return used + size * 1.3f;
       }
     }
-    used += block(&c, &d->blocks[i], x, y + used, w);
+    used += block_at(&c, d, i, x, y + used, w);
   }
   return used;
 }

@@ -4,7 +4,11 @@
 // docview_render draws the Doc in the box (x, y, w, max_h) and returns the height it used.
 // When the text does not fit, it is set again at a smaller size (down to 65 % of `size`);
 // what still does not fit is cut at a block boundary and marked with "…". Formulas go through
-// tex.h (inline: text style; display: centred, display style). Colours come from the theme.
+// tex.h (inline: text style; display: centred, display style). Nothing is drawn right of x + w:
+// a displayed formula wider than the column is broken at its top-level \quad and \qquad into
+// centred lines (tex_parts), and a formula still too wide is set smaller. Punctuation that
+// touches a word or formula stays on its line; code blocks keep their lines, in the monospaced
+// face. Colours come from the theme.
 //
 //     float used = docview_render(&scene, &step->narration, theme, 22, x, y, 560, 800);
 #ifndef SF_DOCVIEW_H

@@ -82,6 +82,17 @@ TexMetrics tex_draw(Scene *s, const char *src, float size_px, bool display, floa
 bool tex_check(const char *src, TexDiag *diag);
 bool tex_check_n(const char *src, size_t len, TexDiag *diag);
 
+// A formula's top-level parts, split where it holds \quad, \qquad or a wider space outside any
+// group, \left...\right or environment: where a displayed formula too wide for its column may be
+// broken into lines. Each part is a byte range [start, end) of src without the space; a part
+// keeps its punctuation ("Z = OE," of "Z = OE, \qquad Z \in \mathbb{R}^{L \times D}").
+// Writes at most max parts and returns how many; 0 for an empty formula, 1 when there is
+// nothing to split at.
+typedef struct {
+  size_t start, end;
+} TexPart;
+int tex_parts(const char *src, size_t len, TexPart *parts, int max);
+
 // "unknown command \mathbff at column 3" (line too when the source has several lines).
 // Returns buf.
 const char *tex_problem_str(const TexProblem *p, char *buf, size_t cap);

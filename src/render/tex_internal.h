@@ -127,6 +127,8 @@ typedef struct {
 } TexCmd;
 
 const TexCmd *tex_cmd_find(const char *name, size_t n);
+// A known command within an edit or two of a typo (\mathbff → mathbf), or NULL.
+const char *tex_cmd_nearest(const char *name, size_t n);
 TexClass tex_char_class(uint32_t cp);              // class of a character typed or named
 uint32_t tex_delim_cp(const char *name, size_t n); // \langle → U+27E8, 0 when not a delimiter
 uint32_t tex_not_cp(uint32_t cp);                  // \not= → ≠, 0 when unknown

@@ -363,7 +363,8 @@ static TexBoxNode *nucleus(TexLay *L, const TexNode *n, Sty st, bool *is_char, f
     *is_char = true;
     return lay_char(L, n, st, ic);
   case N_RUN: *is_char = n->cls != C_OP; return tex_box_run(L, (FontFace)n->face, em, n->text);
-  case N_ERROR: {
+  case N_ERROR: { // text as typed: its scripts sit as on a word of \mathrm
+    *is_char = true;
     TexBoxNode *b = tex_box_run(L, FONT_SERIF, em, n->text);
     if (b) b->color = SF_RGBA(220, 0, 0, 255);
     return b;

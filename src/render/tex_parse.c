@@ -445,32 +445,37 @@ void tex_p_parse_atom(P *p, List *l, int term, bool single) {
   tex_p_append(l, n);
 }
 
+// One item of a list (an atom, a script, a stray character); false at the end of the list.
+static bool parse_item(P *p, List *l, int term) {
+  tex_p_skip_ws(p);
+  if (at_end(p)) return false;
+  size_t pos = p->i;
+  char c = p->s[p->i];
+  if (c == '}') {
+    if (term & T_BRACE) return false;
+    ERR(p, pos, "unexpected } (no { to close)");
+    p->i++;
+  } else if (c == ']' && (term & T_BRACKET)) {
+    return false;
+  } else if (c == '&' || tex_p_at_cmd(p, "\\")) {
+    if (term & T_ENV) return false;
+    ERR(p, pos, c == '&' ? "& outside a matrix" : "\\\\ outside a matrix");
+    p->i += c == '&' ? 1 : 2;
+  } else if (tex_p_at_cmd(p, "end") && (term & T_ENV)) {
+    return false;
+  } else if (tex_p_at_cmd(p, "right") && (term & T_RIGHT)) {
+    return false;
+  } else if (c == '^' || c == '_' || c == '\'') {
+    parse_script(p, l);
+  } else {
+    tex_p_parse_atom(p, l, term, false);
+  }
+  return true;
+}
+
 TexNode *tex_p_parse_list(P *p, int term) {
   List l = {0};
-  for (;;) {
-    tex_p_skip_ws(p);
-    if (at_end(p)) break;
-    size_t pos = p->i;
-    char c = p->s[p->i];
-    if (c == '}') {
-      if (term & T_BRACE) break;
-      ERR(p, pos, "unexpected } (no { to close)");
-      p->i++;
-    } else if (c == ']' && (term & T_BRACKET)) {
-      break;
-    } else if (c == '&' || tex_p_at_cmd(p, "\\")) {
-      if (term & T_ENV) break;
-      ERR(p, pos, c == '&' ? "& outside a matrix" : "\\\\ outside a matrix");
-      p->i += c == '&' ? 1 : 2;
-    } else if (tex_p_at_cmd(p, "end") && (term & T_ENV)) {
-      break;
-    } else if (tex_p_at_cmd(p, "right") && (term & T_RIGHT)) {
-      break;
-    } else if (c == '^' || c == '_' || c == '\'') {
-      parse_script(p, &l);
-    } else {
-      tex_p_parse_atom(p, &l, term, false);
-    }
+  while (parse_item(p, &l, term)) {
   }
   return l.head;
 }
@@ -497,3 +502,30 @@ bool tex_check_n(const char *src, size_t len, TexDiag *diag) {
 }
 
 bool tex_check(const char *src, TexDiag *diag) { return tex_check_n(src, src ? strlen(src) : 0, diag); }
+
+int tex_parts(const char *src, size_t len, TexPart *parts, int max) {
+  TexArena a = {0};
+  P p = {.s = src ? src : "", .n = src ? len : 0, .A = &a, .alpha = AL_MATH};
+  for (size_t i = 0; i < p.n; i++)
+    if (!p.s[i]) p.n = i;
+  List l = {0};
+  int n = 0;
+  size_t start = 0, end = 0; // the part being read: [start, end) holds its items so far
+  for (;;) {
+    tex_p_skip_ws(&p);
+    size_t pos = p.i;
+    TexNode *before = l.tail;
+    if (!parse_item(&p, &l, 0)) break;
+    TexNode *added = before ? before->next : l.head;
+    if (added && !added->next && added->kind == N_SPACE && added->amount >= 18) { // \quad or wider
+      if (end > start && n < max) parts[n++] = (TexPart){start, end};
+      start = end = p.i;
+    } else {
+      if (end == start) start = pos;
+      end = p.i;
+    }
+  }
+  if (end > start && n < max) parts[n++] = (TexPart){start, end};
+  tex_arena_free(&a);
+  return n;
+}

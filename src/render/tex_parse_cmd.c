@@ -446,7 +446,11 @@ void tex_p_parse_command(P *p, List *l, int term) {
   if (is_letter(name[0])) tex_p_skip_ws(p);
   const TexCmd *c = tex_cmd_find(name, k);
   if (!c) {
-    ERR(p, pos, "unknown command \\%.*s", (int)(k > 40 ? 40 : k), name);
+    const char *near = tex_cmd_nearest(name, k);
+    if (near)
+      ERR(p, pos, "unknown command \\%.*s (did you mean \\%s?)", (int)(k > 40 ? 40 : k), name, near);
+    else
+      ERR(p, pos, "unknown command \\%.*s (it is drawn in red)", (int)(k > 40 ? 40 : k), name);
     tex_p_append(l, tex_p_error_node(p, pos, name - 1, k + 1));
     return;
   }

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tex_internal.h"
 
@@ -469,6 +470,41 @@ const TexCmd *tex_cmd_find(const char *name, size_t n) {
   key[n] = 0;
   TexCmd k = {.name = key};
   return bsearch(&k, CMDS, N_CMDS, sizeof CMDS[0], cmp_cmd);
+}
+
+// Edit distance, with a swap of two neighbours counting as one edit; long names count as far.
+static int distance(const char *a, size_t n, const char *b) {
+  size_t m = strlen(b);
+  if (n > 31 || m > 31) return 99;
+  int d[32][32];
+  for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= n; i++)
+    for (size_t j = 1; j <= m; j++) {
+      int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[n][m];
+}
+
+const char *tex_cmd_nearest(const char *name, size_t n) {
+  pthread_once(&once, init_tables);
+  if (n < 2) return NULL;
+  int best = n <= 3 ? 1 : 2;
+  const char *out = NULL;
+  for (int i = 0; i < N_CMDS; i++) {
+    int d = distance(name, n, CMDS[i].name);
+    if (d < best || (d == best && !out)) best = d, out = CMDS[i].name;
+  }
+  if (!out) { // \operatorName, \Frac: the same name in other letters' case
+    for (int i = 0; i < N_CMDS && !out; i++)
+      if (strlen(CMDS[i].name) == n && !strncasecmp(CMDS[i].name, name, n)) out = CMDS[i].name;
+  }
+  return out;
 }
 
 TexClass tex_char_class(uint32_t cp) {
