@@ -228,6 +228,10 @@ printf -- '---\ntitle: t\nsentence: a b\nmodel: random D=16,H=2,F=8,layers=1,see
   >"$T/typo.md"
 expect_error "export of a lesson with a typo" "$T/out" "typo.md:6:" "softmax" -- \
   "$SF" export --lesson "$T/typo.md" --out "$T/out"
+printf -- '---\ntitle: t\nsentence: a b\nmodel: random D=16,H=2,F=8,layers=1,seed=1\n---\n## s {stage=softmax}\n\nSee $\\fracc{a}{b}$.\n' \
+  >"$T/textypo.md"
+expect_error "export of a lesson with a formula typo" "$T/out" "textypo.md:8:" "did you mean" -- \
+  "$SF" export --lesson "$T/textypo.md" --out "$T/out"
 
 if [ "$failures" -ne 0 ]; then
   echo "test_cli_errors: $failures failures in $cases cases" >&2

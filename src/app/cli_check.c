@@ -5,8 +5,8 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "lesson.h" // defines: Lesson, lesson_load, lesson_resolve
-#include "tex.h"    // defines: tex_check
+#include "lesson.h"   // defines: Lesson, lesson_load, lesson_resolve
+#include "formulas.h" // defines: formulas_check
 
 static const char *USAGE =
     "usage: stepformer check LESSON.md...\n"
@@ -25,50 +25,6 @@ static const char *USAGE =
 typedef struct {
   int steps, formulas;
 } Counts;
-
-// Parses one formula with the layout engine's parser; every problem becomes FILE:LINE (the
-// formula's line, plus the problem's line within a formula that spans lines) and a message.
-static void check_formula(const char *file, const DocSpan *span, LessonDiag *d, Counts *n) {
-  n->formulas++;
-  TexDiag td;
-  if (tex_check(span->text, &td)) return;
-  for (int i = 0; i < td.count && i < TEX_DIAG_MAX; i++) {
-    const TexProblem *p = &td.items[i];
-    lesson_diag_add(d, file, span->line + (p->line > 1 ? p->line - 1 : 0), p->col, false,
-                    "formula $%.60s%s$: %s at column %d", span->text, strlen(span->text) > 60 ? "..." : "",
-                    p->msg, p->col);
-  }
-  if (td.count > TEX_DIAG_MAX)
-    lesson_diag_add(d, file, span->line, 0, false, "formula $%.60s%s$: %d more problems", span->text,
-                    strlen(span->text) > 60 ? "..." : "", td.count - TEX_DIAG_MAX);
-}
-
-// The $...$ formulas of a step's title (its heading keeps them as typed).
-static void check_title(const Lesson *l, const LessonStep *s, LessonDiag *d, Counts *n) {
-  const char *t = s->title ? s->title : "";
-  for (const char *open = strchr(t, '$'); open; open = strchr(open, '$')) {
-    const char *close = strchr(open + 1, '$');
-    if (!close) break;
-    char *tex = malloc((size_t)(close - open));
-    if (!tex) return;
-    memcpy(tex, open + 1, (size_t)(close - open - 1));
-    tex[close - open - 1] = 0;
-    DocSpan span = {SPAN_MATH, 0, tex, s->line};
-    check_formula(l->path, &span, d, n);
-    free(tex);
-    open = close + 1;
-  }
-}
-
-static void check_formulas(const Lesson *l, LessonDiag *d, Counts *n) {
-  for (int i = 0; i < l->n_steps; i++) {
-    const Doc *doc = &l->steps[i].narration;
-    check_title(l, &l->steps[i], d, n);
-    for (int b = 0; b < doc->n; b++)
-      for (int k = 0; k < doc->blocks[b].n_spans; k++)
-        if (doc->blocks[b].spans[k].kind == SPAN_MATH) check_formula(l->path, &doc->blocks[b].spans[k], d, n);
-  }
-}
 
 // Orders the problems by line (stable: the same line keeps the order of discovery).
 static void sort_by_line(LessonDiag *d) {
@@ -157,7 +113,7 @@ static bool check_file(const char *path) {
   Counts n = {l.n_steps, 0};
   bool readable = l.path && (l.n_steps > 0 || l.title || l.sentence);
   if (readable && l.sentence) check_model(&l, &d);
-  if (readable) check_formulas(&l, &d, &n);
+  if (readable) n.formulas = formulas_check(&l, &d);
   sort_by_line(&d);
   lesson_diag_print(&d, stderr);
   if (d.n_errors == 0)

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "forward.h" // defines: model_forward
+#include "formulas.h" // defines: formulas_check
+#include "forward.h"  // defines: model_forward
 
 static Trace *make_trace(const Model *m, const char *text, Err *err) {
   Tokens tok;
@@ -19,7 +20,8 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   memset(s, 0, sizeof *s);
   const char *text = o->model.text;
   if (o->lesson) {
-    if (!lesson_load(&s->lesson, o->lesson, d)) {
+    // a formula with a typo is an error of the lesson, as in `stepformer check`
+    if (!lesson_load(&s->lesson, o->lesson, d) || (formulas_check(&s->lesson, d), d->n_errors > 0)) {
       lesson_free(&s->lesson);
       return err_set(err, "%s: the lesson has errors", o->lesson);
     }
