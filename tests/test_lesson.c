@@ -310,6 +310,24 @@ static const char *NARRATION =
     "## Compare {stage=mask cell=bank,3 compare=\"The cat sleeps by the \\\"river\\\" bank\"}\n" // 33
     "Text with $$x$$ inside.\n";                                                                 // 34
 
+// A dollar sign written \$ in a step title stays a dollar sign (md4c hands it over bare): the
+// title keeps it as \$, apart from the title's formulas, and its options are still found.
+static void test_title_dollar(void) {
+  const char *src = "---\ntitle: t\nsentence: a b\nmodel: random D=16,H=2,F=8,layers=1,seed=1\n---\n"
+                    "## Cost \\$5 for $x^2$ and `$y` {stage=tokens}\n\nText.\n";
+  Lesson l;
+  LessonDiag d = {0};
+  bool ok = lesson_parse(&l, src, strlen(src), "dollar.md", &d);
+  if (!ok) print_diag(&d);
+  CHECK(ok && l.n_steps == 1, "a title with \\$ parses");
+  if (ok && l.n_steps == 1) {
+    const LessonStep *s = &l.steps[0];
+    CHECK(!strcmp(s->title, "Cost \\$5 for $x^2$ and \\$y"), "title [%s]", s->title);
+    CHECK(s->has_stage && s->stage == STEP_TOKENS, "its options");
+  }
+  lesson_free(&l);
+}
+
 static void test_narration(void) {
   Lesson l;
   LessonDiag d = {0};
@@ -460,6 +478,7 @@ int main(void) {
   test_readme_example();
   test_errors();
   test_narration();
+  test_title_dollar();
   test_tokens_and_stages();
   test_model_paths();
   return check_exit("test_lesson");

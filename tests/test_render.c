@@ -346,6 +346,31 @@ static void test_qkv_title(const Trace *t) {
   }
 }
 
+// A step title's \$ is a dollar sign in the text; its $...$ is typeset.
+static void test_title_dollar(const Trace *t) {
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_DARK));
+  PageSpec p = {.trace = t,
+                .step = 1,
+                .view = &o,
+                .sentence = "x",
+                .title = "Cost \\$5 for $x^2$",
+                .width = 1280,
+                .height = 720};
+  ViewLayout lay;
+  page_render(&s, &p, &lay);
+  bool text = false, math = false;
+  for (int i = 0; i < s.n; i++)
+    if (s.cmds[i].kind == CMD_TEXT) {
+      text |= !strcmp(s.cmds[i].text, "Cost $5 for ");
+      math |= !strcmp(s.cmds[i].text, "2"); // the superscript, typeset apart
+    }
+  CHECK(text && math, "the title's text says \"Cost $5 for \" (%d) and its formula is typeset (%d)", text,
+        math);
+  scene_free(&s);
+}
+
 // Display math wider than the narration column is set smaller, inside the column.
 static void test_display_math_fits(void) {
   Doc d = {0};
@@ -407,6 +432,7 @@ int main(void) {
   test_compare(cat, m1);
   test_header_fits(cat);
   test_qkv_title(causal);
+  test_title_dollar(cat);
   test_display_math_fits();
   test_stage_numbers(cat, 15);    // no mask, no prediction
   test_stage_numbers(causal, 16); // a mask

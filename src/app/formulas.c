@@ -26,8 +26,8 @@ static void check_formula(const char *file, const DocSpan *span, LessonDiag *d) 
 static int check_title(const Lesson *l, const LessonStep *s, LessonDiag *d) {
   const char *t = s->title ? s->title : "";
   int n = 0;
-  for (const char *open = strchr(t, '$'); open; open = strchr(open, '$')) {
-    const char *close = strchr(open + 1, '$');
+  for (const char *open = tex_next_dollar(t); open; open = tex_next_dollar(open)) {
+    const char *close = tex_next_dollar(open + 1);
     if (!close) break;
     char *tex = malloc((size_t)(close - open));
     if (!tex) return n;

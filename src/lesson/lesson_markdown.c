@@ -234,10 +234,23 @@ static void text(Md *m, SpanKind kind, const char *s, size_t n, const char *src)
   int line = line_at(m, src, (MD_SIZE)n);
   if (kind == SPAN_TEXT) stray_dollars(m, src, n);
   if (m->in_head) {
-    if (kind == SPAN_BREAK)
+    if (kind == SPAN_BREAK) {
       title_add(m, " ", 1, NULL);
-    else
-      title_add(m, s, n, src);
+      return;
+    }
+    // the title keeps its formulas between $...$; a dollar sign of the text (written \$, which
+    // md4c hands over as a bare $) goes in as \$ again, so the title is read the same way later
+    while (!m->math && n > 0) {
+      const char *d = memchr(s, '$', n);
+      if (!d) break;
+      size_t k = (size_t)(d - s);
+      if (k) title_add(m, s, k, src);
+      title_add(m, "\\", 1, NULL);
+      title_add(m, d, 1, src ? src + k : NULL);
+      s += k + 1, n -= k + 1;
+      if (src) src += k + 1;
+    }
+    if (n) title_add(m, s, n, src);
     return;
   }
   if (m->math || m->code_span) {

@@ -102,17 +102,17 @@ static void fit_text(char *buf, FontFace f, float size, float maxw) {
   memcpy(buf, line, strlen(line) + 1);
 }
 
-// A title with inline math: the parts between $...$ are typeset, the rest is bold text.
-// Draws at (x, baseline y) when s is not NULL; returns the width.
+// A title with inline math: the parts between $...$ are typeset, the rest is bold text, where
+// \$ is a dollar sign. Draws at (x, baseline y) when s is not NULL; returns the width.
 static float rich_title(Scene *s, const char *title, float size, float x, float y, uint32_t color) {
   float w = 0;
   char part[512];
   bool math = false;
   for (const char *p = title; *p;) {
-    const char *q = strchr(p, '$');
-    size_t n = q ? (size_t)(q - p) : strlen(p);
-    if (n >= sizeof part) n = sizeof part - 1;
-    memcpy(part, p, n);
+    const char *q = tex_next_dollar(p);
+    size_t n = 0;
+    for (const char *c = p; *c && c != q && n < sizeof part - 1; c++)
+      if (math || c[0] != '\\' || c[1] != '$') part[n++] = *c; // text: \$ → $
     part[n] = 0;
     if (math && n) {
       TexBox *b = tex_layout(part, size * 1.05f, false, NULL);

@@ -151,3 +151,13 @@ TexMetrics tex_draw(Scene *s, const char *src, float size_px, bool display, floa
   tex_free(b);
   return m;
 }
+
+const char *tex_next_dollar(const char *s) {
+  for (; *s; s++) {
+    if (*s == '\\' && s[1])
+      s++; // \$ (and any other escaped character) is skipped
+    else if (*s == '$')
+      return s;
+  }
+  return NULL;
+}

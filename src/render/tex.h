@@ -74,6 +74,10 @@ TexMetrics tex_metrics(const TexBox *b); // zeros for NULL
 void tex_emit(Scene *s, const TexBox *b, float x, float baseline_y, uint32_t color);
 void tex_free(TexBox *b); // NULL is fine
 
+// The next '$' of s that opens or closes inline math in running text (a step title), or NULL:
+// a '$' written \$ is a dollar sign, not a delimiter.
+const char *tex_next_dollar(const char *s);
+
 // Layout + emit + free in one call; returns the metrics of what it drew.
 TexMetrics tex_draw(Scene *s, const char *src, float size_px, bool display, float x, float baseline_y,
                     uint32_t color);
