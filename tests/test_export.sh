@@ -53,6 +53,11 @@ log=$("$sf" export --lesson "$SF_SOURCE_DIR/lessons/cat-bank.md" --format png --
 check '[ $? = 0 ]' "export --lesson: $log"
 steps=$(grep -c '^#\{1,2\} ' "$SF_SOURCE_DIR/lessons/cat-bank.md")
 check '[ "$(ls "$out"/*.png | wc -l)" -ge "$steps" ]' "one picture per lesson step ($steps headings)"
+# a narration-only step is named after its title, without the names of its TeX commands
+printf -- '---\ntitle: t\nsentence: a b\nmodel: random D=16,H=2,F=8,layers=1,seed=1\n---\n## Rows in $\\mathbb{R}^D$\n\nText.\n' \
+  >"$tmp/math-title.md"
+"$sf" export --lesson "$tmp/math-title.md" --out "$tmp/math-title" >/dev/null 2>&1
+check '[ -f "$tmp/math-title/01-rows-in-r-d.png" ]' "a math title's file name: $(ls "$tmp/math-title" 2>&1)"
 
 # 4. failures: one line, exit 2, nothing left behind
 touch "$tmp/file"

@@ -3,6 +3,7 @@
 // and moved into place only when every file was written.
 #include "export.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -39,11 +40,17 @@ typedef struct {
   atomic_bool failed;
 } Export;
 
+// A file name from a title: lowercase letters and digits, dashes between words; the names of
+// TeX commands (\mathbb in $\mathbb{R}$) are left out, their arguments kept.
 static void slug(char *out, size_t cap, const char *s) {
   size_t n = 0;
   bool dash = false;
   for (; *s && n + 2 < cap; s++) {
     unsigned char c = (unsigned char)*s;
+    if (c == '\\' && isalpha((unsigned char)s[1])) {
+      while (isalpha((unsigned char)s[1])) s++;
+      continue;
+    }
     if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
       out[n++] = (char)c, dash = false;
     else if (c >= 'A' && c <= 'Z')
