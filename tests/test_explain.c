@@ -176,6 +176,22 @@ int main(void) {
         "heading names the tokens: %s", ex.heading);
   CHECK(strstr(ex.lines[0], "\\sqrt{d_k}") != NULL, "scores explained with sqrt(d_k): %s", ex.lines[0]);
   scene_free(&s);
+  // the one-hot names the cell as its heading does, by token and word, with both ids
+  scene_init(&s, 1600, 900, 0);
+  view_render(&s, c, trace_step_find(c, STEP_ONEHOT, -1), &o, 0, 0, 1600, 900, &lay);
+  explain_cell(c, &lay, lay.result, 1, c->tokens.ids[1], &ex);
+  CHECK(strstr(ex.heading, "O[\\text{cat}, \\text{cat}]") &&
+            strstr(ex.lines[0], "O[\\text{cat}, \\text{cat}] = 1") && strstr(ex.lines[0], "x_{2}"),
+        "one-hot: %s / %s", ex.heading, ex.lines[0]);
+  scene_free(&s);
+  // the masked scores: (S_h + M)[i, j], and which word comes after which, by position
+  scene_init(&s, 1600, 900, 0);
+  view_render(&s, c, trace_step_find(c, STEP_MASK, 0), &o, 0, 0, 1600, 900, &lay);
+  explain_cell(c, &lay, lay.result, 0, 3, &ex); // "the" (x_1) and "the" (x_4)
+  CHECK(strstr(ex.heading, "\\left(") && strstr(ex.heading, "+ M\\right)["), "mask heading: %s", ex.heading);
+  CHECK(ex.n_lines >= 2 && strstr(ex.lines[1], "x_{4}") && strstr(ex.lines[1], "x_{1}"), "mask: %s",
+        ex.n_lines >= 2 ? ex.lines[1] : "");
+  scene_free(&s);
   // a weight too small for 2 decimals keeps 2 significant digits: 1.2 \cdot 10^{-4}, not 0.00
   st = trace_step_find(e, STEP_SOFTMAX, 0);
   scene_init(&s, 1600, 900, 0);

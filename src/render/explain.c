@@ -191,8 +191,10 @@ static void explain_kind(Ctx *c) {
   case T_ONEHOT: {
     char *l = next_line(c->ex);
     int id = t->tokens.ids[c->r];
-    add(l, "x_{%d} = %s \\text{ is word %d of the vocabulary} \\Rightarrow O[%d, %d] = %d", c->r + 1,
-        tok(c, c->r, t1), id, c->r + 1, c->c, id == c->c);
+    axis_tex(t, AXIS_VOCAB, c->c, t2, sizeof t2);
+    add(l,
+        "x_{%d} = %s \\text{ has id } %d\\text{; column } %s \\text{ is id } %d \\Rightarrow O[%s, %s] = %d",
+        c->r + 1, tok(c, c->r, t1), id, t2, c->c, t1, t2, id == c->c);
     break;
   }
   case T_EMBED: {
@@ -276,11 +278,11 @@ static void explain_kind(Ctx *c) {
           num(n2, at(x, c->h, c->r, c->c), false));
     l = next_line(c->ex);
     if (masked)
-      add(l, "\\text{%s comes after %s: a decoder may not look ahead}", t->tokens.words[c->c],
-          t->tokens.words[c->r]);
+      add(l, "x_{%d} = %s \\text{ comes after } x_{%d} = %s\\text{: a decoder may not look ahead}", c->c + 1,
+          tok(c, c->c, t1), c->r + 1, tok(c, c->r, t2));
     else
-      add(l, "\\text{%s may look at %s (not later than itself)}", t->tokens.words[c->r],
-          t->tokens.words[c->c]);
+      add(l, "x_{%d} = %s \\text{ may look at } x_{%d} = %s \\text{ (not later than itself)}", c->r + 1,
+          tok(c, c->r, t1), c->c + 1, tok(c, c->c, t2));
     break;
   }
   case T_ATTN: softmax_row(c, input(c, 0), c->h, "S", false); break;
@@ -357,7 +359,10 @@ void explain_cell(const Trace *t, const ViewLayout *lay, int k, int i, int j, Ex
   char n1[32], ra[96], ca[96];
   axis_tex(t, op->row_axis, i, ra, sizeof ra);
   axis_tex(t, op->col_axis, j, ca, sizeof ca);
-  snprintf(ex->heading, EXPLAIN_CAP, "%s[%s, %s] = %s", v->symbol, ra, ca, num(n1, val, false));
+  // a symbol that is a sum (S_1 + M) takes parentheses before its index: (S_1 + M)[eats, mouse]
+  bool sum = strpbrk(v->symbol, "+-") != NULL;
+  snprintf(ex->heading, EXPLAIN_CAP, "%s%s%s[%s, %s] = %s", sum ? "\\left(" : "", v->symbol,
+           sum ? "\\right)" : "", ra, ca, num(n1, val, false));
   char rp[64], cp[64];
   trace_axis_label(t, op->row_axis, i, rp, sizeof rp);
   trace_axis_label(t, op->col_axis, j, cp, sizeof cp);
@@ -367,9 +372,12 @@ void explain_cell(const Trace *t, const ViewLayout *lay, int k, int i, int j, Ex
   if (op->index < 0) { // the mask
     char *l = next_line(ex);
     if (j > i)
-      add(l, "= -\\infty: \\ %s \\text{ comes after } %s \\text{, a decoder may not look ahead}", ca, ra);
+      add(l,
+          "= -\\infty: \\ x_{%d} = %s \\text{ comes after } x_{%d} = %s \\text{, a decoder may not look "
+          "ahead}",
+          j + 1, ca, i + 1, ra);
     else
-      add(l, "= 0: \\ %s \\text{ may look at } %s", ra, ca);
+      add(l, "= 0: \\ x_{%d} = %s \\text{ may look at } x_{%d} = %s", i + 1, ra, j + 1, ca);
     return;
   }
   // the tensor's own coordinates
