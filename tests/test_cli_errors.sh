@@ -215,10 +215,33 @@ expect_error "existing --out, empty text" - "no words" -- \
   # names from the file are quoted in messages: a newline in a name must not split the line
   mkst "$T/newline-name.safetensors" '{"a\nb":[1]}' 0
   bad_model newline-name "not described"
-  # a 2 KB file that claims D=8192 and 64 layers must fail on its tensors, not allocate 69 GB
+  # a 2 KB file that claims D=8192 must fail on its tensors, not allocate 1 GB; with 64 layers
+  # (69 GB) on the number of parameters
+  j=${json/'"n_layers":"2"'/'"n_layers":"1"'}
+  mkst "$T/large-config.safetensors" "${j/'"d_model":"16"'/'"d_model":"8192"'}" "$T/data.bin"
+  bad_model large-config '"embed.weight"'
   j=${json/'"n_layers":"2"'/'"n_layers":"64"'}
   mkst "$T/huge-config.safetensors" "${j/'"d_model":"16"'/'"d_model":"8192"'}" "$T/data.bin"
-  bad_model huge-config '"embed.weight"'
+  bad_model huge-config "parameters" "more than" "smaller D"
+}
+
+# ---------------------------------------------------------------- found in QA, fixed
+
+{
+  # weights that are not numbers, and tensors the configuration does not use, are refused
+  # (a NaN weight spoils every picture; an ignored tensor changes the numbers silently)
+  # embed.weight[1,9] (byte 100 of the data) becomes a float32 NaN, 00 00 c0 7f little-endian
+  { head -c 100 "$T/data.bin"; printf '\000\000\300\177'; tail -c +105 "$T/data.bin"; } >"$T/nan-data.bin"
+  mkst "$T/nan.safetensors" "$json" "$T/nan-data.bin"
+  bad_model nan '"embed.weight"' "NaN" "[1,9]"
+  mkst "$T/one-layer.safetensors" "${json/'"n_layers":"2"'/'"n_layers":"1"'}" "$T/data.bin"
+  bad_model one-layer '"layers.1.' "n_layers=1"
+  # too many heads for so many words: refused before allocating, not killed for memory
+  words=$(for i in $(seq 1000); do printf 'w%d ' "$i"; done)
+  expect_error "1000 words through 1024 heads" "$T/out" "GiB" "shorten the sentence" -- \
+    "$SF" dump --random D=1024,H=1024,F=16,layers=1 --text "$words" --out "$T/out"
+  expect_error "--random of 539 M parameters" "$T/out" "--random" "parameters" -- \
+    "$SF" dump --random D=8192,H=8 --out "$T/out"
 }
 
 if [ "$failures" -ne 0 ]; then

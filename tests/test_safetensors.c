@@ -250,6 +250,7 @@ typedef struct {
   const char *keys[16], *vals[16];
   int n_meta;
   float zeros[64 * 64];
+  float odd[64 * 64]; // a copy of zeros with one value changed, for the bad-value cases
 } TinyModel;
 
 static void add_t(TinyModel *m, const char *name, int64_t s0, int64_t s1) {
@@ -398,12 +399,59 @@ static void test_model_load(const char *tmp) {
   add_t(&m, "head.bias", 4, 0);
   load_tiny(tmp, "a head of the wrong vocabulary size", &m, "head.weight");
 
+  // weights that are not numbers: the model is broken, and every picture would be too
+  const float bad_values[] = {NAN, INFINITY, -INFINITY};
+  const char *bad_names[] = {"NaN", "+inf", "-inf"};
+  for (int b = 0; b < 3; b++) {
+    tiny(&m);
+    memcpy(m.odd, m.zeros, sizeof m.odd);
+    m.odd[4 * 2 + 1] = bad_values[b];
+    find_t(&m, "layers.0.linear1.weight")->data = m.odd;
+    char why[64];
+    snprintf(why, sizeof why, "a weight that is %s", bad_names[b]);
+    load_tiny(tmp, why, &m, bad_names[b]);
+    load_tiny(tmp, why, &m, "\"layers.0.linear1.weight\" holds");
+    load_tiny(tmp, why, &m, "[2,1]");
+  }
+  // tensors the configuration does not use: ignoring them would change the numbers silently
+  tiny(&m);
+  add_t(&m, "layers.1.linear1.weight", 8, 4);
+  load_tiny(tmp, "a second layer with n_layers=1", &m, "n_layers=1");
+  tiny(&m);
+  add_t(&m, "pos.weight", 8, 4);
+  load_tiny(tmp, "a learned position table", &m, "\"pos.weight\" is not one Stepformer uses");
+  tiny(&m);
+  add_t(&m, "norm.weight", 4, 0);
+  add_t(&m, "norm.bias", 4, 0);
+  load_tiny(tmp, "a final norm without a head", &m, "prediction head");
+  tiny(&m);
+  add_t(&m, "head.bias", 3, 0);
+  load_tiny(tmp, "head.bias without head.weight", &m, "\"head.weight\" is missing");
+  tiny(&m);
+  add_t(&m, "head.weight", 3, 4);
+  add_t(&m, "head.bias", 3, 0);
+  add_t(&m, "norm.bias", 4, 0);
+  load_tiny(tmp, "norm.bias without norm.weight", &m, "\"norm.weight\" is missing");
+
   {
-    // a tiny file claiming D=8192 and 64 layers fails on its tensors, before any allocation
+    // a configuration of more parameters than Stepformer holds is refused before allocating
+    ModelConfig c = model_config_default();
+    c.V = 10, c.D = 8192, c.H = 8, c.F = 32768, c.n_layers = 64;
+    Err err = {0};
+    CHECK(!model_config_check(&c, "huge", &err) && strstr(err.msg, "parameters"),
+          "a 51 G-parameter model: %s", err.msg);
+    c.n_layers = 1, c.F = 64, c.D = 512;
+    CHECK(model_config_check(&c, "small", &err), "a 1-layer D=512 model: %s", err.msg);
+  }
+
+  {
+    // a tiny file claiming D=8192 (1 GiB of weights) fails on its tensors, before any allocation
     tiny(&m);
     set_meta(&m, "d_model", "8192");
+    load_tiny(tmp, "a large configuration in a tiny file", &m, "embed.weight");
+    // and one claiming 64 such layers (69 GB) on its size, before looking at the tensors
     set_meta(&m, "n_layers", "64");
-    load_tiny(tmp, "a huge configuration in a tiny file", &m, "embed.weight");
+    load_tiny(tmp, "a huge configuration in a tiny file", &m, "parameters");
   }
 }
 

@@ -3,6 +3,7 @@
 #include "model.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #define MAX_DIM 8192
 #define MAX_LAYERS 64
 #define MAX_VOCAB 200000
+#define MAX_PARAMS (1L << 29) // 2 GiB of floats: far above any model a class looks at
 
 ModelConfig model_config_default(void) {
   return (ModelConfig){.V = 0,
@@ -47,6 +49,12 @@ bool model_config_check(const ModelConfig *c, const char *what, Err *err) {
     return err_set(err, "%s: a vocabulary of %d words is out of range (1..%d)", what, c->V, MAX_VOCAB);
   if (!(c->ln_eps > 0.0f && c->ln_eps < 1.0f))
     return err_set(err, "%s: layer_norm_eps must be in (0, 1)", what);
+  long n = model_param_count(c, true, true);
+  if (n > MAX_PARAMS)
+    return err_set(err,
+                   "%s: D=%d, F=%d, %d layer%s and %d words make %ld parameters, more than the %ld (2 GiB) "
+                   "Stepformer holds: choose a smaller D, F or number of layers",
+                   what, c->D, c->F, c->n_layers, c->n_layers == 1 ? "" : "s", c->V, n, MAX_PARAMS);
   return true;
 }
 
@@ -387,12 +395,60 @@ Model *model_load(const char *path, Err *err) {
       goto fail;
     }
   }
-  if (!model_carve(m, p, n, err)) goto fail;
-  for (int i = 0; i < n; i++)
-    memcpy(*p[i].ptr, st_find(&f, p[i].name)->data, sizeof(float) * (size_t)param_count(&p[i]));
   if (has_norm && !st_find(&f, "norm.bias")) {
     err_set(err, "%s: tensor \"norm.bias\" is missing (norm.weight is present)", path);
     goto fail;
+  }
+  // every tensor of the file must be one the model uses: a tensor left out would make the
+  // numbers differ from the trained model's without a word
+  for (int i = 0; i < f.n; i++) {
+    const char *name = f.tensors[i].name;
+    int k = 0;
+    while (k < n && strcmp(p[k].name, name)) k++;
+    if (k < n) continue;
+    int layer;
+    if (sscanf(name, "layers.%d.", &layer) == 1 && layer >= c->n_layers)
+      err_set(err,
+              "%s: tensor \"%s\" belongs to layer %d but the metadata says n_layers=%d: set n_layers to the "
+              "number of layers the file holds",
+              path, name, layer + 1, c->n_layers);
+    else if (!strcmp(name, "head.bias") || (!strcmp(name, "norm.bias") && m->has_head))
+      err_set(err, "%s: tensor \"%s\" is present but \"%s\" is missing", path, name,
+              name[0] == 'h' ? "head.weight" : "norm.weight");
+    else if (!strncmp(name, "norm.", 5))
+      err_set(err,
+              "%s: tensor \"%s\" is a final LayerNorm, which Stepformer applies only before a prediction "
+              "head (head.weight, head.bias): save the head too, or leave the norm out",
+              path, name);
+    else
+      err_set(err,
+              "%s: tensor \"%s\" is not one Stepformer uses (embed.weight, layers.N.*, norm.*, head.*): "
+              "remove it from the file",
+              path, name);
+    goto fail;
+  }
+  if (!model_carve(m, p, n, err)) goto fail;
+  for (int i = 0; i < n; i++) {
+    const float *src = st_find(&f, p[i].name)->data;
+    long cnt = param_count(&p[i]);
+    for (long k = 0; k < cnt; k++)
+      if (!isfinite(src[k])) {
+        char at[48];
+        if (p[i].ndim == 1)
+          snprintf(at, sizeof at, "[%ld]", k);
+        else
+          snprintf(at, sizeof at, "[%ld,%ld]", k / p[i].shape[1], k % p[i].shape[1]);
+        err_set(err,
+                "%s: tensor \"%s\" holds %s at %s: the model is broken (training diverged?); save it again "
+                "from a good checkpoint",
+                path, p[i].name,
+                isnan(src[k]) ? "NaN"
+                : src[k] > 0  ? "+inf"
+                              : "-inf",
+                at);
+        goto fail;
+      }
+    memcpy(*p[i].ptr, src, sizeof(float) * (size_t)cnt);
   }
   snprintf(m->source, sizeof m->source, "%s", base_name(path));
   // keep the metadata: take the arrays over from the StFile

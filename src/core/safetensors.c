@@ -7,7 +7,10 @@
 
 #include "fileio.h"
 
-#define ST_MAX_FILE ((size_t)8 << 30)
+// The largest file read: the model's 2^29 floats (model.c's MAX_PARAMS) and a header. The whole
+// file is read and its tensors copied (the model copies them once more), so a bound keeps a
+// huge file from taking the machine's memory.
+#define ST_MAX_FILE (((size_t)2 << 30) + ST_MAX_HEADER + 8)
 
 static uint64_t read_u64le(const uint8_t *p) {
   uint64_t v = 0;
