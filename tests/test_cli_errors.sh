@@ -244,6 +244,45 @@ expect_error "existing --out, empty text" - "no words" -- \
     "$SF" dump --random D=8192,H=8 --out "$T/out"
 }
 
+{
+  # malformed and repeated option values: refused with one line, not taken in part or silently
+  for size in 1920x1080abc 1920x1080x5 " 1920x1080" 1920 0x0 99999x99999; do
+    expect_error "export --size '$size'" "$T/out" "--size" -- \
+      "$SF" export --size "$size" --format npy --out "$T/out"
+  done
+  for format in png,,svg png, ,png "" "png,svg,npy,csv,png,svg,npy,csv,png,svg,npy,csv,png,svg,npy,csv,xyz"; do
+    expect_error "export --format '$format'" "$T/out" "--format" -- \
+      "$SF" export --format "$format" --out "$T/out"
+  done
+  expect_error "export --threads 2x" "$T/out" "--threads" -- "$SF" export --threads 2x --out "$T/out"
+  expect_error "export --out twice" "$T/out" "--out" "twice" -- "$SF" export --out "$T/out" --out "$T/out2"
+  expect_error "export --format twice" "$T/out" "--format" "twice" -- \
+    "$SF" export --format png --format svg --out "$T/out"
+  expect_error "dump --out twice" "$T/out" "--out" "twice" -- "$SF" dump --out "$T/out" --out "$T/out2"
+  expect_error "dump --text twice" "$T/out" "--text" "twice" -- "$SF" dump --text a --text b --out "$T/out"
+  expect_error "info --model twice" - "--model" "twice" -- "$SF" info --model "$MODEL" --model "$MODEL"
+  expect_error "info --model without a value" - "--model needs a file" -- "$SF" info --model
+  expect_error "--random D twice" "$T/out" "--random" "D is given twice" -- \
+    "$SF" dump --random D=16,d_model=32 --out "$T/out"
+  [ ! -e "$T/out2" ] || fail "a refused command made its second --out"
+  # --vocab: only for a --random model, and only words a sentence can contain
+  expect_error "--vocab without --random" "$T/out" "--vocab" "--random" -- \
+    "$SF" dump --vocab the,cat --out "$T/out"
+  expect_error "--vocab with --model" "$T/out" "--vocab" "--random" -- \
+    "$SF" dump --model "$MODEL" --vocab the,cat --out "$T/out"
+  expect_error "export --vocab with a lesson" "$T/out" "--vocab" "--random" -- \
+    "$SF" export --lesson "$SF_TEST_DIR/../lessons/cat-bank.md" --vocab the,cat --out "$T/out"
+  expect_error "--vocab empty" "$T/out" "--vocab" "empty" -- \
+    "$SF" dump --random D=8,H=2 --vocab "" --out "$T/out"
+  expect_error "--vocab with a capital" "$T/out" '"The"' 'write "the"' -- \
+    "$SF" dump --random D=8,H=2 --vocab The,cat --out "$T/out"
+  expect_error "--vocab with a space" "$T/out" '"the cat"' "never match" -- \
+    "$SF" dump --random D=8,H=2 --vocab "the cat" --out "$T/out"
+  # check: no file, or an option, is one line too
+  expect_error "check without files" - "lesson files" -- "$SF" check
+  expect_error "check --bogus" - "unknown option" "--bogus" -- "$SF" check --bogus
+}
+
 if [ "$failures" -ne 0 ]; then
   echo "test_cli_errors: $failures failures in $cases cases" >&2
   exit 1

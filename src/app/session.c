@@ -17,6 +17,7 @@ static Trace *make_trace(const Model *m, const char *text, Err *err) {
 
 bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   memset(s, 0, sizeof *s);
+  if (!cli_model_opts_check(&o->model, err)) return false;
   const char *text = o->model.text;
   if (o->lesson) {
     if (!lesson_load(&s->lesson, o->lesson, d)) {

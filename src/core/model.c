@@ -71,6 +71,10 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
   char buf[512];
   if (strlen(spec) >= sizeof buf) return err_set(err, "--random: the specification is too long");
   strcpy(buf, spec);
+  static const char *const FIELDS[][3] = {
+      {"D", "d_model", ""}, {"H", "heads", "n_heads"}, {"F", "d_ff", ""},      {"layers", "n_layers", ""},
+      {"seed", "", ""},     {"activation", "", ""},    {"norm_first", "", ""}, {"causal", "", ""}};
+  unsigned seen = 0;
   for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
     char *eq = strchr(kv, '=');
     if (!eq)
@@ -78,6 +82,13 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
     *eq = 0;
     const char *k = kv, *v = eq + 1;
     long n;
+    for (unsigned f = 0; f < sizeof FIELDS / sizeof *FIELDS; f++)
+      for (int a = 0; a < 3; a++)
+        if (FIELDS[f][a][0] && !strcmp(k, FIELDS[f][a])) {
+          if (seen & (1u << f))
+            return err_set(err, "--random: %s is given twice: give it once", FIELDS[f][0]);
+          seen |= 1u << f;
+        }
     if (!strcmp(k, "D") || !strcmp(k, "d_model")) {
       if (!parse_int(v, 1, MAX_DIM, &n))
         return err_set(err, "--random: D=%s is not a width in 1..%d", v, MAX_DIM);
