@@ -278,6 +278,15 @@ expect_error "existing --out, empty text" - "no words" -- \
     "$SF" dump --random D=8,H=2 --vocab The,cat --out "$T/out"
   expect_error "--vocab with a space" "$T/out" '"the cat"' "never match" -- \
     "$SF" dump --random D=8,H=2 --vocab "the cat" --out "$T/out"
+  # the sentence: which one is wrong, and text that is not UTF-8 is refused, not drawn half-decoded
+  expect_error "export --compare without words" "$T/out" "--compare" "no words" -- \
+    "$SF" export --compare "..." --out "$T/out"
+  expect_error "export --text without words" "$T/out" "--text" "no words" -- \
+    "$SF" export --text "..." --out "$T/out"
+  expect_error "export --text not UTF-8" "$T/out" "--text" "UTF-8" "0xE9" -- \
+    "$SF" export --text "$(printf 'the caf\351')" --out "$T/out"
+  expect_error "dump --random --text not UTF-8" "$T/out" "--text" "UTF-8" "byte 8" -- \
+    "$SF" dump --random D=8,H=2 --text "$(printf 'the caf\351')" --out "$T/out"
   # check: no file, or an option, is one line too
   expect_error "check without files" - "lesson files" -- "$SF" check
   expect_error "check --bogus" - "unknown option" "--bogus" -- "$SF" check --bogus

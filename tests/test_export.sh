@@ -69,5 +69,13 @@ check '[ $rc = 2 ] && echo "$err" | grep -q "size"' "bad --size: $err"
 err=$("$sf" export --bogus 2>&1); rc=$?
 check '[ $rc = 2 ] && echo "$err" | grep -q "bogus"' "unknown option: $err"
 
+# 5. a model file named in another encoding (Latin-1 "café"): its name is in every caption; the
+# SVGs must still be UTF-8 XML
+cp "$SF_SOURCE_DIR/assets/models/bank.safetensors" "$tmp/$(printf 'caf\351').safetensors"
+out=$tmp/latin1
+log=$("$sf" export --model "$tmp/$(printf 'caf\351').safetensors" --format svg --head 1 --out "$out" 2>&1)
+check '[ $? = 0 ]' "export of a Latin-1-named model: $log"
+check 'xmllint --noout "$out"/*.svg' "the SVGs of a Latin-1-named model parse as XML"
+
 [ $fail = 0 ] && echo "test_export: all checks passed"
 exit $fail

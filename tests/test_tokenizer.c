@@ -119,7 +119,49 @@ static void test_tokens(void) {
   vocab_free(&v);
 }
 
+// Well-formed UTF-8 only: what is not (Latin-1 bytes from a terminal or a file) is refused by
+// name, so a sentence never reaches a picture, an SVG or a PNG text chunk half-decoded.
+static void test_utf8(void) {
+  struct {
+    const char *s;
+    int len;
+  } cases[] = {{"a", 1},
+               {"\xC3\xA9", 2},
+               {"\xE2\x82\xAC", 3},
+               {"\xF0\x9F\x98\x80", 4},
+               {"\x80", 0},
+               {"\xC0\x80", 0},
+               {"\xC1\xBF", 0},
+               {"\xE0\x80\x80", 0},
+               {"\xED\xA0\x80", 0},
+               {"\xF4\x90\x80\x80", 0},
+               {"\xF5\x80\x80\x80", 0},
+               {"\xC3", 0},
+               {"\xE2\x82", 0},
+               {"\xFF", 0},
+               {"", 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    CHECK(utf8_seq_len(cases[i].s) == cases[i].len, "utf8_seq_len case %zu: %d, expected %d", i,
+          utf8_seq_len(cases[i].s), cases[i].len);
+  CHECK(utf8_invalid_at("caf\xC3\xA9 ok") == -1 && utf8_invalid_at("ab\xFF c") == 2, "utf8_invalid_at");
+
+  Vocab v;
+  Err err = {0};
+  CHECK(!vocab_from_lines(&v, "<unk>\nthe\ncaf\xE9", &err) && strstr(err.msg, "word 2") &&
+            strstr(err.msg, "UTF-8") && strstr(err.msg, "0xE9"),
+        "a Latin-1 vocabulary word: \"%s\"", err.msg);
+  CHECK(!vocab_from_text(&v, "the caf\xE9", &err) && strstr(err.msg, "sentence") && strstr(err.msg, "byte 8"),
+        "a Latin-1 sentence as vocabulary: \"%s\"", err.msg);
+  CHECK(vocab_from_lines(&v, "<unk>\nthe", &err), "%s", err.msg);
+  Tokens t;
+  CHECK(!tokens_from_text(&t, &v, "the \xFF\xFE cat", 0, &err) && strstr(err.msg, "UTF-8") &&
+            strstr(err.msg, "byte 5") && strstr(err.msg, "0xFF"),
+        "a sentence with bytes that are not UTF-8: \"%s\"", err.msg);
+  vocab_free(&v);
+}
+
 int main(void) {
+  test_utf8();
   test_words();
   test_vocab();
   test_tokens();

@@ -104,8 +104,10 @@ Model *cli_build_model(const ModelOpts *o, Err *err) {
     Vocab v;
     if (o->vocab) {
       if (!vocab_from_option(&v, o->vocab, err)) return NULL;
-    } else if (!vocab_from_text(&v, o->text ? o->text : CLI_DEFAULT_TEXT, err)) {
-      return NULL;
+    } else {
+      Err terr = {0};
+      if (!vocab_from_text(&v, o->text ? o->text : CLI_DEFAULT_TEXT, &terr))
+        return err_set(err, "--text: %s", terr.msg), NULL;
     }
     m = model_random(&c, &v, seed, err);
     vocab_free(&v);

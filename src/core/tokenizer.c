@@ -10,6 +10,30 @@ static bool is_sep(unsigned char c) {
          (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
 }
 
+int utf8_seq_len(const char *str) {
+  const unsigned char *s = (const unsigned char *)str;
+  unsigned c = s[0];
+  if (c == 0) return 0;
+  if (c < 0x80) return 1;
+  int n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (n == 0) return 0; // a continuation byte, C0/C1 (overlong 2-byte forms) or F5..FF
+  for (int i = 1; i < n; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  unsigned c1 = s[1];
+  if ((c == 0xE0 && c1 < 0xA0) || (c == 0xF0 && c1 < 0x90)) return 0;   // overlong
+  if ((c == 0xED && c1 >= 0xA0) || (c == 0xF4 && c1 >= 0x90)) return 0; // surrogate, past U+10FFFF
+  return n;
+}
+
+long utf8_invalid_at(const char *s) {
+  for (const char *p = s; *p;) {
+    int n = utf8_seq_len(p);
+    if (!n) return (long)(p - s);
+    p += n;
+  }
+  return -1;
+}
+
 // The length of the longest prefix of buf[0..n) that ends on a whole UTF-8 sequence.
 static int utf8_whole(const char *buf, int n) {
   int lead = n;
@@ -103,6 +127,13 @@ bool vocab_from_lines(Vocab *v, const char *lines, Err *err) {
       vocab_free(v);
       return err_set(err, "vocabulary word %d is empty", i);
     }
+    long bad = utf8_invalid_at(v->words[i]);
+    if (bad >= 0) {
+      err_set(err, "vocabulary word %d is not UTF-8 text (byte %ld of it is 0x%02X)", i, bad + 1,
+              (unsigned char)v->words[i][bad]);
+      vocab_free(v);
+      return false;
+    }
     for (int j = 0; j < i; j++)
       if (!strcmp(v->words[i], v->words[j])) {
         err_set(err, "vocabulary word \"%s\" appears twice (ids %d and %d)", v->words[i], j, i);
@@ -135,7 +166,16 @@ static void join_unique(const char *w, int len, void *ctx) {
   j->buf[j->len] = 0;
 }
 
+static bool check_utf8(const char *text, Err *err) {
+  long bad = utf8_invalid_at(text);
+  if (bad < 0) return true;
+  return err_set(err, "the sentence is not UTF-8 text (byte %ld is 0x%02X): type or save it as UTF-8",
+                 bad + 1, (unsigned char)text[bad]);
+}
+
 bool vocab_from_text(Vocab *v, const char *text, Err *err) {
+  memset(v, 0, sizeof *v);
+  if (!check_utf8(text, err)) return false;
   Joined j = {malloc(strlen(text) * 2 + 16), 0};
   if (!j.buf) return err_set(err, "out of memory");
   strcpy(j.buf, VOCAB_UNK);
@@ -192,6 +232,7 @@ static void fill_token(const char *w, int len, void *ctx) {
 
 bool tokens_from_text(Tokens *t, const Vocab *v, const char *text, int max_tokens, Err *err) {
   memset(t, 0, sizeof *t);
+  if (!check_utf8(text, err)) return false;
   int n = count_words(text);
   if (n == 0)
     return err_set(err, "the sentence has no words: type at least one word (punctuation is dropped)");
