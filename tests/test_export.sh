@@ -77,5 +77,25 @@ log=$("$sf" export --model "$tmp/$(printf 'caf\351').safetensors" --format svg -
 check '[ $? = 0 ]' "export of a Latin-1-named model: $log"
 check 'xmllint --noout "$out"/*.svg' "the SVGs of a Latin-1-named model parse as XML"
 
+# 6. more than 99 steps (10 layers): numbered with 3 digits, so that the names sort in step order
+out=$tmp/deep
+"$sf" export --random D=8,H=2,F=8,layers=10,seed=1 --head all --out "$out" >/dev/null 2>&1
+check '[ -s "$out/001-tokens.png" ] && [ -s "$out/105-l10-addnorm2.png" ] && [ -s "$out/097-l10-scores-all.png" ]' "3-digit picture numbers"
+check '[ -z "$(ls "$out" | grep -v "^[0-9][0-9][0-9]-")" ]' "every name has 3 digits: $(ls "$out" | grep -v "^[0-9][0-9][0-9]-" | head -3)"
+
+# 7. values that overflow (a LayerNorm gain of 3e38, finite, so the model loads): NaN in a CSV is
+# "nan", never printf's "-nan"; stages counts the NaN and inf values instead of hiding them
+model=$tmp/overflow.safetensors
+cp "$SF_TEST_DIR/ref/cat-bank/model.safetensors" "$model"
+hlen=$(od -An -tu4 -N4 "$model" | tr -d ' ')
+at=$(head -c $((8 + hlen)) "$model" | grep -ao '"layers.0.norm1.weight":{[^}]*}' | sed 's/.*data_offsets":\[\([0-9]*\),.*/\1/')
+printf '\346\261\141\177\346\261\141\377' | dd of="$model" bs=1 seek=$((8 + hlen + at)) conv=notrunc 2>/dev/null
+out=$tmp/overflow
+log=$("$sf" export --model "$model" --text "the cat walks by the bank" --format csv --out "$out" 2>&1)
+check '[ $? = 0 ]' "export of overflowing values: $log"
+check 'grep -q ",nan" "$out/l0.out.csv" && ! grep -q -- "-nan" "$out"/*.csv' "NaN is written nan in CSV"
+log=$("$sf" stages --model "$model" --text "the cat walks by the bank")
+check 'echo "$log" | grep "l0.out.npy" | grep -q "x NaN"' "stages counts NaN: $(echo "$log" | grep l0.out.npy)"
+
 [ $fail = 0 ] && echo "test_export: all checks passed"
 exit $fail

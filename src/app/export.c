@@ -65,6 +65,7 @@ static int plan(Export *x, int head_opt) {
   x->jobs = calloc((size_t)cap, sizeof(Job));
   if (!x->jobs) return -1;
   int n = 0, number = 1;
+  int digits = t->n_steps >= 100 ? 3 : 2; // 007-… sorts before 100-… in any file browser
   bool layers = t->cfg.n_layers > 1;
   if (x->s->has_lesson) {
     const Lesson *l = &x->s->lesson;
@@ -110,11 +111,11 @@ static int plan(Export *x, int head_opt) {
       Job *j = &x->jobs[n++];
       j->step = k, j->head = heads ? h : (head_opt >= 0 ? head_opt : 0), j->lesson_step = -1;
       if (heads && h < 0)
-        snprintf(j->base, sizeof j->base, "%02d-%s%s-all", number, lay, step_slug(t, k));
+        snprintf(j->base, sizeof j->base, "%0*d-%s%s-all", digits, number, lay, step_slug(t, k));
       else if (heads)
-        snprintf(j->base, sizeof j->base, "%02d-%s%s-h%d", number, lay, step_slug(t, k), h + 1);
+        snprintf(j->base, sizeof j->base, "%0*d-%s%s-h%d", digits, number, lay, step_slug(t, k), h + 1);
       else
-        snprintf(j->base, sizeof j->base, "%02d-%s%s", number, lay, step_slug(t, k));
+        snprintf(j->base, sizeof j->base, "%0*d-%s%s", digits, number, lay, step_slug(t, k));
     }
   }
   return n;
@@ -229,6 +230,8 @@ static bool write_csv(const Trace *t, const TraceTensor *x, int h, const char *p
       float v = trace_at(x, h, i, j);
       if (isinf(v))
         fputs(v < 0 ? ",-inf" : ",inf", f);
+      else if (isnan(v))
+        fputs(",nan", f); // not printf's "-nan" for a NaN with its sign bit set
       else
         fprintf(f, ",%.9g", v); // 9 significant digits: the float comes back exactly
     }
