@@ -97,5 +97,42 @@ check 'grep -q ",nan" "$out/l0.out.csv" && ! grep -q -- "-nan" "$out"/*.csv' "Na
 log=$("$sf" stages --model "$model" --text "the cat walks by the bank")
 check 'echo "$log" | grep "l0.out.npy" | grep -q "x NaN"' "stages counts NaN: $(echo "$log" | grep l0.out.npy)"
 
+# 8. exporting again replaces the earlier export: a 2-head model's pictures over a 4-head one's
+# leave no stale -h3/-h4 pictures; files of another kind (CSV), a picture the user changed, and
+# the user's own files stay
+out=$tmp/again
+mkdir -p "$out"
+echo "mine" >"$out/notes.txt"
+echo "my picture" >"$out/07-scores-h9.png"
+"$sf" export --format png,csv --out "$out" >/dev/null 2>&1
+check '[ -s "$out/07-scores-h3.png" ] && [ -s "$out/07-scores-h4.png" ] && [ -s "$out/X.csv" ]' "the 4-head export"
+echo "annotated by hand" >"$out/08-softmax-h4.png"
+"$sf" export --random D=16,H=2,F=32,layers=1,seed=3 --format png --out "$out" >/dev/null 2>&1
+check '[ ! -e "$out/07-scores-h3.png" ] && [ ! -e "$out/07-scores-h4.png" ]' "stale pictures of the earlier export removed"
+check '[ -s "$out/07-scores-h2.png" ] && [ -s "$out/X.csv" ] && [ -s "$out/l0.A-h4.csv" ]' "CSV files (not exported this time) stay"
+check '[ "$(cat "$out/08-softmax-h4.png")" = "annotated by hand" ]' "a picture the user changed stays"
+check '[ "$(cat "$out/notes.txt")" = mine ] && [ "$(cat "$out/07-scores-h9.png")" = "my picture" ]' "the user's files stay"
+"$sf" export --random D=16,H=2,F=32,layers=1,seed=3 --format csv --out "$out" >/dev/null 2>&1
+check '[ ! -e "$out/l0.A-h4.csv" ] && [ -s "$out/l0.A-h2.csv" ] && [ -s "$out/07-scores-h2.png" ]' "a CSV export replaces the CSV files"
+
+# 9. interrupted (Ctrl+C, kill): no partial output, the folder it made is gone; a killed run's
+# staging folder is removed by the next run into that folder
+out=$tmp/interrupted
+"$sf" export --random D=64,H=8,F=64,layers=8 --format png,svg --size 4000x3000 --out "$out" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 200); do [ -n "$(ls -A "$out" 2>/dev/null)" ] && break; sleep 0.05; done
+kill -TERM $pid
+wait $pid
+rc=$?
+check '[ $rc = 143 ] && [ ! -e "$out" ]' "an export stopped by SIGTERM leaves nothing (exit $rc, $(ls -A "$out" 2>/dev/null | head -3))"
+mkdir -p "$out"
+"$sf" export --random D=64,H=8,F=64,layers=8 --format png --size 4000x3000 --out "$out" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 200); do [ -n "$(ls -A "$out" 2>/dev/null)" ] && break; sleep 0.05; done
+kill -KILL $pid
+wait $pid 2>/dev/null
+"$sf" export --format csv --out "$out" >/dev/null 2>&1
+check '[ -z "$(ls -A "$out" | grep stepformer-tmp)" ] && [ -s "$out/X.csv" ]' "a killed run's staging folder is removed by the next one"
+
 [ $fail = 0 ] && echo "test_export: all checks passed"
 exit $fail
