@@ -412,7 +412,7 @@ Model *model_load(const char *path, Err *err) {
   }
   // every tensor of the file must be one the model uses: a tensor left out would make the
   // numbers differ from the trained model's without a word
-  for (int i = 0; i < f.n; i++) {
+  for (int i = 0; f.n > n && i < f.n; i++) { // every one of the n is there: more means others
     const char *name = f.tensors[i].name;
     int k = 0;
     while (k < n && strcmp(p[k].name, name)) k++;

@@ -30,6 +30,15 @@ typedef struct {
   const char *name;
 } Span;
 
+typedef struct {
+  const char *name;
+  int index;
+} Named;
+
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(((const Named *)a)->name, ((const Named *)b)->name);
+}
+
 static int span_cmp(const void *a, const void *b) {
   const Span *x = a, *y = b;
   return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
@@ -54,6 +63,7 @@ void st_free(StFile *f) {
     free(f->values[i]);
   }
   free(f->tensors);
+  free(f->by_name);
   free(f->keys);
   free(f->values);
   memset(f, 0, sizeof *f);
@@ -155,10 +165,6 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
               what, name, dtype->valuestring);
       goto fail;
     }
-    if (st_find(f, name)) {
-      err_set(err, "%s: tensor \"%s\" appears twice in the header", what, name);
-      goto fail;
-    }
     StTensor *t = &f->tensors[f->n];
     int nd = cJSON_GetArraySize(shape);
     if (nd > ST_MAX_DIMS) {
@@ -215,6 +221,24 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
     spans[f->n] = (Span){b, en, t->name};
     f->n++;
   }
+  // names sorted once: a repeated name is caught here, and st_find searches by halves
+  f->by_name = malloc(sizeof(int) * (size_t)(f->n + 1));
+  Named *named = malloc(sizeof(Named) * (size_t)(f->n + 1));
+  if (!f->by_name || !named) {
+    free(named);
+    err_set(err, "%s: out of memory", what);
+    goto fail;
+  }
+  for (int i = 0; i < f->n; i++) named[i] = (Named){f->tensors[i].name, i};
+  qsort(named, (size_t)f->n, sizeof(Named), name_cmp);
+  for (int i = 0; i < f->n; i++) f->by_name[i] = named[i].index;
+  for (int i = 1; i < f->n; i++)
+    if (!strcmp(named[i - 1].name, named[i].name)) {
+      err_set(err, "%s: tensor \"%s\" appears twice in the header", what, named[i].name);
+      free(named);
+      goto fail;
+    }
+  free(named);
   qsort(spans, (size_t)f->n, sizeof(Span), span_cmp);
   // sorted by start: a non-empty tensor must start after every non-empty one before it ends
   // (empty tensors occupy no bytes and overlap nothing)
@@ -249,8 +273,15 @@ bool st_read(StFile *f, const char *path, Err *err) {
 }
 
 const StTensor *st_find(const StFile *f, const char *name) {
-  for (int i = 0; i < f->n; i++)
-    if (!strcmp(f->tensors[i].name, name)) return &f->tensors[i];
+  int lo = 0, hi = f->by_name ? f->n : 0;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2, c = strcmp(f->tensors[f->by_name[mid]].name, name);
+    if (c == 0) return &f->tensors[f->by_name[mid]];
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
   return NULL;
 }
 
