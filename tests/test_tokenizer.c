@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "tokenizer.h" // defines: Vocab, Tokens, tokenize_words, tokens_from_text
@@ -160,8 +161,42 @@ static void test_utf8(void) {
   vocab_free(&v);
 }
 
+// A large vocabulary (100 000 words, as a real tokenizer's) is read, checked for repeats and
+// searched at once: every pair was compared (21 s), every lookup scanned the list.
+static void test_large_vocab(void) {
+  size_t cap = 100001 * 8 + 16, len = 0;
+  char *lines = malloc(cap);
+  len += (size_t)snprintf(lines, cap, "<unk>");
+  for (int i = 0; i < 100000; i++)
+    len += (size_t)snprintf(lines + len, cap - len, "\nw%d", (i * 7919) % 100000);
+  Vocab v;
+  Err err = {0};
+  clock_t t0 = clock();
+  bool ok = vocab_from_lines(&v, lines, &err);
+  int found = 0;
+  for (int i = 0; ok && i < 100000; i++) {
+    char w[16];
+    snprintf(w, sizeof w, "w%d", (i * 7919) % 100000);
+    found += vocab_find(&v, w) == i + 1;
+  }
+  double s = (double)(clock() - t0) / CLOCKS_PER_SEC;
+  CHECK(ok && v.n == 100001 && found == 100000 && vocab_find(&v, "<unk>") == 0 &&
+            vocab_find(&v, "w100000") == -1,
+        "a 100 000-word vocabulary: %s, %d found", err.msg, found);
+  CHECK(s < 10.0, "a 100 000-word vocabulary took %.1f s", s);
+  if (ok) vocab_free(&v);
+  // the same with the first word repeated at the end, far from its twin
+  snprintf(lines + len, cap - len, "\nw0");
+  CHECK(!vocab_from_lines(&v, lines, &err) && strstr(err.msg, "\"w0\" appears twice (ids 1 and 100001)"),
+        "a repeat far apart: \"%s\"", err.msg);
+  free(lines);
+  CHECK(!vocab_from_lines(&v, "<unk>\r\nthe\r\ncat", &err) && strstr(err.msg, "Windows"), "CRLF: \"%s\"",
+        err.msg);
+}
+
 int main(void) {
   test_utf8();
+  test_large_vocab();
   test_words();
   test_vocab();
   test_tokens();

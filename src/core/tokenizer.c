@@ -95,6 +95,29 @@ static int count_words(const char *text) {
   return n;
 }
 
+// Sorts ids by their words (then by id: the first of twins comes first). A merge sort: qsort has
+// no context to reach the words through.
+static void sort_ids(int *ids, int n, char *const *words) {
+  int *tmp = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+  if (!tmp) { // no memory for the merge: insertion sort, slow but right
+    for (int i = 1; i < n; i++)
+      for (int j = i; j > 0 && strcmp(words[ids[j - 1]], words[ids[j]]) > 0; j--) {
+        int t = ids[j];
+        ids[j] = ids[j - 1], ids[j - 1] = t;
+      }
+    return;
+  }
+  for (int w = 1; w < n; w *= 2)
+    for (int lo = 0; lo < n - w; lo += 2 * w) {
+      int mid = lo + w, hi = lo + 2 * w < n ? lo + 2 * w : n, a = lo, b = mid, k = lo;
+      while (a < mid && b < hi) tmp[k++] = strcmp(words[ids[a]], words[ids[b]]) <= 0 ? ids[a++] : ids[b++];
+      while (a < mid) tmp[k++] = ids[a++];
+      while (b < hi) tmp[k++] = ids[b++];
+      memcpy(ids + lo, tmp + lo, sizeof(int) * (size_t)(hi - lo));
+    }
+  free(tmp);
+}
+
 bool vocab_from_lines(Vocab *v, const char *lines, Err *err) {
   memset(v, 0, sizeof *v);
   size_t len = strlen(lines);
@@ -119,7 +142,10 @@ bool vocab_from_lines(Vocab *v, const char *lines, Err *err) {
   }
   v->n = n;
   if (n < 1 || strcmp(v->words[0], VOCAB_UNK) != 0) {
+    bool crlf = n >= 1 && !strcmp(v->words[0], VOCAB_UNK "\r");
     vocab_free(v);
+    if (crlf)
+      return err_set(err, "the vocabulary's words end in \\r (Windows line ends): join them with \\n only");
     return err_set(err, "the vocabulary must start with \"" VOCAB_UNK "\"");
   }
   for (int i = 0; i < n; i++) {
@@ -134,13 +160,23 @@ bool vocab_from_lines(Vocab *v, const char *lines, Err *err) {
       vocab_free(v);
       return false;
     }
-    for (int j = 0; j < i; j++)
-      if (!strcmp(v->words[i], v->words[j])) {
-        err_set(err, "vocabulary word \"%s\" appears twice (ids %d and %d)", v->words[i], j, i);
-        vocab_free(v);
-        return false;
-      }
   }
+  // sorted once: a repeated word is caught next to its twin, and vocab_find searches by halves
+  v->order = malloc(sizeof(int) * (size_t)n);
+  if (!v->order) {
+    vocab_free(v);
+    return err_set(err, "out of memory reading the vocabulary");
+  }
+  for (int i = 0; i < n; i++) v->order[i] = i;
+  sort_ids(v->order, n, v->words);
+  for (int k = 1; k < n; k++)
+    if (!strcmp(v->words[v->order[k - 1]], v->words[v->order[k]])) {
+      int a = v->order[k - 1], b = v->order[k];
+      err_set(err, "vocabulary word \"%s\" appears twice (ids %d and %d)", v->words[a], a < b ? a : b,
+              a < b ? b : a);
+      vocab_free(v);
+      return false;
+    }
   return true;
 }
 
@@ -202,13 +238,21 @@ char *vocab_to_lines(const Vocab *v) {
 }
 
 int vocab_find(const Vocab *v, const char *word) {
-  for (int i = 0; i < v->n; i++)
-    if (!strcmp(v->words[i], word)) return i;
+  int lo = 0, hi = v->order ? v->n : 0;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2, c = strcmp(v->words[v->order[mid]], word);
+    if (c == 0) return v->order[mid];
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
   return -1;
 }
 
 void vocab_free(Vocab *v) {
   free(v->words);
+  free(v->order);
   free(v->block);
   memset(v, 0, sizeof *v);
 }

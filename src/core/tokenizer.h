@@ -24,6 +24,7 @@ typedef struct {
   char **words; // words[id], words[0] == "<unk>"
   int n;
   char *block; // storage of all words
+  int *order;  // ids sorted by word: vocab_find searches by halves (a 50 000-word vocabulary)
 } Vocab;
 
 typedef struct {
