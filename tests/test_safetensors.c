@@ -192,6 +192,10 @@ static void test_bad(void) {
 static void test_bad_fixed(void) {
   // names from the file are quoted as they are: a newline in a name splits the one-line message
   reject_json("a newline in a tensor name", "{\"a\\nb\":[1]}", 0, "not described");
+  // a metadata key given twice: which d_model is meant?
+  reject_json("a metadata key twice",
+              "{\"__metadata__\":{\"d_model\":\"16\",\"vocab\":\"<unk>\",\"d_model\":\"32\"}}", 0,
+              "\"d_model\" appears twice");
   // the JSON error position: byte 5 of the JSON is byte 13 of the file, not "of the header" 13
   Buf b = make("{\"a\":?}", 0);
   StFile f;
@@ -454,6 +458,37 @@ static void test_model_load(const char *tmp) {
   add_t(&m, "head.bias", 3, 0);
   add_t(&m, "norm.bias", 4, 0);
   load_tiny(tmp, "norm.bias without norm.weight", &m, "\"norm.weight\" is missing");
+
+  {
+    // a model with many metadata keys (150: a training script's settings) is saved again with all
+    // of them; the copy kept at most 100 and refused the rest
+    tiny(&m);
+    StTensor *tt = m.t;
+    const char *keys[160], *vals[160];
+    char names[150][16];
+    for (int i = 0; i < m.n_meta; i++) keys[i] = m.keys[i], vals[i] = m.vals[i];
+    int nk = m.n_meta;
+    for (int i = 0; i < 150; i++) {
+      snprintf(names[i], sizeof names[i], "setting%d", i);
+      keys[nk] = names[i], vals[nk++] = names[i];
+    }
+    char path[4096], copy[4096];
+    snprintf(path, sizeof path, "%s/many-meta.safetensors", tmp);
+    snprintf(copy, sizeof copy, "%s/many-meta-copy.safetensors", tmp);
+    Err err = {0};
+    CHECK(st_write(path, tt, m.n, keys, vals, nk, &err), "%s", err.msg);
+    Model *mm = model_load(path, &err);
+    CHECK(mm && model_save(mm, copy, &err), "a model with 150 metadata keys saves: %s", err.msg);
+    StFile f;
+    CHECK(st_read(&f, copy, &err) && st_meta(&f, "setting149") &&
+              !strcmp(st_meta(&f, "setting149"), "setting149") && st_meta(&f, "d_model") &&
+              !strcmp(st_meta(&f, "d_model"), "4"),
+          "its copy keeps them: %s", err.msg);
+    st_free(&f);
+    model_free(mm);
+    remove(path);
+    remove(copy);
+  }
 
   {
     // a configuration of more parameters than Stepformer holds is refused before allocating

@@ -482,6 +482,7 @@ bool model_save(const Model *m, const char *path, Err *err) {
   Param *p = calloc((size_t)cap, sizeof(Param));
   StTensor *t = calloc((size_t)cap, sizeof(StTensor));
   char *vocab = vocab_to_lines(&m->vocab);
+  const char **keys = NULL, **vals = NULL;
   bool ok = false;
   if (!lw || !p || !t || !vocab) {
     err_set(err, "out of memory");
@@ -508,21 +509,26 @@ bool model_save(const Model *m, const char *path, Err *err) {
   snprintf(ca, sizeof ca, "%d", c->causal);
   snprintf(eps, sizeof eps, "%g", (double)c->ln_eps);
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)m->seed);
-  // The configuration as this model has it, then every other key the loaded file had.
-  const char *keys[128] = {"format",         "d_model",      "n_heads",    "d_ff",
-                           "n_layers",       "activation",   "norm_first", "causal",
-                           "layer_norm_eps", "pos_encoding", "vocab"};
-  const char *vals[128] = {"pt",         d,    h, f, l, model_activation_name(c->activation), nf, ca, eps,
-                           "sinusoidal", vocab};
-  int n_meta = 11;
-  if (m->n_meta > 100) {
-    err_set(err, "%s: the model has %d metadata keys; Stepformer keeps at most 100", path, m->n_meta);
+  // The configuration as this model has it, then every other key the loaded file had (their
+  // names are distinct: st_parse refuses a repeated one).
+  enum { FIXED = 11 };
+  static const char *const FIXED_KEYS[FIXED] = {"format",         "d_model",      "n_heads",    "d_ff",
+                                                "n_layers",       "activation",   "norm_first", "causal",
+                                                "layer_norm_eps", "pos_encoding", "vocab"};
+  const char *fixed_vals[FIXED] = {
+      "pt", d, h, f, l, model_activation_name(c->activation), nf, ca, eps, "sinusoidal", vocab};
+  keys = malloc(sizeof(char *) * (size_t)(FIXED + m->n_meta + 2));
+  vals = malloc(sizeof(char *) * (size_t)(FIXED + m->n_meta + 2));
+  if (!keys || !vals) {
+    err_set(err, "out of memory");
     goto done;
   }
+  int n_meta = FIXED;
+  for (int k = 0; k < FIXED; k++) keys[k] = FIXED_KEYS[k], vals[k] = fixed_vals[k];
   for (int i = 0; i < m->n_meta; i++) {
     int k = 0;
-    while (k < n_meta && strcmp(keys[k], m->meta_keys[i])) k++;
-    if (k == n_meta)
+    while (k < FIXED && strcmp(keys[k], m->meta_keys[i])) k++;
+    if (k == FIXED)
       keys[n_meta] = m->meta_keys[i], vals[n_meta++] = m->meta_values[i];
     else if (!strcmp(keys[k], "layer_norm_eps") || !strcmp(keys[k], "format"))
       vals[k] = m->meta_values[i];
@@ -536,6 +542,8 @@ bool model_save(const Model *m, const char *path, Err *err) {
   if (!seen_seed && m->has_seed) keys[n_meta] = "seed", vals[n_meta++] = seed;
   ok = st_write(path, t, n, keys, vals, n_meta, err);
 done:
+  free(keys);
+  free(vals);
   free(lw);
   free(p);
   free(t);

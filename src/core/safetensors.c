@@ -76,6 +76,8 @@ static char *dupstr(const char *s) {
   return d;
 }
 
+static int str_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
 static bool parse_metadata(StFile *f, const cJSON *meta, const char *what, Err *err) {
   if (!cJSON_IsObject(meta)) return err_set(err, "%s: __metadata__ is not a JSON object", what);
   int n = cJSON_GetArraySize(meta);
@@ -93,6 +95,18 @@ static bool parse_metadata(StFile *f, const cJSON *meta, const char *what, Err *
     f->n_meta++;
     if (!f->keys[f->n_meta - 1] || !f->values[f->n_meta - 1]) return err_set(err, "%s: out of memory", what);
   }
+  // a key given twice is ambiguous (which d_model?): sorted copies put twins side by side
+  char **sorted = malloc(sizeof(char *) * (size_t)(f->n_meta + 1));
+  if (!sorted) return err_set(err, "%s: out of memory", what);
+  memcpy(sorted, f->keys, sizeof(char *) * (size_t)f->n_meta);
+  qsort(sorted, (size_t)f->n_meta, sizeof(char *), str_cmp);
+  for (int i = 1; i < f->n_meta; i++)
+    if (!strcmp(sorted[i - 1], sorted[i])) {
+      err_set(err, "%s: metadata \"%s\" appears twice in __metadata__", what, sorted[i]);
+      free(sorted);
+      return false;
+    }
+  free(sorted);
   return true;
 }
 
