@@ -287,6 +287,11 @@ expect_error "existing --out, empty text" - "no words" -- \
     "$SF" export --text "$(printf 'the caf\351')" --out "$T/out"
   expect_error "dump --random --text not UTF-8" "$T/out" "--text" "UTF-8" "byte 8" -- \
     "$SF" dump --random D=8,H=2 --text "$(printf 'the caf\351')" --out "$T/out"
+  # bench: nothing to measure, or options that exclude each other
+  expect_error "bench --sizes ''" - "--sizes" "empty" -- "$SF" bench --sizes ""
+  expect_error "bench --sizes tiny," - "--sizes" "missing" -- "$SF" bench --sizes tiny,
+  expect_error "bench --no-peak --peak-only" - "--no-peak" "--peak-only" -- "$SF" bench --no-peak --peak-only
+  expect_error "bench --runs twice" - "--runs" "twice" -- "$SF" bench --runs 1 --runs 2
   # check: no file, or an option, is one line too
   expect_error "check without files" - "lesson files" -- "$SF" check
   expect_error "check --bogus" - "unknown option" "--bogus" -- "$SF" check --bogus
