@@ -192,6 +192,9 @@ static void test_large_vocab(void) {
   free(lines);
   CHECK(!vocab_from_lines(&v, "<unk>\r\nthe\r\ncat", &err) && strstr(err.msg, "Windows"), "CRLF: \"%s\"",
         err.msg);
+  CHECK(!vocab_from_lines(&v, "<unk>\nthe\n\x1b[2Jcat", &err) && strstr(err.msg, "word 2") &&
+            strstr(err.msg, "0x1B"),
+        "an escape sequence in a word: \"%s\"", err.msg);
 }
 
 int main(void) {

@@ -160,6 +160,14 @@ bool vocab_from_lines(Vocab *v, const char *lines, Err *err) {
       vocab_free(v);
       return false;
     }
+    // a control character (a tab, an escape sequence) is no part of a word, and printed as it is
+    // by `stepformer info` it would drive the terminal
+    for (const char *c = v->words[i]; *c; c++)
+      if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+        err_set(err, "vocabulary word %d holds the control character 0x%02X", i, (unsigned char)*c);
+        vocab_free(v);
+        return false;
+      }
   }
   // sorted once: a repeated word is caught next to its twin, and vocab_find searches by halves
   v->order = malloc(sizeof(int) * (size_t)n);

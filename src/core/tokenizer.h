@@ -42,7 +42,8 @@ int utf8_seq_len(const char *s);
 // The offset of the first byte of s that is not well-formed UTF-8, or -1 when all of s is.
 long utf8_invalid_at(const char *s);
 
-// Parses newline-separated words; the first must be "<unk>", none empty, repeated or not UTF-8.
+// Parses newline-separated words; the first must be "<unk>", none empty, repeated, not UTF-8 or
+// holding a control character.
 bool vocab_from_lines(Vocab *v, const char *lines, Err *err);
 // "<unk>" followed by the distinct words of text in order of first appearance.
 bool vocab_from_text(Vocab *v, const char *text, Err *err);
