@@ -292,6 +292,11 @@ expect_error "existing --out, empty text" - "no words" -- \
   expect_error "bench --sizes tiny," - "--sizes" "missing" -- "$SF" bench --sizes tiny,
   expect_error "bench --no-peak --peak-only" - "--no-peak" "--peak-only" -- "$SF" bench --no-peak --peak-only
   expect_error "bench --runs twice" - "--runs" "twice" -- "$SF" bench --runs 1 --runs 2
+  # a message about a very long path keeps what is wrong (it was cut off after the path)
+  long=$(printf 'abcdefghij/%.0s' $(seq 300))
+  expect_error "--out of 3300 bytes" - "abcdefghij/" "..." "too long" "shorter folder" -- \
+    "$SF" dump --out "$T/$long"
+  [ ! -e "$T/abcdefghij" ] || fail "--out of 3300 bytes: a folder was made"
   # check: no file, or an option, is one line too
   expect_error "check without files" - "lesson files" -- "$SF" check
   expect_error "check --bogus" - "unknown option" "--bogus" -- "$SF" check --bogus

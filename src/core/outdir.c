@@ -119,7 +119,9 @@ static bool make_dirs(OutDir *od, Err *err) {
 bool outdir_begin(OutDir *od, const char *dir, Err *err) {
   memset(od, 0, sizeof *od);
   if (!dir || !*dir) return err_set(err, "--out needs a folder");
-  if (strlen(dir) >= sizeof od->dir - 64) return err_set(err, "%s: path too long", dir);
+  if (strlen(dir) >= sizeof od->dir - 64)
+    return err_set(err, "%s: the path is too long (%zu bytes, at most %zu): choose a shorter folder", dir,
+                   strlen(dir), sizeof od->dir - 65);
   snprintf(od->dir, sizeof od->dir, "%s", dir);
   if (!make_dirs(od, err)) return false;
   remove_stale_stages(dir);
