@@ -278,7 +278,8 @@ bool export_run(Session *s, const char *out, const ExportSpec *spec, int *files,
   ViewOptions view = spec->view;
   view_global_range(s->trace, &view.global_lo, &view.global_hi);
   if (spec->head_opt >= s->trace->cfg.H)
-    return err_set(err, "--head %d: the model has %d heads", spec->head_opt + 1, s->trace->cfg.H);
+    return err_set(err, "--head %d: the model has %d head%s: give 1 to %d, or all", spec->head_opt + 1,
+                   s->trace->cfg.H, s->trace->cfg.H == 1 ? "" : "s", s->trace->cfg.H);
   OutDir od;
   if (!outdir_begin(&od, out, err)) return false;
   Export x = {.s = s,
