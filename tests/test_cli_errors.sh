@@ -215,10 +215,91 @@ expect_error "existing --out, empty text" - "no words" -- \
   # names from the file are quoted in messages: a newline in a name must not split the line
   mkst "$T/newline-name.safetensors" '{"a\nb":[1]}' 0
   bad_model newline-name "not described"
-  # a 2 KB file that claims D=8192 and 64 layers must fail on its tensors, not allocate 69 GB
+  # a 2 KB file that claims D=8192 must fail on its tensors, not allocate 1 GB; with 64 layers
+  # (69 GB) on the number of parameters
+  j=${json/'"n_layers":"2"'/'"n_layers":"1"'}
+  mkst "$T/large-config.safetensors" "${j/'"d_model":"16"'/'"d_model":"8192"'}" "$T/data.bin"
+  bad_model large-config '"embed.weight"'
   j=${json/'"n_layers":"2"'/'"n_layers":"64"'}
   mkst "$T/huge-config.safetensors" "${j/'"d_model":"16"'/'"d_model":"8192"'}" "$T/data.bin"
-  bad_model huge-config '"embed.weight"'
+  bad_model huge-config "parameters" "more than" "smaller D"
+}
+
+# ---------------------------------------------------------------- found in QA, fixed
+
+{
+  # weights that are not numbers, and tensors the configuration does not use, are refused
+  # (a NaN weight spoils every picture; an ignored tensor changes the numbers silently)
+  # embed.weight[1,9] (byte 100 of the data) becomes a float32 NaN, 00 00 c0 7f little-endian
+  { head -c 100 "$T/data.bin"; printf '\000\000\300\177'; tail -c +105 "$T/data.bin"; } >"$T/nan-data.bin"
+  mkst "$T/nan.safetensors" "$json" "$T/nan-data.bin"
+  bad_model nan '"embed.weight"' "NaN" "[1,9]"
+  mkst "$T/one-layer.safetensors" "${json/'"n_layers":"2"'/'"n_layers":"1"'}" "$T/data.bin"
+  bad_model one-layer '"layers.1.' "n_layers=1"
+  # too many heads for so many words: refused before allocating, not killed for memory
+  words=$(for i in $(seq 1000); do printf 'w%d ' "$i"; done)
+  expect_error "1000 words through 1024 heads" "$T/out" "GiB" "shorten the sentence" -- \
+    "$SF" dump --random D=1024,H=1024,F=16,layers=1 --text "$words" --out "$T/out"
+  expect_error "--random of 539 M parameters" "$T/out" "--random" "parameters" -- \
+    "$SF" dump --random D=8192,H=8 --out "$T/out"
+}
+
+{
+  # malformed and repeated option values: refused with one line, not taken in part or silently
+  for size in 1920x1080abc 1920x1080x5 " 1920x1080" 1920 0x0 99999x99999; do
+    expect_error "export --size '$size'" "$T/out" "--size" -- \
+      "$SF" export --size "$size" --format npy --out "$T/out"
+  done
+  for format in png,,svg png, ,png "" "png,svg,npy,csv,png,svg,npy,csv,png,svg,npy,csv,png,svg,npy,csv,xyz"; do
+    expect_error "export --format '$format'" "$T/out" "--format" -- \
+      "$SF" export --format "$format" --out "$T/out"
+  done
+  expect_error "export --threads 2x" "$T/out" "--threads" -- "$SF" export --threads 2x --out "$T/out"
+  expect_error "export --out twice" "$T/out" "--out" "twice" -- "$SF" export --out "$T/out" --out "$T/out2"
+  expect_error "export --format twice" "$T/out" "--format" "twice" -- \
+    "$SF" export --format png --format svg --out "$T/out"
+  expect_error "dump --out twice" "$T/out" "--out" "twice" -- "$SF" dump --out "$T/out" --out "$T/out2"
+  expect_error "dump --text twice" "$T/out" "--text" "twice" -- "$SF" dump --text a --text b --out "$T/out"
+  expect_error "info --model twice" - "--model" "twice" -- "$SF" info --model "$MODEL" --model "$MODEL"
+  expect_error "info --model without a value" - "--model needs a file" -- "$SF" info --model
+  expect_error "--random D twice" "$T/out" "--random" "D is given twice" -- \
+    "$SF" dump --random D=16,d_model=32 --out "$T/out"
+  [ ! -e "$T/out2" ] || fail "a refused command made its second --out"
+  # --vocab: only for a --random model, and only words a sentence can contain
+  expect_error "--vocab without --random" "$T/out" "--vocab" "--random" -- \
+    "$SF" dump --vocab the,cat --out "$T/out"
+  expect_error "--vocab with --model" "$T/out" "--vocab" "--random" -- \
+    "$SF" dump --model "$MODEL" --vocab the,cat --out "$T/out"
+  expect_error "export --vocab with a lesson" "$T/out" "--vocab" "--random" -- \
+    "$SF" export --lesson "$SF_TEST_DIR/../lessons/cat-bank.md" --vocab the,cat --out "$T/out"
+  expect_error "--vocab empty" "$T/out" "--vocab" "empty" -- \
+    "$SF" dump --random D=8,H=2 --vocab "" --out "$T/out"
+  expect_error "--vocab with a capital" "$T/out" '"The"' 'write "the"' -- \
+    "$SF" dump --random D=8,H=2 --vocab The,cat --out "$T/out"
+  expect_error "--vocab with a space" "$T/out" '"the cat"' "never match" -- \
+    "$SF" dump --random D=8,H=2 --vocab "the cat" --out "$T/out"
+  # the sentence: which one is wrong, and text that is not UTF-8 is refused, not drawn half-decoded
+  expect_error "export --compare without words" "$T/out" "--compare" "no words" -- \
+    "$SF" export --compare "..." --out "$T/out"
+  expect_error "export --text without words" "$T/out" "--text" "no words" -- \
+    "$SF" export --text "..." --out "$T/out"
+  expect_error "export --text not UTF-8" "$T/out" "--text" "UTF-8" "0xE9" -- \
+    "$SF" export --text "$(printf 'the caf\351')" --out "$T/out"
+  expect_error "dump --random --text not UTF-8" "$T/out" "--text" "UTF-8" "byte 8" -- \
+    "$SF" dump --random D=8,H=2 --text "$(printf 'the caf\351')" --out "$T/out"
+  # bench: nothing to measure, or options that exclude each other
+  expect_error "bench --sizes ''" - "--sizes" "empty" -- "$SF" bench --sizes ""
+  expect_error "bench --sizes tiny," - "--sizes" "missing" -- "$SF" bench --sizes tiny,
+  expect_error "bench --no-peak --peak-only" - "--no-peak" "--peak-only" -- "$SF" bench --no-peak --peak-only
+  expect_error "bench --runs twice" - "--runs" "twice" -- "$SF" bench --runs 1 --runs 2
+  # a message about a very long path keeps what is wrong (it was cut off after the path)
+  long=$(printf 'abcdefghij/%.0s' $(seq 300))
+  expect_error "--out of 3300 bytes" - "abcdefghij/" "..." "too long" "shorter folder" -- \
+    "$SF" dump --out "$T/$long"
+  [ ! -e "$T/abcdefghij" ] || fail "--out of 3300 bytes: a folder was made"
+  # check: no file, or an option, is one line too
+  expect_error "check without files" - "lesson files" -- "$SF" check
+  expect_error "check --bogus" - "unknown option" "--bogus" -- "$SF" check --bogus
 }
 
 # a lesson that cannot be read, or has a typo: its FILE:LINE line is the whole message

@@ -74,5 +74,70 @@ check '[ $rc = 2 ] && echo "$err" | grep -q "size"' "bad --size: $err"
 err=$("$sf" export --bogus 2>&1); rc=$?
 check '[ $rc = 2 ] && echo "$err" | grep -q "bogus"' "unknown option: $err"
 
+# 5. a model file named in another encoding (Latin-1 "café"): its name is in every caption; the
+# SVGs must still be UTF-8 XML
+cp "$SF_SOURCE_DIR/assets/models/bank.safetensors" "$tmp/$(printf 'caf\351').safetensors"
+out=$tmp/latin1
+log=$("$sf" export --model "$tmp/$(printf 'caf\351').safetensors" --format svg --head 1 --out "$out" 2>&1)
+check '[ $? = 0 ]' "export of a Latin-1-named model: $log"
+check 'xmllint --noout "$out"/*.svg' "the SVGs of a Latin-1-named model parse as XML"
+
+# 6. more than 99 steps (10 layers): numbered with 3 digits, so that the names sort in step order
+out=$tmp/deep
+"$sf" export --random D=8,H=2,F=8,layers=10,seed=1 --head all --out "$out" >/dev/null 2>&1
+check '[ -s "$out/001-tokens.png" ] && [ -s "$out/105-l10-addnorm2.png" ] && [ -s "$out/097-l10-scores-all.png" ]' "3-digit picture numbers"
+check '[ -z "$(ls "$out" | grep -v "^[0-9][0-9][0-9]-")" ]' "every name has 3 digits: $(ls "$out" | grep -v "^[0-9][0-9][0-9]-" | head -3)"
+
+# 7. values that overflow (a LayerNorm gain of 3e38, finite, so the model loads): NaN in a CSV is
+# "nan", never printf's "-nan"; stages counts the NaN and inf values instead of hiding them
+model=$tmp/overflow.safetensors
+cp "$SF_TEST_DIR/ref/cat-bank/model.safetensors" "$model"
+hlen=$(od -An -tu4 -N4 "$model" | tr -d ' ')
+at=$(head -c $((8 + hlen)) "$model" | grep -ao '"layers.0.norm1.weight":{[^}]*}' | sed 's/.*data_offsets":\[\([0-9]*\),.*/\1/')
+printf '\346\261\141\177\346\261\141\377' | dd of="$model" bs=1 seek=$((8 + hlen + at)) conv=notrunc 2>/dev/null
+out=$tmp/overflow
+log=$("$sf" export --model "$model" --text "the cat walks by the bank" --format csv --out "$out" 2>&1)
+check '[ $? = 0 ]' "export of overflowing values: $log"
+check 'grep -q ",nan" "$out/l0.out.csv" && ! grep -q -- "-nan" "$out"/*.csv' "NaN is written nan in CSV"
+log=$("$sf" stages --model "$model" --text "the cat walks by the bank")
+check 'echo "$log" | grep "l0.out.npy" | grep -q "x NaN"' "stages counts NaN: $(echo "$log" | grep l0.out.npy)"
+
+# 8. exporting again replaces the earlier export: a 2-head model's pictures over a 4-head one's
+# leave no stale -h3/-h4 pictures; files of another kind (CSV), a picture the user changed, and
+# the user's own files stay
+out=$tmp/again
+mkdir -p "$out"
+echo "mine" >"$out/notes.txt"
+echo "my picture" >"$out/07-scores-h9.png"
+"$sf" export --format png,csv --out "$out" >/dev/null 2>&1
+check '[ -s "$out/07-scores-h3.png" ] && [ -s "$out/07-scores-h4.png" ] && [ -s "$out/X.csv" ]' "the 4-head export"
+echo "annotated by hand" >"$out/08-softmax-h4.png"
+"$sf" export --random D=16,H=2,F=32,layers=1,seed=3 --format png --out "$out" >/dev/null 2>&1
+check '[ ! -e "$out/07-scores-h3.png" ] && [ ! -e "$out/07-scores-h4.png" ]' "stale pictures of the earlier export removed"
+check '[ -s "$out/07-scores-h2.png" ] && [ -s "$out/X.csv" ] && [ -s "$out/l0.A-h4.csv" ]' "CSV files (not exported this time) stay"
+check '[ "$(cat "$out/08-softmax-h4.png")" = "annotated by hand" ]' "a picture the user changed stays"
+check '[ "$(cat "$out/notes.txt")" = mine ] && [ "$(cat "$out/07-scores-h9.png")" = "my picture" ]' "the user's files stay"
+"$sf" export --random D=16,H=2,F=32,layers=1,seed=3 --format csv --out "$out" >/dev/null 2>&1
+check '[ ! -e "$out/l0.A-h4.csv" ] && [ -s "$out/l0.A-h2.csv" ] && [ -s "$out/07-scores-h2.png" ]' "a CSV export replaces the CSV files"
+
+# 9. interrupted (Ctrl+C, kill): no partial output, the folder it made is gone; a killed run's
+# staging folder is removed by the next run into that folder
+out=$tmp/interrupted
+"$sf" export --random D=64,H=8,F=64,layers=8 --format png,svg --size 4000x3000 --out "$out" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 200); do [ -n "$(ls -A "$out" 2>/dev/null)" ] && break; sleep 0.05; done
+kill -TERM $pid
+wait $pid
+rc=$?
+check '[ $rc = 143 ] && [ ! -e "$out" ]' "an export stopped by SIGTERM leaves nothing (exit $rc, $(ls -A "$out" 2>/dev/null | head -3))"
+mkdir -p "$out"
+"$sf" export --random D=64,H=8,F=64,layers=8 --format png --size 4000x3000 --out "$out" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 200); do [ -n "$(ls -A "$out" 2>/dev/null)" ] && break; sleep 0.05; done
+kill -KILL $pid
+wait $pid 2>/dev/null
+"$sf" export --format csv --out "$out" >/dev/null 2>&1
+check '[ -z "$(ls -A "$out" | grep stepformer-tmp)" ] && [ -s "$out/X.csv" ]' "a killed run's staging folder is removed by the next one"
+
 [ $fail = 0 ] && echo "test_export: all checks passed"
 exit $fail

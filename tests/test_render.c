@@ -19,6 +19,7 @@
 #include "pngio.h"
 #include <png.h>
 #include "svg.h"
+#include "tokenizer.h" // defines: utf8_invalid_at
 #include "view.h"
 
 static Trace *load_trace(const char *ref, const char *text, bool causal, Model **m) {
@@ -133,6 +134,11 @@ static void test_png_roundtrip(void) {
   CHECK(strcmp(text, kv[1]) == 0, "the sentence reads back: '%s'", text);
   png_text_of(path, "Model", text, sizeof text); // ASCII: a tEXt chunk
   CHECK(strcmp(text, kv[3]) == 0, "the model reads back: '%s'", text);
+  // bytes that are not UTF-8 (a Latin-1 file name) become U+FFFD: iTXt must be UTF-8
+  const char *latin1[] = {"Model", "caf\xE9.safetensors"};
+  CHECK(pngio_write(c, path, latin1, 1, &err), "%s", err.msg);
+  png_text_of(path, "Model", text, sizeof text);
+  CHECK(strcmp(text, "caf\xEF\xBF\xBD.safetensors") == 0, "a Latin-1 value reads back as UTF-8: '%s'", text);
   Canvas back;
   CHECK(pngio_read(&back, path, &err), "%s", err.msg);
   CHECK(back.w == c.w && back.h == c.h, "size %dx%d", back.w, back.h);
@@ -181,6 +187,16 @@ static void test_svg_cells(const Trace *t, int step) {
   CHECK(strstr(buf, "<text") != NULL, "text is text");
   CHECK(strstr(buf, "<image") == NULL, "no embedded bitmap");
   CHECK(strncmp(buf, "<?xml", 5) == 0 && strstr(buf, "</svg>") != NULL, "an XML document");
+  free(buf);
+  // text that is not UTF-8 (a Latin-1 file name in the caption) is written as U+FFFD: the SVG
+  // declares UTF-8, and one stray byte would make it unreadable
+  f = open_memstream(&buf, &len);
+  svg_fprint(&s, f, "caf\xE9 <\xFF\xFE>", "\xEF\xBF\xBF \xED\xA0\x80");
+  fclose(f);
+  CHECK(utf8_invalid_at(buf) == -1, "the SVG is UTF-8 throughout");
+  CHECK(strstr(buf, "<title>caf\xEF\xBF\xBD &lt;\xEF\xBF\xBD\xEF\xBF\xBD&gt;</title>") != NULL,
+        "the title: %.200s", strstr(buf, "<title>"));
+  CHECK(strstr(buf, "\xEF\xBF\xBF") == NULL, "no U+FFFF (not an XML character)");
   free(buf);
   scene_free(&s);
 }

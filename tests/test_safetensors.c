@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -191,6 +192,10 @@ static void test_bad(void) {
 static void test_bad_fixed(void) {
   // names from the file are quoted as they are: a newline in a name splits the one-line message
   reject_json("a newline in a tensor name", "{\"a\\nb\":[1]}", 0, "not described");
+  // a metadata key given twice: which d_model is meant?
+  reject_json("a metadata key twice",
+              "{\"__metadata__\":{\"d_model\":\"16\",\"vocab\":\"<unk>\",\"d_model\":\"32\"}}", 0,
+              "\"d_model\" appears twice");
   // the JSON error position: byte 5 of the JSON is byte 13 of the file, not "of the header" 13
   Buf b = make("{\"a\":?}", 0);
   StFile f;
@@ -198,6 +203,27 @@ static void test_bad_fixed(void) {
   CHECK(!st_parse(&f, b.bytes, b.len, WHAT, &err) &&
             (strstr(err.msg, "byte 5 of the header") || strstr(err.msg, "byte 13 of the file")),
         "the position of a JSON error: \"%s\"", err.msg);
+  free(b.bytes);
+
+  // a header of 200 000 empty tensors (13 MB) is answered at once: the check for repeated names
+  // compared every pair (50 s), now sorts them
+  size_t cap = 200000 * 64 + 16, len = 0;
+  char *json = malloc(cap);
+  len += (size_t)snprintf(json + len, cap - len, "{");
+  for (int i = 0; i < 200000; i++)
+    len += (size_t)snprintf(json + len, cap - len,
+                            "%s\"t%d\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}",
+                            i ? "," : "", i);
+  snprintf(json + len, cap - len, "}");
+  b = make(json, 0);
+  free(json);
+  clock_t t0 = clock();
+  bool ok = st_parse(&f, b.bytes, b.len, WHAT, &err);
+  double s = (double)(clock() - t0) / CLOCKS_PER_SEC;
+  CHECK(ok && f.n == 200000 && st_find(&f, "t199999") == &f.tensors[199999] && !st_find(&f, "t200000"),
+        "200 000 tensors: %s", err.msg);
+  CHECK(s < 10.0, "200 000 tensors took %.1f s", s);
+  if (ok) st_free(&f);
   free(b.bytes);
 }
 
@@ -250,6 +276,7 @@ typedef struct {
   const char *keys[16], *vals[16];
   int n_meta;
   float zeros[64 * 64];
+  float odd[64 * 64]; // a copy of zeros with one value changed, for the bad-value cases
 } TinyModel;
 
 static void add_t(TinyModel *m, const char *name, int64_t s0, int64_t s1) {
@@ -398,12 +425,90 @@ static void test_model_load(const char *tmp) {
   add_t(&m, "head.bias", 4, 0);
   load_tiny(tmp, "a head of the wrong vocabulary size", &m, "head.weight");
 
+  // weights that are not numbers: the model is broken, and every picture would be too
+  const float bad_values[] = {NAN, INFINITY, -INFINITY};
+  const char *bad_names[] = {"NaN", "+inf", "-inf"};
+  for (int b = 0; b < 3; b++) {
+    tiny(&m);
+    memcpy(m.odd, m.zeros, sizeof m.odd);
+    m.odd[4 * 2 + 1] = bad_values[b];
+    find_t(&m, "layers.0.linear1.weight")->data = m.odd;
+    char why[64];
+    snprintf(why, sizeof why, "a weight that is %s", bad_names[b]);
+    load_tiny(tmp, why, &m, bad_names[b]);
+    load_tiny(tmp, why, &m, "\"layers.0.linear1.weight\" holds");
+    load_tiny(tmp, why, &m, "[2,1]");
+  }
+  // tensors the configuration does not use: ignoring them would change the numbers silently
+  tiny(&m);
+  add_t(&m, "layers.1.linear1.weight", 8, 4);
+  load_tiny(tmp, "a second layer with n_layers=1", &m, "n_layers=1");
+  tiny(&m);
+  add_t(&m, "pos.weight", 8, 4);
+  load_tiny(tmp, "a learned position table", &m, "\"pos.weight\" is not one Stepformer uses");
+  tiny(&m);
+  add_t(&m, "norm.weight", 4, 0);
+  add_t(&m, "norm.bias", 4, 0);
+  load_tiny(tmp, "a final norm without a head", &m, "prediction head");
+  tiny(&m);
+  add_t(&m, "head.bias", 3, 0);
+  load_tiny(tmp, "head.bias without head.weight", &m, "\"head.weight\" is missing");
+  tiny(&m);
+  add_t(&m, "head.weight", 3, 4);
+  add_t(&m, "head.bias", 3, 0);
+  add_t(&m, "norm.bias", 4, 0);
+  load_tiny(tmp, "norm.bias without norm.weight", &m, "\"norm.weight\" is missing");
+
   {
-    // a tiny file claiming D=8192 and 64 layers fails on its tensors, before any allocation
+    // a model with many metadata keys (150: a training script's settings) is saved again with all
+    // of them; the copy kept at most 100 and refused the rest
+    tiny(&m);
+    StTensor *tt = m.t;
+    const char *keys[160], *vals[160];
+    char names[150][16];
+    for (int i = 0; i < m.n_meta; i++) keys[i] = m.keys[i], vals[i] = m.vals[i];
+    int nk = m.n_meta;
+    for (int i = 0; i < 150; i++) {
+      snprintf(names[i], sizeof names[i], "setting%d", i);
+      keys[nk] = names[i], vals[nk++] = names[i];
+    }
+    char path[4096], copy[4096];
+    snprintf(path, sizeof path, "%s/many-meta.safetensors", tmp);
+    snprintf(copy, sizeof copy, "%s/many-meta-copy.safetensors", tmp);
+    Err err = {0};
+    CHECK(st_write(path, tt, m.n, keys, vals, nk, &err), "%s", err.msg);
+    Model *mm = model_load(path, &err);
+    CHECK(mm && model_save(mm, copy, &err), "a model with 150 metadata keys saves: %s", err.msg);
+    StFile f;
+    CHECK(st_read(&f, copy, &err) && st_meta(&f, "setting149") &&
+              !strcmp(st_meta(&f, "setting149"), "setting149") && st_meta(&f, "d_model") &&
+              !strcmp(st_meta(&f, "d_model"), "4"),
+          "its copy keeps them: %s", err.msg);
+    st_free(&f);
+    model_free(mm);
+    remove(path);
+    remove(copy);
+  }
+
+  {
+    // a configuration of more parameters than Stepformer holds is refused before allocating
+    ModelConfig c = model_config_default();
+    c.V = 10, c.D = 8192, c.H = 8, c.F = 32768, c.n_layers = 64;
+    Err err = {0};
+    CHECK(!model_config_check(&c, "huge", &err) && strstr(err.msg, "parameters"),
+          "a 51 G-parameter model: %s", err.msg);
+    c.n_layers = 1, c.F = 64, c.D = 512;
+    CHECK(model_config_check(&c, "small", &err), "a 1-layer D=512 model: %s", err.msg);
+  }
+
+  {
+    // a tiny file claiming D=8192 (1 GiB of weights) fails on its tensors, before any allocation
     tiny(&m);
     set_meta(&m, "d_model", "8192");
+    load_tiny(tmp, "a large configuration in a tiny file", &m, "embed.weight");
+    // and one claiming 64 such layers (69 GB) on its size, before looking at the tensors
     set_meta(&m, "n_layers", "64");
-    load_tiny(tmp, "a huge configuration in a tiny file", &m, "embed.weight");
+    load_tiny(tmp, "a huge configuration in a tiny file", &m, "parameters");
   }
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "tokenizer.h" // defines: Vocab, Tokens, tokenize_words, tokens_from_text
@@ -119,7 +120,86 @@ static void test_tokens(void) {
   vocab_free(&v);
 }
 
+// Well-formed UTF-8 only: what is not (Latin-1 bytes from a terminal or a file) is refused by
+// name, so a sentence never reaches a picture, an SVG or a PNG text chunk half-decoded.
+static void test_utf8(void) {
+  struct {
+    const char *s;
+    int len;
+  } cases[] = {{"a", 1},
+               {"\xC3\xA9", 2},
+               {"\xE2\x82\xAC", 3},
+               {"\xF0\x9F\x98\x80", 4},
+               {"\x80", 0},
+               {"\xC0\x80", 0},
+               {"\xC1\xBF", 0},
+               {"\xE0\x80\x80", 0},
+               {"\xED\xA0\x80", 0},
+               {"\xF4\x90\x80\x80", 0},
+               {"\xF5\x80\x80\x80", 0},
+               {"\xC3", 0},
+               {"\xE2\x82", 0},
+               {"\xFF", 0},
+               {"", 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    CHECK(utf8_seq_len(cases[i].s) == cases[i].len, "utf8_seq_len case %zu: %d, expected %d", i,
+          utf8_seq_len(cases[i].s), cases[i].len);
+  CHECK(utf8_invalid_at("caf\xC3\xA9 ok") == -1 && utf8_invalid_at("ab\xFF c") == 2, "utf8_invalid_at");
+
+  Vocab v;
+  Err err = {0};
+  CHECK(!vocab_from_lines(&v, "<unk>\nthe\ncaf\xE9", &err) && strstr(err.msg, "word 2") &&
+            strstr(err.msg, "UTF-8") && strstr(err.msg, "0xE9"),
+        "a Latin-1 vocabulary word: \"%s\"", err.msg);
+  CHECK(!vocab_from_text(&v, "the caf\xE9", &err) && strstr(err.msg, "sentence") && strstr(err.msg, "byte 8"),
+        "a Latin-1 sentence as vocabulary: \"%s\"", err.msg);
+  CHECK(vocab_from_lines(&v, "<unk>\nthe", &err), "%s", err.msg);
+  Tokens t;
+  CHECK(!tokens_from_text(&t, &v, "the \xFF\xFE cat", 0, &err) && strstr(err.msg, "UTF-8") &&
+            strstr(err.msg, "byte 5") && strstr(err.msg, "0xFF"),
+        "a sentence with bytes that are not UTF-8: \"%s\"", err.msg);
+  vocab_free(&v);
+}
+
+// A large vocabulary (100 000 words, as a real tokenizer's) is read, checked for repeats and
+// searched at once: every pair was compared (21 s), every lookup scanned the list.
+static void test_large_vocab(void) {
+  size_t cap = 100001 * 8 + 16, len = 0;
+  char *lines = malloc(cap);
+  len += (size_t)snprintf(lines, cap, "<unk>");
+  for (int i = 0; i < 100000; i++)
+    len += (size_t)snprintf(lines + len, cap - len, "\nw%d", (i * 7919) % 100000);
+  Vocab v;
+  Err err = {0};
+  clock_t t0 = clock();
+  bool ok = vocab_from_lines(&v, lines, &err);
+  int found = 0;
+  for (int i = 0; ok && i < 100000; i++) {
+    char w[16];
+    snprintf(w, sizeof w, "w%d", (i * 7919) % 100000);
+    found += vocab_find(&v, w) == i + 1;
+  }
+  double s = (double)(clock() - t0) / CLOCKS_PER_SEC;
+  CHECK(ok && v.n == 100001 && found == 100000 && vocab_find(&v, "<unk>") == 0 &&
+            vocab_find(&v, "w100000") == -1,
+        "a 100 000-word vocabulary: %s, %d found", err.msg, found);
+  CHECK(s < 10.0, "a 100 000-word vocabulary took %.1f s", s);
+  if (ok) vocab_free(&v);
+  // the same with the first word repeated at the end, far from its twin
+  snprintf(lines + len, cap - len, "\nw0");
+  CHECK(!vocab_from_lines(&v, lines, &err) && strstr(err.msg, "\"w0\" appears twice (ids 1 and 100001)"),
+        "a repeat far apart: \"%s\"", err.msg);
+  free(lines);
+  CHECK(!vocab_from_lines(&v, "<unk>\r\nthe\r\ncat", &err) && strstr(err.msg, "Windows"), "CRLF: \"%s\"",
+        err.msg);
+  CHECK(!vocab_from_lines(&v, "<unk>\nthe\n\x1b[2Jcat", &err) && strstr(err.msg, "word 2") &&
+            strstr(err.msg, "0x1B"),
+        "an escape sequence in a word: \"%s\"", err.msg);
+}
+
 int main(void) {
+  test_utf8();
+  test_large_vocab();
   test_words();
   test_vocab();
   test_tokens();

@@ -25,8 +25,12 @@ typedef struct {
 } ModelOpts;
 
 // If argv[*i] is one of the shared options, consumes it (and its value) and returns 1; returns 0
-// when it is not; -1 (with err) when it is but its value is missing.
+// when it is not; -1 (with err) when it is but its value is missing or it was given before.
 int cli_model_option(ModelOpts *o, int argc, char **argv, int *i, Err *err);
+// Options that do not go together: --model with --random, --vocab without --random.
+bool cli_model_opts_check(const ModelOpts *o, Err *err);
+// "WIDTHxHEIGHT", digits only ("1920x1080"); false for anything else, trailing bytes included.
+bool cli_parse_size(const char *s, int *w, int *h);
 // The model the options describe: --model FILE, or --random SPEC with --vocab (or the words of
 // the text), or, with neither, the shipped default model (a random cat/bank model if absent).
 Model *cli_build_model(const ModelOpts *o, Err *err);

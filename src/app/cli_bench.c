@@ -215,7 +215,9 @@ static bool parse_sizes(BenchOpts *o, const char *list, Err *err) {
       return err_set(err, "--sizes: unknown size \"%.*s\" (see stepformer bench --help)", (int)n, p);
     o->sizes[found] = true;
     p += n + (p[n] == ',');
+    if (p[-1] == ',' && !*p) return err_set(err, "--sizes %s: a name is missing after the last comma", list);
   }
+  if (!*list) return err_set(err, "--sizes is empty: name at least one size (see stepformer bench --help)");
   return true;
 }
 
@@ -236,6 +238,8 @@ static bool parse_opts(BenchOpts *o, int argc, char **argv, Err *err) {
     bool has_value =
         !strcmp(a, "--runs") || !strcmp(a, "--threads") || !strcmp(a, "--sizes") || !strcmp(a, "--peak-n");
     if (has_value && i + 1 >= argc) return err_set(err, "%s needs a value", a);
+    for (int k = 1; k < i; k++)
+      if (!strcmp(argv[k], a)) return err_set(err, "%s is given twice: give it once", a);
     if (!strcmp(a, "--runs")) {
       if (!parse_int_opt(a, argv[++i], 1, 100000, &o->runs, err)) return false;
     } else if (!strcmp(a, "--threads")) {
@@ -255,6 +259,7 @@ static bool parse_opts(BenchOpts *o, int argc, char **argv, Err *err) {
     else
       return err_set(err, "unknown option \"%s\" (see stepformer bench --help)", a);
   }
+  if (!o->peak && o->peak_only) return err_set(err, "--no-peak and --peak-only exclude each other: give one");
   return true;
 }
 

@@ -141,10 +141,14 @@ static bool is_readme(const char *path) {
 
 int cli_check(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
-  if (argc < 2) {
-    fputs(USAGE, stderr);
-    return 2;
-  }
+  if (argc < 2) return cli_fail("check", "give the lesson files to check (stepformer check lessons/*.md)");
+  for (int i = 1; i < argc; i++)
+    if (argv[i][0] == '-' && argv[i][1]) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "unknown option \"%.200s\" (stepformer check takes lesson files only)",
+               argv[i]);
+      return cli_fail("check", msg);
+    }
   int bad = 0, lessons = 0;
   for (int i = 1; i < argc; i++) {
     if (is_readme(argv[i])) {

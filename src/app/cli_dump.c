@@ -9,15 +9,18 @@
 #include "outdir.h" // defines: OutDir
 
 static const char *USAGE =
-    "usage: stepformer dump (--model FILE | --random SPEC [--vocab w1,w2,...]) --text TEXT\n"
+    "usage: stepformer dump [--model FILE | --random SPEC [--vocab w1,w2,...]] [--text TEXT]\n"
     "                       [--causal] --out DIR\n"
     "\n"
     "Runs the encoder on TEXT and writes into DIR one float32 .npy per stage (O, X, P, Z,\n"
     "l0.Q ... l0.out, as in DESIGN.md), tokens.txt, and the model as model.safetensors, so that\n"
     "a random model can be reopened with --model. Masked scores are -inf, as in PyTorch.\n"
-    "Files of the same names in DIR are replaced; nothing else in DIR is touched.\n"
+    "Files of the same names in DIR are replaced, and an earlier run's files of the same kinds\n"
+    "that this one does not write again are removed (not those changed since); nothing else in\n"
+    "DIR is touched.\n"
     "\n"
-    "  --model FILE    a safetensors model (PyTorch names, config in __metadata__)\n"
+    "  --model FILE    a safetensors model (PyTorch names, config in __metadata__); default:\n"
+    "                  the shipped assets/models/bank.safetensors\n"
     "  --random SPEC   random weights: D=16,H=2,F=64,layers=2,seed=42[,activation=gelu]\n"
     "                  [,norm_first=1][,causal=1]   (seeded Xavier-uniform)\n"
     "  --vocab LIST    vocabulary of a random model; default: <unk> plus the words of TEXT\n"
@@ -56,10 +59,10 @@ int cli_dump(int argc, char **argv) {
     int r = cli_model_option(&o, argc, argv, &i, &err);
     if (r < 0) return cli_fail("dump", err.msg);
     if (r) continue;
-    if (!strcmp(argv[i], "--out") && i + 1 < argc)
+    if (!strcmp(argv[i], "--out") && i + 1 < argc && !out)
       out = argv[++i];
     else if (!strcmp(argv[i], "--out"))
-      return cli_fail("dump", "--out needs a folder");
+      return cli_fail("dump", out ? "--out is given twice: give it once" : "--out needs a folder");
     else {
       snprintf(err.msg, sizeof err.msg, "unknown option \"%s\" (see stepformer dump --help)", argv[i]);
       return cli_fail("dump", err.msg);

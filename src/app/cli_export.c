@@ -12,12 +12,14 @@ static const char *USAGE =
     "                         [--causal] [--compare TEXT] --out DIR [--format png|svg|npy|csv|all] [--size "
     "WxH]\n"
     "                         [--theme light|dark] [--head H|all] [--scale matrix|stage|global]\n"
-    "                         [--no-text] [--no-numbers] [--threads 1|2]\n"
+    "                         [--no-text] [--no-numbers] [--threads N]\n"
     "\n"
     "Writes, without a display, one picture per step of the pass (or per lesson step with\n"
     "--lesson, narration included unless --no-text) as PNG and/or SVG, named NN-stage[-hH],\n"
     "and the exact values of every stage as .npy and/or CSV with the token labels.\n"
-    "Files of the same names in DIR are replaced; nothing else in DIR is touched.\n"
+    "Files of the same names in DIR are replaced, and an earlier run's files of the same kinds\n"
+    "that this one does not write again are removed (not those changed since); nothing else in\n"
+    "DIR is touched.\n"
     "\n"
     "  --lesson FILE   export the lesson's steps (its sentence and model unless overridden)\n"
     "  --text TEXT     the sentence (default: the lesson's, or \"" CLI_DEFAULT_TEXT "\")\n"
@@ -31,27 +33,31 @@ static const char *USAGE =
     "                  default: one picture per head\n"
     "  --scale S       colour scale per matrix, per stage (default) or global\n"
     "  --no-text       pictures without the lesson's narration\n"
-    "  --no-numbers    no values printed in the cells\n";
+    "  --no-numbers    no values printed in the cells\n"
+    "  --threads N     pictures drawn at once, 1 to 8 (default 2)\n"
+    "  --vocab LIST    the words of a --random model (default: <unk> and the words of TEXT)\n"
+    "  --causal        mask keys after each query (a decoder's self-attention)\n";
 
+// "png,svg": each item one of the names, none empty.
 static bool parse_formats(const char *s, int *out) {
-  char buf[64];
-  snprintf(buf, sizeof buf, "%s", s);
+  static const struct {
+    const char *name;
+    int bits;
+  } NAMES[] = {{"png", EXPORT_PNG},
+               {"svg", EXPORT_SVG},
+               {"npy", EXPORT_NPY},
+               {"csv", EXPORT_CSV},
+               {"all", EXPORT_PNG | EXPORT_SVG | EXPORT_NPY | EXPORT_CSV}};
   *out = 0;
-  for (char *save = NULL, *f = strtok_r(buf, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
-    if (!strcmp(f, "png"))
-      *out |= EXPORT_PNG;
-    else if (!strcmp(f, "svg"))
-      *out |= EXPORT_SVG;
-    else if (!strcmp(f, "npy"))
-      *out |= EXPORT_NPY;
-    else if (!strcmp(f, "csv"))
-      *out |= EXPORT_CSV;
-    else if (!strcmp(f, "all"))
-      *out |= EXPORT_PNG | EXPORT_SVG | EXPORT_NPY | EXPORT_CSV;
-    else
-      return false;
+  for (;;) {
+    size_t n = strcspn(s, ","), k = 0;
+    while (k < sizeof NAMES / sizeof *NAMES && (strlen(NAMES[k].name) != n || strncmp(s, NAMES[k].name, n)))
+      k++;
+    if (k == sizeof NAMES / sizeof *NAMES) return false;
+    *out |= NAMES[k].bits;
+    if (!s[n]) return true;
+    s += n + 1;
   }
-  return *out != 0;
 }
 
 int cli_export(int argc, char **argv) {
@@ -63,6 +69,8 @@ int cli_export(int argc, char **argv) {
   ViewOptions view = view_options_default(theme_get(THEME_LIGHT));
   Err err = {0};
   char msg[600];
+  const char *seen[16];
+  int n_seen = 0;
   for (int i = 1; i < argc; i++) {
     int r = cli_model_option(&so.model, argc, argv, &i, &err);
     if (r < 0) return cli_fail("export", err.msg);
@@ -75,6 +83,14 @@ int cli_export(int argc, char **argv) {
       snprintf(msg, sizeof msg, "%s needs a value (see stepformer export --help)", a);
       return cli_fail("export", msg);
     }
+    if (takes || !strcmp(a, "--no-text") || !strcmp(a, "--no-numbers")) { // each option once
+      for (int k = 0; k < n_seen; k++)
+        if (!strcmp(seen[k], a)) {
+          snprintf(msg, sizeof msg, "%s is given twice: give it once", a);
+          return cli_fail("export", msg);
+        }
+      if (n_seen < (int)(sizeof seen / sizeof *seen)) seen[n_seen++] = a;
+    }
     if (takes) i++;
     if (!strcmp(a, "--out"))
       out = v;
@@ -84,11 +100,12 @@ int cli_export(int argc, char **argv) {
       so.lesson = v;
     else if (!strcmp(a, "--format")) {
       if (!parse_formats(v, &formats)) {
-        snprintf(msg, sizeof msg, "--format %s: use png, svg, npy, csv or all (several with commas)", v);
+        snprintf(msg, sizeof msg,
+                 "--format %.400s: use png, svg, npy, csv or all (several with commas: png,svg)", v);
         return cli_fail("export", msg);
       }
     } else if (!strcmp(a, "--size")) {
-      if (sscanf(v, "%dx%d", &width, &height) != 2 || width < 320 || height < 240 || width > 8192 ||
+      if (!cli_parse_size(v, &width, &height) || width < 320 || height < 240 || width > 8192 ||
           height > 8192) {
         snprintf(msg, sizeof msg, "--size %s: give WIDTHxHEIGHT in pixels, from 320x240 to 8192x8192", v);
         return cli_fail("export", msg);
@@ -119,8 +136,11 @@ int cli_export(int argc, char **argv) {
       else
         return cli_fail("export", "--scale: use matrix, stage or global");
     } else if (!strcmp(a, "--threads")) {
-      threads = atoi(v);
-      if (threads < 1 || threads > 8) return cli_fail("export", "--threads: 1 to 8");
+      char *end;
+      long t = strtol(v, &end, 10);
+      if (end == v || *end || t < 1 || t > 8)
+        return cli_fail("export", "--threads: give a number from 1 to 8");
+      threads = (int)t;
     } else if (!strcmp(a, "--no-text"))
       show_text = false;
     else if (!strcmp(a, "--no-numbers"))

@@ -15,8 +15,10 @@ int cli_info(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--model") && i + 1 < argc)
+    if (!strcmp(argv[i], "--model") && i + 1 < argc && !path)
       path = argv[++i];
+    else if (!strcmp(argv[i], "--model"))
+      return cli_fail("info", path ? "--model is given twice: give it once" : "--model needs a file");
     else {
       char msg[256];
       snprintf(msg, sizeof msg, "unknown option \"%s\" (usage: stepformer info --model FILE)", argv[i]);

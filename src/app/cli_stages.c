@@ -1,4 +1,5 @@
 // cli_stages.c -- `stepformer stages`: a readable table of every stage of one sentence.
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,11 +57,28 @@ int cli_stages(int argc, char **argv) {
     else
       snprintf(shape, sizeof shape, "%dx%d", x->rows, x->cols);
     float lo, hi;
-    mat_minmax((Mat){x->data, x->heads * x->rows, x->cols, x->cols}, &lo, &hi);
-    char file[32];
+    mat_minmax((Mat){x->data, x->heads * x->rows, x->cols, x->cols}, &lo, &hi); // of the finite values
+    char file[32], range[64];
     snprintf(file, sizeof file, "%s.npy", x->name);
-    printf("%-4d %-6s %-36s %-11s %-12s %+.4f .. %+.4f\n", st->kind == STEP_PRENORM ? 5 : (int)st->kind,
-           layer, st->name, file, shape, lo, hi);
+    long count = (long)x->heads * x->rows * x->cols, nan = 0, neg = 0, pos = 0;
+    for (long k = 0; k < count; k++) {
+      float v = x->data[k];
+      nan += isnan(v), neg += isinf(v) && v < 0, pos += isinf(v) && v > 0;
+    }
+    if (nan + neg + pos == count)
+      snprintf(range, sizeof range, "no finite value");
+    else if (fabsf(lo) < 1e6f && fabsf(hi) < 1e6f)
+      snprintf(range, sizeof range, "%+.4f .. %+.4f", lo, hi);
+    else
+      snprintf(range, sizeof range, "%+.4e .. %+.4e", lo, hi);
+    printf("%-4d %-6s %-36s %-11s %-12s %s", st->kind == STEP_PRENORM ? 5 : (int)st->kind, layer, st->name,
+           file, shape, range);
+    // values that are not numbers are counted, not hidden: -inf where scores are masked, NaN or
+    // inf where the numbers overflowed
+    if (neg) printf("  %ld x -inf", neg);
+    if (pos) printf("  %ld x +inf", pos);
+    if (nan) printf("  %ld x NaN", nan);
+    printf("\n");
     printf("     %-6s   %s\n", "", x->tex);
   }
   trace_free(t);

@@ -72,6 +72,7 @@ static int plan(Export *x, int head_opt) {
   x->jobs = calloc((size_t)cap, sizeof(Job));
   if (!x->jobs) return -1;
   int n = 0, number = 1;
+  int digits = t->n_steps >= 100 ? 3 : 2; // 007-… sorts before 100-… in any file browser
   bool layers = t->cfg.n_layers > 1;
   if (x->s->has_lesson) {
     const Lesson *l = &x->s->lesson;
@@ -117,11 +118,11 @@ static int plan(Export *x, int head_opt) {
       Job *j = &x->jobs[n++];
       j->step = k, j->head = heads ? h : (head_opt >= 0 ? head_opt : 0), j->lesson_step = -1;
       if (heads && h < 0)
-        snprintf(j->base, sizeof j->base, "%02d-%s%s-all", number, lay, step_slug(t, k));
+        snprintf(j->base, sizeof j->base, "%0*d-%s%s-all", digits, number, lay, step_slug(t, k));
       else if (heads)
-        snprintf(j->base, sizeof j->base, "%02d-%s%s-h%d", number, lay, step_slug(t, k), h + 1);
+        snprintf(j->base, sizeof j->base, "%0*d-%s%s-h%d", digits, number, lay, step_slug(t, k), h + 1);
       else
-        snprintf(j->base, sizeof j->base, "%02d-%s%s", number, lay, step_slug(t, k));
+        snprintf(j->base, sizeof j->base, "%0*d-%s%s", digits, number, lay, step_slug(t, k));
     }
   }
   return n;
@@ -236,6 +237,8 @@ static bool write_csv(const Trace *t, const TraceTensor *x, int h, const char *p
       float v = trace_at(x, h, i, j);
       if (isinf(v))
         fputs(v < 0 ? ",-inf" : ",inf", f);
+      else if (isnan(v))
+        fputs(",nan", f); // not printf's "-nan" for a NaN with its sign bit set
       else
         fprintf(f, ",%.9g", v); // 9 significant digits: the float comes back exactly
     }
@@ -282,7 +285,8 @@ bool export_run(Session *s, const char *out, const ExportSpec *spec, int *files,
   ViewOptions view = spec->view;
   view_global_range(s->trace, &view.global_lo, &view.global_hi);
   if (spec->head_opt >= s->trace->cfg.H)
-    return err_set(err, "--head %d: the model has %d heads", spec->head_opt + 1, s->trace->cfg.H);
+    return err_set(err, "--head %d: the model has %d head%s: give 1 to %d, or all", spec->head_opt + 1,
+                   s->trace->cfg.H, s->trace->cfg.H == 1 ? "" : "s", s->trace->cfg.H);
   OutDir od;
   if (!outdir_begin(&od, out, err)) return false;
   Export x = {.s = s,

@@ -18,6 +18,7 @@ static Trace *make_trace(const Model *m, const char *text, Err *err) {
 
 bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   memset(s, 0, sizeof *s);
+  if (!cli_model_opts_check(&o->model, err)) return false;
   const char *text = o->model.text;
   if (o->lesson) {
     // a formula with a typo is an error of the lesson, as in `stepformer check`
@@ -29,9 +30,16 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
     if (!text) text = s->lesson.sentence;
   }
   if (!text) text = CLI_DEFAULT_TEXT;
+  // where the sentence came from, in front of what is wrong with it
+  char where[300];
+  if (o->model.text || !s->has_lesson)
+    snprintf(where, sizeof where, "--text");
+  else
+    snprintf(where, sizeof where, "%.250s: the lesson's sentence", o->lesson);
   if (strlen(text) >= SESSION_MAX_TEXT) {
     session_close(s);
-    return err_set(err, "the sentence is too long (at most %d bytes)", SESSION_MAX_TEXT - 1);
+    return err_set(err, "%s: the sentence is too long (%zu bytes, at most %d): shorten it", where,
+                   strlen(text), SESSION_MAX_TEXT - 1);
   }
   ModelOpts mo = o->model;
   if (!mo.text) mo.text = text; // a random model's vocabulary comes from the sentence
@@ -46,14 +54,15 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
     return false;
   }
   snprintf(s->text, sizeof s->text, "%s", text);
-  s->trace = make_trace(s->model, s->text, err);
+  Err terr = {0};
+  s->trace = make_trace(s->model, s->text, &terr);
   if (!s->trace) {
     session_close(s);
-    return false;
+    return err_set(err, "%s: %s", where, terr.msg);
   }
-  if (o->compare && !(s->compare_all = make_trace(s->model, o->compare, err))) {
+  if (o->compare && !(s->compare_all = make_trace(s->model, o->compare, &terr))) {
     session_close(s);
-    return false;
+    return err_set(err, "--compare: %s", terr.msg);
   }
   s->compare_text = o->compare;
   if (s->has_lesson) {

@@ -20,7 +20,9 @@ typedef struct {
   char msg[512]; // one line, no trailing newline; empty when no error
 } Err;
 
-// Formats into err->msg (when err is not NULL) and returns false, so `return err_set(...)`.
+// Formats into err->msg (when err is not NULL) and returns false, so `return err_set(...)`. A
+// message longer than err->msg (a long path in it) keeps its start and its end (what is wrong,
+// and how to fix it) with "..." between.
 bool err_set(Err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define EXPECT(x)                                                                                            \

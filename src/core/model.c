@@ -3,6 +3,7 @@
 #include "model.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #define MAX_DIM 8192
 #define MAX_LAYERS 64
 #define MAX_VOCAB 200000
+#define MAX_PARAMS (1L << 29) // 2 GiB of floats: far above any model a class looks at
 
 ModelConfig model_config_default(void) {
   return (ModelConfig){.V = 0,
@@ -47,6 +49,12 @@ bool model_config_check(const ModelConfig *c, const char *what, Err *err) {
     return err_set(err, "%s: a vocabulary of %d words is out of range (1..%d)", what, c->V, MAX_VOCAB);
   if (!(c->ln_eps > 0.0f && c->ln_eps < 1.0f))
     return err_set(err, "%s: layer_norm_eps must be in (0, 1)", what);
+  long n = model_param_count(c, true, true);
+  if (n > MAX_PARAMS)
+    return err_set(err,
+                   "%s: D=%d, F=%d, %d layer%s and %d words make %ld parameters, more than the %ld (2 GiB) "
+                   "Stepformer holds: choose a smaller D, F or number of layers",
+                   what, c->D, c->F, c->n_layers, c->n_layers == 1 ? "" : "s", c->V, n, MAX_PARAMS);
   return true;
 }
 
@@ -63,6 +71,10 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
   char buf[512];
   if (strlen(spec) >= sizeof buf) return err_set(err, "--random: the specification is too long");
   strcpy(buf, spec);
+  static const char *const FIELDS[][3] = {
+      {"D", "d_model", ""}, {"H", "heads", "n_heads"}, {"F", "d_ff", ""},      {"layers", "n_layers", ""},
+      {"seed", "", ""},     {"activation", "", ""},    {"norm_first", "", ""}, {"causal", "", ""}};
+  unsigned seen = 0;
   for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
     char *eq = strchr(kv, '=');
     if (!eq)
@@ -70,6 +82,13 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
     *eq = 0;
     const char *k = kv, *v = eq + 1;
     long n;
+    for (unsigned f = 0; f < sizeof FIELDS / sizeof *FIELDS; f++)
+      for (int a = 0; a < 3; a++)
+        if (FIELDS[f][a][0] && !strcmp(k, FIELDS[f][a])) {
+          if (seen & (1u << f))
+            return err_set(err, "--random: %s is given twice: give it once", FIELDS[f][0]);
+          seen |= 1u << f;
+        }
     if (!strcmp(k, "D") || !strcmp(k, "d_model")) {
       if (!parse_int(v, 1, MAX_DIM, &n))
         return err_set(err, "--random: D=%s is not a width in 1..%d", v, MAX_DIM);
@@ -387,12 +406,60 @@ Model *model_load(const char *path, Err *err) {
       goto fail;
     }
   }
-  if (!model_carve(m, p, n, err)) goto fail;
-  for (int i = 0; i < n; i++)
-    memcpy(*p[i].ptr, st_find(&f, p[i].name)->data, sizeof(float) * (size_t)param_count(&p[i]));
   if (has_norm && !st_find(&f, "norm.bias")) {
     err_set(err, "%s: tensor \"norm.bias\" is missing (norm.weight is present)", path);
     goto fail;
+  }
+  // every tensor of the file must be one the model uses: a tensor left out would make the
+  // numbers differ from the trained model's without a word
+  for (int i = 0; f.n > n && i < f.n; i++) { // every one of the n is there: more means others
+    const char *name = f.tensors[i].name;
+    int k = 0;
+    while (k < n && strcmp(p[k].name, name)) k++;
+    if (k < n) continue;
+    int layer;
+    if (sscanf(name, "layers.%d.", &layer) == 1 && layer >= c->n_layers)
+      err_set(err,
+              "%s: tensor \"%s\" belongs to layer %d but the metadata says n_layers=%d: set n_layers to the "
+              "number of layers the file holds",
+              path, name, layer + 1, c->n_layers);
+    else if (!strcmp(name, "head.bias") || (!strcmp(name, "norm.bias") && m->has_head))
+      err_set(err, "%s: tensor \"%s\" is present but \"%s\" is missing", path, name,
+              name[0] == 'h' ? "head.weight" : "norm.weight");
+    else if (!strncmp(name, "norm.", 5))
+      err_set(err,
+              "%s: tensor \"%s\" is a final LayerNorm, which Stepformer applies only before a prediction "
+              "head (head.weight, head.bias): save the head too, or leave the norm out",
+              path, name);
+    else
+      err_set(err,
+              "%s: tensor \"%s\" is not one Stepformer uses (embed.weight, layers.N.*, norm.*, head.*): "
+              "remove it from the file",
+              path, name);
+    goto fail;
+  }
+  if (!model_carve(m, p, n, err)) goto fail;
+  for (int i = 0; i < n; i++) {
+    const float *src = st_find(&f, p[i].name)->data;
+    long cnt = param_count(&p[i]);
+    for (long k = 0; k < cnt; k++)
+      if (!isfinite(src[k])) {
+        char at[48];
+        if (p[i].ndim == 1)
+          snprintf(at, sizeof at, "[%ld]", k);
+        else
+          snprintf(at, sizeof at, "[%ld,%ld]", k / p[i].shape[1], k % p[i].shape[1]);
+        err_set(err,
+                "%s: tensor \"%s\" holds %s at %s: the model is broken (training diverged?); save it again "
+                "from a good checkpoint",
+                path, p[i].name,
+                isnan(src[k]) ? "NaN"
+                : src[k] > 0  ? "+inf"
+                              : "-inf",
+                at);
+        goto fail;
+      }
+    memcpy(*p[i].ptr, src, sizeof(float) * (size_t)cnt);
   }
   snprintf(m->source, sizeof m->source, "%s", base_name(path));
   // keep the metadata: take the arrays over from the StFile
@@ -415,6 +482,7 @@ bool model_save(const Model *m, const char *path, Err *err) {
   Param *p = calloc((size_t)cap, sizeof(Param));
   StTensor *t = calloc((size_t)cap, sizeof(StTensor));
   char *vocab = vocab_to_lines(&m->vocab);
+  const char **keys = NULL, **vals = NULL;
   bool ok = false;
   if (!lw || !p || !t || !vocab) {
     err_set(err, "out of memory");
@@ -441,21 +509,26 @@ bool model_save(const Model *m, const char *path, Err *err) {
   snprintf(ca, sizeof ca, "%d", c->causal);
   snprintf(eps, sizeof eps, "%g", (double)c->ln_eps);
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)m->seed);
-  // The configuration as this model has it, then every other key the loaded file had.
-  const char *keys[128] = {"format",         "d_model",      "n_heads",    "d_ff",
-                           "n_layers",       "activation",   "norm_first", "causal",
-                           "layer_norm_eps", "pos_encoding", "vocab"};
-  const char *vals[128] = {"pt",         d,    h, f, l, model_activation_name(c->activation), nf, ca, eps,
-                           "sinusoidal", vocab};
-  int n_meta = 11;
-  if (m->n_meta > 100) {
-    err_set(err, "%s: the model has %d metadata keys; Stepformer keeps at most 100", path, m->n_meta);
+  // The configuration as this model has it, then every other key the loaded file had (their
+  // names are distinct: st_parse refuses a repeated one).
+  enum { FIXED = 11 };
+  static const char *const FIXED_KEYS[FIXED] = {"format",         "d_model",      "n_heads",    "d_ff",
+                                                "n_layers",       "activation",   "norm_first", "causal",
+                                                "layer_norm_eps", "pos_encoding", "vocab"};
+  const char *fixed_vals[FIXED] = {
+      "pt", d, h, f, l, model_activation_name(c->activation), nf, ca, eps, "sinusoidal", vocab};
+  keys = malloc(sizeof(char *) * (size_t)(FIXED + m->n_meta + 2));
+  vals = malloc(sizeof(char *) * (size_t)(FIXED + m->n_meta + 2));
+  if (!keys || !vals) {
+    err_set(err, "out of memory");
     goto done;
   }
+  int n_meta = FIXED;
+  for (int k = 0; k < FIXED; k++) keys[k] = FIXED_KEYS[k], vals[k] = fixed_vals[k];
   for (int i = 0; i < m->n_meta; i++) {
     int k = 0;
-    while (k < n_meta && strcmp(keys[k], m->meta_keys[i])) k++;
-    if (k == n_meta)
+    while (k < FIXED && strcmp(keys[k], m->meta_keys[i])) k++;
+    if (k == FIXED)
       keys[n_meta] = m->meta_keys[i], vals[n_meta++] = m->meta_values[i];
     else if (!strcmp(keys[k], "layer_norm_eps") || !strcmp(keys[k], "format"))
       vals[k] = m->meta_values[i];
@@ -469,6 +542,8 @@ bool model_save(const Model *m, const char *path, Err *err) {
   if (!seen_seed && m->has_seed) keys[n_meta] = "seed", vals[n_meta++] = seed;
   ok = st_write(path, t, n, keys, vals, n_meta, err);
 done:
+  free(keys);
+  free(vals);
   free(lw);
   free(p);
   free(t);

@@ -14,7 +14,10 @@
 //   head.weight [V, D], head.bias [V]   logits = out·headᵀ + bias, prediction = softmax(logits)
 // The configuration and vocabulary ride in the safetensors __metadata__ as strings: d_model,
 // n_heads, d_ff, n_layers, activation (relu|gelu), norm_first (0|1), causal (0|1), vocab (words
-// joined by newlines, "<unk>" first), and optionally layer_norm_eps and seed.
+// joined by newlines, "<unk>" first), and optionally layer_norm_eps and seed. model_load refuses
+// a file that holds any other tensor (a layer beyond n_layers, a final norm without a head, a
+// learned position table: ignoring it would change the numbers silently) or a weight that is
+// NaN or infinite.
 //
 // A Model owns one parameter block (every float above, carved into named pointers) and its
 // vocabulary; model_free releases both.
@@ -73,7 +76,8 @@ typedef struct {
 
 ModelConfig model_config_default(void); // D=16, H=2, F=64, 2 layers, relu, post-norm, eps 1e-5
 // Checks that a configuration can be built: positive sizes, D divisible by H, D even (the
-// sinusoidal encoding pairs dimensions), sizes below sane limits. `what` prefixes the message.
+// sinusoidal encoding pairs dimensions), sizes below sane limits (at most 2^29 parameters, 2 GiB,
+// counting a prediction head). `what` prefixes the message.
 bool model_config_check(const ModelConfig *c, const char *what, Err *err);
 
 // Parses "D=16,H=2,F=64,layers=2,seed=42[,activation=gelu][,norm_first=1][,causal=1]".

@@ -7,6 +7,16 @@
 // outdir_abort deletes the staging folder, and DIR too if
 // outdir_begin created it, so a failed command leaves no partial output behind.
 //
+// Again into the same folder: DIR/.stepformer-files lists the files Stepformer wrote there (with
+// their size and time). A commit removes the listed files it did not write again when they are of
+// a kind it writes (the same extension) and unchanged since: exporting a 2-head model's PNGs over a
+// 4-head model's leaves no stale "-h3", "-h4" pictures, while CSV files, files a user changed,
+// and every file Stepformer did not write stay. A staging folder a killed run left is removed.
+//
+// Interrupted: between outdir_begin and the commit or abort, SIGINT, SIGTERM and SIGHUP only
+// mark the OutDir interrupted; outdir_path then fails ("interrupted"), the command aborts as on
+// any error, and the abort raises the signal again once the staging folder is gone.
+//
 //     OutDir od;
 //     if (!outdir_begin(&od, "out", &err)) return 2;
 //     char path[4096];

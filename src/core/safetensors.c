@@ -7,7 +7,10 @@
 
 #include "fileio.h"
 
-#define ST_MAX_FILE ((size_t)8 << 30)
+// The largest file read: the model's 2^29 floats (model.c's MAX_PARAMS) and a header. The whole
+// file is read and its tensors copied (the model copies them once more), so a bound keeps a
+// huge file from taking the machine's memory.
+#define ST_MAX_FILE (((size_t)2 << 30) + ST_MAX_HEADER + 8)
 
 static uint64_t read_u64le(const uint8_t *p) {
   uint64_t v = 0;
@@ -26,6 +29,15 @@ typedef struct {
   uint64_t begin, end;
   const char *name;
 } Span;
+
+typedef struct {
+  const char *name;
+  int index;
+} Named;
+
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(((const Named *)a)->name, ((const Named *)b)->name);
+}
 
 static int span_cmp(const void *a, const void *b) {
   const Span *x = a, *y = b;
@@ -51,6 +63,7 @@ void st_free(StFile *f) {
     free(f->values[i]);
   }
   free(f->tensors);
+  free(f->by_name);
   free(f->keys);
   free(f->values);
   memset(f, 0, sizeof *f);
@@ -62,6 +75,8 @@ static char *dupstr(const char *s) {
   if (d) memcpy(d, s, n);
   return d;
 }
+
+static int str_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static bool parse_metadata(StFile *f, const cJSON *meta, const char *what, Err *err) {
   if (!cJSON_IsObject(meta)) return err_set(err, "%s: __metadata__ is not a JSON object", what);
@@ -80,6 +95,18 @@ static bool parse_metadata(StFile *f, const cJSON *meta, const char *what, Err *
     f->n_meta++;
     if (!f->keys[f->n_meta - 1] || !f->values[f->n_meta - 1]) return err_set(err, "%s: out of memory", what);
   }
+  // a key given twice is ambiguous (which d_model?): sorted copies put twins side by side
+  char **sorted = malloc(sizeof(char *) * (size_t)(f->n_meta + 1));
+  if (!sorted) return err_set(err, "%s: out of memory", what);
+  memcpy(sorted, f->keys, sizeof(char *) * (size_t)f->n_meta);
+  qsort(sorted, (size_t)f->n_meta, sizeof(char *), str_cmp);
+  for (int i = 1; i < f->n_meta; i++)
+    if (!strcmp(sorted[i - 1], sorted[i])) {
+      err_set(err, "%s: metadata \"%s\" appears twice in __metadata__", what, sorted[i]);
+      free(sorted);
+      return false;
+    }
+  free(sorted);
   return true;
 }
 
@@ -152,10 +179,6 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
               what, name, dtype->valuestring);
       goto fail;
     }
-    if (st_find(f, name)) {
-      err_set(err, "%s: tensor \"%s\" appears twice in the header", what, name);
-      goto fail;
-    }
     StTensor *t = &f->tensors[f->n];
     int nd = cJSON_GetArraySize(shape);
     if (nd > ST_MAX_DIMS) {
@@ -212,6 +235,24 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
     spans[f->n] = (Span){b, en, t->name};
     f->n++;
   }
+  // names sorted once: a repeated name is caught here, and st_find searches by halves
+  f->by_name = malloc(sizeof(int) * (size_t)(f->n + 1));
+  Named *named = malloc(sizeof(Named) * (size_t)(f->n + 1));
+  if (!f->by_name || !named) {
+    free(named);
+    err_set(err, "%s: out of memory", what);
+    goto fail;
+  }
+  for (int i = 0; i < f->n; i++) named[i] = (Named){f->tensors[i].name, i};
+  qsort(named, (size_t)f->n, sizeof(Named), name_cmp);
+  for (int i = 0; i < f->n; i++) f->by_name[i] = named[i].index;
+  for (int i = 1; i < f->n; i++)
+    if (!strcmp(named[i - 1].name, named[i].name)) {
+      err_set(err, "%s: tensor \"%s\" appears twice in the header", what, named[i].name);
+      free(named);
+      goto fail;
+    }
+  free(named);
   qsort(spans, (size_t)f->n, sizeof(Span), span_cmp);
   // sorted by start: a non-empty tensor must start after every non-empty one before it ends
   // (empty tensors occupy no bytes and overlap nothing)
@@ -246,8 +287,15 @@ bool st_read(StFile *f, const char *path, Err *err) {
 }
 
 const StTensor *st_find(const StFile *f, const char *name) {
-  for (int i = 0; i < f->n; i++)
-    if (!strcmp(f->tensors[i].name, name)) return &f->tensors[i];
+  int lo = 0, hi = f->by_name ? f->n : 0;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2, c = strcmp(f->tensors[f->by_name[mid]].name, name);
+    if (c == 0) return &f->tensors[f->by_name[mid]];
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
   return NULL;
 }
 

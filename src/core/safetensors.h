@@ -8,7 +8,10 @@
 // The reader checks everything a file can lie about: the header length against the file size,
 // JSON syntax, dtype (F32 only: others are reported by name), that e - b == 4·prod(shape)
 // without overflow, that offsets lie inside the buffer, and that tensors do not overlap.
-// Metadata values must be strings. The writer pads the header with spaces to a multiple of 8.
+// Metadata values must be strings; a tensor name or metadata key may appear once. Parsing and
+// st_find take O(n log n) and O(log n) in the number of tensors, so a header of a million tiny
+// tensors is answered at once. Files larger than 2 GiB (the most a model may hold) are refused
+// before they are read. The writer pads the header with spaces to a multiple of 8.
 //
 // An StFile owns copies of all tensors (aligned floats) and metadata; st_free releases them.
 //
@@ -37,8 +40,9 @@ typedef struct {
 } StTensor;
 
 typedef struct {
-  StTensor *tensors;
+  StTensor *tensors; // in the order of the header
   int n;
+  int *by_name;          // indices of tensors sorted by name, for st_find
   char **keys, **values; // __metadata__
   int n_meta;
 } StFile;

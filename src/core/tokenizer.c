@@ -10,6 +10,30 @@ static bool is_sep(unsigned char c) {
          (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
 }
 
+int utf8_seq_len(const char *str) {
+  const unsigned char *s = (const unsigned char *)str;
+  unsigned c = s[0];
+  if (c == 0) return 0;
+  if (c < 0x80) return 1;
+  int n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (n == 0) return 0; // a continuation byte, C0/C1 (overlong 2-byte forms) or F5..FF
+  for (int i = 1; i < n; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  unsigned c1 = s[1];
+  if ((c == 0xE0 && c1 < 0xA0) || (c == 0xF0 && c1 < 0x90)) return 0;   // overlong
+  if ((c == 0xED && c1 >= 0xA0) || (c == 0xF4 && c1 >= 0x90)) return 0; // surrogate, past U+10FFFF
+  return n;
+}
+
+long utf8_invalid_at(const char *s) {
+  for (const char *p = s; *p;) {
+    int n = utf8_seq_len(p);
+    if (!n) return (long)(p - s);
+    p += n;
+  }
+  return -1;
+}
+
 // The length of the longest prefix of buf[0..n) that ends on a whole UTF-8 sequence.
 static int utf8_whole(const char *buf, int n) {
   int lead = n;
@@ -71,6 +95,29 @@ static int count_words(const char *text) {
   return n;
 }
 
+// Sorts ids by their words (then by id: the first of twins comes first). A merge sort: qsort has
+// no context to reach the words through.
+static void sort_ids(int *ids, int n, char *const *words) {
+  int *tmp = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+  if (!tmp) { // no memory for the merge: insertion sort, slow but right
+    for (int i = 1; i < n; i++)
+      for (int j = i; j > 0 && strcmp(words[ids[j - 1]], words[ids[j]]) > 0; j--) {
+        int t = ids[j];
+        ids[j] = ids[j - 1], ids[j - 1] = t;
+      }
+    return;
+  }
+  for (int w = 1; w < n; w *= 2)
+    for (int lo = 0; lo < n - w; lo += 2 * w) {
+      int mid = lo + w, hi = lo + 2 * w < n ? lo + 2 * w : n, a = lo, b = mid, k = lo;
+      while (a < mid && b < hi) tmp[k++] = strcmp(words[ids[a]], words[ids[b]]) <= 0 ? ids[a++] : ids[b++];
+      while (a < mid) tmp[k++] = ids[a++];
+      while (b < hi) tmp[k++] = ids[b++];
+      memcpy(ids + lo, tmp + lo, sizeof(int) * (size_t)(hi - lo));
+    }
+  free(tmp);
+}
+
 bool vocab_from_lines(Vocab *v, const char *lines, Err *err) {
   memset(v, 0, sizeof *v);
   size_t len = strlen(lines);
@@ -95,7 +142,10 @@ bool vocab_from_lines(Vocab *v, const char *lines, Err *err) {
   }
   v->n = n;
   if (n < 1 || strcmp(v->words[0], VOCAB_UNK) != 0) {
+    bool crlf = n >= 1 && !strcmp(v->words[0], VOCAB_UNK "\r");
     vocab_free(v);
+    if (crlf)
+      return err_set(err, "the vocabulary's words end in \\r (Windows line ends): join them with \\n only");
     return err_set(err, "the vocabulary must start with \"" VOCAB_UNK "\"");
   }
   for (int i = 0; i < n; i++) {
@@ -103,13 +153,38 @@ bool vocab_from_lines(Vocab *v, const char *lines, Err *err) {
       vocab_free(v);
       return err_set(err, "vocabulary word %d is empty", i);
     }
-    for (int j = 0; j < i; j++)
-      if (!strcmp(v->words[i], v->words[j])) {
-        err_set(err, "vocabulary word \"%s\" appears twice (ids %d and %d)", v->words[i], j, i);
+    long bad = utf8_invalid_at(v->words[i]);
+    if (bad >= 0) {
+      err_set(err, "vocabulary word %d is not UTF-8 text (byte %ld of it is 0x%02X)", i, bad + 1,
+              (unsigned char)v->words[i][bad]);
+      vocab_free(v);
+      return false;
+    }
+    // a control character (a tab, an escape sequence) is no part of a word, and printed as it is
+    // by `stepformer info` it would drive the terminal
+    for (const char *c = v->words[i]; *c; c++)
+      if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+        err_set(err, "vocabulary word %d holds the control character 0x%02X", i, (unsigned char)*c);
         vocab_free(v);
         return false;
       }
   }
+  // sorted once: a repeated word is caught next to its twin, and vocab_find searches by halves
+  v->order = malloc(sizeof(int) * (size_t)n);
+  if (!v->order) {
+    vocab_free(v);
+    return err_set(err, "out of memory reading the vocabulary");
+  }
+  for (int i = 0; i < n; i++) v->order[i] = i;
+  sort_ids(v->order, n, v->words);
+  for (int k = 1; k < n; k++)
+    if (!strcmp(v->words[v->order[k - 1]], v->words[v->order[k]])) {
+      int a = v->order[k - 1], b = v->order[k];
+      err_set(err, "vocabulary word \"%s\" appears twice (ids %d and %d)", v->words[a], a < b ? a : b,
+              a < b ? b : a);
+      vocab_free(v);
+      return false;
+    }
   return true;
 }
 
@@ -135,7 +210,16 @@ static void join_unique(const char *w, int len, void *ctx) {
   j->buf[j->len] = 0;
 }
 
+static bool check_utf8(const char *text, Err *err) {
+  long bad = utf8_invalid_at(text);
+  if (bad < 0) return true;
+  return err_set(err, "the sentence is not UTF-8 text (byte %ld is 0x%02X): type or save it as UTF-8",
+                 bad + 1, (unsigned char)text[bad]);
+}
+
 bool vocab_from_text(Vocab *v, const char *text, Err *err) {
+  memset(v, 0, sizeof *v);
+  if (!check_utf8(text, err)) return false;
   Joined j = {malloc(strlen(text) * 2 + 16), 0};
   if (!j.buf) return err_set(err, "out of memory");
   strcpy(j.buf, VOCAB_UNK);
@@ -162,13 +246,21 @@ char *vocab_to_lines(const Vocab *v) {
 }
 
 int vocab_find(const Vocab *v, const char *word) {
-  for (int i = 0; i < v->n; i++)
-    if (!strcmp(v->words[i], word)) return i;
+  int lo = 0, hi = v->order ? v->n : 0;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2, c = strcmp(v->words[v->order[mid]], word);
+    if (c == 0) return v->order[mid];
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
   return -1;
 }
 
 void vocab_free(Vocab *v) {
   free(v->words);
+  free(v->order);
   free(v->block);
   memset(v, 0, sizeof *v);
 }
@@ -192,6 +284,7 @@ static void fill_token(const char *w, int len, void *ctx) {
 
 bool tokens_from_text(Tokens *t, const Vocab *v, const char *text, int max_tokens, Err *err) {
   memset(t, 0, sizeof *t);
+  if (!check_utf8(text, err)) return false;
   int n = count_words(text);
   if (n == 0)
     return err_set(err, "the sentence has no words: type at least one word (punctuation is dropped)");

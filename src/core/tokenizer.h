@@ -24,6 +24,7 @@ typedef struct {
   char **words; // words[id], words[0] == "<unk>"
   int n;
   char *block; // storage of all words
+  int *order;  // ids sorted by word: vocab_find searches by halves (a 50 000-word vocabulary)
 } Vocab;
 
 typedef struct {
@@ -34,7 +35,15 @@ typedef struct {
   char *block;
 } Tokens;
 
-// Parses newline-separated words; the first must be "<unk>", none empty or repeated.
+// The length (1-4) of the well-formed UTF-8 sequence at s, or 0 when s starts with a byte that
+// does not begin one (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF,
+// a sequence cut short). 0 for the terminating NUL too.
+int utf8_seq_len(const char *s);
+// The offset of the first byte of s that is not well-formed UTF-8, or -1 when all of s is.
+long utf8_invalid_at(const char *s);
+
+// Parses newline-separated words; the first must be "<unk>", none empty, repeated, not UTF-8 or
+// holding a control character.
 bool vocab_from_lines(Vocab *v, const char *lines, Err *err);
 // "<unk>" followed by the distinct words of text in order of first appearance.
 bool vocab_from_text(Vocab *v, const char *text, Err *err);
@@ -46,7 +55,7 @@ void vocab_free(Vocab *v);
 // Splits text into lowercase words (no vocabulary): fills words, returns the count, at most max.
 int tokenize_words(const char *text, char words[][TOKEN_MAX_BYTES + 1], int max);
 // Tokenizes text against v. max_tokens <= 0 means no limit. Returns false with a message when
-// the text has no words or more than max_tokens.
+// the text is not UTF-8, has no words or more than max_tokens.
 bool tokens_from_text(Tokens *t, const Vocab *v, const char *text, int max_tokens, Err *err);
 void tokens_free(Tokens *t);
 // The word shown for token i: the vocabulary word, i.e. "<unk>" for unknown words.

@@ -228,6 +228,8 @@ static void link_views(Trace *t) {
   }
 }
 
+#define TRACE_MAX_FLOATS (1L << 29) // 2 GiB
+
 Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
   Trace *t = calloc(1, sizeof *t);
   if (!t) return err_set(err, "out of memory"), NULL;
@@ -311,6 +313,16 @@ Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
 
   long total = 0;
   for (int i = 0; i < t->n; i++) total += b.own[i];
+  if (total > TRACE_MAX_FLOATS) { // many heads and many words: H·L² per score stage
+    err_set(err,
+            "%d words through this model (D=%d, H=%d, F=%d, %d layer%s) make %.1f GiB of stages, more "
+            "than the %d GiB Stepformer keeps: shorten the sentence or use fewer heads or layers",
+            L, D, c->H, c->F, c->n_layers, c->n_layers == 1 ? "" : "s", (double)total * 4 / (1 << 30),
+            (int)(TRACE_MAX_FLOATS >> 28));
+    free(b.own);
+    trace_free(t); // c points into t: the message is made first
+    return NULL;
+  }
   t->block = malloc(sizeof(float) * (size_t)(total > 0 ? total : 1));
   t->scratch = malloc(sizeof(float) * (size_t)L * 3 * D);
   if (!t->block || !t->scratch) goto oom;

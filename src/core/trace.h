@@ -150,7 +150,8 @@ typedef struct {
   bool pos_ready; // P depends on L and D only: filled by the first forward
 } Trace;
 
-// Allocates a trace for `tokens` through `model` (copies the tokens). Fails only on memory.
+// Allocates a trace for `tokens` through `model` (copies the tokens). Fails on memory, and when
+// the stages would take more than 2 GiB (a long sentence through many heads: H·L² per score stage).
 Trace *trace_new(const Model *model, const Tokens *tokens, Err *err);
 void trace_free(Trace *t);
 // Gives t new tokens of the same length (t->L): the window reuses the trace while a sentence is

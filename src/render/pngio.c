@@ -6,8 +6,9 @@
 #include <string.h>
 #include <zlib.h> // crc32
 
-#include "fileio.h"  // defines: AtomicFile
-#include "flatzip.h" // defines: flatzip_encode
+#include "fileio.h"    // defines: AtomicFile
+#include "flatzip.h"   // defines: flatzip_encode
+#include "tokenizer.h" // defines: utf8_seq_len
 
 // A chunk: length, type, data, CRC of type and data (PNG spec 5.3), big-endian numbers.
 static void put_u32(uint8_t *p, uint32_t v) {
@@ -27,12 +28,13 @@ static void write_chunk(FILE *fp, const char *type, const void *data, size_t len
 }
 
 // Key/value text: tEXt when both are ASCII, iTXt (UTF-8) otherwise, e.g. a sentence "café".
+// iTXt must hold UTF-8: bytes that are not (a file name in another encoding) become U+FFFD.
 static void write_text(FILE *fp, const char *key, const char *value) {
   size_t nk = strlen(key), nv = strlen(value);
   if (nk < 1 || nk > 79) return; // the spec's keyword limits; our keys are short constants
   bool ascii = true;
   for (const char *s = value; *s; s++) ascii = ascii && (unsigned char)*s < 0x80;
-  uint8_t *data = malloc(nk + nv + 5);
+  uint8_t *data = malloc(nk + 3 * nv + 5);
   if (!data) return;
   memcpy(data, key, nk + 1); // keyword and its 0 separator
   size_t at = nk + 1;
@@ -40,8 +42,14 @@ static void write_text(FILE *fp, const char *key, const char *value) {
     memset(data + at, 0, 4); // uncompressed, method 0, no language tag, no translated keyword
     at += 4;
   }
-  memcpy(data + at, value, nv);
-  write_chunk(fp, ascii ? "tEXt" : "iTXt", data, at + nv);
+  for (const char *s = value; *s;) {
+    int n = utf8_seq_len(s);
+    if (n)
+      memcpy(data + at, s, (size_t)n), at += (size_t)n, s += n;
+    else
+      memcpy(data + at, "\xEF\xBF\xBD", 3), at += 3, s++;
+  }
+  write_chunk(fp, ascii ? "tEXt" : "iTXt", data, at);
   free(data);
 }
 

@@ -5,17 +5,33 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fileio.h" // defines: AtomicFile
+#include "fileio.h"    // defines: AtomicFile
+#include "tokenizer.h" // defines: utf8_seq_len
 
+// Text as XML character data: markup characters escaped, control characters XML forbids left
+// out, and bytes that are not UTF-8 (a file name in another encoding) written as U+FFFD, so the
+// file always parses.
 static void escaped(FILE *f, const char *s) {
-  for (; s && *s; s++) switch (*s) {
-    case '&': fputs("&amp;", f); break;
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '"': fputs("&quot;", f); break;
-    default:
-      if ((unsigned char)*s >= 0x20 || *s == '\t' || *s == '\n') fputc(*s, f);
-    }
+  while (s && *s) {
+    int n = utf8_seq_len(s);
+    const unsigned char *u = (const unsigned char *)s;
+    if (n == 0)
+      fputs("\xEF\xBF\xBD", f), n = 1;
+    else if (n == 3 && u[0] == 0xEF && u[1] == 0xBF && u[2] >= 0xBE) // U+FFFE, U+FFFF
+      fputs("\xEF\xBF\xBD", f);
+    else if (n > 1)
+      fwrite(s, 1, (size_t)n, f);
+    else
+      switch (*s) {
+      case '&': fputs("&amp;", f); break;
+      case '<': fputs("&lt;", f); break;
+      case '>': fputs("&gt;", f); break;
+      case '"': fputs("&quot;", f); break;
+      default:
+        if ((unsigned char)*s >= 0x20 || *s == '\t' || *s == '\n') fputc(*s, f);
+      }
+    s += n;
+  }
 }
 
 // fill="#rrggbb" (plus opacity when not opaque)
