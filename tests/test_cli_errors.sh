@@ -246,9 +246,12 @@ expect_error "existing --out, empty text" - "no words" -- \
 
 {
   # malformed and repeated option values: refused with one line, not taken in part or silently
-  for size in 1920x1080abc 1920x1080x5 " 1920x1080" 1920 0x0 99999x99999; do
+  for size in 1920x1080abc 1920x1080x5 " 1920x1080" 1920 0x0 99999x99999 320x240; do
     expect_error "export --size '$size'" "$T/out" "--size" -- \
       "$SF" export --size "$size" --format npy --out "$T/out"
+  done
+  for size in 1920x1080abc 1600 100x100; do # the window's, before it looks for a display
+    expect_error "window --size '$size'" - "--size" -- env -u DISPLAY "$SF" --size "$size"
   done
   for format in png,,svg png, ,png "" "png,svg,npy,csv,png,svg,npy,csv,png,svg,npy,csv,png,svg,npy,csv,xyz"; do
     expect_error "export --format '$format'" "$T/out" "--format" -- \

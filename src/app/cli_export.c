@@ -105,9 +105,10 @@ int cli_export(int argc, char **argv) {
         return cli_fail("export", msg);
       }
     } else if (!strcmp(a, "--size")) {
-      if (!cli_parse_size(v, &width, &height) || width < 320 || height < 240 || width > 8192 ||
+      // under 640x360 the header, the formula and the labels of a slide no longer fit beside each other
+      if (!cli_parse_size(v, &width, &height) || width < 640 || height < 360 || width > 8192 ||
           height > 8192) {
-        snprintf(msg, sizeof msg, "--size %s: give WIDTHxHEIGHT in pixels, from 320x240 to 8192x8192", v);
+        snprintf(msg, sizeof msg, "--size %s: give WIDTHxHEIGHT in pixels, from 640x360 to 8192x8192", v);
         return cli_fail("export", msg);
       }
     } else if (!strcmp(a, "--theme")) {

@@ -27,7 +27,7 @@ static const char *USAGE =
     "0 all heads, [ ] layers, hover or Shift+arrows to inspect a cell, E to type a sentence,\n"
     "F fullscreen, + − size, T light theme, S save the view as PNG, Ctrl+E export every step.\n"
     "\n"
-    "  --size WxH       window size (default 1600x900, or 90%% of a smaller screen)\n"
+    "  --size WxH       window size (default 1600x900, or 90% of a smaller screen)\n"
     "  --save-dir DIR   where S and Ctrl+E write (default: the current folder)\n"
     "  --replay FILE    play scripted input (tests/replay/README.md) and print the state after\n"
     "                   each event; --screenshot DIR saves every frame; --realtime keeps the times\n"
@@ -93,7 +93,7 @@ int cli_window(int argc, char **argv) {
     }
     if (takes) i++;
     if (!strcmp(a, "--size")) {
-      if (sscanf(v, "%dx%d", &wo.width, &wo.height) != 2 || wo.width < 320 || wo.height < 240 ||
+      if (!cli_parse_size(v, &wo.width, &wo.height) || wo.width < 320 || wo.height < 240 ||
           wo.width > 16384 || wo.height > 16384)
         return cli_fail("window", "--size: give WIDTHxHEIGHT, from 320x240");
     } else if (!strcmp(a, "--theme")) {
