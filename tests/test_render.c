@@ -429,6 +429,14 @@ static void test_stage_numbers(const Trace *t, int want_total) {
   CHECK(expect == want_total, "%d stages counted, the label says %d", expect, want_total);
 }
 
+// Scales whose range overflows a float (±3e38, a model that overflows) still spread the colours.
+static void test_huge_scale(void) {
+  ColorScale sc = scale_for(CMAP_VIRIDIS, -3e38f, 3e38f);
+  CHECK(fabsf(scale_t(&sc, 0) - 0.5f) < 1e-6f && scale_t(&sc, 3e38f) == 1 && scale_t(&sc, -3e38f) == 0,
+        "a ±3e38 scale: 0 at %g, the ends at %g and %g", scale_t(&sc, 0), scale_t(&sc, -3e38f),
+        scale_t(&sc, 3e38f));
+}
+
 int main(void) {
   Err err = {0};
   if (!text_init(&err)) {
@@ -445,6 +453,7 @@ int main(void) {
   test_cell_colours(causal, trace_step_find(causal, STEP_SOFTMAX, 0), 1);
   test_masked_hatched(causal);
   test_png_roundtrip();
+  test_huge_scale();
   test_compare(cat, m1);
   test_header_fits(cat);
   test_qkv_title(causal);

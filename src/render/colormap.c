@@ -73,8 +73,9 @@ ColorScale scale_for(Colormap m, float lo, float hi) {
 }
 
 float scale_t(const ColorScale *s, float v) {
-  float t = (v - s->lo) / (s->hi - s->lo);
-  return t < 0 ? 0 : t > 1 ? 1 : t;
+  // in double: hi - lo overflows a float when the values reach ±1.7e38 (an overflowing model)
+  double t = ((double)v - s->lo) / ((double)s->hi - s->lo);
+  return t < 0 ? 0 : t > 1 ? 1 : (float)t;
 }
 
 uint32_t scale_color(const ColorScale *s, float v) { return cmap_color(s->map, scale_t(s, v)); }

@@ -336,11 +336,20 @@ static void draw_brackets(Eq *e, float x, float y, float w, float h, uint32_t c)
   scene_rect(e->s, x + w + off + t - serif, y + h + 2 - t, serif, t, c);
 }
 
+// A colour bar's number: two decimals, or three digits in e-notation past 10 000 (an
+// overflowing model reaches 3e38, which "%.2f" writes with 41 characters).
+static const char *format_tick(char *buf, int cap, float v) {
+  snprintf(buf, (size_t)cap, fabsf(v) < 1e4f ? "%.2f" : "%.3g", v);
+  return buf;
+}
+
 static void format_value(char *buf, int cap, float v, bool onehot) {
   if (onehot)
     snprintf(buf, (size_t)cap, "%s", v == 1.0f ? "1" : "");
   else if (!isfinite(v))
     snprintf(buf, (size_t)cap, v < 0 ? "−∞" : "∞");
+  else if (fabsf(v) >= 99999.5f)
+    snprintf(buf, (size_t)cap, "%.2g", v);
   else if (fabsf(v) >= 99.95f)
     snprintf(buf, (size_t)cap, "%.0f", v);
   else if (fabsf(v) >= 9.995f)
@@ -526,10 +535,10 @@ static void draw_matrix_colorbar(Eq *e, ViewOperand *v, float fs, float y) {
   if (c)
     for (int j = 0; j < 64; j++) c[j] = cmap_color(v->scale.map, (j + 0.5f) / 64);
   char buf[32];
-  snprintf(buf, sizeof buf, "%.2f", v->scale.lo);
-  scene_text_aligned(e->s, FONT_SANS, fs * 0.7f, x, y + h + fs * 0.8f, 0, th->muted, buf);
-  snprintf(buf, sizeof buf, "%.2f", v->scale.hi);
-  scene_text_aligned(e->s, FONT_SANS, fs * 0.7f, x + w, y + h + fs * 0.8f, 1, th->muted, buf);
+  scene_text_aligned(e->s, FONT_SANS, fs * 0.7f, x, y + h + fs * 0.8f, 0, th->muted,
+                     format_tick(buf, sizeof buf, v->scale.lo));
+  scene_text_aligned(e->s, FONT_SANS, fs * 0.7f, x + w, y + h + fs * 0.8f, 1, th->muted,
+                     format_tick(buf, sizeof buf, v->scale.hi));
 }
 
 static void draw_row_sums(Eq *e, ViewOperand *v, float fs) {
@@ -746,7 +755,7 @@ static void draw_side_colorbars(Eq *e, float x, float y, float h, float fs) {
     float ticks[3] = {seen[q].hi, (seen[q].lo + seen[q].hi) / 2, seen[q].lo};
     for (int t = 0; t < 3; t++) {
       char buf[32];
-      snprintf(buf, sizeof buf, "%.2f", ticks[t]);
+      format_tick(buf, sizeof buf, ticks[t]);
       float ty = by + bh * t / 2;
       scene_rect(e->s, x + bw, ty - 0.75f, fs * 0.35f, 1.5f, th->frame);
       scene_text(e->s, FONT_SANS, fs * 0.8f, x + bw + fs * 0.5f, ty + fs * 0.3f, th->text, buf);
