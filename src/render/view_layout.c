@@ -409,8 +409,10 @@ static void draw_cells(Eq *e, ViewOperand *v) {
     char buf[32];
     bool signed_vals = v->scale.lo < 0;
     float need = text_width(FONT_MONO, nf, onehot ? "1" : signed_vals ? "-0.00" : "0.00");
-    if (need > cw * 0.9f) nf *= cw * 0.9f / need, need = cw * 0.9f; // smaller numbers rather than none
-    if (nf >= 8.5f && need <= cw * 0.9f)
+    // smaller numbers rather than none, down to 60% of the labels' size: smaller still, a grid of
+    // numbers is noise on a projector, and the colours say more
+    if (need > cw * 0.9f) nf *= cw * 0.9f / need, need = cw * 0.9f;
+    if (nf >= fmaxf(8.5f, view_text_size(e->o) * 0.6f) && need <= cw * 0.9f)
       for (int i = 0; i < R; i++)
         for (int j = 0; j < C; j++) {
           float val = operand_at(&v->op, i, j);
