@@ -39,6 +39,18 @@
 
 #define SF_INLINE static inline __attribute__((always_inline))
 
+// SF_AVX2_FMA on a function compiles it for AVX2 + FMA whatever the build's baseline, with the
+// intrinsics of <immintrin.h> (x86-64, GCC or Clang; SF_HAVE_AVX2_FMA is 0 elsewhere). Unlike an
+// SF_KERNEL, such a function has no baseline twin: it may run only after a run-time check that
+// the CPU has both (gemm_supported()), and its caller keeps another path for the CPUs without.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SF_HAVE_AVX2_FMA 1
+#define SF_AVX2_FMA __attribute__((target("avx2,fma")))
+#else
+#define SF_HAVE_AVX2_FMA 0
+#define SF_AVX2_FMA
+#endif
+
 // Unroll the next loop completely (its count is a small constant), so that arrays of vectors
 // indexed by its counter (a kernel's accumulators) live in registers rather than in memory.
 #if defined(__clang__)

@@ -1,0 +1,230 @@
+// gemm.c -- see gemm.h. Shapes: y[M,n] = x[M,K]·w[c0..c0+n, K]ᵀ; tiles of MR rows of x (and y)
+// by NR rows of w (columns of y); blocks of KC columns of x and w.
+//
+// Loop order (BLIS's, with the weights pre-packed): for each block of KC columns k, for each
+// block of at most MC rows of x, for each panel of NR columns of y, for each tile of MR rows:
+// one call of the micro-kernel, which adds the block's products to a 6×16 tile of y held in
+// registers. A panel block ([KC][16], 16 KB) is read from memory once and then stays in the L1
+// cache for all the tiles of the row block; the row block of x (MC×KC, at most 256 KB) stays in
+// the L2 cache for all the panels. y holds the partial sums between blocks of k.
+#include "gemm.h"
+
+#include <stdlib.h>
+
+#include "err.h"  // defines: EXPECT
+#include "simd.h" // defines: SF_AVX2_FMA, SF_UNROLL
+
+// A tile is 6 rows × 16 columns of y in 12 registers (6 × 2 vectors of 8), with 2 more for a
+// row of the panel and 1 for a broadcast x: 15 of AVX2's 16. Its 12 independent FMAs per k keep
+// both FMA pipes busy through the FMA latency.
+enum {
+  MR = 6,
+  NR = GEMM_NR,
+  KC = GEMM_KC,
+  MC = 256, // rows of x per block, at most: a block of x (MC·KC floats, 256 KB) stays in the L2 cache
+};
+
+static int imin(int a, int b) { return a < b ? a : b; }
+
+// The panel of rows j0.. (j0 a multiple of NR) for the block of columns k0.. (kc of them)
+// starts at k0·np + j0·kc, where np is N rounded up to NR: blocks of k one after the other, and
+// in each, the panels in order, each [kc][NR].
+static float *panel_at(const GemmWeights *w, int j0, int k0, int kc) {
+  return w->panels + (size_t)k0 * ((w->n + NR - 1) / NR * NR) + (size_t)j0 * kc;
+}
+
+void gemm_free(GemmWeights *p) {
+  free(p->panels);
+  *p = (GemmWeights){0};
+}
+
+#if SF_HAVE_AVX2_FMA
+#include <immintrin.h>
+
+bool gemm_supported(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+bool gemm_pack(GemmWeights *p, Mat w) {
+  *p = (GemmWeights){0};
+  if (!gemm_supported()) return false;
+  size_t floats = (size_t)(w.rows + NR - 1) / NR * NR * (size_t)w.cols;
+  size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
+  p->panels = aligned_alloc(64, bytes ? bytes : 64);
+  if (!p->panels) return false;
+  p->n = w.rows, p->k = w.cols;
+  for (int k0 = 0; k0 < w.cols; k0 += KC) {
+    int kc = imin(KC, w.cols - k0);
+    for (int j0 = 0; j0 < w.rows; j0 += NR) {
+      float *d = panel_at(p, j0, k0, kc);
+      int nr = imin(NR, w.rows - j0);
+      for (int jj = 0; jj < NR; jj++) { // row j0 + jj of w, down column jj of the panel
+        const float *src = jj < nr ? &MAT_AT(w, j0 + jj, k0) : NULL;
+        for (int k = 0; k < kc; k++) d[(size_t)k * NR + jj] = src ? src[k] : 0.0f;
+      }
+    }
+  }
+  return true;
+}
+
+enum { FIRST = 1, LAST = 2 }; // the tile's first block of k (start from 0) / last (bias, relu)
+
+typedef struct {
+  const float *x; // the tile's first row of x at the block's first column; rows xs apart
+  int xs;
+  const float *w; // the panel block [kc][NR]
+  int kc, nr, flags;
+  float *y; // the tile of y (nr valid columns); rows ys apart
+  int ys;
+  const float *bias; // bias of the tile's columns, or NULL
+  float *relu;       // relu(y) of the tile, or NULL; rows rs apart
+  int rs;
+  const float *pf; // prefetch pf_n cache lines (one panel row each) from here, one per k
+  int pf_n;
+} Tile;
+
+// The micro-kernel: y[0..mr, 0..nr] (+)= Σ_k x[r, k]·w[k, :] over the block, then the epilogue.
+// mr is a constant in each caller, so the loops over r unroll and c[][] lives in registers.
+SF_AVX2_FMA SF_INLINE void tile_kernel(const int mr, const Tile *t) {
+  __m256 c[MR][2];
+  __m256i nrv = _mm256_set1_epi32(t->nr); // lanes j < nr are written, the others left alone
+  __m256i m0 = _mm256_cmpgt_epi32(nrv, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  __m256i m1 = _mm256_cmpgt_epi32(nrv, _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15));
+  bool full = t->nr == NR;
+  SF_UNROLL for (int r = 0; r < mr; r++) {
+    float *yr = t->y + (size_t)r * t->ys;
+    if (t->flags & FIRST)
+      c[r][0] = c[r][1] = _mm256_setzero_ps();
+    else if (full)
+      c[r][0] = _mm256_loadu_ps(yr), c[r][1] = _mm256_loadu_ps(yr + 8);
+    else
+      c[r][0] = _mm256_maskload_ps(yr, m0), c[r][1] = _mm256_maskload_ps(yr + 8, m1);
+  }
+  const float *w = t->w, *xk = t->x;
+  size_t xs = (size_t)t->xs;
+  int k = 0, pf_end = imin(t->pf_n, t->kc);
+#define GEMM_STEP()                                                                                          \
+  do {                                                                                                       \
+    __m256 w0 = _mm256_load_ps(w), w1 = _mm256_load_ps(w + 8);                                               \
+    SF_UNROLL for (int r = 0; r < mr; r++) {                                                                 \
+      __m256 xv = _mm256_broadcast_ss(xk + r * xs);                                                          \
+      c[r][0] = _mm256_fmadd_ps(xv, w0, c[r][0]);                                                            \
+      c[r][1] = _mm256_fmadd_ps(xv, w1, c[r][1]);                                                            \
+    }                                                                                                        \
+    w += NR, xk++;                                                                                           \
+  } while (0)
+  for (; k < pf_end; k++) { // the first steps also fetch the next panel into the cache
+    _mm_prefetch((const char *)(t->pf + (size_t)k * NR), _MM_HINT_T0);
+    GEMM_STEP();
+  }
+#pragma GCC unroll 4
+  for (; k < t->kc; k++) GEMM_STEP();
+#undef GEMM_STEP
+  if (t->flags & LAST && t->bias) {
+    __m256 b0 = _mm256_maskload_ps(t->bias, m0), b1 = _mm256_maskload_ps(t->bias + 8, m1);
+    SF_UNROLL for (int r = 0; r < mr; r++) c[r][0] = _mm256_add_ps(c[r][0], b0),
+                                           c[r][1] = _mm256_add_ps(c[r][1], b1);
+  }
+  SF_UNROLL for (int r = 0; r < mr; r++) {
+    float *yr = t->y + (size_t)r * t->ys;
+    if (full)
+      _mm256_storeu_ps(yr, c[r][0]), _mm256_storeu_ps(yr + 8, c[r][1]);
+    else
+      _mm256_maskstore_ps(yr, m0, c[r][0]), _mm256_maskstore_ps(yr + 8, m1, c[r][1]);
+  }
+  if (t->flags & LAST && t->relu) {
+    __m256 zero = _mm256_setzero_ps();
+    SF_UNROLL for (int r = 0; r < mr; r++) { // max(c, 0) gives 0 for NaN, as mat_relu does
+      float *hr = t->relu + (size_t)r * t->rs;
+      _mm256_maskstore_ps(hr, m0, _mm256_max_ps(c[r][0], zero));
+      _mm256_maskstore_ps(hr + 8, m1, _mm256_max_ps(c[r][1], zero));
+    }
+  }
+}
+
+// The last tiles of a row block, with fewer rows (one call each, not inlined).
+SF_AVX2_FMA __attribute__((noinline)) static void tile_5(const Tile *t) { tile_kernel(5, t); }
+SF_AVX2_FMA __attribute__((noinline)) static void tile_4(const Tile *t) { tile_kernel(4, t); }
+SF_AVX2_FMA __attribute__((noinline)) static void tile_3(const Tile *t) { tile_kernel(3, t); }
+SF_AVX2_FMA __attribute__((noinline)) static void tile_2(const Tile *t) { tile_kernel(2, t); }
+SF_AVX2_FMA __attribute__((noinline)) static void tile_1(const Tile *t) { tile_kernel(1, t); }
+static void (*const SHORT_TILES[MR])(const Tile *) = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5};
+
+// Rows of the tile that starts `left` rows before the end of its block: 6, except that 7, 8, 9
+// rows left are cut 3+4, 4+4, 5+4, not 6+1, 6+2, 6+3 (a tile of 1 or 2 rows wastes FMA slots).
+static int tile_rows(int left) { return left >= 7 && left <= 9 ? left - 4 : imin(MR, left); }
+
+// y = bias (or 0) and relu(y), for K = 0 (an empty sum).
+static void fill_bias(Mat y, const float *bias, Mat relu) {
+  for (int i = 0; i < y.rows; i++)
+    for (int j = 0; j < y.cols; j++) {
+      float v = bias ? bias[j] : 0.0f;
+      MAT_AT(y, i, j) = v;
+      if (relu.data) MAT_AT(relu, i, j) = v > 0.0f ? v : 0.0f;
+    }
+}
+
+SF_AVX2_FMA void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu) {
+  int M = y.rows, N = y.cols, K = x.cols;
+  EXPECT(w->panels && x.rows == M && K == w->k && c0 >= 0 && c0 % NR == 0 && c0 + N <= w->n);
+  EXPECT(!relu.data || (relu.rows == M && relu.cols == N));
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    fill_bias(y, bias, relu);
+    return;
+  }
+  int row_blocks = (M + MC - 1) / MC, mc_max = (M + row_blocks - 1) / row_blocks; // equal blocks
+  for (int k0 = 0; k0 < K; k0 += KC) {
+    int kc = imin(KC, K - k0);
+    int flags = (k0 == 0 ? FIRST : 0) | (k0 + kc == K ? LAST : 0);
+    for (int i0 = 0; i0 < M; i0 += mc_max) {
+      int mc = imin(mc_max, M - i0);
+      int tiles = (mc + MR - 1) / MR;
+      for (int j = 0; j < N; j += NR) {
+        Tile t = {.xs = x.stride, .w = panel_at(w, c0 + j, k0, kc), .kc = kc, .nr = imin(NR, N - j)};
+        t.flags = flags, t.ys = y.stride, t.bias = bias ? bias + j : NULL, t.rs = relu.stride;
+        // the panel this call reads next (the first of the next row block or block of k after
+        // the last), fetched a share of its lines per tile
+        const float *next = NULL;
+        int next_kc = kc;
+        if (j + NR < N)
+          next = t.w + (size_t)NR * kc;
+        else if (i0 + mc < M)
+          next = panel_at(w, c0, k0, kc);
+        else if (k0 + kc < K)
+          next_kc = imin(KC, K - k0 - kc), next = panel_at(w, c0, k0 + kc, next_kc);
+        int pf_per_tile = (next_kc + tiles - 1) / tiles;
+        for (int i = i0, n = 0, mr; i < i0 + mc; i += mr, n++) {
+          mr = tile_rows(i0 + mc - i);
+          t.x = &MAT_AT(x, i, k0);
+          t.y = &MAT_AT(y, i, j);
+          t.relu = relu.data ? &MAT_AT(relu, i, j) : NULL;
+          t.pf_n = next ? imin(pf_per_tile, next_kc - n * pf_per_tile) : 0;
+          t.pf = t.pf_n > 0 ? next + (size_t)n * pf_per_tile * NR : NULL;
+          if (mr == MR)
+            tile_kernel(MR, &t);
+          else
+            SHORT_TILES[mr](&t);
+        }
+      }
+    }
+  }
+}
+
+#else // no AVX2 + FMA kernel for this compiler or architecture: nothing is ever packed
+
+bool gemm_supported(void) { return false; }
+
+bool gemm_pack(GemmWeights *p, Mat w) {
+  (void)w;
+  *p = (GemmWeights){0};
+  return false;
+}
+
+void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu) {
+  (void)y, (void)x, (void)c0, (void)bias, (void)relu;
+  EXPECT(w->panels && !"gemm_matmul_t without gemm_supported()");
+}
+
+#endif
