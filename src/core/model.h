@@ -16,8 +16,10 @@
 // n_heads, d_ff, n_layers, activation (relu|gelu), norm_first (0|1), causal (0|1), vocab (words
 // joined by newlines, "<unk>" first), and optionally layer_norm_eps and seed.
 //
-// A Model owns one parameter block (every float above, carved into named pointers) and its
-// vocabulary; model_free releases both.
+// A Model owns one parameter block (every float above, carved into named pointers), its
+// vocabulary and, where gemm_supported(), a packed copy of each layer's four weight matrices,
+// made by model_load and model_random (the weights must not change afterwards); model_free
+// releases all of it.
 //
 //     Err err = {0};
 //     Model *m = model_load("assets/models/bank.safetensors", &err);
@@ -32,6 +34,7 @@
 #include <stdint.h>
 
 #include "err.h"       // defines: Err
+#include "gemm.h"      // defines: GemmWeights
 #include "tokenizer.h" // defines: Vocab
 
 typedef enum { ACT_RELU, ACT_GELU } Activation;
@@ -51,6 +54,9 @@ typedef struct {
   float *linear2_weight, *linear2_bias;   // [D, F], [D]
   float *norm1_weight, *norm1_bias;       // [D]
   float *norm2_weight, *norm2_bias;       // [D]
+  // The four weight matrices packed once for gemm_matmul_t (gemm.h), on machines with AVX2 and
+  // FMA; empty (panels NULL) elsewhere, and the forward then multiplies with BLAS.
+  GemmWeights in_proj_packed, out_proj_packed, linear1_packed, linear2_packed;
 } LayerWeights;
 
 typedef struct {
