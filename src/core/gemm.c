@@ -82,6 +82,8 @@ typedef struct {
   int rs;
   const float *pf; // prefetch pf_n cache lines (one panel row each) from here, one per k
   int pf_n;
+  const float *py, *pr; // the next tile of y and of relu (py_rows × py_cols), prefetched: its partial
+  int py_rows, py_cols; // sums, or the lines it writes, would otherwise come from far caches
 } Tile;
 
 // The micro-kernel: y[0..mr, 0..nr] (+)= Σ_k x[r, k]·w[k, :] over the block, then the epilogue.
@@ -100,6 +102,14 @@ SF_AVX2_FMA SF_INLINE void tile_kernel(const int mr, const Tile *t) {
       c[r][0] = _mm256_loadu_ps(yr), c[r][1] = _mm256_loadu_ps(yr + 8);
     else
       c[r][0] = _mm256_maskload_ps(yr, m0), c[r][1] = _mm256_maskload_ps(yr + 8, m1);
+  }
+  for (int r = 0; r < t->py_rows; r++) {
+    _mm_prefetch((const char *)(t->py + (size_t)r * t->ys), _MM_HINT_T0);
+    _mm_prefetch((const char *)(t->py + (size_t)r * t->ys + t->py_cols - 1), _MM_HINT_T0);
+    if (t->pr) {
+      _mm_prefetch((const char *)(t->pr + (size_t)r * t->rs), _MM_HINT_T0);
+      _mm_prefetch((const char *)(t->pr + (size_t)r * t->rs + t->py_cols - 1), _MM_HINT_T0);
+    }
   }
   const float *w = t->w, *xk = t->x;
   size_t xs = (size_t)t->xs;
@@ -202,6 +212,11 @@ SF_AVX2_FMA void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const
           t.relu = relu.data ? &MAT_AT(relu, i, j) : NULL;
           t.pf_n = next ? imin(pf_per_tile, next_kc - n * pf_per_tile) : 0;
           t.pf = t.pf_n > 0 ? next + (size_t)n * pf_per_tile * NR : NULL;
+          int pi = i + mr, pj = j; // the next tile
+          if (pi == i0 + mc) pi = i0, pj = j + NR;
+          t.py_rows = pj < N ? tile_rows(i0 + mc - pi) : 0, t.py_cols = imin(NR, N - pj);
+          t.py = t.py_rows ? &MAT_AT(y, pi, pj) : NULL;
+          t.pr = t.py_rows && t.relu && flags & LAST ? &MAT_AT(relu, pi, pj) : NULL;
           if (mr == MR)
             tile_kernel(MR, &t);
           else
