@@ -5,7 +5,8 @@
 // multiples of the 6-row tiles, 16-column panels and 256-column blocks; M = 1, N = 1, K = 1,
 // K = 0; more than 256 rows, which splits the rows into blocks), on strided sub-views of x, w,
 // y and the ReLU output, on column ranges of the packed weights (c0 > 0), with and without bias
-// and ReLU. Every entry must be within the rounding of a float sum of K products:
+// and ReLU, packed by gemm_pack, into a caller's buffer and from the transpose (y = x·b), scaled.
+// Every entry must be within the rounding of a float sum of K products:
 // |gemm - naive| <= 2(K+2)·ε·(Σ_k |x_ik·w_jk| + |b_j|). Nothing outside the views may be
 // written; a NaN in x gives NaN in y and 0 after ReLU; splitting the columns or the rows into
 // two calls gives the same bits. Then the forward pass of a model large enough to take the
@@ -93,6 +94,35 @@ static bool same_bits(Mat a, Mat b) {
   return true;
 }
 
+// Packing into a caller's buffer (as attention packs K_h and V_h): gemm_pack_t_into of wᵀ gives
+// the panels of gemm_pack_into of w, and s·x·wᵀ from them is within rounding of the naive loops.
+static void check_caller_packing(Mat x, Mat w, Mat ref, const char *what, int pad) {
+  int N = w.rows, K = w.cols;
+  size_t floats = gemm_packed_floats(N, K);
+  CHECK(floats % 16 == 0 && floats >= (size_t)N * K, "%s: gemm_packed_floats %zu", what, floats);
+  float *b1 = aligned_alloc(64, sizeof(float) * (floats + 16)),
+        *b2 = aligned_alloc(64, sizeof(float) * (floats + 16));
+  Guarded wt = guarded(K, N, pad); // wᵀ [K, N]
+  for (int k = 0; k < K; k++)
+    for (int j = 0; j < N; j++) MAT_AT(wt.m, k, j) = MAT_AT(w, j, k);
+  GemmWeights p1, p2;
+  gemm_pack_into(&p1, b1, w);
+  gemm_pack_t_into(&p2, b2, wt.m);
+  CHECK(p1.panels == b1 && p2.panels == b2 && p1.n == N && p1.k == K && p2.n == N && p2.k == K,
+        "%s: packed into the caller's buffer", what);
+  CHECK(!memcmp(b1, b2, sizeof(float) * floats), "%s: gemm_pack_t_into(wᵀ) differs from gemm_pack_into(w)",
+        what);
+  const float s = 0.125f;
+  Guarded y = guarded(x.rows, N, pad);
+  gemm_matmul_t_scaled(y.m, x, &p2, s);
+  mat_matmul_t_naive(ref, x, w, NULL);
+  mat_scale(ref, s);
+  double err = worst_error(y.m, ref, x, w, NULL); // the bound of the sum, scaled the same way
+  CHECK(err <= s, "%s scaled: differs from the naive loops by %.3g of the rounding bound", what, err / s);
+  CHECK(touched_outside(&y) == 0, "%s scaled: wrote outside y", what);
+  free(b1), free(b2), free(wt.buf), free(y.buf);
+}
+
 // One shape: x[M,K] times rows c0..c0+N of a packed w of N + c0 + 5 rows, every variant.
 static void check_shape(int M, int N, int K, int c0, int pad, uint64_t *rng) {
   char what[96];
@@ -145,6 +175,7 @@ static void check_shape(int M, int N, int K, int c0, int pad, uint64_t *rng) {
     }
     free(y.buf), free(y2.buf);
   }
+  check_caller_packing(x.m, w, ref.m, what, pad);
   CHECK(touched_outside(&x) == 0 && touched_outside(&wall) == 0, "%s: x or w was written to", what);
   gemm_free(&pw);
   CHECK(pw.panels == NULL, "gemm_free leaves the weights empty");

@@ -6,8 +6,8 @@
 // folder with the trace tensor of the same name: |c - r| <= 1e-5·max(1, |r|), non-finite entries
 // (the -inf of masked scores) exactly. tokens.txt must match the token labels. Each case runs
 // with the default kernels, with plain loops only, with BLAS only and (on machines with AVX2 +
-// FMA) with the packed-weight kernel for every linear layer (gemm.h), so every kernel is held to
-// PyTorch. Prints the max difference of every tensor and the
+// FMA) with the packed-weight kernel (gemm.h) for every product, linear layers and attention, so
+// every kernel is held to PyTorch. Prints the max difference of every tensor and the
 // first mismatches of a failing one (-q: one summary line per case); exits 1 on any failure.
 #include <dirent.h>
 #include <limits.h>
@@ -256,7 +256,7 @@ int main(int argc, char **argv) {
   } paths[] = {{"default kernels", -1, true},
                {"plain loops only", LONG_MAX, false},
                {"BLAS only", 0, false},
-               {"packed-weight kernel for every linear layer", 0, true}};
+               {"packed-weight kernel for every product", 0, true}};
   long saved = mat_naive_max_madds;
   for (size_t p = 0; p < sizeof paths / sizeof *paths; p++) {
     if (p == 3 && !gemm_supported()) {

@@ -184,7 +184,8 @@ static void split_head(const Trace *t, const TraceLayer *y, Mat qkv, int h) {
 }
 
 // Head h: S_h = Q_h K_hᵀ/√dk [L, L], the causal mask, A_h = softmax(S_h), AV_h = A_h V_h [L, dk],
-// block of query rows by block; then AV_h into columns h·dk.. of concat [L, D].
+// block of query rows by block; then AV_h into columns h·dk.. of concat [L, D]. With room in the
+// trace for them, K_h and V_h are packed once (gemm.h) and every block multiplies from them.
 static void attention_head(void *ctx, int h) {
   const HeadJob *job = ctx;
   const Trace *t = job->t;
@@ -197,17 +198,30 @@ static void attention_head(void *ctx, int h) {
   Mat s = head(&T[causal ? y->S_raw : y->S], h), masked = head(&T[y->S], h);
   Mat a = head(&T[y->A], h), av = head(&T[y->AV], h);
   float inv_sqrt_dk = 1.0f / sqrtf((float)dk);
+  GemmWeights kp = {0}, vp = {0}; // K_h [L, dk] for S = Q_h·K_hᵀ, V_h [L, dk] for A_h·V_h
+  if (t->attn_packed && forward_use_gemm && (long)L * L * dk > mat_naive_max_madds) {
+    size_t kf = gemm_packed_floats(L, dk);
+    float *buf = t->attn_packed + (size_t)h * (kf + gemm_packed_floats(dk, L));
+    gemm_pack_into(&kp, buf, k);
+    gemm_pack_t_into(&vp, buf + kf, v);
+  }
   int block = ATTN_BLOCK_FLOATS / L < 8 ? 8 : ATTN_BLOCK_FLOATS / L;
   for (int i0 = 0; i0 < L; i0 += block) {
     int n = imin(block, L - i0);
-    mat_matmul_t_scaled(rows(s, i0, n), rows(q, i0, n), k, inv_sqrt_dk);
+    if (kp.panels)
+      gemm_matmul_t_scaled(rows(s, i0, n), rows(q, i0, n), &kp, inv_sqrt_dk);
+    else
+      mat_matmul_t_scaled(rows(s, i0, n), rows(q, i0, n), k, inv_sqrt_dk);
     if (causal) { // S + M: query i sees keys 0..i
       mat_copy(rows(masked, i0, n), rows(s, i0, n));
       for (int i = i0; i < i0 + n; i++)
         for (int j = i + 1; j < L; j++) MAT_AT(masked, i, j) = -INFINITY;
     }
     mat_softmax_rows(rows(a, i0, n), rows(masked, i0, n));
-    mat_matmul(rows(av, i0, n), rows(a, i0, n), v);
+    if (vp.panels)
+      gemm_matmul_t(rows(av, i0, n), rows(a, i0, n), &vp, 0, NULL, NO_MAT);
+    else
+      mat_matmul(rows(av, i0, n), rows(a, i0, n), v);
   }
   mat_copy(mat_sub(tmat(&T[y->concat]), 0, h * dk, L, dk), av);
 }

@@ -9,6 +9,7 @@
 // the L2 cache for all the panels. y holds the partial sums between blocks of k.
 #include "gemm.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "err.h"  // defines: EXPECT
@@ -33,6 +34,8 @@ static float *panel_at(const GemmWeights *w, int j0, int k0, int kc) {
   return w->panels + (size_t)k0 * ((w->n + NR - 1) / NR * NR) + (size_t)j0 * kc;
 }
 
+size_t gemm_packed_floats(int n, int k) { return (size_t)(n + NR - 1) / NR * NR * (size_t)k; }
+
 void gemm_free(GemmWeights *p) {
   free(p->panels);
   *p = (GemmWeights){0};
@@ -46,29 +49,50 @@ bool gemm_supported(void) {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
-bool gemm_pack(GemmWeights *p, Mat w) {
-  *p = (GemmWeights){0};
-  if (!gemm_supported()) return false;
-  size_t floats = (size_t)(w.rows + NR - 1) / NR * NR * (size_t)w.cols;
-  size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
-  p->panels = aligned_alloc(64, bytes ? bytes : 64);
-  if (!p->panels) return false;
-  p->n = w.rows, p->k = w.cols;
-  for (int k0 = 0; k0 < w.cols; k0 += KC) {
-    int kc = imin(KC, w.cols - k0);
-    for (int j0 = 0; j0 < w.rows; j0 += NR) {
+// Packs the N×K matrix whose element (j, k) is src[j·js + k·ks]: w itself (js = stride, ks = 1)
+// or the transpose of b[K,N] (js = 1, ks = stride). Each panel row (16 floats, a cache line) is
+// filled whole, the rows past N with zeros.
+static void pack(GemmWeights *p, float *buf, const float *src, int n, int k, size_t js, size_t ks) {
+  *p = (GemmWeights){buf, n, k};
+  for (int k0 = 0; k0 < k; k0 += KC) {
+    int kc = imin(KC, k - k0);
+    for (int j0 = 0; j0 < n; j0 += NR) {
       float *d = panel_at(p, j0, k0, kc);
-      int nr = imin(NR, w.rows - j0);
-      for (int jj = 0; jj < NR; jj++) { // row j0 + jj of w, down column jj of the panel
-        const float *src = jj < nr ? &MAT_AT(w, j0 + jj, k0) : NULL;
-        for (int k = 0; k < kc; k++) d[(size_t)k * NR + jj] = src ? src[k] : 0.0f;
+      int nr = imin(NR, n - j0);
+      for (int kk = 0; kk < kc; kk++, d += NR) {
+        const float *s = src + (size_t)j0 * js + (size_t)(k0 + kk) * ks;
+        int jj = 0;
+        if (js == 1)
+          for (; jj < nr; jj++) d[jj] = s[jj];
+        else
+          for (; jj < nr; jj++) d[jj] = s[jj * js];
+        for (; jj < NR; jj++) d[jj] = 0.0f;
       }
     }
   }
+}
+
+void gemm_pack_into(GemmWeights *p, float *buf, Mat w) {
+  EXPECT(((uintptr_t)buf & 31) == 0);
+  pack(p, buf, w.data, w.rows, w.cols, (size_t)w.stride, 1);
+}
+
+void gemm_pack_t_into(GemmWeights *p, float *buf, Mat b) {
+  EXPECT(((uintptr_t)buf & 31) == 0);
+  pack(p, buf, b.data, b.cols, b.rows, 1, (size_t)b.stride);
+}
+
+bool gemm_pack(GemmWeights *p, Mat w) {
+  *p = (GemmWeights){0};
+  if (!gemm_supported()) return false;
+  size_t bytes = (gemm_packed_floats(w.rows, w.cols) * sizeof(float) + 63) / 64 * 64;
+  float *buf = aligned_alloc(64, bytes ? bytes : 64);
+  if (!buf) return false;
+  gemm_pack_into(p, buf, w);
   return true;
 }
 
-enum { FIRST = 1, LAST = 2 }; // the tile's first block of k (start from 0) / last (bias, relu)
+enum { FIRST = 1, LAST = 2 }; // the tile's first block of k (start from 0) / last (scale, bias, relu)
 
 typedef struct {
   const float *x; // the tile's first row of x at the block's first column; rows xs apart
@@ -77,6 +101,7 @@ typedef struct {
   int kc, nr, flags;
   float *y; // the tile of y (nr valid columns); rows ys apart
   int ys;
+  float scale;       // y = scale·(x·wᵀ) (1: no multiply)
   const float *bias; // bias of the tile's columns, or NULL
   float *relu;       // relu(y) of the tile, or NULL; rows rs apart
   int rs;
@@ -131,6 +156,11 @@ SF_AVX2_FMA SF_INLINE void tile_kernel(const int mr, const Tile *t) {
 #pragma GCC unroll 4
   for (; k < t->kc; k++) GEMM_STEP();
 #undef GEMM_STEP
+  if (t->flags & LAST && t->scale != 1.0f) {
+    __m256 sv = _mm256_set1_ps(t->scale);
+    SF_UNROLL for (int r = 0; r < mr; r++) c[r][0] = _mm256_mul_ps(c[r][0], sv),
+                                           c[r][1] = _mm256_mul_ps(c[r][1], sv);
+  }
   if (t->flags & LAST && t->bias) {
     __m256 b0 = _mm256_maskload_ps(t->bias, m0), b1 = _mm256_maskload_ps(t->bias + 8, m1);
     SF_UNROLL for (int r = 0; r < mr; r++) c[r][0] = _mm256_add_ps(c[r][0], b0),
@@ -166,7 +196,7 @@ static void (*const SHORT_TILES[MR])(const Tile *) = {NULL, tile_1, tile_2, tile
 static int tile_rows(int left) { return left >= 7 && left <= 9 ? left - 4 : imin(MR, left); }
 
 // y = bias (or 0) and relu(y), for K = 0 (an empty sum).
-static void fill_bias(Mat y, const float *bias, Mat relu) {
+static void fill_bias(Mat y, const float *bias, Mat relu) { // (0 times any scale is 0)
   for (int i = 0; i < y.rows; i++)
     for (int j = 0; j < y.cols; j++) {
       float v = bias ? bias[j] : 0.0f;
@@ -175,7 +205,8 @@ static void fill_bias(Mat y, const float *bias, Mat relu) {
     }
 }
 
-SF_AVX2_FMA void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu) {
+SF_AVX2_FMA static void matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias,
+                               Mat relu) {
   int M = y.rows, N = y.cols, K = x.cols;
   EXPECT(w->panels && x.rows == M && K == w->k && c0 >= 0 && c0 % NR == 0 && c0 + N <= w->n);
   EXPECT(!relu.data || (relu.rows == M && relu.cols == N));
@@ -193,7 +224,8 @@ SF_AVX2_FMA void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const
       int tiles = (mc + MR - 1) / MR;
       for (int j = 0; j < N; j += NR) {
         Tile t = {.xs = x.stride, .w = panel_at(w, c0 + j, k0, kc), .kc = kc, .nr = imin(NR, N - j)};
-        t.flags = flags, t.ys = y.stride, t.bias = bias ? bias + j : NULL, t.rs = relu.stride;
+        t.flags = flags, t.ys = y.stride, t.scale = scale, t.bias = bias ? bias + j : NULL,
+        t.rs = relu.stride;
         // the panel this call reads next (the first of the next row block or block of k after
         // the last), fetched a share of its lines per tile
         const float *next = NULL;
@@ -227,6 +259,14 @@ SF_AVX2_FMA void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const
   }
 }
 
+void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu) {
+  matmul(y, x, w, c0, 1.0f, bias, relu);
+}
+
+void gemm_matmul_t_scaled(Mat y, Mat x, const GemmWeights *w, float s) {
+  matmul(y, x, w, 0, s, NULL, (Mat){0});
+}
+
 #else // no AVX2 + FMA kernel for this compiler or architecture: nothing is ever packed
 
 bool gemm_supported(void) { return false; }
@@ -237,9 +277,29 @@ bool gemm_pack(GemmWeights *p, Mat w) {
   return false;
 }
 
+static void unsupported(const char *what) {
+  fprintf(stderr, "%s: this build or CPU has no AVX2 + FMA kernel (check gemm_supported())\n", what);
+  abort();
+}
+
+void gemm_pack_into(GemmWeights *p, float *buf, Mat w) {
+  (void)p, (void)buf, (void)w;
+  unsupported("gemm_pack_into");
+}
+
+void gemm_pack_t_into(GemmWeights *p, float *buf, Mat b) {
+  (void)p, (void)buf, (void)b;
+  unsupported("gemm_pack_t_into");
+}
+
 void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu) {
-  (void)y, (void)x, (void)c0, (void)bias, (void)relu;
-  EXPECT(w->panels && !"gemm_matmul_t without gemm_supported()");
+  (void)y, (void)x, (void)w, (void)c0, (void)bias, (void)relu;
+  unsupported("gemm_matmul_t");
+}
+
+void gemm_matmul_t_scaled(Mat y, Mat x, const GemmWeights *w, float s) {
+  (void)y, (void)x, (void)w, (void)s;
+  unsupported("gemm_matmul_t_scaled");
 }
 
 #endif

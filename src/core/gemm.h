@@ -30,6 +30,7 @@
 #define SF_GEMM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "mat.h" // defines: Mat
 
@@ -51,10 +52,21 @@ bool gemm_supported(void);
 bool gemm_pack(GemmWeights *p, Mat w);
 void gemm_free(GemmWeights *p);
 
+// Packing into memory the caller owns, for operands that change at every forward (attention's
+// keys and values, packed once per head and used by every block of query rows): no allocation.
+// buf holds gemm_packed_floats(N, K) floats and is 32-byte aligned; p points into it (do not
+// gemm_free it). gemm_pack_into packs w[N,K] for y = x·wᵀ; gemm_pack_t_into packs b[K,N] for
+// y = x·b (it packs bᵀ: the same panels as gemm_pack_into of the transposed matrix).
+size_t gemm_packed_floats(int n, int k); // a multiple of 16 (64 bytes)
+void gemm_pack_into(GemmWeights *p, float *buf, Mat w);
+void gemm_pack_t_into(GemmWeights *p, float *buf, Mat b);
+
 // y[M,n] = x[M,K] · w[c0 .. c0+n-1, :]ᵀ + bias[0 .. n-1] (bias may be NULL), where n = y.cols;
 // and relu = max(y, 0) (NaN gives 0, as mat_relu) when relu.data is not NULL (same shape as y).
 // c0 is a multiple of GEMM_NR, so that the threads of the forward can each take columns.
 // Needs gemm_supported(). x, y and relu may be sub-views (any stride); y must not overlap x.
 void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu);
+// y[M,N] = s · x[M,K]·w[N,K]ᵀ (all of w's rows): each sum, then times s (BLAS's alpha).
+void gemm_matmul_t_scaled(Mat y, Mat x, const GemmWeights *w, float s);
 
 #endif
