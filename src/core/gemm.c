@@ -162,7 +162,8 @@ SF_AVX2_FMA SF_INLINE void tile_kernel(const int mr, const Tile *t) {
                                            c[r][1] = _mm256_mul_ps(c[r][1], sv);
   }
   if (t->flags & LAST && t->bias) {
-    __m256 b0 = _mm256_maskload_ps(t->bias, m0), b1 = _mm256_maskload_ps(t->bias + 8, m1);
+    __m256 b0 = full ? _mm256_loadu_ps(t->bias) : _mm256_maskload_ps(t->bias, m0);
+    __m256 b1 = full ? _mm256_loadu_ps(t->bias + 8) : _mm256_maskload_ps(t->bias + 8, m1);
     SF_UNROLL for (int r = 0; r < mr; r++) c[r][0] = _mm256_add_ps(c[r][0], b0),
                                            c[r][1] = _mm256_add_ps(c[r][1], b1);
   }
@@ -177,8 +178,11 @@ SF_AVX2_FMA SF_INLINE void tile_kernel(const int mr, const Tile *t) {
     __m256 zero = _mm256_setzero_ps();
     SF_UNROLL for (int r = 0; r < mr; r++) { // max(c, 0) gives 0 for NaN, as mat_relu does
       float *hr = t->relu + (size_t)r * t->rs;
-      _mm256_maskstore_ps(hr, m0, _mm256_max_ps(c[r][0], zero));
-      _mm256_maskstore_ps(hr + 8, m1, _mm256_max_ps(c[r][1], zero));
+      __m256 h0 = _mm256_max_ps(c[r][0], zero), h1 = _mm256_max_ps(c[r][1], zero);
+      if (full) // (masked stores are slow on some CPUs: only for the last, partial panel)
+        _mm256_storeu_ps(hr, h0), _mm256_storeu_ps(hr + 8, h1);
+      else
+        _mm256_maskstore_ps(hr, m0, h0), _mm256_maskstore_ps(hr + 8, m1, h1);
     }
   }
 }
@@ -215,7 +219,8 @@ SF_AVX2_FMA static void matmul(Mat y, Mat x, const GemmWeights *w, int c0, float
     fill_bias(y, bias, relu);
     return;
   }
-  int row_blocks = (M + MC - 1) / MC, mc_max = (M + row_blocks - 1) / row_blocks; // equal blocks
+  // blocks of about equal size, in whole tiles but the last: M = 512 is 258 + 254 rows
+  int row_blocks = (M + MC - 1) / MC, mc_max = ((M + row_blocks - 1) / row_blocks + MR - 1) / MR * MR;
   for (int k0 = 0; k0 < K; k0 += KC) {
     int kc = imin(KC, K - k0);
     int flags = (k0 == 0 ? FIRST : 0) | (k0 + kc == K ? LAST : 0);
