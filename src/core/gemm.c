@@ -51,22 +51,40 @@ bool gemm_supported(void) {
 
 // Packs the N×K matrix whose element (j, k) is src[j·js + k·ks]: w itself (js = stride, ks = 1)
 // or the transpose of b[K,N] (js = 1, ks = stride). Each panel row (16 floats, a cache line) is
-// filled whole, the rows past N with zeros.
-static void pack(GemmWeights *p, float *buf, const float *src, int n, int k, size_t js, size_t ks) {
+// filled whole, the rows past N with zeros. Full panels go by vectors: from w, 8×8 blocks
+// transposed in registers; from b, 16 floats of a row (attention packs K_h and V_h at every
+// forward).
+SF_AVX2_FMA static void pack(GemmWeights *p, float *buf, const float *src, int n, int k, size_t js,
+                             size_t ks) {
   *p = (GemmWeights){buf, n, k};
   for (int k0 = 0; k0 < k; k0 += KC) {
     int kc = imin(KC, k - k0);
     for (int j0 = 0; j0 < n; j0 += NR) {
       float *d = panel_at(p, j0, k0, kc);
-      int nr = imin(NR, n - j0);
-      for (int kk = 0; kk < kc; kk++, d += NR) {
-        const float *s = src + (size_t)j0 * js + (size_t)(k0 + kk) * ks;
+      int nr = imin(NR, n - j0), kk = 0;
+      const float *s0 = src + (size_t)j0 * js + (size_t)k0 * ks;
+      if (ks == 1 && nr == NR)
+        for (; kk + 8 <= kc; kk += 8)
+          for (int half = 0; half < NR; half += 8) {
+            F8 m[8]; // rows j0+half.. of w, columns k0+kk..: transposed, columns of the panel
+            SF_UNROLL for (int r = 0; r < 8; r++) m[r] = f8_load(s0 + (size_t)(half + r) * js + kk);
+            f8_transpose(m);
+            SF_UNROLL for (int q = 0; q < 8; q++) f8_store(d + (size_t)(kk + q) * NR + half, m[q]);
+          }
+      for (; kk < kc; kk++) {
+        const float *s = s0 + (size_t)kk * ks;
+        float *dk = d + (size_t)kk * NR;
         int jj = 0;
+        if (js == 1 && nr == NR) {
+          f8_store(dk, f8_load(s));
+          f8_store(dk + 8, f8_load(s + 8));
+          continue;
+        }
         if (js == 1)
-          for (; jj < nr; jj++) d[jj] = s[jj];
+          for (; jj < nr; jj++) dk[jj] = s[jj];
         else
-          for (; jj < nr; jj++) d[jj] = s[jj * js];
-        for (; jj < NR; jj++) d[jj] = 0.0f;
+          for (; jj < nr; jj++) dk[jj] = s[jj * js];
+        for (; jj < NR; jj++) dk[jj] = 0.0f;
       }
     }
   }
