@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "err.h"  // defines: EXPECT
-#include "simd.h" // defines: SF_AVX2_FMA, SF_UNROLL
+#include "simd.h" // defines: SF_AVX2_FMA, SF_INLINE, SF_UNROLL
 
 // A tile is 6 rows × 16 columns of y in 12 registers (6 × 2 vectors of 8), with 2 more for a
 // row of the panel and 1 for a broadcast x: 15 of AVX2's 16. Its 12 independent FMAs per k keep
@@ -25,15 +25,6 @@ enum {
   MC = 256, // rows of x per block, at most: a block of x (MC·KC floats, 256 KB) stays in the L2 cache
 };
 
-static int imin(int a, int b) { return a < b ? a : b; }
-
-// The panel of rows j0.. (j0 a multiple of NR) for the block of columns k0.. (kc of them)
-// starts at k0·np + j0·kc, where np is N rounded up to NR: blocks of k one after the other, and
-// in each, the panels in order, each [kc][NR].
-static float *panel_at(const GemmWeights *w, int j0, int k0, int kc) {
-  return w->panels + (size_t)k0 * ((w->n + NR - 1) / NR * NR) + (size_t)j0 * kc;
-}
-
 size_t gemm_packed_floats(int n, int k) { return (size_t)(n + NR - 1) / NR * NR * (size_t)k; }
 
 void gemm_free(GemmWeights *p) {
@@ -44,9 +35,33 @@ void gemm_free(GemmWeights *p) {
 #if SF_HAVE_AVX2_FMA
 #include <immintrin.h>
 
+static int imin(int a, int b) { return a < b ? a : b; }
+
+// The panel of rows j0.. (j0 a multiple of NR) for the block of columns k0.. (kc of them)
+// starts at k0·np + j0·kc, where np is N rounded up to NR: blocks of k one after the other, and
+// in each, the panels in order, each [kc][NR].
+static float *panel_at(const GemmWeights *w, int j0, int k0, int kc) {
+  return w->panels + (size_t)k0 * ((w->n + NR - 1) / NR * NR) + (size_t)j0 * kc;
+}
+
 bool gemm_supported(void) {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+// Transposes the 8×8 block whose rows are m[0..7] (afterwards m[i][j] is the old m[j][i]): pairs
+// of rows interleaved, then pairs of pairs, then the 128-bit halves exchanged.
+SF_AVX2_FMA SF_INLINE void transpose8(__m256 m[8]) {
+  __m256 t[8], u[8];
+  SF_UNROLL for (int i = 0; i < 8; i += 2) t[i] = _mm256_unpacklo_ps(m[i], m[i + 1]),
+                                           t[i + 1] = _mm256_unpackhi_ps(m[i], m[i + 1]);
+  SF_UNROLL for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44), u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44),
+          u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  SF_UNROLL for (int i = 0; i < 4; i++) m[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20),
+                                        m[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
 }
 
 // Packs the N×K matrix whose element (j, k) is src[j·js + k·ks]: w itself (js = stride, ks = 1)
@@ -66,18 +81,18 @@ SF_AVX2_FMA static void pack(GemmWeights *p, float *buf, const float *src, int n
       if (ks == 1 && nr == NR)
         for (; kk + 8 <= kc; kk += 8)
           for (int half = 0; half < NR; half += 8) {
-            F8 m[8]; // rows j0+half.. of w, columns k0+kk..: transposed, columns of the panel
-            SF_UNROLL for (int r = 0; r < 8; r++) m[r] = f8_load(s0 + (size_t)(half + r) * js + kk);
-            f8_transpose(m);
-            SF_UNROLL for (int q = 0; q < 8; q++) f8_store(d + (size_t)(kk + q) * NR + half, m[q]);
+            __m256 m[8]; // rows j0+half.. of w, columns k0+kk..: transposed, columns of the panel
+            SF_UNROLL for (int r = 0; r < 8; r++) m[r] = _mm256_loadu_ps(s0 + (size_t)(half + r) * js + kk);
+            transpose8(m);
+            SF_UNROLL for (int q = 0; q < 8; q++) _mm256_store_ps(d + (size_t)(kk + q) * NR + half, m[q]);
           }
       for (; kk < kc; kk++) {
         const float *s = s0 + (size_t)kk * ks;
         float *dk = d + (size_t)kk * NR;
         int jj = 0;
         if (js == 1 && nr == NR) {
-          f8_store(dk, f8_load(s));
-          f8_store(dk + 8, f8_load(s + 8));
+          _mm256_store_ps(dk, _mm256_loadu_ps(s));
+          _mm256_store_ps(dk + 8, _mm256_loadu_ps(s + 8));
           continue;
         }
         if (js == 1)
