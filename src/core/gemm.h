@@ -1,29 +1,33 @@
-// gemm.h -- the linear layers' product y = x·wᵀ + b, from weights packed once.
+// gemm.h -- y = x·wᵀ (+ b) for the forward's products, from an operand packed once.
 //
 // A linear layer multiplies its input by the same weight matrix w[N,K] (nn.Linear's [out, in])
-// on every forward pass. cblas_sgemm first copies ("packs") w into the order its inner kernel
-// reads, on every call: at BERT-base size that streams all 28 MB of a layer's weights through
-// memory twice per forward instead of once. Here the weights are packed once, when the model is
-// made (model.c), and gemm_matmul_t multiplies straight from the packed copy:
+// at every forward pass, and cblas_sgemm first copies ("packs") w into the order its inner
+// kernel reads, at every call: at BERT-base size, L = 128, that copy took 9.5 % of the forward
+// (perf). Here the weights are packed once, when the model is made (model.c), and gemm_matmul_t
+// multiplies straight from the packed copy. Attention's K_h and V_h change at every forward:
+// they are packed once per head into memory the trace owns (gemm_pack_into, gemm_pack_t_into)
+// and serve every block of query rows.
 //
 //   - packed w: for each block of GEMM_KC columns (k), panels of GEMM_NR = 16 rows of w, each
 //     stored k-major ([kc][16], rows past N zero), the panels of a block one after the other, so
-//     the kernel reads the weights as one sequential stream;
+//     that the kernel reads the weights as one sequential stream;
 //   - x is read in place, row by row (no copy): a tile of 6 rows is broadcast one value at a time;
 //   - the micro-kernel keeps a 6×16 tile of y in 12 AVX2 registers and adds 6×16 products per k
-//     with 12 FMAs; while it works on one panel it prefetches the next;
-//   - the epilogue adds the bias and, when asked, also writes relu(y) (the FFN's two stages).
+//     with 12 FMAs; while it works it prefetches the next panel and the next tile of y;
+//   - the epilogue scales (attention's 1/√d_k), adds the bias and, when asked, also writes
+//     relu(y) (FFN1's two stages in one pass).
 // Each y[i,j] sums its K products in order within a block of GEMM_KC, blocks in order, with
-// fused multiply-adds (one rounding each), then adds the bias: not the bits of
-// mat_matmul_t_naive, but within float rounding of it (tests/test_gemm.c).
+// fused multiply-adds (one rounding each), then scales and adds the bias: not the bits of
+// mat_matmul_t_naive, but within float rounding of it (tests/test_gemm.c), and the same bits
+// whatever the cut of a product into calls by columns or rows.
 //
 // AVX2 + FMA only, on purpose not AVX-512: the forward is compared with PyTorch on OpenBLAS's
 // AVX2 (Haswell) kernels. The kernel is compiled for AVX2 + FMA with a target attribute and runs
 // only when the CPU has both: gemm_supported() says so, and without it (or on other
 // architectures) nothing is packed and the forward keeps cblas_sgemm (forward.c).
 //
-//     GemmWeights pw = {0};
-//     if (gemm_supported() && gemm_pack(&pw, mat_view(w, N, K)))
+//     GemmWeights pw;
+//     if (gemm_pack(&pw, mat_view(w, N, K)))                // false without AVX2 + FMA
 //       gemm_matmul_t(y, x, &pw, 0, bias, (Mat){0});       // y[M,N] = x[M,K]·w[N,K]ᵀ + bias
 //     gemm_free(&pw);
 #ifndef SF_GEMM_H

@@ -9,7 +9,8 @@
 // SF_KERNEL on a function compiles it twice on x86-64 with GCC, for baseline x86-64 and for
 // x86-64-v3, and picks one when the program loads (GCC's target_clones). The clones do the same
 // arithmetic in the same order: ISO C mode (-std=c11) does not contract a*b+c into a fused
-// multiply-add, so results do not depend on the machine.
+// multiply-add, so results do not depend on the machine. SF_AVX2_FMA (below) compiles a function
+// for AVX2 + FMA only, with no twin, for kernels whose callers check the CPU first (gemm.c).
 //
 //     SF_KERNEL static void add(float *y, const float *a, const float *b, int n) {
 //       int j = 0;
