@@ -5,8 +5,9 @@
 // model.safetensors, tokenizes the sentence, runs model_forward and compares every .npy of the
 // folder with the trace tensor of the same name: |c - r| <= 1e-5·max(1, |r|), non-finite entries
 // (the -inf of masked scores) exactly. tokens.txt must match the token labels. Each case runs
-// three times: with the default small-product threshold, with plain loops only and with BLAS
-// only, so both kernels are held to PyTorch. Prints the max difference of every tensor and the
+// with the default kernels, with plain loops only, with BLAS only and (on machines with AVX2 +
+// FMA) with the packed-weight kernel (gemm.h) for every product, linear layers and attention, so
+// every kernel is held to PyTorch. Prints the max difference of every tensor and the
 // first mismatches of a failing one (-q: one summary line per case); exits 1 on any failure.
 #include <dirent.h>
 #include <limits.h>
@@ -17,7 +18,8 @@
 
 #include "check.h"
 #include "fileio.h"  // defines: file_read_all
-#include "forward.h" // defines: model_forward
+#include "forward.h" // defines: model_forward, forward_use_gemm
+#include "gemm.h"    // defines: gemm_supported
 #include "mat.h"     // defines: mat_naive_max_madds
 #include "model.h"   // defines: Model, model_load
 #include "npy.h"     // defines: npy_read
@@ -249,16 +251,26 @@ int main(int argc, char **argv) {
 
   const struct {
     const char *what;
-    long threshold;
-  } paths[] = {{"default kernels", -1}, {"plain loops only", LONG_MAX}, {"BLAS only", 0}};
+    long threshold; // mat_naive_max_madds, -1: the default
+    bool gemm;      // forward_use_gemm
+  } paths[] = {{"default kernels", -1, true},
+               {"plain loops only", LONG_MAX, false},
+               {"BLAS only", 0, false},
+               {"packed-weight kernel for every product", 0, true}};
   long saved = mat_naive_max_madds;
   for (size_t p = 0; p < sizeof paths / sizeof *paths; p++) {
+    if (p == 3 && !gemm_supported()) {
+      printf("== %s: skipped, this CPU has no AVX2 + FMA\n", paths[p].what);
+      continue;
+    }
     printf("== %s\n", paths[p].what);
     mat_naive_max_madds = paths[p].threshold < 0 ? saved : paths[p].threshold;
+    forward_use_gemm = paths[p].gemm;
     int stages = 0;
     for (int i = 0; i < n; i++) stages += run_case(&cases[i], refdir, verbose && p == 0);
     CHECK(stages > 0, "no stage compared");
   }
   mat_naive_max_madds = saved;
+  forward_use_gemm = true;
   return check_exit("test_golden");
 }

@@ -9,16 +9,18 @@
 //     activation right after its product.
 // With forward_set_threads(2) the work is split between two threads (par.h): products by blocks
 // of output columns, attention by heads, row-wise stages by blocks of rows; jobs too small to
-// pay for the hand-off stay on one thread. The loop kernels and the elementwise stages give the
-// same bits either way; a BLAS product cut into column blocks may round differently in the
-// last bit (about 1e-6 relative), as BLAS picks its inner kernels by the shape it is given.
+// pay for the hand-off stay on one thread. The loop kernels, the packed-weight kernel (gemm.h)
+// and the elementwise stages give the same bits either way; a BLAS product cut into column
+// blocks may round differently in the last bit (about 1e-6 relative), as BLAS picks its inner
+// kernels by the shape it is given.
 #include "forward.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "mat.h" // defines: Mat, mat_matmul_t, mat_softmax_rows, mat_layernorm_rows ...
-#include "par.h" // defines: par_run, par_threads
+#include "gemm.h" // defines: GemmWeights, gemm_matmul_t, GEMM_NR
+#include "mat.h"  // defines: Mat, mat_matmul_t, mat_softmax_rows, mat_layernorm_rows ...
+#include "par.h"  // defines: par_run, par_threads
 
 // A job smaller than this (in multiply-adds, or elementwise operations) runs on one thread: the
 // hand-off to the second thread costs some microseconds.
@@ -84,10 +86,14 @@ void forward_posenc(float *P, int L, int D) {
 
 // ---------------------------------------------------------------- linear layers
 
+bool forward_use_gemm = true;
+
 // y[M,N] = x[M,K]·w[N,K]ᵀ + bias, and then act_out = activation(y) when act_out is given;
-// part p computes columns split_at(N, parts, p).. of both.
+// part p computes columns split_at(N, parts, p).. of both (multiples of GEMM_NR, as
+// gemm_matmul_t needs). With the weights packed, gemm_matmul_t also writes ReLU's output.
 typedef struct {
   Mat y, x, w;
+  const GemmWeights *packed; // w packed, when this product runs gemm_matmul_t; else NULL
   const float *bias;
   Mat act_out;
   Activation act;
@@ -96,12 +102,19 @@ typedef struct {
 
 static void linear_part(void *ctx, int p) {
   const LinearJob *j = ctx;
-  int c0 = split_at(j->y.cols, j->parts, p, 16), c1 = split_at(j->y.cols, j->parts, p + 1, 16);
+  int c0 = split_at(j->y.cols, j->parts, p, GEMM_NR), c1 = split_at(j->y.cols, j->parts, p + 1, GEMM_NR);
   if (c1 <= c0) return;
   Mat y = mat_sub(j->y, 0, c0, j->y.rows, c1 - c0);
-  mat_matmul_t(y, j->x, mat_sub(j->w, c0, 0, c1 - c0, j->w.cols), j->bias ? j->bias + c0 : NULL);
-  if (j->act_out.data) {
-    Mat h = mat_sub(j->act_out, 0, c0, y.rows, y.cols);
+  Mat h = j->act_out.data ? mat_sub(j->act_out, 0, c0, y.rows, y.cols) : NO_MAT;
+  const float *bias = j->bias ? j->bias + c0 : NULL;
+  if (j->packed) {
+    bool relu = h.data && j->act == ACT_RELU;
+    gemm_matmul_t(y, j->x, j->packed, c0, bias, relu ? h : NO_MAT);
+    if (relu) return;
+  } else {
+    mat_matmul_t(y, j->x, mat_sub(j->w, c0, 0, c1 - c0, j->w.cols), bias);
+  }
+  if (h.data) {
     if (j->act == ACT_GELU)
       mat_gelu(h, y);
     else
@@ -109,12 +122,18 @@ static void linear_part(void *ctx, int p) {
   }
 }
 
-static void linear_act(Mat y, Mat x, Mat w, const float *bias, Mat act_out, Activation act) {
-  LinearJob j = {y, x, w, bias, act_out, act, parts_for((long)y.rows * y.cols * x.cols)};
+// `packed` is w packed once (model.h), or NULL / empty: then mat_matmul_t.
+static void linear_act(Mat y, Mat x, Mat w, const GemmWeights *packed, const float *bias, Mat act_out,
+                       Activation act) {
+  LinearJob j = {y, x, w, NULL, bias, act_out, act, parts_for((long)y.rows * y.cols * x.cols)};
+  if (forward_use_gemm && packed && packed->panels && (long)y.rows * y.cols * x.cols > mat_naive_max_madds)
+    j.packed = packed;
   par_run(j.parts, linear_part, &j);
 }
 
-static void linear(Mat y, Mat x, Mat w, const float *bias) { linear_act(y, x, w, bias, NO_MAT, ACT_RELU); }
+static void linear(Mat y, Mat x, Mat w, const GemmWeights *packed, const float *bias) {
+  linear_act(y, x, w, packed, bias, NO_MAT, ACT_RELU);
+}
 
 // ---------------------------------------------------------------- residuals and LayerNorms
 
@@ -165,7 +184,8 @@ static void split_head(const Trace *t, const TraceLayer *y, Mat qkv, int h) {
 }
 
 // Head h: S_h = Q_h K_hᵀ/√dk [L, L], the causal mask, A_h = softmax(S_h), AV_h = A_h V_h [L, dk],
-// block of query rows by block; then AV_h into columns h·dk.. of concat [L, D].
+// block of query rows by block; then AV_h into columns h·dk.. of concat [L, D]. With room in the
+// trace for them, K_h and V_h are packed once (gemm.h) and every block multiplies from them.
 static void attention_head(void *ctx, int h) {
   const HeadJob *job = ctx;
   const Trace *t = job->t;
@@ -178,17 +198,30 @@ static void attention_head(void *ctx, int h) {
   Mat s = head(&T[causal ? y->S_raw : y->S], h), masked = head(&T[y->S], h);
   Mat a = head(&T[y->A], h), av = head(&T[y->AV], h);
   float inv_sqrt_dk = 1.0f / sqrtf((float)dk);
+  GemmWeights kp = {0}, vp = {0}; // K_h [L, dk] for S = Q_h·K_hᵀ, V_h [L, dk] for A_h·V_h
+  if (t->attn_packed && forward_use_gemm && (long)L * L * dk > mat_naive_max_madds) {
+    size_t kf = gemm_packed_floats(L, dk);
+    float *buf = t->attn_packed + (size_t)h * (kf + gemm_packed_floats(dk, L));
+    gemm_pack_into(&kp, buf, k);
+    gemm_pack_t_into(&vp, buf + kf, v);
+  }
   int block = ATTN_BLOCK_FLOATS / L < 8 ? 8 : ATTN_BLOCK_FLOATS / L;
   for (int i0 = 0; i0 < L; i0 += block) {
     int n = imin(block, L - i0);
-    mat_matmul_t_scaled(rows(s, i0, n), rows(q, i0, n), k, inv_sqrt_dk);
+    if (kp.panels)
+      gemm_matmul_t_scaled(rows(s, i0, n), rows(q, i0, n), &kp, inv_sqrt_dk);
+    else
+      mat_matmul_t_scaled(rows(s, i0, n), rows(q, i0, n), k, inv_sqrt_dk);
     if (causal) { // S + M: query i sees keys 0..i
       mat_copy(rows(masked, i0, n), rows(s, i0, n));
       for (int i = i0; i < i0 + n; i++)
         for (int j = i + 1; j < L; j++) MAT_AT(masked, i, j) = -INFINITY;
     }
     mat_softmax_rows(rows(a, i0, n), rows(masked, i0, n));
-    mat_matmul(rows(av, i0, n), rows(a, i0, n), v);
+    if (vp.panels)
+      gemm_matmul_t(rows(av, i0, n), rows(a, i0, n), &vp, 0, NULL, NO_MAT);
+    else
+      mat_matmul(rows(av, i0, n), rows(a, i0, n), v);
   }
   mat_copy(mat_sub(tmat(&T[y->concat]), 0, h * dk, L, dk), av);
 }
@@ -212,14 +245,15 @@ static void layer_forward(Trace *t, int l) {
 
   // qkv [L, 3D] = a_in · in_projᵀ + b, into the scratch; each head task splits out its Q, K, V
   Mat qkv = mat_view(t->scratch, L, 3 * D);
-  linear(qkv, a_in, mat_view(w->in_proj_weight, 3 * D, D), w->in_proj_bias);
+  linear(qkv, a_in, mat_view(w->in_proj_weight, 3 * D, D), &w->in_proj_packed, w->in_proj_bias);
   HeadJob heads = {t, l};
   run_tasks(c->H, attention_head, &heads, 2L * L * L * D);
 
   // attn = concat · W^oᵀ + b^o [L, D], res1 = in + attn, and the LayerNorm after it:
   // post-norm LN1(res1) (the FFN input), pre-norm LN2(res1)
   Mat attn = tmat(&T[y->attn]), res1 = tmat(&T[y->res1]);
-  linear(attn, tmat(&T[y->concat]), mat_view(w->out_proj_weight, D, D), w->out_proj_bias);
+  linear(attn, tmat(&T[y->concat]), mat_view(w->out_proj_weight, D, D), &w->out_proj_packed,
+         w->out_proj_bias);
   Mat f_in = tmat(&T[c->norm_first ? y->norm2 : y->norm1]);
   const float *g = c->norm_first ? w->norm2_weight : w->norm1_weight;
   const float *b = c->norm_first ? w->norm2_bias : w->norm1_bias;
@@ -227,9 +261,9 @@ static void layer_forward(Trace *t, int l) {
 
   // ffn_pre = f_in · W_1ᵀ + b_1 [L, F], hidden = act(ffn_pre), ffn = hidden · W_2ᵀ + b_2 [L, D]
   Mat hidden = tmat(&T[y->ffn_hidden]), ffn = tmat(&T[y->ffn]);
-  linear_act(tmat(&T[y->ffn_pre]), f_in, mat_view(w->linear1_weight, F, D), w->linear1_bias, hidden,
-             c->activation);
-  linear(ffn, hidden, mat_view(w->linear2_weight, D, F), w->linear2_bias);
+  linear_act(tmat(&T[y->ffn_pre]), f_in, mat_view(w->linear1_weight, F, D), &w->linear1_packed,
+             w->linear1_bias, hidden, c->activation);
+  linear(ffn, hidden, mat_view(w->linear2_weight, D, F), &w->linear2_packed, w->linear2_bias);
 
   // pre-norm: out = res2 = res1 + ffn; post-norm: res2 = f_in + ffn, out = LN2(res2)
   Mat res2 = tmat(&T[y->res2]);
@@ -267,7 +301,7 @@ void model_forward(Trace *t) {
       mat_layernorm_rows(tmat(&T[t->final_norm]), tmat(x), m->norm_weight, m->norm_bias, c->ln_eps);
       x = &T[t->final_norm];
     }
-    linear(tmat(&T[t->logits]), tmat(x), mat_view(m->head_weight, V, D), m->head_bias);
+    linear(tmat(&T[t->logits]), tmat(x), mat_view(m->head_weight, V, D), NULL, m->head_bias);
     mat_softmax_rows(tmat(&T[t->pred]), tmat(&T[t->logits]));
   }
 }

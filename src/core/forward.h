@@ -13,6 +13,8 @@
 #ifndef SF_FORWARD_H
 #define SF_FORWARD_H
 
+#include <stdbool.h>
+
 #include "trace.h" // defines: Trace
 
 void model_forward(Trace *t);
@@ -24,6 +26,16 @@ void model_forward(Trace *t);
 // calling a threaded BLAS would fight over the cores. The first model_forward applies the
 // default if this was never called.
 void forward_set_threads(int n);
+
+// Which kernel multiplies. With the model's weights packed (model.h: machines with AVX2 and
+// FMA), every linear layer (QKV, output projection, FFN1, FFN2) of more than
+// mat_naive_max_madds multiply-adds runs gemm_matmul_t (gemm.h), which reads the packed weights
+// and also writes FFN1's ReLU, whatever the number of tokens; so do attention's QKᵀ and A·V,
+// from K_h and V_h packed once per head into the trace. Smaller products, and all of them
+// without AVX2 + FMA or with forward_use_gemm false (tests), go to mat_matmul_t / mat_matmul
+// (loop kernels or BLAS). gemm_matmul_t rounds each output the same way whatever the column
+// split, so these products give the same bits on one thread and on two.
+extern bool forward_use_gemm;
 
 // The sinusoidal positional encoding of Vaswani et al. into P[L, D], computed in double and
 // rounded to float: P[i,2k] = sin(i / 10000^(2k/D)), P[i,2k+1] = cos(i / 10000^(2k/D)).

@@ -12,7 +12,8 @@
 // instead: BLAS's call overhead dominates the first, and for the second BLAS copies (packs)
 // every weight before using it once. The loop kernels add each output's products in the order
 // of the plain reference loops (mat_matmul_t_naive, mat_matmul_naive), so the two agree bit for
-// bit; BLAS sums in another order and agrees to rounding.
+// bit; BLAS sums in another order and agrees to rounding. (On CPUs with AVX2 and FMA the forward
+// pass multiplies with gemm.h instead, from operands packed once; these are its fallback.)
 //
 //     Mat x = mat_view(buf, L, D), w = mat_view(wq, D, D), y = mat_view(q, L, D);
 //     mat_matmul_t(y, x, w, bias);     // y[L,D] = x[L,D] · w[D,D]ᵀ + bias[D]

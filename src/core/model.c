@@ -231,8 +231,29 @@ static bool model_alloc(Model *m, Param **table, int *n_table, Err *err) {
   return false;
 }
 
+// Packs each layer's weight matrices for gemm_matmul_t, once. Without AVX2 + FMA, or without
+// the memory, a matrix stays unpacked and the forward multiplies it with BLAS.
+static void model_pack(Model *m) {
+  const ModelConfig *c = &m->cfg;
+  if (!gemm_supported()) return;
+  for (int l = 0; l < c->n_layers; l++) {
+    LayerWeights *w = &m->layers[l];
+    gemm_pack(&w->in_proj_packed, mat_view(w->in_proj_weight, 3 * c->D, c->D));
+    gemm_pack(&w->out_proj_packed, mat_view(w->out_proj_weight, c->D, c->D));
+    gemm_pack(&w->linear1_packed, mat_view(w->linear1_weight, c->F, c->D));
+    gemm_pack(&w->linear2_packed, mat_view(w->linear2_weight, c->D, c->F));
+  }
+}
+
 void model_free(Model *m) {
   if (!m) return;
+  for (int l = 0; m->layers && l < m->cfg.n_layers; l++) {
+    LayerWeights *w = &m->layers[l];
+    gemm_free(&w->in_proj_packed);
+    gemm_free(&w->out_proj_packed);
+    gemm_free(&w->linear1_packed);
+    gemm_free(&w->linear2_packed);
+  }
   for (int i = 0; i < m->n_meta; i++) {
     free(m->meta_keys[i]);
     free(m->meta_values[i]);
@@ -279,6 +300,7 @@ Model *model_random(const ModelConfig *c, const Vocab *vocab, uint64_t seed, Err
   free(p);
   m->has_seed = true;
   m->seed = seed;
+  model_pack(m);
   snprintf(m->source, sizeof m->source, "random weights, seed %llu", (unsigned long long)seed);
   return m;
 fail:
@@ -467,6 +489,7 @@ Model *model_load(const char *path, Err *err) {
   f.keys = f.values = NULL, f.n_meta = 0;
   free(p);
   st_free(&f);
+  model_pack(m);
   return m;
 fail:
   free(p);

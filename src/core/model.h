@@ -19,8 +19,10 @@
 // learned position table: ignoring it would change the numbers silently) or a weight that is
 // NaN or infinite.
 //
-// A Model owns one parameter block (every float above, carved into named pointers) and its
-// vocabulary; model_free releases both.
+// A Model owns one parameter block (every float above, carved into named pointers), its
+// vocabulary and, where gemm_supported(), a packed copy of each layer's four weight matrices,
+// made by model_load and model_random (the weights must not change afterwards); model_free
+// releases all of it.
 //
 //     Err err = {0};
 //     Model *m = model_load("assets/models/bank.safetensors", &err);
@@ -35,6 +37,7 @@
 #include <stdint.h>
 
 #include "err.h"       // defines: Err
+#include "gemm.h"      // defines: GemmWeights
 #include "tokenizer.h" // defines: Vocab
 
 typedef enum { ACT_RELU, ACT_GELU } Activation;
@@ -54,6 +57,9 @@ typedef struct {
   float *linear2_weight, *linear2_bias;   // [D, F], [D]
   float *norm1_weight, *norm1_bias;       // [D]
   float *norm2_weight, *norm2_bias;       // [D]
+  // The four weight matrices packed once for gemm_matmul_t (gemm.h), on machines with AVX2 and
+  // FMA; empty (panels NULL) elsewhere, and the forward then multiplies with BLAS.
+  GemmWeights in_proj_packed, out_proj_packed, linear1_packed, linear2_packed;
 } LayerWeights;
 
 typedef struct {

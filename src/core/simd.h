@@ -9,7 +9,8 @@
 // SF_KERNEL on a function compiles it twice on x86-64 with GCC, for baseline x86-64 and for
 // x86-64-v3, and picks one when the program loads (GCC's target_clones). The clones do the same
 // arithmetic in the same order: ISO C mode (-std=c11) does not contract a*b+c into a fused
-// multiply-add, so results do not depend on the machine.
+// multiply-add, so results do not depend on the machine. SF_AVX2_FMA (below) compiles a function
+// for AVX2 + FMA only, with no twin, for kernels whose callers check the CPU first (gemm.c).
 //
 //     SF_KERNEL static void add(float *y, const float *a, const float *b, int n) {
 //       int j = 0;
@@ -38,6 +39,18 @@
 #endif
 
 #define SF_INLINE static inline __attribute__((always_inline))
+
+// SF_AVX2_FMA on a function compiles it for AVX2 + FMA whatever the build's baseline, with the
+// intrinsics of <immintrin.h> (x86-64, GCC or Clang; SF_HAVE_AVX2_FMA is 0 elsewhere). Unlike an
+// SF_KERNEL, such a function has no baseline twin: it may run only after a run-time check that
+// the CPU has both (gemm_supported()), and its caller keeps another path for the CPUs without.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SF_HAVE_AVX2_FMA 1
+#define SF_AVX2_FMA __attribute__((target("avx2,fma")))
+#else
+#define SF_HAVE_AVX2_FMA 0
+#define SF_AVX2_FMA
+#endif
 
 // Unroll the next loop completely (its count is a small constant), so that arrays of vectors
 // indexed by its counter (a kernel's accumulators) live in registers rather than in memory.

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm.h" // defines: gemm_supported, gemm_packed_floats
+
 typedef struct {
   Trace *t;
   long *own; // floats each tensor needs in the activation block (0 for views)
@@ -326,6 +328,12 @@ Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
   t->block = malloc(sizeof(float) * (size_t)(total > 0 ? total : 1));
   t->scratch = malloc(sizeof(float) * (size_t)L * 3 * D);
   if (!t->block || !t->scratch) goto oom;
+  if (gemm_supported()) {
+    int dk = D / c->H;
+    size_t per_head = gemm_packed_floats(L, dk) + gemm_packed_floats(dk, L);
+    t->attn_packed = aligned_alloc(64, sizeof(float) * (per_head * c->H + 16)); // a multiple of 64 bytes
+    if (!t->attn_packed) goto oom;
+  }
   t->block_floats = total;
   long off = 0;
   for (int i = 0; i < t->n; i++)
@@ -388,6 +396,7 @@ void trace_free(Trace *t) {
   if (!t) return;
   free(t->block);
   free(t->scratch);
+  free(t->attn_packed);
   free(t->t);
   free(t->steps);
   free(t->layers);

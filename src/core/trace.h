@@ -147,6 +147,9 @@ typedef struct {
   float *block;                             // all activations, one allocation
   long block_floats;
   float *scratch; // [L, 3D]: the fused Q|K|V product before it is split into heads
+  // Per head, K_h and V_h packed for the packed-weight kernel (gemm.h: gemm_packed_floats(L, d_k)
+  // + gemm_packed_floats(d_k, L) floats a head, 64-byte aligned); NULL without AVX2 + FMA.
+  float *attn_packed;
   bool pos_ready; // P depends on L and D only: filled by the first forward
 } Trace;
 

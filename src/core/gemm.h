@@ -1,0 +1,76 @@
+// gemm.h -- y = x·wᵀ (+ b) for the forward's products, from an operand packed once.
+//
+// A linear layer multiplies its input by the same weight matrix w[N,K] (nn.Linear's [out, in])
+// at every forward pass, and cblas_sgemm first copies ("packs") w into the order its inner
+// kernel reads, at every call: at BERT-base size, L = 128, that copy took 9.5 % of the forward
+// (perf). Here the weights are packed once, when the model is made (model.c), and gemm_matmul_t
+// multiplies straight from the packed copy. Attention's K_h and V_h change at every forward:
+// they are packed once per head into memory the trace owns (gemm_pack_into, gemm_pack_t_into)
+// and serve every block of query rows.
+//
+//   - packed w: for each block of GEMM_KC columns (k), panels of GEMM_NR = 16 rows of w, each
+//     stored k-major ([kc][16], rows past N zero), the panels of a block one after the other, so
+//     that the kernel reads the weights as one sequential stream;
+//   - x is read in place, row by row (no copy): a tile of 6 rows is broadcast one value at a time;
+//   - the micro-kernel keeps a 6×16 tile of y in 12 AVX2 registers and adds 6×16 products per k
+//     with 12 FMAs; while it works it prefetches the next panel and the next tile of y;
+//   - the epilogue scales (attention's 1/√d_k), adds the bias and, when asked, also writes
+//     relu(y) (FFN1's two stages in one pass).
+// Each y[i,j] sums its K products in order within a block of GEMM_KC, blocks in order, with
+// fused multiply-adds (one rounding each), then scales and adds the bias: not the bits of
+// mat_matmul_t_naive, but within float rounding of it (tests/test_gemm.c), and the same bits
+// whatever the cut of a product into calls by columns or rows.
+//
+// AVX2 + FMA only, on purpose not AVX-512: the forward is compared with PyTorch on OpenBLAS's
+// AVX2 (Haswell) kernels. The kernel is compiled for AVX2 + FMA with a target attribute and runs
+// only when the CPU has both: gemm_supported() says so, and without it (or on other
+// architectures) nothing is packed and the forward keeps cblas_sgemm (forward.c).
+//
+//     GemmWeights pw;
+//     if (gemm_pack(&pw, mat_view(w, N, K)))                // false without AVX2 + FMA
+//       gemm_matmul_t(y, x, &pw, 0, bias, (Mat){0});       // y[M,N] = x[M,K]·w[N,K]ᵀ + bias
+//     gemm_free(&pw);
+#ifndef SF_GEMM_H
+#define SF_GEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mat.h" // defines: Mat
+
+enum {
+  GEMM_NR = 16,  // rows of w per packed panel (columns of y per tile); column offsets align to it
+  GEMM_KC = 256, // columns of x and w per block: a panel block (16 KB) stays in the L1 cache
+};
+
+typedef struct {
+  float *panels; // the packed copy (64-byte aligned), NULL when not packed
+  int n, k;      // w's shape [N, K]
+} GemmWeights;
+
+// True when this CPU runs the kernel (AVX2 and FMA) and it was compiled in.
+bool gemm_supported(void);
+
+// Packs w[N,K] (any stride) into p (allocates; false on no memory or !gemm_supported(), p then
+// stays empty). gemm_free releases it and leaves p empty; freeing an empty p does nothing.
+bool gemm_pack(GemmWeights *p, Mat w);
+void gemm_free(GemmWeights *p);
+
+// Packing into memory the caller owns, for operands that change at every forward (attention's
+// keys and values, packed once per head and used by every block of query rows): no allocation.
+// buf holds gemm_packed_floats(N, K) floats and is 32-byte aligned; p points into it (do not
+// gemm_free it). gemm_pack_into packs w[N,K] for y = x·wᵀ; gemm_pack_t_into packs b[K,N] for
+// y = x·b (it packs bᵀ: the same panels as gemm_pack_into of the transposed matrix).
+size_t gemm_packed_floats(int n, int k); // a multiple of 16 (64 bytes)
+void gemm_pack_into(GemmWeights *p, float *buf, Mat w);
+void gemm_pack_t_into(GemmWeights *p, float *buf, Mat b);
+
+// y[M,n] = x[M,K] · w[c0 .. c0+n-1, :]ᵀ + bias[0 .. n-1] (bias may be NULL), where n = y.cols;
+// and relu = max(y, 0) (NaN gives 0, as mat_relu) when relu.data is not NULL (same shape as y).
+// c0 is a multiple of GEMM_NR, so that the threads of the forward can each take columns.
+// Needs gemm_supported(). x, y and relu may be sub-views (any stride); y must not overlap x.
+void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu);
+// y[M,N] = s · x[M,K]·w[N,K]ᵀ (all of w's rows): each sum, then times s (BLAS's alpha).
+void gemm_matmul_t_scaled(Mat y, Mat x, const GemmWeights *w, float s);
+
+#endif
