@@ -8,7 +8,7 @@
 // and ReLU, packed by gemm_pack, into a caller's buffer and from the transpose (y = x·b), scaled.
 // Every entry must be within the rounding of a float sum of K products:
 // |gemm - naive| <= 2(K+2)·ε·(Σ_k |x_ik·w_jk| + |b_j|). Nothing outside the views may be
-// written; a NaN in x gives NaN in y and 0 after ReLU; splitting the columns or the rows into
+// written; a NaN in x gives NaN in y and after ReLU (as torch.relu); splitting the columns or the rows into
 // two calls gives the same bits. Then the forward pass of a model large enough to take the
 // kernel: the trace has the same bits on one thread and on two, and stays within 1e-5 of the
 // BLAS path. On a machine without AVX2 + FMA, only checks that nothing gets packed.
@@ -204,10 +204,23 @@ static void check_nan(void) {
   GemmWeights pw;
   if (!gemm_pack(&pw, mat_view(wv, 2, 3))) return;
   gemm_matmul_t(mat_view(yv, 2, 2), mat_view(xv, 2, 3), &pw, 0, NULL, mat_view(hv, 2, 2));
-  CHECK(isnan(yv[0]) && isnan(yv[1]) && hv[0] == 0.0f && hv[1] == 0.0f, "a NaN in x: y NaN, relu 0");
+  CHECK(isnan(yv[0]) && isnan(yv[1]) && isnan(hv[0]) && isnan(hv[1]), "a NaN in x: y NaN, relu NaN");
   CHECK(yv[2] == 12.0f && yv[3] == -12.0f && hv[2] == 12.0f && hv[3] == 0.0f, "the row without NaN: %g %g",
         (double)yv[2], (double)yv[3]);
   gemm_free(&pw);
+}
+
+// mat_relu as torch.relu: NaN stays NaN, -0 stays -0, negatives become 0 (in the vector loop and
+// in the scalar tail: 9 values).
+static void check_relu_like_torch(void) {
+  float x[9] = {NAN, -0.0f, -1.0f, 2.0f, 0.5f, -3.0f, 4.0f, -0.0f, NAN}, y[9];
+  mat_relu(mat_view(y, 1, 9), mat_view(x, 1, 9));
+  for (int j = 0; j < 9; j++) {
+    bool ok = isnan(x[j]) ? isnan(y[j])
+              : x[j] < 0  ? y[j] == 0 && !signbit(y[j])
+                          : y[j] == x[j] && signbit(y[j]) == signbit(x[j]);
+    CHECK(ok, "relu(%g) = %g", (double)x[j], (double)y[j]);
+  }
 }
 
 // ---------------------------------------------------------------- in the forward pass
@@ -280,6 +293,7 @@ int main(void) {
   }
   check_shapes();
   check_nan();
+  check_relu_like_torch();
   check_forward();
   return check_exit("test_gemm");
 }

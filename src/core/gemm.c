@@ -209,9 +209,11 @@ SF_AVX2_FMA SF_INLINE void tile_kernel(const int mr, const Tile *t) {
   }
   if (t->flags & LAST && t->relu) {
     __m256 zero = _mm256_setzero_ps();
-    SF_UNROLL for (int r = 0; r < mr; r++) { // max(c, 0) gives 0 for NaN, as mat_relu does
+    // max(0, c): MAXPS returns its second operand unless the first is larger, so NaN and -0 pass
+    // through as in torch.relu (and mat_relu)
+    SF_UNROLL for (int r = 0; r < mr; r++) {
       float *hr = t->relu + (size_t)r * t->rs;
-      __m256 h0 = _mm256_max_ps(c[r][0], zero), h1 = _mm256_max_ps(c[r][1], zero);
+      __m256 h0 = _mm256_max_ps(zero, c[r][0]), h1 = _mm256_max_ps(zero, c[r][1]);
       if (full) // (masked stores are slow on some CPUs: only for the last, partial panel)
         _mm256_storeu_ps(hr, h0), _mm256_storeu_ps(hr + 8, h1);
       else
@@ -238,7 +240,7 @@ static void fill_bias(Mat y, const float *bias, Mat relu) { // (0 times any scal
     for (int j = 0; j < y.cols; j++) {
       float v = bias ? bias[j] : 0.0f;
       MAT_AT(y, i, j) = v;
-      if (relu.data) MAT_AT(relu, i, j) = v > 0.0f ? v : 0.0f;
+      if (relu.data) MAT_AT(relu, i, j) = v < 0.0f ? 0.0f : v;
     }
 }
 

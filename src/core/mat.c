@@ -386,9 +386,9 @@ SF_KERNEL void mat_relu(Mat y, Mat x) {
     int j = 0;
     for (; j + 8 <= x.cols; j += 8) {
       F8 v = f8_load(xi + j);
-      f8_store(yi + j, f8_max(v, zero)); // NaN gives 0, as fmaxf(NaN, 0) does
+      f8_store(yi + j, f8_max(zero, v)); // zero first: NaN and -0 pass through, as in torch.relu
     }
-    for (; j < x.cols; j++) yi[j] = xi[j] > 0.0f ? xi[j] : 0.0f;
+    for (; j < x.cols; j++) yi[j] = xi[j] < 0.0f ? 0.0f : xi[j];
   }
 }
 
