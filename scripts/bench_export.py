@@ -42,7 +42,7 @@ def matrices(bin_, text, work):
                    stdout=subprocess.DEVNULL)
     tokens = open(os.path.join(npy, "tokens.txt")).read().split()
     out = []
-    for name in sorted(os.listdir(png)):
+    for name in sorted(f for f in os.listdir(png) if f.endswith(".png")):
         parts = name[:-4].split("-")[1:]
         layer = "l0"
         if parts[0].startswith("l") and parts[0][1:].isdigit():
