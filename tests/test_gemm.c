@@ -284,6 +284,7 @@ static void check_forward(void) {
 }
 
 int main(void) {
+  check_relu_like_torch(); // mat_relu: every CPU
   if (!gemm_supported()) {
     GemmWeights pw;
     float w[4] = {1, 2, 3, 4};
@@ -293,7 +294,6 @@ int main(void) {
   }
   check_shapes();
   check_nan();
-  check_relu_like_torch();
   check_forward();
   return check_exit("test_gemm");
 }
