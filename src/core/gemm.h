@@ -66,7 +66,8 @@ void gemm_pack_into(GemmWeights *p, float *buf, Mat w);
 void gemm_pack_t_into(GemmWeights *p, float *buf, Mat b);
 
 // y[M,n] = x[M,K] · w[c0 .. c0+n-1, :]ᵀ + bias[0 .. n-1] (bias may be NULL), where n = y.cols;
-// and relu = max(y, 0) (NaN gives 0, as mat_relu) when relu.data is not NULL (same shape as y).
+// and relu = max(0, y) (NaN and -0 pass through, as in torch.relu and mat_relu) when relu.data is
+// not NULL (same shape as y).
 // c0 is a multiple of GEMM_NR, so that the threads of the forward can each take columns.
 // Needs gemm_supported(). x, y and relu may be sub-views (any stride); y must not overlap x.
 void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu);
