@@ -58,7 +58,7 @@ void mat_add(Mat y, Mat a, Mat b);   // y = a + b (y may alias a or b)
 void mat_scale(Mat m, float s);      // m *= s
 void mat_softmax_rows(Mat y, Mat x); // y[i,:] = softmax(x[i,:]); -inf entries give exactly 0
 void mat_layernorm_rows(Mat y, Mat x, const float *weight, const float *bias, float eps);
-void mat_relu(Mat y, Mat x); // max(0, x): NaN and -0 pass through, as in torch.relu
+void mat_relu(Mat y, Mat x);                  // max(0, x): NaN and -0 pass through, as in torch.relu
 void mat_gelu(Mat y, Mat x);                  // exact GELU: 0.5·x·(1 + erf(x/√2)), PyTorch's default
 void mat_minmax(Mat m, float *lo, float *hi); // over finite entries; 0,0 when there are none
 
