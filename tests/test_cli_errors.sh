@@ -317,6 +317,16 @@ printf -- '---\ntitle: t\nsentence: a b\nmodel: random D=16,H=2,F=8,layers=1,see
 expect_error "export of a lesson with a formula typo" "$T/out" "textypo.md:8:" "did you mean" -- \
   "$SF" export --lesson "$T/textypo.md" --out "$T/out"
 
+# ---------------------------------------------------------------- inputs that once crashed
+# fuzz_safetensors found it (issue 14): a long message whose kept tail began inside a UTF-8
+# character overflowed Err.msg. Whether it did depended on the path's length: try a range of them.
+REG=$SF_TEST_DIR/fuzz/corpus/safetensors/safetensors-err-msg-overflow.bin
+for n in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 40 80 120 160 200; do
+  d=$T/$(printf '%*s' "$n" '' | tr ' ' r)
+  mkdir -p "$d" && cp "$REG" "$d/m.safetensors"
+  expect_error "regression input, path +$n bytes" - "m.safetensors" -- "$SF" info --model "$d/m.safetensors"
+done
+
 if [ "$failures" -ne 0 ]; then
   echo "test_cli_errors: $failures failures in $cases cases" >&2
   exit 1

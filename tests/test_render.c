@@ -19,7 +19,7 @@
 #include "pngio.h"
 #include <png.h>
 #include "svg.h"
-#include "tokenizer.h" // defines: utf8_invalid_at
+#include "utf8.h" // defines: utf8_invalid_at
 #include "view.h"
 
 static Trace *load_trace(const char *ref, const char *text, bool causal, Model **m) {

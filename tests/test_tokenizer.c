@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "tokenizer.h" // defines: Vocab, Tokens, tokenize_words, tokens_from_text
+#include "utf8.h"      // defines: utf8_seq_len, utf8_invalid_at
 
 // Tokenizes text and compares the words with want (a NULL-terminated list).
 static void expect_words(const char *text, const char *const *want) {

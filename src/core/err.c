@@ -4,11 +4,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-// Moves back to the start of a UTF-8 sequence (never splits a character).
-static size_t char_start(const char *s, size_t i) {
-  while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
-  return i;
-}
+#include "utf8.h" // defines: utf8_floor, utf8_ceil, utf8_seq_len
 
 bool err_set(Err *err, const char *fmt, ...) {
   if (err) {
@@ -21,15 +17,23 @@ bool err_set(Err *err, const char *fmt, ...) {
     if (len < sizeof err->msg) {
       memcpy(err->msg, full, len + 1);
     } else {
-      // too long (a long path): keep its start and its end, where the reason and the fix are
-      size_t head = char_start(full, 160), tail = char_start(full, len - (sizeof err->msg - 1 - head - 3));
+      // too long (a long path): keep its start and its end, where the reason and the fix are.
+      // Both cuts give up bytes to land on a character boundary, never take more: the head ends
+      // at or before byte 160, the tail starts at or after the first byte that still fits.
+      size_t room = sizeof err->msg - 1; // bytes of text, without the NUL
+      size_t head = utf8_floor(full, 160);
+      size_t tail = utf8_ceil(full, len - (room - head - 3), len);
       memcpy(err->msg, full, head);
       memcpy(err->msg + head, "...", 3);
-      memcpy(err->msg + head + 3, full + tail, len - tail + 1);
+      memcpy(err->msg + head + 3, full + tail, len - tail + 1); // head + 3 + (len - tail) <= room
     }
-    // names quoted from files may hold control characters: the message stays one line
-    for (char *p = err->msg; *p; p++)
-      if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+    // names quoted from files may hold control characters or bytes that are not UTF-8: the
+    // message stays one line of text, each such byte a '?'
+    for (char *p = err->msg; *p;) {
+      int k = utf8_seq_len(p);
+      if (k == 0 || (k == 1 && ((unsigned char)*p < 0x20 || *p == 0x7f))) *p = '?', k = 1;
+      p += k;
+    }
   }
   return false;
 }

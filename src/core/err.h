@@ -22,7 +22,8 @@ typedef struct {
 
 // Formats into err->msg (when err is not NULL) and returns false, so `return err_set(...)`. A
 // message longer than err->msg (a long path in it) keeps its start and its end (what is wrong,
-// and how to fix it) with "..." between.
+// and how to fix it) with "..." between, cut between characters. The message is always one
+// line of valid UTF-8: control characters and bytes that are not UTF-8 become '?'.
 bool err_set(Err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define EXPECT(x)                                                                                            \

@@ -88,7 +88,7 @@ static bool parse_metadata(StFile *f, const cJSON *meta, const char *what, Err *
   cJSON_ArrayForEach(kv, meta) {
     if (!cJSON_IsString(kv))
       return err_set(err,
-                     "%s: metadata value \"%s\" is not a string (safetensors metadata holds strings only)",
+                     "%s: metadata value \"%.80s\" is not a string (safetensors metadata holds strings only)",
                      what, kv->string);
     f->keys[f->n_meta] = dupstr(kv->string);
     f->values[f->n_meta] = dupstr(kv->valuestring);
@@ -102,7 +102,7 @@ static bool parse_metadata(StFile *f, const cJSON *meta, const char *what, Err *
   qsort(sorted, (size_t)f->n_meta, sizeof(char *), str_cmp);
   for (int i = 1; i < f->n_meta; i++)
     if (!strcmp(sorted[i - 1], sorted[i])) {
-      err_set(err, "%s: metadata \"%s\" appears twice in __metadata__", what, sorted[i]);
+      err_set(err, "%s: metadata \"%.80s\" appears twice in __metadata__", what, sorted[i]);
       free(sorted);
       return false;
     }
@@ -164,25 +164,25 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
     }
     const char *name = e->string;
     if (!cJSON_IsObject(e)) {
-      err_set(err, "%s: tensor \"%s\" is not described by a JSON object", what, name);
+      err_set(err, "%s: tensor \"%.80s\" is not described by a JSON object", what, name);
       goto fail;
     }
     const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(e, "dtype");
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
     const cJSON *offs = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
     if (!cJSON_IsString(dtype) || !cJSON_IsArray(shape) || !cJSON_IsArray(offs)) {
-      err_set(err, "%s: tensor \"%s\" lacks dtype, shape or data_offsets", what, name);
+      err_set(err, "%s: tensor \"%.80s\" lacks dtype, shape or data_offsets", what, name);
       goto fail;
     }
     if (strcmp(dtype->valuestring, "F32") != 0) {
-      err_set(err, "%s: tensor \"%s\" has dtype %s; Stepformer reads F32 only (save with tensor.float())",
+      err_set(err, "%s: tensor \"%.80s\" has dtype %s; Stepformer reads F32 only (save with tensor.float())",
               what, name, dtype->valuestring);
       goto fail;
     }
     StTensor *t = &f->tensors[f->n];
     int nd = cJSON_GetArraySize(shape);
     if (nd > ST_MAX_DIMS) {
-      err_set(err, "%s: tensor \"%s\" has %d dimensions (at most %d)", what, name, nd, ST_MAX_DIMS);
+      err_set(err, "%s: tensor \"%.80s\" has %d dimensions (at most %d)", what, name, nd, ST_MAX_DIMS);
       goto fail;
     }
     uint64_t count = 1;
@@ -191,13 +191,13 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
     cJSON_ArrayForEach(d, shape) {
       uint64_t v;
       if (!json_uint(d, &v) || v > (1u << 30)) {
-        err_set(err, "%s: tensor \"%s\" has an invalid shape", what, name);
+        err_set(err, "%s: tensor \"%.80s\" has an invalid shape", what, name);
         goto fail;
       }
       t->shape[k++] = (int64_t)v;
       count *= v;
       if (count > ((uint64_t)1 << 31)) {
-        err_set(err, "%s: tensor \"%s\" is too large", what, name);
+        err_set(err, "%s: tensor \"%.80s\" is too large", what, name);
         goto fail;
       }
     }
@@ -206,16 +206,16 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
     uint64_t b, en;
     if (cJSON_GetArraySize(offs) != 2 || !json_uint(cJSON_GetArrayItem(offs, 0), &b) ||
         !json_uint(cJSON_GetArrayItem(offs, 1), &en) || b > en) {
-      err_set(err, "%s: tensor \"%s\" has invalid data_offsets", what, name);
+      err_set(err, "%s: tensor \"%.80s\" has invalid data_offsets", what, name);
       goto fail;
     }
     if (en > buflen) {
-      err_set(err, "%s: tensor \"%s\" ends at byte %llu but the data holds %llu bytes (truncated file?)",
+      err_set(err, "%s: tensor \"%.80s\" ends at byte %llu but the data holds %llu bytes (truncated file?)",
               what, name, (unsigned long long)en, (unsigned long long)buflen);
       goto fail;
     }
     if (en - b != count * 4) {
-      err_set(err, "%s: tensor \"%s\" spans %llu bytes but its shape needs %llu", what, name,
+      err_set(err, "%s: tensor \"%.80s\" spans %llu bytes but its shape needs %llu", what, name,
               (unsigned long long)(en - b), (unsigned long long)(count * 4));
       goto fail;
     }
@@ -227,7 +227,7 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
     if (count) {
       t->data = malloc(count * 4);
       if (!t->data) {
-        err_set(err, "%s: out of memory for tensor \"%s\"", what, name);
+        err_set(err, "%s: out of memory for tensor \"%.80s\"", what, name);
         goto fail;
       }
       for (uint64_t i = 0; i < count; i++) t->data[i] = read_f32le(buf + b + 4 * i);
@@ -248,7 +248,7 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
   for (int i = 0; i < f->n; i++) f->by_name[i] = named[i].index;
   for (int i = 1; i < f->n; i++)
     if (!strcmp(named[i - 1].name, named[i].name)) {
-      err_set(err, "%s: tensor \"%s\" appears twice in the header", what, named[i].name);
+      err_set(err, "%s: tensor \"%.80s\" appears twice in the header", what, named[i].name);
       free(named);
       goto fail;
     }
@@ -261,7 +261,8 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
   for (int i = 0; i < f->n; i++) {
     if (spans[i].end == spans[i].begin) continue;
     if (end_name && spans[i].begin < end) {
-      err_set(err, "%s: tensors \"%s\" and \"%s\" overlap in the data buffer", what, end_name, spans[i].name);
+      err_set(err, "%s: tensors \"%.80s\" and \"%.80s\" overlap in the data buffer", what, end_name,
+              spans[i].name);
       goto fail;
     }
     if (spans[i].end > end) end = spans[i].end, end_name = spans[i].name;

@@ -35,13 +35,6 @@ typedef struct {
   char *block;
 } Tokens;
 
-// The length (1-4) of the well-formed UTF-8 sequence at s, or 0 when s starts with a byte that
-// does not begin one (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF,
-// a sequence cut short). 0 for the terminating NUL too.
-int utf8_seq_len(const char *s);
-// The offset of the first byte of s that is not well-formed UTF-8, or -1 when all of s is.
-long utf8_invalid_at(const char *s);
-
 // Parses newline-separated words; the first must be "<unk>", none empty, repeated, not UTF-8 or
 // holding a control character.
 bool vocab_from_lines(Vocab *v, const char *lines, Err *err);

@@ -61,9 +61,8 @@ int lesson_token_lookup(const char *spec, const char *const *words, int n);
 // True when spec is a well-formed token spec ("cat", "the#2", "3").
 bool lesson_token_spec_ok(const char *spec);
 
-// Edit distance of two short strings, case-insensitive on a (longer ones count as far apart).
-int lesson_distance(const char *a, const char *b);
-// The name of names[0..n) nearest to s (within 2 edits, or 3 for long names), or NULL.
+// The name of names[0..n) nearest to s (within 2 edits, or 3 for names over 5 bytes; A-Z read
+// as a-z; see strdist.h), or NULL.
 const char *lesson_nearest(const char *s, const char *const *names, int n);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lesson_internal.h"
+#include "strdist.h" // defines: strdist_nearest
 
 static const struct {
   const char *name;
@@ -51,34 +52,9 @@ bool lesson_stage_from_name(const char *name, StepKind *k) {
   return false;
 }
 
-int lesson_distance(const char *a, const char *b) {
-  int n = (int)strlen(a), m = (int)strlen(b);
-  if (n > 31 || m > 31) return 99;
-  int row[32];
-  for (int j = 0; j <= m; j++) row[j] = j;
-  for (int i = 1; i <= n; i++) {
-    int diag = row[0];
-    row[0] = i;
-    for (int j = 1; j <= m; j++) {
-      int up = row[j];
-      int best = diag + (tolower((unsigned char)a[i - 1]) != b[j - 1]);
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
-  }
-  return row[m];
-}
-
 const char *lesson_nearest(const char *s, const char *const *names, int n) {
-  int best = 99;
-  const char *out = NULL;
-  for (int i = 0; i < n; i++) {
-    int dd = lesson_distance(s, names[i]);
-    if (dd < best) best = dd, out = names[i];
-  }
-  return best <= (strlen(s) > 5 ? 3 : 2) ? out : NULL;
+  size_t len = strlen(s);
+  return strdist_nearest(s, len, names, n, len > 5 ? 3 : 2, true);
 }
 
 static const char *nearest_stage(const char *name) {

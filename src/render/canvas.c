@@ -45,10 +45,9 @@ Canvas canvas_sub(Canvas c, int x, int y, int w, int h) {
 }
 
 void canvas_clear(Canvas c, uint32_t color) {
-  for (int y = 0; y < c.h; y++) {
-    uint32_t *row = c.px + (size_t)y * c.stride;
-    for (int x = 0; x < c.w; x++) row[x] = color;
-  }
+  if (c.w <= 0 || c.h <= 0) return;
+  for (int x = 0; x < c.w; x++) c.px[x] = color; // one row, then copies of it
+  for (int y = 1; y < c.h; y++) memcpy(c.px + (size_t)y * c.stride, c.px, (size_t)c.w * sizeof *c.px);
 }
 
 // dst over src blending with 8-bit alpha a (0..255), on straight (not premultiplied) colours.

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <zlib.h> // crc32
 
-#include "fileio.h"    // defines: AtomicFile
-#include "flatzip.h"   // defines: flatzip_encode
-#include "tokenizer.h" // defines: utf8_seq_len
+#include "fileio.h"  // defines: AtomicFile
+#include "flatzip.h" // defines: flatzip_encode
+#include "utf8.h"    // defines: utf8_seq_len
 
 // A chunk: length, type, data, CRC of type and data (PNG spec 5.3), big-endian numbers.
 static void put_u32(uint8_t *p, uint32_t v) {

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fileio.h"    // defines: AtomicFile
-#include "tokenizer.h" // defines: utf8_seq_len
+#include "fileio.h" // defines: AtomicFile
+#include "utf8.h"   // defines: utf8_seq_len
 
 // Text as XML character data: markup characters escaped, control characters XML forbids left
 // out, and bytes that are not UTF-8 (a file name in another encoding) written as U+FFFD, so the

@@ -446,7 +446,8 @@ void tex_p_parse_command(P *p, List *l, int term) {
   if (is_letter(name[0])) tex_p_skip_ws(p);
   const TexCmd *c = tex_cmd_find(name, k);
   if (!c) {
-    const char *near = tex_cmd_nearest(name, k);
+    // a suggestion only where it will be read: past TEX_DIAG_MAX problems only the count is kept
+    const char *near = p->diag && p->diag->count < TEX_DIAG_MAX ? tex_cmd_nearest(name, k) : NULL;
     if (near)
       ERR(p, pos, "unknown command \\%.*s (did you mean \\%s?)", (int)(k > 40 ? 40 : k), name, near);
     else

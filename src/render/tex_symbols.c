@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "strdist.h" // defines: strdist
 #include "tex_internal.h"
 
 #define SYM(n, cl, c)                                                                                        \
@@ -442,6 +443,8 @@ typedef struct {
   uint8_t cls;
 } CpClass;
 static CpClass CLASSES[N_CMDS];
+static uint8_t CMD_LEN[N_CMDS];      // strlen of each name, for tex_cmd_nearest
+static uint64_t CMD_LETTERS[N_CMDS]; // strdist_letters of each name
 static int n_classes;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -456,6 +459,11 @@ static int cmp_cp(const void *a, const void *b) {
 
 static void init_tables(void) {
   qsort(CMDS, N_CMDS, sizeof CMDS[0], cmp_cmd);
+  for (int i = 0; i < N_CMDS; i++) {
+    size_t n = strlen(CMDS[i].name);
+    CMD_LEN[i] = (uint8_t)(n > 255 ? 255 : n);
+    CMD_LETTERS[i] = strdist_letters(CMDS[i].name, n);
+  }
   for (int i = 0; i < N_CMDS; i++)
     if (CMDS[i].kind == K_SYM && CMDS[i].cls != C_ORD && CMDS[i].cls != C_INNER && CMDS[i].cp > 0x7F)
       CLASSES[n_classes++] = (CpClass){CMDS[i].cp, CMDS[i].cls};
@@ -472,33 +480,19 @@ const TexCmd *tex_cmd_find(const char *name, size_t n) {
   return bsearch(&k, CMDS, N_CMDS, sizeof CMDS[0], cmp_cmd);
 }
 
-// Edit distance, with a swap of two neighbours counting as one edit; long names count as far.
-static int distance(const char *a, size_t n, const char *b) {
-  size_t m = strlen(b);
-  if (n > 31 || m > 31) return 99;
-  int d[32][32];
-  for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
-  for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
-  for (size_t i = 1; i <= n; i++)
-    for (size_t j = 1; j <= m; j++) {
-      int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
-      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-        best = d[i - 2][j - 2] + 1;
-      d[i][j] = best;
-    }
-  return d[n][m];
-}
-
 const char *tex_cmd_nearest(const char *name, size_t n) {
   pthread_once(&once, init_tables);
   if (n < 2) return NULL;
-  int best = n <= 3 ? 1 : 2;
   const char *out = NULL;
-  for (int i = 0; i < N_CMDS; i++) {
-    int d = distance(name, n, CMDS[i].name);
-    if (d < best || (d == best && !out)) best = d, out = CMDS[i].name;
+  int best = n <= 3 ? 2 : 3; // one edit more than allowed: "none yet"
+  uint64_t letters = strdist_letters(name, n);
+  for (int i = 0; i < N_CMDS; i++) { // the first of the nearest, in table order
+    int limit = best - 1;
+    if ((CMD_LEN[i] > n ? CMD_LEN[i] - n : n - CMD_LEN[i]) > (size_t)limit ||
+        strdist_bound(letters, CMD_LETTERS[i]) > limit)
+      continue; // cannot be within reach: no need for the table
+    int d = strdist(name, n, CMDS[i].name, CMD_LEN[i], limit, false);
+    if (d < best) best = d, out = CMDS[i].name;
   }
   if (!out) { // \operatorName, \Frac: the same name in other letters' case
     for (int i = 0; i < N_CMDS && !out; i++)

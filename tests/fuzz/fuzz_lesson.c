@@ -10,8 +10,7 @@
 // Build and run (clang):
 //   CC=clang cmake -S . -B build-fuzz -DSF_FUZZ=ON -DSF_SANITIZE=ON
 //   cmake --build build-fuzz --target fuzz_lesson
-//   mkdir -p /tmp/corpus && build-fuzz/tests/fuzz_lesson -max_total_time=120 /tmp/corpus \
-//       tests/fuzz/corpus/lesson
+//   scripts/fuzz --target lesson --minutes 2
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

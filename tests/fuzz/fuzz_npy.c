@@ -22,7 +22,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static char path[64];
-  if (!path[0]) snprintf(path, sizeof path, "/tmp/fuzz-npy-%ld.npy", (long)getpid());
+  if (!path[0]) snprintf(path, sizeof path, "/tmp/fuzz-npy-%010ld.npy", (long)getpid());
   FILE *fp = fopen(path, "wb");
   if (!fp) return 0;
   size_t wrote = fwrite(data, 1, size, fp);

@@ -38,7 +38,7 @@ static void check_message(const Err *err) {
 
 static void load_and_run(const uint8_t *data, size_t size) {
   static char path[64];
-  if (!path[0]) snprintf(path, sizeof path, "/tmp/fuzz-safetensors-%ld.safetensors", (long)getpid());
+  if (!path[0]) snprintf(path, sizeof path, "/tmp/fuzz-safetensors-%010ld.safetensors", (long)getpid());
   FILE *fp = fopen(path, "wb");
   if (!fp) return;
   size_t wrote = fwrite(data, 1, size, fp);
