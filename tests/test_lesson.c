@@ -113,7 +113,7 @@ typedef struct {
 
 static const ErrCase ERRORS[] = {
     {"unknown stage", FRONT "\n## Softmax {stage=softmx}\n", 6, "did you mean \"softmax\"", false},
-    {"unknown stage lists them", FRONT "## S {stage=attention}\n", 5, "stages: tokens", false},
+    {"unknown stage lists them", FRONT "## S {stage=frobnicate}\n", 5, "stages: tokens", false},
     {"unknown option", FRONT "## S {stage=qkv colour=red}\n", 5, "unknown option \"colour\"", false},
     {"missing front matter", "# Title {stage=tokens}\n", 1, "missing front matter", false},
     {"front matter not closed", "---\ntitle: T\nsentence: a b\n## S\n", 1, "not closed", false},
@@ -378,7 +378,7 @@ static void test_narration(void) {
   // step 2: a title from the stage's name, head=all, a cell
   s = &l.steps[2];
   CHECK(s->line == 32 && s->has_stage && s->stage == STEP_QKV && s->show == SHOW_K &&
-            s->head == LESSON_ALL_HEADS && !strcmp(s->title, trace_step_name(STEP_QKV)),
+            s->head == LESSON_ALL_HEADS && !strcmp(s->title, stage_info(STEP_QKV)->title),
         "options-only heading");
   CHECK(s->focus == FOCUS_ROW && !strcmp(s->row_spec, "the#2") && !s->col_spec, "row");
   // step 3: a quoted compare value with escapes; display math inside a paragraph splits it
@@ -433,8 +433,20 @@ static void test_tokens_and_stages(void) {
     const char *name = lesson_stage_name((StepKind)k);
     CHECK(*name && lesson_stage_from_name(name, &back) && back == (StepKind)k, "stage %d", k);
   }
-  StepKind dummy;
-  CHECK(!lesson_stage_from_name("Softmax", &dummy), "stage names are exact");
+  // what a teacher types from the titles `stepformer stages` prints, in any case (issue 10)
+  StepKind k;
+  CHECK(lesson_stage_from_name("Softmax", &k) && k == STEP_SOFTMAX, "stage names in any case");
+  CHECK(lesson_stage_from_name("weighted", &k) && k == STEP_AV, "stage=weighted is av");
+  CHECK(lesson_stage_from_name("weighted values", &k) && k == STEP_AV, "the title of av");
+  CHECK(lesson_stage_from_name("Q, K, V projections", &k) && k == STEP_QKV, "the title of qkv");
+  CHECK(lesson_stage_from_name("residual + LayerNorm: layer output", &k) && k == STEP_ADDNORM2,
+        "the title of addnorm2");
+  CHECK(lesson_stage_from_name("feed-forward hidden", &k) && k == STEP_FFN_HIDDEN, "the title of ffn_hidden");
+  CHECK(!lesson_stage_from_name("x", &k) && !lesson_stage_from_name("", &k) &&
+            !lesson_stage_from_name("-", &k),
+        "no stage is a letter, or nothing");
+  CHECK(!lesson_stage_from_name("projection", &k) && !lesson_stage_from_name("residual", &k),
+        "no alias means two stages");
 }
 
 // A model path is relative to the lesson's folder; a missing file is an error.

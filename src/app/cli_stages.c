@@ -44,8 +44,11 @@ int cli_stages(int argc, char **argv) {
     const TraceStep *st = &t->steps[s];
     char layer[16] = "";
     if (st->layer >= 0) snprintf(layer, sizeof layer, "%d", st->layer + 1);
+    char number[16]; // as the window numbers it: "7", or "5½" for pre-norm's LayerNorm
+    snprintf(number, sizeof number, "%d%s", trace_stage_number(t, s, NULL),
+             stage_info(st->kind)->half ? "½" : "");
     if (st->result < 0) {
-      printf("%-4d %-6s %-36s %-11s L=%-10d", st->kind, layer, st->name, "tokens.txt", t->L);
+      printf("%-4s %-6s %-36s %-11s L=%-10d", number, layer, st->name, "tokens.txt", t->L);
       for (int i = 0; i < t->L; i++) printf(" %d", t->tokens.ids[i]);
       printf("\n");
       continue;
@@ -71,8 +74,7 @@ int cli_stages(int argc, char **argv) {
       snprintf(range, sizeof range, "%+.4f .. %+.4f", lo, hi);
     else
       snprintf(range, sizeof range, "%+.4e .. %+.4e", lo, hi);
-    printf("%-4d %-6s %-36s %-11s %-12s %s", st->kind == STEP_PRENORM ? 5 : (int)st->kind, layer, st->name,
-           file, shape, range);
+    printf("%-4s %-6s %-36s %-11s %-12s %s", number, layer, st->name, file, shape, range);
     // values that are not numbers are counted, not hidden: -inf where scores are masked, NaN or
     // inf where the numbers overflowed
     if (neg) printf("  %ld x -inf", neg);

@@ -6,47 +6,56 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm.h" // defines: gemm_supported, gemm_packed_floats
+#include "gemm.h"   // defines: gemm_supported, gemm_packed_floats
+#include "stages.h" // defines: stage_info, stage_notation
 
 typedef struct {
   Trace *t;
   long *own; // floats each tensor needs in the activation block (0 for views)
   int cap;
+  int holds; // StageWhen flags true of the model (and of the layer being built)
 } Builder;
 
-static int add(Builder *b, const char *name, TensorKind kind, int layer, int heads, int rows, int cols,
-               TraceAxis ra, TraceAxis ca, const char *title, const char *symbol, const char *tex) {
+// A tensor of the table, its notation from stages.c: `name` is the dump name without the layer
+// prefix ("A"; in layer 2 it becomes "l2.A").
+static int add(Builder *b, const char *name, int layer, bool per_head, int rows, int cols) {
   Trace *t = b->t;
   EXPECT(t->n < b->cap);
+  const TensorNotation *nt = stage_notation(name, b->holds);
+  EXPECT(nt != NULL); // every tensor has a row in stages.c
   int i = t->n++;
   TraceTensor *x = &t->t[i];
   memset(x, 0, sizeof *x);
-  snprintf(x->name, sizeof x->name, "%s", name);
-  x->kind = kind;
+  if (layer >= 0)
+    snprintf(x->name, sizeof x->name, "l%d.%s", layer, name);
+  else
+    snprintf(x->name, sizeof x->name, "%s", name);
+  x->kind = nt->kind;
   x->layer = layer;
-  x->heads = heads;
+  x->heads = per_head ? t->cfg.H : 1;
+  x->per_head = per_head;
   x->rows = rows;
   x->cols = cols;
   x->stride = cols;
-  x->row_axis = ra;
-  x->col_axis = ca;
-  x->title = title;
-  x->symbol = symbol;
-  x->tex = tex;
-  b->own[i] = (long)heads * rows * cols;
+  x->row_axis = nt->rows;
+  x->col_axis = nt->cols;
+  x->extra = nt->extra;
+  x->title = nt->title;
+  x->symbol = nt->symbol;
+  x->tex = nt->tex;
+  b->own[i] = (long)x->heads * rows * cols;
   return i;
 }
 
 // A tensor that shares memory owned elsewhere (a weight, or another tensor's values).
-static int add_view(Builder *b, const char *name, TensorKind kind, int layer, int rows, int cols,
-                    TraceAxis ra, TraceAxis ca, float *data, bool transposed, const char *title,
-                    const char *symbol, const char *tex) {
-  int i = add(b, name, kind, layer, 1, rows, cols, ra, ca, title, symbol, tex);
+static int add_view(Builder *b, const char *name, int layer, int rows, int cols, float *data,
+                    bool transposed) {
+  int i = add(b, name, layer, false, rows, cols);
   TraceTensor *x = &b->t->t[i];
   x->data = data;
   x->transposed = transposed;
   x->stride = transposed ? rows : cols;
-  x->is_weight = data != NULL && kind != T_LAYER_IN;
+  x->is_weight = data != NULL && x->kind != T_LAYER_IN;
   b->own[i] = 0;
   return i;
 }
@@ -60,12 +69,13 @@ static void inputs(Trace *t, int i, int a, int b, int c, int d) {
 }
 
 static void step(Trace *t, StepKind k, int layer, int result) {
-  t->steps[t->n_steps++] = (TraceStep){k, layer, result, trace_step_name(k)};
+  t->steps[t->n_steps++] = (TraceStep){k, layer, result, stage_info(k)->title};
 }
 
-static char *lname(char *buf, int l, const char *s) {
-  snprintf(buf, 24, "l%d.%s", l, s);
-  return buf;
+// The StageWhen flags of the model.
+static int model_holds(const ModelConfig *c) {
+  return (c->norm_first ? WHEN_PRE_NORM : WHEN_POST_NORM) | (c->causal ? WHEN_CAUSAL : WHEN_NOT_CAUSAL) |
+         (c->activation == ACT_GELU ? WHEN_GELU : WHEN_RELU);
 }
 
 static void add_layer(Builder *b, int l, int in) {
@@ -75,146 +85,87 @@ static void add_layer(Builder *b, int l, int in) {
   int L = t->L, D = c->D, H = c->H, dk = D / H, F = c->F;
   TraceLayer *y = &t->layers[l];
   memset(y, -1, sizeof *y);
-  char n[24];
-  y->in = add_view(b, lname(n, l, "in"), T_LAYER_IN, l, L, D, AXIS_TOKEN, AXIS_MODEL, t->t[in].data, false,
-                   "Layer input", "Z", l == 0 ? "Z" : "Z \\leftarrow \\text{output of the layer before}");
-  t->t[y->in].extra = true;
-  t->t[y->in].is_weight = false;
+  b->holds = model_holds(c) | (l == 0 ? WHEN_FIRST_LAYER : WHEN_LATER_LAYER);
+  y->in = add_view(b, "in", l, L, D, t->t[in].data, false);
   inputs(t, y->in, in, -1, -1, -1);
   int a_in = y->in;
-  if (c->norm_first) {
-    y->norm1_g = add_view(b, lname(n, l, "norm1.gamma"), T_NORM_W, l, 1, D, AXIS_TOKEN, AXIS_MODEL,
-                          w->norm1_weight, false, "LayerNorm gain", "\\gamma_1", "\\gamma_1");
-    y->norm1_b = add_view(b, lname(n, l, "norm1.beta"), T_NORM_W, l, 1, D, AXIS_TOKEN, AXIS_MODEL,
-                          w->norm1_bias, false, "LayerNorm shift", "\\beta_1", "\\beta_1");
-    y->norm1 = add(
-        b, lname(n, l, "norm1"), T_NORM_IN, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-        "LayerNorm before attention (pre-norm)", "\\mathrm{LN}_1(Z)",
-        "\\mathrm{LN}_1(Z) = \\gamma_1 \\cdot \\frac{Z - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}} + \\beta_1");
+  if (c->norm_first) { // LN1 before attention
+    y->norm1_g = add_view(b, "norm1.gamma", l, 1, D, w->norm1_weight, false);
+    y->norm1_b = add_view(b, "norm1.beta", l, 1, D, w->norm1_bias, false);
+    y->norm1 = add(b, "norm1", l, false, L, D);
     inputs(t, y->norm1, y->in, y->norm1_g, y->norm1_b, -1);
     a_in = y->norm1;
   }
   // W^q = in_proj_weight[0:D]ᵀ: the stored rows 0..D-1 are W^q's columns.
-  y->Wq = add_view(b, lname(n, l, "Wq"), T_PROJ_W, l, D, D, AXIS_MODEL, AXIS_QKV, w->in_proj_weight, true,
-                   "Query weights", "W^q", "W^q = [W^q_1 \\cdots W^q_H] \\in \\mathbb{R}^{D \\times D}");
-  y->Wk = add_view(b, lname(n, l, "Wk"), T_PROJ_W, l, D, D, AXIS_MODEL, AXIS_QKV,
-                   w->in_proj_weight + (size_t)D * D, true, "Key weights", "W^k",
-                   "W^k = [W^k_1 \\cdots W^k_H] \\in \\mathbb{R}^{D \\times D}");
-  y->Wv = add_view(b, lname(n, l, "Wv"), T_PROJ_W, l, D, D, AXIS_MODEL, AXIS_QKV,
-                   w->in_proj_weight + (size_t)2 * D * D, true, "Value weights", "W^v",
-                   "W^v = [W^v_1 \\cdots W^v_H] \\in \\mathbb{R}^{D \\times D}");
-  y->bq = add_view(b, lname(n, l, "bq"), T_PROJ_B, l, 1, D, AXIS_TOKEN, AXIS_QKV, w->in_proj_bias, false,
-                   "Query bias", "b^q", "b^q");
-  y->bk = add_view(b, lname(n, l, "bk"), T_PROJ_B, l, 1, D, AXIS_TOKEN, AXIS_QKV, w->in_proj_bias + D, false,
-                   "Key bias", "b^k", "b^k");
-  y->bv = add_view(b, lname(n, l, "bv"), T_PROJ_B, l, 1, D, AXIS_TOKEN, AXIS_QKV, w->in_proj_bias + 2 * D,
-                   false, "Value bias", "b^v", "b^v");
-  y->Q = add(b, lname(n, l, "Q"), T_PROJ, l, H, L, dk, AXIS_TOKEN, AXIS_HEADDIM, "Queries", "Q_h",
-             "Q = Z W^q + b^q,\\quad Q_h = Z W^q_h + b^q_h");
-  y->K = add(b, lname(n, l, "K"), T_PROJ, l, H, L, dk, AXIS_TOKEN, AXIS_HEADDIM, "Keys", "K_h",
-             "K = Z W^k + b^k,\\quad K_h = Z W^k_h + b^k_h");
-  y->V = add(b, lname(n, l, "V"), T_PROJ, l, H, L, dk, AXIS_TOKEN, AXIS_HEADDIM, "Values", "V_h",
-             "V = Z W^v + b^v,\\quad V_h = Z W^v_h + b^v_h");
+  y->Wq = add_view(b, "Wq", l, D, D, w->in_proj_weight, true);
+  y->Wk = add_view(b, "Wk", l, D, D, w->in_proj_weight + (size_t)D * D, true);
+  y->Wv = add_view(b, "Wv", l, D, D, w->in_proj_weight + (size_t)2 * D * D, true);
+  y->bq = add_view(b, "bq", l, 1, D, w->in_proj_bias, false);
+  y->bk = add_view(b, "bk", l, 1, D, w->in_proj_bias + D, false);
+  y->bv = add_view(b, "bv", l, 1, D, w->in_proj_bias + 2 * D, false);
+  y->Q = add(b, "Q", l, true, L, dk);
+  y->K = add(b, "K", l, true, L, dk);
+  y->V = add(b, "V", l, true, L, dk);
   inputs(t, y->Q, a_in, y->Wq, y->bq, -1);
   inputs(t, y->K, a_in, y->Wk, y->bk, -1);
   inputs(t, y->V, a_in, y->Wv, y->bv, -1);
-  const char *scores_tex = "S_h = \\frac{Q_h K_h^\\top}{\\sqrt{d_k}}";
-  if (c->causal) {
-    y->S_raw = add(b, lname(n, l, "S_raw"), T_SCORES, l, H, L, L, AXIS_TOKEN, AXIS_TOKEN, "Scaled scores",
-                   "S_h", scores_tex);
+  if (c->causal) { // S is the masked scores, S_raw the scores before the mask
+    y->S_raw = add(b, "S_raw", l, true, L, L);
     inputs(t, y->S_raw, y->Q, y->K, -1, -1);
-    t->t[y->S_raw].extra = true;
-    y->S = add(b, lname(n, l, "S"), T_MASKED, l, H, L, L, AXIS_TOKEN, AXIS_TOKEN, "Causal mask", "S_h + M",
-               "S_h \\leftarrow S_h + M,\\quad M_{ij} = -\\infty \\text{ for } j > i");
+    y->S = add(b, "S", l, true, L, L);
     inputs(t, y->S, y->S_raw, -1, -1, -1);
   } else {
-    y->S = add(b, lname(n, l, "S"), T_SCORES, l, H, L, L, AXIS_TOKEN, AXIS_TOKEN, "Scaled scores", "S_h",
-               scores_tex);
+    y->S = add(b, "S", l, true, L, L);
     inputs(t, y->S, y->Q, y->K, -1, -1);
   }
-  y->A = add(b, lname(n, l, "A"), T_ATTN, l, H, L, L, AXIS_TOKEN, AXIS_TOKEN, "Attention weights", "A_h",
-             "A_h = \\operatorname{softmax}\\left(\\frac{Q_h K_h^\\top}{\\sqrt{d_k}}\\right)");
+  y->A = add(b, "A", l, true, L, L);
   inputs(t, y->A, y->S, -1, -1, -1);
-  y->AV = add(b, lname(n, l, "AV"), T_AV, l, H, L, dk, AXIS_TOKEN, AXIS_HEADDIM, "Weighted values",
-              "\\mathrm{head}_h", "\\mathrm{head}_h = A_h V_h");
+  y->AV = add(b, "AV", l, true, L, dk);
   inputs(t, y->AV, y->A, y->V, -1, -1);
-  y->concat = add(b, lname(n, l, "concat"), T_CONCAT, l, 1, L, D, AXIS_TOKEN, AXIS_QKV, "Heads concatenated",
-                  "\\mathrm{Concat}", "\\mathrm{Concat} = [\\mathrm{head}_1 \\cdots \\mathrm{head}_H]");
+  y->concat = add(b, "concat", l, false, L, D);
   inputs(t, y->concat, y->AV, -1, -1, -1);
-  y->Wo = add_view(b, lname(n, l, "Wo"), T_OUT_W, l, D, D, AXIS_QKV, AXIS_MODEL, w->out_proj_weight, true,
-                   "Output weights", "W^o", "W^o \\in \\mathbb{R}^{D \\times D}");
-  y->bo = add_view(b, lname(n, l, "bo"), T_OUT_B, l, 1, D, AXIS_TOKEN, AXIS_MODEL, w->out_proj_bias, false,
-                   "Output bias", "b^o", "b^o");
-  y->attn = add(b, lname(n, l, "attn"), T_ATTN_OUT, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Output projection",
-                "\\mathrm{MultiHead}(Z)", "\\mathrm{MultiHead}(Z) = \\mathrm{Concat} \\cdot W^o + b^o");
+  y->Wo = add_view(b, "Wo", l, D, D, w->out_proj_weight, true);
+  y->bo = add_view(b, "bo", l, 1, D, w->out_proj_bias, false);
+  y->attn = add(b, "attn", l, false, L, D);
   inputs(t, y->attn, y->concat, y->Wo, y->bo, -1);
-  y->res1 = add(b, lname(n, l, "res1"), T_RESIDUAL, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Residual",
-                "Z + \\mathrm{MultiHead}(Z)", "Z + \\mathrm{MultiHead}(Z)");
+  y->res1 = add(b, "res1", l, false, L, D);
   inputs(t, y->res1, y->in, y->attn, -1, -1);
   int f_in;
-  if (c->norm_first) {
-    y->norm2_g = add_view(b, lname(n, l, "norm2.gamma"), T_NORM_W, l, 1, D, AXIS_TOKEN, AXIS_MODEL,
-                          w->norm2_weight, false, "LayerNorm gain", "\\gamma_2", "\\gamma_2");
-    y->norm2_b = add_view(b, lname(n, l, "norm2.beta"), T_NORM_W, l, 1, D, AXIS_TOKEN, AXIS_MODEL,
-                          w->norm2_bias, false, "LayerNorm shift", "\\beta_2", "\\beta_2");
-    y->norm2 = add(b, lname(n, l, "norm2"), T_NORM, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-                   "Residual, then LayerNorm (pre-norm)", "x",
-                   "x = \\mathrm{LN}_2(Z + \\mathrm{MultiHead}(\\mathrm{LN}_1(Z)))");
+  if (c->norm_first) { // LN2 of the residual: the feed-forward's input
+    y->norm2_g = add_view(b, "norm2.gamma", l, 1, D, w->norm2_weight, false);
+    y->norm2_b = add_view(b, "norm2.beta", l, 1, D, w->norm2_bias, false);
+    y->norm2 = add(b, "norm2", l, false, L, D);
     inputs(t, y->norm2, y->res1, y->norm2_g, y->norm2_b, -1);
     f_in = y->norm2;
-  } else {
-    y->norm1_g = add_view(b, lname(n, l, "norm1.gamma"), T_NORM_W, l, 1, D, AXIS_TOKEN, AXIS_MODEL,
-                          w->norm1_weight, false, "LayerNorm gain", "\\gamma_1", "\\gamma_1");
-    y->norm1_b = add_view(b, lname(n, l, "norm1.beta"), T_NORM_W, l, 1, D, AXIS_TOKEN, AXIS_MODEL,
-                          w->norm1_bias, false, "LayerNorm shift", "\\beta_1", "\\beta_1");
-    y->norm1 = add(b, lname(n, l, "norm1"), T_NORM, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-                   "Residual and LayerNorm", "x", "x = \\mathrm{LayerNorm}(Z + \\mathrm{MultiHead}(Z))");
+  } else { // LN1 of the residual
+    y->norm1_g = add_view(b, "norm1.gamma", l, 1, D, w->norm1_weight, false);
+    y->norm1_b = add_view(b, "norm1.beta", l, 1, D, w->norm1_bias, false);
+    y->norm1 = add(b, "norm1", l, false, L, D);
     inputs(t, y->norm1, y->res1, y->norm1_g, y->norm1_b, -1);
     f_in = y->norm1;
   }
-  y->W1 = add_view(b, lname(n, l, "W1"), T_FFN1_W, l, D, F, AXIS_MODEL, AXIS_FFN, w->linear1_weight, true,
-                   "Feed-forward weights 1", "W_1", "W_1 \\in \\mathbb{R}^{D \\times F}");
-  y->b1 = add_view(b, lname(n, l, "b1"), T_FFN1_B, l, 1, F, AXIS_TOKEN, AXIS_FFN, w->linear1_bias, false,
-                   "Feed-forward bias 1", "b_1", "b_1");
-  y->ffn_pre = add(b, lname(n, l, "ffn_pre"), T_FFN_PRE, l, 1, L, F, AXIS_TOKEN, AXIS_FFN,
-                   "Feed-forward, before the activation", "x W_1 + b_1", "x W_1 + b_1");
+  y->W1 = add_view(b, "W1", l, D, F, w->linear1_weight, true);
+  y->b1 = add_view(b, "b1", l, 1, F, w->linear1_bias, false);
+  y->ffn_pre = add(b, "ffn_pre", l, false, L, F);
   inputs(t, y->ffn_pre, f_in, y->W1, y->b1, -1);
-  t->t[y->ffn_pre].extra = true;
-  bool gelu = c->activation == ACT_GELU;
-  y->ffn_hidden = add(b, lname(n, l, "ffn_hidden"), T_FFN_HIDDEN, l, 1, L, F, AXIS_TOKEN, AXIS_FFN,
-                      gelu ? "Feed-forward hidden layer (GELU)" : "Feed-forward hidden layer (ReLU)", "h",
-                      gelu ? "h = \\mathrm{GELU}(x W_1 + b_1),\\quad \\mathrm{GELU}(u) = u\\,\\Phi(u)"
-                           : "h = \\max(0,\\, x W_1 + b_1)");
+  y->ffn_hidden = add(b, "ffn_hidden", l, false, L, F);
   inputs(t, y->ffn_hidden, y->ffn_pre, -1, -1, -1);
-  y->W2 = add_view(b, lname(n, l, "W2"), T_FFN2_W, l, F, D, AXIS_FFN, AXIS_MODEL, w->linear2_weight, true,
-                   "Feed-forward weights 2", "W_2", "W_2 \\in \\mathbb{R}^{F \\times D}");
-  y->b2 = add_view(b, lname(n, l, "b2"), T_FFN2_B, l, 1, D, AXIS_TOKEN, AXIS_MODEL, w->linear2_bias, false,
-                   "Feed-forward bias 2", "b_2", "b_2");
-  y->ffn = add(b, lname(n, l, "ffn"), T_FFN_OUT, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Feed-forward output",
-               "\\mathrm{FFN}(x)", "\\mathrm{FFN}(x) = h W_2 + b_2");
+  y->W2 = add_view(b, "W2", l, F, D, w->linear2_weight, true);
+  y->b2 = add_view(b, "b2", l, 1, D, w->linear2_bias, false);
+  y->ffn = add(b, "ffn", l, false, L, D);
   inputs(t, y->ffn, y->ffn_hidden, y->W2, y->b2, -1);
-  if (c->norm_first) {
-    y->res2 = add(b, lname(n, l, "res2"), T_RESIDUAL, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-                  "Residual: the layer output (pre-norm)", "Z'",
-                  "Z' = Z + \\mathrm{MultiHead}(\\mathrm{LN}_1(Z)) + \\mathrm{FFN}(x)");
+  if (c->norm_first) { // the residual is the layer's output
+    y->res2 = add(b, "res2", l, false, L, D);
     inputs(t, y->res2, y->res1, y->ffn, -1, -1);
-    y->out = add_view(b, lname(n, l, "out"), T_RESIDUAL, l, L, D, AXIS_TOKEN, AXIS_MODEL, t->t[y->res2].data,
-                      false, "Layer output", "Z'", "Z' = Z + \\ldots + \\mathrm{FFN}(x)");
-  } else {
-    y->norm2_g = add_view(b, lname(n, l, "norm2.gamma"), T_NORM_W, l, 1, D, AXIS_TOKEN, AXIS_MODEL,
-                          w->norm2_weight, false, "LayerNorm gain", "\\gamma_2", "\\gamma_2");
-    y->norm2_b = add_view(b, lname(n, l, "norm2.beta"), T_NORM_W, l, 1, D, AXIS_TOKEN, AXIS_MODEL,
-                          w->norm2_bias, false, "LayerNorm shift", "\\beta_2", "\\beta_2");
-    y->res2 = add(b, lname(n, l, "res2"), T_RESIDUAL, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Residual",
-                  "x + \\mathrm{FFN}(x)", "x + \\mathrm{FFN}(x)");
+    y->out = add_view(b, "out", l, L, D, t->t[y->res2].data, false);
+  } else { // the layer's output is LN2 of the residual
+    y->norm2_g = add_view(b, "norm2.gamma", l, 1, D, w->norm2_weight, false);
+    y->norm2_b = add_view(b, "norm2.beta", l, 1, D, w->norm2_bias, false);
+    y->res2 = add(b, "res2", l, false, L, D);
     inputs(t, y->res2, f_in, y->ffn, -1, -1);
-    y->norm2 = add(b, lname(n, l, "norm2"), T_NORM, l, 1, L, D, AXIS_TOKEN, AXIS_MODEL,
-                   "Residual and LayerNorm: the layer output", "Z'",
-                   "Z' = \\mathrm{LayerNorm}(x + \\mathrm{FFN}(x))");
+    y->norm2 = add(b, "norm2", l, false, L, D);
     inputs(t, y->norm2, y->res2, y->norm2_g, y->norm2_b, -1);
-    t->t[y->norm2].extra = true;
-    y->out = add_view(b, lname(n, l, "out"), T_NORM, l, L, D, AXIS_TOKEN, AXIS_MODEL, NULL, false,
-                      "Layer output", "Z'", "Z' = \\mathrm{LayerNorm}(x + \\mathrm{FFN}(x))");
+    y->out = add_view(b, "out", l, L, D, NULL, false);
   }
   t->t[y->out].is_weight = false;
   inputs(t, y->out, c->norm_first ? y->res2 : y->norm2, -1, -1, -1);
@@ -242,7 +193,7 @@ Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
   const ModelConfig *c = &t->cfg;
   int L = t->L, D = c->D, V = c->V;
   int cap = 16 + 48 * c->n_layers;
-  Builder b = {t, calloc((size_t)cap, sizeof(long)), cap};
+  Builder b = {t, calloc((size_t)cap, sizeof(long)), cap, 0};
   t->t = calloc((size_t)cap, sizeof(TraceTensor));
   t->steps = calloc((size_t)(8 + 16 * c->n_layers), sizeof(TraceStep));
   t->layers = calloc((size_t)c->n_layers, sizeof(TraceLayer));
@@ -267,49 +218,35 @@ Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
     p += n;
   }
 
-  t->O = add(&b, "O", T_ONEHOT, -1, 1, L, V, AXIS_TOKEN, AXIS_VOCAB, "One-hot tokens", "O",
-             "O \\in \\mathbb{R}^{L \\times V},\\quad O_{i,\\,\\mathrm{id}(x_i)} = 1");
-  t->E = add_view(&b, "E", T_EMBED_W, -1, V, D, AXIS_VOCAB, AXIS_MODEL, model->embed, false,
-                  "Embedding table", "E", "E \\in \\mathbb{R}^{V \\times D}");
-  t->X = add(&b, "X", T_EMBED, -1, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Token embeddings", "Z",
-             "Z = O E,\\quad E \\in \\mathbb{R}^{V \\times D}");
+  b.holds = model_holds(c);
+  t->O = add(&b, "O", -1, false, L, V);
+  t->E = add_view(&b, "E", -1, V, D, model->embed, false);
+  t->X = add(&b, "X", -1, false, L, D);
   inputs(t, t->X, t->O, t->E, -1, -1);
-  t->P = add(&b, "P", T_POSENC, -1, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Positional encoding", "P",
-             "p_{i,2k} = \\sin\\left(\\frac{i}{10000^{2k/D}}\\right),\\quad p_{i,2k+1} = "
-             "\\cos\\left(\\frac{i}{10000^{2k/D}}\\right)");
-  t->Z = add(&b, "Z", T_ADDPOS, -1, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Embeddings plus positions", "Z",
-             "Z \\leftarrow Z + P");
+  t->P = add(&b, "P", -1, false, L, D);
+  t->Z = add(&b, "Z", -1, false, L, D);
   inputs(t, t->Z, t->X, t->P, -1, -1);
   int prev = t->Z;
   for (int l = 0; l < c->n_layers; l++) {
     add_layer(&b, l, prev);
     prev = t->layers[l].out;
   }
+  b.holds = model_holds(c);
   t->final_norm = t->Wout = t->bout = t->logits = t->pred = -1;
   if (model->has_head) {
     int x = prev;
     if (model->has_final_norm) {
-      int g = add_view(&b, "norm.gamma", T_NORM_W, -1, 1, D, AXIS_TOKEN, AXIS_MODEL, model->norm_weight,
-                       false, "Final LayerNorm gain", "\\gamma", "\\gamma");
-      int be = add_view(&b, "norm.beta", T_NORM_W, -1, 1, D, AXIS_TOKEN, AXIS_MODEL, model->norm_bias, false,
-                        "Final LayerNorm shift", "\\beta", "\\beta");
-      t->final_norm = add(&b, "final_norm", T_NORM, -1, 1, L, D, AXIS_TOKEN, AXIS_MODEL, "Final LayerNorm",
-                          "y", "y = \\mathrm{LayerNorm}(Z')");
+      int g = add_view(&b, "norm.gamma", -1, 1, D, model->norm_weight, false);
+      int be = add_view(&b, "norm.beta", -1, 1, D, model->norm_bias, false);
+      t->final_norm = add(&b, "final_norm", -1, false, L, D);
       inputs(t, t->final_norm, prev, g, be, -1);
-      t->t[t->final_norm].extra = true;
       x = t->final_norm;
     }
-    t->Wout = add_view(&b, "Wout", T_HEAD_W, -1, D, V, AXIS_MODEL, AXIS_VOCAB, model->head_weight, true,
-                       "Prediction weights", "W_{\\mathrm{out}}",
-                       "W_{\\mathrm{out}} \\in \\mathbb{R}^{D \\times V}");
-    t->bout = add_view(&b, "bout", T_HEAD_W, -1, 1, V, AXIS_TOKEN, AXIS_VOCAB, model->head_bias, false,
-                       "Prediction bias", "b_{\\mathrm{out}}", "b_{\\mathrm{out}}");
-    t->logits = add(&b, "logits", T_LOGITS, -1, 1, L, V, AXIS_TOKEN, AXIS_VOCAB, "Logits",
-                    "y W_{\\mathrm{out}} + b_{\\mathrm{out}}", "y W_{\\mathrm{out}} + b_{\\mathrm{out}}");
+    t->Wout = add_view(&b, "Wout", -1, D, V, model->head_weight, true);
+    t->bout = add_view(&b, "bout", -1, 1, V, model->head_bias, false);
+    t->logits = add(&b, "logits", -1, false, L, V);
     inputs(t, t->logits, x, t->Wout, t->bout, -1);
-    t->t[t->logits].extra = true;
-    t->pred = add(&b, "pred", T_PRED, -1, 1, L, V, AXIS_TOKEN, AXIS_VOCAB, "Prediction", "\\hat{p}",
-                  "\\hat{p} = \\operatorname{softmax}(y W_{\\mathrm{out}} + b_{\\mathrm{out}})");
+    t->pred = add(&b, "pred", -1, false, L, V);
     inputs(t, t->pred, t->logits, -1, -1, -1);
   }
 
@@ -415,16 +352,7 @@ const TraceTensor *trace_find(const Trace *t, const char *name) {
   return i < 0 ? NULL : &t->t[i];
 }
 
-bool trace_per_head(const TraceTensor *x) {
-  switch (x->kind) {
-  case T_PROJ:
-  case T_SCORES:
-  case T_MASKED:
-  case T_ATTN:
-  case T_AV: return true;
-  default: return false;
-  }
-}
+bool trace_per_head(const TraceTensor *x) { return x->per_head; }
 
 int trace_dump_shape(const TraceTensor *x, int shape[3]) {
   if (trace_per_head(x)) {
@@ -462,30 +390,6 @@ const char *trace_axis_name(TraceAxis axis) {
   return "";
 }
 
-const char *trace_step_name(StepKind k) {
-  switch (k) {
-  case STEP_TOKENS: return "tokens";
-  case STEP_ONEHOT: return "one-hot";
-  case STEP_EMBED: return "token embeddings";
-  case STEP_POSENC: return "positional encoding";
-  case STEP_ADDPOS: return "embeddings + positions";
-  case STEP_PRENORM: return "LayerNorm (pre-norm)";
-  case STEP_QKV: return "Q, K, V projections";
-  case STEP_SCORES: return "scaled scores";
-  case STEP_MASK: return "mask";
-  case STEP_SOFTMAX: return "softmax";
-  case STEP_AV: return "weighted values";
-  case STEP_CONCAT: return "concatenate heads";
-  case STEP_OUTPROJ: return "output projection";
-  case STEP_ADDNORM1: return "residual + LayerNorm";
-  case STEP_FFN_HIDDEN: return "feed-forward hidden";
-  case STEP_FFN_OUT: return "feed-forward out";
-  case STEP_ADDNORM2: return "residual + LayerNorm: layer output";
-  case STEP_PREDICT: return "prediction";
-  }
-  return "";
-}
-
 char *trace_tokens_lines(const Trace *t, size_t *len) {
   size_t cap = 1;
   for (int i = 0; i < t->L; i++) cap += strlen(tokens_label(&t->tokens, &t->model->vocab, i)) + 1;
@@ -514,4 +418,19 @@ int trace_step_find(const Trace *t, StepKind k, int layer) {
   for (int i = 0; i < t->n_steps; i++)
     if (t->steps[i].kind == k && (t->steps[i].layer < 0 || t->steps[i].layer == layer)) return i;
   return -1;
+}
+
+int trace_stage_number(const Trace *t, int step, int *total) {
+  bool present[STEP_KIND_END] = {0};
+  for (int s = 0; s < t->n_steps; s++) present[t->steps[s].kind] = true;
+  StepKind want = t->steps[step].kind;
+  int n = 0, count = 0;
+  for (int i = 0; i < STAGE_COUNT; i++) {
+    const StageInfo *st = &STAGE_TABLE[i];
+    if (!present[st->kind]) continue;
+    if (!st->half) count++;
+    if (st->kind == want) n = count;
+  }
+  if (total) *total = count;
+  return n;
 }

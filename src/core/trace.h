@@ -28,52 +28,8 @@
 
 #include "err.h"       // defines: Err
 #include "model.h"     // defines: Model, ModelConfig
+#include "stages.h"    // defines: StepKind, TensorKind, TraceAxis, the stage table
 #include "tokenizer.h" // defines: Tokens
-
-// What the rows or columns of a matrix stand for.
-typedef enum {
-  AXIS_TOKEN,   // one per token: labelled with the word ("cat")
-  AXIS_VOCAB,   // one per vocabulary word
-  AXIS_MODEL,   // model dimension 0..D-1
-  AXIS_HEADDIM, // dimension within a head 0..d_k-1 (column block h·d_k.. of the model dims)
-  AXIS_FFN,     // hidden unit of the feed-forward layer 0..F-1
-  AXIS_QKV,     // model dimension of a projection output, banded by head (W^q's columns)
-} TraceAxis;
-
-// What a tensor is; views and the inspector pick their drawing and worked equation by kind.
-typedef enum {
-  T_ONEHOT,     // O [L,V]
-  T_EMBED_W,    // E [V,D] (weight)
-  T_EMBED,      // X = O·E [L,D]
-  T_POSENC,     // P [L,D]
-  T_ADDPOS,     // Z = X + P [L,D]
-  T_LAYER_IN,   // input of a layer [L,D]
-  T_NORM_IN,    // pre-norm: LN1(in), the attention input [L,D]
-  T_PROJ_W,     // W^q, W^k, W^v [D,D] (weights, transposed view)
-  T_PROJ_B,     // b^q, b^k, b^v [1,D]
-  T_PROJ,       // Q, K, V [H,L,d_k]
-  T_SCORES,     // S = Q Kᵀ/√d_k [H,L,L] (unmasked; "S" itself when there is no mask)
-  T_MASKED,     // S + M [H,L,L], -inf where masked ("S" when causal)
-  T_ATTN,       // A = softmax(S) [H,L,L]
-  T_AV,         // A·V [H,L,d_k]
-  T_CONCAT,     // [head_1 … head_H] [L,D]
-  T_OUT_W,      // W^o [D,D] (weight)
-  T_OUT_B,      // b^o [1,D]
-  T_ATTN_OUT,   // Concat·W^o + b^o [L,D]
-  T_RESIDUAL,   // a residual sum [L,D]
-  T_NORM,       // a LayerNorm output [L,D]
-  T_NORM_W,     // LayerNorm gain γ or shift β [1,D] (weight)
-  T_FFN1_W,     // W_1 [D,F] (weight)
-  T_FFN1_B,     // b_1 [1,F]
-  T_FFN_PRE,    // x·W_1 + b_1 [L,F]
-  T_FFN_HIDDEN, // ReLU/GELU of it [L,F]
-  T_FFN2_W,     // W_2 [F,D] (weight)
-  T_FFN2_B,     // b_2 [1,D]
-  T_FFN_OUT,    // ·W_2 + b_2 [L,D]
-  T_HEAD_W,     // W_out [D,V] (weight, prediction head)
-  T_LOGITS,     // [L,V]
-  T_PRED,       // softmax over the vocabulary [L,V]
-} TensorKind;
 
 #define TRACE_MAX_INPUTS 4
 
@@ -82,6 +38,7 @@ typedef struct {
   TensorKind kind;
   int layer;       // 0-based layer, or -1 outside the layers
   int heads;       // 1, or H for per-head tensors
+  bool per_head;   // [H, rows, cols] with a head axis, even when H == 1 (Q, K, V, S, A, AV)
   int rows, cols;  // shape of one head's matrix, as displayed
   float *data;     // heads·rows·cols floats (or the stored transpose, see `transposed`)
   int stride;      // floats between rows of the stored matrix
@@ -96,33 +53,11 @@ typedef struct {
   int n_inputs;
 } TraceTensor;
 
-// DESIGN.md's stage table. The number of a step is its row in that table.
-typedef enum {
-  STEP_TOKENS = 1,
-  STEP_ONEHOT,
-  STEP_EMBED,
-  STEP_POSENC,
-  STEP_ADDPOS,
-  STEP_QKV,
-  STEP_SCORES,
-  STEP_MASK,
-  STEP_SOFTMAX,
-  STEP_AV,
-  STEP_CONCAT,
-  STEP_OUTPROJ,
-  STEP_ADDNORM1,
-  STEP_FFN_HIDDEN,
-  STEP_FFN_OUT,
-  STEP_ADDNORM2,
-  STEP_PREDICT,
-  STEP_PRENORM, // pre-norm models only: LN1 before attention (shown as stage 5½ of each layer)
-} StepKind;
-
 typedef struct {
   StepKind kind;
   int layer;        // -1 before the layers
   int result;       // index of the tensor the step produces (for STEP_TOKENS: -1)
-  const char *name; // short: "softmax"
+  const char *name; // the stage's title: "softmax" (stage_info(kind) has the rest)
 } TraceStep;
 
 // Indices into the tensor table of one layer's tensors (-1 where the configuration has none),
@@ -178,8 +113,12 @@ bool trace_uses_word(const Trace *t, int id);
 // Writes into buf (cap bytes) and returns it.
 const char *trace_axis_label(const Trace *t, TraceAxis axis, int i, char *buf, int cap);
 const char *trace_axis_name(TraceAxis axis); // "token", "dimension", ...
-// Short name of a step kind ("softmax") and its row in DESIGN.md's table.
-const char *trace_step_name(StepKind k);
+// The number a learner sees for step `step`: stages are counted in the stage table's order among
+// those this model has (an encoder has no mask stage, a model without a head no prediction), so
+// they run 1, 2, 3 … without a gap; a half stage (pre-norm's LayerNorm before attention) takes
+// the number of the stage before it, shown with "½" (stage_info(kind)->half). *total (when not
+// NULL) is the number of whole stages. `stepformer stages`, the window and the exports agree.
+int trace_stage_number(const Trace *t, int step, int *total);
 // The index in t->steps of the step of this kind (in this layer, for layer stages), or -1.
 int trace_step_find(const Trace *t, StepKind k, int layer);
 

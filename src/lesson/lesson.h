@@ -106,7 +106,9 @@ int lesson_find_token(const Tokens *tokens, const char *spec);
 // applied. NULL with err on failure.
 Model *lesson_open_model(const Lesson *l, Err *note, Err *err);
 
-// The stage's name as a lesson writes it ("softmax"), or "" for an unknown kind.
+// The stage's name as a lesson writes it ("softmax"), or "" for an unknown kind; and the stage a
+// lesson's stage= value means (a name, an alias or a title of stages.h, any case: "weighted
+// values" is av). Both read the stage table of stages.h.
 const char *lesson_stage_name(StepKind k);
 bool lesson_stage_from_name(const char *name, StepKind *k);
 

@@ -397,7 +397,7 @@ static void end_step_heading(Md *m) {
   size_t tb = 0;
   while (tb < tn && (t[tb] == ' ' || t[tb] == '\t')) tb++;
   if (tb == tn && s->has_stage) { // "## {stage=qkv}": the stage's name is the title
-    t = trace_step_name(s->stage);
+    t = stage_info(s->stage)->title;
     tb = 0, tn = strlen(t);
   } else if (tb == tn) {
     lesson_error_line(c, line, "empty heading: expected a step title (and {options}) after #");

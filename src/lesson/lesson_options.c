@@ -9,58 +9,21 @@
 #include <string.h>
 
 #include "lesson_internal.h"
+#include "stages.h"  // defines: stage_info, stage_from_name, stage_nearest, stage_name_list
 #include "strdist.h" // defines: strdist_nearest
 
-static const struct {
-  const char *name;
-  StepKind kind;
-} STAGES[] = {
-    {"tokens", STEP_TOKENS},
-    {"onehot", STEP_ONEHOT},
-    {"embed", STEP_EMBED},
-    {"posenc", STEP_POSENC},
-    {"addpos", STEP_ADDPOS},
-    {"prenorm", STEP_PRENORM},
-    {"qkv", STEP_QKV},
-    {"scores", STEP_SCORES},
-    {"mask", STEP_MASK},
-    {"softmax", STEP_SOFTMAX},
-    {"av", STEP_AV},
-    {"concat", STEP_CONCAT},
-    {"outproj", STEP_OUTPROJ},
-    {"addnorm1", STEP_ADDNORM1},
-    {"ffn_hidden", STEP_FFN_HIDDEN},
-    {"ffn_out", STEP_FFN_OUT},
-    {"addnorm2", STEP_ADDNORM2},
-    {"predict", STEP_PREDICT},
-};
-#define N_STAGES (int)(sizeof STAGES / sizeof *STAGES)
-#define STAGE_LIST                                                                                           \
-  "tokens, onehot, embed, posenc, addpos, prenorm, qkv, scores, mask, softmax, "                             \
-  "av, concat, outproj, addnorm1, ffn_hidden, ffn_out, addnorm2, predict"
 #define KEY_LIST "stage, layer, head, row, col, cell, show, compare"
 
 const char *lesson_stage_name(StepKind k) {
-  for (int i = 0; i < N_STAGES; i++)
-    if (STAGES[i].kind == k) return STAGES[i].name;
-  return "";
+  const StageInfo *s = stage_info(k);
+  return s ? s->name : "";
 }
 
-bool lesson_stage_from_name(const char *name, StepKind *k) {
-  for (int i = 0; i < N_STAGES; i++)
-    if (!strcmp(STAGES[i].name, name)) return *k = STAGES[i].kind, true;
-  return false;
-}
+bool lesson_stage_from_name(const char *name, StepKind *k) { return stage_from_name(name, k); }
 
 const char *lesson_nearest(const char *s, const char *const *names, int n) {
   size_t len = strlen(s);
   return strdist_nearest(s, len, names, n, len > 5 ? 3 : 2, true);
-}
-
-static const char *nearest_stage(const char *name) {
-  const char *names[N_STAGES];
-  for (int i = 0; i < N_STAGES; i++) names[i] = STAGES[i].name;
-  return lesson_nearest(name, names, N_STAGES);
 }
 
 bool lesson_token_spec_ok(const char *spec) {
@@ -167,10 +130,10 @@ static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t v
     if (lesson_stage_from_name(v, &s->stage)) {
       s->has_stage = true;
     } else {
-      const char *near = nearest_stage(v);
+      const char *near = stage_nearest(v);
       char hint[64] = "";
       if (near) snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", near);
-      lesson_error_at(o->c, voff, "unknown stage \"%s\"%s; stages: " STAGE_LIST, v, hint);
+      lesson_error_at(o->c, voff, "unknown stage \"%s\"%s; stages: %s", v, hint, stage_name_list());
     }
     return;
   case 1: // layer
@@ -323,15 +286,15 @@ static void check_focus(LessonCtx *c, const LessonStep *s, size_t open) {
                     key);
     return;
   }
-  bool keys = s->stage == STEP_SCORES || s->stage == STEP_MASK || s->stage == STEP_SOFTMAX;
+  const StageInfo *info = stage_info(s->stage);
+  bool keys = info->cols == AXIS_TOKEN; // scores, mask, softmax: the columns are the keys
   if (s->col_spec && !keys)
     lesson_error_at(c, open,
                     "%s=%s%s%s: the columns of stage=%s are %s, not tokens; col= and cell= go with scores, "
                     "mask and softmax, whose columns are the keys%s%s",
                     key, s->row_spec ? s->row_spec : "", s->row_spec ? "," : "", s->col_spec, name,
-                    s->stage == STEP_ONEHOT || s->stage == STEP_PREDICT
-                        ? "the words of the vocabulary"
-                        : "features (numbers of each token's vector)",
+                    info->cols == AXIS_VOCAB ? "the words of the vocabulary"
+                                             : "features (numbers of each token's vector)",
                     s->row_spec ? "; write row=" : "", s->row_spec ? s->row_spec : "");
 }
 

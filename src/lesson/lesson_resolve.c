@@ -4,19 +4,11 @@
 
 #include "lesson.h"
 #include "lesson_internal.h" // defines: lesson_token_lookup
+#include "stages.h"          // defines: stage_info
 
 int lesson_find_token(const Tokens *tokens, const char *spec) {
   if (!tokens || !spec || tokens->n <= 0) return -1;
   return lesson_token_lookup(spec, (const char *const *)tokens->words, tokens->n);
-}
-
-static bool in_layer(StepKind k) {
-  return k != STEP_TOKENS && k != STEP_ONEHOT && k != STEP_EMBED && k != STEP_POSENC && k != STEP_ADDPOS &&
-         k != STEP_PREDICT;
-}
-
-static bool per_head(StepKind k) {
-  return k == STEP_QKV || k == STEP_SCORES || k == STEP_MASK || k == STEP_SOFTMAX || k == STEP_AV;
 }
 
 static bool is_default_model(const Lesson *l) { return !l->model || !strcmp(l->model, "default"); }
@@ -50,28 +42,29 @@ bool lesson_resolve(Lesson *l, const Model *m, const Tokens *tokens, LessonDiag 
     LessonStep *s = &l->steps[i];
     s->row = s->col = -1;
     if (s->has_stage) {
-      const char *name = lesson_stage_name(s->stage);
-      if (in_layer(s->stage) && s->layer >= c->n_layers)
+      const StageInfo *info = stage_info(s->stage);
+      const char *name = info->name;
+      if (info->in_layer && s->layer >= c->n_layers)
         lesson_diag_add(d, file, s->line, 0, false,
                         "layer=%d is out of range: the model has %d "
                         "layer%s (layer=1..%d)",
                         s->layer + 1, c->n_layers, c->n_layers == 1 ? "" : "s", c->n_layers);
-      if (per_head(s->stage) && s->head != LESSON_ALL_HEADS && s->head >= c->H)
+      if (info->heads != STAGE_ONE_MATRIX && s->head != LESSON_ALL_HEADS && s->head >= c->H)
         lesson_diag_add(d, file, s->line, 0, false,
                         "head=%d is out of range: the model has %d "
                         "head%s (head=1..%d or head=all)",
                         s->head + 1, c->H, c->H == 1 ? "" : "s", c->H);
-      if (s->stage == STEP_MASK && !c->causal)
+      if (info->needs == STAGE_IF_CAUSAL && !c->causal)
         lesson_diag_add(d, file, s->line, 0, false,
                         "stage=%s needs a causal model: add causal: "
                         "on to the front matter",
                         name);
-      if (s->stage == STEP_PRENORM && !c->norm_first)
+      if (info->needs == STAGE_IF_PRE_NORM && !c->norm_first)
         lesson_diag_add(d, file, s->line, 0, false,
                         "stage=%s exists only in pre-norm models "
                         "(model: random ...,norm_first=1)",
                         name);
-      if (s->stage == STEP_PREDICT && !m->has_head)
+      if (info->needs == STAGE_IF_HEAD && !m->has_head)
         lesson_diag_add(d, file, s->line, 0, is_default_model(l),
                         "stage=%s needs a model with a "
                         "prediction head (the shipped trained model has one)%s",

@@ -9,32 +9,15 @@
 #include "tex.h"     // defines: tex_layout, tex_draw
 
 bool page_step_has_heads(const Trace *t, int step) {
-  switch (t->steps[step].kind) {
-  case STEP_SCORES:
-  case STEP_MASK:
-  case STEP_SOFTMAX:
-  case STEP_AV: return true;
-  default: return false;
-  }
+  return stage_info(t->steps[step].kind)->heads == STAGE_PER_HEAD;
 }
 
 float page_unit(const PageSpec *p) { return p->height / 1080.0f; }
 
 const char *page_stage_label(const Trace *t, int step, int head, char *buf, int cap) {
   const TraceStep *st = &t->steps[step];
-  // Stages are numbered in DESIGN.md's order among those this model has, so that they count
-  // 1, 2, 3 … without a gap (an encoder has no mask stage, a model without a head no prediction);
-  // a pre-norm model's LayerNorm before attention is the half stage after Z + P.
-  bool present[STEP_PRENORM + 1] = {0};
-  for (int s = 0; s < t->n_steps; s++) present[t->steps[s].kind] = true;
-  StepKind kind = st->kind == STEP_PRENORM ? STEP_ADDPOS : st->kind;
-  int n = 0, total = 0;
-  for (int k = STEP_TOKENS; k < STEP_PRENORM; k++)
-    if (present[k]) {
-      total++;
-      if (k == (int)kind) n = total;
-    }
-  int k = snprintf(buf, (size_t)cap, "Stage %d%s/%d · %s", n, st->kind == STEP_PRENORM ? "½" : "", total,
+  int total, n = trace_stage_number(t, step, &total);
+  int k = snprintf(buf, (size_t)cap, "Stage %d%s/%d · %s", n, stage_info(st->kind)->half ? "½" : "", total,
                    st->name);
   if (st->layer >= 0 && k < cap)
     k += snprintf(buf + k, (size_t)(cap - k), " · layer %d of %d", st->layer + 1, t->cfg.n_layers);
@@ -202,9 +185,10 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   // title and formula
   const TraceTensor *x = step_tensor(t, p->step, o->part);
   const char *title = x ? x->title : "Tokens", *tex = x ? x->tex : NULL;
-  if (t->steps[p->step].kind == STEP_QKV && view_qkv_all(t, o->part)) {
-    title = "Queries, keys and values";
-    tex = "Q = Z W^q + b^q,\\quad K = Z W^k + b^k,\\quad V = Z W^v + b^v";
+  const StageInfo *info = stage_info(t->steps[p->step].kind);
+  if (info->group_title && view_qkv_all(t, o->part)) { // several tensors at once: the stage's heading
+    title = info->group_title;
+    tex = info->group_tex;
   }
   if (p->title) title = p->title;
   float y = hh + 46 * u;

@@ -1,0 +1,279 @@
+// stages.c -- see stages.h. The course's notation, reviewable in one place.
+#include "stages.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "strdist.h" // defines: strdist
+
+#define ROWS(r, c) AXIS_##r, AXIS_##c
+
+// The learner's order. Aliases are in stage_key form; titles are accepted as names too. An alias
+// means one stage only: no letters alone ("Z" is three stages), no "projection" (Q, K, V or W^o?),
+// no "residual" or "output" (there are two of each in a layer).
+const StageInfo STAGE_TABLE[] = {
+    {STEP_TOKENS, "tokens", "token ids words", "tokens", 1, false, false, STAGE_ONE_MATRIX, STAGE_ALWAYS,
+     ROWS(TOKEN, TOKEN), NULL, NULL},
+    {STEP_ONEHOT, "onehot", "one_hot", "one-hot", 2, false, false, STAGE_ONE_MATRIX, STAGE_ALWAYS,
+     ROWS(TOKEN, VOCAB), NULL, NULL},
+    {STEP_EMBED, "embed", "embedding embeddings", "token embeddings", 3, false, false, STAGE_ONE_MATRIX,
+     STAGE_ALWAYS, ROWS(TOKEN, MODEL), NULL, NULL},
+    {STEP_POSENC, "posenc", "positions positional", "positional encoding", 4, false, false, STAGE_ONE_MATRIX,
+     STAGE_ALWAYS, ROWS(TOKEN, MODEL), NULL, NULL},
+    {STEP_ADDPOS, "addpos", "z_p add_positions", "embeddings + positions", 5, false, false, STAGE_ONE_MATRIX,
+     STAGE_ALWAYS, ROWS(TOKEN, MODEL), NULL, NULL},
+    {STEP_PRENORM, "prenorm", "ln1 layernorm_before_attention pre_norm", "LayerNorm (pre-norm)", 5, true,
+     true, STAGE_ONE_MATRIX, STAGE_IF_PRE_NORM, ROWS(TOKEN, MODEL), NULL, NULL},
+    {STEP_QKV, "qkv", "q_k_v queries keys values", "Q, K, V projections", 6, false, true, STAGE_HEAD_BANDS,
+     STAGE_ALWAYS, ROWS(TOKEN, HEADDIM), "Queries, keys and values",
+     "Q = Z W^q + b^q,\\quad K = Z W^k + b^k,\\quad V = Z W^v + b^v"},
+    {STEP_SCORES, "scores", "scaled score", "scaled scores", 7, false, true, STAGE_PER_HEAD, STAGE_ALWAYS,
+     ROWS(TOKEN, TOKEN), NULL, NULL},
+    {STEP_MASK, "mask", "masked causal causal_mask", "mask", 8, false, true, STAGE_PER_HEAD, STAGE_IF_CAUSAL,
+     ROWS(TOKEN, TOKEN), NULL, NULL},
+    {STEP_SOFTMAX, "softmax", "attention attention_weights", "softmax", 9, false, true, STAGE_PER_HEAD,
+     STAGE_ALWAYS, ROWS(TOKEN, TOKEN), NULL, NULL},
+    {STEP_AV, "av", "a_v weighted weighted_value", "weighted values", 10, false, true, STAGE_PER_HEAD,
+     STAGE_ALWAYS, ROWS(TOKEN, HEADDIM), NULL, NULL},
+    {STEP_CONCAT, "concat", "concatenate concatenation heads_concatenated", "concatenate heads", 11, false,
+     true, STAGE_ONE_MATRIX, STAGE_ALWAYS, ROWS(TOKEN, QKV), NULL, NULL},
+    {STEP_OUTPROJ, "outproj", "output_projection out_proj wo multihead", "output projection", 12, false, true,
+     STAGE_ONE_MATRIX, STAGE_ALWAYS, ROWS(TOKEN, MODEL), NULL, NULL},
+    {STEP_ADDNORM1, "addnorm1", "add_norm1 residual1", "residual + LayerNorm", 13, false, true,
+     STAGE_ONE_MATRIX, STAGE_ALWAYS, ROWS(TOKEN, MODEL), NULL, NULL},
+    {STEP_FFN_HIDDEN, "ffn_hidden", "ffn1 hidden relu gelu", "feed-forward hidden", 14, false, true,
+     STAGE_ONE_MATRIX, STAGE_ALWAYS, ROWS(TOKEN, FFN), NULL, NULL},
+    {STEP_FFN_OUT, "ffn_out", "ffn2 feed_forward_output", "feed-forward out", 15, false, true,
+     STAGE_ONE_MATRIX, STAGE_ALWAYS, ROWS(TOKEN, MODEL), NULL, NULL},
+    {STEP_ADDNORM2, "addnorm2", "add_norm2 residual2 layer_output", "residual + LayerNorm: layer output", 16,
+     false, true, STAGE_ONE_MATRIX, STAGE_ALWAYS, ROWS(TOKEN, MODEL), NULL, NULL},
+    {STEP_PREDICT, "predict", "prediction pred next_word logits", "prediction", 17, false, false,
+     STAGE_ONE_MATRIX, STAGE_IF_HEAD, ROWS(TOKEN, VOCAB), NULL, NULL},
+};
+const int STAGE_COUNT = (int)(sizeof STAGE_TABLE / sizeof STAGE_TABLE[0]);
+
+const StageInfo *stage_info(StepKind k) {
+  for (int i = 0; i < STAGE_COUNT; i++)
+    if (STAGE_TABLE[i].kind == k) return &STAGE_TABLE[i];
+  return NULL;
+}
+
+char *stage_key(const char *name, char *out, int cap) {
+  int n = 0;
+  bool gap = false;
+  for (const char *p = name; *p && n < cap - 1; p++) {
+    char c = *p;
+    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      if (gap && n > 0 && n < cap - 2) out[n++] = '_';
+      out[n++] = c;
+      gap = false;
+    } else {
+      gap = true;
+    }
+  }
+  out[n] = 0;
+  return out;
+}
+
+// Calls fn with every name of stage s: its name, its title, its aliases (each in stage_key form).
+// Stops and returns true when fn does.
+typedef bool (*NameFn)(const char *key, const StageInfo *s, void *ctx);
+static bool each_name(NameFn fn, void *ctx) {
+  char key[64];
+  for (int i = 0; i < STAGE_COUNT; i++) {
+    const StageInfo *s = &STAGE_TABLE[i];
+    if (fn(s->name, s, ctx) || fn(stage_key(s->title, key, sizeof key), s, ctx)) return true;
+    for (const char *a = s->aliases; *a;) {
+      size_t n = strcspn(a, " ");
+      if (n > 0 && n < sizeof key) {
+        memcpy(key, a, n);
+        key[n] = 0;
+        if (fn(key, s, ctx)) return true;
+      }
+      a += n;
+      while (*a == ' ') a++;
+    }
+  }
+  return false;
+}
+
+typedef struct {
+  const char *want;
+  const StageInfo *found;
+} Find;
+
+static bool match(const char *key, const StageInfo *s, void *ctx) {
+  Find *f = ctx;
+  if (strcmp(key, f->want)) return false;
+  f->found = s;
+  return true;
+}
+
+bool stage_from_name(const char *name, StepKind *k) {
+  char key[64];
+  if (!name || strlen(name) >= sizeof key) return false;
+  Find f = {stage_key(name, key, sizeof key), NULL};
+  if (!key[0] || !each_name(match, &f)) return false;
+  *k = f.found->kind;
+  return true;
+}
+
+typedef struct {
+  const char *want;
+  size_t n;
+  int best;
+  const StageInfo *found;
+} Near;
+
+static bool nearer(const char *key, const StageInfo *s, void *ctx) {
+  Near *f = ctx;
+  int d = strdist(f->want, f->n, key, strlen(key), f->best - 1, false);
+  if (d < f->best) f->best = d, f->found = s; // the first of the nearest, in the table's order
+  return false;
+}
+
+const char *stage_nearest(const char *name) {
+  char key[64];
+  if (!name || strlen(name) >= sizeof key) return NULL;
+  stage_key(name, key, sizeof key);
+  size_t n = strlen(key);
+  if (n == 0) return NULL;
+  Near f = {key, n, (n > 5 ? 3 : 2) + 1, NULL}; // within 2 edits, or 3 for a longer name
+  each_name(nearer, &f);
+  return f.found ? f.found->name : NULL;
+}
+
+const char *stage_name_list(void) {
+  static char list[512];
+  if (!list[0]) {
+    int n = 0;
+    for (int i = 0; i < STAGE_COUNT && n < (int)sizeof list; i++)
+      n += snprintf(list + n, sizeof list - (size_t)n, "%s%s", i ? ", " : "", STAGE_TABLE[i].name);
+  }
+  return list;
+}
+
+// ---------------------------------------------------------------- the notation of every tensor
+
+#define PRE WHEN_PRE_NORM
+#define POST WHEN_POST_NORM
+static const TensorNotation NOTATION[] = {
+    // before the layers
+    {"O", 0, T_ONEHOT, ROWS(TOKEN, VOCAB), false, "One-hot tokens", "O",
+     "O \\in \\mathbb{R}^{L \\times V},\\quad O_{i,\\,\\mathrm{id}(x_i)} = 1"},
+    {"E", 0, T_EMBED_W, ROWS(VOCAB, MODEL), false, "Embedding table", "E",
+     "E \\in \\mathbb{R}^{V \\times D}"},
+    {"X", 0, T_EMBED, ROWS(TOKEN, MODEL), false, "Token embeddings", "Z",
+     "Z = O E,\\quad E \\in \\mathbb{R}^{V \\times D}"},
+    {"P", 0, T_POSENC, ROWS(TOKEN, MODEL), false, "Positional encoding", "P",
+     "p_{i,2k} = \\sin\\left(\\frac{i}{10000^{2k/D}}\\right),\\quad p_{i,2k+1} = "
+     "\\cos\\left(\\frac{i}{10000^{2k/D}}\\right)"},
+    {"Z", 0, T_ADDPOS, ROWS(TOKEN, MODEL), false, "Embeddings plus positions", "Z", "Z \\leftarrow Z + P"},
+
+    // a layer: its input, and the LayerNorm before attention of a pre-norm model
+    {"in", WHEN_FIRST_LAYER, T_LAYER_IN, ROWS(TOKEN, MODEL), true, "Layer input", "Z", "Z"},
+    {"in", WHEN_LATER_LAYER, T_LAYER_IN, ROWS(TOKEN, MODEL), true, "Layer input", "Z",
+     "Z \\leftarrow \\text{output of the layer before}"},
+    {"norm1.gamma", 0, T_NORM_W, ROWS(TOKEN, MODEL), false, "LayerNorm gain", "\\gamma_1", "\\gamma_1"},
+    {"norm1.beta", 0, T_NORM_W, ROWS(TOKEN, MODEL), false, "LayerNorm shift", "\\beta_1", "\\beta_1"},
+    {"norm1", PRE, T_NORM_IN, ROWS(TOKEN, MODEL), false, "LayerNorm before attention (pre-norm)",
+     "\\mathrm{LN}_1(Z)",
+     "\\mathrm{LN}_1(Z) = \\gamma_1 \\cdot \\frac{Z - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}} + \\beta_1"},
+
+    // Q, K, V. W^q = in_proj_weight[0:D]ᵀ: the stored rows 0..D-1 are W^q's columns.
+    {"Wq", 0, T_PROJ_W, ROWS(MODEL, QKV), false, "Query weights", "W^q",
+     "W^q = [W^q_1 \\cdots W^q_H] \\in \\mathbb{R}^{D \\times D}"},
+    {"Wk", 0, T_PROJ_W, ROWS(MODEL, QKV), false, "Key weights", "W^k",
+     "W^k = [W^k_1 \\cdots W^k_H] \\in \\mathbb{R}^{D \\times D}"},
+    {"Wv", 0, T_PROJ_W, ROWS(MODEL, QKV), false, "Value weights", "W^v",
+     "W^v = [W^v_1 \\cdots W^v_H] \\in \\mathbb{R}^{D \\times D}"},
+    {"bq", 0, T_PROJ_B, ROWS(TOKEN, QKV), false, "Query bias", "b^q", "b^q"},
+    {"bk", 0, T_PROJ_B, ROWS(TOKEN, QKV), false, "Key bias", "b^k", "b^k"},
+    {"bv", 0, T_PROJ_B, ROWS(TOKEN, QKV), false, "Value bias", "b^v", "b^v"},
+    {"Q", 0, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Queries", "Q_h",
+     "Q = Z W^q + b^q,\\quad Q_h = Z W^q_h + b^q_h"},
+    {"K", 0, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Keys", "K_h",
+     "K = Z W^k + b^k,\\quad K_h = Z W^k_h + b^k_h"},
+    {"V", 0, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Values", "V_h",
+     "V = Z W^v + b^v,\\quad V_h = Z W^v_h + b^v_h"},
+
+    // attention: with a causal mask, "S" is the masked scores and "S_raw" the scores before it
+    {"S_raw", WHEN_CAUSAL, T_SCORES, ROWS(TOKEN, TOKEN), true, "Scaled scores", "S_h",
+     "S_h = \\frac{Q_h K_h^\\top}{\\sqrt{d_k}}"},
+    {"S", WHEN_CAUSAL, T_MASKED, ROWS(TOKEN, TOKEN), false, "Causal mask", "S_h + M",
+     "S_h \\leftarrow S_h + M,\\quad M_{ij} = -\\infty \\text{ for } j > i"},
+    {"S", WHEN_NOT_CAUSAL, T_SCORES, ROWS(TOKEN, TOKEN), false, "Scaled scores", "S_h",
+     "S_h = \\frac{Q_h K_h^\\top}{\\sqrt{d_k}}"},
+    {"A", 0, T_ATTN, ROWS(TOKEN, TOKEN), false, "Attention weights", "A_h",
+     "A_h = \\operatorname{softmax}\\left(\\frac{Q_h K_h^\\top}{\\sqrt{d_k}}\\right)"},
+    {"AV", 0, T_AV, ROWS(TOKEN, HEADDIM), false, "Weighted values", "\\mathrm{head}_h",
+     "\\mathrm{head}_h = A_h V_h"},
+    {"concat", 0, T_CONCAT, ROWS(TOKEN, QKV), false, "Heads concatenated", "\\mathrm{Concat}",
+     "\\mathrm{Concat} = [\\mathrm{head}_1 \\cdots \\mathrm{head}_H]"},
+    {"Wo", 0, T_OUT_W, ROWS(QKV, MODEL), false, "Output weights", "W^o",
+     "W^o \\in \\mathbb{R}^{D \\times D}"},
+    {"bo", 0, T_OUT_B, ROWS(TOKEN, MODEL), false, "Output bias", "b^o", "b^o"},
+    {"attn", 0, T_ATTN_OUT, ROWS(TOKEN, MODEL), false, "Output projection", "\\mathrm{MultiHead}(Z)",
+     "\\mathrm{MultiHead}(Z) = \\mathrm{Concat} \\cdot W^o + b^o"},
+    {"res1", 0, T_RESIDUAL, ROWS(TOKEN, MODEL), false, "Residual", "Z + \\mathrm{MultiHead}(Z)",
+     "Z + \\mathrm{MultiHead}(Z)"},
+
+    // residual and LayerNorm after attention: post-norm's norm1, pre-norm's norm2
+    {"norm1", POST, T_NORM, ROWS(TOKEN, MODEL), false, "Residual and LayerNorm", "x",
+     "x = \\mathrm{LayerNorm}(Z + \\mathrm{MultiHead}(Z))"},
+    {"norm2.gamma", 0, T_NORM_W, ROWS(TOKEN, MODEL), false, "LayerNorm gain", "\\gamma_2", "\\gamma_2"},
+    {"norm2.beta", 0, T_NORM_W, ROWS(TOKEN, MODEL), false, "LayerNorm shift", "\\beta_2", "\\beta_2"},
+    {"norm2", PRE, T_NORM, ROWS(TOKEN, MODEL), false, "Residual, then LayerNorm (pre-norm)", "x",
+     "x = \\mathrm{LN}_2(Z + \\mathrm{MultiHead}(\\mathrm{LN}_1(Z)))"},
+
+    // feed-forward
+    {"W1", 0, T_FFN1_W, ROWS(MODEL, FFN), false, "Feed-forward weights 1", "W_1",
+     "W_1 \\in \\mathbb{R}^{D \\times F}"},
+    {"b1", 0, T_FFN1_B, ROWS(TOKEN, FFN), false, "Feed-forward bias 1", "b_1", "b_1"},
+    {"ffn_pre", 0, T_FFN_PRE, ROWS(TOKEN, FFN), true, "Feed-forward, before the activation", "x W_1 + b_1",
+     "x W_1 + b_1"},
+    {"ffn_hidden", WHEN_RELU, T_FFN_HIDDEN, ROWS(TOKEN, FFN), false, "Feed-forward hidden layer (ReLU)", "h",
+     "h = \\max(0,\\, x W_1 + b_1)"},
+    {"ffn_hidden", WHEN_GELU, T_FFN_HIDDEN, ROWS(TOKEN, FFN), false, "Feed-forward hidden layer (GELU)", "h",
+     "h = \\mathrm{GELU}(x W_1 + b_1),\\quad \\mathrm{GELU}(u) = u\\,\\Phi(u)"},
+    {"W2", 0, T_FFN2_W, ROWS(FFN, MODEL), false, "Feed-forward weights 2", "W_2",
+     "W_2 \\in \\mathbb{R}^{F \\times D}"},
+    {"b2", 0, T_FFN2_B, ROWS(TOKEN, MODEL), false, "Feed-forward bias 2", "b_2", "b_2"},
+    {"ffn", 0, T_FFN_OUT, ROWS(TOKEN, MODEL), false, "Feed-forward output", "\\mathrm{FFN}(x)",
+     "\\mathrm{FFN}(x) = h W_2 + b_2"},
+
+    // the layer's output
+    {"res2", PRE, T_RESIDUAL, ROWS(TOKEN, MODEL), false, "Residual: the layer output (pre-norm)", "Z'",
+     "Z' = Z + \\mathrm{MultiHead}(\\mathrm{LN}_1(Z)) + \\mathrm{FFN}(x)"},
+    {"res2", POST, T_RESIDUAL, ROWS(TOKEN, MODEL), false, "Residual", "x + \\mathrm{FFN}(x)",
+     "x + \\mathrm{FFN}(x)"},
+    {"norm2", POST, T_NORM, ROWS(TOKEN, MODEL), true, "Residual and LayerNorm: the layer output", "Z'",
+     "Z' = \\mathrm{LayerNorm}(x + \\mathrm{FFN}(x))"},
+    {"out", PRE, T_RESIDUAL, ROWS(TOKEN, MODEL), false, "Layer output", "Z'",
+     "Z' = Z + \\ldots + \\mathrm{FFN}(x)"},
+    {"out", POST, T_NORM, ROWS(TOKEN, MODEL), false, "Layer output", "Z'",
+     "Z' = \\mathrm{LayerNorm}(x + \\mathrm{FFN}(x))"},
+
+    // the prediction head
+    {"norm.gamma", 0, T_NORM_W, ROWS(TOKEN, MODEL), false, "Final LayerNorm gain", "\\gamma", "\\gamma"},
+    {"norm.beta", 0, T_NORM_W, ROWS(TOKEN, MODEL), false, "Final LayerNorm shift", "\\beta", "\\beta"},
+    {"final_norm", 0, T_NORM, ROWS(TOKEN, MODEL), true, "Final LayerNorm", "y",
+     "y = \\mathrm{LayerNorm}(Z')"},
+    {"Wout", 0, T_HEAD_W, ROWS(MODEL, VOCAB), false, "Prediction weights", "W_{\\mathrm{out}}",
+     "W_{\\mathrm{out}} \\in \\mathbb{R}^{D \\times V}"},
+    {"bout", 0, T_HEAD_W, ROWS(TOKEN, VOCAB), false, "Prediction bias", "b_{\\mathrm{out}}",
+     "b_{\\mathrm{out}}"},
+    {"logits", 0, T_LOGITS, ROWS(TOKEN, VOCAB), true, "Logits", "y W_{\\mathrm{out}} + b_{\\mathrm{out}}",
+     "y W_{\\mathrm{out}} + b_{\\mathrm{out}}"},
+    {"pred", 0, T_PRED, ROWS(TOKEN, VOCAB), false, "Prediction", "\\hat{p}",
+     "\\hat{p} = \\operatorname{softmax}(y W_{\\mathrm{out}} + b_{\\mathrm{out}})"},
+};
+#undef PRE
+#undef POST
+
+const TensorNotation *stage_notation(const char *name, int holds) {
+  for (size_t i = 0; i < sizeof NOTATION / sizeof NOTATION[0]; i++)
+    if ((NOTATION[i].when & ~holds) == 0 && !strcmp(NOTATION[i].name, name)) return &NOTATION[i];
+  return NULL;
+}

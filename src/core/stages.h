@@ -1,0 +1,166 @@
+// stages.h -- DESIGN.md's stage table and the course's notation, written once.
+//
+// Every fact about a stage that more than one module needs lives in one row of STAGE_TABLE
+// (stages.c): its lesson name and the other names a teacher may type, its title, its row in the
+// table, whether it repeats in every layer, whether it has one matrix per head, its axes, and
+// what a model needs for it to exist. Every tensor of the trace takes its kind, axes, title,
+// symbol and TeX from one row of the notation table (stages.c), chosen by the tensor's dump name
+// and the model's variant (pre- or post-norm, causal, ReLU or GELU, first layer or later).
+// trace.c builds the trace from them; the lesson's stage names and "did you mean", the page's
+// stage indicator, `stepformer stages`, the export file names all read them. Adding a stage is
+// adding a StepKind, a row here, its compute in forward.c and its view in view_stages.c.
+//
+//     const StageInfo *s = stage_info(STEP_SOFTMAX);   // s->name "softmax", s->number 9
+//     StepKind k;
+//     stage_from_name("weighted values", &k);           // true, k == STEP_AV (an alias)
+//     stage_nearest("sotfmax")                          // "softmax" (for "did you mean")
+#ifndef SF_STAGES_H
+#define SF_STAGES_H
+
+#include <stdbool.h>
+
+// What the rows or columns of a matrix stand for.
+typedef enum {
+  AXIS_TOKEN,   // one per token: labelled with the word ("cat")
+  AXIS_VOCAB,   // one per vocabulary word
+  AXIS_MODEL,   // model dimension 0..D-1
+  AXIS_HEADDIM, // dimension within a head 0..d_k-1 (column block h·d_k.. of the model dims)
+  AXIS_FFN,     // hidden unit of the feed-forward layer 0..F-1
+  AXIS_QKV,     // model dimension of a projection output, banded by head (W^q's columns)
+} TraceAxis;
+
+// What a tensor is; views and the inspector pick their drawing and worked equation by kind.
+typedef enum {
+  T_ONEHOT,     // O [L,V]
+  T_EMBED_W,    // E [V,D] (weight)
+  T_EMBED,      // X = O·E [L,D]
+  T_POSENC,     // P [L,D]
+  T_ADDPOS,     // Z = X + P [L,D]
+  T_LAYER_IN,   // input of a layer [L,D]
+  T_NORM_IN,    // pre-norm: LN1(in), the attention input [L,D]
+  T_PROJ_W,     // W^q, W^k, W^v [D,D] (weights, transposed view)
+  T_PROJ_B,     // b^q, b^k, b^v [1,D]
+  T_PROJ,       // Q, K, V [H,L,d_k]
+  T_SCORES,     // S = Q Kᵀ/√d_k [H,L,L] (unmasked; "S" itself when there is no mask)
+  T_MASKED,     // S + M [H,L,L], -inf where masked ("S" when causal)
+  T_ATTN,       // A = softmax(S) [H,L,L]
+  T_AV,         // A·V [H,L,d_k]
+  T_CONCAT,     // [head_1 … head_H] [L,D]
+  T_OUT_W,      // W^o [D,D] (weight)
+  T_OUT_B,      // b^o [1,D]
+  T_ATTN_OUT,   // Concat·W^o + b^o [L,D]
+  T_RESIDUAL,   // a residual sum [L,D]
+  T_NORM,       // a LayerNorm output [L,D]
+  T_NORM_W,     // LayerNorm gain γ or shift β [1,D] (weight)
+  T_FFN1_W,     // W_1 [D,F] (weight)
+  T_FFN1_B,     // b_1 [1,F]
+  T_FFN_PRE,    // x·W_1 + b_1 [L,F]
+  T_FFN_HIDDEN, // ReLU/GELU of it [L,F]
+  T_FFN2_W,     // W_2 [F,D] (weight)
+  T_FFN2_B,     // b_2 [1,D]
+  T_FFN_OUT,    // ·W_2 + b_2 [L,D]
+  T_HEAD_W,     // W_out [D,V] (weight, prediction head)
+  T_LOGITS,     // [L,V]
+  T_PRED,       // softmax over the vocabulary [L,V]
+} TensorKind;
+
+// The stages. The values are stable (lessons' tests and the fuzzers loop over them); the order
+// a learner walks is STAGE_TABLE's, where the pre-norm LayerNorm comes right after Z + P.
+typedef enum {
+  STEP_TOKENS = 1,
+  STEP_ONEHOT,
+  STEP_EMBED,
+  STEP_POSENC,
+  STEP_ADDPOS,
+  STEP_QKV,
+  STEP_SCORES,
+  STEP_MASK,
+  STEP_SOFTMAX,
+  STEP_AV,
+  STEP_CONCAT,
+  STEP_OUTPROJ,
+  STEP_ADDNORM1,
+  STEP_FFN_HIDDEN,
+  STEP_FFN_OUT,
+  STEP_ADDNORM2,
+  STEP_PREDICT,
+  STEP_PRENORM, // pre-norm models only: LN1 before attention (stage 5½ of each layer)
+} StepKind;
+// One past the last kind: an array indexed by StepKind has this many entries.
+#define STEP_KIND_END (STEP_PRENORM + 1)
+
+// How a stage treats the heads.
+typedef enum {
+  STAGE_ONE_MATRIX, // one matrix for all heads (or none)
+  STAGE_PER_HEAD,   // one matrix per head: shown one head at a time, or all heads in a grid
+  STAGE_HEAD_BANDS, // per-head tensors side by side, each head a band of columns (Q, K, V)
+} StageHeads;
+
+// What a model must have for the stage to exist.
+typedef enum {
+  STAGE_ALWAYS,
+  STAGE_IF_CAUSAL,   // the mask
+  STAGE_IF_PRE_NORM, // the LayerNorm before attention
+  STAGE_IF_HEAD,     // the prediction (a model with a prediction head)
+} StageNeeds;
+
+typedef struct {
+  StepKind kind;
+  const char *name;    // the lesson's stage= value and the export files' name: "softmax"
+  const char *aliases; // more names a teacher may type, space-separated, in stage_key form
+  const char *title;   // what `stepformer stages` and the stage indicator print: "softmax"
+  int number;          // the row of DESIGN.md's table (the pre-norm LayerNorm: 5, shown 5½)
+  bool half;           // shown as number½: a stage between two rows of the table
+  bool in_layer;       // repeated in every layer: layer= applies
+  StageHeads heads;
+  StageNeeds needs;
+  TraceAxis rows, cols;                // the axes of the stage's matrix (tokens: none; rows are the tokens)
+  const char *group_title, *group_tex; // a stage that shows several tensors at once (Q, K and
+                                       // V): its heading then; NULL for a one-tensor stage
+} StageInfo;
+
+// The rows in the order a learner walks them; stage_info(k) for one kind (never NULL for a
+// valid kind).
+extern const StageInfo STAGE_TABLE[];
+extern const int STAGE_COUNT;
+const StageInfo *stage_info(StepKind k);
+
+// The stage a name means: its name, one of its aliases or its title, compared in stage_key form
+// (ASCII letters lowercased, every run of other characters than a-z and 0-9 one '_', none at
+// either end: "Weighted values" and "weighted-values" are "weighted_values"). False when none.
+bool stage_from_name(const char *name, StepKind *k);
+// The name of the stage nearest to a typo (within a few edits of a name, alias or title), or
+// NULL. For "did you mean".
+const char *stage_nearest(const char *name);
+// Every stage name, comma-separated, in the learner's order (for messages).
+const char *stage_name_list(void);
+// Writes name in stage_key form into out (cap bytes); returns out.
+char *stage_key(const char *name, char *out, int cap);
+
+// A tensor's notation. Conditions on the model pick among rows of the same name.
+typedef enum {
+  WHEN_ANY = 0,
+  WHEN_POST_NORM = 1 << 0,
+  WHEN_PRE_NORM = 1 << 1,
+  WHEN_CAUSAL = 1 << 2,
+  WHEN_NOT_CAUSAL = 1 << 3,
+  WHEN_RELU = 1 << 4,
+  WHEN_GELU = 1 << 5,
+  WHEN_FIRST_LAYER = 1 << 6,
+  WHEN_LATER_LAYER = 1 << 7,
+} StageWhen;
+
+typedef struct {
+  const char *name; // dump name without the layer's "l0." prefix: "A", "Wq", "norm1.gamma"
+  int when;         // StageWhen flags that must all hold (WHEN_ANY: always)
+  TensorKind kind;
+  TraceAxis rows, cols;
+  bool extra; // dumped, but not one of the required stage files
+  const char *title, *symbol, *tex;
+} TensorNotation;
+
+// The notation row of tensor `name` for a model whose variant is `holds` (the StageWhen flags
+// that are true of it). NULL when the table has none: a programmer's error in trace.c.
+const TensorNotation *stage_notation(const char *name, int holds);
+
+#endif
