@@ -100,6 +100,9 @@ edited "$T/heads.safetensors" '"n_heads":"2"' '"n_heads":"3"'
 edited "$T/meta-number.safetensors" '"n_heads":"2"' '"n_heads":2'
 edited "$T/no-vocab.safetensors" '"vocab":' '"vocaX":'
 edited "$T/activation.safetensors" '"activation":"relu"' '"activation":"tanh"'
+edited "$T/layers-range.safetensors" '"n_layers":"2"' '"n_layers":"2000000000"'
+edited "$T/layers-huge.safetensors" '"n_layers":"2"' '"n_layers":"99999999999999999999"'
+edited "$T/layers-word.safetensors" '"n_layers":"2"' '"n_layers":"two"'
 mkdir "$T/folder.safetensors"
 
 # ---------------------------------------------------------------- model files
@@ -130,6 +133,9 @@ bad_model heads "divisible" "H=3"
 bad_model meta-number "n_heads" "not a string"
 bad_model no-vocab '"vocab"' "missing"
 bad_model activation "tanh"
+bad_model layers-range "n_layers" "out of range (1..64)" # issue 14: it said "not a whole number"
+bad_model layers-huge "n_layers" "out of range (1..64)"
+bad_model layers-word "n_layers" "not a whole number"
 bad_model folder "not a regular file"
 expect_error "a file that does not exist" "$T/out" "nope.safetensors" "No such file" -- \
   "$SF" dump --model "$T/nope.safetensors" --out "$T/out"

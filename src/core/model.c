@@ -3,6 +3,7 @@
 #include "model.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,8 +309,10 @@ fail:
   return NULL;
 }
 
-// Reads an integer metadata value; a missing key keeps *out (when optional).
-static bool meta_int(const StFile *f, const char *path, const char *key, int *out, bool required, Err *err) {
+// Reads an integer metadata value in lo..hi; a missing key keeps *out (when optional). A value
+// that is a whole number out of the range says the range, one that is not says so.
+static bool meta_int(const StFile *f, const char *path, const char *key, long lo, long hi, int *out,
+                     bool required, Err *err) {
   const char *v = st_meta(f, key);
   if (!v) {
     if (required)
@@ -320,8 +323,15 @@ static bool meta_int(const StFile *f, const char *path, const char *key, int *ou
     return true;
   }
   long n;
-  if (!parse_int(v, 0, 1L << 30, &n))
+  if (!parse_int(v, LONG_MIN, LONG_MAX, &n)) {
+    bool digits = *v != 0;
+    for (const char *p = *v == '-' || *v == '+' ? v + 1 : v; *p; p++) digits &= *p >= '0' && *p <= '9';
+    if (digits) // strtol's range was passed: a whole number far out of range
+      return err_set(err, "%s: metadata %s=\"%s\" is out of range (%ld..%ld)", path, key, v, lo, hi);
     return err_set(err, "%s: metadata %s=\"%s\" is not a whole number", path, key, v);
+  }
+  if (n < lo || n > hi)
+    return err_set(err, "%s: metadata %s=\"%s\" is out of range (%ld..%ld)", path, key, v, lo, hi);
   *out = (int)n;
   return true;
 }
@@ -363,9 +373,10 @@ Model *model_load(const char *path, Err *err) {
     goto fail;
   }
   c->V = m->vocab.n;
-  if (!meta_int(&f, path, "d_model", &c->D, true, err) || !meta_int(&f, path, "n_heads", &c->H, true, err) ||
-      !meta_int(&f, path, "d_ff", &c->F, true, err) ||
-      !meta_int(&f, path, "n_layers", &c->n_layers, true, err) ||
+  if (!meta_int(&f, path, "d_model", 2, MAX_DIM, &c->D, true, err) ||
+      !meta_int(&f, path, "n_heads", 1, MAX_DIM, &c->H, true, err) ||
+      !meta_int(&f, path, "d_ff", 1, 4 * MAX_DIM, &c->F, true, err) ||
+      !meta_int(&f, path, "n_layers", 1, MAX_LAYERS, &c->n_layers, true, err) ||
       !meta_flag(&f, path, "norm_first", &c->norm_first, err) ||
       !meta_flag(&f, path, "causal", &c->causal, err))
     goto fail;

@@ -88,7 +88,8 @@ static bool parse_metadata(StFile *f, const cJSON *meta, const char *what, Err *
   cJSON_ArrayForEach(kv, meta) {
     if (!cJSON_IsString(kv))
       return err_set(err,
-                     "%s: metadata value \"%.80s\" is not a string (safetensors metadata holds strings only)",
+                     "%s: metadata \"%.80s\" has a value that is not a string (safetensors metadata holds "
+                     "strings only: write \"2\", not 2)",
                      what, kv->string);
     f->keys[f->n_meta] = dupstr(kv->string);
     f->values[f->n_meta] = dupstr(kv->valuestring);
@@ -190,14 +191,21 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
     int k = 0;
     cJSON_ArrayForEach(d, shape) {
       uint64_t v;
-      if (!json_uint(d, &v) || v > (1u << 30)) {
-        err_set(err, "%s: tensor \"%.80s\" has an invalid shape", what, name);
+      if (!json_uint(d, &v)) {
+        err_set(err, "%s: tensor \"%.80s\": dimension %d of its shape is not a whole number >= 0", what, name,
+                k + 1);
+        goto fail;
+      }
+      if (v > (1u << 30)) {
+        err_set(err, "%s: tensor \"%.80s\": dimension %d of its shape, %llu, is out of range (0..%u)", what,
+                name, k + 1, (unsigned long long)v, 1u << 30);
         goto fail;
       }
       t->shape[k++] = (int64_t)v;
       count *= v;
       if (count > ((uint64_t)1 << 31)) {
-        err_set(err, "%s: tensor \"%.80s\" is too large", what, name);
+        err_set(err, "%s: tensor \"%.80s\" has more than 2^31 elements, more than Stepformer reads", what,
+                name);
         goto fail;
       }
     }
@@ -206,7 +214,8 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
     uint64_t b, en;
     if (cJSON_GetArraySize(offs) != 2 || !json_uint(cJSON_GetArrayItem(offs, 0), &b) ||
         !json_uint(cJSON_GetArrayItem(offs, 1), &en) || b > en) {
-      err_set(err, "%s: tensor \"%.80s\" has invalid data_offsets", what, name);
+      err_set(err, "%s: tensor \"%.80s\" has invalid data_offsets (two whole numbers, begin <= end)", what,
+              name);
       goto fail;
     }
     if (en > buflen) {
