@@ -1,22 +1,128 @@
 // cli_stages.c -- `stepformer stages`: a readable table of every stage of one sentence.
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "mat.h" // defines: mat_minmax
 
 static const char *USAGE =
-    "usage: stepformer stages [--model FILE | --random SPEC [--vocab LIST]] [--text TEXT] [--causal]\n"
+    "usage: stepformer stages [--model FILE | --random SPEC [--vocab LIST]] [--text TEXT] [--causal] "
+    "[--tsv]\n"
     "\n"
-    "Runs the encoder and prints every step of the pass in order: its number in the stage\n"
-    "table, name, shape, formula (TeX) and the range of its values.\n";
+    "Runs the encoder and prints every step of the pass in order: its number as the window shows\n"
+    "it (stages the model does not have are left out, so the numbers run without a gap; a\n"
+    "pre-norm model's LayerNorm before attention is 5½), the layer, the stage's title, its lesson\n"
+    "name (stage=...), the .npy file `dump` writes, the shape, the range of its values, and its\n"
+    "formula (TeX) on the line below.\n"
+    "  --tsv   one tab-separated line per step with a header line, for scripts: number, layer,\n"
+    "          stage, lesson name, file, shape, min, max, -inf count, +inf count, NaN count, TeX\n";
+
+// One row of the table.
+typedef struct {
+  char number[16], layer[16], file[48], shape[32], range[64], extra[96], lo[32], hi[32];
+  const char *title, *name, *tex;
+  long neg, pos, nan;
+} Row;
+
+// Columns are as wide as their widest cell, counted in characters (UTF-8: "½" is one).
+static int width(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+  return n;
+}
+
+static void pad(const char *s, int w) { printf("%s%*s", s, w - width(s), ""); }
+
+static void fill_row(const Trace *t, int s, Row *r) {
+  const TraceStep *st = &t->steps[s];
+  const StageInfo *info = stage_info(st->kind);
+  memset(r, 0, sizeof *r);
+  r->title = st->name;
+  r->name = info->name;
+  if (st->layer >= 0) snprintf(r->layer, sizeof r->layer, "%d", st->layer + 1);
+  snprintf(r->number, sizeof r->number, "%d%s", trace_stage_number(t, s, NULL), info->half ? "½" : "");
+  if (st->result < 0) { // the tokens: their ids stand where the range would
+    snprintf(r->file, sizeof r->file, "tokens.txt");
+    snprintf(r->shape, sizeof r->shape, "L=%d", t->L);
+    int k = 0;
+    for (int i = 0; i < t->L && k < (int)sizeof r->range - 12; i++)
+      k += snprintf(r->range + k, sizeof r->range - (size_t)k, "%s%d", i ? " " : "", t->tokens.ids[i]);
+    if (t->L > 0 && k >= (int)sizeof r->range - 12) snprintf(r->range + k, sizeof r->range - (size_t)k, " …");
+    r->tex = "";
+    return;
+  }
+  const TraceTensor *x = &t->t[st->result];
+  r->tex = x->tex;
+  if (trace_per_head(x))
+    snprintf(r->shape, sizeof r->shape, "%dx%dx%d", x->heads, x->rows, x->cols);
+  else
+    snprintf(r->shape, sizeof r->shape, "%dx%d", x->rows, x->cols);
+  float lo, hi;
+  mat_minmax((Mat){x->data, x->heads * x->rows, x->cols, x->cols}, &lo, &hi); // of the finite values
+  snprintf(r->file, sizeof r->file, "%s.npy", x->name);
+  long count = (long)x->heads * x->rows * x->cols;
+  for (long k = 0; k < count; k++) {
+    float v = x->data[k];
+    r->nan += isnan(v), r->neg += isinf(v) && v < 0, r->pos += isinf(v) && v > 0;
+  }
+  if (r->nan + r->neg + r->pos == count) {
+    snprintf(r->range, sizeof r->range, "no finite value");
+  } else {
+    bool big = !(fabsf(lo) < 1e6f && fabsf(hi) < 1e6f);
+    snprintf(r->lo, sizeof r->lo, big ? "%+.4e" : "%+.4f", lo);
+    snprintf(r->hi, sizeof r->hi, big ? "%+.4e" : "%+.4f", hi);
+    snprintf(r->range, sizeof r->range, "%s .. %s", r->lo, r->hi);
+  }
+  // values that are not numbers are counted, not hidden: -inf where scores are masked, NaN or
+  // inf where the numbers overflowed
+  int k = 0;
+  if (r->neg) k += snprintf(r->extra + k, sizeof r->extra - (size_t)k, "  %ld x -inf", r->neg);
+  if (r->pos) k += snprintf(r->extra + k, sizeof r->extra - (size_t)k, "  %ld x +inf", r->pos);
+  if (r->nan) snprintf(r->extra + k, sizeof r->extra - (size_t)k, "  %ld x NaN", r->nan);
+}
+
+static void print_table(const Row *rows, int n) {
+  static const char *HEAD[] = {"#", "layer", "stage", "stage=", "file", "shape", "min .. max"};
+  int w[6];
+  for (int c = 0; c < 6; c++) w[c] = width(HEAD[c]);
+  for (int i = 0; i < n; i++) {
+    const char *cells[6] = {rows[i].number, rows[i].layer, rows[i].title,
+                            rows[i].name,   rows[i].file,  rows[i].shape};
+    for (int c = 0; c < 6; c++)
+      if (width(cells[c]) > w[c]) w[c] = width(cells[c]);
+  }
+  for (int c = 0; c < 6; c++) pad(HEAD[c], w[c] + 2);
+  printf("%s\n", HEAD[6]);
+  for (int i = 0; i < n; i++) {
+    const Row *r = &rows[i];
+    const char *cells[6] = {r->number, r->layer, r->title, r->name, r->file, r->shape};
+    for (int c = 0; c < 6; c++) pad(cells[c], w[c] + 2);
+    printf("%s%s\n", r->range, r->extra);
+    if (r->tex[0]) printf("%*s%s\n", w[0] + 2 + w[1] + 2, "", r->tex);
+  }
+}
+
+static void print_tsv(const Row *rows, int n) {
+  printf("number\tlayer\tstage\tname\tfile\tshape\tmin\tmax\tneg_inf\tpos_inf\tnan\ttex\n");
+  for (int i = 0; i < n; i++) {
+    const Row *r = &rows[i];
+    printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%ld\t%ld\t%ld\t%s\n", r->number, r->layer, r->title, r->name,
+           r->file, r->shape, r->lo, r->hi, r->neg, r->pos, r->nan, r->tex);
+  }
+}
 
 int cli_stages(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
   ModelOpts o = {0};
   Err err = {0};
+  bool tsv = false;
   for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--tsv")) {
+      tsv = true;
+      continue;
+    }
     int r = cli_model_option(&o, argc, argv, &i, &err);
     if (r < 0) return cli_fail("stages", err.msg);
     if (!r) {
@@ -32,57 +138,29 @@ int cli_stages(int argc, char **argv) {
     model_free(m);
     return cli_fail("stages", err.msg);
   }
-  const ModelConfig *c = &t->cfg;
-  printf("Stepformer: \"%s\"\n", text);
-  printf("model: %s; D=%d H=%d d_k=%d F=%d layers=%d %s %s%s\n", m->source, c->D, c->H, c->D / c->H, c->F,
-         c->n_layers, model_activation_name(c->activation), c->norm_first ? "pre-norm" : "post-norm",
-         c->causal ? " causal" : "");
-  printf("tokens (L=%d):", t->L);
-  for (int i = 0; i < t->L; i++) printf(" %s%s", t->tokens.words[i], t->tokens.unknown[i] ? "→<unk>" : "");
-  printf("\n\n%-4s %-6s %-36s %-11s %-12s %s\n", "#", "layer", "stage", "file", "shape", "min .. max");
-  for (int s = 0; s < t->n_steps; s++) {
-    const TraceStep *st = &t->steps[s];
-    char layer[16] = "";
-    if (st->layer >= 0) snprintf(layer, sizeof layer, "%d", st->layer + 1);
-    char number[16]; // as the window numbers it: "7", or "5½" for pre-norm's LayerNorm
-    snprintf(number, sizeof number, "%d%s", trace_stage_number(t, s, NULL),
-             stage_info(st->kind)->half ? "½" : "");
-    if (st->result < 0) {
-      printf("%-4s %-6s %-36s %-11s L=%-10d", number, layer, st->name, "tokens.txt", t->L);
-      for (int i = 0; i < t->L; i++) printf(" %d", t->tokens.ids[i]);
-      printf("\n");
-      continue;
-    }
-    const TraceTensor *x = &t->t[st->result];
-    char shape[32];
-    if (trace_per_head(x))
-      snprintf(shape, sizeof shape, "%dx%dx%d", x->heads, x->rows, x->cols);
-    else
-      snprintf(shape, sizeof shape, "%dx%d", x->rows, x->cols);
-    float lo, hi;
-    mat_minmax((Mat){x->data, x->heads * x->rows, x->cols, x->cols}, &lo, &hi); // of the finite values
-    char file[32], range[64];
-    snprintf(file, sizeof file, "%s.npy", x->name);
-    long count = (long)x->heads * x->rows * x->cols, nan = 0, neg = 0, pos = 0;
-    for (long k = 0; k < count; k++) {
-      float v = x->data[k];
-      nan += isnan(v), neg += isinf(v) && v < 0, pos += isinf(v) && v > 0;
-    }
-    if (nan + neg + pos == count)
-      snprintf(range, sizeof range, "no finite value");
-    else if (fabsf(lo) < 1e6f && fabsf(hi) < 1e6f)
-      snprintf(range, sizeof range, "%+.4f .. %+.4f", lo, hi);
-    else
-      snprintf(range, sizeof range, "%+.4e .. %+.4e", lo, hi);
-    printf("%-4s %-6s %-36s %-11s %-12s %s", number, layer, st->name, file, shape, range);
-    // values that are not numbers are counted, not hidden: -inf where scores are masked, NaN or
-    // inf where the numbers overflowed
-    if (neg) printf("  %ld x -inf", neg);
-    if (pos) printf("  %ld x +inf", pos);
-    if (nan) printf("  %ld x NaN", nan);
-    printf("\n");
-    printf("     %-6s   %s\n", "", x->tex);
+  Row *rows = calloc((size_t)t->n_steps, sizeof *rows);
+  if (!rows) {
+    trace_free(t);
+    model_free(m);
+    return cli_fail("stages", "out of memory");
   }
+  for (int s = 0; s < t->n_steps; s++) fill_row(t, s, &rows[s]);
+  if (tsv) {
+    print_tsv(rows, t->n_steps);
+  } else {
+    const ModelConfig *c = &t->cfg;
+    printf("Stepformer: \"%s\"\n", text);
+    printf("model: %s; D=%d H=%d d_k=%d F=%d layers=%d %s %s%s\n", m->source, c->D, c->H, c->D / c->H, c->F,
+           c->n_layers, model_activation_name(c->activation), c->norm_first ? "pre-norm" : "post-norm",
+           c->causal ? " causal" : "");
+    printf("tokens (L=%d):", t->L);
+    for (int i = 0; i < t->L; i++) printf(" %s%s", t->tokens.words[i], t->tokens.unknown[i] ? "→<unk>" : "");
+    printf("\n");
+    if (!c->causal) printf("(no mask stage: the model is not causal; --causal adds it)\n");
+    printf("\n");
+    print_table(rows, t->n_steps);
+  }
+  free(rows);
   trace_free(t);
   model_free(m);
   return 0;
