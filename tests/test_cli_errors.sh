@@ -136,6 +136,9 @@ bad_model activation "tanh"
 bad_model layers-range "n_layers" "out of range (1..64)" # issue 14: it said "not a whole number"
 bad_model layers-huge "n_layers" "out of range (1..64)"
 bad_model layers-word "n_layers" "not a whole number"
+# an encoder-decoder of tests/gen_ref_seq2seq.py: said so, not "embed.weight is missing"
+expect_error "encoder-decoder model" "$T/out" "model.safetensors" "encoder-decoder" "not supported yet" -- \
+  "$SF" dump --model "$SF_TEST_DIR/ref/seq2seq-post/model.safetensors" --text "the cat" --out "$T/out"
 bad_model folder "not a regular file"
 expect_error "a file that does not exist" "$T/out" "nope.safetensors" "No such file" -- \
   "$SF" dump --model "$T/nope.safetensors" --out "$T/out"

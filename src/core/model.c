@@ -359,6 +359,13 @@ Model *model_load(const char *path, Err *err) {
   }
   ModelConfig *c = &m->cfg;
   *c = model_config_default();
+  if (st_meta(&f, "n_decoder_layers")) { // nn.Transformer's names: src_embed, encoder.*, decoder.*
+    err_set(err,
+            "%s: an encoder-decoder model (n_decoder_layers=%.20s): this version of Stepformer opens "
+            "encoder models only (embed.weight, layers.N.*); the decoder is not supported yet",
+            path, st_meta(&f, "n_decoder_layers"));
+    goto fail;
+  }
   const char *vocab = st_meta(&f, "vocab");
   if (!vocab) {
     err_set(
