@@ -1,8 +1,11 @@
 // forward.c -- see forward.h.
 // Legend: L tokens, V vocabulary, D model width, H heads, dk = D/H, F feed-forward width.
 //
-// Every stage is written into the trace once; the order of the work is chosen so that what a
-// stage reads is still in cache (BENCHMARKS.md has the timings):
+// layer_forward reads as DESIGN.md's stage table: one call per stage, in its order. The attention
+// stages (6–11) are one function each, written for a block of query rows of one head; the
+// schedule calls those same functions, so the math of a stage is in one place. Every stage is
+// written into the trace once; the order of the work is chosen so that what a stage reads is
+// still in cache (BENCHMARKS.md has the timings):
 //   - attention runs head by head and, inside a head, in blocks of query rows, so a block's
 //     scores S, weights A and weighted values A·V stay in the L2 cache between the stages;
 //   - the residual sums and LayerNorms run in blocks of rows that fit the L1 cache, the FFN's
@@ -168,66 +171,151 @@ static void add_norm(Mat sum, Mat a, Mat b, Mat norm, const float *gain, const f
   par_run(j.parts, add_norm_part, &j);
 }
 
-// ---------------------------------------------------------------- attention
+// ---------------------------------------------------------------- attention, one function per stage
+//
+// Stages 6–11 of DESIGN.md's table, each a function that computes query rows r0..r1-1 of one
+// head h and writes nothing else. The schedule (attention, attention_head) chooses the blocks of rows
+// and the threads and calls these same functions; no stage's math is written twice. Shapes of
+// one head: Q_h, K_h, V_h and A_h V_h [L, d_k]; S_h and A_h [L, L]. The trace keeps them
+// head-major, [H, L, d_k] and [H, L, L]; concat is [L, D], head h in columns h·d_k to
+// (h+1)·d_k - 1.
+
+typedef struct {
+  Mat qkv[3];         // this head's columns of the Q, K and V blocks of the projection [L, d_k] each
+  Mat q, k, v;        // Q_h, K_h, V_h [L, d_k]
+  Mat s, masked;      // S_h = Q_h K_hᵀ/√d_k and S_h + M [L, L] (one matrix when there is no mask)
+  Mat a;              // A_h = softmax(S_h + M) [L, L]
+  Mat av;             // A_h V_h [L, d_k]
+  Mat concat;         // columns h·d_k.. of concat [L, D]
+  bool causal;        // M: query i sees keys 0..i
+  float scale;        // 1/√d_k
+  GemmWeights kp, vp; // K_h and V_h packed for gemm.h when that pays, else empty (panels NULL)
+} Head;
+
+// Stage 6 (second half): Q_h, K_h, V_h [L, d_k] = columns h·d_k.. of the Q, K and V blocks of the
+// projection [L, 3D]. A copy, so that the trace keeps each head as a matrix of its own.
+static void split_heads(const Head *hd, int r0, int r1) {
+  const Mat dst[3] = {hd->q, hd->k, hd->v};
+  for (int part = 0; part < 3; part++)
+    mat_copy(rows(dst[part], r0, r1 - r0), rows(hd->qkv[part], r0, r1 - r0));
+}
+
+// Stage 7: S_h = Q_h K_hᵀ/√d_k [L, L], rows r0.., against every key. 1/√d_k multiplies each
+// finished sum (BLAS's alpha, gemm.h's epilogue), so the scaled scores take one product.
+static void scores(const Head *hd, int r0, int r1) {
+  Mat s = rows(hd->s, r0, r1 - r0), q = rows(hd->q, r0, r1 - r0);
+  if (hd->kp.panels)
+    gemm_matmul_t_scaled(s, q, &hd->kp, hd->scale);
+  else
+    mat_matmul_t_scaled(s, q, hd->k, hd->scale);
+}
+
+// Stage 8: S_h + M, rows r0..: with the causal mask, key j > query i gets -inf (exactly 0 after
+// the softmax, -inf in the dump as in PyTorch). Into a matrix of its own, so that the trace
+// keeps the scores before the mask too; without a mask there is nothing to do (S is S + M).
+static void apply_mask(const Head *hd, int r0, int r1) {
+  if (!hd->causal) return;
+  mat_copy(rows(hd->masked, r0, r1 - r0), rows(hd->s, r0, r1 - r0));
+  for (int i = r0; i < r1; i++)
+    for (int j = i + 1; j < hd->masked.cols; j++) MAT_AT(hd->masked, i, j) = -INFINITY;
+}
+
+// Stage 9: A_h = softmax(S_h + M) [L, L], row by row, rows r0..: each row sums to 1.
+static void softmax_rows(const Head *hd, int r0, int r1) {
+  mat_softmax_rows(rows(hd->a, r0, r1 - r0), rows(hd->masked, r0, r1 - r0));
+}
+
+// Stage 10: A_h V_h [L, d_k], rows r0..: each query's weighted sum of the value rows.
+static void weighted_values(const Head *hd, int r0, int r1) {
+  Mat av = rows(hd->av, r0, r1 - r0), a = rows(hd->a, r0, r1 - r0);
+  if (hd->vp.panels)
+    gemm_matmul_t(av, a, &hd->vp, 0, NULL, NO_MAT);
+  else
+    mat_matmul(av, a, hd->v);
+}
+
+// Stage 11: [head_1 … head_H] [L, D]: A_h V_h, rows r0.., into columns h·d_k.. of concat.
+static void concat_heads(const Head *hd, int r0, int r1) {
+  mat_copy(rows(hd->concat, r0, r1 - r0), rows(hd->av, r0, r1 - r0));
+}
+
+// ---------------------------------------------------------------- attention, the schedule
+
+typedef void (*HeadStage)(const Head *hd, int r0, int r1);
+
+// Stages 6–11 in table order, as attention_head runs them: `split` on all of a head's rows (every
+// score needs every key), then `block` in this order on each block of query rows.
+typedef struct {
+  HeadStage split;
+  HeadStage block[5];
+} AttentionStages;
 
 typedef struct {
   const Trace *t;
   int l;
+  const AttentionStages *stages;
 } HeadJob;
 
-// Q_h, K_h, V_h [L, dk] = columns h·dk.. of the Q, K and V parts of qkv [L, 3D].
-static void split_head(const Trace *t, const TraceLayer *y, Mat qkv, int h) {
-  int D = t->cfg.D, dk = D / t->cfg.H;
-  const TraceTensor *dst[3] = {&t->t[y->Q], &t->t[y->K], &t->t[y->V]};
-  for (int part = 0; part < 3; part++)
-    mat_copy(head(dst[part], h), mat_sub(qkv, 0, part * D + h * dk, t->L, dk));
+// The views of head h of layer l (see Head).
+static Head head_views(const Trace *t, int l, int h) {
+  const TraceLayer *y = &t->layers[l];
+  const TraceTensor *T = t->t;
+  int L = t->L, D = t->cfg.D, dk = D / t->cfg.H;
+  Mat qkv = mat_view(t->scratch, L, 3 * D);
+  bool causal = t->cfg.causal;
+  return (Head){
+      .qkv = {mat_sub(qkv, 0, h * dk, L, dk), mat_sub(qkv, 0, D + h * dk, L, dk),
+              mat_sub(qkv, 0, 2 * D + h * dk, L, dk)},
+      .q = head(&T[y->Q], h),
+      .k = head(&T[y->K], h),
+      .v = head(&T[y->V], h),
+      .s = head(&T[causal ? y->S_raw : y->S], h),
+      .masked = head(&T[y->S], h),
+      .a = head(&T[y->A], h),
+      .av = head(&T[y->AV], h),
+      .concat = mat_sub(tmat(&T[y->concat]), 0, h * dk, L, dk),
+      .causal = causal,
+      .scale = 1.0f / sqrtf((float)dk),
+  };
 }
 
-// Head h: S_h = Q_h K_hᵀ/√dk [L, L], the causal mask, A_h = softmax(S_h), AV_h = A_h V_h [L, dk],
-// block of query rows by block; then AV_h into columns h·dk.. of concat [L, D]. With room in the
-// trace for them, K_h and V_h are packed once (gemm.h) and every block multiplies from them.
+// K_h and V_h serve every block of query rows: with room in the trace for them, and a product
+// large enough for gemm.h, they are packed once per head (K_h for S = Q_h·K_hᵀ, V_h transposed
+// for A_h·V_h) and every block multiplies from the packed copies.
+static void pack_keys_values(Head *hd, const Trace *t, int h) {
+  int L = t->L, dk = hd->k.cols;
+  if (!t->attn_packed || !forward_use_gemm || (long)L * L * dk <= mat_naive_max_madds) return;
+  size_t kf = gemm_packed_floats(L, dk);
+  float *buf = t->attn_packed + (size_t)h * (kf + gemm_packed_floats(dk, L));
+  gemm_pack_into(&hd->kp, buf, hd->k);
+  gemm_pack_t_into(&hd->vp, buf + kf, hd->v);
+}
+
+// Task h: head h's attention, block of query rows by block, so that a block's scores, weights and
+// weighted values ([rows, L] at most ATTN_BLOCK_FLOATS floats) stay in the L2 cache from one
+// stage to the next.
 static void attention_head(void *ctx, int h) {
   const HeadJob *job = ctx;
-  const Trace *t = job->t;
-  const TraceLayer *y = &t->layers[job->l];
-  const TraceTensor *T = t->t;
-  bool causal = t->cfg.causal;
-  int L = t->L, dk = t->cfg.D / t->cfg.H;
-  split_head(t, y, mat_view(t->scratch, L, 3 * t->cfg.D), h);
-  Mat q = head(&T[y->Q], h), k = head(&T[y->K], h), v = head(&T[y->V], h);
-  Mat s = head(&T[causal ? y->S_raw : y->S], h), masked = head(&T[y->S], h);
-  Mat a = head(&T[y->A], h), av = head(&T[y->AV], h);
-  float inv_sqrt_dk = 1.0f / sqrtf((float)dk);
-  GemmWeights kp = {0}, vp = {0}; // K_h [L, dk] for S = Q_h·K_hᵀ, V_h [L, dk] for A_h·V_h
-  if (t->attn_packed && forward_use_gemm && (long)L * L * dk > mat_naive_max_madds) {
-    size_t kf = gemm_packed_floats(L, dk);
-    float *buf = t->attn_packed + (size_t)h * (kf + gemm_packed_floats(dk, L));
-    gemm_pack_into(&kp, buf, k);
-    gemm_pack_t_into(&vp, buf + kf, v);
-  }
+  const AttentionStages *st = job->stages;
+  int L = job->t->L;
+  Head hd = head_views(job->t, job->l, h);
+  st->split(&hd, 0, L);
+  pack_keys_values(&hd, job->t, h);
   int block = ATTN_BLOCK_FLOATS / L < 8 ? 8 : ATTN_BLOCK_FLOATS / L;
-  for (int i0 = 0; i0 < L; i0 += block) {
-    int n = imin(block, L - i0);
-    if (kp.panels)
-      gemm_matmul_t_scaled(rows(s, i0, n), rows(q, i0, n), &kp, inv_sqrt_dk);
-    else
-      mat_matmul_t_scaled(rows(s, i0, n), rows(q, i0, n), k, inv_sqrt_dk);
-    if (causal) { // S + M: query i sees keys 0..i
-      mat_copy(rows(masked, i0, n), rows(s, i0, n));
-      for (int i = i0; i < i0 + n; i++)
-        for (int j = i + 1; j < L; j++) MAT_AT(masked, i, j) = -INFINITY;
-    }
-    mat_softmax_rows(rows(a, i0, n), rows(masked, i0, n));
-    if (vp.panels)
-      gemm_matmul_t(rows(av, i0, n), rows(a, i0, n), &vp, 0, NULL, NO_MAT);
-    else
-      mat_matmul(rows(av, i0, n), rows(a, i0, n), v);
-  }
-  mat_copy(mat_sub(tmat(&T[y->concat]), 0, h * dk, L, dk), av);
+  for (int r0 = 0; r0 < L; r0 += block)
+    for (size_t i = 0; i < sizeof st->block / sizeof st->block[0]; i++)
+      st->block[i](&hd, r0, imin(r0 + block, L));
+}
+
+// Stages 6–11 of layer l, a head per task: on two threads the heads are shared out (par.h).
+static void attention(Trace *t, int l, const AttentionStages *stages) {
+  HeadJob job = {t, l, stages};
+  run_tasks(t->cfg.H, attention_head, &job, 2L * t->L * t->L * t->cfg.D);
 }
 
 // ---------------------------------------------------------------- one layer
 
+// Layer l, stage by stage in the order of DESIGN.md's table (the numbers are its rows).
 static void layer_forward(Trace *t, int l) {
   const ModelConfig *c = &t->cfg;
   const LayerWeights *w = &t->model->layers[l];
@@ -236,36 +324,49 @@ static void layer_forward(Trace *t, int l) {
   int L = t->L, D = c->D, F = c->F;
   Mat in = tmat(&T[y->in]);
 
-  // pre-norm: the attention sees LN1(in); post-norm: the input itself
+  // 5½ pre-norm only: the attention sees LN1(in) [L, D]; post-norm: the input itself
   Mat a_in = in;
   if (c->norm_first) {
     a_in = tmat(&T[y->norm1]);
     add_norm(NO_MAT, in, NO_MAT, a_in, w->norm1_weight, w->norm1_bias, c->ln_eps);
   }
 
-  // qkv [L, 3D] = a_in · in_projᵀ + b, into the scratch; each head task splits out its Q, K, V
+  // 6 QKV projection: [Q | K | V] = a_in · in_projᵀ + b [L, 3D], into the scratch
   Mat qkv = mat_view(t->scratch, L, 3 * D);
   linear(qkv, a_in, mat_view(w->in_proj_weight, 3 * D, D), &w->in_proj_packed, w->in_proj_bias);
-  HeadJob heads = {t, l};
-  run_tasks(c->H, attention_head, &heads, 2L * L * L * D);
 
-  // attn = concat · W^oᵀ + b^o [L, D], res1 = in + attn, and the LayerNorm after it:
-  // post-norm LN1(res1) (the FFN input), pre-norm LN2(res1)
+  // 6–11 attention, head by head; in a head, split_heads on every row (each score needs every key),
+  // then the others block of query rows by block, in this order (attention_head)
+  static const AttentionStages stages = {split_heads,      // 6  split into heads: Q_h, K_h, V_h [H, L, d_k]
+                                         {scores,          // 7  S_h = Q_h K_hᵀ/√d_k [H, L, L]
+                                          apply_mask,      // 8  S_h + M (causal)
+                                          softmax_rows,    // 9  A_h = softmax(S_h + M) [H, L, L]
+                                          weighted_values, // 10 A_h V_h [H, L, d_k]
+                                          concat_heads}};  // 11 concat = [head_1 … head_H] [L, D]
+  attention(t, l, &stages);
+
+  // 12 output projection: attn = concat · W^oᵀ + b^o [L, D]
   Mat attn = tmat(&T[y->attn]), res1 = tmat(&T[y->res1]);
   linear(attn, tmat(&T[y->concat]), mat_view(w->out_proj_weight, D, D), &w->out_proj_packed,
          w->out_proj_bias);
+
+  // 13 residual + LayerNorm: res1 = in + attn [L, D], then post-norm LN1(res1) (the FFN input),
+  // pre-norm LN2(res1)
   Mat f_in = tmat(&T[c->norm_first ? y->norm2 : y->norm1]);
   const float *g = c->norm_first ? w->norm2_weight : w->norm1_weight;
   const float *b = c->norm_first ? w->norm2_bias : w->norm1_bias;
   add_norm(res1, in, attn, f_in, g, b, c->ln_eps);
 
-  // ffn_pre = f_in · W_1ᵀ + b_1 [L, F], hidden = act(ffn_pre), ffn = hidden · W_2ᵀ + b_2 [L, D]
+  // 14 FFN hidden: ffn_pre = f_in · W_1ᵀ + b_1 [L, F], hidden = act(ffn_pre) [L, F]
   Mat hidden = tmat(&T[y->ffn_hidden]), ffn = tmat(&T[y->ffn]);
   linear_act(tmat(&T[y->ffn_pre]), f_in, mat_view(w->linear1_weight, F, D), &w->linear1_packed,
              w->linear1_bias, hidden, c->activation);
+
+  // 15 FFN out: ffn = hidden · W_2ᵀ + b_2 [L, D]
   linear(ffn, hidden, mat_view(w->linear2_weight, D, F), &w->linear2_packed, w->linear2_bias);
 
-  // pre-norm: out = res2 = res1 + ffn; post-norm: res2 = f_in + ffn, out = LN2(res2)
+  // 16 residual + LayerNorm, the layer's output: pre-norm out = res2 = res1 + ffn;
+  // post-norm res2 = f_in + ffn, out = LN2(res2)
   Mat res2 = tmat(&T[y->res2]);
   if (c->norm_first)
     add_norm(res2, res1, ffn, NO_MAT, NULL, NULL, c->ln_eps);
