@@ -163,6 +163,7 @@ static uint64_t le(const uint8_t *p, int n) {
 // Appends `k` items to a tuple, list or dict's item array (arena: the old array is left behind,
 // at most doubling the memory).
 static bool add_items(Machine *m, Val *c, Val **items, size_t k) {
+  if (!k) return true;
   if (c->n + k > c->cap) {
     size_t cap = c->cap ? c->cap : 4;
     while (cap < c->n + k) cap *= 2;
@@ -621,7 +622,9 @@ bool ptpickle_load(PtPickle *p, const uint8_t *bytes, size_t len, const char *wh
   memset(p, 0, sizeof *p);
   Machine m = {.b = bytes, .len = len, .what = what, .err = err};
   m.arena.limit = 128 * (len + 64) + (1u << 20);
-  bool done = false, ok = true;
+  bool done = false,
+       ok = grow((void **)&m.stack, &m.scap, 16, sizeof(Val *)); // never NULL: stack + k is defined
+  if (!ok) err_set(err, "%s: out of memory", what);
   while (ok && !done) {
     if (m.pos >= len) {
       m.at = len;
