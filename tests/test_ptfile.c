@@ -157,6 +157,20 @@ static void check_damaged(void) {
       check_refused(false, &f, &err, "flip.pt", "a changed byte");
     free(copy);
   }
+  // torch writes a zip64 end record too; with the plain record's counts saturated, as a file
+  // over 4 GiB has them, the reader must find the directory through it
+  uint8_t *z64 = malloc(len);
+  memcpy(z64, bytes, len);
+  uint8_t *eocd = z64 + len - 22;
+  CHECK(eocd[0] == 'P' && eocd[1] == 'K' && eocd[2] == 5 && eocd[3] == 6,
+        "module.pt ends with its end record");
+  memset(eocd + 8, 0xff, 12); // entries on this disk, entries, directory size and offset
+  CHECK(pt_parse(&f, z64, len, "zip64.pt", &err) && f.n == 4, "through the zip64 record: %s", err.msg);
+  st_free(&f);
+  memset(eocd - 20, 0, 4); // no zip64 locator where one is needed
+  CHECK(!pt_parse(&f, z64, len, "zip64.pt", &err) && strstr(err.msg, "zip64"), "no zip64 locator: %s",
+        err.msg);
+  free(z64);
   free(bytes);
   CHECK(pt_sniff((const uint8_t *)"PK\3\4", 4) && pt_sniff((const uint8_t *)"\x80\x02}q", 4), "pt_sniff");
   CHECK(!pt_sniff((const uint8_t *)"\x10\0\0\0\0\0\0\0{}", 10) && !pt_sniff(NULL, 0),
