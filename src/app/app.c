@@ -1,5 +1,6 @@
 // app.c -- see app.h: state, navigation and input. Drawing is in app_draw.c.
 #include "app_internal.h"
+#include "utf8.h" // defines: utf8_floor
 
 #include <math.h>
 #include <stdio.h>
@@ -168,9 +169,7 @@ static void edit_append(App *a, const char *text) {
 static void edit_backspace(App *a) {
   size_t n = strlen(a->edit);
   if (n == 0) return;
-  n--;
-  while (n > 0 && ((unsigned char)a->edit[n] & 0xC0) == 0x80) n--; // a whole UTF-8 character
-  a->edit[n] = 0;
+  a->edit[utf8_floor(a->edit, n - 1)] = 0; // a whole UTF-8 character
   recompute(a);
 }
 
@@ -479,8 +478,7 @@ void app_describe(const App *a, char *buf, int cap) {
   if (n < sizeof shown) {
     memcpy(shown, text, n + 1);
   } else {
-    size_t cut = 100;
-    while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80) cut--; // not inside a character
+    size_t cut = utf8_floor(text, 100); // not inside a character
     snprintf(shown, sizeof shown, "%.*s… (%zu bytes)", (int)cut, text, n);
   }
   // the inspector box, and how many cells of the operands it hides (it should hide none)
