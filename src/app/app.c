@@ -176,10 +176,14 @@ static void edit_backspace(App *a) {
 // ---------------------------------------------------------------- keys
 
 static void cycle_cmap(App *a) {
+  // the order C steps through: every colour map once (a new one must be placed here to build)
   static const Colormap order[] = {CMAP_AUTO, CMAP_VIRIDIS, CMAP_CIVIDIS, CMAP_DIVERGING, CMAP_GREY};
+  _Static_assert(sizeof order / sizeof *order == CMAP_COUNT,
+                 "cycle_cmap: the order lists every colour map once");
+  const int n = (int)(sizeof order / sizeof *order);
   int k = 0;
-  while (k < 5 && order[k] != a->cmap) k++;
-  a->cmap = order[(k + 1) % 5];
+  while (k < n && order[k] != a->cmap) k++;
+  a->cmap = order[(k + 1) % n];
   app_touch(a);
   app_set_status(a, "colours: %s%s", cmap_name(a->cmap),
                  a->cmap == CMAP_AUTO ? " (diverging for signed values, viridis for probabilities)" : "");
