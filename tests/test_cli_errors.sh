@@ -246,9 +246,19 @@ expect_error "existing --out, empty text" - "no words" -- \
   mkst "$T/one-layer.safetensors" "${json/'"n_layers":"2"'/'"n_layers":"1"'}" "$T/data.bin"
   bad_model one-layer '"layers.1.' "n_layers=1"
   # too many heads for so many words: refused before allocating, not killed for memory
-  words=$(for i in $(seq 1000); do printf 'w%d ' "$i"; done)
-  expect_error "1000 words through 1024 heads" "$T/out" "GiB" "shorten the sentence" -- \
-    "$SF" dump --random D=1024,H=1024,F=16,layers=1 --text "$words" --out "$T/out"
+  words=$(for i in $(seq 512); do printf 'w%d ' "$i"; done)
+  expect_error "512 words through 2048 heads" "$T/out" "GiB" "shorten the sentence" -- \
+    "$SF" dump --random D=2048,H=2048,F=16,layers=1 --text "$words" --out "$T/out"
+  # one limit on the sentence for every command (MODEL_SOURCE_MAX_TOKENS): 512 tokens fit, 513 not
+  words=$(printf 'a %.0s' $(seq 513))
+  expect_error "dump of 513 words" "$T/out" "--text" "513 words" "at most 512" -- \
+    "$SF" dump --random D=8,H=2 --text "$words" --out "$T/out"
+  expect_error "export of 513 words" "$T/out" "--text" "513 words" "at most 512" -- \
+    "$SF" export --random D=8,H=2 --text "$words" --out "$T/out"
+  expect_error "stages of 513 words" - "--text" "513 words" "at most 512" -- \
+    "$SF" stages --random D=8,H=2 --text "$words"
+  "$SF" dump --random D=8,H=2 --text "${words% a }" --out "$T/out512" >/dev/null ||
+    fail "dump of 512 words: refused"
   expect_error "--random of 539 M parameters" "$T/out" "--random" "parameters" -- \
     "$SF" dump --random D=8192,H=8 --out "$T/out"
 }

@@ -11,7 +11,7 @@
 
 #include "check.h"
 #include "tokenizer.h" // defines: Vocab, Tokens, tokenize_words, tokens_from_text
-#include "utf8.h"      // defines: utf8_seq_len, utf8_invalid_at
+#include "utf8.h"      // defines: utf8_seq_len, utf8_invalid_at, utf8_lead_len
 
 // Tokenizes text and compares the words with want (a NULL-terminated list).
 static void expect_words(const char *text, const char *const *want) {
@@ -146,6 +146,15 @@ static void test_utf8(void) {
     CHECK(utf8_seq_len(cases[i].s) == cases[i].len, "utf8_seq_len case %zu: %d, expected %d", i,
           utf8_seq_len(cases[i].s), cases[i].len);
   CHECK(utf8_invalid_at("caf\xC3\xA9 ok") == -1 && utf8_invalid_at("ab\xFF c") == 2, "utf8_invalid_at");
+  // utf8_lead_len reads the first byte only: what it claims, 0 where no sequence starts
+  static const struct {
+    unsigned char c;
+    int len;
+  } leads[] = {{'a', 1},  {0x7F, 1}, {0x80, 0}, {0xBF, 0}, {0xC0, 2}, {0xDF, 2},
+               {0xE0, 3}, {0xEF, 3}, {0xF0, 4}, {0xF7, 4}, {0xF8, 0}, {0xFF, 0}};
+  for (size_t i = 0; i < sizeof leads / sizeof *leads; i++)
+    CHECK(utf8_lead_len(leads[i].c) == leads[i].len, "utf8_lead_len(0x%02X): %d, expected %d", leads[i].c,
+          utf8_lead_len(leads[i].c), leads[i].len);
 
   Vocab v;
   Err err = {0};

@@ -156,7 +156,8 @@ check '[ -f "$tmp/slides/08-l1-mask-h1.png" ] && [ "$hint" != "$err" ]' "the no-
 if command -v xvfb-run >/dev/null; then
   (cd "$tmp" && SDL_VIDEODRIVER=x11 xvfb-run -a -s "-screen 0 1600x1000x24" "$sf" --replay "$R/cursor.txt" \
      --size 1280x720 $RANDOM_MODEL --text "The cat walks by the bank" >"$tmp/x11.log" 2>"$tmp/x11.err")
-  check '[ $? = 0 ]' "the window under Xvfb: $(tail -2 "$tmp/x11.err")"
+  x11_rc=$? # kept at once: the $(...) in check's message would reset $? before check reads it
+  check '[ $x11_rc = 0 ]' "the window under Xvfb exits 0 (exit code $x11_rc): $(tail -2 "$tmp/x11.err")"
   check 'cmp -s <(sed "s/ status=.*//" "$tmp/x11.log" | grep -v "^replay done") <(sed "s/ status=.*//" "$tmp/cursor.log" | grep -v "^replay done")' \
     "Xvfb and the dummy driver give the same states"
 else

@@ -1,5 +1,6 @@
 // app.c -- see app.h: state, navigation and input. Drawing is in app_draw.c.
 #include "app_internal.h"
+#include "utf8.h" // defines: utf8_floor
 
 #include <math.h>
 #include <stdio.h>
@@ -168,19 +169,21 @@ static void edit_append(App *a, const char *text) {
 static void edit_backspace(App *a) {
   size_t n = strlen(a->edit);
   if (n == 0) return;
-  n--;
-  while (n > 0 && ((unsigned char)a->edit[n] & 0xC0) == 0x80) n--; // a whole UTF-8 character
-  a->edit[n] = 0;
+  a->edit[utf8_floor(a->edit, n - 1)] = 0; // a whole UTF-8 character
   recompute(a);
 }
 
 // ---------------------------------------------------------------- keys
 
 static void cycle_cmap(App *a) {
+  // the order C steps through: every colour map once (a new one must be placed here to build)
   static const Colormap order[] = {CMAP_AUTO, CMAP_VIRIDIS, CMAP_CIVIDIS, CMAP_DIVERGING, CMAP_GREY};
+  _Static_assert(sizeof order / sizeof *order == CMAP_COUNT,
+                 "cycle_cmap: the order lists every colour map once");
+  const int n = (int)(sizeof order / sizeof *order);
   int k = 0;
-  while (k < 5 && order[k] != a->cmap) k++;
-  a->cmap = order[(k + 1) % 5];
+  while (k < n && order[k] != a->cmap) k++;
+  a->cmap = order[(k + 1) % n];
   app_touch(a);
   app_set_status(a, "colours: %s%s", cmap_name(a->cmap),
                  a->cmap == CMAP_AUTO ? " (diverging for signed values, viridis for probabilities)" : "");
@@ -479,8 +482,7 @@ void app_describe(const App *a, char *buf, int cap) {
   if (n < sizeof shown) {
     memcpy(shown, text, n + 1);
   } else {
-    size_t cut = 100;
-    while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80) cut--; // not inside a character
+    size_t cut = utf8_floor(text, 100); // not inside a character
     snprintf(shown, sizeof shown, "%.*s… (%zu bytes)", (int)cut, text, n);
   }
   // the inspector box, and how many cells of the operands it hides (it should hide none)

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "app_internal.h"
-#include "tex.h" // defines: tex_layout, tex_emit
+#include "tex.h"  // defines: tex_layout, tex_emit
+#include "utf8.h" // defines: utf8_ceil
 
 void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool window_layer) {
   if (a->scale == SCALE_GLOBAL && a->global_stale) {
@@ -155,12 +156,6 @@ static void inspector(App *a, Scene *s, float u) {
 
 // ---------------------------------------------------------------- sentence, status, help
 
-// The first character boundary of UTF-8 text s (n bytes) at or after byte i.
-static size_t char_start(const char *s, size_t i, size_t n) {
-  while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++;
-  return i;
-}
-
 static void sentence_field(App *a, Scene *s, float W, float H, float u) {
   const Theme *th = theme_get(a->theme);
   float fh = 38 * u, y = H - fh;
@@ -181,14 +176,14 @@ static void sentence_field(App *a, Scene *s, float W, float H, float u) {
   if (tw > avail) {
     size_t n = strlen(a->edit), lo = 0, hi = n; // the smallest start whose tail fits
     while (lo < hi) {
-      size_t mid = (lo + hi) / 2, at = char_start(a->edit, mid, n);
+      size_t mid = (lo + hi) / 2, at = utf8_ceil(a->edit, mid, n);
       snprintf(tail, sizeof tail, "…%s", a->edit + at);
       if (text_width(FONT_SANS, fs, tail) <= avail)
         hi = mid;
       else
         lo = mid + 1;
     }
-    snprintf(tail, sizeof tail, "…%s", a->edit + char_start(a->edit, lo, n));
+    snprintf(tail, sizeof tail, "…%s", a->edit + utf8_ceil(a->edit, lo, n));
     shown = tail, tw = text_width(FONT_SANS, fs, tail);
   }
   scene_text(s, FONT_SANS, fs, x, by + 54 * u, th->text, shown);

@@ -24,7 +24,7 @@ static const char *USAGE =
     "  --random SPEC   random weights: D=16,H=2,F=64,layers=2,seed=42[,activation=gelu]\n"
     "                  [,norm_first=1][,causal=1]   (seeded Xavier-uniform)\n"
     "  --vocab LIST    vocabulary of a random model; default: <unk> plus the words of TEXT\n"
-    "  --text TEXT     the sentence (default: \"" CLI_DEFAULT_TEXT "\")\n"
+    "  --text TEXT     the sentence (default: \"" MODEL_SOURCE_DEFAULT_TEXT "\")\n"
     "  --causal        mask keys after each query (a decoder's self-attention)\n"
     "  --out DIR       the folder to write (created if missing)\n";
 
@@ -56,7 +56,7 @@ int cli_dump(int argc, char **argv) {
   const char *out = NULL;
   Err err = {0};
   for (int i = 1; i < argc; i++) {
-    int r = cli_model_option(&o, argc, argv, &i, &err);
+    int r = model_source_option(&o, argc, argv, &i, &err);
     if (r < 0) return cli_fail("dump", err.msg);
     if (r) continue;
     if (!strcmp(argv[i], "--out") && i + 1 < argc && !out)
@@ -69,9 +69,9 @@ int cli_dump(int argc, char **argv) {
     }
   }
   if (!out) return cli_fail("dump", "--out DIR is required (the folder to write the stages into)");
-  Model *m = cli_build_model(&o, &err);
+  Model *m = model_source_open(&o, &err);
   if (!m) return cli_fail("dump", err.msg);
-  Trace *t = cli_build_trace(m, o.text ? o.text : CLI_DEFAULT_TEXT, &err);
+  Trace *t = cli_build_trace(m, o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT, &err);
   if (!t) {
     model_free(m);
     return cli_fail("dump", err.msg);
@@ -91,7 +91,7 @@ int cli_dump(int argc, char **argv) {
     int files = 0;
     for (int i = 0; i < t->n; i++) files += !t->t[i].is_weight;
     printf("wrote %d stage files, tokens.txt and model.safetensors for \"%s\" (%d tokens, %s) to %s\n", files,
-           o.text ? o.text : CLI_DEFAULT_TEXT, t->L, m->source, out);
+           o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT, t->L, m->source, out);
   }
   trace_free(t);
   model_free(m);

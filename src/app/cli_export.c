@@ -22,7 +22,7 @@ static const char *USAGE =
     "DIR is touched.\n"
     "\n"
     "  --lesson FILE   export the lesson's steps (its sentence and model unless overridden)\n"
-    "  --text TEXT     the sentence (default: the lesson's, or \"" CLI_DEFAULT_TEXT "\")\n"
+    "  --text TEXT     the sentence (default: the lesson's, or \"" MODEL_SOURCE_DEFAULT_TEXT "\")\n"
     "  --compare TEXT  a second sentence, shown beside the first at every step, with the\n"
     "                  difference when both have as many words\n"
     "  --model FILE    a safetensors model; --random SPEC a seeded random one (see dump --help)\n"
@@ -72,7 +72,7 @@ int cli_export(int argc, char **argv) {
   const char *seen[16];
   int n_seen = 0;
   for (int i = 1; i < argc; i++) {
-    int r = cli_model_option(&so.model, argc, argv, &i, &err);
+    int r = model_source_option(&so.model, argc, argv, &i, &err);
     if (r < 0) return cli_fail("export", err.msg);
     if (r) continue;
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -123,16 +123,16 @@ int cli_stages(int argc, char **argv) {
       tsv = true;
       continue;
     }
-    int r = cli_model_option(&o, argc, argv, &i, &err);
+    int r = model_source_option(&o, argc, argv, &i, &err);
     if (r < 0) return cli_fail("stages", err.msg);
     if (!r) {
       snprintf(err.msg, sizeof err.msg, "unknown option \"%s\" (see stepformer stages --help)", argv[i]);
       return cli_fail("stages", err.msg);
     }
   }
-  Model *m = cli_build_model(&o, &err);
+  Model *m = model_source_open(&o, &err);
   if (!m) return cli_fail("stages", err.msg);
-  const char *text = o.text ? o.text : CLI_DEFAULT_TEXT;
+  const char *text = o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT;
   Trace *t = cli_build_trace(m, text, &err);
   if (!t) {
     model_free(m);

@@ -81,7 +81,7 @@ int cli_window(int argc, char **argv) {
   Err err = {0};
   char msg[600];
   for (int i = 1; i < argc; i++) {
-    int r = cli_model_option(&so.model, argc, argv, &i, &err);
+    int r = model_source_option(&so.model, argc, argv, &i, &err);
     if (r < 0) return cli_fail("window", err.msg);
     if (r) continue;
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

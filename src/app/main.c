@@ -1,4 +1,6 @@
 // main.c -- the `stepformer` command: dispatches to a sub-command (cli.h) or opens the window.
+// COMMANDS is the one list of sub-commands: dispatch, --help and the unknown-command message
+// all read it.
 #include <stdio.h>
 #include <string.h>
 #ifdef __GLIBC__
@@ -50,10 +52,8 @@ int main(int argc, char **argv) {
   size_t n = argc >= 2 ? strlen(argv[1]) : 0;
   if (argc < 2 || argv[1][0] == '-' || (n > 3 && !strcmp(argv[1] + n - 3, ".md")))
     return cli_window(argc, argv);
-  fprintf(stderr,
-          "stepformer: unknown command \"%s\" (commands: dump, info, stages, export, check, bench; see "
-          "stepformer "
-          "--help)\n",
-          argv[1]);
+  fprintf(stderr, "stepformer: unknown command \"%s\" (commands:", argv[1]);
+  for (int i = 0; i < N_COMMANDS; i++) fprintf(stderr, "%s %s", i ? "," : "", COMMANDS[i].name);
+  fprintf(stderr, "; see stepformer --help)\n");
   return 2;
 }

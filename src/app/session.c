@@ -7,18 +7,9 @@
 #include "formulas.h" // defines: formulas_check
 #include "forward.h"  // defines: model_forward
 
-static Trace *make_trace(const Model *m, const char *text, Err *err) {
-  Tokens tok;
-  if (!tokens_from_text(&tok, &m->vocab, text, SESSION_MAX_TOKENS, err)) return NULL;
-  Trace *t = trace_new(m, &tok, err);
-  tokens_free(&tok);
-  if (t) model_forward(t);
-  return t;
-}
-
 bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   memset(s, 0, sizeof *s);
-  if (!cli_model_opts_check(&o->model, err)) return false;
+  if (!model_source_check(&o->model, err)) return false;
   const char *text = o->model.text;
   if (o->lesson) {
     // a formula with a typo is an error of the lesson, as in `stepformer check`
@@ -29,7 +20,7 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
     s->has_lesson = true;
     if (!text) text = s->lesson.sentence;
   }
-  if (!text) text = CLI_DEFAULT_TEXT;
+  if (!text) text = MODEL_SOURCE_DEFAULT_TEXT;
   // where the sentence came from, in front of what is wrong with it
   char where[300];
   if (o->model.text || !s->has_lesson)
@@ -47,7 +38,7 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
     s->model = lesson_open_model(&s->lesson, &s->note, err);
     if (s->model && mo.causal) s->model->cfg.causal = true;
   } else {
-    s->model = cli_build_model(&mo, err);
+    s->model = model_source_open(&mo, err);
   }
   if (!s->model) {
     session_close(s);
@@ -55,12 +46,12 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   }
   snprintf(s->text, sizeof s->text, "%s", text);
   Err terr = {0};
-  s->trace = make_trace(s->model, s->text, &terr);
+  s->trace = model_source_trace(s->model, s->text, &terr);
   if (!s->trace) {
     session_close(s);
     return err_set(err, "%s: %s", where, terr.msg);
   }
-  if (o->compare && !(s->compare_all = make_trace(s->model, o->compare, &terr))) {
+  if (o->compare && !(s->compare_all = model_source_trace(s->model, o->compare, &terr))) {
     session_close(s);
     return err_set(err, "--compare: %s", terr.msg);
   }
@@ -75,7 +66,7 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
       const char *c = s->lesson.steps[i].compare;
       if (!c) continue;
       Err cerr = {0};
-      if (!(s->compare[i] = make_trace(s->model, c, &cerr))) {
+      if (!(s->compare[i] = model_source_trace(s->model, c, &cerr))) {
         err_set(err, "%s:%d: compare=\"%s\": %s", o->lesson, s->lesson.steps[i].line, c, cerr.msg);
         session_close(s);
         return false;
@@ -106,14 +97,14 @@ bool session_set_text(Session *s, const char *text, Err *err) {
   if (strlen(text) >= SESSION_MAX_TEXT)
     return err_set(err, "the sentence is too long (at most %d bytes)", SESSION_MAX_TEXT - 1);
   Tokens tok;
-  if (!tokens_from_text(&tok, &s->model->vocab, text, SESSION_MAX_TOKENS, err)) return false;
+  if (!tokens_from_text(&tok, &s->model->vocab, text, MODEL_SOURCE_MAX_TOKENS, err)) return false;
   Err ignored = {0};
   if (tok.n == s->trace->L && trace_set_tokens(s->trace, &tok, &ignored)) { // same length: reuse
     tokens_free(&tok);
     model_forward(s->trace);
   } else {
     tokens_free(&tok);
-    Trace *t = make_trace(s->model, text, err);
+    Trace *t = model_source_trace(s->model, text, err);
     if (!t) return false;
     trace_free(s->trace);
     s->trace = t;

@@ -4,8 +4,8 @@
 // session_open reads the lesson (when given), opens the model (--model / --random override the
 // lesson's own), tokenizes the sentence (--text overrides the lesson's) and runs the forward
 // pass. session_set_text re-runs everything for a new sentence and keeps the previous trace when
-// the new one cannot be made (empty or too long: the message is in err). Lesson steps map to
-// trace steps with session_trace_step. A Session owns all of it; session_close frees it.
+// the new one cannot be made (empty, or over MODEL_SOURCE_MAX_TOKENS tokens: the message is in err). Lesson
+// steps map to trace steps with session_trace_step. A Session owns all of it; session_close frees it.
 //
 //     Session s; LessonDiag d = {0};
 //     if (!session_open(&s, &opts, &d, &err)) { lesson_diag_print(&d, stderr); ... }
@@ -16,11 +16,10 @@
 
 #include <stdbool.h>
 
-#include "cli.h"    // defines: ModelOpts
-#include "lesson.h" // defines: Lesson, LessonDiag
+#include "lesson.h"       // defines: Lesson, LessonDiag
+#include "model_source.h" // defines: ModelOpts, MODEL_SOURCE_MAX_TOKENS
 
 #define SESSION_MAX_TEXT 2048
-#define SESSION_MAX_TOKENS 512
 
 typedef struct {
   ModelOpts model;     // --model / --random / --vocab / --text / --causal

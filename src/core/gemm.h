@@ -1,12 +1,11 @@
 // gemm.h -- y = x·wᵀ (+ b) for the forward's products, from an operand packed once.
 //
 // A linear layer multiplies its input by the same weight matrix w[N,K] (nn.Linear's [out, in])
-// at every forward pass, and cblas_sgemm first copies ("packs") w into the order its inner
-// kernel reads, at every call: at BERT-base size, L = 128, that copy took 9.5 % of the forward
-// (perf). Here the weights are packed once, when the model is made (model.c), and gemm_matmul_t
-// multiplies straight from the packed copy. Attention's K_h and V_h change at every forward:
-// they are packed once per head into memory the trace owns (gemm_pack_into, gemm_pack_t_into)
-// and serve every block of query rows.
+// at every forward pass. The weights are packed (copied into the order the kernel reads) once,
+// when the model is made (model.c), and gemm_matmul_t multiplies straight from the packed copy.
+// Attention's K_h and V_h change at every forward: they are packed once per head into memory the
+// trace owns (gemm_pack_into, gemm_pack_t_into) and serve every block of query rows. Why, and
+// what it gained: BENCHMARKS.md, "What makes the traced forward fast".
 //
 //   - packed w: for each block of GEMM_KC columns (k), panels of GEMM_NR = 16 rows of w, each
 //     stored k-major ([kc][16], rows past N zero), the panels of a block one after the other, so

@@ -70,7 +70,7 @@ static bool parse_int(const char *s, long lo, long hi, long *out) {
 
 bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *err) {
   char buf[512];
-  if (strlen(spec) >= sizeof buf) return err_set(err, "--random: the specification is too long");
+  if (strlen(spec) >= sizeof buf) return err_set(err, "the specification is too long (at most 511 bytes)");
   strcpy(buf, spec);
   static const char *const FIELDS[][3] = {
       {"D", "d_model", ""}, {"H", "heads", "n_heads"}, {"F", "d_ff", ""},      {"layers", "n_layers", ""},
@@ -78,39 +78,35 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
   unsigned seen = 0;
   for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
     char *eq = strchr(kv, '=');
-    if (!eq)
-      return err_set(err, "--random: \"%s\" is not KEY=VALUE (example: D=16,H=2,F=64,layers=2,seed=42)", kv);
+    if (!eq) return err_set(err, "\"%s\" is not KEY=VALUE (example: D=16,H=2,F=64,layers=2,seed=42)", kv);
     *eq = 0;
     const char *k = kv, *v = eq + 1;
     long n;
     for (unsigned f = 0; f < sizeof FIELDS / sizeof *FIELDS; f++)
       for (int a = 0; a < 3; a++)
         if (FIELDS[f][a][0] && !strcmp(k, FIELDS[f][a])) {
-          if (seen & (1u << f))
-            return err_set(err, "--random: %s is given twice: give it once", FIELDS[f][0]);
+          if (seen & (1u << f)) return err_set(err, "%s is given twice: give it once", FIELDS[f][0]);
           seen |= 1u << f;
         }
     if (!strcmp(k, "D") || !strcmp(k, "d_model")) {
-      if (!parse_int(v, 1, MAX_DIM, &n))
-        return err_set(err, "--random: D=%s is not a width in 1..%d", v, MAX_DIM);
+      if (!parse_int(v, 1, MAX_DIM, &n)) return err_set(err, "D=%s is not a width in 1..%d", v, MAX_DIM);
       c->D = (int)n;
     } else if (!strcmp(k, "H") || !strcmp(k, "heads") || !strcmp(k, "n_heads")) {
-      if (!parse_int(v, 1, MAX_DIM, &n)) return err_set(err, "--random: H=%s is not a number of heads", v);
+      if (!parse_int(v, 1, MAX_DIM, &n)) return err_set(err, "H=%s is not a number of heads", v);
       c->H = (int)n;
     } else if (!strcmp(k, "F") || !strcmp(k, "d_ff")) {
       if (!parse_int(v, 1, 4 * MAX_DIM, &n))
-        return err_set(err, "--random: F=%s is not a width in 1..%d", v, 4 * MAX_DIM);
+        return err_set(err, "F=%s is not a width in 1..%d", v, 4 * MAX_DIM);
       c->F = (int)n;
     } else if (!strcmp(k, "layers") || !strcmp(k, "n_layers")) {
-      if (!parse_int(v, 1, MAX_LAYERS, &n))
-        return err_set(err, "--random: layers=%s is not in 1..%d", v, MAX_LAYERS);
+      if (!parse_int(v, 1, MAX_LAYERS, &n)) return err_set(err, "layers=%s is not in 1..%d", v, MAX_LAYERS);
       c->n_layers = (int)n;
     } else if (!strcmp(k, "seed")) {
       char *end;
       errno = 0;
       unsigned long long s = strtoull(v, &end, 10);
       if (errno || end == v || *end || *v == '-')
-        return err_set(err, "--random: seed=%s is not a non-negative integer", v);
+        return err_set(err, "seed=%s is not a non-negative integer", v);
       if (seed) *seed = s;
     } else if (!strcmp(k, "activation")) {
       if (!strcmp(v, "relu"))
@@ -118,17 +114,16 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
       else if (!strcmp(v, "gelu"))
         c->activation = ACT_GELU;
       else
-        return err_set(err, "--random: activation=%s: use relu or gelu", v);
+        return err_set(err, "activation=%s: use relu or gelu", v);
     } else if (!strcmp(k, "norm_first") || !strcmp(k, "causal")) {
-      if (strcmp(v, "0") && strcmp(v, "1")) return err_set(err, "--random: %s=%s: use 0 or 1", k, v);
+      if (strcmp(v, "0") && strcmp(v, "1")) return err_set(err, "%s=%s: use 0 or 1", k, v);
       if (k[0] == 'n')
         c->norm_first = v[0] == '1';
       else
         c->causal = v[0] == '1';
     } else {
-      return err_set(
-          err, "--random: unknown key \"%s\" (known: D, H, F, layers, seed, activation, norm_first, causal)",
-          k);
+      return err_set(err, "unknown key \"%s\" (known: D, H, F, layers, seed, activation, norm_first, causal)",
+                     k);
     }
   }
   return true;
@@ -277,7 +272,7 @@ Model *model_random(const ModelConfig *c, const Vocab *vocab, uint64_t seed, Err
   if (!m) return err_set(err, "out of memory"), NULL;
   m->cfg = *c;
   m->cfg.V = vocab->n;
-  if (!model_config_check(&m->cfg, "--random", err)) goto fail;
+  if (!model_config_check(&m->cfg, "random model", err)) goto fail;
   char *lines = vocab_to_lines(vocab);
   bool ok = lines && vocab_from_lines(&m->vocab, lines, err);
   free(lines);

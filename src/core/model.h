@@ -87,10 +87,12 @@ ModelConfig model_config_default(void); // D=16, H=2, F=64, 2 layers, relu, post
 bool model_config_check(const ModelConfig *c, const char *what, Err *err);
 
 // Parses "D=16,H=2,F=64,layers=2,seed=42[,activation=gelu][,norm_first=1][,causal=1]".
-// Unset fields keep their values in *c and *seed.
+// Unset fields keep their values in *c and *seed. The message says what is wrong with the spec
+// ("D=abc is not a width in 1..8192"); the caller names where the spec came from.
 bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *err);
 
 Model *model_load(const char *path, Err *err);
+// Seeded random weights; a configuration model_config_check refuses fails with "random model: ...".
 Model *model_random(const ModelConfig *c, const Vocab *vocab, uint64_t seed, Err *err);
 bool model_save(const Model *m, const char *path, Err *err);
 void model_free(Model *m);

@@ -1,7 +1,7 @@
 // tokenizer.c -- see tokenizer.h.
 #include "tokenizer.h"
 
-#include "utf8.h" // defines: utf8_seq_len, utf8_is_cont
+#include "utf8.h" // defines: utf8_seq_len, utf8_is_cont, utf8_lead_len
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +15,9 @@ static bool is_sep(unsigned char c) {
 // The length of the longest prefix of buf[0..n) that ends on a whole UTF-8 sequence.
 static int utf8_whole(const char *buf, int n) {
   int lead = n;
-  while (lead > 0 && ((unsigned char)buf[lead - 1] & 0xC0) == 0x80) lead--;
+  while (lead > 0 && utf8_is_cont((unsigned char)buf[lead - 1])) lead--;
   if (lead == 0) return n; // only continuation bytes: not UTF-8, keep the bytes as they are
-  unsigned char c = (unsigned char)buf[lead - 1];
-  int need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+  int need = utf8_lead_len((unsigned char)buf[lead - 1]);
   return (n - (lead - 1) >= need) ? n : lead - 1;
 }
 

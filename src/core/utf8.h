@@ -26,6 +26,12 @@ static inline size_t utf8_ceil(const char *s, size_t i, size_t n) {
   return i;
 }
 
+// The length (1-4) a sequence starting with byte c claims, from its first byte alone; 0 for a
+// continuation byte and for 0xF8-0xFF, which start none. The bytes after it are not looked at.
+static inline int utf8_lead_len(unsigned char c) {
+  return c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+}
+
 // The byte length of the valid UTF-8 sequence at s (1-4), or 0 at the terminating NUL or at
 // an invalid sequence (stray continuation byte, overlong form, surrogate, past U+10FFFF).
 int utf8_seq_len(const char *s);

@@ -7,6 +7,7 @@
 
 #include "fileio.h"          // defines: file_read_all
 #include "lesson_internal.h" // defines: LessonCtx, lesson_front_parse, lesson_markdown_parse
+#include "utf8.h"            // defines: utf8_is_cont
 
 char *lesson_strndup(const char *s, size_t n) {
   char *p = malloc(n + 1);
@@ -78,7 +79,7 @@ static size_t not_text_at(const char *text, size_t len) {
     if (c == 0 || k == 0 || i + k > len) return i;
     uint32_t u = k == 1 ? c : c & (0x7Fu >> k);
     for (size_t j = 1; j < k; j++) {
-      if ((s[i + j] & 0xC0) != 0x80) return i;
+      if (!utf8_is_cont(s[i + j])) return i;
       u = u << 6 | (s[i + j] & 0x3F);
     }
     if ((k == 3 && (u < 0x800 || (u >= 0xD800 && u <= 0xDFFF))) || (k == 4 && (u < 0x10000 || u > 0x10FFFF)))

@@ -98,12 +98,12 @@ bool lesson_resolve(Lesson *l, const Model *m, const Tokens *tokens, LessonDiag 
 int lesson_find_token(const Tokens *tokens, const char *spec);
 
 // Opens the lesson's model: `default` (or no model key) is the shipped trained model
-// assets/models/bank.safetensors, found through $SF_SOURCE_DIR, next to the lessons folder or
-// in the working folder; a path is relative to the lesson file's folder; `random SPEC` builds a
-// seeded random model whose vocabulary is the words of the sentence and compare sentences.
-// When the shipped model is not there, returns a random stand-in (seed 42) and says so in *note
-// (when note is not NULL; note->msg stays empty otherwise). The lesson's causal: setting is
-// applied. NULL with err on failure.
+// assets/models/bank.safetensors, found by model_find_shipped (model_find.h: $SF_SOURCE_DIR,
+// beside the lesson's folder, the working folder, the source tree, in that order); a path is relative to the
+// lesson file's folder; `random SPEC` builds a seeded random model whose vocabulary is the words of the
+// sentence and compare sentences. When the shipped model is not there, returns a random stand-in (seed 42)
+// and says so in *note (when note is not NULL; note->msg stays empty otherwise). The lesson's causal: setting
+// is applied. NULL with err on failure.
 Model *lesson_open_model(const Lesson *l, Err *note, Err *err);
 
 // The stage's name as a lesson writes it ("softmax"), or "" for an unknown kind; and the stage a

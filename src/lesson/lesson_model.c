@@ -6,8 +6,7 @@
 
 #include "lesson.h"
 #include "lesson_internal.h" // defines: lesson_random_spec
-
-#define SHIPPED_MODEL "assets/models/bank.safetensors"
+#include "model_find.h"      // defines: model_find_shipped, MODEL_FIND_SHIPPED
 
 int lesson_random_spec(const char *model, ModelConfig *mc, uint64_t *seed, Err *err) {
   *mc = model_config_default();
@@ -23,11 +22,10 @@ int lesson_random_spec(const char *model, ModelConfig *mc, uint64_t *seed, Err *
   compact[n] = 0;
   Err e = {0};
   if (n && !model_config_parse(mc, seed, compact, &e)) {
-    const char *msg = strncmp(e.msg, "--random: ", 10) ? e.msg : e.msg + 10;
     return err_set(err,
                    "bad random model \"%s\": %s (expected random D=16,H=2,F=64,layers=2,"
                    "seed=42[,activation=gelu][,norm_first=1])",
-                   compact, msg),
+                   compact, e.msg),
            -1;
   }
   ModelConfig check = *mc;
@@ -46,27 +44,6 @@ static void lesson_dir(const Lesson *l, char *dir, size_t cap) {
     snprintf(dir, cap, "/");
   else
     snprintf(dir, cap, "%.*s", (int)(slash - p), p);
-}
-
-#ifndef SF_SOURCE_DIR
-#define SF_SOURCE_DIR "."
-#endif
-
-// The shipped model: $SF_SOURCE_DIR/assets/..., next to the lessons folder, ./assets/..., or
-// in the source tree this program was built from (a lesson kept anywhere finds it).
-static bool shipped_model_path(const Lesson *l, char *out, size_t cap) {
-  char dir[4096];
-  lesson_dir(l, dir, sizeof dir);
-  const char *src = getenv("SF_SOURCE_DIR");
-  char cand[4][4300];
-  int n = 0;
-  if (src && *src) snprintf(cand[n++], sizeof cand[0], "%s/" SHIPPED_MODEL, src);
-  snprintf(cand[n++], sizeof cand[0], "%s/../" SHIPPED_MODEL, dir);
-  snprintf(cand[n++], sizeof cand[0], SHIPPED_MODEL);
-  snprintf(cand[n++], sizeof cand[0], SF_SOURCE_DIR "/" SHIPPED_MODEL);
-  for (int i = 0; i < n; i++)
-    if (access(cand[i], R_OK) == 0) return snprintf(out, cap, "%s", cand[i]) < (int)cap;
-  return false;
 }
 
 // A random model over the words of the sentence and of every compare sentence.
@@ -99,13 +76,15 @@ Model *lesson_open_model(const Lesson *l, Err *note, Err *err) {
   if (r > 0) {
     m = random_model(l, &mc, seed, err);
   } else if (!l->model || !strcmp(l->model, "default")) {
-    if (shipped_model_path(l, path, sizeof path)) {
+    char dir[4096];
+    lesson_dir(l, dir, sizeof dir);
+    if (model_find_shipped(dir, path, sizeof path)) {
       m = model_load(path, err);
     } else {
       m = random_model(l, &mc, seed, err);
       if (m && note)
         err_set(note,
-                "the shipped model " SHIPPED_MODEL " is not there yet: using a random model "
+                "the shipped model " MODEL_FIND_SHIPPED " is not there yet: using a random model "
                 "(D=%d, H=%d, %d layers, seed %llu) instead",
                 mc.D, mc.H, mc.n_layers, (unsigned long long)seed);
     }

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <zlib.h> // crc32
 
-#include "fileio.h"  // defines: AtomicFile
-#include "flatzip.h" // defines: flatzip_encode
+#include "fileio.h"  // defines: AtomicFile, atomic_open, atomic_commit
+#include "flatzip.h" // defines: FlatZip, flatzip_begin, flatzip_row, flatzip_end
 #include "utf8.h"    // defines: utf8_seq_len
 
 // A chunk: length, type, data, CRC of type and data (PNG spec 5.3), big-endian numbers.

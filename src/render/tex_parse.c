@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tex_parse.h"
+#include "utf8.h" // defines: utf8_is_cont, utf8_ceil, utf8_lead_len
 
 // ---- arena
 
@@ -61,7 +62,7 @@ void tex_diag_add(TexDiag *d, const char *src, int offset, const char *fmt, ...)
   for (int i = 0; src && i < offset; i++) {
     if (src[i] == '\n')
       p->line++, p->col = 1;
-    else if (((unsigned char)src[i] & 0xC0) != 0x80)
+    else if (!utf8_is_cont((unsigned char)src[i]))
       p->col++;
   }
   va_list ap;
@@ -82,13 +83,13 @@ const char *tex_problem_str(const TexProblem *p, char *buf, size_t cap) {
 uint32_t tex_p_utf8_at(const char *str, size_t i, size_t n, size_t *len, bool *bad) {
   const unsigned char *s = (const unsigned char *)str + i;
   uint32_t c = s[0];
-  size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  size_t k = (size_t)utf8_lead_len((unsigned char)c);
   *len = 1, *bad = true;
   if (k == 0 || k > n - i) return 0xFFFD;
   if (k == 1) return *bad = false, c;
   c &= 0x7Fu >> k;
   for (size_t j = 1; j < k; j++) {
-    if ((s[j] & 0xC0) != 0x80) return *len = j, 0xFFFD;
+    if (!utf8_is_cont(s[j])) return *len = j, 0xFFFD;
     c = c << 6 | (s[j] & 0x3F);
   }
   *len = k;
@@ -170,9 +171,7 @@ TexNode *tex_p_error_node(P *p, size_t pos, const char *text, size_t n) {
 size_t tex_p_name_len(const P *p, size_t i) {
   if (i >= p->n) return 0;
   if (!is_letter(p->s[i])) {
-    size_t k = 1; // one character, whole if UTF-8
-    while (i + k < p->n && ((unsigned char)p->s[i + k] & 0xC0) == 0x80) k++;
-    return k;
+    return utf8_ceil(p->s, i + 1, p->n) - i; // one character, whole if UTF-8
   }
   size_t k = 0;
   while (i + k < p->n && is_letter(p->s[i + k])) k++;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tex_parse.h"
+#include "utf8.h" // defines: utf8_ceil
 
 // ---- text mode (\text{...}): runs of characters in one face
 
@@ -98,8 +99,7 @@ static void text_body(P *p, List *l, FontFace face, size_t open) {
       while (p->i < p->n && strchr(" \n\t\r~", p->s[p->i])) p->i++;
       buf_put(&b, " ", 1);
     } else {
-      size_t k = 1;
-      while (p->i + k < p->n && ((unsigned char)p->s[p->i + k] & 0xC0) == 0x80) k++;
+      size_t k = utf8_ceil(p->s, p->i + 1, p->n) - p->i; // one whole character
       buf_put(&b, p->s + p->i, k);
       p->i += k;
     }

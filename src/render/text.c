@@ -2,6 +2,7 @@
 #include "text.h"
 
 #include "fileio.h" // defines: file_map
+#include "utf8.h"   // defines: utf8_is_cont, utf8_lead_len
 
 #include <SDL.h>
 #include <SDL_ttf.h>
@@ -320,7 +321,7 @@ void text_draw(Canvas c, FontFace f, float size, float x, float y, uint32_t colo
 uint32_t text_utf8_next(const char **sp) {
   const unsigned char *s = (const unsigned char *)*sp;
   uint32_t c = s[0];
-  int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  int n = utf8_lead_len((unsigned char)c);
   if (n == 0) {
     *sp += 1;
     return 0xFFFD;
@@ -331,7 +332,7 @@ uint32_t text_utf8_next(const char **sp) {
   }
   c &= 0x7F >> n;
   for (int i = 1; i < n; i++) {
-    if ((s[i] & 0xC0) != 0x80) {
+    if (!utf8_is_cont(s[i])) {
       *sp += i;
       return 0xFFFD;
     }

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tex.h" // defines: tex_layout, tex_metrics, tex_emit, tex_free
+#include "tex.h"  // defines: tex_layout, tex_metrics, tex_emit, tex_free
+#include "utf8.h" // defines: utf8_floor
 #include "view_internal.h"
 
 #define SMAX 72.0f // largest cell, at text scale 1
@@ -118,8 +119,8 @@ static const char *fit_label(const char *s, FontFace f, float fs, float maxw, ch
   int n = (int)strlen(s);
   snprintf(buf, (size_t)cap, "%s", s);
   while (n > 1) {
-    n--;
-    while (n > 1 && ((unsigned char)buf[n] & 0xC0) == 0x80) n--; // UTF-8 boundary
+    n = (int)utf8_floor(buf, (size_t)n - 1); // a UTF-8 boundary
+    if (n == 0) break;                       // not even one character fits
     snprintf(buf + n, (size_t)(cap - n), "…");
     if (text_width(f, fs, buf) <= maxw) return buf;
   }

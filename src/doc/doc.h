@@ -9,6 +9,9 @@
 // A Doc owns its blocks, spans and strings; doc_free releases them. doc_add_* build one (the
 // lesson parser uses them; so can the app for built-in text).
 //
+// Layer: its own small target, sf_doc (libc only), below lesson and render. Both of them use it
+// and neither may depend on the other; it is not the transformer, so it is not in the core.
+//
 //     Doc d = {0};
 //     DocBlock *p = doc_add_block(&d, BLOCK_PARA, 3);
 //     doc_add_spann(&d, p, SPAN_TEXT, DOC_EM, "the keys are name tags ", -1, 3);

@@ -1,0 +1,113 @@
+// model_source.c -- see model_source.h.
+#include "model_source.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forward.h"    // defines: model_forward
+#include "model_find.h" // defines: model_find_shipped
+
+int model_source_option(ModelOpts *o, int argc, char **argv, int *i, Err *err) {
+  const char *a = argv[*i];
+  const char **slot = NULL;
+  if (!strcmp(a, "--model"))
+    slot = &o->model_path;
+  else if (!strcmp(a, "--random"))
+    slot = &o->random_spec;
+  else if (!strcmp(a, "--vocab"))
+    slot = &o->vocab;
+  else if (!strcmp(a, "--text"))
+    slot = &o->text;
+  else if (!strcmp(a, "--causal")) {
+    o->causal = true;
+    return 1;
+  } else
+    return 0;
+  if (*i + 1 >= argc) return err_set(err, "%s needs a value", a), -1;
+  if (*slot) return err_set(err, "%s is given twice: give it once", a), -1;
+  *slot = argv[++*i];
+  return 1;
+}
+
+bool model_source_check(const ModelOpts *o, Err *err) {
+  if (o->model_path && o->random_spec)
+    return err_set(err, "give either --model FILE or --random SPEC, not both");
+  if (o->vocab && !o->random_spec)
+    return err_set(err, "--vocab sets the words of a --random model (a model file has its own): add "
+                        "--random SPEC, or leave --vocab out");
+  return true;
+}
+
+// The words of "--vocab the,cat,...": "<unk>" in front when the list does not start with it, and
+// each word one the tokenizer can produce (lowercase, no space or punctuation, at most
+// TOKEN_MAX_BYTES bytes), or no sentence could ever use it.
+static bool vocab_from_option(Vocab *v, const char *list, Err *err) {
+  if (!*list)
+    return err_set(err, "--vocab is empty: give the words, separated by commas (--vocab the,cat,sat)");
+  size_t n = strlen(list);
+  char *lines = malloc(n + 16);
+  if (!lines) return err_set(err, "out of memory");
+  int off = strncmp(list, "<unk>,", 6) && strcmp(list, "<unk>") ? sprintf(lines, "<unk>\n") : 0;
+  for (size_t k = 0; k <= n; k++) lines[off + k] = list[k] == ',' ? '\n' : list[k];
+  Err verr = {0};
+  bool ok = vocab_from_lines(v, lines, &verr);
+  free(lines);
+  if (!ok) return err_set(err, "--vocab: %s", verr.msg);
+  for (int i = 1; i < v->n; i++) {
+    char w[2][TOKEN_MAX_BYTES + 1], hint[TOKEN_MAX_BYTES + 16] = "";
+    int k = tokenize_words(v->words[i], w, 2);
+    if (k == 1 && !strcmp(w[0], v->words[i])) continue;
+    if (k == 1) snprintf(hint, sizeof hint, "; write \"%s\"", w[0]);
+    err_set(err,
+            "--vocab: \"%s\" can never match a word: sentences are lowercased and split at spaces and "
+            "punctuation, words cut at %d bytes%s",
+            v->words[i], TOKEN_MAX_BYTES, hint);
+    vocab_free(v);
+    return false;
+  }
+  return true;
+}
+
+// --random SPEC (or, with no spec, the default configuration: the shipped model's stand-in).
+static Model *random_model(const ModelOpts *o, Err *err) {
+  ModelConfig c = model_config_default();
+  uint64_t seed = 42;
+  Err e = {0};
+  if (o->random_spec && !model_config_parse(&c, &seed, o->random_spec, &e))
+    return err_set(err, "--random: %s", e.msg), NULL;
+  Vocab v;
+  if (o->vocab) {
+    if (!vocab_from_option(&v, o->vocab, err)) return NULL;
+  } else if (!vocab_from_text(&v, o->text ? o->text : MODEL_SOURCE_DEFAULT_TEXT, &e)) {
+    return err_set(err, "--text: %s", e.msg), NULL;
+  }
+  c.V = v.n;
+  Model *m =
+      !o->random_spec || model_config_check(&c, "--random", err) ? model_random(&c, &v, seed, err) : NULL;
+  vocab_free(&v);
+  return m;
+}
+
+Model *model_source_open(const ModelOpts *o, Err *err) {
+  if (!model_source_check(o, err)) return NULL;
+  Model *m = NULL;
+  char shipped[4400];
+  if (o->model_path)
+    m = model_load(o->model_path, err);
+  else if (o->random_spec || !model_find_shipped(NULL, shipped, sizeof shipped))
+    m = random_model(o, err);
+  else
+    m = model_load(shipped, err);
+  if (m && o->causal) m->cfg.causal = true;
+  return m;
+}
+
+Trace *model_source_trace(const Model *m, const char *text, Err *err) {
+  Tokens tok;
+  if (!tokens_from_text(&tok, &m->vocab, text, MODEL_SOURCE_MAX_TOKENS, err)) return NULL;
+  Trace *t = trace_new(m, &tok, err);
+  tokens_free(&tok);
+  if (t) model_forward(t);
+  return t;
+}
