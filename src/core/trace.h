@@ -28,7 +28,7 @@
 
 #include "err.h"       // defines: Err
 #include "model.h"     // defines: Model, ModelConfig
-#include "stages.h"    // defines: StepKind, TensorKind, TraceAxis, the stage table
+#include "stages.h"    // defines: StepKind, TensorKind, TraceAxis, StageInfo
 #include "tokenizer.h" // defines: Tokens
 
 #define TRACE_MAX_INPUTS 4
