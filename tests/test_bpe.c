@@ -111,8 +111,8 @@ static void test_invalid_utf8(void) {
                          "cut \xE2\x82",
                          "\x80\x80\x80",
                          "a\xFF!b",
-                         "1\xFE"
-                         "2"};
+                         ("1\xFE"
+                          "2")};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     CHECK(roundtrips(cases[i], strlen(cases[i])), "case %zu decodes to itself", i);
   int want_ff[] = {gpt2.byte_id[0xFF]};
@@ -191,6 +191,9 @@ static void test_tiny_and_errors(void) {
       {"{\"a\": 0", "", "v.json: not valid JSON"},
       {"{}", "", "v.json: the vocabulary is empty"},
       {"{\"a\": 0.5}", "", "not a whole number"},
+      {"{\"a\": 2500000000000000000000000007}", "", "not a whole number below 1e9"},
+      {"{\"a\": \"0\"}", "", "not a whole number"},
+      {"{\"a\": -1}", "", "outside 0..0"},
       {"{\"a\": 0, \"b\": 5}", "", "outside 0..1"},
       {"{\"a\": 0, \"b\": 0}", "", "share id 0"},
       {"{\"a\": 0}", "", "no token for byte 0x00"},

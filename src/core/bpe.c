@@ -19,21 +19,19 @@ static bool bpe_byte_printable(int b) {
   return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174);
 }
 
-// The code point that stands for byte b.
+// The code point that stands for byte b: the 68 others are numbered from U+0100 in byte order,
+// 0x00-0x20 (33 bytes), 0x7F-0xA0 (34 bytes), then 0xAD.
 static int32_t bpe_byte_char(int b) {
   if (bpe_byte_printable(b)) return b;
-  int n = 0;
-  for (int k = 0; k < b; k++) n += !bpe_byte_printable(k);
-  return 256 + n;
+  return b <= 32 ? 256 + b : b <= 160 ? 256 + 33 + (b - 127) : 256 + 67;
 }
 
 // The byte that code point cp stands for, or -1.
 static int bpe_char_byte(int32_t cp) {
   if (cp >= 0 && cp < 256) return bpe_byte_printable(cp) ? cp : -1;
-  if (cp < 256 || cp >= 256 + 68) return -1;
-  for (int b = 0, n = 0; b < 256; b++)
-    if (!bpe_byte_printable(b) && n++ == cp - 256) return b;
-  return -1;
+  if (cp < 256 + 33) return cp - 256;
+  if (cp < 256 + 67) return cp - 256 - 33 + 127;
+  return cp == 256 + 67 ? 173 : -1;
 }
 
 // ---- the merge table: (left id, right id) -> rank and joined id
@@ -84,8 +82,10 @@ static bool bpe_read_vocab(Bpe *b, const char *json, size_t len, const char *nam
     goto done;
   }
   for (cJSON *it = root->child; it; it = it->next, n++) {
-    if (!cJSON_IsNumber(it) || it->valuedouble != (double)(int)it->valuedouble) {
-      err_set(err, "%s: the id of token \"%.80s\" is not a whole number: %s", name, it->string, fix);
+    double id = cJSON_IsNumber(it) ? it->valuedouble : 0.5; // a cast to int only within its range
+    if (!(id >= -1e9 && id <= 1e9) || id != (double)(long)id) {
+      err_set(err, "%s: the id of token \"%.80s\" is not a whole number below 1e9: %s", name, it->string,
+              fix);
       goto done;
     }
     bytes += strlen(it->string) + 1;
@@ -384,6 +384,11 @@ static bool bpe_is_space(int32_t c) {
 }
 
 static int bpe_class(int32_t c) {
+  if (c >= 0 && c < 128) { // ASCII without a table lookup
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return BPE_LETTER;
+    if (c >= '0' && c <= '9') return BPE_NUMBER;
+    return c == ' ' || (c >= 9 && c <= 13) ? BPE_SPACE : BPE_OTHER;
+  }
   if (c == UNI_INVALID) return BPE_OTHER;
   if (bpe_is_space(c)) return BPE_SPACE;
   if (uni_is_letter(c)) return BPE_LETTER;
