@@ -5,7 +5,7 @@
 SF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Needed to build and run: compiler, CMake, the libraries, and the fonts the pictures use.
-SF_PKGS_RUN="gcc libc6-dev make cmake pkg-config libopenblas-dev libcjson-dev libmd4c-dev
+SF_PKGS_RUN="gcc libc6-dev make cmake pkg-config libopenblas-dev libcjson-dev libutf8proc-dev libmd4c-dev
   libsdl2-dev libsdl2-ttf-dev libpng-dev zlib1g-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-lmodern"
 # Also needed by the tests: clang and its runtime for libFuzzer, a virtual X display for the
 # window tests, xmllint to check that SVG files are XML, clang-format for the style check.
