@@ -118,6 +118,9 @@ void app_describe(const App *a, char *buf, int cap);
 bool app_cell_center(const App *a, int op, int i, int j, float *x, float *y);
 // The last message shown to the user (saved file, error), or "".
 const char *app_status(const App *a);
+// While editing: the caret's box (x, y, w, h in drawing pixels) in the last frame, where an input
+// method shows its candidates; false when not editing.
+bool app_caret_box(const App *a, float box[4]);
 // The text Ctrl+C or Ctrl+X copied (after a `copy` request).
 const char *app_clipboard(const App *a);
 // After a `paste` request: the clipboard's text (NULL or "" when empty) goes into the field.

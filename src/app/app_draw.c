@@ -231,9 +231,16 @@ static float field_text(App *a, Scene *s, float x, float by, float avail, float 
   if (end < n) scene_text(s, FONT_SANS, fs, POS_X(end), y, th->muted, ELLIPSIS);
   float bar = fmaxf(2, 3 * u); // the caret: a bar as tall as the selection, after composed text
   scene_rect(s, cx + cw - bar / 2, top, bar, h, th->text);
+  a->caret_box[0] = cx, a->caret_box[1] = top, a->caret_box[2] = cw + bar, a->caret_box[3] = h;
   float drawn = POS_X(end) - x + (end < n ? dots : 0);
 #undef POS_X
   return drawn;
+}
+
+bool app_caret_box(const App *a, float box[4]) {
+  if (!a->editing || a->fld[2] <= 0) return false;
+  memcpy(box, a->caret_box, sizeof a->caret_box);
+  return true;
 }
 
 bool app_field_hit(App *a, float x, float y, size_t *pos) {

@@ -43,7 +43,7 @@ struct App {
   char compose[64];                   // an input method's text being composed
   bool dragging;                      // the mouse button went down in the field
   // the field's text in the last frame: area (x, y, w, h), first byte shown, where it starts
-  float fld[4], fld_x0, fld_fs;
+  float fld[4], fld_x0, fld_fs, caret_box[4];
   size_t fld_start;
   // the selected cell: hovered, pinned (click or Enter) or the keyboard cursor's
   int sel_op, sel_i, sel_j;

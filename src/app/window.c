@@ -122,6 +122,10 @@ static void frame(Shell *sh, App *app) {
   SDL_RenderCopy(sh->ren, sh->tex, NULL, NULL);
   double t1 = now_ms();
   SDL_RenderPresent(sh->ren);
+  float box[4]; // an input method shows what it composes next to the caret
+  if (app_caret_box(app, box))
+    SDL_SetTextInputRect(&(SDL_Rect){(int)(box[0] / sh->sx), (int)(box[1] / sh->sy),
+                                     (int)(box[2] / sh->sx) + 1, (int)(box[3] / sh->sy) + 1});
   // the work of a frame, without waiting for vsync
   if (page)
     record(&sh->page_frames, &sh->n_page_frames, &sh->cap_page_frames, t1 - t0);
