@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h> // strcasecmp
 
 #include "fileio.h" // defines: file_read_all
 
@@ -42,18 +43,18 @@ static bool parse_key(char *spec, AppEvent *e) {
     char *plus = strchr(spec, '+');
     if (!plus || plus == spec || !plus[1]) break;
     *plus = 0;
-    if (!strcmp(spec, "shift"))
+    if (!strcasecmp(spec, "shift"))
       e->mods |= MOD_SHIFT;
-    else if (!strcmp(spec, "ctrl"))
+    else if (!strcasecmp(spec, "ctrl"))
       e->mods |= MOD_CTRL;
-    else if (!strcmp(spec, "alt"))
+    else if (!strcasecmp(spec, "alt"))
       e->mods |= MOD_ALT;
     else
       return false;
     spec = plus + 1;
   }
   for (size_t k = 0; k < sizeof KEYS / sizeof *KEYS; k++)
-    if (!strcmp(spec, KEYS[k].name)) return e->key = KEYS[k].key, true;
+    if (!strcasecmp(spec, KEYS[k].name)) return e->key = KEYS[k].key, true; // "left" too
   if (strlen(spec) == 1 && (unsigned char)spec[0] > 32 && (unsigned char)spec[0] < 127) {
     e->key = KEY_CHAR;
     e->ch = (uint32_t)(spec[0] >= 'A' && spec[0] <= 'Z' ? spec[0] + 32 : spec[0]);

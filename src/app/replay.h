@@ -3,7 +3,7 @@
 // One event per line, `#` starts a comment:
 //   MS key NAME          a key: Right Left Up Down space BackSpace Delete Prior Next Home End
 //                        Return Escape Tab F1 F11 plus minus, or one character (a 1 [ ? ...);
-//                        modifiers in front: shift+Right, ctrl+e
+//                        modifiers in front: shift+Right, ctrl+e (names in any case: shift+left)
 //   MS text WORDS...     typed text (the rest of the line, UTF-8)
 //   MS compose WORDS...  an input method's text being composed (nothing after it: it ends)
 //   MS clipboard TEXT    the system clipboard now holds TEXT (the rest of the line; \n \t \\ and
