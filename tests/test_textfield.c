@@ -3,7 +3,7 @@
 // Caret motion by characters (never inside a UTF-8 sequence) and by words, selections with
 // Shift and select-all, typing and pasting over a selection, deletion forward, backward and by
 // word, copy and cut, undo (typing undone a word at a time, a paste at once, the oldest levels
-// dropped), pasted newlines and tabs, refused invalid UTF-8 and overlong text (the field is left
+// dropped) and redo, pasted newlines and tabs, refused invalid UTF-8 and overlong text (the field is left
 // as it was), and the history (most recent first, the draft kept while browsing). Then a seeded
 // random walk of every call checks the invariants after each: valid UTF-8, caret and anchor at
 // character starts within the text, len == strlen.
@@ -172,6 +172,18 @@ static void test_undo(void) {
   TEXT_IS("the cat sleeps by", "undo takes back a paste over a selection");
   size_t a, b;
   CHECK(textfield_selection(f, &a, &b) && a == 0 && b == f->len, "and brings the selection back");
+  // redo takes undo back, until the next edit
+  CHECK(textfield_redo(f), "redo");
+  TEXT_IS("a b", "redo brings the paste back");
+  CHECK(!textfield_redo(f), "nothing more to redo");
+  textfield_undo(f);
+  textfield_undo(f);
+  TEXT_IS("the cat sleeps", "two undos: the paste, then the typed \" by\"");
+  textfield_redo(f);
+  TEXT_IS("the cat sleeps by", "redo one");
+  textfield_insert(f, "x", TF_TYPE);
+  CHECK(!textfield_redo(f), "an edit forgets what was undone");
+  textfield_undo(f);
   while (textfield_undo(f)) {
   }
   TEXT_IS("the cat", "undo down to the text set");
@@ -246,7 +258,7 @@ static void test_random_walk(void) {
     case 3:
     case 4: textfield_move(f, (TfMove)(s % 6), s & 64); break;
     case 5: textfield_place(f, s % (f->len + 3), s & 64); break;
-    case 6: textfield_undo(f); break;
+    case 6: s & 1 ? textfield_redo(f) : textfield_undo(f); break;
     case 7: textfield_cut(f, buf, s % 8); break;
     case 8: textfield_history_add(f, f->text); break;
     case 9: textfield_history_up(f); break;

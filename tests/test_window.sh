@@ -131,6 +131,11 @@ check 'has field 35 "editing=0 .*text=\"The cat sleeps by the bank\""' "Enter af
 check 'has field 37 "text=\"The cat sleeps by the river bank\""' "the history, most recent first (the current sentence skipped)"
 check 'has field 38 "text=\"The cat walks by the bank\""' "Up again: the first sentence"
 check 'has field 39 "editing=0 .*L=6 text=\"The cat walks by the bank\""' "Enter uses the sentence from the history"
+check 'has field 42 "text=\"\" error=the sentence has no words"' "Ctrl+A, Delete: an empty field, and the message"
+check 'has field 43 "L=6 text=\"The cat walks by the bank\"$"' "Ctrl+Z brings the sentence back"
+check 'has field 44 "text=\"\" error="' "Ctrl+Y redoes the deletion"
+check 'has field 46 "text=\"\" error="' "so does Ctrl+Shift+Z"
+check 'has field 47 "editing=0 .*L=6 text=\"The cat walks by the bank\""' "Escape: the sentence from before editing"
 # a clipboard line with a bad escape is reported with its line
 printf '0 key e\n10 clipboard a\\qb\n' >"$tmp/badclip.txt"
 err=$(cd "$tmp" && "$sf" --replay "$tmp/badclip.txt" $RANDOM_MODEL 2>&1 >/dev/null); rc=$?

@@ -199,7 +199,8 @@ static void field_key(App *a, const AppEvent *e) {
     case 'c': copy_selection(a, false); break;
     case 'x': copy_selection(a, true); break;
     case 'v': a->req.paste = true; break;
-    case 'z': return field_changed(a, textfield_undo(f));
+    case 'z': return field_changed(a, shift ? textfield_redo(f) : textfield_undo(f));
+    case 'y': return field_changed(a, textfield_redo(f));
     case 'q': a->req.quit = true; break;
     default: return;
     }

@@ -14,8 +14,9 @@
 // F/F11 fullscreen, + − size, T theme, C colours, N numbers, M scale, P Q/K/V, S save,
 // Ctrl+E export, ?/F1 help, Esc close/unpin, Ctrl+Q quit. While editing, the sentence field
 // (textfield.h) takes the keys: ← → Home End (Shift selects, Ctrl by word), Backspace Delete
-// (Ctrl: a word), Ctrl+A select all, Ctrl+Z undo, Ctrl+C/X/V the clipboard, ↑ ↓ the sentences
-// used before in this run, Enter done, Esc cancel; a click places the caret, a drag selects.
+// (Ctrl: a word), Ctrl+A select all, Ctrl+Z undo, Ctrl+Y or Ctrl+Shift+Z redo, Ctrl+C/X/V the
+// clipboard, ↑ ↓ the sentences used before in this run, Enter done, Esc cancel; a click places
+// the caret, a drag selects.
 //
 //     App *app = app_new(&session, &opts, &err);
 //     app_event(app, &(AppEvent){.kind = EV_KEY, .key = KEY_RIGHT});

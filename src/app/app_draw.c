@@ -311,7 +311,7 @@ static const char *const HELP[][2] = {
     {"Shift + arrows", "move the cell cursor"},
     {"Enter", "pin / unpin the cell"},
     {"E, or click the sentence", "type a new sentence"},
-    {"Ctrl + A  C  X  V  Z", "typing: select all, copy, cut, paste, undo"},
+    {"Ctrl + A  C  X  V  Z  Y", "typing: select all, copy, cut, paste, undo, redo"},
     {"↑  ↓  while typing", "the sentences used before"},
     {"F  or  F11", "fullscreen"},
     {"+  −", "larger / smaller"},

@@ -63,10 +63,10 @@ size_t textfield_chars(const TextField *f, size_t pos) {
 
 // ---------------------------------------------------------------- undo
 
+static void save_state(const TextField *f, TfState *s);
+
 static void push_undo(TextField *f) {
-  TfState *s = &f->undo[f->undo_top];
-  memcpy(s->text, f->text, f->len + 1);
-  s->caret = f->caret, s->anchor = f->anchor;
+  save_state(f, &f->undo[f->undo_top]);
   f->undo_top = (f->undo_top + 1) % TEXTFIELD_UNDO;
   if (f->n_undo < TEXTFIELD_UNDO) f->n_undo++;
 }
@@ -77,18 +77,37 @@ static void begin_edit(TextField *f, int group, bool word_break) {
   if (group == GROUP_NONE || group != f->group || word_break) push_undo(f);
   f->group = group;
   f->browse = -1; // an edit makes the shown line the one being written
+  f->n_redo = 0;  // and what was undone cannot come back
+}
+
+static void save_state(const TextField *f, TfState *s) {
+  memcpy(s->text, f->text, f->len + 1);
+  s->caret = f->caret, s->anchor = f->anchor;
+}
+
+static void load_state(TextField *f, const TfState *s) {
+  f->len = strlen(s->text);
+  memcpy(f->text, s->text, f->len + 1);
+  f->caret = s->caret, f->anchor = s->anchor;
 }
 
 bool textfield_undo(TextField *f) {
   f->error[0] = 0;
   f->group = GROUP_NONE;
   if (f->n_undo == 0) return false;
+  if (f->n_redo < TEXTFIELD_UNDO) save_state(f, &f->redo[f->n_redo++]);
   f->undo_top = (f->undo_top + TEXTFIELD_UNDO - 1) % TEXTFIELD_UNDO;
   f->n_undo--;
-  const TfState *s = &f->undo[f->undo_top];
-  f->len = strlen(s->text);
-  memcpy(f->text, s->text, f->len + 1);
-  f->caret = s->caret, f->anchor = s->anchor;
+  load_state(f, &f->undo[f->undo_top]);
+  return true;
+}
+
+bool textfield_redo(TextField *f) {
+  f->error[0] = 0;
+  f->group = GROUP_NONE;
+  if (f->n_redo == 0) return false;
+  push_undo(f);
+  load_state(f, &f->redo[--f->n_redo]);
   return true;
 }
 
@@ -100,7 +119,7 @@ void textfield_set(TextField *f, const char *text) {
   memcpy(f->text, text, n);
   f->text[n] = 0;
   f->len = f->caret = f->anchor = n;
-  f->n_undo = f->undo_top = 0;
+  f->n_undo = f->undo_top = f->n_redo = 0;
   f->group = GROUP_NONE;
   f->browse = -1;
   f->error[0] = 0;
@@ -239,6 +258,7 @@ static void show_line(TextField *f, const char *text) {
   f->error[0] = 0;
   push_undo(f);
   f->group = GROUP_NONE;
+  f->n_redo = 0;
   size_t n = strlen(text);
   memcpy(f->text, text, n + 1);
   f->len = f->caret = f->anchor = n;

@@ -1,5 +1,5 @@
 // textfield.h -- a one-line text field as plain data: the text, a caret and a selection, undo,
-// a history of entered lines, word motion, and edits that never split a UTF-8 character.
+// redo, a history of entered lines, word motion, and edits that never split a UTF-8 character.
 //
 // No SDL and no drawing: app.c maps keys onto these calls and app_draw.c draws the result, so
 // tests/test_textfield.c drives it directly. It lives in src/app because only the window uses it;
@@ -46,8 +46,10 @@ typedef struct {
   char error[128];
   // undo: a ring of states from before each undo level
   TfState undo[TEXTFIELD_UNDO];
-  int undo_top, n_undo; // the newest level is undo[(undo_top - 1) mod N]; n_undo levels held
-  int group;            // the kind of the last edit while it may still grow (-1: none)
+  int undo_top, n_undo;         // the newest level is undo[(undo_top - 1) mod N]; n_undo levels held
+  int group;                    // the kind of the last edit while it may still grow (-1: none)
+  TfState redo[TEXTFIELD_UNDO]; // states undone, the newest last; a new edit forgets them
+  int n_redo;
   // history: hist[0] the most recent line; browse = -1 on the line being written
   char hist[TEXTFIELD_HISTORY][TEXTFIELD_CAP];
   int n_hist, browse;
@@ -76,6 +78,7 @@ bool textfield_insert(TextField *f, const char *text, TfInsert kind);
 bool textfield_delete(TextField *f, TfDelete d); // with a selection: deletes the selection
 bool textfield_cut(TextField *f, char *buf, size_t cap);
 bool textfield_undo(TextField *f);
+bool textfield_redo(TextField *f); // takes back an undo, until the next edit
 
 // The history: add a line that was used (the most recent first; an equal older one moves up;
 // empty lines are not kept), and browse it. Up shows the next older line that differs from the
