@@ -1,12 +1,12 @@
 // test_textfield.c -- the sentence field's editing model (src/app/textfield.c), without a window.
 //
 // Caret motion by characters (never inside a UTF-8 sequence) and by words, selections with
-// Shift and select-all, typing and pasting over a selection, deletion forward, backward and by
-// word, copy and cut, undo (typing undone a word at a time, a paste at once, the oldest levels
-// dropped) and redo, pasted newlines and tabs, refused invalid UTF-8 and overlong text (the field is left
-// as it was), and the history (most recent first, the draft kept while browsing). Then a seeded
-// random walk of every call checks the invariants after each: valid UTF-8, caret and anchor at
-// character starts within the text, len == strlen.
+// Shift, select-all and a double click's word, typing and pasting over a selection, deletion forward,
+// backward and by word, copy and cut, undo (typing undone a word at a time, a paste at once, the oldest
+// levels dropped) and redo, pasted newlines and tabs, refused invalid UTF-8 and overlong text (the field is
+// left as it was), and the history (most recent first, the draft kept while browsing). Then a seeded random
+// walk of every call checks the invariants after each: valid UTF-8, caret and anchor at character starts
+// within the text, len == strlen.
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +81,19 @@ static void test_selection(void) {
   CHECK(textfield_insert(f, "a dog", TF_TYPE), "typing over a selection changes the text");
   TEXT_IS("a dog", "typing replaces the selection");
   CHECK(!textfield_selection(f, &a, &b) && f->caret == 5, "the caret after the typed text");
+  // a double click selects the word under it
+  reset("the naïve cat, sat");
+  textfield_select_word(f, 6);
+  CHECK(textfield_selection(f, &a, &b) && a == 4 && b == 10, "the word around byte 6: %zu-%zu", a, b);
+  textfield_select_word(f, 13);
+  CHECK(textfield_selection(f, &a, &b) && a == 11 && b == 14, "\"cat\" from its last letter: %zu-%zu", a, b);
+  textfield_select_word(f, 14);
+  CHECK(textfield_selection(f, &a, &b) && a == 14 && b == 15, "the comma alone: %zu-%zu", a, b);
+  textfield_select_word(f, 99);
+  CHECK(textfield_selection(f, &a, &b) && a == 16 && b == 19, "past the end: the last word: %zu-%zu", a, b);
+  reset("");
+  textfield_select_word(f, 0);
+  CHECK(!textfield_selection(f, &a, &b), "nothing to select in an empty field");
   // cut
   reset("the big cat");
   textfield_place(f, 4, false);
@@ -264,7 +277,10 @@ static void test_random_walk(void) {
     case 9: textfield_history_up(f); break;
     case 10: textfield_history_down(f); break;
     case 11:
-      if (s % 50 == 0) textfield_select_all(f);
+      if (s % 50 == 0)
+        textfield_select_all(f);
+      else
+        textfield_select_word(f, s % (f->len + 2));
       break;
     }
     char what[32];

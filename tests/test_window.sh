@@ -136,6 +136,8 @@ check 'has field 43 "L=6 text=\"The cat walks by the bank\"$"' "Ctrl+Z brings th
 check 'has field 44 "text=\"\" error="' "Ctrl+Y redoes the deletion"
 check 'has field 46 "text=\"\" error="' "so does Ctrl+Shift+Z"
 check 'has field 47 "editing=0 .*L=6 text=\"The cat walks by the bank\""' "Escape: the sentence from before editing"
+check 'has field 49 "caret=5 sel=5-5 "' "a click in \"cat\" puts the caret there"
+check 'has field 50 "caret=7 sel=4-7 "' "a double click selects the word \"cat\""
 # a clipboard line with a bad escape is reported with its line
 printf '0 key e\n10 clipboard a\\qb\n' >"$tmp/badclip.txt"
 err=$(cd "$tmp" && "$sf" --replay "$tmp/badclip.txt" $RANDOM_MODEL 2>&1 >/dev/null); rc=$?

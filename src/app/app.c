@@ -392,6 +392,11 @@ static void mouse(App *a, const AppEvent *e) {
     return;
   }
   if (a->editing && e->kind == EV_MOUSE_DOWN && app_field_hit(a, e->x, e->y, &pos)) {
+    if (e->clicks >= 2) { // a double click selects the word
+      textfield_select_word(&a->field, pos);
+      a->dirty = true;
+      return;
+    }
     textfield_place(&a->field, pos, e->mods & MOD_SHIFT); // Shift+click extends the selection
     a->dragging = true;
     a->dirty = true;

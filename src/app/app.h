@@ -16,7 +16,7 @@
 // (textfield.h) takes the keys: ← → Home End (Shift selects, Ctrl by word), Backspace Delete
 // (Ctrl: a word), Ctrl+A select all, Ctrl+Z undo, Ctrl+Y or Ctrl+Shift+Z redo, Ctrl+C/X/V the
 // clipboard, ↑ ↓ the sentences used before in this run, Enter done, Esc cancel; a click places
-// the caret, a drag selects.
+// the caret, a drag selects, a double click selects a word.
 //
 //     App *app = app_new(&session, &opts, &err);
 //     app_event(app, &(AppEvent){.kind = EV_KEY, .key = KEY_RIGHT});
@@ -76,6 +76,7 @@ typedef struct {
   int mods;       // MOD_* bits
   char text[64];  // EV_TEXT, EV_COMPOSE: UTF-8 typed text
   float x, y;     // mouse position in drawing pixels
+  int clicks;     // EV_MOUSE_DOWN: 2 for a double click
   int w, h;       // EV_RESIZE: drawable size in pixels
   double time_ms; // every event: the time it happened (for status messages that fade)
 } AppEvent;

@@ -126,8 +126,8 @@ static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno,
           "%s:%d: clipboard: a backslash starts \\n, \\t, \\\\ or \\xHH other than \\x00 (at character %zu)",
           path, lineno, bad + 1);
     snprintf(it->label, sizeof it->label, "clipboard");
-  } else if (!strcmp(verb, "move") || !strcmp(verb, "click") || !strcmp(verb, "release") ||
-             !strcmp(verb, "resize")) {
+  } else if (!strcmp(verb, "move") || !strcmp(verb, "click") || !strcmp(verb, "dblclick") ||
+             !strcmp(verb, "release") || !strcmp(verb, "resize")) {
     a = strtok_r(NULL, " \t", &save), b = strtok_r(NULL, " \t", &save);
     if (!a || !b) return err_set(err, "%s:%d: %s needs two numbers", path, lineno, verb);
     float x = strtof(a, NULL), y = strtof(b, NULL);
@@ -135,9 +135,9 @@ static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno,
       it->ev.kind = EV_RESIZE, it->ev.w = (int)x, it->ev.h = (int)y;
     else
       it->ev.kind = verb[0] == 'm'   ? EV_MOUSE_MOVE
-                    : verb[0] == 'c' ? EV_MOUSE_DOWN
-                                     : EV_MOUSE_UP,
-      it->ev.x = x, it->ev.y = y;
+                    : verb[0] == 'r' ? EV_MOUSE_UP
+                                     : EV_MOUSE_DOWN,
+      it->ev.x = x, it->ev.y = y, it->ev.clicks = verb[0] == 'd' ? 2 : 1;
     snprintf(it->label, sizeof it->label, "%s", verb);
   } else if (!strcmp(verb, "hover") || !strcmp(verb, "click-cell")) {
     a = strtok_r(NULL, " \t", &save), b = strtok_r(NULL, " \t", &save), c = strtok_r(NULL, " \t", &save);
@@ -152,11 +152,11 @@ static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno,
     it->kind = RP_WAIT;
     snprintf(it->label, sizeof it->label, "wait");
   } else {
-    return err_set(err,
-                   "%s:%d: unknown event \"%s\" (key, text, compose, clipboard, move, click, release, hover, "
-                   "click-cell, "
-                   "leave, resize, wait)",
-                   path, lineno, verb);
+    return err_set(
+        err,
+        "%s:%d: unknown event \"%s\" (key, text, compose, clipboard, move, click, dblclick, release, "
+        "hover, click-cell, leave, resize, wait)",
+        path, lineno, verb);
   }
   return true;
 }

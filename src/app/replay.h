@@ -9,7 +9,8 @@
 //   MS clipboard TEXT    the system clipboard now holds TEXT (the rest of the line; \n \t \\ and
 //                        \xHH stand for a newline, a tab, a backslash and any byte but 0)
 //   MS move X Y          the pointer moves to pixel (X, Y) of the drawing
-//   MS click X Y         press the mouse button at (X, Y); "release X Y" lets it go
+//   MS click X Y         press the mouse button at (X, Y); "release X Y" lets it go;
+//                        "dblclick X Y" is the second press of a double click
 //   MS hover OP I J      move to the centre of cell (I, J) of operand OP of the current view
 //                        (OP: a number, or "result"); "click-cell OP I J" presses there
 //   MS leave             the pointer leaves the window

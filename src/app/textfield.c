@@ -154,6 +154,18 @@ void textfield_select_all(TextField *f) {
   f->error[0] = 0;
 }
 
+void textfield_select_word(TextField *f, size_t pos) {
+  textfield_place(f, pos, false);
+  size_t from = f->caret, to = f->caret;
+  if (to == f->len && from > 0) from = prev_char(f, from); // past the end: the last word
+  if (from == f->len) return;
+  int k = char_class((unsigned char)f->text[from]);
+  while (from > 0 && char_class((unsigned char)f->text[prev_char(f, from)]) == k) from = prev_char(f, from);
+  to = from;
+  while (to < f->len && char_class((unsigned char)f->text[to]) == k) to = next_char(f, to);
+  f->anchor = from, f->caret = to;
+}
+
 // ---------------------------------------------------------------- editing
 
 // Replaces bytes [from, to) with `add` (n bytes, already clean and known to fit); caret after it.

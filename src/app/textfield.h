@@ -70,6 +70,8 @@ size_t textfield_copy(const TextField *f, char *buf, size_t cap);
 // right move with a selection goes to the selection's edge, as desktop fields do.
 void textfield_move(TextField *f, TfMove m, bool select);
 void textfield_select_all(TextField *f);
+// Selects the word (or run of spaces, or of punctuation) at byte `pos`: a double click.
+void textfield_select_word(TextField *f, size_t pos);
 // The caret to byte `pos` (moved back to a character start, clamped to len); `select` extends.
 void textfield_place(TextField *f, size_t pos, bool select);
 

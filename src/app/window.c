@@ -220,6 +220,7 @@ static void translate(Shell *sh, App *app, const SDL_Event *e, bool *quit) {
     ev.kind = e->type == SDL_MOUSEBUTTONDOWN ? EV_MOUSE_DOWN : EV_MOUSE_UP;
     ev.x = e->button.x * sh->sx, ev.y = e->button.y * sh->sy;
     ev.mods = SDL_GetModState() & KMOD_SHIFT ? MOD_SHIFT : 0; // Shift+click extends a selection
+    ev.clicks = e->button.clicks;
     app_event(app, &ev);
     return;
   default: return;
