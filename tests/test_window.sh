@@ -99,6 +99,50 @@ last=$(line long 42 | sed -n 's/.* L=\([0-9]*\) .*/\1/p')
 check 'has long 42 "editing=0" && [ -n "$last" ] && [ "$last" -le 512 ] && [ "$last" -gt 480 ]' "Enter keeps the last sentence that fits (L=$last)"
 check 'has long 42 "text=\"the cat a a a.*… ([0-9]* bytes)\""' "the log shortens a long sentence: $(line long 42 | sed 's/.*text=//' | cut -c1-160)"
 
+# 4c. the sentence field behaves like a desktop text field (tests/replay/field.txt): select all
+# and replace, the history, paste with a newline, undo, words, cut and paste back through the
+# clipboard, a refused paste, composed text, a mouse drag; caret and selection in characters
+run field "$R/field.txt" $RANDOM_MODEL --text "The cat walks by the bank"
+check 'has field 2 "editing=1 caret=25 sel=0-25 "' "Ctrl+A selects the whole sentence: $(line field 2 | grep -o "caret.*sel=[0-9-]*")"
+check 'has field 3 "caret=32 sel=32-32 .*L=7 text=\"The cat sleeps by the river bank\""' "typing replaces the selection and recomputes: $(line field 3 | sed 's/.*text=//')"
+check 'has field 4 "editing=0 .*L=7 text=\"The cat sleeps by the river bank\""' "Enter keeps the new sentence (issue 16): $(line field 4 | sed 's/.*text=//')"
+check 'has field 6 "L=6 text=\"The cat walks by the bank\""' "Up brings back the sentence before: $(line field 6 | sed 's/.*text=//')"
+check 'has field 7 "text=\"The cat sleeps by the river bank\""' "Down comes back to the sentence being edited"
+check 'has field 10 "caret=24 sel=24-24 .*L=6 text=\"The dog runs by the bank\""' "Ctrl+V pastes over the selection, newline and tab as spaces: $(line field 10 | sed 's/.*text=//')"
+check 'has field 11 "sel=0-32 .*text=\"The cat sleeps by the river bank\""' "Ctrl+Z undoes the paste and brings the selection back"
+check 'has field 13 "caret=28 sel=28-28 "' "Ctrl+Left goes to the start of the last word"
+check 'has field 14 "caret=22 sel=22-28 "' "Shift+Ctrl+Left selects the word before"
+check 'has field 15 "text=\"The cat sleeps by the bank\""' "Ctrl+X cuts it"
+check 'has field 17 "caret=6 .*text=\"river The cat sleeps by the bank\""' "Ctrl+V at Home pastes what Ctrl+X cut: $(line field 17 | sed 's/.*text=//')"
+check 'has field 19 "text=\"he cat sleeps by the bank\""' "Delete deletes forward"
+check 'has field 20 "text=\" cat sleeps by the bank\""' "Ctrl+Delete deletes the word after the caret"
+check 'has field 22 "caret=0 .*text=\"The cat sleeps by the bank\""' "two Ctrl+Z undo both deletions"
+check 'has field 23 "caret=26 sel=0-26 "' "Shift+End selects to the end"
+check 'has field 24 "caret=26 sel=26-26 "' "Right with a selection goes to its end"
+check 'has field 25 "text=\"The cat sleeps by the \""' "Ctrl+Backspace deletes the word before"
+check 'has field 28 "text=\"The cat sleeps by the\" error=the pasted text is not UTF-8"' "a paste that is not UTF-8 is refused, with a message: $(line field 28 | sed 's/.*text=//')"
+check 'has field 29 "L=6 text=\"The cat sleeps by the bank\"$"' "typing again clears the message"
+check 'has field 30 "compose=\"ñu\""' "an input method's composed text is shown"
+check '! has field 31 "compose="' "and goes when composing ends"
+check 'has field 32 "caret=0 sel=0-0 "' "a click at the field's left edge puts the caret first"
+n=$(line field 33 | sed -n 's/.*caret=\([0-9]*\) sel=0-\1 .*/\1/p')
+check '[ -n "$n" ] && [ "$n" -gt 5 ] && [ "$n" -lt 26 ]' "dragging selects from the click to the pointer: $(line field 33 | grep -o "caret=[0-9]* sel=[0-9-]*")"
+check 'has field 35 "editing=0 .*text=\"The cat sleeps by the bank\""' "Enter after the drag keeps the sentence"
+check 'has field 37 "text=\"The cat sleeps by the river bank\""' "the history, most recent first (the current sentence skipped)"
+check 'has field 38 "text=\"The cat walks by the bank\""' "Up again: the first sentence"
+check 'has field 39 "editing=0 .*L=6 text=\"The cat walks by the bank\""' "Enter uses the sentence from the history"
+check 'has field 42 "text=\"\" error=the sentence has no words"' "Ctrl+A, Delete: an empty field, and the message"
+check 'has field 43 "L=6 text=\"The cat walks by the bank\"$"' "Ctrl+Z brings the sentence back"
+check 'has field 44 "text=\"\" error="' "Ctrl+Y redoes the deletion"
+check 'has field 46 "text=\"\" error="' "so does Ctrl+Shift+Z"
+check 'has field 47 "editing=0 .*L=6 text=\"The cat walks by the bank\""' "Escape: the sentence from before editing"
+check 'has field 49 "caret=5 sel=5-5 "' "a click in \"cat\" puts the caret there"
+check 'has field 50 "caret=7 sel=4-7 "' "a double click selects the word \"cat\""
+# a clipboard line with a bad escape is reported with its line
+printf '0 key e\n10 clipboard a\\qb\n' >"$tmp/badclip.txt"
+err=$(cd "$tmp" && "$sf" --replay "$tmp/badclip.txt" $RANDOM_MODEL 2>&1 >/dev/null); rc=$?
+check '[ $rc = 2 ] && echo "$err" | grep -q "badclip.txt:2: clipboard: a backslash"' "a bad escape in a clipboard line: $err"
+
 # 5. save: two keys, two files, nothing overwritten; the status says where
 run save "$R/save.txt" --save-dir "$tmp/shots" $RANDOM_MODEL 2>/dev/null
 mkdir -p "$tmp/shots" && run save "$R/save.txt" --save-dir "$tmp/shots" $RANDOM_MODEL
@@ -160,6 +204,13 @@ if command -v xvfb-run >/dev/null; then
   check '[ $x11_rc = 0 ]' "the window under Xvfb exits 0 (exit code $x11_rc): $(tail -2 "$tmp/x11.err")"
   check 'cmp -s <(sed "s/ status=.*//" "$tmp/x11.log" | grep -v "^replay done") <(sed "s/ status=.*//" "$tmp/cursor.log" | grep -v "^replay done")' \
     "Xvfb and the dummy driver give the same states"
+  # the sentence field through X11's real clipboard (Ctrl+X then Ctrl+V goes through it)
+  (cd "$tmp" && SDL_VIDEODRIVER=x11 xvfb-run -a -s "-screen 0 1600x1000x24" "$sf" --replay "$R/field.txt" \
+     --size 1280x720 $RANDOM_MODEL --text "The cat walks by the bank" >"$tmp/x11field.log" 2>"$tmp/x11field.err")
+  x11_rc=$?
+  check '[ $x11_rc = 0 ]' "the field replay under Xvfb exits 0 (exit code $x11_rc): $(tail -2 "$tmp/x11field.err")"
+  check 'diff <(sed "s/ status=.*//" "$tmp/x11field.log" | grep -v "^replay done") <(sed "s/ status=.*//" "$tmp/field.log" | grep -v "^replay done") >&2' \
+    "the sentence field under Xvfb (its clipboard) and the dummy driver give the same states"
 else
   echo "note: xvfb-run is not installed; the X11 part was not run"
 fi

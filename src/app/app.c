@@ -111,17 +111,24 @@ static void move_cursor(App *a, int di, int dj) {
 
 static void recompute(App *a);
 
+_Static_assert(TEXTFIELD_CAP == SESSION_MAX_TEXT, "the field holds the longest sentence a session takes");
+
 static void set_editing(App *a, bool on) {
   if (a->editing == on) return;
   a->editing = on;
+  a->compose[0] = 0;
+  a->dragging = false;
   if (on) {
-    snprintf(a->edit, sizeof a->edit, "%s", a->s->text);
+    textfield_set(&a->field, a->s->text);
+    textfield_history_add(&a->field, a->s->text); // the sentence shown when editing began
     snprintf(a->before_edit, sizeof a->before_edit, "%s", a->s->text);
     a->edit_error[0] = 0;
   } else if (a->edit_error[0]) { // leaving with a sentence that did not work: keep the last good one
     a->edit_error[0] = 0;
     app_set_status(a, "kept the last sentence that worked: “%.60s%s”", a->s->text,
                    strlen(a->s->text) > 60 ? "…" : "");
+  } else {
+    textfield_history_add(&a->field, a->s->text); // Up brings it back next time
   }
   a->req.text_input_changed = true;
   a->dirty = true;
@@ -130,7 +137,7 @@ static void set_editing(App *a, bool on) {
 // Esc while typing: the sentence from before editing comes back.
 static void cancel_editing(App *a) {
   if (strcmp(a->s->text, a->before_edit) != 0) {
-    snprintf(a->edit, sizeof a->edit, "%s", a->before_edit);
+    textfield_set(&a->field, a->before_edit);
     recompute(a);
   }
   a->edit_error[0] = 0;
@@ -140,7 +147,7 @@ static void cancel_editing(App *a) {
 
 static void recompute(App *a) {
   Err err = {0};
-  if (session_set_text(a->s, a->edit, &err)) {
+  if (session_set_text(a->s, a->field.text, &err)) {
     a->edit_error[0] = 0;
     a->global_stale = true; // measured when the global scale is shown
     int n = app_n_steps(a);
@@ -152,25 +159,55 @@ static void recompute(App *a) {
   app_touch(a);
 }
 
-static void edit_append(App *a, const char *text) {
-  size_t n = strlen(a->edit), add = strlen(text);
-  if (n + add >= sizeof a->edit) {
-    snprintf(a->edit_error, sizeof a->edit_error, "the sentence is too long: at most %zu bytes",
-             sizeof a->edit - 1);
-    a->dirty = true;
-    return;
-  }
-  for (size_t i = 0; i < add; i++) // no control characters in a sentence
-    if ((unsigned char)text[i] >= 0x20) a->edit[n++] = text[i];
-  a->edit[n] = 0;
-  recompute(a);
+// After a call on the field: a new text is computed at once (recompute as you type); a moved
+// caret or selection only needs a frame.
+static void field_changed(App *a, bool changed) {
+  if (changed) recompute(a);
+  a->dirty = true;
 }
 
-static void edit_backspace(App *a) {
-  size_t n = strlen(a->edit);
-  if (n == 0) return;
-  a->edit[utf8_floor(a->edit, n - 1)] = 0; // a whole UTF-8 character
-  recompute(a);
+static void copy_selection(App *a, bool cut) {
+  TextField *f = &a->field;
+  size_t from, to;
+  if (!textfield_selection(f, &from, &to)) return;
+  if (cut)
+    field_changed(a, textfield_cut(f, a->clip, sizeof a->clip));
+  else
+    textfield_copy(f, a->clip, sizeof a->clip);
+  a->req.copy = true;
+}
+
+// The keys of the sentence field (while editing); typed characters arrive as EV_TEXT.
+static void field_key(App *a, const AppEvent *e) {
+  TextField *f = &a->field;
+  bool shift = e->mods & MOD_SHIFT, ctrl = e->mods & MOD_CTRL;
+  switch (e->key) {
+  case KEY_LEFT: textfield_move(f, ctrl ? TF_WORD_LEFT : TF_LEFT, shift); break;
+  case KEY_RIGHT: textfield_move(f, ctrl ? TF_WORD_RIGHT : TF_RIGHT, shift); break;
+  case KEY_HOME: textfield_move(f, TF_HOME, shift); break;
+  case KEY_END: textfield_move(f, TF_END, shift); break;
+  case KEY_UP: return field_changed(a, textfield_history_up(f));
+  case KEY_DOWN: return field_changed(a, textfield_history_down(f));
+  case KEY_BACKSPACE: return field_changed(a, textfield_delete(f, ctrl ? TF_WORD_BACK : TF_BACK));
+  case KEY_DELETE: return field_changed(a, textfield_delete(f, ctrl ? TF_WORD_FORWARD : TF_FORWARD));
+  case KEY_ENTER: return set_editing(a, false);
+  case KEY_ESCAPE: return cancel_editing(a);
+  case KEY_CHAR:
+    if (!ctrl) return;
+    switch (e->ch) {
+    case 'a': textfield_select_all(f); break;
+    case 'c': copy_selection(a, false); break;
+    case 'x': copy_selection(a, true); break;
+    case 'v': a->req.paste = true; break;
+    case 'z': return field_changed(a, shift ? textfield_redo(f) : textfield_undo(f));
+    case 'y': return field_changed(a, textfield_redo(f));
+    case 'q': a->req.quit = true; break;
+    default: return;
+    }
+    break;
+  default: return;
+  }
+  a->dirty = true;
 }
 
 // ---------------------------------------------------------------- keys
@@ -230,14 +267,7 @@ static void cycle_part(App *a) {
 
 static void key(App *a, const AppEvent *e) {
   bool shift = e->mods & MOD_SHIFT, ctrl = e->mods & MOD_CTRL;
-  if (a->editing) {
-    switch (e->key) {
-    case KEY_BACKSPACE: edit_backspace(a); return;
-    case KEY_ENTER: set_editing(a, false); return;
-    case KEY_ESCAPE: cancel_editing(a); return;
-    default: return; // typed characters arrive as EV_TEXT
-    }
-  }
+  if (a->editing) return field_key(a, e);
   if (shift && (e->key == KEY_RIGHT || e->key == KEY_LEFT || e->key == KEY_UP || e->key == KEY_DOWN)) {
     move_cursor(a,
                 e->key == KEY_DOWN ? 1
@@ -350,6 +380,28 @@ static void click_control(App *a, const Control *c) {
 
 static void mouse(App *a, const AppEvent *e) {
   a->mx = e->x, a->my = e->y;
+  size_t pos;
+  if (e->kind == EV_MOUSE_UP) {
+    a->dragging = false;
+    return;
+  }
+  if (a->dragging && e->kind == EV_MOUSE_MOVE) { // a drag in the field selects
+    app_field_hit(a, e->x, a->fld[1], &pos);
+    textfield_place(&a->field, pos, true);
+    a->dirty = true;
+    return;
+  }
+  if (a->editing && e->kind == EV_MOUSE_DOWN && app_field_hit(a, e->x, e->y, &pos)) {
+    if (e->clicks >= 2) { // a double click selects the word
+      textfield_select_word(&a->field, pos);
+      a->dirty = true;
+      return;
+    }
+    textfield_place(&a->field, pos, e->mods & MOD_SHIFT); // Shift+click extends the selection
+    a->dragging = true;
+    a->dirty = true;
+    return;
+  }
   if (e->kind == EV_MOUSE_LEAVE) {
     if (!a->pinned && !a->cursor && a->sel_op >= 0) a->sel_op = -1, a->dirty = true;
     return;
@@ -399,6 +451,7 @@ App *app_new(Session *s, const AppOptions *o, Err *err) {
   a->w = 1280, a->h = 720;
   scene_init(&a->scratch, 1, 1, 0);
   a->global_stale = true;
+  textfield_init(&a->field);
   enter_step(a, 0);
   app_touch(a);
   return a;
@@ -415,12 +468,15 @@ void app_event(App *a, const AppEvent *e) {
   switch (e->kind) {
   case EV_KEY: key(a, e); break;
   case EV_TEXT:
-    if (a->editing) edit_append(a, e->text);
+    if (a->editing) a->compose[0] = 0, field_changed(a, textfield_insert(&a->field, e->text, TF_TYPE));
+    break;
+  case EV_COMPOSE:
+    if (a->editing) snprintf(a->compose, sizeof a->compose, "%s", e->text), a->dirty = true;
     break;
   case EV_MOUSE_MOVE:
   case EV_MOUSE_DOWN:
+  case EV_MOUSE_UP:
   case EV_MOUSE_LEAVE: mouse(a, e); break;
-  case EV_MOUSE_UP: break;
   case EV_RESIZE:
     if (e->w > 0 && e->h > 0 && (e->w != (int)a->w || e->h != (int)a->h))
       a->w = (float)e->w, a->h = (float)e->h, app_touch(a);
@@ -445,6 +501,12 @@ bool app_dirty(const App *a) { return a->dirty; }
 bool app_fullscreen(const App *a) { return a->fullscreen; }
 bool app_editing(const App *a) { return a->editing; }
 const char *app_status(const App *a) { return a->status; }
+const char *app_clipboard(const App *a) { return a->clip; }
+
+void app_paste(App *a, const char *text) {
+  if (!a->editing || !text || !text[0]) return;
+  field_changed(a, textfield_insert(&a->field, text, TF_PASTE));
+}
 
 AppRequests app_take_requests(App *a) {
   AppRequests r = a->req;
@@ -476,7 +538,7 @@ void app_describe(const App *a, char *buf, int cap) {
   }
   // A long sentence is shortened (its first 100 bytes and its length) so the line stays readable
   // and what follows it (an error, the status) is not cut off.
-  const char *text = a->editing ? a->edit : a->s->text;
+  const char *text = a->editing ? a->field.text : a->s->text;
   char shown[160];
   size_t n = strlen(text);
   if (n < sizeof shown) {
@@ -498,10 +560,22 @@ void app_describe(const App *a, char *buf, int cap) {
     snprintf(insp, sizeof insp, " inspector=%.0f,%.0f,%.0fx%.0f covers=%d", a->insp[0], a->insp[1],
              a->insp[2], a->insp[3], hidden);
   }
+  // while editing: the caret and the selection in characters, and an input method's text
+  char field[128] = "";
+  if (a->editing) {
+    const TextField *f = &a->field;
+    size_t from, to;
+    textfield_selection(f, &from, &to);
+    snprintf(field, sizeof field, " caret=%zu sel=%zu-%zu%s%s%s", textfield_chars(f, f->caret),
+             textfield_chars(f, from), textfield_chars(f, to), a->compose[0] ? " compose=\"" : "", a->compose,
+             a->compose[0] ? "\"" : "");
+  }
+  // the field's own message (a refused paste) comes first: it is about the last key
+  const char *error = a->editing && a->field.error[0] ? a->field.error : a->edit_error;
   snprintf(buf, (size_t)cap,
-           "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d theme=%s cmap=%s "
+           "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s theme=%s cmap=%s "
            "numbers=%d size=%.1f fullscreen=%d help=%d L=%d text=\"%s\"%s%s%s",
-           a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing,
+           a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing, field,
            theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), a->fullscreen,
-           a->help, t->L, shown, a->edit_error[0] ? " error=" : "", a->edit_error, insp);
+           a->help, t->L, shown, error[0] ? " error=" : "", error, insp);
 }

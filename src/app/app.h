@@ -12,7 +12,11 @@
 // releases it. Keys: → Space PageDown next, ← Backspace PageUp previous, Home End, 1-9 head,
 // 0 or G all heads, [ ] layer, Shift+arrows cell cursor, Enter pin, E edit the sentence,
 // F/F11 fullscreen, + − size, T theme, C colours, N numbers, M scale, P Q/K/V, S save,
-// Ctrl+E export, ?/F1 help, Esc close/unpin, Ctrl+Q quit.
+// Ctrl+E export, ?/F1 help, Esc close/unpin, Ctrl+Q quit. While editing, the sentence field
+// (textfield.h) takes the keys: ← → Home End (Shift selects, Ctrl by word), Backspace Delete
+// (Ctrl: a word), Ctrl+A select all, Ctrl+Z undo, Ctrl+Y or Ctrl+Shift+Z redo, Ctrl+C/X/V the
+// clipboard, ↑ ↓ the sentences used before in this run, Enter done, Esc cancel; a click places
+// the caret, a drag selects, a double click selects a word.
 //
 //     App *app = app_new(&session, &opts, &err);
 //     app_event(app, &(AppEvent){.kind = EV_KEY, .key = KEY_RIGHT});
@@ -56,6 +60,7 @@ enum { MOD_SHIFT = 1, MOD_CTRL = 2, MOD_ALT = 4 };
 typedef enum {
   EV_KEY,
   EV_TEXT,
+  EV_COMPOSE, // an input method's text being composed, in `text` ("" when it ends)
   EV_MOUSE_MOVE,
   EV_MOUSE_DOWN,
   EV_MOUSE_UP,
@@ -69,8 +74,9 @@ typedef struct {
   AppKey key;
   uint32_t ch;    // KEY_CHAR
   int mods;       // MOD_* bits
-  char text[64];  // EV_TEXT: UTF-8 typed text
+  char text[64];  // EV_TEXT, EV_COMPOSE: UTF-8 typed text
   float x, y;     // mouse position in drawing pixels
+  int clicks;     // EV_MOUSE_DOWN: 2 for a double click
   int w, h;       // EV_RESIZE: drawable size in pixels
   double time_ms; // every event: the time it happened (for status messages that fade)
 } AppEvent;
@@ -86,6 +92,8 @@ typedef struct {
   bool quit;
   bool fullscreen_changed; // then read app_fullscreen
   bool text_input_changed; // then read app_editing (start or stop SDL text input)
+  bool copy;               // put app_clipboard on the system clipboard (Ctrl+C, Ctrl+X)
+  bool paste;              // call app_paste with the system clipboard's text (Ctrl+V)
 } AppRequests;
 
 typedef struct App App;
@@ -112,5 +120,13 @@ void app_describe(const App *a, char *buf, int cap);
 bool app_cell_center(const App *a, int op, int i, int j, float *x, float *y);
 // The last message shown to the user (saved file, error), or "".
 const char *app_status(const App *a);
+// While editing: the caret's box (x, y, w, h in drawing pixels) in the last frame, where an input
+// method shows its candidates; false when not editing.
+bool app_caret_box(const App *a, float box[4]);
+// The text Ctrl+C or Ctrl+X copied (after a `copy` request).
+const char *app_clipboard(const App *a);
+// After a `paste` request: the clipboard's text (NULL or "" when empty) goes into the field.
+// Newlines and tabs become spaces; text that is not UTF-8 is refused with a message.
+void app_paste(App *a, const char *text);
 
 #endif

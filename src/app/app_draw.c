@@ -6,7 +6,7 @@
 
 #include "app_internal.h"
 #include "tex.h"  // defines: tex_layout, tex_emit
-#include "utf8.h" // defines: utf8_ceil
+#include "utf8.h" // defines: utf8_ceil, utf8_floor
 
 void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool window_layer) {
   if (a->scale == SCALE_GLOBAL && a->global_stale) {
@@ -156,6 +156,110 @@ static void inspector(App *a, Scene *s, float u) {
 
 // ---------------------------------------------------------------- sentence, status, help
 
+// The width of text[from, to) of the field.
+static float span_width(const App *a, size_t from, size_t to, float fs) {
+  char buf[TEXTFIELD_CAP];
+  if (to <= from) return 0;
+  memcpy(buf, a->field.text + from, to - from);
+  buf[to - from] = 0;
+  return text_width(FONT_SANS, fs, buf);
+}
+
+static const char ELLIPSIS[] = "…";
+
+// The field's text in [x, x + avail) on the baseline by + 54u: the part around the caret (a
+// longer text shows "…" where it goes on), the selection behind it, an input method's text at
+// the caret (underlined), and the caret. Remembers what it showed for app_field_hit. Returns the
+// width drawn.
+static float field_text(App *a, Scene *s, float x, float by, float avail, float fs, float u) {
+  const Theme *th = theme_get(a->theme);
+  const TextField *f = &a->field;
+  size_t n = f->len, caret = f->caret;
+  float dots = text_width(FONT_SANS, fs, ELLIPSIS), cw = text_width(FONT_SANS, fs, a->compose);
+  // the first byte shown: where it was last frame if the caret is still in view, else the
+  // smallest start from which the caret (and the composed text) fits
+  size_t start = utf8_floor(f->text, a->fld_start < caret ? a->fld_start : caret);
+  if (start > 0 && span_width(a, 0, caret, fs) + cw <= avail - dots) start = 0;
+  if (span_width(a, start, caret, fs) + cw > avail - (start > 0 ? dots : 0) - dots) {
+    size_t lo = start, hi = caret; // width from a start to the caret falls as the start grows
+    while (lo < hi) {
+      size_t mid = utf8_ceil(f->text, (lo + hi) / 2, caret);
+      if (mid >= hi) mid = hi;
+      if (span_width(a, mid, caret, fs) + cw <= avail - 2 * dots)
+        hi = mid;
+      else
+        lo = utf8_ceil(f->text, mid + 1, caret);
+    }
+    start = lo < caret ? lo : caret;
+  }
+  float x0 = x + (start > 0 ? dots : 0), room = avail - (x0 - x) - cw;
+  // the last byte shown: the whole rest if it fits, else as much as fits before a "…"
+  size_t end = n;
+  if (span_width(a, start, n, fs) > room) {
+    size_t lo = caret, hi = n;
+    while (lo < hi) {
+      size_t mid = utf8_ceil(f->text, (lo + hi + 1) / 2, n);
+      if (mid > hi) mid = hi;
+      if (mid <= lo) break;
+      if (span_width(a, start, mid, fs) <= room - dots)
+        lo = mid;
+      else
+        hi = utf8_floor(f->text, mid - 1);
+    }
+    end = lo;
+  }
+  a->fld_start = start, a->fld_x0 = x0, a->fld_fs = fs;
+  a->fld[0] = x, a->fld[1] = by, a->fld[2] = avail, a->fld[3] = a->h - by;
+#define POS_X(p) (x0 + span_width(a, start, (p), fs) + ((p) > caret ? cw : 0))
+  float y = by + 54 * u, top = by + 32 * u, h = fs * 1.25f;
+  size_t from, to;
+  if (textfield_selection(f, &from, &to) && to > start && from < end) { // the selection behind
+    float sx0 = POS_X(from < start ? start : from), sx1 = POS_X(to > end ? end : to);
+    scene_rect(s, sx0, top, sx1 - sx0, h, (th->accent & 0x00FFFFFFu) | 0x80000000u);
+  }
+  if (start > 0) scene_text(s, FONT_SANS, fs, x, y, th->muted, ELLIPSIS);
+  char buf[TEXTFIELD_CAP];
+  memcpy(buf, f->text + start, caret - start), buf[caret - start] = 0;
+  scene_text(s, FONT_SANS, fs, x0, y, th->text, buf);
+  float cx = x0 + span_width(a, start, caret, fs);
+  if (a->compose[0]) { // composed, not yet typed: underlined at the caret
+    scene_text(s, FONT_SANS, fs, cx, y, th->accent, a->compose);
+    scene_rect(s, cx, y + 4 * u, cw, fmaxf(2, 2 * u), th->accent);
+  }
+  memcpy(buf, f->text + caret, end - caret), buf[end - caret] = 0;
+  scene_text(s, FONT_SANS, fs, cx + cw, y, th->text, buf);
+  if (end < n) scene_text(s, FONT_SANS, fs, POS_X(end), y, th->muted, ELLIPSIS);
+  float bar = fmaxf(2, 3 * u); // the caret: a bar as tall as the selection, after composed text
+  scene_rect(s, cx + cw - bar / 2, top, bar, h, th->text);
+  a->caret_box[0] = cx, a->caret_box[1] = top, a->caret_box[2] = cw + bar, a->caret_box[3] = h;
+  float drawn = POS_X(end) - x + (end < n ? dots : 0);
+#undef POS_X
+  return drawn;
+}
+
+bool app_caret_box(const App *a, float box[4]) {
+  if (!a->editing || a->fld[2] <= 0) return false;
+  memcpy(box, a->caret_box, sizeof a->caret_box);
+  return true;
+}
+
+bool app_field_hit(App *a, float x, float y, size_t *pos) {
+  const TextField *f = &a->field;
+  size_t best = a->fld_start;
+  float bx = 1e30f;
+  for (size_t p = a->fld_start;; p = utf8_ceil(f->text, p + 1, f->len)) {
+    float d = fabsf(a->fld_x0 + span_width(a, a->fld_start, p, a->fld_fs) - x);
+    if (d < bx)
+      bx = d, best = p;
+    else
+      break; // past the nearest boundary
+    if (p >= f->len) break;
+  }
+  *pos = best;
+  return a->editing && a->fld[2] > 0 && x >= 0 && x < a->fld[0] + a->fld[2] + 20 && y >= a->fld[1] &&
+         y < a->fld[1] + a->fld[3];
+}
+
 static void sentence_field(App *a, Scene *s, float W, float H, float u) {
   const Theme *th = theme_get(a->theme);
   float fh = 38 * u, y = H - fh;
@@ -168,31 +272,14 @@ static void sentence_field(App *a, Scene *s, float W, float H, float u) {
   scene_rect(s, 0, by, W, 3 * u, th->accent);
   float fs = 24 * u, x = 24 * u;
   scene_text(s, FONT_SANS_BOLD, fs * 0.8f, x, by + 26 * u, th->accent,
-             "Type a sentence — Enter when done, Esc to cancel");
-  // The typed text has the left half; a longer one shows its end, where the caret is, after "…".
-  const char *shown = a->edit;
-  char tail[sizeof a->edit + 4];
-  float avail = W * 0.5f - x - 40 * u, tw = text_width(FONT_SANS, fs, a->edit);
-  if (tw > avail) {
-    size_t n = strlen(a->edit), lo = 0, hi = n; // the smallest start whose tail fits
-    while (lo < hi) {
-      size_t mid = (lo + hi) / 2, at = utf8_ceil(a->edit, mid, n);
-      snprintf(tail, sizeof tail, "…%s", a->edit + at);
-      if (text_width(FONT_SANS, fs, tail) <= avail)
-        hi = mid;
-      else
-        lo = mid + 1;
-    }
-    snprintf(tail, sizeof tail, "…%s", a->edit + utf8_ceil(a->edit, lo, n));
-    shown = tail, tw = text_width(FONT_SANS, fs, tail);
-  }
-  scene_text(s, FONT_SANS, fs, x, by + 54 * u, th->text, shown);
-  scene_rect(s, x + tw + 2 * u, by + 34 * u, 2 * u, fs, th->text); // the caret
+             "Type a sentence — Enter when done, Esc to cancel, ↑ ↓ earlier sentences");
+  float tw = field_text(a, s, x, by, W * 0.5f - x - 40 * u, fs, u);
   // the tokens the model sees, unknown words in their own colour
   const Trace *t = a->s->trace;
   float tx = fmaxf(W * 0.5f, x + tw + 40 * u), fs2 = fs * 0.75f;
-  if (a->edit_error[0]) {
-    scene_text(s, FONT_SANS_BOLD, fs2, tx, by + 54 * u, th->warn, a->edit_error);
+  const char *error = a->field.error[0] ? a->field.error : a->edit_error;
+  if (error[0]) {
+    scene_text(s, FONT_SANS_BOLD, fs2, tx, by + 54 * u, th->warn, error);
     return;
   }
   scene_text(s, FONT_SANS, fs2 * 0.9f, tx, by + 26 * u, th->muted, "tokens:");
@@ -224,6 +311,8 @@ static const char *const HELP[][2] = {
     {"Shift + arrows", "move the cell cursor"},
     {"Enter", "pin / unpin the cell"},
     {"E, or click the sentence", "type a new sentence"},
+    {"Ctrl + A  C  X  V  Z  Y", "typing: select all, copy, cut, paste, undo, redo"},
+    {"↑  ↓  while typing", "the sentences used before"},
     {"F  or  F11", "fullscreen"},
     {"+  −", "larger / smaller"},
     {"T", "light high-contrast theme"},

@@ -6,9 +6,10 @@
 #include <stdarg.h>
 
 #include "app.h"
-#include "explain.h" // defines: Explanation, explain_cell
-#include "page.h"    // defines: PageSpec
-#include "view.h"    // defines: ViewLayout
+#include "explain.h"   // defines: Explanation, explain_cell
+#include "page.h"      // defines: PageSpec
+#include "textfield.h" // defines: TextField
+#include "view.h"      // defines: ViewLayout
 
 typedef enum { ACT_PREV, ACT_NEXT, ACT_HEAD, ACT_LAYER, ACT_HELP, ACT_EDIT, ACT_THEME, ACT_SAVE } Action;
 
@@ -34,10 +35,16 @@ struct App {
   bool numbers, help, fullscreen, editing;
   float text_scale;
   float global_lo, global_hi;
-  bool global_stale; // the range of the global colour scale must be measured again
-  char edit[SESSION_MAX_TEXT];
+  bool global_stale;                  // the range of the global colour scale must be measured again
+  TextField field;                    // the sentence being typed (caret, selection, undo, history)
   char before_edit[SESSION_MAX_TEXT]; // the sentence when editing began: Esc brings it back
-  char edit_error[512];
+  char edit_error[512];               // why the typed sentence did not work (session_set_text)
+  char clip[TEXTFIELD_CAP];           // what Ctrl+C or Ctrl+X copied
+  char compose[64];                   // an input method's text being composed
+  bool dragging;                      // the mouse button went down in the field
+  // the field's text in the last frame: area (x, y, w, h), first byte shown, where it starts
+  float fld[4], fld_x0, fld_fs, caret_box[4];
+  size_t fld_start;
   // the selected cell: hovered, pinned (click or Enter) or the keyboard cursor's
   int sel_op, sel_i, sel_j;
   bool pinned, cursor;
@@ -65,6 +72,9 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
 void app_touch(App *a);  // the page changed: draw it again
 void app_save(App *a);   // S: a new numbered PNG of the current view
 void app_export(App *a); // Ctrl+E: every step into a new numbered folder
+// The byte of the field's text nearest to x in the last frame (a click places the caret there);
+// false when (x, y) is not on the field.
+bool app_field_hit(App *a, float x, float y, size_t *pos);
 void app_set_status(App *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h> // strcasecmp
 
 #include "fileio.h" // defines: file_read_all
 
@@ -42,24 +43,52 @@ static bool parse_key(char *spec, AppEvent *e) {
     char *plus = strchr(spec, '+');
     if (!plus || plus == spec || !plus[1]) break;
     *plus = 0;
-    if (!strcmp(spec, "shift"))
+    if (!strcasecmp(spec, "shift"))
       e->mods |= MOD_SHIFT;
-    else if (!strcmp(spec, "ctrl"))
+    else if (!strcasecmp(spec, "ctrl"))
       e->mods |= MOD_CTRL;
-    else if (!strcmp(spec, "alt"))
+    else if (!strcasecmp(spec, "alt"))
       e->mods |= MOD_ALT;
     else
       return false;
     spec = plus + 1;
   }
   for (size_t k = 0; k < sizeof KEYS / sizeof *KEYS; k++)
-    if (!strcmp(spec, KEYS[k].name)) return e->key = KEYS[k].key, true;
+    if (!strcasecmp(spec, KEYS[k].name)) return e->key = KEYS[k].key, true; // "left" too
   if (strlen(spec) == 1 && (unsigned char)spec[0] > 32 && (unsigned char)spec[0] < 127) {
     e->key = KEY_CHAR;
     e->ch = (uint32_t)(spec[0] >= 'A' && spec[0] <= 'Z' ? spec[0] + 32 : spec[0]);
     return true;
   }
   return false;
+}
+
+// The text of a clipboard line with its escapes (\n \t \\ \xHH) replaced; NULL on a bad escape
+// (then *bad is its offset) or out of memory.
+static char *unescape(const char *s, size_t *bad) {
+  char *out = malloc(strlen(s) + 1), *o = out;
+  if (!out) return NULL;
+  for (const char *p = s; *p; p++) {
+    if (*p != '\\') {
+      *o++ = *p;
+      continue;
+    }
+    char c = *++p;
+    if (c == 'n' || c == 't' || c == '\\') {
+      *o++ = c == 'n' ? '\n' : c == 't' ? '\t' : '\\';
+    } else if (c == 'x' && p[1] && p[2] && strchr("0123456789abcdefABCDEF", p[1]) &&
+               strchr("0123456789abcdefABCDEF", p[2]) && (p[1] != '0' || p[2] != '0')) { // no NUL
+      char hex[3] = {p[1], p[2], 0};
+      *o++ = (char)strtol(hex, NULL, 16);
+      p += 2;
+    } else {
+      *bad = (size_t)(p - s);
+      free(out);
+      return NULL;
+    }
+  }
+  *o = 0;
+  return out;
 }
 
 static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno, Err *err) {
@@ -83,18 +112,32 @@ static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno,
       return err_set(err, "%s:%d: unknown key \"%s\"", path, lineno, a ? a : "");
     for (char *p = it->label; *p; p++)
       if (*p == '+' || *p == '/' || *p == '?') *p = '_';
-  } else if (!strcmp(verb, "text")) {
-    it->ev.kind = EV_TEXT;
+  } else if (!strcmp(verb, "text") || !strcmp(verb, "compose")) {
+    it->ev.kind = verb[0] == 't' ? EV_TEXT : EV_COMPOSE;
     snprintf(it->ev.text, sizeof it->ev.text, "%s", rest ? rest : "");
-    snprintf(it->label, sizeof it->label, "text");
-  } else if (!strcmp(verb, "move") || !strcmp(verb, "click") || !strcmp(verb, "resize")) {
+    snprintf(it->label, sizeof it->label, "%s", verb);
+  } else if (!strcmp(verb, "clipboard")) {
+    size_t bad = 0;
+    it->kind = RP_CLIPBOARD;
+    it->clipboard = unescape(rest ? rest : "", &bad);
+    if (!it->clipboard)
+      return err_set(
+          err,
+          "%s:%d: clipboard: a backslash starts \\n, \\t, \\\\ or \\xHH other than \\x00 (at character %zu)",
+          path, lineno, bad + 1);
+    snprintf(it->label, sizeof it->label, "clipboard");
+  } else if (!strcmp(verb, "move") || !strcmp(verb, "click") || !strcmp(verb, "dblclick") ||
+             !strcmp(verb, "release") || !strcmp(verb, "resize")) {
     a = strtok_r(NULL, " \t", &save), b = strtok_r(NULL, " \t", &save);
     if (!a || !b) return err_set(err, "%s:%d: %s needs two numbers", path, lineno, verb);
     float x = strtof(a, NULL), y = strtof(b, NULL);
-    if (verb[0] == 'r')
+    if (!strcmp(verb, "resize"))
       it->ev.kind = EV_RESIZE, it->ev.w = (int)x, it->ev.h = (int)y;
     else
-      it->ev.kind = verb[0] == 'm' ? EV_MOUSE_MOVE : EV_MOUSE_DOWN, it->ev.x = x, it->ev.y = y;
+      it->ev.kind = verb[0] == 'm'   ? EV_MOUSE_MOVE
+                    : verb[0] == 'r' ? EV_MOUSE_UP
+                                     : EV_MOUSE_DOWN,
+      it->ev.x = x, it->ev.y = y, it->ev.clicks = verb[0] == 'd' ? 2 : 1;
     snprintf(it->label, sizeof it->label, "%s", verb);
   } else if (!strcmp(verb, "hover") || !strcmp(verb, "click-cell")) {
     a = strtok_r(NULL, " \t", &save), b = strtok_r(NULL, " \t", &save), c = strtok_r(NULL, " \t", &save);
@@ -110,7 +153,9 @@ static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno,
     snprintf(it->label, sizeof it->label, "wait");
   } else {
     return err_set(
-        err, "%s:%d: unknown event \"%s\" (key, text, move, click, hover, click-cell, leave, resize, wait)",
+        err,
+        "%s:%d: unknown event \"%s\" (key, text, compose, clipboard, move, click, dblclick, release, "
+        "hover, click-cell, leave, resize, wait)",
         path, lineno, verb);
   }
   return true;
@@ -151,6 +196,7 @@ bool replay_load(Replay *r, const char *path, Err *err) {
 }
 
 void replay_free(Replay *r) {
+  for (int k = 0; k < r->n; k++) free(r->items[k].clipboard);
   free(r->items);
   memset(r, 0, sizeof *r);
 }

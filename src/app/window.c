@@ -122,6 +122,10 @@ static void frame(Shell *sh, App *app) {
   SDL_RenderCopy(sh->ren, sh->tex, NULL, NULL);
   double t1 = now_ms();
   SDL_RenderPresent(sh->ren);
+  float box[4]; // an input method shows what it composes next to the caret
+  if (app_caret_box(app, box))
+    SDL_SetTextInputRect(&(SDL_Rect){(int)(box[0] / sh->sx), (int)(box[1] / sh->sy),
+                                     (int)(box[2] / sh->sx) + 1, (int)(box[3] / sh->sy) + 1});
   // the work of a frame, without waiting for vsync
   if (page)
     record(&sh->page_frames, &sh->n_page_frames, &sh->cap_page_frames, t1 - t0);
@@ -159,6 +163,13 @@ static void apply_requests(Shell *sh, App *app, bool *quit) {
     else
       SDL_StopTextInput();
   }
+  if (r.copy && SDL_SetClipboardText(app_clipboard(app)) != 0)
+    fprintf(stderr, "stepformer: cannot copy to the clipboard: %s\n", SDL_GetError());
+  if (r.paste) {
+    char *text = SDL_GetClipboardText(); // "" (not NULL) when empty, in SDL 2
+    app_paste(app, text);
+    SDL_free(text);
+  }
 }
 
 // Turns one SDL event into AppEvents.
@@ -194,13 +205,22 @@ static void translate(Shell *sh, App *app, const SDL_Event *e, bool *quit) {
     snprintf(ev.text, sizeof ev.text, "%s", e->text.text);
     app_event(app, &ev);
     return;
+  case SDL_TEXTEDITING: // an input method composing: shown at the caret until it is typed
+    ev.kind = EV_COMPOSE;
+    snprintf(ev.text, sizeof ev.text, "%s", e->edit.text);
+    app_event(app, &ev);
+    return;
   case SDL_MOUSEMOTION:
     ev.kind = EV_MOUSE_MOVE, ev.x = e->motion.x * sh->sx, ev.y = e->motion.y * sh->sy;
     app_event(app, &ev);
     return;
   case SDL_MOUSEBUTTONDOWN:
+  case SDL_MOUSEBUTTONUP:
     if (e->button.button != SDL_BUTTON_LEFT) return;
-    ev.kind = EV_MOUSE_DOWN, ev.x = e->button.x * sh->sx, ev.y = e->button.y * sh->sy;
+    ev.kind = e->type == SDL_MOUSEBUTTONDOWN ? EV_MOUSE_DOWN : EV_MOUSE_UP;
+    ev.x = e->button.x * sh->sx, ev.y = e->button.y * sh->sy;
+    ev.mods = SDL_GetModState() & KMOD_SHIFT ? MOD_SHIFT : 0; // Shift+click extends a selection
+    ev.clicks = e->button.clicks;
     app_event(app, &ev);
     return;
   default: return;
@@ -221,7 +241,9 @@ static void replay_step(Shell *sh, App *app, const ReplayItem *it, int k, const 
     }
     ev.kind = it->kind == RP_HOVER ? EV_MOUSE_MOVE : EV_MOUSE_DOWN, ev.x = x, ev.y = y;
   }
-  if (it->kind != RP_WAIT) app_event(app, &ev);
+  if (it->kind == RP_CLIPBOARD && SDL_SetClipboardText(it->clipboard) != 0)
+    printf("replay %d (line %d): cannot set the clipboard: %s\n", k + 1, it->line, SDL_GetError());
+  if (it->kind == RP_EVENT || it->kind == RP_HOVER || it->kind == RP_CLICK_CELL) app_event(app, &ev);
   if (ev.kind == EV_RESIZE) { // a replay resize changes the window too
     SDL_SetWindowSize(sh->win, (int)(ev.w / sh->sx), (int)(ev.h / sh->sy));
     fit_drawable(sh);
