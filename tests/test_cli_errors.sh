@@ -136,9 +136,48 @@ bad_model activation "tanh"
 bad_model layers-range "n_layers" "out of range (1..64)" # issue 14: it said "not a whole number"
 bad_model layers-huge "n_layers" "out of range (1..64)"
 bad_model layers-word "n_layers" "not a whole number"
-# an encoder-decoder of tests/gen_ref_seq2seq.py: said so, not "embed.weight is missing"
-expect_error "encoder-decoder model" "$T/out" "model.safetensors" "encoder-decoder" "not supported yet" -- \
-  "$SF" dump --model "$SF_TEST_DIR/ref/seq2seq-post/model.safetensors" --text "the cat" --out "$T/out"
+
+# encoder-decoders (tests/gen_ref_seq2seq.py's seq2seq-post, edited the same way)
+S2S=$SF_TEST_DIR/ref/seq2seq-post/model.safetensors
+s2s_hlen=0 i=0
+for b in $(od -An -tu1 -N8 "$S2S"); do s2s_hlen=$((s2s_hlen + (b << (8 * i)))); i=$((i + 1)); done
+s2s_json=$(head -c $((8 + s2s_hlen)) "$S2S" | tail -c "$s2s_hlen")
+tail -c +$((9 + s2s_hlen)) "$S2S" >"$T/s2s-data.bin"
+[ "${#s2s_json}" = "$s2s_hlen" ] || { echo "cannot read the header of $S2S" >&2; exit 1; }
+s2s_edited() { # s2s_edited OUT FROM TO: seq2seq-post with the first FROM in its header replaced by TO
+  case $s2s_json in *"$2"*) ;; *) echo "s2s_edited: \"$2\" is not in the header" >&2; exit 1 ;; esac
+  mkst "$1" "${s2s_json/"$2"/"$3"}" "$T/s2s-data.bin"
+}
+s2s_edited "$T/s2s-no-tgt-vocab.safetensors" '"tgt_vocab":' '"tgt_vocaX":'
+s2s_edited "$T/s2s-no-bos.safetensors" '\n<bos>\n' '\n<bot>\n'
+s2s_edited "$T/s2s-no-eos.safetensors" '\n<eos>\n' '\n<eot>\n'
+s2s_edited "$T/s2s-missing.safetensors" '"decoder.layers.0.norm3.bias"' '"decoder.layers.0.norm3.bjas"'
+s2s_edited "$T/s2s-misshapen.safetensors" \
+  '"decoder.layers.0.multihead_attn.in_proj_weight":{"dtype":"F32","shape":[48,16]' \
+  '"decoder.layers.0.multihead_attn.in_proj_weight":{"dtype":"F32","shape":[16,48]'
+s2s_edited "$T/s2s-causal.safetensors" '"causal":"0"' '"causal":"1"'
+s2s_edited "$T/s2s-dec-layers.safetensors" '"n_decoder_layers":"1"' '"n_decoder_layers":"0"'
+s2s_edited "$T/s2s-old-names.safetensors" '"src_embed.weight"' '"embed.weight"'
+# one more tensor after the data: a second decoder layer's, and one no encoder-decoder has
+s2s_end=$(wc -c <"$T/s2s-data.bin")
+head -c 4 /dev/zero | cat "$T/s2s-data.bin" - >"$T/s2s-data4.bin"
+s2s_trim=${s2s_json%"${s2s_json##*[! ]}"} # the header without its padding spaces
+for extra in decoder.layers.1.norm3.bias norm.weight; do
+  mkst "$T/s2s-extra-$extra.safetensors" \
+    "${s2s_trim%\}},\"$extra\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[$s2s_end,$((s2s_end + 4))]}}" \
+    "$T/s2s-data4.bin"
+done
+bad_model s2s-no-tgt-vocab '"tgt_vocab"' "missing" "<bos>"
+bad_model s2s-no-bos '"<bos>"' "tgt_vocab"
+bad_model s2s-no-eos '"<eos>"' "tgt_vocab"
+bad_model s2s-missing '"decoder.layers.0.norm3.bias"' "missing"
+bad_model s2s-misshapen '"decoder.layers.0.multihead_attn.in_proj_weight"' "[16,48]" "[48,16]"
+bad_model s2s-causal "causal" "encoder-decoder"
+bad_model s2s-dec-layers "n_decoder_layers" "out of range"
+bad_model s2s-old-names '"src_embed.weight"' "missing"
+bad_model s2s-extra-decoder.layers.1.norm3.bias '"decoder.layers.1.norm3.bias"' "decoder layer 2" \
+  "n_decoder_layers=1"
+bad_model s2s-extra-norm.weight '"norm.weight"' "encoder-decoder" "remove it"
 bad_model folder "not a regular file"
 expect_error "a file that does not exist" "$T/out" "nope.safetensors" "No such file" -- \
   "$SF" dump --model "$T/nope.safetensors" --out "$T/out"

@@ -184,6 +184,9 @@ static void link_views(Trace *t) {
 #define TRACE_MAX_FLOATS (1L << 29) // 2 GiB
 
 Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
+  if (model_is_seq2seq(model)) // the decoder's stages are not traced yet
+    return err_set(err, "%s is an encoder-decoder: its decoder's stages are not traced yet", model->source),
+           NULL;
   Trace *t = calloc(1, sizeof *t);
   if (!t) return err_set(err, "out of memory"), NULL;
   t->model = model;
