@@ -178,6 +178,28 @@ bad_model s2s-old-names '"src_embed.weight"' "missing"
 bad_model s2s-extra-decoder.layers.1.norm3.bias '"decoder.layers.1.norm3.bias"' "decoder layer 2" \
   "n_decoder_layers=1"
 bad_model s2s-extra-norm.weight '"norm.weight"' "encoder-decoder" "remove it"
+# what does not show a decoder yet says so (issue 11), and --target needs a decoder
+expect_error "window on an encoder-decoder" - "seq2seq-post/model.safetensors" "encoder-decoder" \
+  "do not show the decoder yet" "--target" -- "$SF" --model "$S2S"
+expect_error "export of an encoder-decoder" "$T/out" "seq2seq-post/model.safetensors" \
+  "do not show the decoder yet" -- "$SF" export --model "$S2S" --out "$T/out"
+mkdir -p "$T/s2s-lesson"
+cp "$S2S" "$T/s2s-lesson/m.safetensors"
+printf -- '---\ntitle: t\nsentence: the cat\nmodel: m.safetensors\n---\n## Tokens {stage=tokens}\nHi\n' \
+  >"$T/s2s-lesson/l.md"
+expect_error "a lesson on an encoder-decoder" "$T/out" "m.safetensors" "lessons do not show the decoder" -- \
+  "$SF" export --lesson "$T/s2s-lesson/l.md" --out "$T/out"
+expect_error "--target on an encoder" "$T/out" "--target" "encoder only" -- \
+  "$SF" dump --model "$MODEL" --target "la banque" --out "$T/out"
+expect_error "stages --target on an encoder" - "--target" "encoder only" -- \
+  "$SF" stages --model "$MODEL" --target "la banque"
+expect_error "--target twice" "$T/out" "--target" "twice" -- \
+  "$SF" dump --model "$S2S" --target la --target le --out "$T/out"
+expect_error "--target without its text" - "--target" "needs a value" -- "$SF" stages --model "$S2S" --target
+expect_error "--causal on an encoder-decoder" "$T/out" "--causal" "encoder-decoder" -- \
+  "$SF" dump --model "$S2S" --causal --out "$T/out"
+expect_error "a target that is not UTF-8" "$T/out" "--target" -- \
+  "$SF" dump --model "$S2S" --target $'la \xff' --out "$T/out"
 bad_model folder "not a regular file"
 expect_error "a file that does not exist" "$T/out" "nope.safetensors" "No such file" -- \
   "$SF" dump --model "$T/nope.safetensors" --out "$T/out"
