@@ -371,7 +371,13 @@ Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
 
 Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens *dec_tokens, Err *err) {
   bool s2s = model_is_seq2seq(model);
-  EXPECT(s2s == (dec_tokens != NULL));
+  EXPECT(s2s || dec_tokens == NULL); // an encoder has no decoder to feed
+  if (s2s && !dec_tokens)
+    return err_set(err,
+                   "%s is an encoder-decoder: its trace needs the decoder's input too (<bos> and the "
+                   "target's tokens: trace_new_seq2seq)",
+                   model->source),
+           NULL;
   Trace *t = calloc(1, sizeof *t);
   if (!t) return err_set(err, "out of memory"), NULL;
   t->model = model;

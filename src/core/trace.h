@@ -117,7 +117,8 @@ typedef struct {
 // the stages would take more than 2 GiB (a long sentence through many heads: H·L² per score stage).
 Trace *trace_new(const Model *model, const Tokens *tokens, Err *err);
 // The same for an encoder-decoder: `tokens` the source, `dec_tokens` the decoder's input (ids in
-// model->tgt_vocab, from trace_decoder_tokens). For an encoder, dec_tokens must be NULL.
+// model->tgt_vocab, from trace_decoder_tokens). For an encoder, dec_tokens must be NULL; for an
+// encoder-decoder trace_new (dec_tokens NULL) fails with a message.
 Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens *dec_tokens, Err *err);
 // The decoder's input for a target sentence: "<bos>" followed by target's words, tokenized as a
 // sentence is, against model->tgt_vocab (an empty target gives "<bos>" alone). At most
