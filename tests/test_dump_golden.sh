@@ -115,6 +115,18 @@ while IFS=$'\t' read -r name text target; do
 done <"$REFS/seq2seq_cases.txt"
 [ "$n_s2s" -ge 3 ] || fail "seq2seq_cases.txt lists $n_s2s cases"
 
+# the dumped encoder-decoder is the model: dumping from it gives the same bytes (model_save writes
+# n_decoder_layers, tgt_vocab and nn.Transformer's names)
+s2s=$T/seq2seq-post
+if "$SF" dump --model "$s2s/model.safetensors" --text "The cat walks by the bank" \
+  --target "le chat marche près de la banque" --out "$T/s2s-again" >/dev/null 2>"$T/stderr"; then
+  for f in "$s2s"/*; do
+    cmp -s "$f" "$T/s2s-again/$(basename "$f")" || fail "reopened seq2seq dump: $(basename "$f") differs"
+  done
+else
+  fail "dump of the dumped encoder-decoder: $(cat "$T/stderr")"
+fi
+
 # an encoder-decoder without --target: the decoder's input is <bos> alone (said on stdout)
 if "$SF" dump --model "$REFS/seq2seq-post/model.safetensors" --out "$T/bos-only" >"$T/stdout" 2>"$T/stderr"; then
   [ "$(cat "$T/bos-only/dec_tokens.txt")" = "<bos>" ] || fail "no --target: dec_tokens.txt is not <bos>"

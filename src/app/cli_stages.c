@@ -24,7 +24,7 @@ static const char *USAGE =
 
 // One row of the table.
 typedef struct {
-  char number[16], layer[16], file[48], shape[32], range[64], extra[96], lo[32], hi[32];
+  char number[16], layer[16], file[48], shape[32], range[72], extra[96], lo[32], hi[32];
   const char *title, *name, *tex;
   long neg, pos, nan;
 } Row;
