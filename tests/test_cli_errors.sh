@@ -396,6 +396,10 @@ printf -- '---\ntitle: t\nsentence: a b\nmodel: random D=16,H=2,F=8,layers=1,see
   >"$T/textypo.md"
 expect_error "export of a lesson with a formula typo" "$T/out" "textypo.md:8:" "did you mean" -- \
   "$SF" export --lesson "$T/textypo.md" --out "$T/out"
+printf -- '---\ntitle: t\nsentence: a b\nmodel: random D=16,H=2,F=8,layers=1,seed=1\n---\n## s {stage=cross_softmax}\n' \
+  >"$T/decstage.md"
+expect_error "a decoder stage in an encoder's lesson" "$T/out" "decstage.md:6:" "stage=cross_softmax" \
+  "encoder-decoder" "encoder only" -- "$SF" export --lesson "$T/decstage.md" --out "$T/out"
 
 # ---------------------------------------------------------------- inputs that once crashed
 # fuzz_safetensors found it (issue 14): a long message whose kept tail began inside a UTF-8
