@@ -136,9 +136,70 @@ bad_model activation "tanh"
 bad_model layers-range "n_layers" "out of range (1..64)" # issue 14: it said "not a whole number"
 bad_model layers-huge "n_layers" "out of range (1..64)"
 bad_model layers-word "n_layers" "not a whole number"
-# an encoder-decoder of tests/gen_ref_seq2seq.py: said so, not "embed.weight is missing"
-expect_error "encoder-decoder model" "$T/out" "model.safetensors" "encoder-decoder" "not supported yet" -- \
-  "$SF" dump --model "$SF_TEST_DIR/ref/seq2seq-post/model.safetensors" --text "the cat" --out "$T/out"
+
+# encoder-decoders (tests/gen_ref_seq2seq.py's seq2seq-post, edited the same way)
+S2S=$SF_TEST_DIR/ref/seq2seq-post/model.safetensors
+s2s_hlen=0 i=0
+for b in $(od -An -tu1 -N8 "$S2S"); do s2s_hlen=$((s2s_hlen + (b << (8 * i)))); i=$((i + 1)); done
+s2s_json=$(head -c $((8 + s2s_hlen)) "$S2S" | tail -c "$s2s_hlen")
+tail -c +$((9 + s2s_hlen)) "$S2S" >"$T/s2s-data.bin"
+[ "${#s2s_json}" = "$s2s_hlen" ] || { echo "cannot read the header of $S2S" >&2; exit 1; }
+s2s_edited() { # s2s_edited OUT FROM TO: seq2seq-post with the first FROM in its header replaced by TO
+  case $s2s_json in *"$2"*) ;; *) echo "s2s_edited: \"$2\" is not in the header" >&2; exit 1 ;; esac
+  mkst "$1" "${s2s_json/"$2"/"$3"}" "$T/s2s-data.bin"
+}
+s2s_edited "$T/s2s-no-tgt-vocab.safetensors" '"tgt_vocab":' '"tgt_vocaX":'
+s2s_edited "$T/s2s-no-bos.safetensors" '\n<bos>\n' '\n<bot>\n'
+s2s_edited "$T/s2s-no-eos.safetensors" '\n<eos>\n' '\n<eot>\n'
+s2s_edited "$T/s2s-missing.safetensors" '"decoder.layers.0.norm3.bias"' '"decoder.layers.0.norm3.bjas"'
+s2s_edited "$T/s2s-misshapen.safetensors" \
+  '"decoder.layers.0.multihead_attn.in_proj_weight":{"dtype":"F32","shape":[48,16]' \
+  '"decoder.layers.0.multihead_attn.in_proj_weight":{"dtype":"F32","shape":[16,48]'
+s2s_edited "$T/s2s-causal.safetensors" '"causal":"0"' '"causal":"1"'
+s2s_edited "$T/s2s-dec-layers.safetensors" '"n_decoder_layers":"1"' '"n_decoder_layers":"0"'
+s2s_edited "$T/s2s-old-names.safetensors" '"src_embed.weight"' '"embed.weight"'
+# one more tensor after the data: a second decoder layer's, and one no encoder-decoder has
+s2s_end=$(wc -c <"$T/s2s-data.bin")
+head -c 4 /dev/zero | cat "$T/s2s-data.bin" - >"$T/s2s-data4.bin"
+s2s_trim=${s2s_json%"${s2s_json##*[! ]}"} # the header without its padding spaces
+for extra in decoder.layers.1.norm3.bias norm.weight; do
+  mkst "$T/s2s-extra-$extra.safetensors" \
+    "${s2s_trim%\}},\"$extra\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[$s2s_end,$((s2s_end + 4))]}}" \
+    "$T/s2s-data4.bin"
+done
+bad_model s2s-no-tgt-vocab '"tgt_vocab"' "missing" "<bos>"
+bad_model s2s-no-bos '"<bos>"' "tgt_vocab"
+bad_model s2s-no-eos '"<eos>"' "tgt_vocab"
+bad_model s2s-missing '"decoder.layers.0.norm3.bias"' "missing"
+bad_model s2s-misshapen '"decoder.layers.0.multihead_attn.in_proj_weight"' "[16,48]" "[48,16]"
+bad_model s2s-causal "causal" "encoder-decoder"
+bad_model s2s-dec-layers "n_decoder_layers" "out of range"
+bad_model s2s-old-names '"src_embed.weight"' "missing"
+bad_model s2s-extra-decoder.layers.1.norm3.bias '"decoder.layers.1.norm3.bias"' "decoder layer 2" \
+  "n_decoder_layers=1"
+bad_model s2s-extra-norm.weight '"norm.weight"' "encoder-decoder" "remove it"
+# what does not show a decoder yet says so (issue 11), and --target needs a decoder
+expect_error "window on an encoder-decoder" - "seq2seq-post/model.safetensors" "encoder-decoder" \
+  "do not show the decoder yet" "--target" -- "$SF" --model "$S2S"
+expect_error "export of an encoder-decoder" "$T/out" "seq2seq-post/model.safetensors" \
+  "do not show the decoder yet" -- "$SF" export --model "$S2S" --out "$T/out"
+mkdir -p "$T/s2s-lesson"
+cp "$S2S" "$T/s2s-lesson/m.safetensors"
+printf -- '---\ntitle: t\nsentence: the cat\nmodel: m.safetensors\n---\n## Tokens {stage=tokens}\nHi\n' \
+  >"$T/s2s-lesson/l.md"
+expect_error "a lesson on an encoder-decoder" "$T/out" "m.safetensors" "lessons do not show the decoder" -- \
+  "$SF" export --lesson "$T/s2s-lesson/l.md" --out "$T/out"
+expect_error "--target on an encoder" "$T/out" "--target" "encoder only" -- \
+  "$SF" dump --model "$MODEL" --target "la banque" --out "$T/out"
+expect_error "stages --target on an encoder" - "--target" "encoder only" -- \
+  "$SF" stages --model "$MODEL" --target "la banque"
+expect_error "--target twice" "$T/out" "--target" "twice" -- \
+  "$SF" dump --model "$S2S" --target la --target le --out "$T/out"
+expect_error "--target without its text" - "--target" "needs a value" -- "$SF" stages --model "$S2S" --target
+expect_error "--causal on an encoder-decoder" "$T/out" "--causal" "encoder-decoder" -- \
+  "$SF" dump --model "$S2S" --causal --out "$T/out"
+expect_error "a target that is not UTF-8" "$T/out" "--target" -- \
+  "$SF" dump --model "$S2S" --target $'la \xff' --out "$T/out"
 bad_model folder "not a regular file"
 expect_error "a file that does not exist" "$T/out" "nope.safetensors" "No such file" -- \
   "$SF" dump --model "$T/nope.safetensors" --out "$T/out"
@@ -335,6 +396,10 @@ printf -- '---\ntitle: t\nsentence: a b\nmodel: random D=16,H=2,F=8,layers=1,see
   >"$T/textypo.md"
 expect_error "export of a lesson with a formula typo" "$T/out" "textypo.md:8:" "did you mean" -- \
   "$SF" export --lesson "$T/textypo.md" --out "$T/out"
+printf -- '---\ntitle: t\nsentence: a b\nmodel: random D=16,H=2,F=8,layers=1,seed=1\n---\n## s {stage=cross_softmax}\n' \
+  >"$T/decstage.md"
+expect_error "a decoder stage in an encoder's lesson" "$T/out" "decstage.md:6:" "stage=cross_softmax" \
+  "encoder-decoder" "encoder only" -- "$SF" export --lesson "$T/decstage.md" --out "$T/out"
 
 # ---------------------------------------------------------------- inputs that once crashed
 # fuzz_safetensors found it (issue 14): a long message whose kept tail began inside a UTF-8

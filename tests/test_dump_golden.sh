@@ -2,7 +2,9 @@
 # test_dump_golden.sh -- `stepformer dump` against the PyTorch reference files, through the CLI.
 #
 # For every case of tests/ref/cases.txt: dump the case's model and sentence (with --causal where
-# the case says so) and compare each reference .npy with the dumped file of the same name: the
+# the case says so), and for every encoder-decoder case of tests/ref/seq2seq_cases.txt its source
+# and --target (tokens.txt and dec_tokens.txt byte for byte; every reference file must be dumped),
+# and compare each reference .npy with the dumped file of the same name: the
 # .npy header byte for byte (dtype, order, shape), the values to |c - r| <= 1e-5·max(1, |r|),
 # -inf exactly; tokens.txt byte for byte. Then: the dumped model.safetensors dumps the same bytes
 # again; random models are the same for a seed and differ for another; a dump into an existing
@@ -91,6 +93,48 @@ while IFS=$'\t' read -r name causal text; do
   echo "  $name: ${#refs[@]} stages compared"
 done <"$REFS/cases.txt"
 [ "$n_cases" -ge 7 ] || fail "cases.txt lists $n_cases cases"
+
+n_s2s=0
+while IFS=$'\t' read -r name text target; do
+  case $name in '#'* | '') continue ;; esac
+  n_s2s=$((n_s2s + 1))
+  ref=$REFS/$name out=$T/$name
+  if ! "$SF" dump --model "$ref/model.safetensors" --text "$text" --target "$target" --out "$out" \
+    >"$T/stdout" 2>"$T/stderr"; then
+    fail "$name: dump failed: $(cat "$T/stderr")"
+    continue
+  fi
+  [ -s "$T/stderr" ] && fail "$name: dump wrote to stderr: $(cat "$T/stderr")"
+  for f in tokens.txt dec_tokens.txt; do cmp -s "$ref/$f" "$out/$f" || fail "$name: $f differs"; done
+  refs=("$ref"/*.npy)
+  [ "${#refs[@]}" -ge 50 ] || fail "$name: only ${#refs[@]} reference files"
+  same_npys "$name" "${refs[@]}" -- "${refs[@]/#"$ref"/"$out"}"
+  # the dump holds no stage the reference lacks
+  for f in "$out"/*.npy; do [ -f "$ref/$(basename "$f")" ] || fail "$name: $(basename "$f") has no reference"; done
+  echo "  $name: ${#refs[@]} stages compared"
+done <"$REFS/seq2seq_cases.txt"
+[ "$n_s2s" -ge 3 ] || fail "seq2seq_cases.txt lists $n_s2s cases"
+
+# the dumped encoder-decoder is the model: dumping from it gives the same bytes (model_save writes
+# n_decoder_layers, tgt_vocab and nn.Transformer's names)
+s2s=$T/seq2seq-post
+if "$SF" dump --model "$s2s/model.safetensors" --text "The cat walks by the bank" \
+  --target "le chat marche près de la banque" --out "$T/s2s-again" >/dev/null 2>"$T/stderr"; then
+  for f in "$s2s"/*; do
+    cmp -s "$f" "$T/s2s-again/$(basename "$f")" || fail "reopened seq2seq dump: $(basename "$f") differs"
+  done
+else
+  fail "dump of the dumped encoder-decoder: $(cat "$T/stderr")"
+fi
+
+# an encoder-decoder without --target: the decoder's input is <bos> alone (said on stdout)
+if "$SF" dump --model "$REFS/seq2seq-post/model.safetensors" --out "$T/bos-only" >"$T/stdout" 2>"$T/stderr"; then
+  [ "$(cat "$T/bos-only/dec_tokens.txt")" = "<bos>" ] || fail "no --target: dec_tokens.txt is not <bos>"
+  grep -q "no --target" "$T/stdout" || fail "no --target: not said: $(cat "$T/stdout")"
+  same_npys bos-only "$REFS/seq2seq-post/memory.npy" -- "$T/bos-only/memory.npy"
+else
+  fail "dump without --target: $(cat "$T/stderr")"
+fi
 
 # ---------------------------------------------------------------- the dumped model reopens
 

@@ -9,6 +9,10 @@
 // FMA) with the packed-weight kernel (gemm.h) for every product, linear layers and attention, so
 // every kernel is held to PyTorch. Prints the max difference of every tensor and the
 // first mismatches of a failing one (-q: one summary line per case); exits 1 on any failure.
+//
+// tests/ref/seq2seq_cases.txt lists the encoder-decoder cases (folder, source, target) of
+// tests/gen_ref_seq2seq.py: the same comparison of every .npy of the folder, on the trace of the
+// source and the decoder's input ("<bos>" + the target), and dec_tokens.txt as well.
 #include <dirent.h>
 #include <limits.h>
 #include <math.h>
@@ -121,10 +125,11 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-// tokens.txt: one label per line, as the dump writes it.
-static void check_tokens(const char *cname, const char *dir, const Tokens *tok, const Vocab *v) {
+// tokens.txt (or dec_tokens.txt): one label per line, as the dump writes it.
+static void check_tokens_file(const char *cname, const char *dir, const char *file, const Tokens *tok,
+                              const Vocab *v) {
   char path[4096];
-  CHECK(path_join(path, sizeof path, dir, "tokens.txt"), "%s: path too long", dir);
+  CHECK(path_join(path, sizeof path, dir, file), "%s: path too long", dir);
   Err err = {0};
   size_t len;
   char *buf = file_read_all(path, &len, 1 << 20, &err);
@@ -139,8 +144,12 @@ static void check_tokens(const char *cname, const char *dir, const Tokens *tok, 
     CHECK(i < tok->n && !strcmp(line, tokens_label(tok, v, i)), "%s: token %d is \"%s\", C has \"%s\"", cname,
           i, line, i < tok->n ? tokens_label(tok, v, i) : "(none)");
   }
-  CHECK(i == tok->n, "%s: tokens.txt has %d tokens, the tokenizer %d", cname, i, tok->n);
+  CHECK(i == tok->n, "%s: %s has %d tokens, the tokenizer %d", cname, file, i, tok->n);
   free(buf);
+}
+
+static void check_tokens(const char *cname, const char *dir, const Tokens *tok, const Vocab *v) {
+  check_tokens_file(cname, dir, "tokens.txt", tok, v);
 }
 
 // The stage files every case must have: a generator that drops one would weaken the test.
@@ -175,6 +184,135 @@ static void check_required(const char *cname, const char *dir, const Model *m) {
           want ? "is missing" : "exists but the model has no such stage");
     if (f) fclose(f);
   }
+}
+
+// Fails unless dir/NAME.npy exists.
+static void require(const char *cname, const char *dir, const char *name) {
+  char path[4096], file[80];
+  snprintf(file, sizeof file, "%s.npy", name);
+  path_join(path, sizeof path, dir, file);
+  FILE *f = fopen(path, "rb");
+  CHECK(f != NULL, "%s: missing reference %s", cname, path);
+  if (f) fclose(f);
+}
+
+// The stage files every encoder-decoder case must have (issue 11's dump names).
+static void check_required_seq2seq(const char *cname, const char *dir, const Model *m) {
+  static const char *outside[] = {"O",     "X",     "P",     "Z",        "memory", "dec.O",
+                                  "dec.X", "dec.P", "dec.Z", "dec.norm", "logits", "pred"};
+  static const char *enc[] = {"Q",    "K",     "V",          "S",   "A",    "AV",    "concat", "attn",
+                              "res1", "norm1", "ffn_hidden", "ffn", "res2", "norm2", "out"};
+  static const char *dec[] = {"Q",       "K",          "V",       "S",     "A",    "AV",    "concat",
+                              "attn",    "res1",       "norm1",   "cQ",    "cK",   "cV",    "cS",
+                              "cA",      "cAV",        "cconcat", "cattn", "res2", "norm2", "norm3",
+                              "ffn_pre", "ffn_hidden", "ffn",     "res3",  "out"};
+  char name[64];
+  for (size_t i = 0; i < sizeof outside / sizeof *outside; i++) require(cname, dir, outside[i]);
+  for (int l = 0; l < m->cfg.n_layers; l++)
+    for (size_t i = 0; i < sizeof enc / sizeof *enc; i++) {
+      snprintf(name, sizeof name, "l%d.%s", l, enc[i]);
+      require(cname, dir, name);
+    }
+  for (int l = 0; l < m->cfg.n_dec_layers; l++)
+    for (size_t i = 0; i < sizeof dec / sizeof *dec; i++) {
+      snprintf(name, sizeof name, "d%d.%s", l, dec[i]);
+      require(cname, dir, name);
+    }
+}
+
+// Compares every .npy of dir with the trace; a second forward must give the same bits. Returns the
+// number of files compared.
+static int compare_all(const char *cname, const char *dir, Trace *t, bool verbose) {
+  DIR *d = opendir(dir);
+  CHECK(d != NULL, "%s: cannot list", dir);
+  char *files[512];
+  int nf = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (has_suffix(e->d_name, ".npy") && nf < 512) files[nf++] = strdup(e->d_name);
+  if (d) closedir(d);
+  qsort(files, (size_t)nf, sizeof *files, cmp_str);
+  double worst = 0.0;
+  const char *worst_name = "";
+  for (int i = 0; i < nf; i++) {
+    double md = compare_stage(cname, dir, files[i], t, verbose);
+    if (md >= worst) worst = md, worst_name = files[i];
+  }
+  printf("%-22s %2d stages, L=%d T=%d, max |diff| %.3g (%s)\n", cname, nf, t->L, t->T, worst, worst_name);
+  size_t bytes = sizeof(float) * (size_t)t->block_floats;
+  float *first = malloc(bytes);
+  CHECK(first != NULL, "out of memory");
+  if (first) {
+    memcpy(first, t->block, bytes);
+    model_forward(t);
+    CHECK(!memcmp(first, t->block, bytes), "%s: a second model_forward changed the trace", cname);
+    free(first);
+  }
+  for (int i = 0; i < nf; i++) free(files[i]);
+  return nf;
+}
+
+typedef struct {
+  char name[64];
+  char text[512], target[512];
+} Seq2SeqCase;
+
+// Reads seq2seq_cases.txt: "folder<TAB>source<TAB>target" lines; '#' starts a comment line.
+static int read_seq2seq_cases(const char *path, Seq2SeqCase *cases, int cap) {
+  Err err = {0};
+  size_t len;
+  char *buf = file_read_all(path, &len, 1 << 20, &err);
+  CHECK(buf != NULL, "%s", err.msg);
+  if (!buf) return 0;
+  int n = 0;
+  for (char *line = buf, *next; line && *line; line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    if (line[0] == '#' || line[0] == 0) continue;
+    char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+    CHECK(t2 != NULL && n < cap, "%s: bad line \"%s\"", path, line);
+    if (!t2 || n >= cap) continue;
+    *t1 = *t2 = 0;
+    Seq2SeqCase *c = &cases[n++];
+    snprintf(c->name, sizeof c->name, "%s", line);
+    snprintf(c->text, sizeof c->text, "%s", t1 + 1);
+    snprintf(c->target, sizeof c->target, "%s", t2 + 1);
+  }
+  free(buf);
+  return n;
+}
+
+// Runs one encoder-decoder case. Returns the number of stages compared.
+static int run_seq2seq_case(const Seq2SeqCase *c, const char *refdir, bool verbose) {
+  char dir[4096], path[4096];
+  CHECK(path_join(dir, sizeof dir, refdir, c->name) && path_join(path, sizeof path, dir, "model.safetensors"),
+        "%s: path too long", c->name);
+  Err err = {0};
+  Model *m = model_load(path, &err);
+  CHECK(m != NULL, "%s: %s", c->name, err.msg);
+  if (!m) return 0;
+  CHECK(model_is_seq2seq(m), "%s: not an encoder-decoder", c->name);
+  Tokens src = {0}, dec = {0};
+  bool ok = model_is_seq2seq(m) && tokens_from_text(&src, &m->vocab, c->text, 0, &err) &&
+            trace_decoder_tokens(&dec, m, c->target, 0, &err);
+  CHECK(ok, "%s: %s", c->name, err.msg);
+  Trace *t = NULL;
+  if (ok) {
+    check_tokens(c->name, dir, &src, &m->vocab);
+    check_tokens_file(c->name, dir, "dec_tokens.txt", &dec, &m->tgt_vocab);
+    check_required_seq2seq(c->name, dir, m);
+    t = trace_new_seq2seq(m, &src, &dec, &err);
+    CHECK(t != NULL, "%s: %s", c->name, err.msg);
+  }
+  tokens_free(&src);
+  tokens_free(&dec);
+  int nf = 0;
+  if (t) {
+    model_forward(t);
+    nf = compare_all(c->name, dir, t, verbose);
+  }
+  trace_free(t);
+  model_free(m);
+  return nf;
 }
 
 // Runs one case with the current kernel threshold. Returns the number of stages compared.
@@ -248,6 +386,10 @@ int main(int argc, char **argv) {
   Case cases[64];
   int n = read_cases(manifest, cases, 64);
   CHECK(n >= 7, "%s lists %d cases, expected at least 7", manifest, n);
+  static Seq2SeqCase s2s[16];
+  CHECK(path_join(manifest, sizeof manifest, refdir, "seq2seq_cases.txt"), "SF_TEST_DIR is too long");
+  int n2 = read_seq2seq_cases(manifest, s2s, 16);
+  CHECK(n2 >= 3, "%s lists %d cases, expected at least 3", manifest, n2);
 
   const struct {
     const char *what;
@@ -268,7 +410,9 @@ int main(int argc, char **argv) {
     forward_use_gemm = paths[p].gemm;
     int stages = 0;
     for (int i = 0; i < n; i++) stages += run_case(&cases[i], refdir, verbose && p == 0);
-    CHECK(stages > 0, "no stage compared");
+    int s2s_stages = 0;
+    for (int i = 0; i < n2; i++) s2s_stages += run_seq2seq_case(&s2s[i], refdir, verbose && p == 0);
+    CHECK(stages > 0 && s2s_stages > 0, "no stage compared");
   }
   mat_naive_max_madds = saved;
   forward_use_gemm = true;

@@ -16,6 +16,13 @@
 bool cli_parse_size(const char *s, int *w, int *h);
 // model_source_trace with "--text: " in front of its message (dump and stages).
 Trace *cli_build_trace(const Model *m, const char *text, Err *err);
+// --target TEXT (dump and stages): consumes it into *target and returns 1, 0 when argv[*i] is
+// another option, -1 (err set) when its value is missing or it was given before.
+int cli_target_option(const char **target, int argc, char **argv, int *i, Err *err);
+// The trace of dump and stages: an encoder's (cli_build_trace; a target is refused: it has no
+// decoder), or an encoder-decoder's with the decoder's input "<bos>" + target ("<bos>" alone when
+// target is NULL).
+Trace *cli_build_any_trace(const Model *m, const char *text, const char *target, Err *err);
 // Prints "stepformer CMD: msg" and returns 2.
 int cli_fail(const char *cmd, const char *msg);
 bool cli_wants_help(int argc, char **argv);

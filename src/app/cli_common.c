@@ -24,6 +24,27 @@ Trace *cli_build_trace(const Model *m, const char *text, Err *err) {
   return t;
 }
 
+int cli_target_option(const char **target, int argc, char **argv, int *i, Err *err) {
+  if (strcmp(argv[*i], "--target")) return 0;
+  if (*i + 1 >= argc) return err_set(err, "--target needs a value (the target sentence)"), -1;
+  if (*target) return err_set(err, "--target is given twice: give it once"), -1;
+  *target = argv[++*i];
+  return 1;
+}
+
+Trace *cli_build_any_trace(const Model *m, const char *text, const char *target, Err *err) {
+  if (!model_is_seq2seq(m)) {
+    if (target)
+      return err_set(err,
+                     "--target: %s is an encoder only, with no decoder to feed: leave --target out, or open "
+                     "an encoder-decoder (a file with n_decoder_layers)",
+                     m->source),
+             NULL;
+    return cli_build_trace(m, text, err);
+  }
+  return model_source_trace_seq2seq(m, text, target ? target : "", err);
+}
+
 int cli_fail(const char *cmd, const char *msg) {
   fprintf(stderr, "stepformer %s: %s\n", cmd, msg);
   return 2;

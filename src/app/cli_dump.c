@@ -10,7 +10,7 @@
 
 static const char *USAGE =
     "usage: stepformer dump [--model FILE | --random SPEC [--vocab w1,w2,...]] [--text TEXT]\n"
-    "                       [--causal] --out DIR\n"
+    "                       [--target TEXT] [--causal] --out DIR\n"
     "\n"
     "Runs the encoder on TEXT and writes into DIR one float32 .npy per stage (O, X, P, Z,\n"
     "l0.Q ... l0.out, as in DESIGN.md), tokens.txt, and the model as model.safetensors, so that\n"
@@ -25,6 +25,10 @@ static const char *USAGE =
     "                  [,norm_first=1][,causal=1]   (seeded Xavier-uniform)\n"
     "  --vocab LIST    vocabulary of a random model; default: <unk> plus the words of TEXT\n"
     "  --text TEXT     the sentence (default: \"" MODEL_SOURCE_DEFAULT_TEXT "\")\n"
+    "  --target TEXT   an encoder-decoder's target sentence: the decoder's input is <bos> followed\n"
+    "                  by its words (teacher forcing); without it, <bos> alone. The dump then also\n"
+    "                  holds memory, dec.O ... dec.Z, d0.Q ... d0.out, dec.norm, logits, pred and\n"
+    "                  dec_tokens.txt (tests/gen_ref_seq2seq.py names them)\n"
     "  --causal        mask keys after each query (a decoder's self-attention)\n"
     "  --out DIR       the folder to write (created if missing)\n";
 
@@ -46,17 +50,26 @@ static bool write_all(OutDir *od, const Trace *t, Err *err) {
   bool ok =
       outdir_path(od, "tokens.txt", path, sizeof path, err) && file_write_atomic(path, tokens, len, err);
   free(tokens);
+  if (ok && t->T > 0) { // an encoder-decoder: the decoder's input too
+    char *dec = trace_dec_tokens_lines(t, &len);
+    if (!dec) return err_set(err, "out of memory");
+    ok = outdir_path(od, "dec_tokens.txt", path, sizeof path, err) && file_write_atomic(path, dec, len, err);
+    free(dec);
+  }
   return ok && outdir_path(od, "model.safetensors", path, sizeof path, err) &&
          model_save(t->model, path, err);
 }
 
 int cli_dump(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
-  ModelOpts o = {0};
-  const char *out = NULL;
+  ModelOpts o = {.seq2seq_ok = true};
+  const char *out = NULL, *target = NULL;
   Err err = {0};
   for (int i = 1; i < argc; i++) {
     int r = model_source_option(&o, argc, argv, &i, &err);
+    if (r < 0) return cli_fail("dump", err.msg);
+    if (r) continue;
+    r = cli_target_option(&target, argc, argv, &i, &err);
     if (r < 0) return cli_fail("dump", err.msg);
     if (r) continue;
     if (!strcmp(argv[i], "--out") && i + 1 < argc && !out)
@@ -71,7 +84,7 @@ int cli_dump(int argc, char **argv) {
   if (!out) return cli_fail("dump", "--out DIR is required (the folder to write the stages into)");
   Model *m = model_source_open(&o, &err);
   if (!m) return cli_fail("dump", err.msg);
-  Trace *t = cli_build_trace(m, o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT, &err);
+  Trace *t = cli_build_any_trace(m, o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT, target, &err);
   if (!t) {
     model_free(m);
     return cli_fail("dump", err.msg);
@@ -90,8 +103,16 @@ int cli_dump(int argc, char **argv) {
   else {
     int files = 0;
     for (int i = 0; i < t->n; i++) files += !t->t[i].is_weight;
-    printf("wrote %d stage files, tokens.txt and model.safetensors for \"%s\" (%d tokens, %s) to %s\n", files,
-           o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT, t->L, m->source, out);
+    if (t->T > 0)
+      printf(
+          "wrote %d stage files, tokens.txt, dec_tokens.txt and model.safetensors for \"%s\" -> \"%s\" (%d "
+          "source tokens, %d decoder token%s: <bos>%s; %s) to %s\n",
+          files, o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT, target ? target : "", t->L, t->T,
+          t->T == 1 ? "" : "s", target ? " and the target's words" : " alone, as no --target was given",
+          m->source, out);
+    else
+      printf("wrote %d stage files, tokens.txt and model.safetensors for \"%s\" (%d tokens, %s) to %s\n",
+             files, o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT, t->L, m->source, out);
   }
   trace_free(t);
   model_free(m);

@@ -9,7 +9,8 @@ static const char *USAGE =
     "\n"
     "Prints the configuration of a safetensors model (D, H, d_k, F, layers, activation, norm,\n"
     "causal), its vocabulary size and words, its parameter count and whether it has a\n"
-    "prediction head.\n";
+    "prediction head. For an encoder-decoder, both sides: the encoder's layers and source\n"
+    "vocabulary, the decoder's layers and target vocabulary.\n";
 
 int cli_info(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
@@ -34,16 +35,32 @@ int cli_info(int argc, char **argv) {
   printf("D          %d   (model width)\n", c->D);
   printf("H          %d   (heads, d_k = D/H = %d)\n", c->H, c->D / c->H);
   printf("F          %d   (feed-forward width)\n", c->F);
-  printf("layers     %d\n", c->n_layers);
+  bool s2s = model_is_seq2seq(m);
+  if (s2s) {
+    printf("kind       encoder-decoder (nn.Transformer): the decoder reads the encoder's memory\n");
+    printf("layers     %d encoder, %d decoder\n", c->n_layers, c->n_dec_layers);
+  } else {
+    printf("layers     %d\n", c->n_layers);
+  }
   printf("activation %s\n", model_activation_name(c->activation));
   printf("norm       %s\n", c->norm_first ? "pre-norm (norm_first=1)" : "post-norm (norm_first=0)");
-  printf("causal     %s\n", c->causal ? "yes" : "no");
-  printf("V          %d   (vocabulary:", c->V);
+  printf("causal     %s\n", s2s         ? "no (the encoder); the decoder's self-attention is always masked"
+                            : c->causal ? "yes"
+                                        : "no");
+  printf("V          %d   (%svocabulary:", c->V, s2s ? "source " : "");
   for (int i = 0; i < m->vocab.n && i < 24; i++) printf(" %s", m->vocab.words[i]);
   printf("%s)\n", m->vocab.n > 24 ? " ..." : "");
-  printf("head       %s\n",
-         m->has_head ? (m->has_final_norm ? "prediction head with final LayerNorm" : "prediction head")
-                     : "none");
+  if (s2s) {
+    printf("V_t        %d   (target vocabulary:", c->V_t);
+    for (int i = 0; i < m->tgt_vocab.n && i < 24; i++) printf(" %s", m->tgt_vocab.words[i]);
+    printf("%s)\n", m->tgt_vocab.n > 24 ? " ..." : "");
+    printf(
+        "head       prediction over the target vocabulary, after encoder.norm (memory) and decoder.norm\n");
+  } else {
+    printf("head       %s\n",
+           m->has_head ? (m->has_final_norm ? "prediction head with final LayerNorm" : "prediction head")
+                       : "none");
+  }
   printf("parameters %ld\n", m->n_params);
   if (m->has_seed) printf("seed       %llu\n", (unsigned long long)m->seed);
   model_free(m);

@@ -8,14 +8,17 @@
 #include "mat.h" // defines: mat_minmax
 
 static const char *USAGE =
-    "usage: stepformer stages [--model FILE | --random SPEC [--vocab LIST]] [--text TEXT] [--causal] "
-    "[--tsv]\n"
+    "usage: stepformer stages [--model FILE | --random SPEC [--vocab LIST]] [--text TEXT] [--target TEXT]\n"
+    "                         [--causal] [--tsv]\n"
     "\n"
     "Runs the encoder and prints every step of the pass in order: its number as the window shows\n"
     "it (stages the model does not have are left out, so the numbers run without a gap; a\n"
     "pre-norm model's LayerNorm before attention is 5½), the layer, the stage's title, its lesson\n"
     "name (stage=...), the .npy file `dump` writes, the shape, the range of its values, and its\n"
     "formula (TeX) on the line below.\n"
+    "An encoder-decoder's table goes on with memory and the decoder's stages (their layer column\n"
+    "is d1, d2 ...), on the decoder input <bos> followed by --target's words (<bos> alone without).\n"
+    "  --target TEXT  the target sentence of an encoder-decoder (teacher forcing)\n"
     "  --tsv   one tab-separated line per step with a header line, for scripts: number, layer,\n"
     "          stage, lesson name, file, shape, min, max, -inf count, +inf count, NaN count, TeX\n";
 
@@ -41,15 +44,19 @@ static void fill_row(const Trace *t, int s, Row *r) {
   memset(r, 0, sizeof *r);
   r->title = st->name;
   r->name = info->name;
-  if (st->layer >= 0) snprintf(r->layer, sizeof r->layer, "%d", st->layer + 1);
+  bool dec_layer = st->result >= 0 && t->t[st->result].name[0] == 'd' && st->layer >= 0;
+  if (st->layer >= 0) snprintf(r->layer, sizeof r->layer, "%s%d", dec_layer ? "d" : "", st->layer + 1);
   snprintf(r->number, sizeof r->number, "%d%s", trace_stage_number(t, s, NULL), info->half ? "½" : "");
   if (st->result < 0) { // the tokens: their ids stand where the range would
-    snprintf(r->file, sizeof r->file, "tokens.txt");
-    snprintf(r->shape, sizeof r->shape, "L=%d", t->L);
+    bool dec = st->kind == STEP_DEC_TOKENS;
+    const Tokens *tk = dec ? &t->dec_tokens : &t->tokens;
+    snprintf(r->file, sizeof r->file, dec ? "dec_tokens.txt" : "tokens.txt");
+    snprintf(r->shape, sizeof r->shape, dec ? "T=%d" : "L=%d", tk->n);
     int k = 0;
-    for (int i = 0; i < t->L && k < (int)sizeof r->range - 12; i++)
-      k += snprintf(r->range + k, sizeof r->range - (size_t)k, "%s%d", i ? " " : "", t->tokens.ids[i]);
-    if (t->L > 0 && k >= (int)sizeof r->range - 12) snprintf(r->range + k, sizeof r->range - (size_t)k, " …");
+    for (int i = 0; i < tk->n && k < (int)sizeof r->range - 12; i++)
+      k += snprintf(r->range + k, sizeof r->range - (size_t)k, "%s%d", i ? " " : "", tk->ids[i]);
+    if (tk->n > 0 && k >= (int)sizeof r->range - 12)
+      snprintf(r->range + k, sizeof r->range - (size_t)k, " …");
     r->tex = "";
     return;
   }
@@ -115,9 +122,10 @@ static void print_tsv(const Row *rows, int n) {
 
 int cli_stages(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
-  ModelOpts o = {0};
+  ModelOpts o = {.seq2seq_ok = true};
   Err err = {0};
   bool tsv = false;
+  const char *target = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tsv")) {
       tsv = true;
@@ -125,6 +133,7 @@ int cli_stages(int argc, char **argv) {
     }
     int r = model_source_option(&o, argc, argv, &i, &err);
     if (r < 0) return cli_fail("stages", err.msg);
+    if (!r && (r = cli_target_option(&target, argc, argv, &i, &err)) < 0) return cli_fail("stages", err.msg);
     if (!r) {
       snprintf(err.msg, sizeof err.msg, "unknown option \"%s\" (see stepformer stages --help)", argv[i]);
       return cli_fail("stages", err.msg);
@@ -133,7 +142,7 @@ int cli_stages(int argc, char **argv) {
   Model *m = model_source_open(&o, &err);
   if (!m) return cli_fail("stages", err.msg);
   const char *text = o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT;
-  Trace *t = cli_build_trace(m, text, &err);
+  Trace *t = cli_build_any_trace(m, text, target, &err);
   if (!t) {
     model_free(m);
     return cli_fail("stages", err.msg);
@@ -156,7 +165,15 @@ int cli_stages(int argc, char **argv) {
     printf("tokens (L=%d):", t->L);
     for (int i = 0; i < t->L; i++) printf(" %s%s", t->tokens.words[i], t->tokens.unknown[i] ? "→<unk>" : "");
     printf("\n");
-    if (!c->causal) printf("(no mask stage: the model is not causal; --causal adds it)\n");
+    if (t->T > 0) { // an encoder-decoder
+      printf("decoder: %d layer%s, target vocabulary V_t=%d; its input (T=%d):", c->n_dec_layers,
+             c->n_dec_layers == 1 ? "" : "s", c->V_t, t->T);
+      for (int i = 0; i < t->T; i++)
+        printf(" %s%s", t->dec_tokens.words[i], t->dec_tokens.unknown[i] ? "→<unk>" : "");
+      printf("%s\n", target ? "" : "   (no --target: <bos> alone)");
+      printf("(the encoder has no mask stage; the decoder's self-attention is always masked)\n");
+    } else if (!c->causal)
+      printf("(no mask stage: the model is not causal; --causal adds it)\n");
     printf("\n");
     print_table(rows, t->n_steps);
   }

@@ -99,11 +99,49 @@ Model *model_source_open(const ModelOpts *o, Err *err) {
     m = random_model(o, err);
   else
     m = model_load(shipped, err);
+  if (m && !o->seq2seq_ok && model_is_seq2seq(m)) {
+    err_set(err,
+            "%s is an encoder-decoder: the window, export and lessons do not show the decoder yet; use "
+            "stepformer dump --target TEXT or stepformer stages --target TEXT",
+            o->model_path ? o->model_path : m->source);
+    model_free(m);
+    return NULL;
+  }
+  if (m && o->causal && model_is_seq2seq(m)) {
+    err_set(err,
+            "--causal: %s is an encoder-decoder, whose decoder is always masked and whose encoder sees the "
+            "whole source: leave --causal out",
+            m->source);
+    model_free(m);
+    return NULL;
+  }
   if (m && o->causal) m->cfg.causal = true;
   return m;
 }
 
+Trace *model_source_trace_seq2seq(const Model *m, const char *text, const char *target, Err *err) {
+  Tokens src, dec;
+  Err e = {0};
+  if (!tokens_from_text(&src, &m->vocab, text, MODEL_SOURCE_MAX_TOKENS, &e))
+    return err_set(err, "--text: %s", e.msg), NULL;
+  if (!trace_decoder_tokens(&dec, m, target, MODEL_SOURCE_MAX_TOKENS, &e)) {
+    tokens_free(&src);
+    return err_set(err, "--target: %s", e.msg), NULL;
+  }
+  Trace *t = trace_new_seq2seq(m, &src, &dec, err);
+  tokens_free(&src);
+  tokens_free(&dec);
+  if (t) model_forward(t);
+  return t;
+}
+
 Trace *model_source_trace(const Model *m, const char *text, Err *err) {
+  if (model_is_seq2seq(m)) // the decoder's stages have no view yet
+    return err_set(err,
+                   "%s is an encoder-decoder: the window, export and lessons do not show the decoder yet; "
+                   "use stepformer dump --target TEXT or stepformer stages --target TEXT",
+                   m->source),
+           NULL;
   Tokens tok;
   if (!tokens_from_text(&tok, &m->vocab, text, MODEL_SOURCE_MAX_TOKENS, err)) return NULL;
   Trace *t = trace_new(m, &tok, err);

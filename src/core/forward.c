@@ -250,40 +250,51 @@ typedef struct {
   HeadStage block[5];
 } AttentionStages;
 
+// One attention block of the trace: the indices of its tensors and where its projections are.
+// The encoder's self-attention and the decoder's masked self-attention read Q, K and V from the
+// projection [rows, 3D]; cross-attention reads only Q from it (its K and V come from memory, split
+// into heads once per layer by memory_keys_values).
+typedef struct {
+  int Q, K, V;   // [H, queries, d_k], [H, keys, d_k] x 2
+  int s, masked; // S_h and S_h + M [H, queries, keys]: the same tensor without a mask
+  int A, AV;     // [H, queries, keys], [H, queries, d_k]
+  int concat;    // [queries, D]
+  Mat proj[3];   // the Q, K and V blocks of the projection [rows, D] each (K, V: none for cross)
+  bool causal;   // M: query i sees keys 0..i
+} AttnBlock;
+
 typedef struct {
   const Trace *t;
-  int l;
+  const AttnBlock *b;
   const AttentionStages *stages;
 } HeadJob;
 
-// The views of head h of layer l (see Head).
-static Head head_views(const Trace *t, int l, int h) {
-  const TraceLayer *y = &t->layers[l];
+// The views of head h of an attention block (see Head).
+static Head head_views(const Trace *t, const AttnBlock *b, int h) {
   const TraceTensor *T = t->t;
-  int L = t->L, D = t->cfg.D, dk = D / t->cfg.H;
-  Mat qkv = mat_view(t->scratch, L, 3 * D);
-  bool causal = t->cfg.causal;
-  return (Head){
-      .qkv = {mat_sub(qkv, 0, h * dk, L, dk), mat_sub(qkv, 0, D + h * dk, L, dk),
-              mat_sub(qkv, 0, 2 * D + h * dk, L, dk)},
-      .q = head(&T[y->Q], h),
-      .k = head(&T[y->K], h),
-      .v = head(&T[y->V], h),
-      .s = head(&T[causal ? y->S_raw : y->S], h),
-      .masked = head(&T[y->S], h),
-      .a = head(&T[y->A], h),
-      .av = head(&T[y->AV], h),
-      .concat = mat_sub(tmat(&T[y->concat]), 0, h * dk, L, dk),
-      .causal = causal,
+  int dk = t->cfg.D / t->cfg.H;
+  Head hd = {
+      .q = head(&T[b->Q], h),
+      .k = head(&T[b->K], h),
+      .v = head(&T[b->V], h),
+      .s = head(&T[b->s], h),
+      .masked = head(&T[b->masked], h),
+      .a = head(&T[b->A], h),
+      .av = head(&T[b->AV], h),
+      .concat = mat_sub(tmat(&T[b->concat]), 0, h * dk, T[b->concat].rows, dk),
+      .causal = b->causal,
       .scale = 1.0f / sqrtf((float)dk),
   };
+  for (int part = 0; part < 3; part++)
+    if (b->proj[part].data) hd.qkv[part] = mat_sub(b->proj[part], 0, h * dk, b->proj[part].rows, dk);
+  return hd;
 }
 
 // K_h and V_h serve every block of query rows: with room in the trace for them, and a product
 // large enough for gemm.h, they are packed once per head (K_h for S = Q_h·K_hᵀ, V_h transposed
 // for A_h·V_h) and every block multiplies from the packed copies.
 static void pack_keys_values(Head *hd, const Trace *t, int h) {
-  int L = t->L, dk = hd->k.cols;
+  int L = hd->k.rows, dk = hd->k.cols; // L keys
   if (!t->attn_packed || !forward_use_gemm || (long)L * L * dk <= mat_naive_max_madds) return;
   size_t kf = gemm_packed_floats(L, dk);
   float *buf = t->attn_packed + (size_t)h * (kf + gemm_packed_floats(dk, L));
@@ -297,20 +308,40 @@ static void pack_keys_values(Head *hd, const Trace *t, int h) {
 static void attention_head(void *ctx, int h) {
   const HeadJob *job = ctx;
   const AttentionStages *st = job->stages;
-  int L = job->t->L;
-  Head hd = head_views(job->t, job->l, h);
+  Head hd = head_views(job->t, job->b, h);
+  int L = hd.q.rows, keys = hd.s.cols; // the encoder's self-attention: L == keys
   st->split(&hd, 0, L);
   pack_keys_values(&hd, job->t, h);
-  int block = ATTN_BLOCK_FLOATS / L < 8 ? 8 : ATTN_BLOCK_FLOATS / L;
+  int block = ATTN_BLOCK_FLOATS / keys < 8 ? 8 : ATTN_BLOCK_FLOATS / keys;
   for (int r0 = 0; r0 < L; r0 += block)
     for (size_t i = 0; i < sizeof st->block / sizeof st->block[0]; i++)
       st->block[i](&hd, r0, imin(r0 + block, L));
 }
 
-// Stages 6–11 of layer l, a head per task: on two threads the heads are shared out (par.h).
-static void attention(Trace *t, int l, const AttentionStages *stages) {
-  HeadJob job = {t, l, stages};
-  run_tasks(t->cfg.H, attention_head, &job, 2L * t->L * t->L * t->cfg.D);
+// Stages 6–11 of an attention block, a head per task: on two threads the heads are shared out
+// (par.h).
+static void attention(Trace *t, const AttnBlock *b, const AttentionStages *stages) {
+  HeadJob job = {t, b, stages};
+  const TraceTensor *s = &t->t[b->s];
+  run_tasks(t->cfg.H, attention_head, &job, 2L * s->rows * s->cols * t->cfg.D);
+}
+
+// The attention block of encoder layer l, its projection [L, 3D] in the scratch.
+static AttnBlock encoder_block(const Trace *t, int l) {
+  const TraceLayer *y = &t->layers[l];
+  int L = t->L, D = t->cfg.D;
+  Mat qkv = mat_view(t->scratch, L, 3 * D);
+  bool causal = t->cfg.causal;
+  return (AttnBlock){y->Q,
+                     y->K,
+                     y->V,
+                     causal ? y->S_raw : y->S,
+                     y->S,
+                     y->A,
+                     y->AV,
+                     y->concat,
+                     {mat_sub(qkv, 0, 0, L, D), mat_sub(qkv, 0, D, L, D), mat_sub(qkv, 0, 2 * D, L, D)},
+                     causal};
 }
 
 // ---------------------------------------------------------------- one layer
@@ -343,7 +374,8 @@ static void layer_forward(Trace *t, int l) {
                                           softmax_rows,    // 9  A_h = softmax(S_h + M) [H, L, L]
                                           weighted_values, // 10 A_h V_h [H, L, d_k]
                                           concat_heads}};  // 11 concat = [head_1 … head_H] [L, D]
-  attention(t, l, &stages);
+  AttnBlock blk = encoder_block(t, l);
+  attention(t, &blk, &stages);
 
   // 12 output projection: attn = concat · W^oᵀ + b^o [L, D]
   Mat attn = tmat(&T[y->attn]), res1 = tmat(&T[y->res1]);
@@ -374,6 +406,153 @@ static void layer_forward(Trace *t, int l) {
     add_norm(res2, f_in, ffn, tmat(&T[y->norm2]), w->norm2_weight, w->norm2_bias, c->ln_eps);
 }
 
+// ---------------------------------------------------------------- an encoder-decoder's decoder
+//
+// Legend: S source tokens (the encoder's L), T the decoder's input tokens (<bos> + the target's),
+// V_t target vocabulary. The decoder reuses the encoder's stage functions: the same attention
+// (split_heads, scores, apply_mask, softmax_rows, weighted_values, concat_heads), linear and
+// add_norm. Its products multiply with BLAS or the loop kernels (its weights are not packed).
+
+// Cross-attention's split: Q^c_h [T, d_k] = columns h·d_k.. of the query projection, rows r0..
+// (its K^c_h and V^c_h come from memory_keys_values, once per layer).
+static void split_queries(const Head *hd, int r0, int r1) {
+  mat_copy(rows(hd->q, r0, r1 - r0), rows(hd->qkv[0], r0, r1 - r0));
+}
+
+// One-hot O [n, V], X = O·E [n, D] (row id(x_i) of E, exactly), Z = X + P [n, D].
+static void embed_tokens(Mat O, Mat X, Mat P, Mat Z, const int *ids, const float *table) {
+  memset(O.data, 0, sizeof(float) * (size_t)O.rows * O.cols);
+  for (int i = 0; i < O.rows; i++) {
+    MAT_AT(O, i, ids[i]) = 1.0f;
+    memcpy(X.data + (size_t)i * X.stride, table + (size_t)ids[i] * X.cols, sizeof(float) * (size_t)X.cols);
+  }
+  mat_add(Z, X, P);
+}
+
+// Cross-attention's K^c and V^c [H, S, d_k] of decoder layer j: memory [S, D] · (W^{kc} | W^{vc})ᵀ
+// + b, split into heads. They depend on memory only, not on the target: computed once per layer
+// and read by every target row (generation, one more target word per step, reuses them).
+static void memory_keys_values(Trace *t, int j, Mat kv) {
+  const DecLayerWeights *dw = &t->model->dec_layers[j];
+  const TraceDecLayer *y = &t->dec_layers[j];
+  int S = t->L, D = t->cfg.D, dk = D / t->cfg.H;
+  linear(kv, tmat(&t->t[t->memory]), mat_view(dw->cross_in_proj_weight + (size_t)D * D, 2 * D, D), NULL,
+         dw->cross_in_proj_bias + D);
+  for (int h = 0; h < t->cfg.H; h++) {
+    mat_copy(head(&t->t[y->cK], h), mat_sub(kv, 0, h * dk, S, dk));
+    mat_copy(head(&t->t[y->cV], h), mat_sub(kv, 0, D + h * dk, S, dk));
+  }
+}
+
+// Decoder layer j, stage by stage in the order of the stage table (STEP_DEC_* and STEP_CROSS_*).
+// Post-norm: normK is the LayerNorm after the K-th residual; pre-norm: before the K-th sub-layer.
+static void decoder_layer_forward(Trace *t, int j) {
+  const ModelConfig *c = &t->cfg;
+  const DecLayerWeights *dw = &t->model->dec_layers[j];
+  const LayerWeights *w = &dw->self;
+  const TraceDecLayer *y = &t->dec_layers[j];
+  TraceTensor *T = t->t;
+  int Tn = t->T, S = t->L, D = c->D, F = c->F;
+  bool pre = c->norm_first;
+  Mat in = tmat(&T[y->in]);
+  static const AttentionStages self_stages = {
+      split_heads, {scores, apply_mask, softmax_rows, weighted_values, concat_heads}};
+  static const AttentionStages cross_stages = {
+      split_queries, {scores, apply_mask, softmax_rows, weighted_values, concat_heads}};
+
+  // dec_prenorm (pre-norm only): the masked self-attention sees LN1(in) [T, D]
+  Mat a_in = in;
+  if (pre) {
+    a_in = tmat(&T[y->norm1]);
+    add_norm(NO_MAT, in, NO_MAT, a_in, w->norm1_weight, w->norm1_bias, c->ln_eps);
+  }
+
+  // dec_qkv … dec_concat: masked self-attention over the target, [Q | K | V] [T, 3D] in the scratch,
+  // S_h [H, T, T] with -inf above the diagonal (a word may not look at the words after it)
+  Mat qkv = mat_view(t->scratch, Tn, 3 * D);
+  linear(qkv, a_in, mat_view(w->in_proj_weight, 3 * D, D), NULL, w->in_proj_bias);
+  AttnBlock self = {y->Q,
+                    y->K,
+                    y->V,
+                    y->S_raw,
+                    y->S,
+                    y->A,
+                    y->AV,
+                    y->concat,
+                    {mat_sub(qkv, 0, 0, Tn, D), mat_sub(qkv, 0, D, Tn, D), mat_sub(qkv, 0, 2 * D, Tn, D)},
+                    true};
+  attention(t, &self, &self_stages);
+
+  // dec_outproj: attn = concat · W^oᵀ + b^o [T, D]
+  Mat attn = tmat(&T[y->attn]), res1 = tmat(&T[y->res1]);
+  linear(attn, tmat(&T[y->concat]), mat_view(w->out_proj_weight, D, D), NULL, w->out_proj_bias);
+
+  // dec_addnorm1: res1 = in + attn; x1 = post-norm LN1(res1), pre-norm LN2(res1): the cross-attention's
+  // queries come from x1
+  Mat x1 = tmat(&T[pre ? y->norm2 : y->norm1]);
+  add_norm(res1, in, attn, x1, pre ? w->norm2_weight : w->norm1_weight, pre ? w->norm2_bias : w->norm1_bias,
+           c->ln_eps);
+
+  // cross_qkv: K^c, V^c [H, S, d_k] from memory (once per layer), Q^c = x1 · W^{qc}ᵀ + b [T, D] in
+  // the scratch, then cross_scores … cross_concat: S^c_h [H, T, S], no mask (every source word)
+  Mat q = mat_view(t->scratch, Tn, D), kv = mat_view(t->scratch + (size_t)Tn * D, S, 2 * D);
+  memory_keys_values(t, j, kv);
+  linear(q, x1, mat_view(dw->cross_in_proj_weight, D, D), NULL, dw->cross_in_proj_bias);
+  AttnBlock cross = {y->cQ, y->cK, y->cV, y->cS, y->cS, y->cA, y->cAV, y->cconcat, {q, NO_MAT, NO_MAT},
+                     false};
+  attention(t, &cross, &cross_stages);
+
+  // cross_outproj: cattn = cconcat · W^{oc}ᵀ + b^{oc} [T, D]
+  Mat cattn = tmat(&T[y->cattn]), res2 = tmat(&T[y->res2]);
+  linear(cattn, tmat(&T[y->cconcat]), mat_view(dw->cross_out_proj_weight, D, D), NULL,
+         dw->cross_out_proj_bias);
+
+  // dec_addnorm2: res2 = (pre-norm res1, post-norm x1) + cattn; f_in = post-norm LN2(res2),
+  // pre-norm LN3(res2): the FFN's input
+  Mat f_in = tmat(&T[pre ? y->norm3 : y->norm2]);
+  add_norm(res2, pre ? res1 : x1, cattn, f_in, pre ? dw->norm3_weight : w->norm2_weight,
+           pre ? dw->norm3_bias : w->norm2_bias, c->ln_eps);
+
+  // dec_ffn_hidden, dec_ffn_out: hidden = act(f_in · W_1ᵀ + b_1) [T, F], ffn = hidden · W_2ᵀ + b_2 [T, D]
+  Mat hidden = tmat(&T[y->ffn_hidden]), ffn = tmat(&T[y->ffn]);
+  linear_act(tmat(&T[y->ffn_pre]), f_in, mat_view(w->linear1_weight, F, D), NULL, w->linear1_bias, hidden,
+             c->activation);
+  linear(ffn, hidden, mat_view(w->linear2_weight, D, F), NULL, w->linear2_bias);
+
+  // dec_addnorm3, the layer's output: pre-norm out = res3 = res2 + ffn; post-norm res3 = f_in + ffn,
+  // out = LN3(res3)
+  Mat res3 = tmat(&T[y->res3]);
+  if (pre)
+    add_norm(res3, res2, ffn, NO_MAT, NULL, NULL, c->ln_eps);
+  else
+    add_norm(res3, f_in, ffn, tmat(&T[y->norm3]), dw->norm3_weight, dw->norm3_bias, c->ln_eps);
+}
+
+// memory, then the decoder on its input tokens, then the prediction over the target vocabulary.
+static void decoder_forward(Trace *t) {
+  const ModelConfig *c = &t->cfg;
+  const Model *m = t->model;
+  TraceTensor *T = t->t;
+  int Tn = t->T, D = c->D, V_t = c->V_t;
+
+  // memory: M = LayerNorm(Z') [S, D], encoder.norm of the last encoder layer's output
+  mat_layernorm_rows(tmat(&T[t->memory]), tmat(&T[t->layers[c->n_layers - 1].out]), m->enc_norm_weight,
+                     m->enc_norm_bias, c->ln_eps);
+
+  // dec_onehot, dec_embed, dec_posenc, dec_addpos: O_t [T, V_t], Y = O_t·E_t [T, D], P [T, D], Y + P
+  forward_posenc(T[t->dP].data, Tn, D);
+  embed_tokens(tmat(&T[t->dO]), tmat(&T[t->dX]), tmat(&T[t->dP]), tmat(&T[t->dZ]), t->dec_tokens.ids,
+               m->tgt_embed);
+
+  for (int j = 0; j < c->n_dec_layers; j++) decoder_layer_forward(t, j);
+
+  // dec_predict: softmax(LayerNorm(Y') · W_outᵀ + b_out) [T, V_t], decoder.norm first
+  mat_layernorm_rows(tmat(&T[t->dec_norm]), tmat(&T[t->dec_layers[c->n_dec_layers - 1].out]),
+                     m->dec_norm_weight, m->dec_norm_bias, c->ln_eps);
+  linear(tmat(&T[t->logits]), tmat(&T[t->dec_norm]), mat_view(m->head_weight, V_t, D), NULL, m->head_bias);
+  mat_softmax_rows(tmat(&T[t->pred]), tmat(&T[t->logits]));
+}
+
 void model_forward(Trace *t) {
   const ModelConfig *c = &t->cfg;
   const Model *m = t->model;
@@ -396,6 +575,10 @@ void model_forward(Trace *t) {
 
   for (int l = 0; l < c->n_layers; l++) layer_forward(t, l);
 
+  if (t->T > 0) { // an encoder-decoder: memory and the decoder
+    decoder_forward(t);
+    return;
+  }
   if (t->pred >= 0) { // prediction head: softmax(LN(out) · W_outᵀ + b_out) [L, V]
     const TraceTensor *x = &T[t->layers[c->n_layers - 1].out];
     if (t->final_norm >= 0) {

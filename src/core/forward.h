@@ -4,9 +4,11 @@
 // one-hot O, embeddings X = O·E, positions P, Z = X + P, then for each layer the attention
 // (Q, K, V split into heads, S = QKᵀ/√d_k, optional causal mask, A = softmax(S), A·V, concat,
 // ·W^o), the residuals and LayerNorms (post-norm or pre-norm) and the feed-forward network, and,
-// when the model has one, the prediction head. Nothing is allocated: the trace holds all memory
-// (with two threads, the second thread is started on first use).
-// Results match PyTorch's nn.TransformerEncoderLayer in float32 to about 1e-6.
+// when the model has one, the prediction head; for an encoder-decoder (trace.h), then memory, the
+// decoder's embeddings and layers (masked self-attention, cross-attention over memory, FFN, three
+// residuals and LayerNorms) and the prediction over the target vocabulary. Nothing is allocated: the trace
+// holds all memory (with two threads, the second thread is started on first use). Results match PyTorch's
+// nn.TransformerEncoderLayer in float32 to about 1e-6.
 //
 //     Trace *t = trace_new(model, &tokens, &err);
 //     model_forward(t);

@@ -48,6 +48,11 @@ bool model_config_check(const ModelConfig *c, const char *what, Err *err) {
     return err_set(err, "%s: layers=%d is out of range (1..%d)", what, c->n_layers, MAX_LAYERS);
   if (c->V < 1 || c->V > MAX_VOCAB)
     return err_set(err, "%s: a vocabulary of %d words is out of range (1..%d)", what, c->V, MAX_VOCAB);
+  if (c->n_dec_layers < 0 || c->n_dec_layers > MAX_LAYERS)
+    return err_set(err, "%s: n_decoder_layers=%d is out of range (1..%d)", what, c->n_dec_layers, MAX_LAYERS);
+  if (c->n_dec_layers > 0 && (c->V_t < 1 || c->V_t > MAX_VOCAB))
+    return err_set(err, "%s: a target vocabulary of %d words is out of range (1..%d)", what, c->V_t,
+                   MAX_VOCAB);
   if (!(c->ln_eps > 0.0f && c->ln_eps < 1.0f))
     return err_set(err, "%s: layer_norm_eps must be in (0, 1)", what);
   long n = model_param_count(c, true, true);
@@ -130,10 +135,16 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
 }
 
 long model_param_count(const ModelConfig *c, bool with_head, bool with_norm) {
-  long D = c->D, F = c->F, V = c->V;
+  long D = c->D, F = c->F, V = c->V, Vt = c->V_t;
   long per_layer = 3 * D * D + 3 * D + D * D + D + F * D + F + D * F + D + 4 * D;
+  if (c->n_dec_layers > 0) { // encoder-decoder: + cross-attention and norm3 per decoder layer
+    long per_dec = per_layer + 4 * D * D + 4 * D + 2 * D;
+    return V * D + Vt * D + c->n_layers * per_layer + 2 * D + c->n_dec_layers * per_dec + 2 * D + Vt * D + Vt;
+  }
   return V * D + c->n_layers * per_layer + (with_head ? V * D + V : 0) + (with_norm ? 2 * D : 0);
 }
+
+bool model_is_seq2seq(const Model *m) { return m->cfg.n_dec_layers > 0; }
 
 typedef struct {
   char name[64];
@@ -146,8 +157,10 @@ typedef struct {
 // Lists every tensor of m in file order. Returns the count (at most cap).
 static int param_table(Model *m, Param *p, int cap) {
   const ModelConfig *c = &m->cfg;
-  long D = c->D, F = c->F, V = c->V;
+  long D = c->D, F = c->F, V = c->V, Vt = c->V_t;
+  bool s2s = c->n_dec_layers > 0; // nn.Transformer's names
   int n = 0;
+  char prefix[32], b[64]; // "decoder.layers.63." + "multihead_attn.out_proj.weight" fits
 #define ADD(nm, field, nd, s0, s1, in)                                                                       \
   do {                                                                                                       \
     EXPECT(n < cap);                                                                                         \
@@ -155,28 +168,59 @@ static int param_table(Model *m, Param *p, int cap) {
     snprintf(p[n].name, sizeof p[n].name, "%s", nm);                                                         \
     n++;                                                                                                     \
   } while (0)
-  ADD("embed.weight", m->embed, 2, V, D, INIT_NORMAL);
+// a tensor of a layer: its name is prefix + suffix ("layers.0." + "norm1.bias")
+#define L(suffix, field, nd, s0, s1, in)                                                                     \
+  do {                                                                                                       \
+    snprintf(b, sizeof b, "%s%s", prefix, suffix);                                                           \
+    ADD(b, field, nd, s0, s1, in);                                                                           \
+  } while (0)
+// the attention of a layer, under "self_attn." or "multihead_attn."
+#define ATTN(kind, inw, inb, outw, outb)                                                                     \
+  do {                                                                                                       \
+    L(kind ".in_proj_weight", inw, 2, 3 * D, D, INIT_XAVIER);                                                \
+    L(kind ".in_proj_bias", inb, 1, 3 * D, 0, INIT_ZERO);                                                    \
+    L(kind ".out_proj.weight", outw, 2, D, D, INIT_XAVIER);                                                  \
+    L(kind ".out_proj.bias", outb, 1, D, 0, INIT_ZERO);                                                      \
+  } while (0)
+// the feed-forward network and the first two LayerNorms of layer weights w
+#define FFN_NORMS(w)                                                                                         \
+  do {                                                                                                       \
+    L("linear1.weight", (w)->linear1_weight, 2, F, D, INIT_XAVIER);                                          \
+    L("linear1.bias", (w)->linear1_bias, 1, F, 0, INIT_ZERO);                                                \
+    L("linear2.weight", (w)->linear2_weight, 2, D, F, INIT_XAVIER);                                          \
+    L("linear2.bias", (w)->linear2_bias, 1, D, 0, INIT_ZERO);                                                \
+    L("norm1.weight", (w)->norm1_weight, 1, D, 0, INIT_ONE);                                                 \
+    L("norm1.bias", (w)->norm1_bias, 1, D, 0, INIT_ZERO);                                                    \
+    L("norm2.weight", (w)->norm2_weight, 1, D, 0, INIT_ONE);                                                 \
+    L("norm2.bias", (w)->norm2_bias, 1, D, 0, INIT_ZERO);                                                    \
+  } while (0)
+  ADD(s2s ? "src_embed.weight" : "embed.weight", m->embed, 2, V, D, INIT_NORMAL);
+  if (s2s) ADD("tgt_embed.weight", m->tgt_embed, 2, Vt, D, INIT_NORMAL);
   for (int i = 0; i < c->n_layers; i++) {
     LayerWeights *w = &m->layers[i];
-    char b[64];
-#define L(suffix, field, nd, s0, s1, in)                                                                     \
-  snprintf(b, sizeof b, "layers.%d.%s", i, suffix);                                                          \
-  ADD(b, w->field, nd, s0, s1, in)
-    L("self_attn.in_proj_weight", in_proj_weight, 2, 3 * D, D, INIT_XAVIER);
-    L("self_attn.in_proj_bias", in_proj_bias, 1, 3 * D, 0, INIT_ZERO);
-    L("self_attn.out_proj.weight", out_proj_weight, 2, D, D, INIT_XAVIER);
-    L("self_attn.out_proj.bias", out_proj_bias, 1, D, 0, INIT_ZERO);
-    L("linear1.weight", linear1_weight, 2, F, D, INIT_XAVIER);
-    L("linear1.bias", linear1_bias, 1, F, 0, INIT_ZERO);
-    L("linear2.weight", linear2_weight, 2, D, F, INIT_XAVIER);
-    L("linear2.bias", linear2_bias, 1, D, 0, INIT_ZERO);
-    L("norm1.weight", norm1_weight, 1, D, 0, INIT_ONE);
-    L("norm1.bias", norm1_bias, 1, D, 0, INIT_ZERO);
-    L("norm2.weight", norm2_weight, 1, D, 0, INIT_ONE);
-    L("norm2.bias", norm2_bias, 1, D, 0, INIT_ZERO);
-#undef L
+    snprintf(prefix, sizeof prefix, s2s ? "encoder.layers.%d." : "layers.%d.", i);
+    ATTN("self_attn", w->in_proj_weight, w->in_proj_bias, w->out_proj_weight, w->out_proj_bias);
+    FFN_NORMS(w);
   }
-  if (m->has_head) {
+  if (s2s) {
+    ADD("encoder.norm.weight", m->enc_norm_weight, 1, D, 0, INIT_ONE);
+    ADD("encoder.norm.bias", m->enc_norm_bias, 1, D, 0, INIT_ZERO);
+    for (int j = 0; j < c->n_dec_layers; j++) {
+      DecLayerWeights *d = &m->dec_layers[j];
+      LayerWeights *w = &d->self;
+      snprintf(prefix, sizeof prefix, "decoder.layers.%d.", j);
+      ATTN("self_attn", w->in_proj_weight, w->in_proj_bias, w->out_proj_weight, w->out_proj_bias);
+      ATTN("multihead_attn", d->cross_in_proj_weight, d->cross_in_proj_bias, d->cross_out_proj_weight,
+           d->cross_out_proj_bias);
+      FFN_NORMS(w);
+      L("norm3.weight", d->norm3_weight, 1, D, 0, INIT_ONE);
+      L("norm3.bias", d->norm3_bias, 1, D, 0, INIT_ZERO);
+    }
+    ADD("decoder.norm.weight", m->dec_norm_weight, 1, D, 0, INIT_ONE);
+    ADD("decoder.norm.bias", m->dec_norm_bias, 1, D, 0, INIT_ZERO);
+    ADD("head.weight", m->head_weight, 2, Vt, D, INIT_XAVIER);
+    ADD("head.bias", m->head_bias, 1, Vt, 0, INIT_ZERO);
+  } else if (m->has_head) {
     if (m->has_final_norm) {
       ADD("norm.weight", m->norm_weight, 1, D, 0, INIT_ONE);
       ADD("norm.bias", m->norm_bias, 1, D, 0, INIT_ZERO);
@@ -184,18 +228,25 @@ static int param_table(Model *m, Param *p, int cap) {
     ADD("head.weight", m->head_weight, 2, V, D, INIT_XAVIER);
     ADD("head.bias", m->head_bias, 1, V, 0, INIT_ZERO);
   }
+#undef FFN_NORMS
+#undef ATTN
+#undef L
 #undef ADD
   return n;
 }
+
+// Room for every tensor of a configuration.
+static int param_cap(const ModelConfig *c) { return 8 + 12 * c->n_layers + 8 + 18 * c->n_dec_layers; }
 
 static long param_count(const Param *p) { return p->ndim == 1 ? p->shape[0] : p->shape[0] * p->shape[1]; }
 
 // Allocates the layer array and lists every tensor (no weights yet).
 static bool model_table(Model *m, Param **table, int *n_table, Err *err) {
-  int cap = 8 + 12 * m->cfg.n_layers;
+  int cap = param_cap(&m->cfg);
   m->layers = calloc((size_t)m->cfg.n_layers, sizeof(LayerWeights));
+  if (m->cfg.n_dec_layers > 0) m->dec_layers = calloc((size_t)m->cfg.n_dec_layers, sizeof(DecLayerWeights));
   Param *p = calloc((size_t)cap, sizeof(Param));
-  if (!m->layers || !p) {
+  if (!m->layers || !p || (m->cfg.n_dec_layers > 0 && !m->dec_layers)) {
     free(p);
     return err_set(err, "out of memory");
   }
@@ -258,7 +309,9 @@ void model_free(Model *m) {
   free(m->meta_values);
   free(m->params);
   free(m->layers);
+  free(m->dec_layers);
   vocab_free(&m->vocab);
+  vocab_free(&m->tgt_vocab);
   free(m);
 }
 
@@ -272,6 +325,7 @@ Model *model_random(const ModelConfig *c, const Vocab *vocab, uint64_t seed, Err
   if (!m) return err_set(err, "out of memory"), NULL;
   m->cfg = *c;
   m->cfg.V = vocab->n;
+  m->cfg.n_dec_layers = m->cfg.V_t = 0; // random weights make an encoder only
   if (!model_config_check(&m->cfg, "random model", err)) goto fail;
   char *lines = vocab_to_lines(vocab);
   bool ok = lines && vocab_from_lines(&m->vocab, lines, err);
@@ -331,6 +385,30 @@ static bool meta_int(const StFile *f, const char *path, const char *key, long lo
   return true;
 }
 
+// The decoder's side of an encoder-decoder: n_decoder_layers, tgt_vocab and its <bos> and <eos>.
+static bool read_target_side(const StFile *f, const char *path, Model *m, Err *err) {
+  if (!meta_int(f, path, "n_decoder_layers", 1, MAX_LAYERS, &m->cfg.n_dec_layers, true, err)) return false;
+  const char *tv = st_meta(f, "tgt_vocab");
+  if (!tv)
+    return err_set(err,
+                   "%s: metadata \"tgt_vocab\" is missing: an encoder-decoder (n_decoder_layers) needs its "
+                   "target words joined by newlines, \"<unk>\" first, with <bos> and <eos>",
+                   path);
+  Err verr = {0};
+  if (!vocab_from_lines(&m->tgt_vocab, tv, &verr))
+    return err_set(err, "%s: metadata tgt_vocab: %s", path, verr.msg);
+  m->cfg.V_t = m->tgt_vocab.n;
+  m->bos = vocab_find(&m->tgt_vocab, "<bos>");
+  m->eos = vocab_find(&m->tgt_vocab, "<eos>");
+  if (m->bos < 0 || m->eos < 0)
+    return err_set(
+        err,
+        "%s: metadata tgt_vocab has no \"%s\": the decoder starts from <bos> and stops at <eos>; add "
+        "both words to the target vocabulary",
+        path, m->bos < 0 ? "<bos>" : "<eos>");
+  return true;
+}
+
 static bool meta_flag(const StFile *f, const char *path, const char *key, bool *out, Err *err) {
   const char *v = st_meta(f, key);
   if (!v) return true;
@@ -354,13 +432,10 @@ Model *model_load(const char *path, Err *err) {
   }
   ModelConfig *c = &m->cfg;
   *c = model_config_default();
-  if (st_meta(&f, "n_decoder_layers")) { // nn.Transformer's names: src_embed, encoder.*, decoder.*
-    err_set(err,
-            "%s: an encoder-decoder model (n_decoder_layers=%.20s): this version of Stepformer opens "
-            "encoder models only (embed.weight, layers.N.*); the decoder is not supported yet",
-            path, st_meta(&f, "n_decoder_layers"));
-    goto fail;
-  }
+  // an encoder-decoder (nn.Transformer's names: src_embed, encoder.*, decoder.*): the decoder's
+  // layers and target vocabulary
+  bool s2s = st_meta(&f, "n_decoder_layers") != NULL;
+  if (s2s && !read_target_side(&f, path, m, err)) goto fail;
   const char *vocab = st_meta(&f, "vocab");
   if (!vocab) {
     err_set(
@@ -403,6 +478,13 @@ Model *model_load(const char *path, Err *err) {
     err_set(err, "%s: metadata pos_encoding=\"%s\": Stepformer knows the sinusoidal encoding only", path, pe);
     goto fail;
   }
+  if (s2s && c->causal) {
+    err_set(err,
+            "%s: metadata causal=1 in an encoder-decoder: its encoder sees the whole source and its decoder "
+            "is always masked; set causal to 0",
+            path);
+    goto fail;
+  }
   if (!model_config_check(c, path, err)) goto fail;
   const char *seed = st_meta(&f, "seed");
   if (seed && *seed >= '0' && *seed <= '9') { // strtoull would take "-1" as 2^64-1
@@ -410,8 +492,8 @@ Model *model_load(const char *path, Err *err) {
     m->seed = strtoull(seed, &end, 10);
     m->has_seed = end != seed && !*end;
   }
-  m->has_head = st_find(&f, "head.weight") != NULL;
-  bool has_norm = st_find(&f, "norm.weight") != NULL;
+  m->has_head = s2s || st_find(&f, "head.weight") != NULL; // an encoder-decoder's head is required
+  bool has_norm = !s2s && st_find(&f, "norm.weight") != NULL;
   m->has_final_norm = m->has_head && has_norm;
   int n;
   // every tensor must be in the file with its shape before anything is allocated for it:
@@ -453,7 +535,21 @@ Model *model_load(const char *path, Err *err) {
     while (k < n && strcmp(p[k].name, name)) k++;
     if (k < n) continue;
     int layer;
-    if (sscanf(name, "layers.%d.", &layer) == 1 && layer >= c->n_layers)
+    if (s2s) {
+      bool enc = sscanf(name, "encoder.layers.%d.", &layer) == 1 && layer >= c->n_layers;
+      if (enc || (sscanf(name, "decoder.layers.%d.", &layer) == 1 && layer >= c->n_dec_layers))
+        err_set(err,
+                "%s: tensor \"%s\" belongs to %s layer %d but the metadata says %s=%d: set it to the number "
+                "of layers the file holds",
+                path, name, enc ? "encoder" : "decoder", layer + 1, enc ? "n_layers" : "n_decoder_layers",
+                enc ? c->n_layers : c->n_dec_layers);
+      else
+        err_set(err,
+                "%s: tensor \"%s\" is not one of an encoder-decoder (src_embed.weight, tgt_embed.weight, "
+                "encoder.layers.N.*, encoder.norm.*, decoder.layers.N.*, decoder.norm.*, head.*): remove it "
+                "from the file",
+                path, name);
+    } else if (sscanf(name, "layers.%d.", &layer) == 1 && layer >= c->n_layers)
       err_set(err,
               "%s: tensor \"%s\" belongs to layer %d but the metadata says n_layers=%d: set n_layers to the "
               "number of layers the file holds",
@@ -514,18 +610,23 @@ fail:
 bool model_save(const Model *m, const char *path, Err *err) {
   Model copy = *m; // param_table takes a mutable Model: a shallow copy with the same pointers
   LayerWeights *lw = malloc(sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
-  int cap = 8 + 12 * m->cfg.n_layers;
+  DecLayerWeights *dw = calloc((size_t)m->cfg.n_dec_layers + 1, sizeof(DecLayerWeights));
+  int cap = param_cap(&m->cfg);
   Param *p = calloc((size_t)cap, sizeof(Param));
   StTensor *t = calloc((size_t)cap, sizeof(StTensor));
   char *vocab = vocab_to_lines(&m->vocab);
+  bool s2s = m->cfg.n_dec_layers > 0;
+  char *tgt_vocab = s2s ? vocab_to_lines(&m->tgt_vocab) : NULL;
   const char **keys = NULL, **vals = NULL;
   bool ok = false;
-  if (!lw || !p || !t || !vocab) {
+  if (!lw || !dw || !p || !t || !vocab || (s2s && !tgt_vocab)) {
     err_set(err, "out of memory");
     goto done;
   }
   memcpy(lw, m->layers, sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
   copy.layers = lw;
+  if (s2s) memcpy(dw, m->dec_layers, sizeof(DecLayerWeights) * (size_t)m->cfg.n_dec_layers);
+  copy.dec_layers = dw;
   int n = param_table(&copy, p, cap);
   for (int i = 0; i < n; i++) {
     t[i].name = p[i].name;
@@ -536,23 +637,27 @@ bool model_save(const Model *m, const char *path, Err *err) {
     t[i].data = *p[i].ptr;
   }
   const ModelConfig *c = &m->cfg;
-  char d[16], h[16], f[16], l[16], nf[4], ca[4], eps[32], seed[32];
+  char d[16], h[16], f[16], l[16], nf[4], ca[4], eps[32], seed[32], dl[16];
   snprintf(d, sizeof d, "%d", c->D);
   snprintf(h, sizeof h, "%d", c->H);
   snprintf(f, sizeof f, "%d", c->F);
   snprintf(l, sizeof l, "%d", c->n_layers);
+  snprintf(dl, sizeof dl, "%d", c->n_dec_layers);
   snprintf(nf, sizeof nf, "%d", c->norm_first);
   snprintf(ca, sizeof ca, "%d", c->causal);
   snprintf(eps, sizeof eps, "%g", (double)c->ln_eps);
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)m->seed);
   // The configuration as this model has it, then every other key the loaded file had (their
   // names are distinct: st_parse refuses a repeated one).
-  enum { FIXED = 11 };
-  static const char *const FIXED_KEYS[FIXED] = {"format",         "d_model",      "n_heads",    "d_ff",
-                                                "n_layers",       "activation",   "norm_first", "causal",
-                                                "layer_norm_eps", "pos_encoding", "vocab"};
-  const char *fixed_vals[FIXED] = {
-      "pt", d, h, f, l, model_activation_name(c->activation), nf, ca, eps, "sinusoidal", vocab};
+  // An encoder-decoder adds its decoder's layers and target vocabulary.
+  enum { FIXED_MAX = 13 };
+  static const char *const FIXED_KEYS[FIXED_MAX] = {
+      "format", "d_model",        "n_heads",      "d_ff",  "n_layers",         "activation", "norm_first",
+      "causal", "layer_norm_eps", "pos_encoding", "vocab", "n_decoder_layers", "tgt_vocab"};
+  const char *fixed_vals[FIXED_MAX] = {
+      "pt",         d,     h,  f,        l, model_activation_name(c->activation), nf, ca, eps,
+      "sinusoidal", vocab, dl, tgt_vocab};
+  const int FIXED = s2s ? 13 : 11;
   keys = malloc(sizeof(char *) * (size_t)(FIXED + m->n_meta + 2));
   vals = malloc(sizeof(char *) * (size_t)(FIXED + m->n_meta + 2));
   if (!keys || !vals) {
@@ -581,8 +686,10 @@ done:
   free(keys);
   free(vals);
   free(lw);
+  free(dw);
   free(p);
   free(t);
   free(vocab);
+  free(tgt_vocab);
   return ok;
 }

@@ -19,6 +19,20 @@
 // learned position table: ignoring it would change the numbers silently) or a weight that is
 // NaN or infinite.
 //
+// An encoder-decoder (PyTorch nn.Transformer, batch_first; issue 11) is a file whose __metadata__
+// has n_decoder_layers (and tgt_vocab: the target words joined by newlines, "<unk>" first,
+// holding "<bos>" and "<eos>"; `vocab` is then the source vocabulary). Its tensors keep
+// nn.Transformer's state_dict names (V_s source and V_t target vocabulary):
+//   src_embed.weight [V_s, D], tgt_embed.weight [V_t, D]
+//   encoder.layers.{i}.*  as layers.{i}.* above;  encoder.norm.weight|bias [D]
+//   decoder.layers.{j}.self_attn.*, .multihead_attn.in_proj_weight [3D, D] (rows 0..D-1 give the
+//     cross-attention's Q, D..3D-1 its K and V, from memory), .multihead_attn.in_proj_bias [3D],
+//     .multihead_attn.out_proj.weight [D, D] (and .bias), .linear1.*, .linear2.*,
+//     .norm1|norm2|norm3.weight|bias [D];  decoder.norm.weight|bias [D]
+//   head.weight [V_t, D], head.bias [V_t]   (required)
+// Every one must be there and no other. cfg.V is V_s, cfg.V_t and cfg.n_dec_layers are 0 for an
+// encoder.
+//
 // A Model owns one parameter block (every float above, carved into named pointers), its
 // vocabulary and, where gemm_supported(), a packed copy of each layer's four weight matrices,
 // made by model_load and model_random (the weights must not change afterwards); model_free
@@ -45,9 +59,11 @@ typedef enum { ACT_RELU, ACT_GELU } Activation;
 typedef struct {
   int V, D, H, F, n_layers;
   Activation activation;
-  bool norm_first; // pre-norm (x + SA(LN(x))) instead of post-norm (LN(x + SA(x)))
-  bool causal;     // mask keys after the query (a decoder's self-attention)
-  float ln_eps;    // LayerNorm epsilon, 1e-5 as PyTorch
+  bool norm_first;  // pre-norm (x + SA(LN(x))) instead of post-norm (LN(x + SA(x)))
+  bool causal;      // mask keys after the query (a decoder's self-attention)
+  float ln_eps;     // LayerNorm epsilon, 1e-5 as PyTorch
+  int n_dec_layers; // decoder layers of an encoder-decoder; 0: an encoder only
+  int V_t;          // the decoder's (target) vocabulary; 0 for an encoder only
 } ModelConfig;
 
 typedef struct {
@@ -62,6 +78,15 @@ typedef struct {
   GemmWeights in_proj_packed, out_proj_packed, linear1_packed, linear2_packed;
 } LayerWeights;
 
+// A decoder layer of nn.Transformer: masked self-attention, cross-attention over memory, FFN.
+typedef struct {
+  LayerWeights self; // self_attn.*, linear1/2, norm1, norm2: what an encoder layer has too
+                     // (not packed: the decoder multiplies with BLAS)
+  float *cross_in_proj_weight, *cross_in_proj_bias;   // multihead_attn.in_proj [3D, D], [3D]
+  float *cross_out_proj_weight, *cross_out_proj_bias; // multihead_attn.out_proj [D, D], [D]
+  float *norm3_weight, *norm3_bias;                   // [D]
+} DecLayerWeights;
+
 typedef struct {
   ModelConfig cfg;
   Vocab vocab;
@@ -70,8 +95,15 @@ typedef struct {
   bool has_head;                  // prediction head present
   bool has_final_norm;            // final LayerNorm before the head present
   float *norm_weight, *norm_bias; // [D] final LayerNorm, or NULL
-  float *head_weight, *head_bias; // [V, D], [V]
-  float *params;                  // the one block all weight pointers point into
+  float *head_weight, *head_bias; // [V, D], [V]; an encoder-decoder's: [V_t, D], [V_t]
+  // An encoder-decoder only (cfg.n_dec_layers > 0; else all empty / NULL):
+  Vocab tgt_vocab;                        // the target vocabulary, "<unk>" first
+  int bos, eos;                           // ids of "<bos>" and "<eos>" in tgt_vocab
+  float *tgt_embed;                       // [V_t, D]
+  DecLayerWeights *dec_layers;            // [n_dec_layers]
+  float *enc_norm_weight, *enc_norm_bias; // [D] encoder.norm: memory = LN(last encoder output)
+  float *dec_norm_weight, *dec_norm_bias; // [D] decoder.norm, before the head
+  float *params;                          // the one block all weight pointers point into
   long n_params;
   bool has_seed;
   uint64_t seed;                   // the seed of a random model (or the one recorded in the file)
@@ -96,7 +128,10 @@ Model *model_load(const char *path, Err *err);
 Model *model_random(const ModelConfig *c, const Vocab *vocab, uint64_t seed, Err *err);
 bool model_save(const Model *m, const char *path, Err *err);
 void model_free(Model *m);
+// Parameters of a model of this configuration (an encoder-decoder: always with its norms and head).
 long model_param_count(const ModelConfig *c, bool with_head, bool with_norm);
+// True for an encoder-decoder (cfg.n_dec_layers > 0).
+bool model_is_seq2seq(const Model *m);
 const char *model_activation_name(Activation a);
 
 #endif

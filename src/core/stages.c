@@ -49,6 +49,66 @@ const StageInfo STAGE_TABLE[] = {
      false, true, STAGE_ONE_MATRIX, STAGE_ALWAYS, ROWS(TOKEN, MODEL), NULL, NULL},
     {STEP_PREDICT, "predict", "prediction pred next_word logits", "prediction", 17, false, false,
      STAGE_ONE_MATRIX, STAGE_IF_HEAD, ROWS(TOKEN, VOCAB), NULL, NULL},
+
+    // An encoder-decoder (issue 11): memory, then the decoder. Its tokens are the target's (T of
+    // them: <bos> and the target's words); cross-attention's keys are the source's (S of them).
+    {STEP_MEMORY, "memory", "encoder_output encoder_norm", "memory", 18, false, false, STAGE_ONE_MATRIX,
+     STAGE_IF_DECODER, ROWS(TOKEN, MODEL), NULL, NULL},
+    {STEP_DEC_TOKENS, "dec_tokens", "target_tokens decoder_input", "target tokens", 19, false, false,
+     STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, TGT_TOKEN), NULL, NULL},
+    {STEP_DEC_ONEHOT, "dec_onehot", "target_one_hot", "target one-hot", 20, false, false, STAGE_ONE_MATRIX,
+     STAGE_IF_DECODER, ROWS(TGT_TOKEN, TGT_VOCAB), NULL, NULL},
+    {STEP_DEC_EMBED, "dec_embed", "target_embedding target_embeddings", "target token embeddings", 21, false,
+     false, STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, MODEL), NULL, NULL},
+    {STEP_DEC_POSENC, "dec_posenc", "target_positions", "target positional encoding", 22, false, false,
+     STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, MODEL), NULL, NULL},
+    {STEP_DEC_ADDPOS, "dec_addpos", "target_add_positions", "target embeddings + positions", 23, false, false,
+     STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, MODEL), NULL, NULL},
+    {STEP_DEC_PRENORM, "dec_prenorm", "decoder_pre_norm", "decoder LayerNorm (pre-norm)", 23, true, true,
+     STAGE_ONE_MATRIX, STAGE_IF_DECODER_PRE_NORM, ROWS(TGT_TOKEN, MODEL), NULL, NULL},
+    {STEP_DEC_QKV, "dec_qkv", "decoder_q_k_v", "masked self-attention: Q, K, V", 24, false, true,
+     STAGE_HEAD_BANDS, STAGE_IF_DECODER, ROWS(TGT_TOKEN, HEADDIM), "Queries, keys and values of the target",
+     "Q = Y W^q + b^q,\\quad K = Y W^k + b^k,\\quad V = Y W^v + b^v"},
+    {STEP_DEC_SCORES, "dec_scores", "decoder_scores", "masked self-attention: scaled scores", 25, false, true,
+     STAGE_PER_HEAD, STAGE_IF_DECODER, ROWS(TGT_TOKEN, TGT_TOKEN), NULL, NULL},
+    {STEP_DEC_MASK, "dec_mask", "look_ahead_mask decoder_mask", "masked self-attention: mask", 26, false,
+     true, STAGE_PER_HEAD, STAGE_IF_DECODER, ROWS(TGT_TOKEN, TGT_TOKEN), NULL, NULL},
+    {STEP_DEC_SOFTMAX, "dec_softmax", "decoder_attention", "masked self-attention: softmax", 27, false, true,
+     STAGE_PER_HEAD, STAGE_IF_DECODER, ROWS(TGT_TOKEN, TGT_TOKEN), NULL, NULL},
+    {STEP_DEC_AV, "dec_av", "decoder_weighted_values", "masked self-attention: weighted values", 28, false,
+     true, STAGE_PER_HEAD, STAGE_IF_DECODER, ROWS(TGT_TOKEN, HEADDIM), NULL, NULL},
+    {STEP_DEC_CONCAT, "dec_concat", "decoder_concat", "masked self-attention: concatenate heads", 29, false,
+     true, STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, QKV), NULL, NULL},
+    {STEP_DEC_OUTPROJ, "dec_outproj", "decoder_out_proj", "masked self-attention: output projection", 30,
+     false, true, STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, MODEL), NULL, NULL},
+    {STEP_DEC_ADDNORM1, "dec_addnorm1", "decoder_residual1", "decoder residual + LayerNorm 1", 31, false,
+     true, STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, MODEL), NULL, NULL},
+    {STEP_CROSS_QKV, "cross_qkv", "cross_q_k_v memory_keys_values", "cross-attention: Q, K, V", 32, false,
+     true, STAGE_HEAD_BANDS, STAGE_IF_DECODER, ROWS(TGT_TOKEN, HEADDIM),
+     "Cross-attention: queries from the decoder, keys and values from memory",
+     "Q^c = X W^{qc} + b^{qc},\\quad K^c = M W^{kc} + b^{kc},\\quad V^c = M W^{vc} + b^{vc}"},
+    {STEP_CROSS_SCORES, "cross_scores", "cross_scaled_scores", "cross-attention: scaled scores", 33, false,
+     true, STAGE_PER_HEAD, STAGE_IF_DECODER, ROWS(TGT_TOKEN, TOKEN), NULL, NULL},
+    {STEP_CROSS_SOFTMAX, "cross_softmax", "cross_attention cross_attention_weights",
+     "cross-attention: softmax", 34, false, true, STAGE_PER_HEAD, STAGE_IF_DECODER, ROWS(TGT_TOKEN, TOKEN),
+     NULL, NULL},
+    {STEP_CROSS_AV, "cross_av", "cross_weighted_values", "cross-attention: weighted values", 35, false, true,
+     STAGE_PER_HEAD, STAGE_IF_DECODER, ROWS(TGT_TOKEN, HEADDIM), NULL, NULL},
+    {STEP_CROSS_CONCAT, "cross_concat", "cross_concatenate", "cross-attention: concatenate heads", 36, false,
+     true, STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, QKV), NULL, NULL},
+    {STEP_CROSS_OUTPROJ, "cross_outproj", "cross_out_proj", "cross-attention: output projection", 37, false,
+     true, STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, MODEL), NULL, NULL},
+    {STEP_DEC_ADDNORM2, "dec_addnorm2", "decoder_residual2", "decoder residual + LayerNorm 2", 38, false,
+     true, STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, MODEL), NULL, NULL},
+    {STEP_DEC_FFN_HIDDEN, "dec_ffn_hidden", "decoder_ffn1", "decoder feed-forward hidden", 39, false, true,
+     STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, FFN), NULL, NULL},
+    {STEP_DEC_FFN_OUT, "dec_ffn_out", "decoder_ffn2", "decoder feed-forward out", 40, false, true,
+     STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, MODEL), NULL, NULL},
+    {STEP_DEC_ADDNORM3, "dec_addnorm3", "decoder_residual3 decoder_layer_output",
+     "decoder residual + LayerNorm 3: layer output", 41, false, true, STAGE_ONE_MATRIX, STAGE_IF_DECODER,
+     ROWS(TGT_TOKEN, MODEL), NULL, NULL},
+    {STEP_DEC_PREDICT, "dec_predict", "target_prediction next_target_word translation", "target prediction",
+     42, false, false, STAGE_ONE_MATRIX, STAGE_IF_DECODER, ROWS(TGT_TOKEN, TGT_VOCAB), NULL, NULL},
 };
 const int STAGE_COUNT = (int)(sizeof STAGE_TABLE / sizeof STAGE_TABLE[0]);
 
@@ -145,7 +205,7 @@ const char *stage_nearest(const char *name) {
 }
 
 const char *stage_name_list(void) {
-  static char list[512];
+  static char list[1024];
   if (!list[0]) {
     int n = 0;
     for (int i = 0; i < STAGE_COUNT && n < (int)sizeof list; i++)
@@ -158,7 +218,141 @@ const char *stage_name_list(void) {
 
 #define PRE WHEN_PRE_NORM
 #define POST WHEN_POST_NORM
+#define DEC WHEN_DECODER
 static const TensorNotation NOTATION[] = {
+    // ---- an encoder-decoder's memory and decoder (issue 11). First, so that a decoder's tensor
+    // finds its row before the encoder's row of the same name. Notation: the decoder's input Y
+    // (target tokens, T of them), memory M (source tokens, S of them), cross-attention's ^c.
+    {"memory.gamma", DEC, T_NORM_W, ROWS(TOKEN, MODEL), false, "Encoder's final LayerNorm gain", "\\gamma_M",
+     "\\gamma_M"},
+    {"memory.beta", DEC, T_NORM_W, ROWS(TOKEN, MODEL), false, "Encoder's final LayerNorm shift", "\\beta_M",
+     "\\beta_M"},
+    {"memory", DEC, T_MEMORY, ROWS(TOKEN, MODEL), false, "Memory: the encoder's output", "M",
+     "M = \\mathrm{LayerNorm}(Z'),\\quad M \\in \\mathbb{R}^{S \\times D}"},
+    {"dec.O", DEC, T_ONEHOT, ROWS(TGT_TOKEN, TGT_VOCAB), false, "One-hot target tokens", "O_t",
+     "O_t \\in \\mathbb{R}^{T \\times V_t},\\quad y_1 = \\langle\\mathrm{bos}\\rangle"},
+    {"dec.E", DEC, T_EMBED_W, ROWS(TGT_VOCAB, MODEL), false, "Target embedding table", "E_t",
+     "E_t \\in \\mathbb{R}^{V_t \\times D}"},
+    {"dec.X", DEC, T_EMBED, ROWS(TGT_TOKEN, MODEL), false, "Target token embeddings", "Y",
+     "Y = O_t E_t,\\quad E_t \\in \\mathbb{R}^{V_t \\times D}"},
+    {"dec.P", DEC, T_POSENC, ROWS(TGT_TOKEN, MODEL), false, "Positional encoding of the target", "P",
+     "p_{i,2k} = \\sin\\left(\\frac{i}{10000^{2k/D}}\\right),\\quad p_{i,2k+1} = "
+     "\\cos\\left(\\frac{i}{10000^{2k/D}}\\right)"},
+    {"dec.Z", DEC, T_ADDPOS, ROWS(TGT_TOKEN, MODEL), false, "Target embeddings plus positions", "Y",
+     "Y \\leftarrow Y + P"},
+
+    // a decoder layer: its input, masked self-attention
+    {"in", DEC | WHEN_FIRST_LAYER, T_LAYER_IN, ROWS(TGT_TOKEN, MODEL), true, "Decoder layer input", "Y", "Y"},
+    {"in", DEC | WHEN_LATER_LAYER, T_LAYER_IN, ROWS(TGT_TOKEN, MODEL), true, "Decoder layer input", "Y",
+     "Y \\leftarrow \\text{output of the decoder layer before}"},
+    {"norm1", DEC | PRE, T_NORM_IN, ROWS(TGT_TOKEN, MODEL), false,
+     "LayerNorm before the masked self-attention (pre-norm)", "\\mathrm{LN}_1(Y)",
+     "\\mathrm{LN}_1(Y) = \\gamma_1 \\cdot \\frac{Y - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}} + \\beta_1"},
+    {"Q", DEC, T_PROJ, ROWS(TGT_TOKEN, HEADDIM), false, "Queries of the target", "Q_h",
+     "Q = Y W^q + b^q,\\quad Q_h = Y W^q_h + b^q_h"},
+    {"K", DEC, T_PROJ, ROWS(TGT_TOKEN, HEADDIM), false, "Keys of the target", "K_h",
+     "K = Y W^k + b^k,\\quad K_h = Y W^k_h + b^k_h"},
+    {"V", DEC, T_PROJ, ROWS(TGT_TOKEN, HEADDIM), false, "Values of the target", "V_h",
+     "V = Y W^v + b^v,\\quad V_h = Y W^v_h + b^v_h"},
+    {"S_raw", DEC, T_SCORES, ROWS(TGT_TOKEN, TGT_TOKEN), true, "Scaled scores of the target", "S_h",
+     "S_h = \\frac{Q_h K_h^\\top}{\\sqrt{d_k}}"},
+    {"S", DEC, T_MASKED, ROWS(TGT_TOKEN, TGT_TOKEN), false, "Look-ahead mask", "S_h + M",
+     "S_h \\leftarrow S_h + M,\\quad M_{ij} = -\\infty \\text{ for } j > i \\text{ (a word not yet "
+     "written)}"},
+    {"A", DEC, T_ATTN, ROWS(TGT_TOKEN, TGT_TOKEN), false, "Masked self-attention weights", "A_h",
+     "A_h = \\operatorname{softmax}(S_h + M)"},
+    {"AV", DEC, T_AV, ROWS(TGT_TOKEN, HEADDIM), false, "Weighted values of the target", "\\mathrm{head}_h",
+     "\\mathrm{head}_h = A_h V_h"},
+    {"concat", DEC, T_CONCAT, ROWS(TGT_TOKEN, QKV), false, "Heads concatenated", "\\mathrm{Concat}",
+     "\\mathrm{Concat} = [\\mathrm{head}_1 \\cdots \\mathrm{head}_H]"},
+    {"attn", DEC, T_ATTN_OUT, ROWS(TGT_TOKEN, MODEL), false, "Masked self-attention output",
+     "\\mathrm{MaskedMultiHead}(Y)", "\\mathrm{MaskedMultiHead}(Y) = \\mathrm{Concat} \\cdot W^o + b^o"},
+    {"res1", DEC, T_RESIDUAL, ROWS(TGT_TOKEN, MODEL), false, "Residual", "Y + \\mathrm{MaskedMultiHead}(Y)",
+     "Y + \\mathrm{MaskedMultiHead}(Y)"},
+    {"norm1", DEC | POST, T_NORM, ROWS(TGT_TOKEN, MODEL), false, "Residual and LayerNorm 1", "X",
+     "X = \\mathrm{LayerNorm}_1(Y + \\mathrm{MaskedMultiHead}(Y))"},
+    {"norm2", DEC | PRE, T_NORM_IN, ROWS(TGT_TOKEN, MODEL), false,
+     "Residual, then LayerNorm before the cross-attention (pre-norm)", "X",
+     "X = \\mathrm{LN}_2(Y + \\mathrm{MaskedMultiHead}(\\mathrm{LN}_1(Y)))"},
+    {"norm3.gamma", DEC, T_NORM_W, ROWS(TOKEN, MODEL), false, "LayerNorm gain", "\\gamma_3", "\\gamma_3"},
+    {"norm3.beta", DEC, T_NORM_W, ROWS(TOKEN, MODEL), false, "LayerNorm shift", "\\beta_3", "\\beta_3"},
+
+    // cross-attention: queries from the decoder, keys and values from memory M
+    {"cWq", DEC, T_PROJ_W, ROWS(MODEL, QKV), false, "Cross-attention query weights", "W^{qc}",
+     "W^{qc} \\in \\mathbb{R}^{D \\times D}"},
+    {"cWk", DEC, T_PROJ_W, ROWS(MODEL, QKV), false, "Cross-attention key weights", "W^{kc}",
+     "W^{kc} \\in \\mathbb{R}^{D \\times D}"},
+    {"cWv", DEC, T_PROJ_W, ROWS(MODEL, QKV), false, "Cross-attention value weights", "W^{vc}",
+     "W^{vc} \\in \\mathbb{R}^{D \\times D}"},
+    {"cbq", DEC, T_PROJ_B, ROWS(TGT_TOKEN, QKV), false, "Cross-attention query bias", "b^{qc}", "b^{qc}"},
+    {"cbk", DEC, T_PROJ_B, ROWS(TOKEN, QKV), false, "Cross-attention key bias", "b^{kc}", "b^{kc}"},
+    {"cbv", DEC, T_PROJ_B, ROWS(TOKEN, QKV), false, "Cross-attention value bias", "b^{vc}", "b^{vc}"},
+    {"cQ", DEC, T_PROJ, ROWS(TGT_TOKEN, HEADDIM), false, "Cross-attention queries (from the decoder)",
+     "Q^c_h", "Q^c = X W^{qc} + b^{qc},\\quad Q^c_h = X W^{qc}_h + b^{qc}_h"},
+    {"cK", DEC, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Cross-attention keys (from memory)", "K^c_h",
+     "K^c = M W^{kc} + b^{kc},\\quad K^c_h = M W^{kc}_h + b^{kc}_h \\text{ (once per layer)}"},
+    {"cV", DEC, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Cross-attention values (from memory)", "V^c_h",
+     "V^c = M W^{vc} + b^{vc},\\quad V^c_h = M W^{vc}_h + b^{vc}_h \\text{ (once per layer)}"},
+    {"cS", DEC, T_SCORES, ROWS(TGT_TOKEN, TOKEN), false, "Cross-attention scaled scores", "S^c_h",
+     "S^c_h = \\frac{Q^c_h (K^c_h)^\\top}{\\sqrt{d_k}} \\in \\mathbb{R}^{T \\times S}"},
+    {"cA", DEC, T_ATTN, ROWS(TGT_TOKEN, TOKEN), false, "Cross-attention weights", "A^c_h",
+     "A^c_h = \\operatorname{softmax}\\left(\\frac{Q^c_h (K^c_h)^\\top}{\\sqrt{d_k}}\\right)"},
+    {"cAV", DEC, T_AV, ROWS(TGT_TOKEN, HEADDIM), false, "Cross-attention weighted values",
+     "\\mathrm{head}^c_h", "\\mathrm{head}^c_h = A^c_h V^c_h"},
+    {"cconcat", DEC, T_CONCAT, ROWS(TGT_TOKEN, QKV), false, "Cross-attention heads concatenated",
+     "\\mathrm{Concat}^c", "\\mathrm{Concat}^c = [\\mathrm{head}^c_1 \\cdots \\mathrm{head}^c_H]"},
+    {"cWo", DEC, T_OUT_W, ROWS(QKV, MODEL), false, "Cross-attention output weights", "W^{oc}",
+     "W^{oc} \\in \\mathbb{R}^{D \\times D}"},
+    {"cbo", DEC, T_OUT_B, ROWS(TGT_TOKEN, MODEL), false, "Cross-attention output bias", "b^{oc}", "b^{oc}"},
+    {"cattn", DEC, T_ATTN_OUT, ROWS(TGT_TOKEN, MODEL), false, "Cross-attention output",
+     "\\mathrm{MultiHead}(X, M, M)",
+     "\\mathrm{MultiHead}(X, M, M) = \\mathrm{Concat}^c \\cdot W^{oc} + b^{oc}"},
+    {"res2", DEC, T_RESIDUAL, ROWS(TGT_TOKEN, MODEL), false, "Residual", "X + \\mathrm{MultiHead}(X, M, M)",
+     "X + \\mathrm{MultiHead}(X, M, M)"},
+    {"norm2", DEC | POST, T_NORM, ROWS(TGT_TOKEN, MODEL), false, "Residual and LayerNorm 2", "x",
+     "x = \\mathrm{LayerNorm}_2(X + \\mathrm{MultiHead}(X, M, M))"},
+    {"norm3", DEC | PRE, T_NORM_IN, ROWS(TGT_TOKEN, MODEL), false,
+     "Residual, then LayerNorm before the feed-forward (pre-norm)", "x",
+     "x = \\mathrm{LN}_3(Y + \\ldots + \\mathrm{MultiHead}(X, M, M))"},
+
+    // feed-forward and the layer's output
+    {"ffn_pre", DEC, T_FFN_PRE, ROWS(TGT_TOKEN, FFN), true, "Feed-forward, before the activation",
+     "x W_1 + b_1", "x W_1 + b_1"},
+    {"ffn_hidden", DEC | WHEN_RELU, T_FFN_HIDDEN, ROWS(TGT_TOKEN, FFN), false,
+     "Feed-forward hidden layer (ReLU)", "h", "h = \\max(0,\\, x W_1 + b_1)"},
+    {"ffn_hidden", DEC | WHEN_GELU, T_FFN_HIDDEN, ROWS(TGT_TOKEN, FFN), false,
+     "Feed-forward hidden layer (GELU)", "h", "h = \\mathrm{GELU}(x W_1 + b_1)"},
+    {"ffn", DEC, T_FFN_OUT, ROWS(TGT_TOKEN, MODEL), false, "Feed-forward output", "\\mathrm{FFN}(x)",
+     "\\mathrm{FFN}(x) = h W_2 + b_2"},
+    {"res3", DEC | PRE, T_RESIDUAL, ROWS(TGT_TOKEN, MODEL), false, "Residual: the layer output (pre-norm)",
+     "Y'", "Y' = Y + \\ldots + \\mathrm{FFN}(x)"},
+    {"res3", DEC | POST, T_RESIDUAL, ROWS(TGT_TOKEN, MODEL), false, "Residual", "x + \\mathrm{FFN}(x)",
+     "x + \\mathrm{FFN}(x)"},
+    {"norm3", DEC | POST, T_NORM, ROWS(TGT_TOKEN, MODEL), true, "Residual and LayerNorm 3: the layer output",
+     "Y'", "Y' = \\mathrm{LayerNorm}_3(x + \\mathrm{FFN}(x))"},
+    {"out", DEC | PRE, T_RESIDUAL, ROWS(TGT_TOKEN, MODEL), false, "Decoder layer output", "Y'",
+     "Y' = Y + \\ldots + \\mathrm{FFN}(x)"},
+    {"out", DEC | POST, T_NORM, ROWS(TGT_TOKEN, MODEL), false, "Decoder layer output", "Y'",
+     "Y' = \\mathrm{LayerNorm}_3(x + \\mathrm{FFN}(x))"},
+
+    // the decoder's final LayerNorm and the prediction over the target vocabulary
+    {"dec.norm.gamma", DEC, T_NORM_W, ROWS(TOKEN, MODEL), false, "Decoder's final LayerNorm gain", "\\gamma",
+     "\\gamma"},
+    {"dec.norm.beta", DEC, T_NORM_W, ROWS(TOKEN, MODEL), false, "Decoder's final LayerNorm shift", "\\beta",
+     "\\beta"},
+    {"dec.norm", DEC, T_NORM, ROWS(TGT_TOKEN, MODEL), false, "Decoder's final LayerNorm", "y",
+     "y = \\mathrm{LayerNorm}(Y')"},
+    {"Wout", DEC, T_HEAD_W, ROWS(MODEL, TGT_VOCAB), false, "Prediction weights", "W_{\\mathrm{out}}",
+     "W_{\\mathrm{out}} \\in \\mathbb{R}^{D \\times V_t}"},
+    {"bout", DEC, T_HEAD_W, ROWS(TGT_TOKEN, TGT_VOCAB), false, "Prediction bias", "b_{\\mathrm{out}}",
+     "b_{\\mathrm{out}}"},
+    {"logits", DEC, T_LOGITS, ROWS(TGT_TOKEN, TGT_VOCAB), true, "Logits",
+     "y W_{\\mathrm{out}} + b_{\\mathrm{out}}", "y W_{\\mathrm{out}} + b_{\\mathrm{out}}"},
+    {"pred", DEC, T_PRED, ROWS(TGT_TOKEN, TGT_VOCAB), false, "Prediction of the next target word", "\\hat{p}",
+     "\\hat{p}_i = \\operatorname{softmax}(y_i W_{\\mathrm{out}} + b_{\\mathrm{out}}) \\text{: the word "
+     "after } y_i"},
+
+    // ---- the encoder (and an encoder-decoder's encoder)
     // before the layers
     {"O", 0, T_ONEHOT, ROWS(TOKEN, VOCAB), false, "One-hot tokens", "O",
      "O \\in \\mathbb{R}^{L \\times V},\\quad O_{i,\\,\\mathrm{id}(x_i)} = 1"},
@@ -271,6 +465,7 @@ static const TensorNotation NOTATION[] = {
 };
 #undef PRE
 #undef POST
+#undef DEC
 
 const TensorNotation *stage_notation(const char *name, int holds) {
   for (size_t i = 0; i < sizeof NOTATION / sizeof NOTATION[0]; i++)

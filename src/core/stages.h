@@ -21,12 +21,14 @@
 
 // What the rows or columns of a matrix stand for.
 typedef enum {
-  AXIS_TOKEN,   // one per token: labelled with the word ("cat")
-  AXIS_VOCAB,   // one per vocabulary word
-  AXIS_MODEL,   // model dimension 0..D-1
-  AXIS_HEADDIM, // dimension within a head 0..d_k-1 (column block h·d_k.. of the model dims)
-  AXIS_FFN,     // hidden unit of the feed-forward layer 0..F-1
-  AXIS_QKV,     // model dimension of a projection output, banded by head (W^q's columns)
+  AXIS_TOKEN,     // one per token: labelled with the word ("cat")
+  AXIS_VOCAB,     // one per vocabulary word
+  AXIS_MODEL,     // model dimension 0..D-1
+  AXIS_HEADDIM,   // dimension within a head 0..d_k-1 (column block h·d_k.. of the model dims)
+  AXIS_FFN,       // hidden unit of the feed-forward layer 0..F-1
+  AXIS_QKV,       // model dimension of a projection output, banded by head (W^q's columns)
+  AXIS_TGT_TOKEN, // an encoder-decoder's decoder input: one per target token ("<bos>", "le", ...)
+  AXIS_TGT_VOCAB, // one per target vocabulary word
 } TraceAxis;
 
 // What a tensor is; views and the inspector pick their drawing and worked equation by kind.
@@ -62,6 +64,7 @@ typedef enum {
   T_HEAD_W,     // W_out [D,V] (weight, prediction head)
   T_LOGITS,     // [L,V]
   T_PRED,       // softmax over the vocabulary [L,V]
+  T_MEMORY,     // an encoder-decoder's memory: LayerNorm of the encoder's output [S,D]
 } TensorKind;
 
 // The stages. The values are stable (lessons' tests and the fuzzers loop over them); the order
@@ -85,9 +88,36 @@ typedef enum {
   STEP_ADDNORM2,
   STEP_PREDICT,
   STEP_PRENORM, // pre-norm models only: LN1 before attention (stage 5½ of each layer)
+  // An encoder-decoder (issue 11): after the encoder's layers, memory, then the decoder.
+  STEP_MEMORY,     // memory = LayerNorm(encoder output) [S,D]
+  STEP_DEC_TOKENS, // the decoder's input: <bos> and the target's tokens (T of them)
+  STEP_DEC_ONEHOT,
+  STEP_DEC_EMBED,
+  STEP_DEC_POSENC,
+  STEP_DEC_ADDPOS,
+  STEP_DEC_PRENORM, // pre-norm: LN1 before the masked self-attention
+  STEP_DEC_QKV,     // masked self-attention over the target [H,T,T]
+  STEP_DEC_SCORES,
+  STEP_DEC_MASK,
+  STEP_DEC_SOFTMAX,
+  STEP_DEC_AV,
+  STEP_DEC_CONCAT,
+  STEP_DEC_OUTPROJ,
+  STEP_DEC_ADDNORM1,
+  STEP_CROSS_QKV, // cross-attention: Q from the decoder, K and V from memory [H,T,S]
+  STEP_CROSS_SCORES,
+  STEP_CROSS_SOFTMAX,
+  STEP_CROSS_AV,
+  STEP_CROSS_CONCAT,
+  STEP_CROSS_OUTPROJ,
+  STEP_DEC_ADDNORM2,
+  STEP_DEC_FFN_HIDDEN,
+  STEP_DEC_FFN_OUT,
+  STEP_DEC_ADDNORM3, // the decoder layer's output
+  STEP_DEC_PREDICT,  // softmax over the target vocabulary [T,V_t]
 } StepKind;
 // One past the last kind: an array indexed by StepKind has this many entries.
-#define STEP_KIND_END (STEP_PRENORM + 1)
+#define STEP_KIND_END (STEP_DEC_PREDICT + 1)
 
 // How a stage treats the heads.
 typedef enum {
@@ -99,9 +129,11 @@ typedef enum {
 // What a model must have for the stage to exist.
 typedef enum {
   STAGE_ALWAYS,
-  STAGE_IF_CAUSAL,   // the mask
-  STAGE_IF_PRE_NORM, // the LayerNorm before attention
-  STAGE_IF_HEAD,     // the prediction (a model with a prediction head)
+  STAGE_IF_CAUSAL,           // the mask
+  STAGE_IF_PRE_NORM,         // the LayerNorm before attention
+  STAGE_IF_HEAD,             // the prediction (a model with a prediction head)
+  STAGE_IF_DECODER,          // an encoder-decoder's stages (memory, the decoder's)
+  STAGE_IF_DECODER_PRE_NORM, // a pre-norm encoder-decoder: LN1 before the decoder's self-attention
 } StageNeeds;
 
 typedef struct {
@@ -148,10 +180,11 @@ typedef enum {
   WHEN_GELU = 1 << 5,
   WHEN_FIRST_LAYER = 1 << 6,
   WHEN_LATER_LAYER = 1 << 7,
+  WHEN_DECODER = 1 << 8, // a tensor of an encoder-decoder's decoder (or its memory)
 } StageWhen;
 
 typedef struct {
-  const char *name; // dump name without the layer's "l0." prefix: "A", "Wq", "norm1.gamma"
+  const char *name; // dump name without the layer's "l0." or "d0." prefix: "A", "Wq", "norm1.gamma"
   int when;         // StageWhen flags that must all hold (WHEN_ANY: always)
   TensorKind kind;
   TraceAxis rows, cols;

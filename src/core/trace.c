@@ -13,7 +13,8 @@ typedef struct {
   Trace *t;
   long *own; // floats each tensor needs in the activation block (0 for views)
   int cap;
-  int holds; // StageWhen flags true of the model (and of the layer being built)
+  int holds;   // StageWhen flags true of the model (and of the layer being built)
+  char prefix; // a layer's tensors are named prefix + layer + "." + name: 'l' encoder, 'd' decoder
 } Builder;
 
 // A tensor of the table, its notation from stages.c: `name` is the dump name without the layer
@@ -27,7 +28,7 @@ static int add(Builder *b, const char *name, int layer, bool per_head, int rows,
   TraceTensor *x = &t->t[i];
   memset(x, 0, sizeof *x);
   if (layer >= 0)
-    snprintf(x->name, sizeof x->name, "l%d.%s", layer, name);
+    snprintf(x->name, sizeof x->name, "%c%d.%s", b->prefix, layer, name);
   else
     snprintf(x->name, sizeof x->name, "%s", name);
   x->kind = nt->kind;
@@ -171,6 +172,125 @@ static void add_layer(Builder *b, int l, int in) {
   inputs(t, y->out, c->norm_first ? y->res2 : y->norm2, -1, -1, -1);
 }
 
+// A LayerNorm of the decoder layer being built, with its gain and shift: norm `k` (1, 2, 3) of
+// tensor `in` [rows, D].
+static int dec_norm(Builder *b, int l, int k, const float *gain, const float *shift, int rows, int in, int *g,
+                    int *be) {
+  char name[24];
+  snprintf(name, sizeof name, "norm%d.gamma", k);
+  *g = add_view(b, name, l, 1, b->t->cfg.D, (float *)gain, false);
+  snprintf(name, sizeof name, "norm%d.beta", k);
+  *be = add_view(b, name, l, 1, b->t->cfg.D, (float *)shift, false);
+  snprintf(name, sizeof name, "norm%d", k);
+  int i = add(b, name, l, false, rows, b->t->cfg.D);
+  inputs(b->t, i, in, *g, *be, -1);
+  return i;
+}
+
+// Decoder layer l of an encoder-decoder (names "d{l}.*"), in the order of its stages: masked
+// self-attention over the target, residual and LayerNorm, cross-attention (queries from the
+// decoder, keys and values from memory), residual and LayerNorm, FFN, residual and LayerNorm.
+static void add_dec_layer(Builder *b, int l, int in) {
+  Trace *t = b->t;
+  const ModelConfig *c = &t->cfg;
+  const DecLayerWeights *dw = &t->model->dec_layers[l];
+  const LayerWeights *w = &dw->self;
+  int T = t->T, S = t->L, D = c->D, H = c->H, dk = D / H, F = c->F;
+  bool pre = c->norm_first;
+  TraceDecLayer *y = &t->dec_layers[l];
+  memset(y, -1, sizeof *y);
+  b->holds = model_holds(c) | WHEN_DECODER | (l == 0 ? WHEN_FIRST_LAYER : WHEN_LATER_LAYER);
+  y->in = add_view(b, "in", l, T, D, t->t[in].data, false);
+  inputs(t, y->in, in, -1, -1, -1);
+  int a_in = y->in; // masked self-attention's input: pre-norm LN1(in)
+  if (pre)
+    a_in = y->norm1 = dec_norm(b, l, 1, w->norm1_weight, w->norm1_bias, T, y->in, &y->norm1_g, &y->norm1_b);
+  // masked self-attention [H, T, T]: S is the masked scores, S_raw the scores before the mask
+  y->Wq = add_view(b, "Wq", l, D, D, w->in_proj_weight, true);
+  y->Wk = add_view(b, "Wk", l, D, D, w->in_proj_weight + (size_t)D * D, true);
+  y->Wv = add_view(b, "Wv", l, D, D, w->in_proj_weight + (size_t)2 * D * D, true);
+  y->bq = add_view(b, "bq", l, 1, D, w->in_proj_bias, false);
+  y->bk = add_view(b, "bk", l, 1, D, w->in_proj_bias + D, false);
+  y->bv = add_view(b, "bv", l, 1, D, w->in_proj_bias + 2 * D, false);
+  y->Q = add(b, "Q", l, true, T, dk);
+  y->K = add(b, "K", l, true, T, dk);
+  y->V = add(b, "V", l, true, T, dk);
+  inputs(t, y->Q, a_in, y->Wq, y->bq, -1);
+  inputs(t, y->K, a_in, y->Wk, y->bk, -1);
+  inputs(t, y->V, a_in, y->Wv, y->bv, -1);
+  y->S_raw = add(b, "S_raw", l, true, T, T);
+  inputs(t, y->S_raw, y->Q, y->K, -1, -1);
+  y->S = add(b, "S", l, true, T, T);
+  inputs(t, y->S, y->S_raw, -1, -1, -1);
+  y->A = add(b, "A", l, true, T, T);
+  inputs(t, y->A, y->S, -1, -1, -1);
+  y->AV = add(b, "AV", l, true, T, dk);
+  inputs(t, y->AV, y->A, y->V, -1, -1);
+  y->concat = add(b, "concat", l, false, T, D);
+  inputs(t, y->concat, y->AV, -1, -1, -1);
+  y->Wo = add_view(b, "Wo", l, D, D, w->out_proj_weight, true);
+  y->bo = add_view(b, "bo", l, 1, D, w->out_proj_bias, false);
+  y->attn = add(b, "attn", l, false, T, D);
+  inputs(t, y->attn, y->concat, y->Wo, y->bo, -1);
+  y->res1 = add(b, "res1", l, false, T, D);
+  inputs(t, y->res1, y->in, y->attn, -1, -1);
+  // residual + LayerNorm 1: post-norm LN1(res1), pre-norm LN2(res1): the cross-attention's input x1
+  int x1 = pre ? (y->norm2 =
+                      dec_norm(b, l, 2, w->norm2_weight, w->norm2_bias, T, y->res1, &y->norm2_g, &y->norm2_b))
+               : (y->norm1 = dec_norm(b, l, 1, w->norm1_weight, w->norm1_bias, T, y->res1, &y->norm1_g,
+                                      &y->norm1_b));
+  // cross-attention: Q^c [H, T, d_k] from x1, K^c and V^c [H, S, d_k] from memory, S^c [H, T, S]
+  y->cWq = add_view(b, "cWq", l, D, D, dw->cross_in_proj_weight, true);
+  y->cWk = add_view(b, "cWk", l, D, D, dw->cross_in_proj_weight + (size_t)D * D, true);
+  y->cWv = add_view(b, "cWv", l, D, D, dw->cross_in_proj_weight + (size_t)2 * D * D, true);
+  y->cbq = add_view(b, "cbq", l, 1, D, dw->cross_in_proj_bias, false);
+  y->cbk = add_view(b, "cbk", l, 1, D, dw->cross_in_proj_bias + D, false);
+  y->cbv = add_view(b, "cbv", l, 1, D, dw->cross_in_proj_bias + 2 * D, false);
+  y->cQ = add(b, "cQ", l, true, T, dk);
+  y->cK = add(b, "cK", l, true, S, dk);
+  y->cV = add(b, "cV", l, true, S, dk);
+  inputs(t, y->cQ, x1, y->cWq, y->cbq, -1);
+  inputs(t, y->cK, t->memory, y->cWk, y->cbk, -1);
+  inputs(t, y->cV, t->memory, y->cWv, y->cbv, -1);
+  y->cS = add(b, "cS", l, true, T, S);
+  inputs(t, y->cS, y->cQ, y->cK, -1, -1);
+  y->cA = add(b, "cA", l, true, T, S);
+  inputs(t, y->cA, y->cS, -1, -1, -1);
+  y->cAV = add(b, "cAV", l, true, T, dk);
+  inputs(t, y->cAV, y->cA, y->cV, -1, -1);
+  y->cconcat = add(b, "cconcat", l, false, T, D);
+  inputs(t, y->cconcat, y->cAV, -1, -1, -1);
+  y->cWo = add_view(b, "cWo", l, D, D, dw->cross_out_proj_weight, true);
+  y->cbo = add_view(b, "cbo", l, 1, D, dw->cross_out_proj_bias, false);
+  y->cattn = add(b, "cattn", l, false, T, D);
+  inputs(t, y->cattn, y->cconcat, y->cWo, y->cbo, -1);
+  y->res2 = add(b, "res2", l, false, T, D);
+  inputs(t, y->res2, pre ? y->res1 : x1, y->cattn, -1, -1);
+  // residual + LayerNorm 2: post-norm LN2(res2), pre-norm LN3(res2): the FFN's input
+  int f_in =
+      pre ? (y->norm3 =
+                 dec_norm(b, l, 3, dw->norm3_weight, dw->norm3_bias, T, y->res2, &y->norm3_g, &y->norm3_b))
+          : (y->norm2 =
+                 dec_norm(b, l, 2, w->norm2_weight, w->norm2_bias, T, y->res2, &y->norm2_g, &y->norm2_b));
+  y->W1 = add_view(b, "W1", l, D, F, w->linear1_weight, true);
+  y->b1 = add_view(b, "b1", l, 1, F, w->linear1_bias, false);
+  y->ffn_pre = add(b, "ffn_pre", l, false, T, F);
+  inputs(t, y->ffn_pre, f_in, y->W1, y->b1, -1);
+  y->ffn_hidden = add(b, "ffn_hidden", l, false, T, F);
+  inputs(t, y->ffn_hidden, y->ffn_pre, -1, -1, -1);
+  y->W2 = add_view(b, "W2", l, F, D, w->linear2_weight, true);
+  y->b2 = add_view(b, "b2", l, 1, D, w->linear2_bias, false);
+  y->ffn = add(b, "ffn", l, false, T, D);
+  inputs(t, y->ffn, y->ffn_hidden, y->W2, y->b2, -1);
+  // residual + LayerNorm 3, the layer's output: pre-norm res3 = res2 + ffn; post-norm LN3(f_in + ffn)
+  y->res3 = add(b, "res3", l, false, T, D);
+  inputs(t, y->res3, pre ? y->res2 : f_in, y->ffn, -1, -1);
+  if (!pre)
+    y->norm3 = dec_norm(b, l, 3, dw->norm3_weight, dw->norm3_bias, T, y->res3, &y->norm3_g, &y->norm3_b);
+  y->out = add_view(b, "out", l, T, D, NULL, false);
+  inputs(t, y->out, pre ? y->res3 : y->norm3, -1, -1, -1);
+}
+
 // Points views of activations at their owners once the block is carved.
 static void link_views(Trace *t) {
   for (int l = 0; l < t->cfg.n_layers; l++) {
@@ -179,24 +299,101 @@ static void link_views(Trace *t) {
     t->t[y->in].data = t->t[prev].data;
     t->t[y->out].data = t->t[t->cfg.norm_first ? y->res2 : y->norm2].data;
   }
+  for (int l = 0; l < t->cfg.n_dec_layers; l++) {
+    TraceDecLayer *y = &t->dec_layers[l];
+    int prev = l == 0 ? t->dZ : t->dec_layers[l - 1].out;
+    t->t[y->in].data = t->t[prev].data;
+    t->t[y->out].data = t->t[t->cfg.norm_first ? y->res3 : y->norm3].data;
+  }
+}
+
+// Copies tokens into out (one block of text). False when out of memory (free out then).
+static bool tokens_copy(Tokens *out, const Tokens *in) {
+  EXPECT(in->n > 0);
+  size_t L = (size_t)in->n;
+  size_t text = 0;
+  for (size_t i = 0; i < L; i++) text += strlen(in->words[i]) + 1;
+  out->n = in->n;
+  out->ids = malloc(sizeof(int) * L);
+  out->words = malloc(sizeof(char *) * L);
+  out->unknown = malloc(sizeof(bool) * L);
+  out->block = malloc(text + 1);
+  if (!out->ids || !out->words || !out->unknown || !out->block) return false;
+  char *p = out->block;
+  for (size_t i = 0; i < L; i++) {
+    out->ids[i] = in->ids[i];
+    out->unknown[i] = in->unknown[i];
+    size_t n = strlen(in->words[i]) + 1;
+    memcpy(p, in->words[i], n);
+    out->words[i] = p;
+    p += n;
+  }
+  return true;
+}
+
+bool trace_decoder_tokens(Tokens *out, const Model *model, const char *target, int max_tokens, Err *err) {
+  EXPECT(model_is_seq2seq(model));
+  memset(out, 0, sizeof *out);
+  char probe[1][TOKEN_MAX_BYTES + 1];
+  Tokens words = {0};
+  bool any = tokenize_words(target, probe, 1) > 0; // an empty target: <bos> alone
+  if (any && !tokens_from_text(&words, &model->tgt_vocab, target, max_tokens > 0 ? max_tokens - 1 : 0, err))
+    return false;
+  // "<bos>", then the target's words
+  int n = words.n + 1;
+  int *ids = malloc(sizeof(int) * (size_t)n);
+  char **ws = malloc(sizeof(char *) * (size_t)n);
+  bool *unk = malloc(sizeof(bool) * (size_t)n);
+  bool ok = ids && ws && unk;
+  if (ok) {
+    ids[0] = model->bos, ws[0] = "<bos>", unk[0] = false;
+    for (int i = 1; i < n; i++)
+      ids[i] = words.ids[i - 1], ws[i] = words.words[i - 1], unk[i] = words.unknown[i - 1];
+    Tokens all = {n, ids, ws, unk, NULL};
+    ok = tokens_copy(out, &all);
+  }
+  free(ids);
+  free(ws);
+  free(unk);
+  tokens_free(&words);
+  if (!ok) {
+    tokens_free(out);
+    return err_set(err, "out of memory");
+  }
+  return true;
 }
 
 #define TRACE_MAX_FLOATS (1L << 29) // 2 GiB
 
 Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
+  return trace_new_seq2seq(model, tokens, NULL, err);
+}
+
+Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens *dec_tokens, Err *err) {
+  bool s2s = model_is_seq2seq(model);
+  EXPECT(s2s || dec_tokens == NULL); // an encoder has no decoder to feed
+  if (s2s && !dec_tokens)
+    return err_set(err,
+                   "%s is an encoder-decoder: its trace needs the decoder's input too (<bos> and the "
+                   "target's tokens: trace_new_seq2seq)",
+                   model->source),
+           NULL;
   Trace *t = calloc(1, sizeof *t);
   if (!t) return err_set(err, "out of memory"), NULL;
   t->model = model;
   t->cfg = model->cfg;
   t->L = tokens->n;
-  EXPECT(t->L > 0);
+  t->T = s2s ? dec_tokens->n : 0;
+  EXPECT(t->L > 0 && (!s2s || t->T > 0));
   const ModelConfig *c = &t->cfg;
-  int L = t->L, D = c->D, V = c->V;
-  int cap = 16 + 48 * c->n_layers;
-  Builder b = {t, calloc((size_t)cap, sizeof(long)), cap, 0};
+  int L = t->L, D = c->D, V = c->V, T = t->T;
+  int cap = 16 + 48 * c->n_layers + 32 + 80 * c->n_dec_layers;
+  Builder b = {t, calloc((size_t)cap, sizeof(long)), cap, 0, 'l'};
   t->t = calloc((size_t)cap, sizeof(TraceTensor));
-  t->steps = calloc((size_t)(8 + 16 * c->n_layers), sizeof(TraceStep));
+  t->steps = calloc((size_t)(8 + 16 * c->n_layers + 16 + 32 * c->n_dec_layers), sizeof(TraceStep));
   t->layers = calloc((size_t)c->n_layers, sizeof(TraceLayer));
+  if (s2s) t->dec_layers = calloc((size_t)c->n_dec_layers, sizeof(TraceDecLayer));
+  if (s2s && (!t->dec_layers || !tokens_copy(&t->dec_tokens, dec_tokens))) goto oom;
   // copy the tokens
   t->tokens.n = L;
   size_t text = 0;
@@ -233,7 +430,42 @@ Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
   }
   b.holds = model_holds(c);
   t->final_norm = t->Wout = t->bout = t->logits = t->pred = -1;
-  if (model->has_head) {
+  t->memory = t->memory_g = t->memory_b = t->dO = t->dE = t->dX = t->dP = t->dZ = -1;
+  t->dec_norm = t->dec_norm_g = t->dec_norm_b = -1;
+  if (s2s) {
+    int Vt = c->V_t;
+    b.holds = model_holds(c) | WHEN_DECODER;
+    // memory [S, D]: what every decoder layer's cross-attention reads
+    t->memory_g = add_view(&b, "memory.gamma", -1, 1, D, model->enc_norm_weight, false);
+    t->memory_b = add_view(&b, "memory.beta", -1, 1, D, model->enc_norm_bias, false);
+    t->memory = add(&b, "memory", -1, false, L, D);
+    inputs(t, t->memory, prev, t->memory_g, t->memory_b, -1);
+    t->dO = add(&b, "dec.O", -1, false, T, Vt);
+    t->dE = add_view(&b, "dec.E", -1, Vt, D, model->tgt_embed, false);
+    t->dX = add(&b, "dec.X", -1, false, T, D);
+    inputs(t, t->dX, t->dO, t->dE, -1, -1);
+    t->dP = add(&b, "dec.P", -1, false, T, D);
+    t->dZ = add(&b, "dec.Z", -1, false, T, D);
+    inputs(t, t->dZ, t->dX, t->dP, -1, -1);
+    b.prefix = 'd';
+    int dprev = t->dZ;
+    for (int l = 0; l < c->n_dec_layers; l++) {
+      add_dec_layer(&b, l, dprev);
+      dprev = t->dec_layers[l].out;
+    }
+    b.holds = model_holds(c) | WHEN_DECODER;
+    t->dec_norm_g = add_view(&b, "dec.norm.gamma", -1, 1, D, model->dec_norm_weight, false);
+    t->dec_norm_b = add_view(&b, "dec.norm.beta", -1, 1, D, model->dec_norm_bias, false);
+    t->dec_norm = add(&b, "dec.norm", -1, false, T, D);
+    inputs(t, t->dec_norm, dprev, t->dec_norm_g, t->dec_norm_b, -1);
+    t->Wout = add_view(&b, "Wout", -1, D, Vt, model->head_weight, true);
+    t->bout = add_view(&b, "bout", -1, 1, Vt, model->head_bias, false);
+    t->logits = add(&b, "logits", -1, false, T, Vt);
+    inputs(t, t->logits, t->dec_norm, t->Wout, t->bout, -1);
+    t->pred = add(&b, "pred", -1, false, T, Vt);
+    inputs(t, t->pred, t->logits, -1, -1, -1);
+  } else if (model->has_head) {
+
     int x = prev;
     if (model->has_final_norm) {
       int g = add_view(&b, "norm.gamma", -1, 1, D, model->norm_weight, false);
@@ -263,11 +495,15 @@ Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
     return NULL;
   }
   t->block = malloc(sizeof(float) * (size_t)(total > 0 ? total : 1));
-  t->scratch = malloc(sizeof(float) * (size_t)L * 3 * D);
+  // [L, 3D]; a decoder's: [T, 3D] for its self-attention, [T, D] + [S, 2D] for cross-attention
+  int rows = L > T ? L : T;
+  t->scratch = malloc(sizeof(float) * (size_t)rows * 3 * D);
   if (!t->block || !t->scratch) goto oom;
   if (gemm_supported()) {
     int dk = D / c->H;
     size_t per_head = gemm_packed_floats(L, dk) + gemm_packed_floats(dk, L);
+    if (T > 0 && gemm_packed_floats(T, dk) + gemm_packed_floats(dk, T) > per_head) // a decoder's keys
+      per_head = gemm_packed_floats(T, dk) + gemm_packed_floats(dk, T);
     t->attn_packed = aligned_alloc(64, sizeof(float) * (per_head * c->H + 16)); // a multiple of 64 bytes
     if (!t->attn_packed) goto oom;
   }
@@ -301,8 +537,41 @@ Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
     step(t, STEP_FFN_OUT, l, y->ffn);
     step(t, STEP_ADDNORM2, l, y->out);
   }
-  if (t->pred >= 0) step(t, STEP_PREDICT, -1, t->pred);
+  if (s2s) { // the encoder-decoder's memory and decoder
+    step(t, STEP_MEMORY, -1, t->memory);
+    step(t, STEP_DEC_TOKENS, -1, -1);
+    step(t, STEP_DEC_ONEHOT, -1, t->dO);
+    step(t, STEP_DEC_EMBED, -1, t->dX);
+    step(t, STEP_DEC_POSENC, -1, t->dP);
+    step(t, STEP_DEC_ADDPOS, -1, t->dZ);
+    for (int l = 0; l < c->n_dec_layers; l++) {
+      TraceDecLayer *y = &t->dec_layers[l];
+      if (c->norm_first) step(t, STEP_DEC_PRENORM, l, y->norm1);
+      step(t, STEP_DEC_QKV, l, y->Q);
+      step(t, STEP_DEC_SCORES, l, y->S_raw);
+      step(t, STEP_DEC_MASK, l, y->S);
+      step(t, STEP_DEC_SOFTMAX, l, y->A);
+      step(t, STEP_DEC_AV, l, y->AV);
+      step(t, STEP_DEC_CONCAT, l, y->concat);
+      step(t, STEP_DEC_OUTPROJ, l, y->attn);
+      step(t, STEP_DEC_ADDNORM1, l, c->norm_first ? y->norm2 : y->norm1);
+      step(t, STEP_CROSS_QKV, l, y->cQ);
+      step(t, STEP_CROSS_SCORES, l, y->cS);
+      step(t, STEP_CROSS_SOFTMAX, l, y->cA);
+      step(t, STEP_CROSS_AV, l, y->cAV);
+      step(t, STEP_CROSS_CONCAT, l, y->cconcat);
+      step(t, STEP_CROSS_OUTPROJ, l, y->cattn);
+      step(t, STEP_DEC_ADDNORM2, l, c->norm_first ? y->norm3 : y->norm2);
+      step(t, STEP_DEC_FFN_HIDDEN, l, y->ffn_hidden);
+      step(t, STEP_DEC_FFN_OUT, l, y->ffn);
+      step(t, STEP_DEC_ADDNORM3, l, y->out);
+    }
+    step(t, STEP_DEC_PREDICT, -1, t->pred);
+  } else if (t->pred >= 0) {
+    step(t, STEP_PREDICT, -1, t->pred);
+  }
   return t;
+
 oom:
   free(b.own);
   trace_free(t);
@@ -337,7 +606,9 @@ void trace_free(Trace *t) {
   free(t->t);
   free(t->steps);
   free(t->layers);
+  free(t->dec_layers);
   tokens_free(&t->tokens);
+  tokens_free(&t->dec_tokens);
   free(t);
 }
 
@@ -373,6 +644,10 @@ const char *trace_axis_label(const Trace *t, TraceAxis axis, int i, char *buf, i
   switch (axis) {
   case AXIS_TOKEN: snprintf(buf, (size_t)cap, "%s", tokens_label(&t->tokens, &t->model->vocab, i)); break;
   case AXIS_VOCAB: snprintf(buf, (size_t)cap, "%s", t->model->vocab.words[i]); break;
+  case AXIS_TGT_TOKEN:
+    snprintf(buf, (size_t)cap, "%s", tokens_label(&t->dec_tokens, &t->model->tgt_vocab, i));
+    break;
+  case AXIS_TGT_VOCAB: snprintf(buf, (size_t)cap, "%s", t->model->tgt_vocab.words[i]); break;
   default: snprintf(buf, (size_t)cap, "%d", i); break;
   }
   return buf;
@@ -386,18 +661,21 @@ const char *trace_axis_name(TraceAxis axis) {
   case AXIS_HEADDIM: return "head dimension";
   case AXIS_FFN: return "hidden unit";
   case AXIS_QKV: return "dimension";
+  case AXIS_TGT_TOKEN: return "target token";
+  case AXIS_TGT_VOCAB: return "target word";
   }
   return "";
 }
 
-char *trace_tokens_lines(const Trace *t, size_t *len) {
+// One label per line.
+static char *lines_of(const Tokens *tk, const Vocab *v, size_t *len) {
   size_t cap = 1;
-  for (int i = 0; i < t->L; i++) cap += strlen(tokens_label(&t->tokens, &t->model->vocab, i)) + 1;
+  for (int i = 0; i < tk->n; i++) cap += strlen(tokens_label(tk, v, i)) + 1;
   char *s = malloc(cap);
   if (!s) return NULL;
   size_t n = 0;
-  for (int i = 0; i < t->L; i++) {
-    const char *w = tokens_label(&t->tokens, &t->model->vocab, i);
+  for (int i = 0; i < tk->n; i++) {
+    const char *w = tokens_label(tk, v, i);
     size_t k = strlen(w);
     memcpy(s + n, w, k);
     n += k;
@@ -406,6 +684,12 @@ char *trace_tokens_lines(const Trace *t, size_t *len) {
   s[n] = 0;
   *len = n;
   return s;
+}
+
+char *trace_tokens_lines(const Trace *t, size_t *len) { return lines_of(&t->tokens, &t->model->vocab, len); }
+
+char *trace_dec_tokens_lines(const Trace *t, size_t *len) {
+  return t->T > 0 ? lines_of(&t->dec_tokens, &t->model->tgt_vocab, len) : NULL;
 }
 
 bool trace_uses_word(const Trace *t, int id) {

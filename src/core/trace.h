@@ -14,6 +14,14 @@
 // transpose of PyTorch's stored W[out, in]: such tensors have `transposed` set, and trace_at
 // hides it.
 //
+// An encoder-decoder's trace (model_is_seq2seq; issue 11) holds the encoder as above on the
+// source tokens (S = L of them), then "memory" [S, D] = encoder.norm of the last encoder layer's
+// output, the decoder's "dec.O" [T, V_t], "dec.X", "dec.P", "dec.Z" [T, D] on its input tokens
+// (dec_tokens: "<bos>" and the target's tokens, T of them), per decoder layer j "d{j}.Q" ...
+// "d{j}.out" (masked self-attention [H, T, T], cross-attention "d{j}.cQ" [H, T, d_k], "d{j}.cK",
+// "d{j}.cV" [H, S, d_k], "d{j}.cS", "d{j}.cA" [H, T, S], ..., residuals, LayerNorms and FFN),
+// then "dec.norm" [T, D], "logits" and "pred" [T, V_t]: the names of tests/gen_ref_seq2seq.py.
+//
 // A Trace owns its activation block, its tensor table and a copy of the tokens; the weights it
 // points at belong to the Model, which must outlive it. trace_free releases it.
 //
@@ -67,6 +75,16 @@ typedef struct {
   int norm1, norm1_g, norm1_b, W1, b1, ffn_pre, ffn_hidden, W2, b2, ffn, res2, norm2, norm2_g, norm2_b, out;
 } TraceLayer;
 
+// The same for a decoder layer of an encoder-decoder: masked self-attention (the encoder's names),
+// cross-attention (c*), three residuals and LayerNorms (post-norm: normK after the K-th residual;
+// pre-norm: normK before the K-th sub-layer), the FFN.
+typedef struct {
+  int in, Wq, Wk, Wv, bq, bk, bv, Q, K, V, S_raw, S, A, AV, concat, Wo, bo, attn, res1;
+  int cWq, cWk, cWv, cbq, cbk, cbv, cQ, cK, cV, cS, cA, cAV, cconcat, cWo, cbo, cattn, res2;
+  int norm1, norm1_g, norm1_b, norm2, norm2_g, norm2_b, norm3, norm3_g, norm3_b;
+  int W1, b1, ffn_pre, ffn_hidden, W2, b2, ffn, res3, out;
+} TraceDecLayer;
+
 typedef struct {
   const Model *model;
   ModelConfig cfg; // copy of model->cfg
@@ -86,11 +104,26 @@ typedef struct {
   // + gemm_packed_floats(d_k, L) floats a head, 64-byte aligned); NULL without AVX2 + FMA.
   float *attn_packed;
   bool pos_ready; // P depends on L and D only: filled by the first forward
+  // An encoder-decoder's decoder side (T == 0, dec_layers NULL and -1s for an encoder):
+  int T;                                // the decoder's input length: <bos> + the target's tokens
+  Tokens dec_tokens;                    // owned copy, ids in model->tgt_vocab
+  TraceDecLayer *dec_layers;            // [n_dec_layers]
+  int memory, memory_g, memory_b;       // memory = encoder.norm(last encoder output) [S, D]
+  int dO, dE, dX, dP, dZ;               // the decoder's embedding stages: dec.O [T, V_t] ... dec.Z [T, D]
+  int dec_norm, dec_norm_g, dec_norm_b; // decoder.norm [T, D], before the head
 } Trace;
 
 // Allocates a trace for `tokens` through `model` (copies the tokens). Fails on memory, and when
 // the stages would take more than 2 GiB (a long sentence through many heads: H·L² per score stage).
 Trace *trace_new(const Model *model, const Tokens *tokens, Err *err);
+// The same for an encoder-decoder: `tokens` the source, `dec_tokens` the decoder's input (ids in
+// model->tgt_vocab, from trace_decoder_tokens). For an encoder, dec_tokens must be NULL; for an
+// encoder-decoder trace_new (dec_tokens NULL) fails with a message.
+Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens *dec_tokens, Err *err);
+// The decoder's input for a target sentence: "<bos>" followed by target's words, tokenized as a
+// sentence is, against model->tgt_vocab (an empty target gives "<bos>" alone). At most
+// max_tokens tokens in all (<= 0: no limit). False with a message on a bad text.
+bool trace_decoder_tokens(Tokens *out, const Model *model, const char *target, int max_tokens, Err *err);
 void trace_free(Trace *t);
 // Gives t new tokens of the same length (t->L): the window reuses the trace while a sentence is
 // edited without changing its number of words. Returns false (t unchanged) on another length.
@@ -107,6 +140,8 @@ float trace_at(const TraceTensor *x, int h, int i, int j);
 // The tokens as the model sees them ("<unk>" for unknown words), one per line: the content of
 // tokens.txt in dumps and exports. malloc'd, *len bytes (NULL when out of memory).
 char *trace_tokens_lines(const Trace *t, size_t *len);
+// The same for an encoder-decoder's decoder input (dec_tokens.txt); NULL for an encoder.
+char *trace_dec_tokens_lines(const Trace *t, size_t *len);
 // True when vocabulary word `id` is one of the sentence's tokens.
 bool trace_uses_word(const Trace *t, int id);
 // A label for index i along an axis: the token word, the vocabulary word or the number.

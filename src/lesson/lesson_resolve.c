@@ -64,6 +64,12 @@ bool lesson_resolve(Lesson *l, const Model *m, const Tokens *tokens, LessonDiag 
                         "stage=%s exists only in pre-norm models "
                         "(model: random ...,norm_first=1)",
                         name);
+      if ((info->needs == STAGE_IF_DECODER || info->needs == STAGE_IF_DECODER_PRE_NORM) &&
+          !model_is_seq2seq(m))
+        lesson_diag_add(d, file, s->line, 0, false,
+                        "stage=%s is a stage of an encoder-decoder, and this model is an encoder "
+                        "only: choose one of its stages (tokens ... addnorm2, predict)",
+                        name);
       if (info->needs == STAGE_IF_HEAD && !m->has_head)
         lesson_diag_add(d, file, s->line, 0, is_default_model(l),
                         "stage=%s needs a model with a "

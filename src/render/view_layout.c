@@ -86,6 +86,8 @@ static const char *axis_letter(TraceAxis a) {
   case AXIS_QKV: return "D";
   case AXIS_HEADDIM: return "d_k";
   case AXIS_FFN: return "F";
+  case AXIS_TGT_TOKEN: return "T";
+  case AXIS_TGT_VOCAB: return "V_t";
   }
   return "";
 }

@@ -3,7 +3,8 @@
 // Every input goes through st_parse. A rejected input must come with a one-line message; an
 // accepted one must hold what the header promised (count = prod(shape), data for every non-empty
 // tensor). An accepted input is then written to a temporary file and opened with model_load,
-// as `stepformer --model` would; a model that loads runs one forward pass on a short sentence.
+// as `stepformer --model` would; a model that loads runs one forward pass on a short sentence
+// (an encoder-decoder: with a short target as the decoder's input, as `stepformer dump --target`).
 // Any crash, sanitizer report or broken promise (__builtin_trap) is a bug.
 //
 // Build and run (clang; SF_FUZZ also instruments the libraries, so libFuzzer sees the parsers):
@@ -20,7 +21,7 @@
 #include "forward.h"     // defines: model_forward
 #include "model.h"       // defines: Model, model_load
 #include "safetensors.h" // defines: StFile, st_parse
-#include "trace.h"       // defines: Trace, trace_new
+#include "trace.h"       // defines: Trace, trace_new, trace_new_seq2seq, trace_decoder_tokens
 
 #define PROMISE(x)                                                                                           \
   do {                                                                                                       \
@@ -54,15 +55,29 @@ static void load_and_run(const uint8_t *data, size_t size) {
   const ModelConfig *c = &m->cfg;
   PROMISE(c->D % c->H == 0 && c->D % 2 == 0 && c->V == m->vocab.n && m->vocab.n >= 1);
   PROMISE(!strcmp(m->vocab.words[0], "<unk>"));
+  bool s2s = model_is_seq2seq(m);
+  Tokens dec = {0};
+  if (s2s) { // the decoder's side: its vocabulary with <bos> and <eos>, and its input
+    PROMISE(c->V_t == m->tgt_vocab.n && !strcmp(m->tgt_vocab.words[0], "<unk>"));
+    PROMISE(!strcmp(m->tgt_vocab.words[m->bos], "<bos>") && !strcmp(m->tgt_vocab.words[m->eos], "<eos>"));
+    PROMISE(m->dec_layers != NULL && m->has_head);
+    if (!trace_decoder_tokens(&dec, m, "le chat marche", 0, &err)) {
+      check_message(&err);
+      model_free(m);
+      return;
+    }
+    PROMISE(dec.n >= 1 && dec.ids[0] == m->bos);
+  }
   Tokens tok;
   if (tokens_from_text(&tok, &m->vocab, "the cat walks by the bank", 0, &err)) {
-    Trace *t = trace_new(m, &tok, &err);
+    Trace *t = s2s ? trace_new_seq2seq(m, &tok, &dec, &err) : trace_new(m, &tok, &err);
     if (t) {
       model_forward(t);
       trace_free(t);
     }
     tokens_free(&tok);
   }
+  tokens_free(&dec);
   model_free(m);
 }
 
