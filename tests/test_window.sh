@@ -196,16 +196,21 @@ hint=${err#*run:  }
 (cd "$tmp" && eval "$hint" >/dev/null 2>&1)
 check '[ -f "$tmp/slides/08-l1-mask-h1.png" ] && [ "$hint" != "$err" ]' "the no-display hint does not run: $hint"
 
-# 9. a real X server: the same replay through SDL's x11 driver
+# 9. a real X server: the same replay through SDL's x11 driver. Leaks are not checked in these two
+#    runs (ASan still checks every access): SDL's x11 driver starts D-Bus, which keeps ~1 kB it
+#    never frees, and the stacks of two of its blocks unwind into whatever library lies there
+#    (libubsan on one machine, libicuuc on a fresh Debian), so no suppression can name them. Our
+#    own code runs the same replays above under the dummy driver with leak checking on.
+x11_asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 if command -v xvfb-run >/dev/null; then
-  (cd "$tmp" && SDL_VIDEODRIVER=x11 xvfb-run -a -s "-screen 0 1600x1000x24" "$sf" --replay "$R/cursor.txt" \
+  (cd "$tmp" && ASAN_OPTIONS=$x11_asan SDL_VIDEODRIVER=x11 xvfb-run -a -s "-screen 0 1600x1000x24" "$sf" --replay "$R/cursor.txt" \
      --size 1280x720 $RANDOM_MODEL --text "The cat walks by the bank" >"$tmp/x11.log" 2>"$tmp/x11.err")
   x11_rc=$? # kept at once: the $(...) in check's message would reset $? before check reads it
   check '[ $x11_rc = 0 ]' "the window under Xvfb exits 0 (exit code $x11_rc): $(tail -2 "$tmp/x11.err")"
   check 'cmp -s <(sed "s/ status=.*//" "$tmp/x11.log" | grep -v "^replay done") <(sed "s/ status=.*//" "$tmp/cursor.log" | grep -v "^replay done")' \
     "Xvfb and the dummy driver give the same states"
   # the sentence field through X11's real clipboard (Ctrl+X then Ctrl+V goes through it)
-  (cd "$tmp" && SDL_VIDEODRIVER=x11 xvfb-run -a -s "-screen 0 1600x1000x24" "$sf" --replay "$R/field.txt" \
+  (cd "$tmp" && ASAN_OPTIONS=$x11_asan SDL_VIDEODRIVER=x11 xvfb-run -a -s "-screen 0 1600x1000x24" "$sf" --replay "$R/field.txt" \
      --size 1280x720 $RANDOM_MODEL --text "The cat walks by the bank" >"$tmp/x11field.log" 2>"$tmp/x11field.err")
   x11_rc=$?
   check '[ $x11_rc = 0 ]' "the field replay under Xvfb exits 0 (exit code $x11_rc): $(tail -2 "$tmp/x11field.err")"
