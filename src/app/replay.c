@@ -1,6 +1,7 @@
 // replay.c -- see replay.h.
 #include "replay.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +99,8 @@ static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno,
     return err_set(err, "%s:%d: expected \"MS VERB ...\" (e.g. \"100 key Right\")", path, lineno);
   char *end;
   double t = strtod(ms, &end);
-  if (*end || t < 0) return err_set(err, "%s:%d: \"%s\" is not a time in milliseconds", path, lineno, ms);
+  if (*end || !(t >= 0) || !isfinite(t))
+    return err_set(err, "%s:%d: \"%s\" is not a time in milliseconds", path, lineno, ms);
   memset(it, 0, sizeof *it);
   it->line = lineno;
   it->ev.time_ms = t;
@@ -166,11 +168,21 @@ bool replay_load(Replay *r, const char *path, Err *err) {
   size_t len;
   char *buf = file_read_all(path, &len, 64u << 20, err);
   if (!buf) return false;
+  bool ok = replay_parse(r, buf, len, path, err);
+  free(buf);
+  return ok;
+}
+
+bool replay_parse(Replay *r, const char *text, size_t len, const char *what, Err *err) {
+  memset(r, 0, sizeof *r);
+  char *buf = malloc(len + 1); // parse_line cuts lines in place: a copy, NUL-terminated
   int cap = 64;
   r->items = malloc(sizeof(ReplayItem) * (size_t)cap);
-  bool ok = r->items != NULL;
+  bool ok = buf && r->items;
+  if (!ok) err_set(err, "out of memory");
+  if (buf) memcpy(buf, text, len), buf[len] = 0;
   int lineno = 0;
-  for (char *line = buf, *next; ok && line && *line; line = next) {
+  for (char *line = buf, *next; ok && line && *line; line = next) { // a NUL byte ends the file
     next = strchr(line, '\n');
     if (next) *next++ = 0;
     lineno++;
@@ -187,7 +199,7 @@ bool replay_load(Replay *r, const char *path, Err *err) {
       }
       r->items = ni;
     }
-    ok = parse_line(p, &r->items[r->n], path, lineno, err);
+    ok = parse_line(p, &r->items[r->n], what, lineno, err);
     if (ok) r->n++;
   }
   free(buf);

@@ -25,6 +25,7 @@
 #define SF_REPLAY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "app.h" // defines: AppEvent
 #include "err.h" // defines: Err
@@ -46,6 +47,8 @@ typedef struct {
 } Replay;
 
 bool replay_load(Replay *r, const char *path, Err *err);
+// The same from len bytes of text in memory (a NUL byte ends it); `what` names it in messages.
+bool replay_parse(Replay *r, const char *text, size_t len, const char *what, Err *err);
 void replay_free(Replay *r);
 
 #endif
