@@ -27,6 +27,8 @@ int model_source_option(ModelOpts *o, int argc, char **argv, int *i, Err *err) {
   if (*i + 1 >= argc) return err_set(err, "%s needs a value", a), -1;
   if (*slot) return err_set(err, "%s is given twice: give it once", a), -1;
   *slot = argv[++*i];
+  if (slot == &o->model_path && !**slot)
+    return err_set(err, "--model is given an empty name: give a model file (or a hub folder)"), -1;
   return 1;
 }
 

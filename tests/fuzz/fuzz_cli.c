@@ -1,0 +1,80 @@
+// fuzz_cli.c -- libFuzzer target for the command line: the options of `stages`, `info` and
+// `check`, the sub-commands that read and print but write no file.
+//
+// The input is an argument list, one argument a line: the first line names the sub-command, the
+// others are its arguments exactly as a shell would pass them (an empty line is an empty
+// argument; a newline at the end ends the last one). Each run must end with exit code 0 (done) or 2 (bad
+// input, one line on stderr), never 1 ("unexpected"), a crash, a sanitizer report or a leak. To keep every
+// input fast and inside the test's folder, an input is skipped when an argument holds '/' or "..", or a
+// number of three digits or more (a --random model of a million parameters would take a second per input).
+// The command's standard output goes to /dev/null; stderr stays, so a report is seen.
+// Build and run as fuzz_lesson.c says (target fuzz_cli).
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "cli.h" // defines: cli_stages, cli_info, cli_check
+
+#define PROMISE(x)                                                                                           \
+  do {                                                                                                       \
+    if (!(x)) {                                                                                              \
+      fprintf(stderr, "fuzz_cli: broken promise: %s\n", #x);                                                 \
+      __builtin_trap();                                                                                      \
+    }                                                                                                        \
+  } while (0)
+
+#define MAX_ARGS 16
+
+static bool allowed(const char *a) {
+  if (strchr(a, '/') || strstr(a, "..")) return false;
+  int digits = 0;
+  for (const char *p = a; *p; p++) {
+    digits = *p >= '0' && *p <= '9' ? digits + 1 : 0;
+    if (digits >= 3) return false;
+  }
+  return true;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static int devnull = -2, out = -1;
+  if (devnull == -2) devnull = open("/dev/null", O_WRONLY), out = dup(1);
+  if (size > 4096 || memchr(data, 0, size)) return 0; // a shell cannot pass a NUL byte
+  char *buf = malloc(size + 1);
+  if (!buf) return 0;
+  memcpy(buf, data, size);
+  buf[size] = 0;
+  if (size && buf[size - 1] == '\n') buf[size - 1] = 0; // a newline ends the last argument
+  char *argv[MAX_ARGS + 1];
+  int argc = 0;
+  bool ok = true;
+  for (char *p = buf; ok && p; argc++) {
+    if (argc == MAX_ARGS) {
+      ok = false;
+      break;
+    }
+    argv[argc] = p;
+    p = strchr(p, '\n');
+    if (p) *p++ = 0;
+    ok = allowed(argv[argc]);
+  }
+  if (ok && argc >= 1) {
+    argv[argc] = NULL;
+    int (*run)(int, char **) = !strcmp(argv[0], "stages")  ? cli_stages
+                               : !strcmp(argv[0], "info")  ? cli_info
+                               : !strcmp(argv[0], "check") ? cli_check
+                                                           : NULL;
+    if (run && devnull >= 0 && out >= 0) {
+      fflush(stdout);
+      dup2(devnull, 1); // the command's output, not the replay driver's summary
+      int rc = run(argc, argv);
+      fflush(stdout);
+      dup2(out, 1);
+      PROMISE(rc == 0 || rc == 2);
+    }
+  }
+  free(buf);
+  return 0;
+}
