@@ -196,6 +196,25 @@ int main(void) {
         "a classifier with default class names");
   model_free(ok);
 
+  // a random model with learned positions (--random ...,pos=learned,max_pos=N)
+  {
+    ModelConfig c = model_config_default();
+    uint64_t seed = 0;
+    Err err = {0};
+    CHECK(model_config_parse(&c, &seed,
+                             "D=8,H=2,F=16,layers=1,seed=3,pos=learned,max_pos=5,activation=gelu_tanh", &err),
+          "%s", err.msg);
+    CHECK(c.learned_pos && c.max_pos == 5 && c.activation == ACT_GELU_TANH, "pos=learned parsed");
+    CHECK(!model_config_parse(&c, &seed, "pos=rotary", &err) && strstr(err.msg, "pos=rotary"), "pos=rotary");
+    Vocab v;
+    CHECK(vocab_from_text(&v, "the cat", &err), "%s", err.msg);
+    Model *r = model_random(&c, &v, seed, &err);
+    vocab_free(&v);
+    CHECK(r && r->pos_embed && r->cfg.max_pos == 5 && r->n_params == model_param_count(&r->cfg, false, false),
+          "a random model with learned positions: %s", err.msg);
+    model_free(r);
+  }
+
   // model_from_st frees the StFile on failure too (ASan's leak check sees it)
   {
     tiny(&m, 1), meta(&m, "tie_head", "1"), add_t(&m, "head.weight", 3, 4);
