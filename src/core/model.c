@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rng.h"         // defines: rng_seed, rng_xavier_uniform, rng_fill_normal
+#include "course.h"      // defines: course_read
 #include "safetensors.h" // defines: StFile, st_read, st_write
 
 #define MAX_DIM 8192
@@ -423,7 +424,7 @@ static bool meta_flag(const StFile *f, const char *path, const char *key, bool *
 
 Model *model_load(const char *path, Err *err) {
   StFile f;
-  if (!st_read(&f, path, err)) return NULL;
+  if (!course_read(path, &f, err)) return NULL; // a torch.save file, the course notebook's names: course.h
   Model *m = calloc(1, sizeof *m);
   Param *p = NULL;
   if (!m) {
