@@ -110,7 +110,9 @@ def main():
     train = corpus(6000, seed=SEED)
     vocab = ["<unk>"]
     for toks, _ in train:
-        vocab += [w for w in toks if w not in vocab]
+        for w in toks:
+            if w not in vocab:
+                vocab.append(w)
     cfg = dict(CONFIG, vocab_size=len(vocab))
     model = Transformer(cfg, len(CLASSES))
     opt = torch.optim.Adam(model.parameters(), lr=LR)
@@ -161,6 +163,7 @@ def main():
         for f in failures:
             print("FAILED:", f, file=sys.stderr)
         sys.exit("bank_sense.py: the model fails its checks; nothing written")
+    os.chmod(tmp, 0o644)  # mkstemp made it private
     os.replace(tmp, a.out)
     config = {"n_heads": CONFIG["n_heads"], "vocab": vocab, "classes": CLASSES,
               "max_seq_len": CONFIG["max_seq_len"], "d_model": CONFIG["d_model"],
