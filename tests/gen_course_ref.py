@@ -17,7 +17,9 @@ res2 = out = res1 + ffn), then enc_norm [L, D] (the encoder's final LayerNorm), 
 mean over positions), class_logits [1, C] and class_pred [1, C] (softmax). Per-head tensors are
 [H, L, d_k] or [H, L, L]. Every stage computed explicitly is asserted equal to the modules'
 forward (the whole model, and each block's attention weights) to 1e-5 before anything is written.
-LayerNorm weights and every bias are perturbed with 0.1*N(0,1), so a bug there shows.
+LayerNorm weights and every bias are perturbed with 0.1*N(0,1), so a bug there shows. In
+l2-h4-bias, two weights are saved as transposed views (strides not contiguous), which the reader
+gathers (ptfile.h).
 """
 import json
 import math
@@ -147,6 +149,10 @@ def generate(case):
     if eps:
         config["eps"] = eps
     sd = model.state_dict()
+    if name == "l2-h4-bias":  # two weights saved as transposed views (strides not contiguous)
+        for k in ("encoder.encoder_blocks.1.feed_forward.3.weight", "linear.weight"):
+            sd[k] = sd[k].t().contiguous().t()
+            assert not sd[k].is_contiguous()
     if form == "pt":
         torch.save(sd, os.path.join(d, "model.pt"))
         with open(os.path.join(d, "model.json"), "w") as f:
