@@ -19,7 +19,8 @@ mean over positions), class_logits [1, C] and class_pred [1, C] (softmax). Per-h
 forward (the whole model, and each block's attention weights) to 1e-5 before anything is written.
 LayerNorm weights and every bias are perturbed with 0.1*N(0,1), so a bug there shows. In
 l2-h4-bias, two weights are saved as transposed views (strides not contiguous), which the reader
-gathers (ptfile.h).
+gathers (ptfile.h). canonical/ holds tests/ref/cat-bank's model (Stepformer's own names) as a .pt
+with model.json, which test_course_golden.c compares with cat-bank's stages.
 """
 import json
 import math
@@ -34,7 +35,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from course_model import Transformer  # noqa: E402
-from gen_ref import tokenize, write_safetensors  # noqa: E402
+from gen_ref import read_safetensors, tokenize, write_safetensors  # noqa: E402
 
 OUT = os.path.join(HERE, "ref", "course")
 CORPUS = os.path.join(HERE, "fuzz", "corpus", "course")
@@ -191,10 +192,28 @@ def write_seed(name, sd, config, meta):
         f.write(text)
 
 
+def canonical_pt():
+    """canonical/: the cat-bank reference model (tests/ref/cat-bank, Stepformer's own names) saved
+    as a .pt with its config in model.json; test_course_golden.c compares it with cat-bank's
+    stages. d_model, d_ff and n_layers are left for the loader to read from the shapes."""
+    tensors, meta = read_safetensors(os.path.join(HERE, "ref", "cat-bank", "model.safetensors"))
+    d = os.path.join(OUT, "canonical")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    torch.save({k: torch.from_numpy(v.copy()) for k, v in tensors.items()}, os.path.join(d, "model.pt"))
+    config = {"n_heads": int(meta["n_heads"]), "vocab": meta["vocab"].split("\n"),
+              "activation": meta["activation"], "norm_first": int(meta["norm_first"]),
+              "causal": int(meta["causal"]), "eps": float(meta["layer_norm_eps"])}
+    with open(os.path.join(d, "model.json"), "w") as f:
+        json.dump(config, f, indent=1)
+        f.write("\n")
+
+
 def main():
     torch.set_num_threads(1)
     os.makedirs(OUT, exist_ok=True)
     lines = [generate(case) for case in CASES]
+    canonical_pt()
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write("# tests/ref/course/cases.txt -- written by tests/gen_course_ref.py; read by "
                 "test_course.c.\n# folder<TAB>model file<TAB>sentence\n")

@@ -7,7 +7,9 @@
 # tensor; an unknown storage type; the legacy format), then the course notebook's model
 # (tests/ref/course/l1-h2-nobias) without its model.json, with a JSON that contradicts the
 # tensors, with n_heads that does not divide D, and with JSON that is not JSON. The broken configs
-# are written here with printf into a temporary folder: no python.
+# are written here with printf into a temporary folder: no python. Last, the shipped
+# assets/models/bank-sense.pt steps to its class prediction, and refuses a sentence longer than
+# its positions in one line.
 #
 #   STEPFORMER=build/stepformer SF_TEST_DIR=tests bash tests/test_course_cli.sh
 set -u
@@ -64,6 +66,25 @@ expect_error not-json model.json "not valid JSON" -- "$T/model.pt"
 # the same weights under another name, whatever its extension: found by content, config beside it
 cp "$COURSE/model.pt" "$T/weights.bin"
 expect_error other-extension weights.bin "weights.json is missing" -- "$T/weights.bin"
+
+# the shipped classifier: opens and steps to the class bars; a sentence beyond its 24 positions
+# is refused in one line at trace creation
+BANK=${SF_SOURCE_DIR:?set SF_SOURCE_DIR to the repository}/assets/models/bank-sense.pt
+cases=$((cases + 1))
+if "$SF" stages --model "$BANK" --text "The cat walks by the bank" >"$T/stages" 2>"$T/stderr"; then
+  grep -q "class prediction .*class_pred.npy *1x2" "$T/stages" || fail "bank-sense: no class prediction stage"
+  grep -q "mean over positions .*pool.npy *1x32" "$T/stages" || fail "bank-sense: no pool stage"
+else
+  fail "bank-sense stages: $(cat "$T/stderr")"
+fi
+cases=$((cases + 1))
+long=$(printf 'the cat %.0s' 1 2 3 4 5 6 7 8 9 10 11 12 13)
+"$SF" stages --model "$BANK" --text "$long" >"$T/stdout" 2>"$T/stderr"
+rc=$?
+[ "$rc" = 2 ] && [ ! -s "$T/stdout" ] && [ "$(awk 'END { print NR }' "$T/stderr")" = 1 ] &&
+  grep -q "26 tokens; this model knows positions up to 24" "$T/stderr" ||
+  fail "too long a sentence: rc $rc, $(cat "$T/stderr")"
+echo "  too-long: $(cat "$T/stderr")"
 
 echo "test_course_cli: $cases cases, $failures failures"
 [ "$failures" = 0 ]

@@ -31,11 +31,13 @@ Checks (the script refuses to write a model that fails any, and exits 1):
   - "The cat sleeps by the river bank" is river and "She puts money in the bank" is money, each
     above 0.9 (no hesitation);
   - the file is under 2 MB, and torch.load of it gives back the state_dict bit for bit.
+Two runs write the same bytes (checked with sha256sum).
 """
 import argparse
 import json
 import os
 import random
+import shutil
 import sys
 import tempfile
 
@@ -147,9 +149,12 @@ def main():
         if want is not None and p[CLASSES.index(want)] < 0.9:
             failures.append(f"{text!r} is not {want} above 0.9: {p}")
 
+    # torch.save names the zip's top folder after the file: save under the final name in a
+    # temporary folder beside it (so the folder is "bank-sense" and the bytes the same on every
+    # run), then move it into place
     out_dir = os.path.dirname(os.path.abspath(a.out))
-    fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".pt")
-    os.close(fd)
+    tmp_dir = tempfile.mkdtemp(dir=out_dir)
+    tmp = os.path.join(tmp_dir, os.path.basename(a.out))
     sd = model.state_dict()
     torch.save(sd, tmp)
     back = torch.load(tmp)
@@ -159,12 +164,13 @@ def main():
     if size >= 2 << 20:
         failures.append(f"{size} bytes, not under 2 MB")
     if failures:
-        os.remove(tmp)
+        shutil.rmtree(tmp_dir)
         for f in failures:
             print("FAILED:", f, file=sys.stderr)
         sys.exit("bank_sense.py: the model fails its checks; nothing written")
-    os.chmod(tmp, 0o644)  # mkstemp made it private
+    os.chmod(tmp, 0o644)
     os.replace(tmp, a.out)
+    os.rmdir(tmp_dir)
     config = {"n_heads": CONFIG["n_heads"], "vocab": vocab, "classes": CLASSES,
               "max_seq_len": CONFIG["max_seq_len"], "d_model": CONFIG["d_model"],
               "d_ff": CONFIG["d_ff"], "n_layers": CONFIG["n_layers"],
