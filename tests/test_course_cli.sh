@@ -6,7 +6,8 @@
 # (tests/ref/pt: a forbidden global, nothing run; a truncated zip; a storage shorter than its
 # tensor; an unknown storage type; the legacy format), then the course notebook's model
 # (tests/ref/course/l1-h2-nobias) without its model.json, with a JSON that contradicts the
-# tensors, with n_heads that does not divide D, and with JSON that is not JSON. The broken configs
+# tensors, with n_heads that does not divide D, and with JSON that is not JSON; a state_dict of
+# another model (the line names its tensor and what Stepformer opens). The broken configs
 # are written here with printf into a temporary folder: no python. Last, the shipped
 # assets/models/bank-sense.pt steps to its class prediction, and refuses a sentence longer than
 # its positions in one line.
@@ -66,6 +67,11 @@ expect_error not-json model.json "not valid JSON" -- "$T/model.pt"
 # the same weights under another name, whatever its extension: found by content, config beside it
 cp "$COURSE/model.pt" "$T/weights.bin"
 expect_error other-extension weights.bin "weights.json is missing" -- "$T/weights.bin"
+
+# a state_dict of another model (nn.Sequential: 0.weight, ...): names a tensor and what opens
+cp "$PT/module.pt" "$T/seq.pt"
+printf '{"n_heads": 1, "vocab": ["<unk>"]}\n' >"$T/seq.json"
+expect_error other-model seq.pt "\"0.weight\" is neither" "encoder.tok_embed.weight" "embed.weight" -- "$T/seq.pt"
 
 # the shipped classifier: opens and steps to the class bars; a sentence beyond its 24 positions
 # is refused in one line at trace creation
