@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rng.h"         // defines: rng_seed, rng_xavier_uniform, rng_fill_normal
+#include "course.h"      // defines: course_read
 #include "safetensors.h" // defines: StFile, st_read, st_write
 
 #define MAX_DIM 8192
@@ -498,7 +499,8 @@ Model *model_load(const char *path, Err *err) {
   //   a torch.save file (NAME.pt with NAME.json beside it)           -> the course loader.
   // ---- end of the dispatch
   StFile f;
-  if (!st_read(&f, path, err)) return NULL;
+  // a torch.save file (pt_sniff by content) or the course notebook's names: course.h
+  if (!course_read(path, &f, err)) return NULL;
   return model_from_st(&f, path, err);
 }
 

@@ -10,7 +10,9 @@
 // tensors from either and frees them with st_free; .pt files carry no metadata (n_meta = 0).
 // Values are converted to float32 from FloatStorage, HalfStorage, BFloat16Storage and
 // DoubleStorage; any other storage type (Long, Int, Bool, ...) is refused, naming the tensor.
-// Strides are honoured (a transposed or sliced view is gathered into C order); a tensor with
+// Strides are honoured (a transposed or sliced view is gathered into C order, the values torch.load
+// gives: issue 20 asked for non-contiguous strides to be refused, but a state_dict may well hold a
+// transposed view, and gathering within the checked storage is as safe as reading it); a tensor with
 // more values than its storage (an expanded view), a storage shorter than its tensor, more than
 // ST_MAX_DIMS dimensions, a file of the legacy format (before 1.6, or saved with
 // _use_new_zipfile_serialization=False) or of a big-endian machine: each one line, false.
