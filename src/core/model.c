@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hub.h"          // defines: hub_is_dir, hub_model_load (a hub folder)
+#include "model_tokens.h" // defines: model_tokenizer_free
 #include "rng.h"         // defines: rng_seed, rng_xavier_uniform, rng_fill_normal
 #include "safetensors.h" // defines: StFile, st_read, st_write
 
@@ -312,6 +314,7 @@ void model_free(Model *m) {
   free(m->dec_layers);
   vocab_free(&m->vocab);
   vocab_free(&m->tgt_vocab);
+  model_tokenizer_free(m->tokenizer);
   free(m);
 }
 
