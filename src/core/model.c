@@ -17,6 +17,8 @@
 #define MAX_DIM 8192
 #define MAX_LAYERS 64
 #define MAX_VOCAB 200000
+#define MAX_POS 65536 // rows of a learned position table
+#define MAX_CLASSES 4096
 #define MAX_PARAMS (1L << 29) // 2 GiB of floats: far above any model a class looks at
 
 ModelConfig model_config_default(void) {
@@ -31,7 +33,38 @@ ModelConfig model_config_default(void) {
                        .ln_eps = 1e-5f};
 }
 
-const char *model_activation_name(Activation a) { return a == ACT_GELU ? "gelu" : "relu"; }
+const char *model_activation_name(Activation a) {
+  return a == ACT_GELU ? "gelu" : a == ACT_GELU_TANH ? "gelu_tanh" : "relu";
+}
+
+const char *model_tokenizer_name(ModelTokenizerKind k) {
+  static const char *const NAMES[] = {"words", "chars", "bpe", "wordpiece"};
+  return k >= TOK_WORDS && k <= TOK_WORDPIECE ? NAMES[k] : "words";
+}
+
+// Appends ", " (after the first) and one feature to buf.
+static void feature(char *buf, int cap, int *n, bool on, const char *what) {
+  if (on && *n < cap) *n += snprintf(buf + *n, (size_t)(cap - *n), "%s%s", *n ? ", " : "", what);
+}
+
+const char *model_features(const Model *m, char *buf, int cap) {
+  int n = 0;
+  char pos[48], cls[48], tok[32];
+  buf[0] = 0;
+  snprintf(pos, sizeof pos, "learned positions (up to %d)", m->cfg.max_pos);
+  snprintf(cls, sizeof cls, "classifier of %d classes", m->n_classes);
+  snprintf(tok, sizeof tok, "%s tokenizer", model_tokenizer_name(m->tok_kind));
+  feature(buf, cap, &n, m->cfg.learned_pos, pos);
+  feature(buf, cap, &n, m->token_type != NULL, "token type 0 added");
+  feature(buf, cap, &n, m->has_embed_norm, "embedding LayerNorm");
+  feature(buf, cap, &n, m->no_in_proj_bias || m->no_out_proj_bias, "attention without bias");
+  feature(buf, cap, &n, m->tie_head, m->head_bias ? "tied head with bias" : "tied head");
+  feature(buf, cap, &n, m->has_head && !m->tie_head && !m->head_bias, "head without bias");
+  feature(buf, cap, &n, m->has_head_transform, "head transform + LayerNorm");
+  feature(buf, cap, &n, m->has_classifier, cls);
+  feature(buf, cap, &n, m->tok_kind != TOK_WORDS, tok);
+  return buf;
+}
 
 bool model_config_check(const ModelConfig *c, const char *what, Err *err) {
   if (c->D < 2 || c->D > MAX_DIM)
@@ -42,7 +75,7 @@ bool model_config_check(const ModelConfig *c, const char *what, Err *err) {
         err,
         "%s: D=%d is not divisible by H=%d heads (d_k = D/H must be whole): pick H among the divisors of D",
         what, c->D, c->H);
-  if (c->D % 2)
+  if (c->D % 2 && !c->learned_pos)
     return err_set(err, "%s: D=%d is odd; the sinusoidal positional encoding needs an even D", what, c->D);
   if (c->F < 1 || c->F > 4 * MAX_DIM)
     return err_set(err, "%s: F=%d is out of range (1..%d)", what, c->F, 4 * MAX_DIM);
@@ -55,6 +88,9 @@ bool model_config_check(const ModelConfig *c, const char *what, Err *err) {
   if (c->n_dec_layers > 0 && (c->V_t < 1 || c->V_t > MAX_VOCAB))
     return err_set(err, "%s: a target vocabulary of %d words is out of range (1..%d)", what, c->V_t,
                    MAX_VOCAB);
+  if (c->learned_pos && (c->max_pos < 1 || c->max_pos > MAX_POS))
+    return err_set(err, "%s: a learned position table of %d rows is out of range (1..%d)", what, c->max_pos,
+                   MAX_POS);
   if (!(c->ln_eps > 0.0f && c->ln_eps < 1.0f))
     return err_set(err, "%s: layer_norm_eps must be in (0, 1)", what);
   long n = model_param_count(c, true, true);
@@ -143,7 +179,8 @@ long model_param_count(const ModelConfig *c, bool with_head, bool with_norm) {
     long per_dec = per_layer + 4 * D * D + 4 * D + 2 * D;
     return V * D + Vt * D + c->n_layers * per_layer + 2 * D + c->n_dec_layers * per_dec + 2 * D + Vt * D + Vt;
   }
-  return V * D + c->n_layers * per_layer + (with_head ? V * D + V : 0) + (with_norm ? 2 * D : 0);
+  long pos = c->learned_pos ? (long)c->max_pos * D : 0;
+  return V * D + pos + c->n_layers * per_layer + (with_head ? V * D + V : 0) + (with_norm ? 2 * D : 0);
 }
 
 bool model_is_seq2seq(const Model *m) { return m->cfg.n_dec_layers > 0; }
@@ -180,9 +217,9 @@ static int param_table(Model *m, Param *p, int cap) {
 #define ATTN(kind, inw, inb, outw, outb)                                                                     \
   do {                                                                                                       \
     L(kind ".in_proj_weight", inw, 2, 3 * D, D, INIT_XAVIER);                                                \
-    L(kind ".in_proj_bias", inb, 1, 3 * D, 0, INIT_ZERO);                                                    \
+    if (!m->no_in_proj_bias) L(kind ".in_proj_bias", inb, 1, 3 * D, 0, INIT_ZERO);                           \
     L(kind ".out_proj.weight", outw, 2, D, D, INIT_XAVIER);                                                  \
-    L(kind ".out_proj.bias", outb, 1, D, 0, INIT_ZERO);                                                      \
+    if (!m->no_out_proj_bias) L(kind ".out_proj.bias", outb, 1, D, 0, INIT_ZERO);                            \
   } while (0)
 // the feed-forward network and the first two LayerNorms of layer weights w
 #define FFN_NORMS(w)                                                                                         \
@@ -198,6 +235,12 @@ static int param_table(Model *m, Param *p, int cap) {
   } while (0)
   ADD(s2s ? "src_embed.weight" : "embed.weight", m->embed, 2, V, D, INIT_NORMAL);
   if (s2s) ADD("tgt_embed.weight", m->tgt_embed, 2, Vt, D, INIT_NORMAL);
+  if (c->learned_pos) ADD("pos_embed.weight", m->pos_embed, 2, c->max_pos, D, INIT_NORMAL);
+  if (m->n_types > 0) ADD("token_type.weight", m->token_type, 2, m->n_types, D, INIT_NORMAL);
+  if (m->has_embed_norm) {
+    ADD("embed_norm.weight", m->embed_norm_weight, 1, D, 0, INIT_ONE);
+    ADD("embed_norm.bias", m->embed_norm_bias, 1, D, 0, INIT_ZERO);
+  }
   for (int i = 0; i < c->n_layers; i++) {
     LayerWeights *w = &m->layers[i];
     snprintf(prefix, sizeof prefix, s2s ? "encoder.layers.%d." : "layers.%d.", i);
@@ -222,13 +265,23 @@ static int param_table(Model *m, Param *p, int cap) {
     ADD("decoder.norm.bias", m->dec_norm_bias, 1, D, 0, INIT_ZERO);
     ADD("head.weight", m->head_weight, 2, Vt, D, INIT_XAVIER);
     ADD("head.bias", m->head_bias, 1, Vt, 0, INIT_ZERO);
-  } else if (m->has_head) {
+  } else if (m->has_head || m->has_classifier) {
     if (m->has_final_norm) {
       ADD("norm.weight", m->norm_weight, 1, D, 0, INIT_ONE);
       ADD("norm.bias", m->norm_bias, 1, D, 0, INIT_ZERO);
     }
-    ADD("head.weight", m->head_weight, 2, V, D, INIT_XAVIER);
-    ADD("head.bias", m->head_bias, 1, V, 0, INIT_ZERO);
+    if (m->has_head_transform) {
+      ADD("head_transform.weight", m->head_transform_weight, 2, D, D, INIT_XAVIER);
+      ADD("head_transform.bias", m->head_transform_bias, 1, D, 0, INIT_ZERO);
+      ADD("head_norm.weight", m->head_norm_weight, 1, D, 0, INIT_ONE);
+      ADD("head_norm.bias", m->head_norm_bias, 1, D, 0, INIT_ZERO);
+    }
+    if (m->has_head && !m->tie_head) ADD("head.weight", m->head_weight, 2, V, D, INIT_XAVIER);
+    if (m->has_head && m->has_head_bias) ADD("head.bias", m->head_bias, 1, V, 0, INIT_ZERO);
+    if (m->has_classifier) {
+      ADD("classifier.weight", m->classifier_weight, 2, m->n_classes, D, INIT_XAVIER);
+      ADD("classifier.bias", m->classifier_bias, 1, m->n_classes, 0, INIT_ZERO);
+    }
   }
 #undef FFN_NORMS
 #undef ATTN
@@ -238,7 +291,7 @@ static int param_table(Model *m, Param *p, int cap) {
 }
 
 // Room for every tensor of a configuration.
-static int param_cap(const ModelConfig *c) { return 8 + 12 * c->n_layers + 8 + 18 * c->n_dec_layers; }
+static int param_cap(const ModelConfig *c) { return 24 + 12 * c->n_layers + 8 + 18 * c->n_dec_layers; }
 
 static long param_count(const Param *p) { return p->ndim == 1 ? p->shape[0] : p->shape[0] * p->shape[1]; }
 
@@ -312,6 +365,8 @@ void model_free(Model *m) {
   free(m->params);
   free(m->layers);
   free(m->dec_layers);
+  for (int i = 0; m->class_names && i < m->n_classes; i++) free(m->class_names[i]);
+  free(m->class_names);
   vocab_free(&m->vocab);
   vocab_free(&m->tgt_vocab);
   model_tokenizer_free(m->tokenizer);
@@ -425,8 +480,144 @@ static bool meta_flag(const StFile *f, const char *path, const char *key, bool *
 }
 
 Model *model_load(const char *path, Err *err) {
+  // ---- Other formats: dispatch here, before the safetensors reader. A loader translates its
+  // format into a canonical StFile (model.h) and returns model_from_st(&f, path, err):
+  //   a directory (config.json + model.safetensors + tokenizer files) -> the hub loader;
+  //   a torch.save file (NAME.pt with NAME.json beside it)           -> the course loader.
+  // ---- end of the dispatch
   StFile f;
   if (!st_read(&f, path, err)) return NULL;
+  return model_from_st(&f, path, err);
+}
+
+// The vocabulary of a bpe / wordpiece model: any distinct words, "<unk>" first or not. Parsed by
+// vocab_from_lines behind a "<unk>" of its own (when the first word is not it), which is then
+// dropped: ids stay the file's line numbers.
+static bool vocab_any(Vocab *v, const char *lines, Err *err) {
+  if (!strncmp(lines, VOCAB_UNK "\n", strlen(VOCAB_UNK) + 1) || !strcmp(lines, VOCAB_UNK))
+    return vocab_from_lines(v, lines, err);
+  size_t len = strlen(lines);
+  char *with = malloc(len + sizeof VOCAB_UNK + 1);
+  if (!with) return err_set(err, "out of memory reading the vocabulary");
+  memcpy(with, VOCAB_UNK "\n", sizeof VOCAB_UNK);
+  memcpy(with + sizeof VOCAB_UNK, lines, len + 1);
+  bool ok = vocab_from_lines(v, with, err);
+  free(with);
+  if (!ok) return false;
+  memmove(v->words, v->words + 1, sizeof(char *) * (size_t)(v->n - 1));
+  int k = 0;
+  for (int i = 0; i < v->n; i++)
+    if (v->order[i] != 0) v->order[k++] = v->order[i] - 1;
+  v->n--;
+  return true;
+}
+
+// The class names of a classifier: metadata `classes` (C lines), or "class 1" .. "class C".
+static bool read_classes(const StFile *f, const char *path, Model *m, Err *err) {
+  int C = m->n_classes;
+  m->class_names = calloc((size_t)C, sizeof(char *));
+  if (!m->class_names) return err_set(err, "out of memory");
+  const char *v = st_meta(f, "classes");
+  int i = 0;
+  for (const char *p = v; p && i <= C;) {
+    size_t n = strcspn(p, "\n");
+    if (i < C && !(m->class_names[i] = strndup(p, n))) return err_set(err, "out of memory");
+    i++;
+    if (!p[n]) break;
+    p += n + 1;
+  }
+  if (v && i != C)
+    return err_set(err,
+                   "%s: metadata classes names %d class%s but classifier.weight has %d rows: give one name "
+                   "per class, joined by newlines",
+                   path, i, i == 1 ? "" : "es", C);
+  for (i = 0; !v && i < C; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "class %d", i + 1);
+    if (!(m->class_names[i] = strdup(name))) return err_set(err, "out of memory");
+  }
+  return true;
+}
+
+// The canonical extensions' metadata and which optional tensors are there (model.h), checked
+// against each other: what a loader got wrong is named in one line.
+static bool read_extensions(const StFile *f, const char *path, Model *m, bool s2s, Err *err) {
+  ModelConfig *c = &m->cfg;
+  const char *pe = st_meta(f, "pos_encoding");
+  if (pe && strcmp(pe, "sinusoidal") && strcmp(pe, "learned"))
+    return err_set(err, "%s: metadata pos_encoding=\"%s\": Stepformer knows sinusoidal and learned", path,
+                   pe);
+  c->learned_pos = pe && !strcmp(pe, "learned");
+  const StTensor *pos = st_find(f, "pos_embed.weight");
+  if (c->learned_pos && !pos)
+    return err_set(
+        err,
+        "%s: metadata pos_encoding=learned needs the tensor \"pos_embed.weight\" [max_pos, D]: add "
+        "the learned position table, or set pos_encoding to sinusoidal",
+        path);
+  if (!c->learned_pos && pos)
+    return err_set(
+        err,
+        "%s: tensor \"pos_embed.weight\" is a learned position table but the metadata does not say "
+        "pos_encoding=learned: add it to the metadata (or remove the tensor)",
+        path);
+  if (pos) {
+    if (pos->ndim != 2 || pos->shape[0] < 1 || pos->shape[0] > MAX_POS)
+      return err_set(err, "%s: tensor \"pos_embed.weight\" must be [max_pos, D] with max_pos in 1..%d", path,
+                     MAX_POS);
+    c->max_pos = (int)pos->shape[0];
+  }
+  const StTensor *tt = st_find(f, "token_type.weight");
+  if (tt) {
+    if (tt->ndim != 2 || tt->shape[0] < 1 || tt->shape[0] > 1024)
+      return err_set(err, "%s: tensor \"token_type.weight\" must be [n_types, D] with n_types in 1..1024",
+                     path);
+    m->n_types = (int)tt->shape[0];
+  }
+  m->has_embed_norm = st_find(f, "embed_norm.weight") || st_find(f, "embed_norm.bias");
+  m->no_in_proj_bias = !s2s && !st_find(f, "layers.0.self_attn.in_proj_bias");
+  m->no_out_proj_bias = !s2s && !st_find(f, "layers.0.self_attn.out_proj.bias");
+  if (!meta_flag(f, path, "tie_head", &m->tie_head, err)) return false;
+  bool head_w = st_find(f, "head.weight") != NULL;
+  if (m->tie_head && head_w)
+    return err_set(err,
+                   "%s: metadata tie_head=1 but the file has \"head.weight\": a tied head is embed.weight; "
+                   "remove head.weight or set tie_head to 0",
+                   path);
+  if (s2s && (c->learned_pos || m->tie_head || tt || m->has_embed_norm))
+    return err_set(err,
+                   "%s: an encoder-decoder takes sinusoidal positions, no token types, no embedding "
+                   "LayerNorm and its own head: remove those from the file",
+                   path);
+  m->has_head = s2s || head_w || m->tie_head;
+  m->has_head_bias = s2s || (m->has_head && st_find(f, "head.bias") != NULL);
+  const StTensor *cw = st_find(f, "classifier.weight"), *cb = st_find(f, "classifier.bias");
+  m->has_classifier = !s2s && (cw || cb);
+  if (m->has_classifier && m->has_head)
+    return err_set(err,
+                   "%s: the file has both a prediction head (%s) and a classifier (classifier.*): a model "
+                   "has one or the other; remove one",
+                   path, m->tie_head ? "tie_head=1" : "head.weight");
+  if (m->has_classifier) {
+    const StTensor *t = cw ? cw : cb;
+    if (t->ndim < 1 || t->shape[0] < 1 || t->shape[0] > MAX_CLASSES)
+      return err_set(err, "%s: tensor \"%s\" must have 1..%d classes as its first dimension", path, t->name,
+                     MAX_CLASSES);
+    m->n_classes = (int)t->shape[0];
+    if (!read_classes(f, path, m, err)) return false;
+  } else if (st_meta(f, "classes")) {
+    return err_set(err, "%s: metadata classes names classes but the file has no classifier.weight", path);
+  }
+  m->has_head_transform = m->has_head && !s2s &&
+                          (st_find(f, "head_transform.weight") || st_find(f, "head_transform.bias") ||
+                           st_find(f, "head_norm.weight") || st_find(f, "head_norm.bias"));
+  return true;
+}
+
+// See model.h. Every path out releases *f.
+Model *model_from_st(StFile *fp, const char *path, Err *err) {
+  StFile f = *fp; // taken over: *fp is left empty (st_free on it again does nothing)
+  memset(fp, 0, sizeof *fp);
   Model *m = calloc(1, sizeof *m);
   Param *p = NULL;
   if (!m) {
@@ -439,6 +630,17 @@ Model *model_load(const char *path, Err *err) {
   // layers and target vocabulary
   bool s2s = st_meta(&f, "n_decoder_layers") != NULL;
   if (s2s && !read_target_side(&f, path, m, err)) goto fail;
+  const char *tok = st_meta(&f, "tokenizer");
+  if (tok) {
+    int k = TOK_WORDS;
+    while (k <= TOK_WORDPIECE && strcmp(tok, model_tokenizer_name((ModelTokenizerKind)k))) k++;
+    if (k > TOK_WORDPIECE) {
+      err_set(err, "%s: metadata tokenizer=\"%s\": Stepformer knows words, chars, bpe and wordpiece", path,
+              tok);
+      goto fail;
+    }
+    m->tok_kind = (ModelTokenizerKind)k;
+  }
   const char *vocab = st_meta(&f, "vocab");
   if (!vocab) {
     err_set(
@@ -448,7 +650,8 @@ Model *model_load(const char *path, Err *err) {
     goto fail;
   }
   Err verr = {0};
-  if (!vocab_from_lines(&m->vocab, vocab, &verr)) {
+  bool any_words = m->tok_kind == TOK_BPE || m->tok_kind == TOK_WORDPIECE; // their own unknown token
+  if (!(any_words ? vocab_any(&m->vocab, vocab, &verr) : vocab_from_lines(&m->vocab, vocab, &verr))) {
     err_set(err, "%s: metadata vocab: %s", path, verr.msg);
     goto fail;
   }
@@ -463,8 +666,10 @@ Model *model_load(const char *path, Err *err) {
   const char *act = st_meta(&f, "activation");
   if (act && !strcmp(act, "gelu"))
     c->activation = ACT_GELU;
+  else if (act && !strcmp(act, "gelu_tanh"))
+    c->activation = ACT_GELU_TANH;
   else if (act && strcmp(act, "relu")) {
-    err_set(err, "%s: metadata activation=\"%s\": Stepformer knows relu and gelu", path, act);
+    err_set(err, "%s: metadata activation=\"%s\": Stepformer knows relu, gelu and gelu_tanh", path, act);
     goto fail;
   }
   const char *eps = st_meta(&f, "layer_norm_eps");
@@ -476,11 +681,7 @@ Model *model_load(const char *path, Err *err) {
       goto fail;
     }
   }
-  const char *pe = st_meta(&f, "pos_encoding");
-  if (pe && strcmp(pe, "sinusoidal")) {
-    err_set(err, "%s: metadata pos_encoding=\"%s\": Stepformer knows the sinusoidal encoding only", path, pe);
-    goto fail;
-  }
+  if (!read_extensions(&f, path, m, s2s, err)) goto fail;
   if (s2s && c->causal) {
     err_set(err,
             "%s: metadata causal=1 in an encoder-decoder: its encoder sees the whole source and its decoder "
@@ -495,9 +696,9 @@ Model *model_load(const char *path, Err *err) {
     m->seed = strtoull(seed, &end, 10);
     m->has_seed = end != seed && !*end;
   }
-  m->has_head = s2s || st_find(&f, "head.weight") != NULL; // an encoder-decoder's head is required
+  // (has_head, has_classifier: read_extensions; an encoder-decoder's head is required)
   bool has_norm = !s2s && st_find(&f, "norm.weight") != NULL;
-  m->has_final_norm = m->has_head && has_norm;
+  m->has_final_norm = (m->has_head || m->has_classifier) && has_norm;
   int n;
   // every tensor must be in the file with its shape before anything is allocated for it:
   // a small file that claims a huge configuration fails here, not in malloc
@@ -557,13 +758,23 @@ Model *model_load(const char *path, Err *err) {
               "%s: tensor \"%s\" belongs to layer %d but the metadata says n_layers=%d: set n_layers to the "
               "number of layers the file holds",
               path, name, layer + 1, c->n_layers);
-    else if (!strcmp(name, "head.bias") || (!strcmp(name, "norm.bias") && m->has_head))
+    else if (!strcmp(name, "head.bias") || (!strcmp(name, "norm.bias") && (m->has_head || m->has_classifier)))
       err_set(err, "%s: tensor \"%s\" is present but \"%s\" is missing", path, name,
               name[0] == 'h' ? "head.weight" : "norm.weight");
     else if (!strncmp(name, "norm.", 5))
       err_set(err,
               "%s: tensor \"%s\" is a final LayerNorm, which Stepformer applies only before a prediction "
-              "head (head.weight, head.bias): save the head too, or leave the norm out",
+              "head (head.weight, head.bias) or a classifier: save the head too, or leave the norm out",
+              path, name);
+    else if (!strncmp(name, "head_transform.", 15) || !strncmp(name, "head_norm.", 10))
+      err_set(err,
+              "%s: tensor \"%s\" is part of a head's transform, and the file has no head (head.weight or "
+              "tie_head=1): add the head, or remove it",
+              path, name);
+    else if (!strncmp(name, "layers.", 7) && (strstr(name, ".in_proj_bias") || strstr(name, "out_proj.bias")))
+      err_set(err,
+              "%s: tensor \"%s\" is an attention bias, but layer 1 has none: every layer has the biases or "
+              "none does",
               path, name);
     else
       err_set(err,
@@ -573,6 +784,7 @@ Model *model_load(const char *path, Err *err) {
     goto fail;
   }
   if (!model_carve(m, p, n, err)) goto fail;
+  if (m->tie_head) m->head_weight = m->embed; // the head is the embedding table itself
   for (int i = 0; i < n; i++) {
     const float *src = st_find(&f, p[i].name)->data;
     long cnt = param_count(&p[i]);
@@ -653,14 +865,25 @@ bool model_save(const Model *m, const char *path, Err *err) {
   // The configuration as this model has it, then every other key the loaded file had (their
   // names are distinct: st_parse refuses a repeated one).
   // An encoder-decoder adds its decoder's layers and target vocabulary.
-  enum { FIXED_MAX = 13 };
-  static const char *const FIXED_KEYS[FIXED_MAX] = {
-      "format", "d_model",        "n_heads",      "d_ff",  "n_layers",         "activation", "norm_first",
-      "causal", "layer_norm_eps", "pos_encoding", "vocab", "n_decoder_layers", "tgt_vocab"};
-  const char *fixed_vals[FIXED_MAX] = {
-      "pt",         d,     h,  f,        l, model_activation_name(c->activation), nf, ca, eps,
-      "sinusoidal", vocab, dl, tgt_vocab};
-  const int FIXED = s2s ? 13 : 11;
+  // The canonical extensions: the keys a loader wrote (tie_head, tokenizer) from the model itself.
+  enum { FIXED_MAX = 15 };
+  const char *FIXED_KEYS[FIXED_MAX] = {"format",         "d_model",      "n_heads",    "d_ff",
+                                       "n_layers",       "activation",   "norm_first", "causal",
+                                       "layer_norm_eps", "pos_encoding", "vocab"};
+  const char *fixed_vals[FIXED_MAX] = {"pt", d,
+                                       h,    f,
+                                       l,    model_activation_name(c->activation),
+                                       nf,   ca,
+                                       eps,  c->learned_pos ? "learned" : "sinusoidal",
+                                       vocab};
+  int FIXED = 11;
+  if (m->tie_head) FIXED_KEYS[FIXED] = "tie_head", fixed_vals[FIXED++] = "1";
+  if (m->tok_kind != TOK_WORDS)
+    FIXED_KEYS[FIXED] = "tokenizer", fixed_vals[FIXED++] = model_tokenizer_name(m->tok_kind);
+  if (s2s) {
+    FIXED_KEYS[FIXED] = "n_decoder_layers", fixed_vals[FIXED++] = dl;
+    FIXED_KEYS[FIXED] = "tgt_vocab", fixed_vals[FIXED++] = tgt_vocab;
+  }
   keys = malloc(sizeof(char *) * (size_t)(FIXED + m->n_meta + 2));
   vals = malloc(sizeof(char *) * (size_t)(FIXED + m->n_meta + 2));
   if (!keys || !vals) {

@@ -33,10 +33,37 @@
 // Every one must be there and no other. cfg.V is V_s, cfg.V_t and cfg.n_dec_layers are 0 for an
 // encoder.
 //
+// The canonical extensions (GPT-2, BERT and the course's classifier; every loader of another format
+// translates into this form; all optional, absent = the behaviour above):
+//   metadata pos_encoding = sinusoidal (default) | learned; learned needs
+//     pos_embed.weight [max_pos, D]: P = its rows 0..L-1 (a longer sentence is refused by trace_new)
+//   metadata activation = relu | gelu | gelu_tanh (GPT-2's 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))))
+//   token_type.weight [n_types, D]   BERT's segment embeddings: row 0 is added, X + P + t₀
+//   embed_norm.weight|bias [D]       Z = LayerNorm(X + P (+ t₀)), the first layer's input
+//   layers.{i}.self_attn.in_proj_bias and/or .out_proj.bias may be absent (in every layer alike):
+//     no bias (the pointers are NULL)
+//   head: head.weight [V, D], or metadata tie_head=1 and no head.weight (head_weight then points
+//     at embed, not copied); head.bias [V] optional (GPT-2 has none, BERT one)
+//   head_transform.weight [D, D] + .bias [D] and head_norm.weight|bias [D] (BERT's masked-LM
+//     transform; with a head only): h = LayerNorm(act(x·Wᵀ + b)) before the head
+//   classifier.weight [C, D] + classifier.bias [C] (the course's model), metadata classes (C names
+//     joined by newlines; default "class 1".."class C"); norm.weight|bias is then the encoder's
+//     final LayerNorm; the class scores are those of the mean over positions. A model has a head
+//     or a classifier or neither, never both.
+//   metadata tokenizer = words (default) | chars (every non-space character a token) | bpe |
+//     wordpiece (the hub's tokenizers read their own files); with bpe or wordpiece the vocab need
+//     not start with "<unk>" (its words must still be distinct).
+// Anything contradictory (a head and a classifier, tie_head=1 with head.weight, pos_embed.weight
+// without pos_encoding=learned or the reverse, a wrong shape) is refused in one line naming the
+// tensor or key.
+//
 // A Model owns one parameter block (every float above, carved into named pointers), its
 // vocabulary and, where gemm_supported(), a packed copy of each layer's four weight matrices,
 // made by model_load and model_random (the weights must not change afterwards); model_free
 // releases all of it.
+//
+// model_load reads a file (today: safetensors) into an StFile of canonical names and metadata and
+// hands it to model_from_st, which validates it and builds the Model.
 //
 //     Err err = {0};
 //     Model *m = model_load("assets/models/bank.safetensors", &err);
@@ -50,11 +77,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "err.h"       // defines: Err
-#include "gemm.h"      // defines: GemmWeights
-#include "tokenizer.h" // defines: Vocab
+#include "err.h"         // defines: Err
+#include "gemm.h"        // defines: GemmWeights
+#include "safetensors.h" // defines: StFile
+#include "tokenizer.h"   // defines: Vocab
 
-typedef enum { ACT_RELU, ACT_GELU } Activation;
+typedef enum { ACT_RELU, ACT_GELU, ACT_GELU_TANH } Activation;
+
+// How a sentence becomes tokens (metadata `tokenizer`). The model records it; the hub loader reads
+// the bpe / wordpiece files themselves.
+typedef enum { TOK_WORDS, TOK_CHARS, TOK_BPE, TOK_WORDPIECE } ModelTokenizerKind;
 
 typedef struct {
   int V, D, H, F, n_layers;
@@ -64,11 +96,13 @@ typedef struct {
   float ln_eps;     // LayerNorm epsilon, 1e-5 as PyTorch
   int n_dec_layers; // decoder layers of an encoder-decoder; 0: an encoder only
   int V_t;          // the decoder's (target) vocabulary; 0 for an encoder only
+  bool learned_pos; // positions from the learned table pos_embed [max_pos, D], not the sinusoid
+  int max_pos;      // rows of that table (0 when sinusoidal): the longest sentence the model takes
 } ModelConfig;
 
 typedef struct {
-  float *in_proj_weight, *in_proj_bias;   // [3D, D], [3D]
-  float *out_proj_weight, *out_proj_bias; // [D, D], [D]
+  float *in_proj_weight, *in_proj_bias;   // [3D, D], [3D] (bias NULL: no bias)
+  float *out_proj_weight, *out_proj_bias; // [D, D], [D]   (bias NULL: no bias)
   float *linear1_weight, *linear1_bias;   // [F, D], [F]
   float *linear2_weight, *linear2_bias;   // [D, F], [D]
   float *norm1_weight, *norm1_bias;       // [D]
@@ -96,6 +130,22 @@ typedef struct Model {
   bool has_final_norm;            // final LayerNorm before the head present
   float *norm_weight, *norm_bias; // [D] final LayerNorm, or NULL
   float *head_weight, *head_bias; // [V, D], [V]; an encoder-decoder's: [V_t, D], [V_t]
+                                  // head_bias NULL: none; head_weight == embed when tie_head
+  // The canonical extensions (see the top of this file; NULL / 0 / false when absent):
+  float *pos_embed;                                       // [cfg.max_pos, D] learned positions
+  float *token_type;                                      // [n_types, D]; row 0 is added to X + P
+  int n_types;                                            //
+  float *embed_norm_weight, *embed_norm_bias;             // [D] Z = LayerNorm(X + P (+ t₀))
+  bool no_in_proj_bias, no_out_proj_bias;                 // attention without b^q,b^k,b^v / b^o (every layer)
+  bool has_embed_norm, has_head_transform, has_head_bias; // which of the optional tensors are there
+  bool tie_head;                                          // head_weight is embed (not a copy)
+  float *head_transform_weight, *head_transform_bias;     // [D, D], [D] BERT's transform before the head
+  float *head_norm_weight, *head_norm_bias;               // [D] its LayerNorm
+  bool has_classifier;                                    // classifier instead of a head
+  int n_classes;                                          // C
+  char **class_names;                                     // [C], owned
+  float *classifier_weight, *classifier_bias;             // [C, D], [C]
+  ModelTokenizerKind tok_kind;                            // metadata tokenizer
   // An encoder-decoder only (cfg.n_dec_layers > 0; else all empty / NULL):
   Vocab tgt_vocab;                        // the target vocabulary, "<unk>" first
   int bos, eos;                           // ids of "<bos>" and "<eos>" in tgt_vocab
@@ -124,13 +174,25 @@ bool model_config_check(const ModelConfig *c, const char *what, Err *err);
 // ("D=abc is not a width in 1..8192"); the caller names where the spec came from.
 bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *err);
 
+// Reads path and validates it (model_from_st).
 Model *model_load(const char *path, Err *err);
+// Validates a canonical StFile (tensor names and metadata of this header) and builds the Model.
+// `path` names the source in messages. The StFile is consumed either way: on return (success or
+// failure) *f has been released with st_free (the model keeps the metadata arrays, taken over)
+// and must not be used again except to call st_free on it once more (harmless).
+Model *model_from_st(StFile *f, const char *path, Err *err);
 // Seeded random weights; a configuration model_config_check refuses fails with "random model: ...".
 Model *model_random(const ModelConfig *c, const Vocab *vocab, uint64_t seed, Err *err);
 bool model_save(const Model *m, const char *path, Err *err);
 void model_free(Model *m);
-// Parameters of a model of this configuration (an encoder-decoder: always with its norms and head).
+// Parameters of a model of this configuration (an encoder-decoder: always with its norms and head),
+// learned positions included. A loaded model's exact count is m->n_params (the parameter block:
+// a tied head counts once; biases that are absent do not count).
 long model_param_count(const ModelConfig *c, bool with_head, bool with_norm);
+// "learned positions, GELU (tanh), tied head, ..." -- the model's extensions for `stepformer info`,
+// written into buf (cap bytes); "" for a model without any.
+const char *model_features(const Model *m, char *buf, int cap);
+const char *model_tokenizer_name(ModelTokenizerKind k);
 // True for an encoder-decoder (cfg.n_dec_layers > 0).
 bool model_is_seq2seq(const Model *m);
 const char *model_activation_name(Activation a);
