@@ -245,6 +245,7 @@ static void test_tokenize(const char *variant) {
   StFile f;
   Model m = {0};
   Err err = {0};
+  m.tok_kind = strstr(variant, "gpt2") ? TOK_BPE : TOK_WORDPIECE;
   if (!hub_read(dir, &f, &m.tokenizer, &err)) {
     CHECK(0, "%s: %s", variant, err.msg);
     return;
@@ -280,8 +281,6 @@ static void test_tokenize(const char *variant) {
     }
     free(text), free(ids), free(labels);
   }
-  CHECK(model_tokenizer_kind(&m) == (strstr(variant, "gpt2") ? MTOK_BPE : MTOK_WORDPIECE), "%s: kind",
-        variant);
   vocab_free(&m.vocab);
   model_tokenizer_free(m.tokenizer);
 }
@@ -290,9 +289,7 @@ static void test_chars(void) {
   Model m = {0};
   Err err = {0};
   CHECK(vocab_from_lines(&m.vocab, "<unk>\n1\n2\n+\n=\né", &err), "vocab: %s", err.msg);
-  char *keys[] = {"tokenizer"}, *values[] = {"chars"};
-  m.meta_keys = keys, m.meta_values = values, m.n_meta = 1;
-  CHECK(model_tokenizer_kind(&m) == MTOK_CHARS, "metadata tokenizer=chars");
+  m.tok_kind = TOK_CHARS;
   Tokens t;
   bool ok = model_tokenize(&m, " 12 +x= é", 0, &t, &err);
   CHECK(ok && t.n == 6, "chars: %d tokens (%s)", t.n, err.msg);
@@ -304,8 +301,7 @@ static void test_chars(void) {
   CHECK(!model_tokenize(&m, "   ", 0, &t, &err) && strstr(err.msg, "no tokens"), "chars: blank: %s", err.msg);
   CHECK(!model_tokenize(&m, "1\xff", 0, &t, &err) && strstr(err.msg, "UTF-8"), "chars: not UTF-8: %s",
         err.msg);
-  m.n_meta = 0;
-  CHECK(model_tokenizer_kind(&m) == MTOK_WORDS, "no metadata: words");
+  m.tok_kind = TOK_WORDS;
   ok = model_tokenize(&m, "1 2", 0, &t, &err);
   CHECK(ok && t.n == 2 && t.ids[1] == 2, "words: \"1 2\"");
   if (ok) tokens_free(&t);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "fileio.h" // defines: file_read_all, path_join
+#include "model.h"  // defines: Model, model_from_st, TOK_BPE
 
 #define HUB_MAX_CONFIG (1u << 20) // config.json and tokenizer_config.json: a few KB
 #define HUB_MAX_SIZE (1 << 20)    // any size in config.json (a width, a vocabulary)
@@ -37,10 +38,12 @@ static bool config_read(Config *c, const char *dir, Err *err) {
   Err rerr = {0};
   char *text = file_read_all(c->path, &len, HUB_MAX_CONFIG, &rerr);
   if (!text)
-    return err_set(err,
-                   "%s: a hub checkpoint folder needs config.json (%s): download it with the weights "
-                   "(huggingface-cli download MODEL config.json ...)",
-                   dir, rerr.msg);
+    return err_set(
+        err,
+        "%s: not a regular file, and not a hub checkpoint folder (%s); give a "
+        ".safetensors file, or a folder downloaded with huggingface-cli download MODEL config.json "
+        "model.safetensors ...",
+        dir, rerr.msg);
   c->root = cJSON_ParseWithLength(text, len);
   free(text);
   if (!cJSON_IsObject(c->root)) {
@@ -217,6 +220,33 @@ static bool meta(Tx *x, const char *key, const char *fmt, ...) {
   memcpy(f->keys[f->n_meta], key, kl);
   memcpy(f->values[f->n_meta], buf, vl);
   f->n_meta++;
+  return true;
+}
+
+// The tokenizer's tokens as the file writes them ("Ġcat", "##ing"), joined by newlines: metadata
+// "vocab" (distinct words, as model_from_st demands; the Model's labels replace them on load).
+static bool meta_vocab(Tx *x, const ModelTokenizer *tk) {
+  int n = tk->kind == TOK_BPE ? tk->bpe.n_vocab : tk->wp.n;
+  char *const *tokens = tk->kind == TOK_BPE ? tk->bpe.tokens : tk->wp.tokens;
+  size_t total = 1;
+  for (int i = 0; i < n; i++) total += strlen(tokens[i]) + 1;
+  char *v = malloc(total), *key = malloc(sizeof "vocab");
+  if (!v || !key) {
+    free(v), free(key);
+    return err_set(x->err, "out of memory");
+  }
+  char *p = v;
+  for (int i = 0; i < n; i++) {
+    size_t k = strlen(tokens[i]);
+    memcpy(p, tokens[i], k);
+    p += k;
+    *p++ = i + 1 < n ? '\n' : 0;
+  }
+  if (n == 0) *p = 0;
+  memcpy(key, "vocab", sizeof "vocab");
+  StFile *f = x->out;
+  EXPECT(f->n_meta < HUB_MAX_META);
+  f->keys[f->n_meta] = key, f->values[f->n_meta] = v, f->n_meta++;
   return true;
 }
 
@@ -574,7 +604,7 @@ bool hub_read(const char *dir, StFile *out, ModelTokenizer **tk_out, Err *err) {
     err_set(err, "out of memory");
     goto done;
   }
-  tk->kind = is_gpt2 ? MTOK_BPE : MTOK_WORDPIECE;
+  tk->kind = is_gpt2 ? TOK_BPE : TOK_WORDPIECE;
   if (is_gpt2 ? !bpe_load_dir(&tk->bpe, dir, err) : !wp_load_dir(&tk->wp, dir, bert_lower(dir, &c), err)) {
     free(tk);
     tk = NULL;
@@ -598,7 +628,8 @@ bool hub_read(const char *dir, StFile *out, ModelTokenizer **tk_out, Err *err) {
           .wpath = wpath,
           .cpath = c.path,
           .err = err};
-  ok = (is_gpt2 ? gpt2(&x, &c, tk) : bert(&x, &c, tk)) && note_unused(&x) && st_index(out, wpath, err);
+  ok = (is_gpt2 ? gpt2(&x, &c, tk) : bert(&x, &c, tk)) && meta_vocab(&x, tk) && note_unused(&x) &&
+       st_index(out, wpath, err);
 done:
   free(used);
   st_free(&src);
@@ -610,4 +641,26 @@ done:
   }
   *tk_out = tk;
   return true;
+}
+
+Model *hub_model_load(const char *dir, Err *err) {
+  StFile f;
+  ModelTokenizer *tk;
+  if (!hub_read(dir, &f, &tk, err)) return NULL;
+  Model *m = model_from_st(&f, dir, err);
+  Vocab labels;
+  if (!m || !model_tokenizer_vocab(tk, &labels, err)) {
+    model_free(m);
+    model_tokenizer_free(tk);
+    return NULL;
+  }
+  m->tokenizer = tk;
+  vocab_free(&m->vocab); // the tokens as the file writes them ("Ġcat"): shown as labels ("␣cat")
+  m->vocab = labels;
+  size_t k = strlen(dir);
+  while (k > 1 && dir[k - 1] == '/') k--; // "gpt2/" is captioned "gpt2"
+  size_t s = k;
+  while (s > 0 && dir[s - 1] != '/') s--;
+  snprintf(m->source, sizeof m->source, "%.*s", (int)(k - s), dir + s);
+  return m;
 }

@@ -7,18 +7,6 @@
 #include "model.h" // defines: Model
 #include "utf8.h"  // defines: utf8_seq_len
 
-ModelTokenizerKind model_tokenizer_kind(const Model *m) {
-  if (m->tokenizer) return m->tokenizer->kind;
-  for (int i = 0; i < m->n_meta; i++)
-    if (!strcmp(m->meta_keys[i], "tokenizer") && !strcmp(m->meta_values[i], "chars")) return MTOK_CHARS;
-  return MTOK_WORDS;
-}
-
-const char *model_tokenizer_name(ModelTokenizerKind k) {
-  static const char *names[] = {"words", "chars", "bpe", "wordpiece"};
-  return names[k];
-}
-
 // Fills t from n ids and their labels (label(ctx, id), copied); unknown[i] where ids[i] == unk.
 static bool fill(Tokens *t, const int *ids, int n, const char *(*label)(const void *, int, char *, size_t),
                  const void *ctx, int unk, Err *err) {
@@ -105,19 +93,20 @@ static bool chars_tokenize(const Vocab *v, const char *text, int max_tokens, Tok
 
 bool model_tokenize(const Model *m, const char *text, int max_tokens, Tokens *t, Err *err) {
   memset(t, 0, sizeof *t);
-  ModelTokenizerKind kind = model_tokenizer_kind(m);
-  if (kind == MTOK_WORDS) return tokens_from_text(t, &m->vocab, text, max_tokens, err);
-  if (kind == MTOK_CHARS) return chars_tokenize(&m->vocab, text, max_tokens, t, err);
-  int *ids = NULL, n = 0;
+  ModelTokenizerKind kind = m->tok_kind;
   const ModelTokenizer *tk = m->tokenizer;
-  bool ok = kind == MTOK_BPE ? bpe_encode(&tk->bpe, text, strlen(text), &ids, &n, err)
-                             : wp_encode(&tk->wp, text, strlen(text), &ids, &n, err);
+  if (kind == TOK_CHARS) return chars_tokenize(&m->vocab, text, max_tokens, t, err);
+  if (kind == TOK_WORDS || !tk || tk->kind != (int)kind)
+    return tokens_from_text(t, &m->vocab, text, max_tokens, err);
+  int *ids = NULL, n = 0;
+  bool ok = kind == TOK_BPE ? bpe_encode(&tk->bpe, text, strlen(text), &ids, &n, err)
+                            : wp_encode(&tk->wp, text, strlen(text), &ids, &n, err);
   if (ok)
-    ok = count_ok(n - (kind == MTOK_WORDPIECE ? 2 : 0), 0, err) &&
+    ok = count_ok(n - (kind == TOK_WORDPIECE ? 2 : 0), 0, err) &&
          count_ok(n, max_tokens, err); // [CLS] [SEP] are no words
   if (ok)
-    ok = kind == MTOK_BPE ? fill(t, ids, n, bpe_label_of, &tk->bpe, -1, err)
-                          : fill(t, ids, n, wp_label_of, &tk->wp, tk->wp.unk, err);
+    ok = kind == TOK_BPE ? fill(t, ids, n, bpe_label_of, &tk->bpe, -1, err)
+                         : fill(t, ids, n, wp_label_of, &tk->wp, tk->wp.unk, err);
   free(ids);
   return ok;
 }
@@ -135,12 +124,12 @@ static int entry_cmp(const void *a, const void *b) {
 
 bool model_tokenizer_vocab(const ModelTokenizer *tk, Vocab *v, Err *err) {
   memset(v, 0, sizeof *v);
-  int n = tk->kind == MTOK_BPE ? tk->bpe.n_vocab : tk->wp.n;
+  int n = tk->kind == TOK_BPE ? tk->bpe.n_vocab : tk->wp.n;
   char buf[256];
   size_t total = 0;
   for (int i = 0; i < n; i++)
-    total += strlen(tk->kind == MTOK_BPE ? bpe_label_of(&tk->bpe, i, buf, sizeof buf)
-                                         : wp_label_of(&tk->wp, i, buf, sizeof buf)) +
+    total += strlen(tk->kind == TOK_BPE ? bpe_label_of(&tk->bpe, i, buf, sizeof buf)
+                                        : wp_label_of(&tk->wp, i, buf, sizeof buf)) +
              1;
   v->words = malloc(sizeof(char *) * (size_t)(n > 0 ? n : 1));
   v->block = malloc(total + 1);
@@ -153,8 +142,8 @@ bool model_tokenizer_vocab(const ModelTokenizer *tk, Vocab *v, Err *err) {
   }
   char *p = v->block;
   for (int i = 0; i < n; i++) {
-    const char *l = tk->kind == MTOK_BPE ? bpe_label_of(&tk->bpe, i, buf, sizeof buf)
-                                         : wp_label_of(&tk->wp, i, buf, sizeof buf);
+    const char *l = tk->kind == TOK_BPE ? bpe_label_of(&tk->bpe, i, buf, sizeof buf)
+                                        : wp_label_of(&tk->wp, i, buf, sizeof buf);
     size_t k = strlen(l) + 1;
     memcpy(p, l, k);
     v->words[i] = p, e[i] = (Entry){p, i};
@@ -169,7 +158,7 @@ bool model_tokenizer_vocab(const ModelTokenizer *tk, Vocab *v, Err *err) {
 
 void model_tokenizer_free(ModelTokenizer *tk) {
   if (!tk) return;
-  if (tk->kind == MTOK_BPE) bpe_free(&tk->bpe);
-  if (tk->kind == MTOK_WORDPIECE) wp_free(&tk->wp);
+  if (tk->kind == TOK_BPE) bpe_free(&tk->bpe);
+  if (tk->kind == TOK_WORDPIECE) wp_free(&tk->wp);
   free(tk);
 }

@@ -1,7 +1,7 @@
 // model_tokens.h -- text to tokens with the model's own tokenizer.
 //
 // Every place where text becomes tokens calls model_tokenize, which dispatches on the model's
-// tokenizer:
+// tokenizer (m->tok_kind, from metadata "tokenizer"):
 //   words      the word tokenizer of tokenizer.h (the default; today's models)
 //   chars      every character that is not ASCII white space is a token of its own, looked up
 //              as typed (no lowercasing) in the model's vocabulary, "<unk>" (id 0) when absent
@@ -26,22 +26,16 @@
 #include "tokenizer.h" // defines: Tokens, Vocab
 #include "wordpiece.h" // defines: WordPiece
 
-typedef enum { MTOK_WORDS, MTOK_CHARS, MTOK_BPE, MTOK_WORDPIECE } ModelTokenizerKind;
-
-typedef struct ModelTokenizer {
-  ModelTokenizerKind kind; // MTOK_BPE or MTOK_WORDPIECE
-  Bpe bpe;                 // kind == MTOK_BPE
-  WordPiece wp;            // kind == MTOK_WORDPIECE
-} ModelTokenizer;
-
 struct Model; // model.h
 
-// The kind of m's tokenizer: its hub tokenizer's, else metadata "tokenizer" (chars), else words.
-ModelTokenizerKind model_tokenizer_kind(const struct Model *m);
-// "words", "chars", "bpe", "wordpiece".
-const char *model_tokenizer_name(ModelTokenizerKind k);
-// Tokenizes text for m. max_tokens <= 0 means no limit. False with one line when the text is not
-// UTF-8 (words, chars), gives no token, or more than max_tokens.
+typedef struct ModelTokenizer {
+  int kind;     // TOK_BPE or TOK_WORDPIECE (model.h's ModelTokenizerKind)
+  Bpe bpe;      // kind == TOK_BPE
+  WordPiece wp; // kind == TOK_WORDPIECE
+} ModelTokenizer;
+
+// Tokenizes text for m (a bpe or wordpiece model needs its m->tokenizer). max_tokens <= 0 means no limit.
+// False with one line when the text is not UTF-8 (words, chars), gives no token, or more than max_tokens.
 bool model_tokenize(const struct Model *m, const char *text, int max_tokens, Tokens *t, Err *err);
 // The labels of a hub tokenizer's ids 0..V-1 as a Vocab (labels may repeat: vocab_find finds one).
 bool model_tokenizer_vocab(const ModelTokenizer *tk, Vocab *v, Err *err);
