@@ -87,6 +87,22 @@ void forward_posenc(float *P, int L, int D) {
     }
 }
 
+// GPT-2's GELU (transformers' gelu_new, PyTorch's approximate="tanh"), element by element:
+// y = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). In double for the inner sum: the float result
+// then agrees with PyTorch's to about 1 ulp.
+static void gelu_tanh(Mat y, Mat x) {
+  EXPECT(y.rows == x.rows && y.cols == x.cols);
+  const double k = 0.7978845608028654; // √(2/π)
+  for (int i = 0; i < x.rows; i++) {
+    const float *xi = &MAT_AT(x, i, 0);
+    float *yi = &MAT_AT(y, i, 0);
+    for (int j = 0; j < x.cols; j++) {
+      double v = xi[j];
+      yi[j] = (float)(0.5 * v * (1.0 + tanh(k * (v + 0.044715 * v * v * v))));
+    }
+  }
+}
+
 // ---------------------------------------------------------------- linear layers
 
 bool forward_use_gemm = true;
@@ -120,6 +136,8 @@ static void linear_part(void *ctx, int p) {
   if (h.data) {
     if (j->act == ACT_GELU)
       mat_gelu(h, y);
+    else if (j->act == ACT_GELU_TANH)
+      gelu_tanh(h, y);
     else
       mat_relu(h, y);
   }
@@ -567,11 +585,21 @@ void model_forward(Trace *t) {
     T[t->O].data[(size_t)i * V + id] = 1.0f;
     memcpy(T[t->X].data + (size_t)i * D, m->embed + (size_t)id * D, sizeof(float) * (size_t)D);
   }
-  if (!t->pos_ready) {
-    forward_posenc(T[t->P].data, L, D);
+  if (!t->pos_ready) { // P [L, D]: the sinusoid, or rows 0..L-1 of the learned table
+    if (c->learned_pos)
+      memcpy(T[t->P].data, m->pos_embed, sizeof(float) * (size_t)L * D);
+    else
+      forward_posenc(T[t->P].data, L, D);
     t->pos_ready = true;
   }
-  mat_add(tmat(&T[t->Z]), tmat(&T[t->X]), tmat(&T[t->P]));
+  // Z = X + P (+ t₀, BERT's token type 0) [L, D]; with an embedding LayerNorm that sum is
+  // embed_sum and Z = LayerNorm(embed_sum)
+  Mat sum = tmat(&T[t->embed_sum >= 0 ? t->embed_sum : t->Z]);
+  mat_add(sum, tmat(&T[t->X]), tmat(&T[t->P]));
+  if (t->t0 >= 0)
+    for (int i = 0; i < L; i++) mat_add(rows(sum, i, 1), rows(sum, i, 1), mat_view(m->token_type, 1, D));
+  if (t->embed_sum >= 0)
+    mat_layernorm_rows(tmat(&T[t->Z]), sum, m->embed_norm_weight, m->embed_norm_bias, c->ln_eps);
 
   for (int l = 0; l < c->n_layers; l++) layer_forward(t, l);
 
@@ -585,7 +613,31 @@ void model_forward(Trace *t) {
       mat_layernorm_rows(tmat(&T[t->final_norm]), tmat(x), m->norm_weight, m->norm_bias, c->ln_eps);
       x = &T[t->final_norm];
     }
+    if (t->head_norm >= 0) { // BERT's transform: y = LayerNorm(act(x·W_tᵀ + b_t)) [L, D]
+      Mat hh = tmat(&T[t->head_hidden]);
+      linear_act(hh, tmat(x), mat_view(m->head_transform_weight, D, D), NULL, m->head_transform_bias, hh,
+                 c->activation);
+      mat_layernorm_rows(tmat(&T[t->head_norm]), hh, m->head_norm_weight, m->head_norm_bias, c->ln_eps);
+      x = &T[t->head_norm];
+    }
+    // a tied head multiplies by E itself (head_weight == embed); head_bias may be NULL
     linear(tmat(&T[t->logits]), tmat(x), mat_view(m->head_weight, V, D), NULL, m->head_bias);
     mat_softmax_rows(tmat(&T[t->pred]), tmat(&T[t->logits]));
+  } else if (t->class_pred >= 0) { // classifier: LayerNorm, mean over positions, class scores
+    const TraceTensor *x = &T[t->layers[c->n_layers - 1].out];
+    if (t->enc_norm >= 0) {
+      mat_layernorm_rows(tmat(&T[t->enc_norm]), tmat(x), m->norm_weight, m->norm_bias, c->ln_eps);
+      x = &T[t->enc_norm];
+    }
+    // z̄ [1, D] = (1/L) Σᵢ yᵢ, summed in double
+    float *pool = T[t->pool].data;
+    for (int d = 0; d < D; d++) {
+      double sum_d = 0;
+      for (int i = 0; i < L; i++) sum_d += x->data[(size_t)i * x->stride + d];
+      pool[d] = (float)(sum_d / L);
+    }
+    linear(tmat(&T[t->class_logits]), tmat(&T[t->pool]), mat_view(m->classifier_weight, m->n_classes, D),
+           NULL, m->classifier_bias);
+    mat_softmax_rows(tmat(&T[t->class_pred]), tmat(&T[t->class_logits]));
   }
 }

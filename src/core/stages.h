@@ -29,6 +29,8 @@ typedef enum {
   AXIS_QKV,       // model dimension of a projection output, banded by head (W^q's columns)
   AXIS_TGT_TOKEN, // an encoder-decoder's decoder input: one per target token ("<bos>", "le", ...)
   AXIS_TGT_VOCAB, // one per target vocabulary word
+  AXIS_ONE,       // a single row: the mean over positions ("mean")
+  AXIS_CLASS,     // one per class of a classifier (its name)
 } TraceAxis;
 
 // What a tensor is; views and the inspector pick their drawing and worked equation by kind.
@@ -65,6 +67,13 @@ typedef enum {
   T_LOGITS,     // [L,V]
   T_PRED,       // softmax over the vocabulary [L,V]
   T_MEMORY,     // an encoder-decoder's memory: LayerNorm of the encoder's output [S,D]
+  // the canonical extensions (model.h)
+  T_POS_W,        // a learned position table's rows, or token type row t₀ [.,D] (weight)
+  T_HEAD_HIDDEN,  // BERT's transform act(x·W_t + b_t) [L,D]
+  T_POOL,         // mean over positions z̄ [1,D]
+  T_CLASS_W,      // classifier weights W_c [D,C] (weight) and bias b_c [1,C]
+  T_CLASS_LOGITS, // class scores z̄·W_c + b_c [1,C]
+  T_CLASS_PRED,   // their softmax [1,C]
 } TensorKind;
 
 // The stages. The values are stable (lessons' tests and the fuzzers loop over them); the order
@@ -115,9 +124,17 @@ typedef enum {
   STEP_DEC_FFN_OUT,
   STEP_DEC_ADDNORM3, // the decoder layer's output
   STEP_DEC_PREDICT,  // softmax over the target vocabulary [T,V_t]
+  // The canonical extensions (model.h): BERT's embedding LayerNorm and masked-LM transform, the
+  // course's classifier tail.
+  STEP_EMBED_NORM,     // Z = LayerNorm(X + P + t₀) [L,D]
+  STEP_HEAD_TRANSFORM, // h = LayerNorm(act(Z'·W_t + b_t)) [L,D], before the prediction
+  STEP_ENC_NORM,       // a classifier's final LayerNorm [L,D]
+  STEP_POOL,           // z̄ = mean over positions [1,D]
+  STEP_CLASS_SCORES,   // z̄·W_c + b_c [1,C]
+  STEP_CLASS_PRED,     // softmax over the classes [1,C]
 } StepKind;
 // One past the last kind: an array indexed by StepKind has this many entries.
-#define STEP_KIND_END (STEP_DEC_PREDICT + 1)
+#define STEP_KIND_END (STEP_CLASS_PRED + 1)
 
 // How a stage treats the heads.
 typedef enum {
@@ -134,6 +151,9 @@ typedef enum {
   STAGE_IF_HEAD,             // the prediction (a model with a prediction head)
   STAGE_IF_DECODER,          // an encoder-decoder's stages (memory, the decoder's)
   STAGE_IF_DECODER_PRE_NORM, // a pre-norm encoder-decoder: LN1 before the decoder's self-attention
+  STAGE_IF_EMBED_NORM,       // a model with an embedding LayerNorm (BERT)
+  STAGE_IF_HEAD_TRANSFORM,   // a head with BERT's transform
+  STAGE_IF_CLASSIFIER,       // a classifier's stages (final LayerNorm, mean, scores, prediction)
 } StageNeeds;
 
 typedef struct {
@@ -181,6 +201,15 @@ typedef enum {
   WHEN_FIRST_LAYER = 1 << 6,
   WHEN_LATER_LAYER = 1 << 7,
   WHEN_DECODER = 1 << 8, // a tensor of an encoder-decoder's decoder (or its memory)
+  // the canonical extensions: where their notation differs
+  WHEN_LEARNED_POS = 1 << 9,    // P is rows of a learned table
+  WHEN_SINUSOIDAL = 1 << 10,    // P is the sinusoid
+  WHEN_EMBED_NORM = 1 << 11,    // Z = LayerNorm(X + P + t₀)
+  WHEN_NO_BIAS = 1 << 12,       // attention without biases (Q = Z W^q)
+  WHEN_NO_OUT_BIAS = 1 << 13,   // attention's output projection without a bias (Concat W^o)
+  WHEN_GELU_TANH = 1 << 14,     // GELU's tanh form
+  WHEN_TOKEN_TYPE = 1 << 15,    // token type row t₀ added
+  WHEN_NO_TOKEN_TYPE = 1 << 16, // none
 } StageWhen;
 
 typedef struct {

@@ -73,10 +73,18 @@ static void step(Trace *t, StepKind k, int layer, int result) {
   t->steps[t->n_steps++] = (TraceStep){k, layer, result, stage_info(k)->title};
 }
 
-// The StageWhen flags of the model.
-static int model_holds(const ModelConfig *c) {
+// The StageWhen flags of the model (GELU's tanh form holds WHEN_GELU too: what differs is in the
+// rows marked WHEN_GELU_TANH, which come first).
+static int model_holds(const Model *m) {
+  const ModelConfig *c = &m->cfg;
+  Activation a = c->activation;
   return (c->norm_first ? WHEN_PRE_NORM : WHEN_POST_NORM) | (c->causal ? WHEN_CAUSAL : WHEN_NOT_CAUSAL) |
-         (c->activation == ACT_GELU ? WHEN_GELU : WHEN_RELU);
+         (a == ACT_GELU        ? WHEN_GELU
+          : a == ACT_GELU_TANH ? WHEN_GELU | WHEN_GELU_TANH
+                               : WHEN_RELU) |
+         (c->learned_pos ? WHEN_LEARNED_POS : WHEN_SINUSOIDAL) | (m->has_embed_norm ? WHEN_EMBED_NORM : 0) |
+         (m->no_in_proj_bias ? WHEN_NO_BIAS : 0) | (m->no_out_proj_bias ? WHEN_NO_OUT_BIAS : 0) |
+         (m->token_type ? WHEN_TOKEN_TYPE : WHEN_NO_TOKEN_TYPE);
 }
 
 static void add_layer(Builder *b, int l, int in) {
@@ -86,7 +94,7 @@ static void add_layer(Builder *b, int l, int in) {
   int L = t->L, D = c->D, H = c->H, dk = D / H, F = c->F;
   TraceLayer *y = &t->layers[l];
   memset(y, -1, sizeof *y);
-  b->holds = model_holds(c) | (l == 0 ? WHEN_FIRST_LAYER : WHEN_LATER_LAYER);
+  b->holds = model_holds(t->model) | (l == 0 ? WHEN_FIRST_LAYER : WHEN_LATER_LAYER);
   y->in = add_view(b, "in", l, L, D, t->t[in].data, false);
   inputs(t, y->in, in, -1, -1, -1);
   int a_in = y->in;
@@ -101,9 +109,11 @@ static void add_layer(Builder *b, int l, int in) {
   y->Wq = add_view(b, "Wq", l, D, D, w->in_proj_weight, true);
   y->Wk = add_view(b, "Wk", l, D, D, w->in_proj_weight + (size_t)D * D, true);
   y->Wv = add_view(b, "Wv", l, D, D, w->in_proj_weight + (size_t)2 * D * D, true);
-  y->bq = add_view(b, "bq", l, 1, D, w->in_proj_bias, false);
-  y->bk = add_view(b, "bk", l, 1, D, w->in_proj_bias + D, false);
-  y->bv = add_view(b, "bv", l, 1, D, w->in_proj_bias + 2 * D, false);
+  if (w->in_proj_bias) { // absent: Q = Z W^q (the course's bias-free projections)
+    y->bq = add_view(b, "bq", l, 1, D, w->in_proj_bias, false);
+    y->bk = add_view(b, "bk", l, 1, D, w->in_proj_bias + D, false);
+    y->bv = add_view(b, "bv", l, 1, D, w->in_proj_bias + 2 * D, false);
+  }
   y->Q = add(b, "Q", l, true, L, dk);
   y->K = add(b, "K", l, true, L, dk);
   y->V = add(b, "V", l, true, L, dk);
@@ -126,7 +136,7 @@ static void add_layer(Builder *b, int l, int in) {
   y->concat = add(b, "concat", l, false, L, D);
   inputs(t, y->concat, y->AV, -1, -1, -1);
   y->Wo = add_view(b, "Wo", l, D, D, w->out_proj_weight, true);
-  y->bo = add_view(b, "bo", l, 1, D, w->out_proj_bias, false);
+  if (w->out_proj_bias) y->bo = add_view(b, "bo", l, 1, D, w->out_proj_bias, false);
   y->attn = add(b, "attn", l, false, L, D);
   inputs(t, y->attn, y->concat, y->Wo, y->bo, -1);
   y->res1 = add(b, "res1", l, false, L, D);
@@ -199,7 +209,7 @@ static void add_dec_layer(Builder *b, int l, int in) {
   bool pre = c->norm_first;
   TraceDecLayer *y = &t->dec_layers[l];
   memset(y, -1, sizeof *y);
-  b->holds = model_holds(c) | WHEN_DECODER | (l == 0 ? WHEN_FIRST_LAYER : WHEN_LATER_LAYER);
+  b->holds = model_holds(t->model) | WHEN_DECODER | (l == 0 ? WHEN_FIRST_LAYER : WHEN_LATER_LAYER);
   y->in = add_view(b, "in", l, T, D, t->t[in].data, false);
   inputs(t, y->in, in, -1, -1, -1);
   int a_in = y->in; // masked self-attention's input: pre-norm LN1(in)
@@ -209,9 +219,11 @@ static void add_dec_layer(Builder *b, int l, int in) {
   y->Wq = add_view(b, "Wq", l, D, D, w->in_proj_weight, true);
   y->Wk = add_view(b, "Wk", l, D, D, w->in_proj_weight + (size_t)D * D, true);
   y->Wv = add_view(b, "Wv", l, D, D, w->in_proj_weight + (size_t)2 * D * D, true);
-  y->bq = add_view(b, "bq", l, 1, D, w->in_proj_bias, false);
-  y->bk = add_view(b, "bk", l, 1, D, w->in_proj_bias + D, false);
-  y->bv = add_view(b, "bv", l, 1, D, w->in_proj_bias + 2 * D, false);
+  if (w->in_proj_bias) { // absent: Q = Z W^q (the course's bias-free projections)
+    y->bq = add_view(b, "bq", l, 1, D, w->in_proj_bias, false);
+    y->bk = add_view(b, "bk", l, 1, D, w->in_proj_bias + D, false);
+    y->bv = add_view(b, "bv", l, 1, D, w->in_proj_bias + 2 * D, false);
+  }
   y->Q = add(b, "Q", l, true, T, dk);
   y->K = add(b, "K", l, true, T, dk);
   y->V = add(b, "V", l, true, T, dk);
@@ -229,7 +241,7 @@ static void add_dec_layer(Builder *b, int l, int in) {
   y->concat = add(b, "concat", l, false, T, D);
   inputs(t, y->concat, y->AV, -1, -1, -1);
   y->Wo = add_view(b, "Wo", l, D, D, w->out_proj_weight, true);
-  y->bo = add_view(b, "bo", l, 1, D, w->out_proj_bias, false);
+  if (w->out_proj_bias) y->bo = add_view(b, "bo", l, 1, D, w->out_proj_bias, false);
   y->attn = add(b, "attn", l, false, T, D);
   inputs(t, y->attn, y->concat, y->Wo, y->bo, -1);
   y->res1 = add(b, "res1", l, false, T, D);
@@ -387,10 +399,15 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
   EXPECT(t->L > 0 && (!s2s || t->T > 0));
   const ModelConfig *c = &t->cfg;
   int L = t->L, D = c->D, V = c->V, T = t->T;
-  int cap = 16 + 48 * c->n_layers + 32 + 80 * c->n_dec_layers;
+  if (c->learned_pos && L > c->max_pos)
+    return err_set(err,
+                   "the sentence has %d tokens; this model knows positions up to %d: shorten the sentence", L,
+                   c->max_pos),
+           trace_free(t), NULL;
+  int cap = 40 + 48 * c->n_layers + 32 + 80 * c->n_dec_layers;
   Builder b = {t, calloc((size_t)cap, sizeof(long)), cap, 0, 'l'};
   t->t = calloc((size_t)cap, sizeof(TraceTensor));
-  t->steps = calloc((size_t)(8 + 16 * c->n_layers + 16 + 32 * c->n_dec_layers), sizeof(TraceStep));
+  t->steps = calloc((size_t)(16 + 16 * c->n_layers + 16 + 32 * c->n_dec_layers), sizeof(TraceStep));
   t->layers = calloc((size_t)c->n_layers, sizeof(TraceLayer));
   if (s2s) t->dec_layers = calloc((size_t)c->n_dec_layers, sizeof(TraceDecLayer));
   if (s2s && (!t->dec_layers || !tokens_copy(&t->dec_tokens, dec_tokens))) goto oom;
@@ -415,26 +432,38 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
     p += n;
   }
 
-  b.holds = model_holds(c);
+  b.holds = model_holds(t->model);
   t->O = add(&b, "O", -1, false, L, V);
   t->E = add_view(&b, "E", -1, V, D, model->embed, false);
   t->X = add(&b, "X", -1, false, L, D);
   inputs(t, t->X, t->O, t->E, -1, -1);
   t->P = add(&b, "P", -1, false, L, D);
-  t->Z = add(&b, "Z", -1, false, L, D);
-  inputs(t, t->Z, t->X, t->P, -1, -1);
+  t->t0 = t->embed_sum = t->Wt = t->bt = t->head_hidden = t->head_norm = -1;
+  t->enc_norm = t->pool = t->Wc = t->bc = t->class_logits = t->class_pred = -1;
+  if (model->token_type) t->t0 = add_view(&b, "t0", -1, 1, D, model->token_type, false);
+  if (model->has_embed_norm) { // BERT: Z = LayerNorm(X + P + t₀)
+    t->embed_sum = add(&b, "embed_sum", -1, false, L, D);
+    inputs(t, t->embed_sum, t->X, t->P, t->t0, -1);
+    int g = add_view(&b, "embed_norm.gamma", -1, 1, D, model->embed_norm_weight, false);
+    int be = add_view(&b, "embed_norm.beta", -1, 1, D, model->embed_norm_bias, false);
+    t->Z = add(&b, "Z", -1, false, L, D);
+    inputs(t, t->Z, t->embed_sum, g, be, -1);
+  } else {
+    t->Z = add(&b, "Z", -1, false, L, D);
+    inputs(t, t->Z, t->X, t->P, t->t0, -1);
+  }
   int prev = t->Z;
   for (int l = 0; l < c->n_layers; l++) {
     add_layer(&b, l, prev);
     prev = t->layers[l].out;
   }
-  b.holds = model_holds(c);
+  b.holds = model_holds(t->model);
   t->final_norm = t->Wout = t->bout = t->logits = t->pred = -1;
   t->memory = t->memory_g = t->memory_b = t->dO = t->dE = t->dX = t->dP = t->dZ = -1;
   t->dec_norm = t->dec_norm_g = t->dec_norm_b = -1;
   if (s2s) {
     int Vt = c->V_t;
-    b.holds = model_holds(c) | WHEN_DECODER;
+    b.holds = model_holds(t->model) | WHEN_DECODER;
     // memory [S, D]: what every decoder layer's cross-attention reads
     t->memory_g = add_view(&b, "memory.gamma", -1, 1, D, model->enc_norm_weight, false);
     t->memory_b = add_view(&b, "memory.beta", -1, 1, D, model->enc_norm_bias, false);
@@ -453,7 +482,7 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
       add_dec_layer(&b, l, dprev);
       dprev = t->dec_layers[l].out;
     }
-    b.holds = model_holds(c) | WHEN_DECODER;
+    b.holds = model_holds(t->model) | WHEN_DECODER;
     t->dec_norm_g = add_view(&b, "dec.norm.gamma", -1, 1, D, model->dec_norm_weight, false);
     t->dec_norm_b = add_view(&b, "dec.norm.beta", -1, 1, D, model->dec_norm_bias, false);
     t->dec_norm = add(&b, "dec.norm", -1, false, T, D);
@@ -474,12 +503,41 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
       inputs(t, t->final_norm, prev, g, be, -1);
       x = t->final_norm;
     }
+    if (model->has_head_transform) { // BERT: y = LayerNorm(act(x·W_t + b_t)) before the head
+      t->Wt = add_view(&b, "Wt", -1, D, D, model->head_transform_weight, true);
+      t->bt = add_view(&b, "bt", -1, 1, D, model->head_transform_bias, false);
+      t->head_hidden = add(&b, "head_hidden", -1, false, L, D);
+      inputs(t, t->head_hidden, x, t->Wt, t->bt, -1);
+      int g = add_view(&b, "head_norm.gamma", -1, 1, D, model->head_norm_weight, false);
+      int be = add_view(&b, "head_norm.beta", -1, 1, D, model->head_norm_bias, false);
+      t->head_norm = add(&b, "head_norm", -1, false, L, D);
+      inputs(t, t->head_norm, t->head_hidden, g, be, -1);
+      x = t->head_norm;
+    }
+    // a tied head is E itself: W_out = Eᵀ
     t->Wout = add_view(&b, "Wout", -1, D, V, model->head_weight, true);
-    t->bout = add_view(&b, "bout", -1, 1, V, model->head_bias, false);
+    if (model->head_bias) t->bout = add_view(&b, "bout", -1, 1, V, model->head_bias, false);
     t->logits = add(&b, "logits", -1, false, L, V);
     inputs(t, t->logits, x, t->Wout, t->bout, -1);
     t->pred = add(&b, "pred", -1, false, L, V);
     inputs(t, t->pred, t->logits, -1, -1, -1);
+  } else if (model->has_classifier) { // the course's: LayerNorm, mean over positions, classes
+    int x = prev, C = model->n_classes;
+    if (model->has_final_norm) {
+      int g = add_view(&b, "norm.gamma", -1, 1, D, model->norm_weight, false);
+      int be = add_view(&b, "norm.beta", -1, 1, D, model->norm_bias, false);
+      t->enc_norm = add(&b, "enc_norm", -1, false, L, D);
+      inputs(t, t->enc_norm, prev, g, be, -1);
+      x = t->enc_norm;
+    }
+    t->pool = add(&b, "pool", -1, false, 1, D);
+    inputs(t, t->pool, x, -1, -1, -1);
+    t->Wc = add_view(&b, "Wc", -1, D, C, model->classifier_weight, true);
+    t->bc = add_view(&b, "bc", -1, 1, C, model->classifier_bias, false);
+    t->class_logits = add(&b, "class_logits", -1, false, 1, C);
+    inputs(t, t->class_logits, t->pool, t->Wc, t->bc, -1);
+    t->class_pred = add(&b, "class_pred", -1, false, 1, C);
+    inputs(t, t->class_pred, t->class_logits, -1, -1, -1);
   }
 
   long total = 0;
@@ -521,7 +579,8 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
   step(t, STEP_ONEHOT, -1, t->O);
   step(t, STEP_EMBED, -1, t->X);
   step(t, STEP_POSENC, -1, t->P);
-  step(t, STEP_ADDPOS, -1, t->Z);
+  step(t, STEP_ADDPOS, -1, t->embed_sum >= 0 ? t->embed_sum : t->Z);
+  if (t->embed_sum >= 0) step(t, STEP_EMBED_NORM, -1, t->Z);
   for (int l = 0; l < c->n_layers; l++) {
     TraceLayer *y = &t->layers[l];
     if (c->norm_first) step(t, STEP_PRENORM, l, y->norm1);
@@ -568,7 +627,13 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
     }
     step(t, STEP_DEC_PREDICT, -1, t->pred);
   } else if (t->pred >= 0) {
+    if (t->head_norm >= 0) step(t, STEP_HEAD_TRANSFORM, -1, t->head_norm);
     step(t, STEP_PREDICT, -1, t->pred);
+  } else if (t->class_pred >= 0) {
+    if (t->enc_norm >= 0) step(t, STEP_ENC_NORM, -1, t->enc_norm);
+    step(t, STEP_POOL, -1, t->pool);
+    step(t, STEP_CLASS_SCORES, -1, t->class_logits);
+    step(t, STEP_CLASS_PRED, -1, t->class_pred);
   }
   return t;
 
@@ -648,6 +713,8 @@ const char *trace_axis_label(const Trace *t, TraceAxis axis, int i, char *buf, i
     snprintf(buf, (size_t)cap, "%s", tokens_label(&t->dec_tokens, &t->model->tgt_vocab, i));
     break;
   case AXIS_TGT_VOCAB: snprintf(buf, (size_t)cap, "%s", t->model->tgt_vocab.words[i]); break;
+  case AXIS_ONE: snprintf(buf, (size_t)cap, "mean"); break;
+  case AXIS_CLASS: snprintf(buf, (size_t)cap, "%s", t->model->class_names[i]); break;
   default: snprintf(buf, (size_t)cap, "%d", i); break;
   }
   return buf;
@@ -663,6 +730,8 @@ const char *trace_axis_name(TraceAxis axis) {
   case AXIS_QKV: return "dimension";
   case AXIS_TGT_TOKEN: return "target token";
   case AXIS_TGT_VOCAB: return "target word";
+  case AXIS_ONE: return "mean";
+  case AXIS_CLASS: return "class";
   }
   return "";
 }

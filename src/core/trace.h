@@ -96,8 +96,14 @@ typedef struct {
   int n_steps;
   TraceLayer *layers;                       // [n_layers]
   int O, E, X, P, Z;                        // indices of the stages before the layers
-  int final_norm, Wout, bout, logits, pred; // prediction head, -1 without one
-  float *block;                             // all activations, one allocation
+  int final_norm, Wout, bout, logits, pred; // prediction head, -1 without one (bout: without a bias)
+  // The canonical extensions (model.h), -1 where the model has none:
+  int t0;        // token type row t₀ [1, D] (a view of the model's table)
+  int embed_sum; // X + P (+ t₀) [L, D] before the embedding LayerNorm (then Z is its LN)
+  int Wt, bt, head_hidden, head_norm; // BERT's transform: act(x·W_t + b_t), then its LayerNorm [L, D]
+  int enc_norm, pool;                 // a classifier's final LayerNorm [L, D], its mean over positions [1, D]
+  int Wc, bc, class_logits, class_pred; // classifier weights [D, C], bias [1, C]; scores, softmax [1, C]
+  float *block;                         // all activations, one allocation
   long block_floats;
   float *scratch; // [L, 3D]: the fused Q|K|V product before it is split into heads
   // Per head, K_h and V_h packed for the packed-weight kernel (gemm.h: gemm_packed_floats(L, d_k)
@@ -113,8 +119,9 @@ typedef struct {
   int dec_norm, dec_norm_g, dec_norm_b; // decoder.norm [T, D], before the head
 } Trace;
 
-// Allocates a trace for `tokens` through `model` (copies the tokens). Fails on memory, and when
-// the stages would take more than 2 GiB (a long sentence through many heads: H·L² per score stage).
+// Allocates a trace for `tokens` through `model` (copies the tokens). Fails on memory, when the
+// stages would take more than 2 GiB (a long sentence through many heads: H·L² per score stage),
+// and when a model with learned positions gets more tokens than its table has rows.
 Trace *trace_new(const Model *model, const Tokens *tokens, Err *err);
 // The same for an encoder-decoder: `tokens` the source, `dec_tokens` the decoder's input (ids in
 // model->tgt_vocab, from trace_decoder_tokens). For an encoder, dec_tokens must be NULL; for an

@@ -70,6 +70,13 @@ bool lesson_resolve(Lesson *l, const Model *m, const Tokens *tokens, LessonDiag 
                         "stage=%s is a stage of an encoder-decoder, and this model is an encoder "
                         "only: choose one of its stages (tokens ... addnorm2, predict)",
                         name);
+      if ((info->needs == STAGE_IF_EMBED_NORM && !m->has_embed_norm) ||
+          (info->needs == STAGE_IF_HEAD_TRANSFORM && !m->has_head_transform) ||
+          (info->needs == STAGE_IF_CLASSIFIER && !m->has_classifier))
+        lesson_diag_add(d, file, s->line, 0, false, "stage=%s needs a model with %s; this one has none", name,
+                        info->needs == STAGE_IF_EMBED_NORM       ? "an embedding LayerNorm (BERT)"
+                        : info->needs == STAGE_IF_HEAD_TRANSFORM ? "a head transform (BERT)"
+                                                                 : "a classifier");
       if (info->needs == STAGE_IF_HEAD && !m->has_head)
         lesson_diag_add(d, file, s->line, 0, is_default_model(l),
                         "stage=%s needs a model with a "

@@ -67,7 +67,7 @@ static const char *word(char *buf, int cap, const char *w) {
 static const char *axis_tex(const Trace *t, TraceAxis a, int i, char *buf, int cap) {
   char raw[128];
   trace_axis_label(t, a, i, raw, sizeof raw);
-  if (a == AXIS_TOKEN || a == AXIS_VOCAB) return word(buf, cap, raw);
+  if (a == AXIS_TOKEN || a == AXIS_VOCAB || a == AXIS_CLASS || a == AXIS_ONE) return word(buf, cap, raw);
   snprintf(buf, (size_t)cap, "%d", i);
   return buf;
 }
@@ -177,6 +177,15 @@ static void explain_weight(Ctx *c) {
         axis_tex(c->t, AXIS_VOCAB, c->c, t2, 96));
     break;
   case T_NORM_W: add(l, "\\text{LayerNorm parameter of dimension %d (learned)}", c->c); break;
+  case T_POS_W: add(l, "\\text{dimension %d of the embedding of token type 0 (learned)}", c->c); break;
+  case T_CLASS_W:
+    if (x->rows == 1)
+      add(l, "\\text{the bias of the score of class } %s \\text{ (learned)}",
+          axis_tex(c->t, AXIS_CLASS, c->c, t2, 96));
+    else
+      add(l, "\\text{weight from dimension %d of } \\bar{z} \\text{ to the score of class } %s", c->r,
+          axis_tex(c->t, AXIS_CLASS, c->c, t2, 96));
+    break;
   default: add(l, "\\text{a bias: added to column %d of every row (learned)}", c->c); break;
   }
 }
@@ -204,6 +213,13 @@ static void explain_kind(Ctx *c) {
     break;
   }
   case T_POSENC: {
+    if (t->cfg.learned_pos) { // GPT-2, BERT, the course: a table learned in training
+      char *l = next_line(c->ex);
+      add(l, "= P_{\\mathrm{learned}}[%d, %d] = %s", c->r, c->c, num(n1, at(x, 0, c->r, c->c), false));
+      l = next_line(c->ex);
+      add(l, "\\text{row %d of the learned position table (position %d, counting from 0)}", c->r, c->r);
+      break;
+    }
     int k2 = c->c - c->c % 2;
     double ang = c->r / pow(10000.0, (double)k2 / D);
     char *l = next_line(c->ex);
@@ -222,6 +238,14 @@ static void explain_kind(Ctx *c) {
       return explain_kind(c);
     }
     char *l = next_line(c->ex);
+    const TraceTensor *t0 = input(c, 2);
+    if (t0) { // BERT: Z + P + t₀
+      char n4[32];
+      add(l, "= Z + P + t_0 = %s + %s + %s = %s", num(n1, at(a, 0, c->r, c->c), false),
+          num(n2, at(b, 0, c->r, c->c), true), num(n3, at(t0, 0, 0, c->c), true),
+          num(n4, at(x, 0, c->r, c->c), false));
+      break;
+    }
     add(l, "= %s + %s = %s + %s = %s", a->symbol, b->symbol, num(n1, at(a, 0, c->r, c->c), false),
         num(n2, at(b, 0, c->r, c->c), true), num(n3, at(x, 0, c->r, c->c), false));
     break;
@@ -314,11 +338,53 @@ static void explain_kind(Ctx *c) {
   case T_FFN_PRE: linear(c, "x", "W_1", "b_1", c->c); break;
   case T_FFN_OUT: linear(c, "h", "W_2", "b_2", c->c); break;
   case T_LOGITS: linear(c, "y", "W_{\\mathrm{out}}", "b_{\\mathrm{out}}", c->c); break;
+  case T_CLASS_LOGITS: linear(c, "\\bar{z}", "W_c", "b_c", c->c); break;
+  case T_HEAD_HIDDEN: {
+    linear(c, "Z'", "W_t", "b_t", c->c);
+    char *l = next_line(c->ex);
+    add(l, "\\text{then %s: } %s", t->cfg.activation == ACT_RELU ? "ReLU" : "GELU",
+        num(n1, at(x, 0, c->r, c->c), false));
+    break;
+  }
+  case T_POOL: {
+    const TraceTensor *y = input(c, 0);
+    char *l = next_line(c->ex);
+    add(l, "= \\frac{1}{%d} \\sum_{i} y[i, %d] = \\frac{", y->rows, c->c);
+    double sum = 0;
+    for (int i = 0; i < y->rows; i++) sum += at(y, 0, i, c->c);
+    for (int i = 0; i < y->rows && i < 3; i++)
+      add(l, "%s%s", i ? " + " : "", num(n1, at(y, 0, i, c->c), true));
+    if (y->rows > 3) add(l, " + \\cdots");
+    add(l, "}{%d} = \\frac{%s}{%d} = %s", y->rows, num(n2, sum, false), y->rows,
+        num(n3, at(x, 0, 0, c->c), false));
+    l = next_line(c->ex);
+    add(l, "\\text{the mean of column %d over the %d positions: one vector for the sentence}", c->c, y->rows);
+    break;
+  }
+  case T_CLASS_PRED: {
+    const TraceTensor *s = input(c, 0);
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < s->cols; j++) mx = fmax(mx, at(s, 0, 0, j));
+    for (int j = 0; j < s->cols; j++) sum += exp((double)at(s, 0, 0, j) - mx);
+    char *l = next_line(c->ex);
+    add(l, "= \\frac{e^{s[%s]}}{\\sum_{c} e^{s[c]}} = \\frac{e^{%s - %s}}{%s} = %s",
+        axis_tex(t, AXIS_CLASS, c->c, t1, 96), num(n1, at(s, 0, 0, c->c), false), num(n2, mx, false),
+        num(n3, sum, false), num(t2, at(x, 0, 0, c->c), false));
+    break;
+  }
   case T_FFN_HIDDEN: {
     const TraceTensor *u = input(c, 0);
     double uv = at(u, 0, c->r, c->c);
     char *l = next_line(c->ex);
-    if (t->cfg.activation == ACT_GELU) {
+    if (t->cfg.activation == ACT_GELU_TANH) {
+      double phi = 0.5 * (1 + tanh(0.7978845608028654 * (uv + 0.044715 * uv * uv * uv)));
+      add(l,
+          "= \\tfrac{1}{2} u \\left(1 + \\tanh\\left(\\sqrt{2/\\pi}\\,(u + "
+          "0.044715\\,u^3)\\right)\\right),\\ u = %s",
+          num(n1, uv, false));
+      l = next_line(c->ex);
+      add(l, "= %s \\cdot %.4f = %s", num(n1, uv, true), phi, num(n2, at(x, 0, c->r, c->c), false));
+    } else if (t->cfg.activation == ACT_GELU) {
       double phi = 0.5 * (1 + erf(uv / sqrt(2.0)));
       add(l, "= u\\,\\Phi(u),\\ u = (x W_1 + b_1)[%s, %d] = %s", tok(c, c->r, t1), c->c, num(n1, uv, false));
       l = next_line(c->ex);

@@ -55,4 +55,8 @@ void eq_layout_and_draw(Eq *e);        // sizes, scales, positions and draws eve
 
 float view_text_size(const ViewOptions *o); // label size in pixels
 
+// view_classes.c: draws the canonical extensions' stages (embedding LayerNorm, token type, head
+// transform, the classifier's tail); false for a stage view_stages.c draws.
+bool view_stage_ext(Eq *e, const TraceStep *st);
+
 #endif

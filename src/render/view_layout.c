@@ -88,6 +88,8 @@ static const char *axis_letter(TraceAxis a) {
   case AXIS_FFN: return "F";
   case AXIS_TGT_TOKEN: return "T";
   case AXIS_TGT_VOCAB: return "V_t";
+  case AXIS_ONE: return "1";
+  case AXIS_CLASS: return "C";
   }
   return "";
 }
@@ -137,6 +139,7 @@ Colormap view_auto_cmap(const Operand *op) {
   switch (x->kind) {
   case T_ONEHOT: return CMAP_GREY;
   case T_ATTN:
+  case T_CLASS_PRED:
   case T_PRED: return CMAP_VIRIDIS;
   case T_FFN_HIDDEN:
     return x->layer >= 0 && op->trace->cfg.activation == ACT_RELU ? CMAP_VIRIDIS : CMAP_DIVERGING;
@@ -146,7 +149,7 @@ Colormap view_auto_cmap(const Operand *op) {
 
 static bool is_probability(const Operand *op) {
   const TraceTensor *x = operand_src(op);
-  return x && (x->kind == T_ATTN || x->kind == T_PRED || x->kind == T_ONEHOT);
+  return x && (x->kind == T_ATTN || x->kind == T_PRED || x->kind == T_ONEHOT || x->kind == T_CLASS_PRED);
 }
 
 static Colormap op_cmap(const Eq *e, const Operand *op) {
@@ -211,7 +214,8 @@ static Margins margins(const Eq *e, int k, float fs) {
   m.top = fs * 2.1f; // the symbol
   if (d->caption) m.top += fs * 1.3f;
   if (has_col_labels(v)) m.top += fs * 1.35f;
-  if (v->op.col_axis == AXIS_TOKEN || v->op.col_axis == AXIS_VOCAB) m.top += fs * 0.95f; // "keys"
+  if (v->op.col_axis == AXIS_TOKEN || v->op.col_axis == AXIS_VOCAB || v->op.col_axis == AXIS_CLASS)
+    m.top += fs * 0.95f;                                      // "keys"
   if (v->op.col_axis == AXIS_VOCAB) m.top += VOCAB_TIER * fs; // a second tier of word labels
   if (has_bands(&v->op, true)) m.top += fs * 0.6f;
   m.bottom = fs * 1.7f; // the shape
@@ -437,7 +441,7 @@ static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float y_base) {
   float cw = v->w / C;
   char buf[96], fit[96];
   TraceAxis a = v->op.col_axis;
-  if (a == AXIS_TOKEN || a == AXIS_VOCAB) {
+  if (a == AXIS_TOKEN || a == AXIS_VOCAB || a == AXIS_CLASS) {
     float lf = fs * 0.9f;
     bool fits = cw >= text_width(FONT_SANS, lf, "bank") * 0.8f;
     if (!fits && a == AXIS_VOCAB) {
@@ -464,9 +468,11 @@ static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float y_base) {
       uint32_t c = is_unknown_token(v->op.trace, a, j) ? th->unk : th->text;
       scene_text_aligned(e->s, FONT_SANS, lf, v->x + (j + 0.5f) * cw, y_base, 0.5f, c, s);
     }
-    scene_text_aligned(
-        e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, y_base - fs * 1.2f, 0.5f, th->muted,
-        a == AXIS_TOKEN ? (v->op.row_axis == AXIS_TOKEN ? "keys →" : "tokens →") : "vocabulary →");
+    scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, y_base - fs * 1.2f, 0.5f,
+                       th->muted,
+                       a == AXIS_TOKEN   ? (v->op.row_axis == AXIS_TOKEN ? "keys →" : "tokens →")
+                       : a == AXIS_CLASS ? "classes →"
+                                         : "vocabulary →");
     return;
   }
   // dimensions: numbers at a readable stride
@@ -614,7 +620,8 @@ static void draw_operand(Eq *e, int k, float fs) {
     draw_col_labels(e, v, fs, top - fs * 0.45f);
     top -= fs * 1.35f;
   }
-  if (v->op.col_axis == AXIS_TOKEN || v->op.col_axis == AXIS_VOCAB) top -= fs * 0.95f;
+  if (v->op.col_axis == AXIS_TOKEN || v->op.col_axis == AXIS_VOCAB || v->op.col_axis == AXIS_CLASS)
+    top -= fs * 0.95f;
   if (v->op.col_axis == AXIS_VOCAB) top -= VOCAB_TIER * fs;
   // the symbol, centred above
   uint32_t sc = d->symbol_color ? d->symbol_color : th->text;

@@ -81,8 +81,10 @@ static void linear_row(Eq *e, int row, const char *fn, int kx, int kw, int kb, i
   eq_put(e, row, kx);
   eq_tex(e, row, "\\times");
   eq_put(e, row, kw);
-  eq_tex(e, row, "+");
-  eq_put(e, row, kb);
+  if (kb >= 0) { // no bias (kb < 0): [x] × [W] = [y]
+    eq_tex(e, row, "+");
+    eq_put(e, row, kb);
+  }
   if (fn) eq_delim(e, row, ')');
   eq_tex(e, row, "=");
   eq_put(e, row, ky);
@@ -107,7 +109,7 @@ static void projection_row(Eq *e, int row, int x, int W, int b, int Y, const cha
                            const char *ys) {
   int kx = op(e, x, 0, false, e->t->t[x].symbol, LINK_ROW);
   int kw = op(e, W, 0, false, ws, LINK_COL);
-  int kb = op(e, b, 0, false, bs, LINK_COL);
+  int kb = b >= 0 ? op(e, b, 0, false, bs, LINK_COL) : -1;
   int ky = op(e, Y, -1, false, ys, LINK_NONE);
   linear_row(e, row, NULL, kx, kw, kb, ky);
 }
@@ -282,7 +284,7 @@ static void stage_outproj(Eq *e, int l) {
   const TraceLayer *y = &e->t->layers[l];
   int kc = op(e, y->concat, 0, false, "\\mathrm{Concat}", LINK_ROW);
   int kw = op(e, y->Wo, 0, false, "W^o", LINK_COL);
-  int kb = op(e, y->bo, 0, false, "b^o", LINK_COL);
+  int kb = y->bo >= 0 ? op(e, y->bo, 0, false, "b^o", LINK_COL) : -1;
   int kr = op(e, y->attn, 0, false, "\\mathrm{MultiHead}(Z)", LINK_NONE);
   linear_row(e, 0, NULL, kc, kw, kb, kr);
 }
@@ -316,7 +318,7 @@ static void stage_prenorm(Eq *e, int l) {
 
 static void stage_ffn(Eq *e, int l, bool hidden) {
   const TraceLayer *y = &e->t->layers[l];
-  const char *act = e->t->cfg.activation == ACT_GELU ? "\\mathrm{GELU}" : "\\mathrm{ReLU}";
+  const char *act = e->t->cfg.activation != ACT_RELU ? "\\mathrm{GELU}" : "\\mathrm{ReLU}";
   int x = hidden ? (e->t->cfg.norm_first ? y->norm2 : y->norm1) : y->ffn_hidden;
   int kx = op(e, x, 0, false, hidden ? "x" : "h", LINK_ROW);
   int kw = op(e, hidden ? y->W1 : y->W2, 0, false, hidden ? "W_1" : "W_2", LINK_COL);
@@ -327,8 +329,10 @@ static void stage_ffn(Eq *e, int l, bool hidden) {
 
 static void stage_predict(Eq *e) {
   const Trace *t = e->t;
-  int x = t->final_norm >= 0 ? t->final_norm : t->layers[t->cfg.n_layers - 1].out;
-  int kx = op(e, x, 0, false, t->final_norm >= 0 ? "y" : "Z'", LINK_ROW);
+  int x = t->head_norm >= 0    ? t->head_norm
+          : t->final_norm >= 0 ? t->final_norm
+                               : t->layers[t->cfg.n_layers - 1].out;
+  int kx = op(e, x, 0, false, x != t->layers[t->cfg.n_layers - 1].out ? "y" : "Z'", LINK_ROW);
   e->deco[kx].row_labels = true;
   int kw = op(e, t->Wout, 0, false, "W_{\\mathrm{out}}", LINK_COL);
   int kp = op(e, t->pred, 0, false, "\\hat{p}", LINK_NONE);
@@ -338,7 +342,7 @@ static void stage_predict(Eq *e) {
   eq_put(e, 0, kx);
   eq_tex(e, 0, "\\times");
   eq_put(e, 0, kw);
-  eq_tex(e, 0, "+ b_{\\mathrm{out}}");
+  if (t->bout >= 0) eq_tex(e, 0, "+ b_{\\mathrm{out}}");
   eq_delim(e, 0, ')');
   eq_tex(e, 0, "=");
   eq_put(e, 0, kp);
@@ -350,6 +354,7 @@ static void compose(Eq *e, const TraceStep *st) {
   int l = st->layer, h = e->o->head;
   if (h >= t->cfg.H) h = t->cfg.H - 1;
   const TraceLayer *y = l >= 0 ? &t->layers[l] : NULL;
+  if (view_stage_ext(e, st)) return; // the canonical extensions' stages: view_classes.c
   switch (st->kind) {
   case STEP_TOKENS: stage_tokens(e); break;
   case STEP_ONEHOT: {
