@@ -1,10 +1,12 @@
 // safetensors.c -- see safetensors.h. The JSON header is parsed by cJSON.
+#define _DEFAULT_SOURCE // madvise (MADV_DONTNEED, MADV_SEQUENTIAL)
 #include "safetensors.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "fileio.h"
 
@@ -204,7 +206,17 @@ bool st_index(StFile *f, const char *what, Err *err) {
   return true;
 }
 
-static bool parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, bool lenient, Err *err) {
+// Gives the pages wholly inside [p, p + n) of a file mapping back to the kernel: a tensor's bytes,
+// once converted, are not needed again, so the process does not hold the file and its floats at
+// once (the pages are the page cache's; reading them again would fetch them again).
+static void release_pages(const uint8_t *p, size_t n) {
+  uintptr_t page = 4096, lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + n) & ~(page - 1);
+  if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+// mapped: bytes is a read-only file mapping whose pages may be released as tensors are converted.
+static bool parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, bool lenient, bool mapped,
+                  Err *err) {
   memset(f, 0, sizeof *f);
   cJSON *root = NULL;
   Span *spans = NULL;
@@ -337,6 +349,7 @@ static bool parse(StFile *f, const uint8_t *bytes, size_t len, const char *what,
         goto fail;
       }
       convert(t->data, buf + b, count, dt->name);
+      if (mapped) release_pages(buf + b, en - b);
     }
     spans[f->n] = (Span){b, en, t->name};
     f->n++;
@@ -367,7 +380,7 @@ fail:
 }
 
 bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err *err) {
-  return parse(f, bytes, len, what, false, err);
+  return parse(f, bytes, len, what, false, false, err);
 }
 
 // Maps the file (pages come from the page cache as they are converted, and leave with the
@@ -380,7 +393,7 @@ static bool read_file(StFile *f, const char *path, bool lenient, Err *err) {
   if (!bytes) { // an empty file, a pipe: read it the plain way (which names what is wrong)
     char *all = file_read_all(path, &len, ST_MAX_FILE, err);
     if (!all) return false;
-    bool ok = parse(f, (const uint8_t *)all, len, path, lenient, err);
+    bool ok = parse(f, (const uint8_t *)all, len, path, lenient, false, err);
     free(all);
     return ok;
   }
@@ -389,7 +402,8 @@ static bool read_file(StFile *f, const char *path, bool lenient, Err *err) {
     return err_set(err, "%s: %zu bytes is larger than the largest model Stepformer reads (2 GiB of floats)",
                    path, len);
   }
-  bool ok = parse(f, (const uint8_t *)bytes, len, path, lenient, err);
+  madvise((void *)bytes, len, MADV_SEQUENTIAL); // read ahead: the tensors are converted in file order
+  bool ok = parse(f, (const uint8_t *)bytes, len, path, lenient, true, err);
   file_unmap(bytes, len);
   return ok;
 }
