@@ -301,6 +301,10 @@ static void test_chars(void) {
   CHECK(!model_tokenize(&m, "   ", 0, &t, &err) && strstr(err.msg, "no tokens"), "chars: blank: %s", err.msg);
   CHECK(!model_tokenize(&m, "1\xff", 0, &t, &err) && strstr(err.msg, "UTF-8"), "chars: not UTF-8: %s",
         err.msg);
+  m.tok_kind = TOK_BPE; // a hub model saved into one file: no tokenizer files, refused
+  CHECK(!model_tokenize(&m, "1 2", 0, &t, &err) && strstr(err.msg, "vocab.json, merges.txt") &&
+            strstr(err.msg, "--model DIR"),
+        "bpe without its files: \"%s\"", err.msg);
   m.tok_kind = TOK_WORDS;
   ok = model_tokenize(&m, "1 2", 0, &t, &err);
   CHECK(ok && t.n == 2 && t.ids[1] == 2, "words: \"1 2\"");

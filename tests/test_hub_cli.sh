@@ -91,6 +91,12 @@ ok "export bert" "$SF" export --model "$HUB/bert-tiny" --text "The cat walks by 
 checks=$((checks + 1))
 [ "$(ls "$T/export" | grep -c '\.npy$')" -ge 40 ] || fail "export bert: $(ls "$T/export" | wc -l) files"
 
+# a hub model saved into one file (dump's model.safetensors) has no tokenizer files: refused
+checks=$((checks + 1))
+"$SF" stages --model "$T/dump-gpt2-tiny/model.safetensors" --text "The cat" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc = 2 ] && grep -qF "vocab.json, merges.txt" "$T/err" || fail "saved hub model: exit $rc, $(cat "$T/err")"
+
 # ---- bad folders
 echo "refusals:"
 fresh gpt2-tiny

@@ -96,8 +96,13 @@ bool model_tokenize(const Model *m, const char *text, int max_tokens, Tokens *t,
   ModelTokenizerKind kind = m->tok_kind;
   const ModelTokenizer *tk = m->tokenizer;
   if (kind == TOK_CHARS) return chars_tokenize(&m->vocab, text, max_tokens, t, err);
-  if (kind == TOK_WORDS || !tk || tk->kind != (int)kind)
-    return tokens_from_text(t, &m->vocab, text, max_tokens, err);
+  if (kind == TOK_WORDS) return tokens_from_text(t, &m->vocab, text, max_tokens, err);
+  if (!tk || tk->kind != (int)kind) // a hub model saved into one file: its tokenizer stayed behind
+    return err_set(err,
+                   "the model's tokenizer is %s, whose files (%s) come with a hub folder: open the folder "
+                   "(--model DIR) instead of a copy of its weights",
+                   kind == TOK_BPE ? "GPT-2's BPE" : "BERT's WordPiece",
+                   kind == TOK_BPE ? "vocab.json, merges.txt" : "vocab.txt");
   int *ids = NULL, n = 0;
   bool ok = kind == TOK_BPE ? bpe_encode(&tk->bpe, text, strlen(text), &ids, &n, err)
                             : wp_encode(&tk->wp, text, strlen(text), &ids, &n, err);

@@ -34,7 +34,8 @@ typedef struct ModelTokenizer {
   WordPiece wp; // kind == TOK_WORDPIECE
 } ModelTokenizer;
 
-// Tokenizes text for m (a bpe or wordpiece model needs its m->tokenizer). max_tokens <= 0 means no limit.
+// Tokenizes text for m. A bpe or wordpiece model needs its m->tokenizer (a model saved from a hub
+// folder into one file has none: refused in one line). max_tokens <= 0 means no limit.
 // False with one line when the text is not UTF-8 (words, chars), gives no token, or more than max_tokens.
 bool model_tokenize(const struct Model *m, const char *text, int max_tokens, Tokens *t, Err *err);
 // The labels of a hub tokenizer's ids 0..V-1 as a Vocab (labels may repeat: vocab_find finds one).
