@@ -156,6 +156,18 @@ int main(void) {
   check_trace("causal", c);
   check_trace("head", d);
   check_trace("bank", e);
+  // the canonical extensions (model.h): learned positions, token type and embedding LayerNorm,
+  // bias-free attention, GELU tanh, tied heads, BERT's head transform, the classifier's tail
+  const char *ext[][2] = {{"ext/gpt2-like", "The cat walks by the river bank"},
+                          {"ext/bert-like", "the mouse eats by the money bank"},
+                          {"ext/course-like", "the cat sleeps by the bank"}};
+  for (int i = 0; i < 3; i++) {
+    Model *mx;
+    Trace *tx = load(ext[i][0], ext[i][1], false, &mx);
+    check_trace(ext[i][0], tx);
+    trace_free(tx);
+    model_free(mx);
+  }
   Tokens tok; // a second sentence of the same model, with words it does not know
   CHECK(tokens_from_text(&tok, &m1->vocab, "A dog runs to the river", 0, &err), "%s", err.msg);
   Trace *f = trace_new(m1, &tok, &err);

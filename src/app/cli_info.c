@@ -82,10 +82,19 @@ int cli_info(int argc, char **argv) {
     printf(
         "head       prediction over the target vocabulary, after encoder.norm (memory) and decoder.norm\n");
   } else {
-    printf("head       %s\n",
-           m->has_head ? (m->has_final_norm ? "prediction head with final LayerNorm" : "prediction head")
-                       : "none");
+    if (m->has_classifier) {
+      printf("head       classifier of %d classes%s, on the mean over positions:", m->n_classes,
+             m->has_final_norm ? " after a final LayerNorm" : "");
+      for (int i = 0; i < m->n_classes && i < 12; i++) printf("%s %s", i ? "," : "", m->class_names[i]);
+      printf("%s\n", m->n_classes > 12 ? ", ..." : "");
+    } else {
+      printf("head       %s\n",
+             m->has_head ? (m->has_final_norm ? "prediction head with final LayerNorm" : "prediction head")
+                         : "none");
+    }
   }
+  char features[256];
+  if (*model_features(m, features, sizeof features)) printf("features   %s\n", features);
   printf("parameters %ld\n", m->n_params);
   if (m->has_seed) printf("seed       %llu\n", (unsigned long long)m->seed);
   model_free(m);

@@ -116,8 +116,10 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
   if (strlen(spec) >= sizeof buf) return err_set(err, "the specification is too long (at most 511 bytes)");
   strcpy(buf, spec);
   static const char *const FIELDS[][3] = {
-      {"D", "d_model", ""}, {"H", "heads", "n_heads"}, {"F", "d_ff", ""},      {"layers", "n_layers", ""},
-      {"seed", "", ""},     {"activation", "", ""},    {"norm_first", "", ""}, {"causal", "", ""}};
+      {"D", "d_model", ""},       {"H", "heads", "n_heads"}, {"F", "d_ff", ""},
+      {"layers", "n_layers", ""}, {"seed", "", ""},          {"activation", "", ""},
+      {"norm_first", "", ""},     {"causal", "", ""},        {"pos", "pos_encoding", ""},
+      {"max_pos", "", ""}};
   unsigned seen = 0;
   for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
     char *eq = strchr(kv, '=');
@@ -156,8 +158,19 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
         c->activation = ACT_RELU;
       else if (!strcmp(v, "gelu"))
         c->activation = ACT_GELU;
+      else if (!strcmp(v, "gelu_tanh"))
+        c->activation = ACT_GELU_TANH;
       else
-        return err_set(err, "activation=%s: use relu or gelu", v);
+        return err_set(err, "activation=%s: use relu, gelu or gelu_tanh", v);
+    } else if (!strcmp(k, "pos") || !strcmp(k, "pos_encoding")) {
+      if (strcmp(v, "sinusoidal") && strcmp(v, "learned"))
+        return err_set(err, "pos=%s: use sinusoidal or learned", v);
+      c->learned_pos = v[0] == 'l';
+      if (c->learned_pos && c->max_pos == 0) c->max_pos = 64; // a random table of 64 positions
+      if (!c->learned_pos) c->max_pos = 0;
+    } else if (!strcmp(k, "max_pos")) {
+      if (!parse_int(v, 1, MAX_POS, &n)) return err_set(err, "max_pos=%s is not in 1..%d", v, MAX_POS);
+      c->max_pos = (int)n;
     } else if (!strcmp(k, "norm_first") || !strcmp(k, "causal")) {
       if (strcmp(v, "0") && strcmp(v, "1")) return err_set(err, "%s=%s: use 0 or 1", k, v);
       if (k[0] == 'n')
@@ -165,8 +178,10 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
       else
         c->causal = v[0] == '1';
     } else {
-      return err_set(err, "unknown key \"%s\" (known: D, H, F, layers, seed, activation, norm_first, causal)",
-                     k);
+      return err_set(
+          err,
+          "unknown key \"%s\" (known: D, H, F, layers, seed, activation, norm_first, causal, pos, max_pos)",
+          k);
     }
   }
   return true;

@@ -169,7 +169,9 @@ ModelConfig model_config_default(void); // D=16, H=2, F=64, 2 layers, relu, post
 // counting a prediction head). `what` prefixes the message.
 bool model_config_check(const ModelConfig *c, const char *what, Err *err);
 
-// Parses "D=16,H=2,F=64,layers=2,seed=42[,activation=gelu][,norm_first=1][,causal=1]".
+// Parses "D=16,H=2,F=64,layers=2,seed=42[,activation=gelu|gelu_tanh][,norm_first=1][,causal=1]
+// [,pos=learned[,max_pos=64]]" (a random model's learned positions: a table of max_pos rows, 64 by
+// default).
 // Unset fields keep their values in *c and *seed. The message says what is wrong with the spec
 // ("D=abc is not a width in 1..8192"); the caller names where the spec came from.
 bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *err);

@@ -210,6 +210,8 @@ typedef enum {
   WHEN_GELU_TANH = 1 << 14,     // GELU's tanh form
   WHEN_TOKEN_TYPE = 1 << 15,    // token type row t₀ added
   WHEN_NO_TOKEN_TYPE = 1 << 16, // none
+  WHEN_TIED_HEAD = 1 << 17,     // the head is the embedding table: W_out = Eᵀ
+  WHEN_NO_HEAD_BIAS = 1 << 18,  // the head has no bias (GPT-2)
 } StageWhen;
 
 typedef struct {

@@ -339,11 +339,14 @@ static void explain_kind(Ctx *c) {
   case T_FFN_OUT: linear(c, "h", "W_2", "b_2", c->c); break;
   case T_LOGITS: linear(c, "y", "W_{\\mathrm{out}}", "b_{\\mathrm{out}}", c->c); break;
   case T_CLASS_LOGITS: linear(c, "\\bar{z}", "W_c", "b_c", c->c); break;
-  case T_HEAD_HIDDEN: {
+  case T_HEAD_HIDDEN: { // g = act(u), u = Z'·W_t + b_t: the product's lines, then the activation
     linear(c, "Z'", "W_t", "b_t", c->c);
+    const TraceTensor *xin = input(c, 0), *W = input(c, 1), *b = input(c, 2);
+    double u = b ? at(b, 0, 0, c->c) : 0;
+    for (int d = 0; d < xin->cols; d++) u += (double)at(xin, 0, c->r, d) * at(W, 0, d, c->c);
     char *l = next_line(c->ex);
-    add(l, "\\text{then %s: } %s", t->cfg.activation == ACT_RELU ? "ReLU" : "GELU",
-        num(n1, at(x, 0, c->r, c->c), false));
+    add(l, t->cfg.activation == ACT_RELU ? "\\max(0,\\, %s) = %s" : "\\mathrm{GELU}(%s) = %s",
+        num(n1, u, false), num(n2, at(x, 0, c->r, c->c), false));
     break;
   }
   case T_POOL: {

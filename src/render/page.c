@@ -189,6 +189,8 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   if (info->group_title && view_qkv_all(t, o->part)) { // several tensors at once: the stage's heading
     title = info->group_title;
     tex = info->group_tex;
+    if (info->kind == STEP_QKV && t->model->no_in_proj_bias) // attention without biases (model.h)
+      tex = "Q = Z W^q,\\quad K = Z W^k,\\quad V = Z W^v";
   }
   if (p->title) title = p->title;
   float y = hh + 46 * u;

@@ -334,7 +334,7 @@ static void stage_predict(Eq *e) {
                                : t->layers[t->cfg.n_layers - 1].out;
   int kx = op(e, x, 0, false, x != t->layers[t->cfg.n_layers - 1].out ? "y" : "Z'", LINK_ROW);
   e->deco[kx].row_labels = true;
-  int kw = op(e, t->Wout, 0, false, "W_{\\mathrm{out}}", LINK_COL);
+  int kw = op(e, t->Wout, 0, false, t->model->tie_head ? "E^\\top" : "W_{\\mathrm{out}}", LINK_COL);
   int kp = op(e, t->pred, 0, false, "\\hat{p}", LINK_NONE);
   e->deco[kp].top_words = true;
   eq_tex(e, 0, "\\operatorname{softmax}");
