@@ -93,7 +93,7 @@ mkst "$T/overlap.safetensors" \
   '{"a":{'"$F32"',"shape":[4],"data_offsets":[0,16]},'\
 '"b":{'"$F32"',"shape":[4],"data_offsets":[8,24]}}' 24
 mkst "$T/size.safetensors" '{"a":{'"$F32"',"shape":[3,2],"data_offsets":[0,16]}}' 16
-edited "$T/f16.safetensors" '"dtype":"F32"' '"dtype":"F16"'
+edited "$T/i64.safetensors" '"dtype":"F32"' '"dtype":"I64"'
 edited "$T/missing.safetensors" '"layers.1.norm2.bias"' '"layers.1.norm2.bjas"'
 edited "$T/misshapen.safetensors" '"shape":[64,16]' '"shape":[32,32]' # linear1: same bytes
 edited "$T/heads.safetensors" '"n_heads":"2"' '"n_heads":"3"'
@@ -126,7 +126,7 @@ bad_model past-end '"a"' "ends at byte"
 bad_model far-past-end '"a"' "ends at byte"
 bad_model overlap "overlap"
 bad_model size '"a"' "spans 16 bytes" "needs 24"
-bad_model f16 "F16" "F32"
+bad_model i64 "I64" "F32"
 bad_model missing '"layers.1.norm2.bias"' "missing"
 bad_model misshapen '"layers.0.linear1.weight"' "[32,32]" "[64,16]"
 bad_model heads "divisible" "H=3"
@@ -203,8 +203,8 @@ expect_error "a target that is not UTF-8" "$T/out" "--target" -- \
 bad_model folder "not a regular file"
 expect_error "a file that does not exist" "$T/out" "nope.safetensors" "No such file" -- \
   "$SF" dump --model "$T/nope.safetensors" --out "$T/out"
-expect_error "info on a broken file" - "f16.safetensors" "F16" -- \
-  "$SF" info --model "$T/f16.safetensors"
+expect_error "info on a broken file" - "i64.safetensors" "I64" -- \
+  "$SF" info --model "$T/i64.safetensors"
 expect_error "stages on a broken file" - "overlap.safetensors" "overlap" -- \
   "$SF" stages --model "$T/overlap.safetensors"
 
@@ -263,8 +263,8 @@ mkdir -p "$T/existing"
 printf 'keep\n' >"$T/existing/keep.txt"
 printf 'old\n' >"$T/existing/X.npy"
 before=$(ls -la "$T/existing"; cat "$T/existing"/*)
-expect_error "existing --out, broken model" - "f16.safetensors" -- \
-  "$SF" dump --model "$T/f16.safetensors" --out "$T/existing"
+expect_error "existing --out, broken model" - "i64.safetensors" -- \
+  "$SF" dump --model "$T/i64.safetensors" --out "$T/existing"
 expect_error "existing --out, empty text" - "no words" -- \
   "$SF" dump --model "$MODEL" --text "..." --out "$T/existing"
 [ "$(ls -la "$T/existing"; cat "$T/existing"/*)" = "$before" ] ||

@@ -132,7 +132,7 @@ static void test_bad(void) {
   reject_json("no dtype", "{\"a\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "lacks");
   reject_json("no shape", "{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}", 4, "lacks");
   reject_json("no offsets", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", 4, "lacks");
-  reject_json("dtype F16", "{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4, "F16");
+  reject_json("dtype I64", "{\"a\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[0,16]}}", 16, "I64");
   reject_json("dtype F64", "{\"a\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, "F32");
   reject_json("dtype not a string", "{\"a\":{\"dtype\":32,\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
               "dtype");

@@ -27,7 +27,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "forward.h" // defines: model_forward, forward_set_threads
+#include "forward.h"      // defines: model_forward, forward_set_threads
+#include "model_tokens.h" // defines: model_tokenize
 
 typedef struct {
   const char *name;
@@ -100,7 +101,7 @@ static Trace *bench_trace(const BenchSize *s, Model **model, Err *err) {
     c.D = s->D, c.H = s->H, c.F = s->F, c.n_layers = 1;
     *model = model_random(&c, &v, 42, err);
     vocab_free(&v);
-    if (*model && tokens_from_text(&tok, &(*model)->vocab, text, 0, err)) {
+    if (*model && model_tokenize(*model, text, 0, &tok, err)) {
       t = trace_new(*model, &tok, err);
       tokens_free(&tok);
     }

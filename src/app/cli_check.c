@@ -5,8 +5,9 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "lesson.h"   // defines: Lesson, lesson_load, lesson_resolve
-#include "formulas.h" // defines: formulas_check
+#include "lesson.h"       // defines: Lesson, lesson_load, lesson_resolve
+#include "formulas.h"     // defines: formulas_check
+#include "model_tokens.h" // defines: model_tokenize
 
 static const char *USAGE =
     "usage: stepformer check LESSON.md...\n"
@@ -83,7 +84,7 @@ static void check_model(Lesson *l, LessonDiag *d) {
   if (note.msg[0]) lesson_diag_add(d, l->path, mline, 0, true, "%s", note.msg);
   bool random_vocab = note.msg[0] || (l->model && !strncmp(l->model, "random", 6));
   Tokens tk;
-  if (!tokens_from_text(&tk, &m->vocab, l->sentence, LESSON_MAX_WORDS, &err)) {
+  if (!model_tokenize(m, l->sentence, LESSON_MAX_WORDS, &tk, &err)) {
     lesson_diag_add(d, l->path, l->sentence_line, 0, false, "sentence: %s", err.msg);
     model_free(m);
     return;
@@ -93,7 +94,7 @@ static void check_model(Lesson *l, LessonDiag *d) {
     const LessonStep *s = &l->steps[i];
     if (!s->compare) continue;
     Tokens ct;
-    if (!tokens_from_text(&ct, &m->vocab, s->compare, LESSON_MAX_WORDS, &err)) {
+    if (!model_tokenize(m, s->compare, LESSON_MAX_WORDS, &ct, &err)) {
       lesson_diag_add(d, l->path, s->line, 0, false, "compare: %s", err.msg);
       continue;
     }

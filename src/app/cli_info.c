@@ -3,14 +3,38 @@
 #include <string.h>
 
 #include "cli.h"
+#include "model_tokens.h" // defines: ModelTokenizer
 
 static const char *USAGE =
-    "usage: stepformer info --model FILE\n"
+    "usage: stepformer info --model FILE|DIR\n"
     "\n"
     "Prints the configuration of a safetensors model (D, H, d_k, F, layers, activation, norm,\n"
     "causal), its vocabulary size and words, its parameter count and whether it has a\n"
     "prediction head. For an encoder-decoder, both sides: the encoder's layers and source\n"
-    "vocabulary, the decoder's layers and target vocabulary.\n";
+    "vocabulary, the decoder's layers and target vocabulary. For a Hugging Face hub folder\n"
+    "(GPT-2, BERT: config.json, model.safetensors, tokenizer files), also the architecture,\n"
+    "the tokenizer and the tensors of the file the model does not use.\n";
+
+// The metadata value of key in m, or NULL.
+static const char *model_meta(const Model *m, const char *key) {
+  for (int i = 0; i < m->n_meta; i++)
+    if (!strcmp(m->meta_keys[i], key)) return m->meta_values[i];
+  return NULL;
+}
+
+// A hub folder's lines: the architecture, its tokenizer, the tensors left unused.
+static void hub_lines(const Model *m) {
+  const char *arch = model_meta(m, "hub_architecture"), *unused = model_meta(m, "hub_unused");
+  if (arch) printf("kind       %s (a Hugging Face hub folder)\n", arch);
+  const ModelTokenizer *tk = m->tokenizer;
+  if (tk && tk->kind == TOK_BPE)
+    printf("tokenizer  byte-level BPE (vocab.json + merges.txt: %d tokens, %d merges)\n", tk->bpe.n_vocab,
+           tk->bpe.n_merges);
+  else if (tk && tk->kind == TOK_WORDPIECE)
+    printf("tokenizer  WordPiece (vocab.txt: %d tokens, %s)\n", tk->wp.n,
+           tk->wp.lower ? "lowercased" : "cased");
+  if (arch) printf("unused     %s\n", unused ? unused : "none (every tensor of the file is used)");
+}
 
 int cli_info(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
@@ -32,6 +56,7 @@ int cli_info(int argc, char **argv) {
   if (!m) return cli_fail("info", err.msg);
   const ModelConfig *c = &m->cfg;
   printf("model      %s\n", path);
+  hub_lines(m);
   printf("D          %d   (model width)\n", c->D);
   printf("H          %d   (heads, d_k = D/H = %d)\n", c->H, c->D / c->H);
   printf("F          %d   (feed-forward width)\n", c->F);

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forward.h"    // defines: model_forward
-#include "model_find.h" // defines: model_find_shipped
+#include "forward.h"      // defines: model_forward
+#include "model_find.h"   // defines: model_find_shipped
+#include "model_tokens.h" // defines: model_tokenize
 
 int model_source_option(ModelOpts *o, int argc, char **argv, int *i, Err *err) {
   const char *a = argv[*i];
@@ -124,7 +125,7 @@ Model *model_source_open(const ModelOpts *o, Err *err) {
 Trace *model_source_trace_seq2seq(const Model *m, const char *text, const char *target, Err *err) {
   Tokens src, dec;
   Err e = {0};
-  if (!tokens_from_text(&src, &m->vocab, text, MODEL_SOURCE_MAX_TOKENS, &e))
+  if (!model_tokenize(m, text, MODEL_SOURCE_MAX_TOKENS, &src, &e))
     return err_set(err, "--text: %s", e.msg), NULL;
   if (!trace_decoder_tokens(&dec, m, target, MODEL_SOURCE_MAX_TOKENS, &e)) {
     tokens_free(&src);
@@ -145,7 +146,7 @@ Trace *model_source_trace(const Model *m, const char *text, Err *err) {
                    m->source),
            NULL;
   Tokens tok;
-  if (!tokens_from_text(&tok, &m->vocab, text, MODEL_SOURCE_MAX_TOKENS, err)) return NULL;
+  if (!model_tokenize(m, text, MODEL_SOURCE_MAX_TOKENS, &tok, err)) return NULL;
   Trace *t = trace_new(m, &tok, err);
   tokens_free(&tok);
   if (t) model_forward(t);

@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "formulas.h" // defines: formulas_check
-#include "forward.h"  // defines: model_forward
+#include "formulas.h"     // defines: formulas_check
+#include "forward.h"      // defines: model_forward
+#include "model_tokens.h" // defines: model_tokenize
 
 bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   memset(s, 0, sizeof *s);
@@ -97,7 +98,7 @@ bool session_set_text(Session *s, const char *text, Err *err) {
   if (strlen(text) >= SESSION_MAX_TEXT)
     return err_set(err, "the sentence is too long (at most %d bytes)", SESSION_MAX_TEXT - 1);
   Tokens tok;
-  if (!tokens_from_text(&tok, &s->model->vocab, text, MODEL_SOURCE_MAX_TOKENS, err)) return false;
+  if (!model_tokenize(s->model, text, MODEL_SOURCE_MAX_TOKENS, &tok, err)) return false;
   Err ignored = {0};
   if (tok.n == s->trace->L && trace_set_tokens(s->trace, &tok, &ignored)) { // same length: reuse
     tokens_free(&tok);

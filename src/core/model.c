@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rng.h"         // defines: rng_seed, rng_xavier_uniform, rng_fill_normal
-#include "course.h"      // defines: course_read
-#include "safetensors.h" // defines: StFile, st_read, st_write
+#include "course.h"       // defines: course_read
+#include "hub.h"          // defines: hub_is_dir, hub_model_load
+#include "model_tokens.h" // defines: model_tokenizer_free
+#include "rng.h"          // defines: rng_seed, rng_xavier_uniform, rng_fill_normal
+#include "safetensors.h"  // defines: StFile, st_read, st_write
 
 #define MAX_DIM 8192
 #define MAX_LAYERS 64
@@ -383,6 +385,7 @@ void model_free(Model *m) {
   free(m->class_names);
   vocab_free(&m->vocab);
   vocab_free(&m->tgt_vocab);
+  model_tokenizer_free(m->tokenizer);
   free(m);
 }
 
@@ -497,6 +500,7 @@ Model *model_load(const char *path, Err *err) {
   // format into a canonical StFile (model.h) and returns model_from_st(&f, path, err):
   //   a directory (config.json + model.safetensors + tokenizer files) -> the hub loader;
   //   a torch.save file (NAME.pt with NAME.json beside it)           -> the course loader.
+  if (hub_is_dir(path)) return hub_model_load(path, err);
   // ---- end of the dispatch
   StFile f;
   // a torch.save file (pt_sniff by content) or the course notebook's names: course.h

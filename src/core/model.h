@@ -121,7 +121,7 @@ typedef struct {
   float *norm3_weight, *norm3_bias;                   // [D]
 } DecLayerWeights;
 
-typedef struct {
+typedef struct Model {
   ModelConfig cfg;
   Vocab vocab;
   float *embed;                   // [V, D]
@@ -160,6 +160,7 @@ typedef struct {
   char source[160];                // what it is, for captions: "bank.safetensors" or "random, seed 42"
   char **meta_keys, **meta_values; // the file's metadata, kept so a saved copy keeps it all
   int n_meta;
+  struct ModelTokenizer *tokenizer; // a hub folder's BPE or WordPiece (model_tokens.h), or NULL
 } Model;
 
 ModelConfig model_config_default(void); // D=16, H=2, F=64, 2 layers, relu, post-norm, eps 1e-5

@@ -1,16 +1,39 @@
 // safetensors.c -- see safetensors.h. The JSON header is parsed by cJSON.
+#define _DEFAULT_SOURCE // madvise (MADV_DONTNEED, MADV_SEQUENTIAL)
 #include "safetensors.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "fileio.h"
 
-// The largest file read: the model's 2^29 floats (model.c's MAX_PARAMS) and a header. The whole
-// file is read and its tensors copied (the model copies them once more), so a bound keeps a
-// huge file from taking the machine's memory.
+// The largest file read: the model's 2^29 floats (model.c's MAX_PARAMS) as F32 and a header. The
+// file is mapped and its tensors converted into their own buffers (the model copies them once
+// more), so a bound keeps a huge file from taking the machine's memory.
 #define ST_MAX_FILE (((size_t)2 << 30) + ST_MAX_HEADER + 8)
+
+// The dtypes a header may name, with their element sizes. F32, F16 and BF16 are converted to
+// float; the others are known only so that a lenient read can size and skip them.
+typedef struct {
+  const char *name;
+  unsigned size;
+  bool floats; // converted to float32
+} DtypeInfo;
+
+static const DtypeInfo DTYPES[] = {
+    {"F32", 4, true},  {"F16", 2, true},  {"BF16", 2, true},  {"F64", 8, false},     {"I64", 8, false},
+    {"U64", 8, false}, {"I32", 4, false}, {"U32", 4, false},  {"I16", 2, false},     {"U16", 2, false},
+    {"I8", 1, false},  {"U8", 1, false},  {"BOOL", 1, false}, {"F8_E4M3", 1, false}, {"F8_E5M2", 1, false},
+};
+
+static const DtypeInfo *dtype_info(const char *name) {
+  for (size_t i = 0; i < sizeof DTYPES / sizeof *DTYPES; i++)
+    if (!strcmp(DTYPES[i].name, name)) return &DTYPES[i];
+  return NULL;
+}
 
 static uint64_t read_u64le(const uint8_t *p) {
   uint64_t v = 0;
@@ -23,6 +46,56 @@ static float read_f32le(const uint8_t *p) {
   float f;
   memcpy(&f, &u, 4);
   return f;
+}
+
+float st_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+  if (e == 0x1f) // inf (m == 0) or NaN (the payload kept in the top mantissa bits)
+    u = sign | 0x7f800000u | (m << 13);
+  else if (e != 0) // normal: rebias the exponent 15 -> 127
+    u = sign | ((e + 112u) << 23) | (m << 13);
+  else if (m == 0) // signed zero
+    u = sign;
+  else { // subnormal m·2^-24: normalise, every one is a normal float
+    int shift = 0;
+    while (!(m & 0x400u)) m <<= 1, shift++;
+    u = sign | ((uint32_t)(113 - shift) << 23) | ((m & 0x3ffu) << 13);
+  }
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+float st_bf16_to_f32(uint16_t h) { // the top half of a float32
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+// Converts count elements of dtype at p (little-endian) into out. F32 on a little-endian host is
+// a copy; F16 goes through a table of all 65536 halves (256 KB, made once per call: a 500 MB
+// checkpoint converts at memory speed instead of branching on every element).
+static bool convert(float *out, const uint8_t *p, uint64_t count, const char *dtype) {
+  if (!strcmp(dtype, "F32")) {
+    const uint16_t one = 1;
+    if (*(const uint8_t *)&one) // a little-endian host: the bytes are the floats
+      memcpy(out, p, count * 4);
+    else
+      for (uint64_t i = 0; i < count; i++) out[i] = read_f32le(p + 4 * i);
+  } else if (!strcmp(dtype, "F16")) {
+    float *table = count > 4096 ? malloc(sizeof(float) * 65536) : NULL;
+    if (table)
+      for (uint32_t h = 0; h < 65536; h++) table[h] = st_f16_to_f32((uint16_t)h);
+    for (uint64_t i = 0; i < count; i++) {
+      uint16_t h = (uint16_t)(p[2 * i] | p[2 * i + 1] << 8);
+      out[i] = table ? table[h] : st_f16_to_f32(h);
+    }
+    free(table);
+  } else {
+    for (uint64_t i = 0; i < count; i++) out[i] = st_bf16_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+  }
+  return true;
 }
 
 typedef struct {
@@ -111,7 +184,39 @@ static bool parse_metadata(StFile *f, const cJSON *meta, const char *what, Err *
   return true;
 }
 
-bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err *err) {
+bool st_index(StFile *f, const char *what, Err *err) {
+  // names sorted once: a repeated name is caught here, and st_find searches by halves
+  free(f->by_name);
+  f->by_name = malloc(sizeof(int) * (size_t)(f->n + 1));
+  Named *named = malloc(sizeof(Named) * (size_t)(f->n + 1));
+  if (!f->by_name || !named) {
+    free(named);
+    return err_set(err, "%s: out of memory", what);
+  }
+  for (int i = 0; i < f->n; i++) named[i] = (Named){f->tensors[i].name, i};
+  qsort(named, (size_t)f->n, sizeof(Named), name_cmp);
+  for (int i = 0; i < f->n; i++) f->by_name[i] = named[i].index;
+  for (int i = 1; i < f->n; i++)
+    if (!strcmp(named[i - 1].name, named[i].name)) {
+      err_set(err, "%s: tensor \"%.80s\" appears twice in the header", what, named[i].name);
+      free(named);
+      return false;
+    }
+  free(named);
+  return true;
+}
+
+// Gives the pages wholly inside [p, p + n) of a file mapping back to the kernel: a tensor's bytes,
+// once converted, are not needed again, so the process does not hold the file and its floats at
+// once (the pages are the page cache's; reading them again would fetch them again).
+static void release_pages(const uint8_t *p, size_t n) {
+  uintptr_t page = 4096, lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + n) & ~(page - 1);
+  if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+// mapped: bytes is a read-only file mapping whose pages may be released as tensors are converted.
+static bool parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, bool lenient, bool mapped,
+                  Err *err) {
   memset(f, 0, sizeof *f);
   cJSON *root = NULL;
   Span *spans = NULL;
@@ -175,12 +280,16 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
       err_set(err, "%s: tensor \"%.80s\" lacks dtype, shape or data_offsets", what, name);
       goto fail;
     }
-    if (strcmp(dtype->valuestring, "F32") != 0) {
-      err_set(err, "%s: tensor \"%.80s\" has dtype %s; Stepformer reads F32 only (save with tensor.float())",
+    const DtypeInfo *dt = dtype_info(dtype->valuestring);
+    if (!dt || (!dt->floats && !lenient)) {
+      err_set(err,
+              "%s: tensor \"%.80s\" has dtype %.20s; Stepformer reads F32, F16 and BF16 only (save with "
+              "tensor.float())",
               what, name, dtype->valuestring);
       goto fail;
     }
     StTensor *t = &f->tensors[f->n];
+    snprintf(t->dtype, sizeof t->dtype, "%s", dt->name);
     int nd = cJSON_GetArraySize(shape);
     if (nd > ST_MAX_DIMS) {
       err_set(err, "%s: tensor \"%.80s\" has %d dimensions (at most %d)", what, name, nd, ST_MAX_DIMS);
@@ -223,9 +332,9 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
               what, name, (unsigned long long)en, (unsigned long long)buflen);
       goto fail;
     }
-    if (en - b != count * 4) {
-      err_set(err, "%s: tensor \"%.80s\" spans %llu bytes but its shape needs %llu", what, name,
-              (unsigned long long)(en - b), (unsigned long long)(count * 4));
+    if (en - b != count * dt->size) {
+      err_set(err, "%s: tensor \"%.80s\" spans %llu bytes but its shape needs %llu (%s)", what, name,
+              (unsigned long long)(en - b), (unsigned long long)(count * dt->size), dt->name);
       goto fail;
     }
     t->name = dupstr(name);
@@ -233,35 +342,19 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
       err_set(err, "%s: out of memory", what);
       goto fail;
     }
-    if (count) {
+    if (count && dt->floats) {
       t->data = malloc(count * 4);
       if (!t->data) {
         err_set(err, "%s: out of memory for tensor \"%.80s\"", what, name);
         goto fail;
       }
-      for (uint64_t i = 0; i < count; i++) t->data[i] = read_f32le(buf + b + 4 * i);
+      convert(t->data, buf + b, count, dt->name);
+      if (mapped) release_pages(buf + b, en - b);
     }
     spans[f->n] = (Span){b, en, t->name};
     f->n++;
   }
-  // names sorted once: a repeated name is caught here, and st_find searches by halves
-  f->by_name = malloc(sizeof(int) * (size_t)(f->n + 1));
-  Named *named = malloc(sizeof(Named) * (size_t)(f->n + 1));
-  if (!f->by_name || !named) {
-    free(named);
-    err_set(err, "%s: out of memory", what);
-    goto fail;
-  }
-  for (int i = 0; i < f->n; i++) named[i] = (Named){f->tensors[i].name, i};
-  qsort(named, (size_t)f->n, sizeof(Named), name_cmp);
-  for (int i = 0; i < f->n; i++) f->by_name[i] = named[i].index;
-  for (int i = 1; i < f->n; i++)
-    if (!strcmp(named[i - 1].name, named[i].name)) {
-      err_set(err, "%s: tensor \"%.80s\" appears twice in the header", what, named[i].name);
-      free(named);
-      goto fail;
-    }
-  free(named);
+  if (!st_index(f, what, err)) goto fail;
   qsort(spans, (size_t)f->n, sizeof(Span), span_cmp);
   // sorted by start: a non-empty tensor must start after every non-empty one before it ends
   // (empty tensors occupy no bytes and overlap nothing)
@@ -286,15 +379,37 @@ fail:
   return false;
 }
 
-bool st_read(StFile *f, const char *path, Err *err) {
+bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err *err) {
+  return parse(f, bytes, len, what, false, false, err);
+}
+
+// Maps the file (pages come from the page cache as they are converted, and leave with the
+// mapping: no second full copy of the file is held), then parses it.
+static bool read_file(StFile *f, const char *path, bool lenient, Err *err) {
   memset(f, 0, sizeof *f);
   size_t len;
-  char *bytes = file_read_all(path, &len, ST_MAX_FILE, err);
-  if (!bytes) return false;
-  bool ok = st_parse(f, (const uint8_t *)bytes, len, path, err);
-  free(bytes);
+  Err map_err = {0};
+  const void *bytes = file_map(path, &len, &map_err);
+  if (!bytes) { // an empty file, a pipe: read it the plain way (which names what is wrong)
+    char *all = file_read_all(path, &len, ST_MAX_FILE, err);
+    if (!all) return false;
+    bool ok = parse(f, (const uint8_t *)all, len, path, lenient, false, err);
+    free(all);
+    return ok;
+  }
+  if (len > ST_MAX_FILE) {
+    file_unmap(bytes, len);
+    return err_set(err, "%s: %zu bytes is larger than the largest model Stepformer reads (2 GiB of floats)",
+                   path, len);
+  }
+  madvise((void *)bytes, len, MADV_SEQUENTIAL); // read ahead: the tensors are converted in file order
+  bool ok = parse(f, (const uint8_t *)bytes, len, path, lenient, true, err);
+  file_unmap(bytes, len);
   return ok;
 }
+
+bool st_read(StFile *f, const char *path, Err *err) { return read_file(f, path, false, err); }
+bool st_read_lenient(StFile *f, const char *path, Err *err) { return read_file(f, path, true, err); }
 
 const StTensor *st_find(const StFile *f, const char *name) {
   int lo = 0, hi = f->by_name ? f->n : 0;

@@ -1,4 +1,4 @@
-// safetensors.h -- reads and writes the safetensors format (F32 tensors only).
+// safetensors.h -- reads and writes the safetensors format (reads F32, F16 and BF16; writes F32).
 //
 // Byte layout (https://github.com/huggingface/safetensors):
 //   [0, 8)        N, the header length, unsigned 64-bit little-endian
@@ -6,12 +6,17 @@
 //                   "name": {"dtype": "F32", "shape": [d0, d1, ...], "data_offsets": [b, e]}, ...}
 //   [8+N, end)    the data buffer; a tensor's bytes are [b, e) of it, little-endian, C order.
 // The reader checks everything a file can lie about: the header length against the file size,
-// JSON syntax, dtype (F32 only: others are reported by name), that e - b == 4·prod(shape)
-// without overflow, that offsets lie inside the buffer, and that tensors do not overlap.
-// Metadata values must be strings; a tensor name or metadata key may appear once. Parsing and
+// JSON syntax, dtype (F32, F16 or BF16, each converted exactly to float32 on load, subnormals
+// included, inf and NaN kept for the model loader to report; others are reported by name), that
+// e - b == (element size)·prod(shape) without overflow, that offsets lie inside the buffer, and that tensors
+// do not overlap. Metadata values must be strings; a tensor name or metadata key may appear once. Parsing and
 // st_find take O(n log n) and O(log n) in the number of tensors, so a header of a million tiny
 // tensors is answered at once. Files larger than 2 GiB (the most a model may hold) are refused
-// before they are read. The writer pads the header with spaces to a multiple of 8.
+// before they are read. st_read maps the file and converts each tensor into its own buffer, so
+// the file is never held twice. The writer pads the header with spaces to a multiple of 8.
+// st_read_lenient (the hub's checkpoints, whose files may hold integer buffers such as BERT's
+// position_ids) accepts every safetensors dtype: tensors that are not floats keep data NULL and
+// their dtype, for the caller to ignore or refuse by name.
 //
 // An StFile owns copies of all tensors (aligned floats) and metadata; st_free releases them.
 //
@@ -36,7 +41,8 @@ typedef struct {
   int ndim;
   int64_t shape[ST_MAX_DIMS];
   int64_t count; // prod(shape)
-  float *data;   // count floats (NULL when count == 0)
+  float *data;   // count floats (NULL when count == 0, or for a dtype st_read_lenient skips)
+  char dtype[8]; // as the file names it: "F32", "F16", "BF16" (converted), or "I64"... (skipped)
 } StTensor;
 
 typedef struct {
@@ -50,8 +56,15 @@ typedef struct {
 // `what` names the source in messages (a path, or "<fuzz input>").
 bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err *err);
 bool st_read(StFile *f, const char *path, Err *err);
+bool st_read_lenient(StFile *f, const char *path, Err *err);
+// Exact conversions of IEEE half and bfloat16 bit patterns to float (subnormals, inf, NaN).
+float st_f16_to_f32(uint16_t h);
+float st_bf16_to_f32(uint16_t h);
 void st_free(StFile *f);
 const StTensor *st_find(const StFile *f, const char *name);
+// (Re)builds f->by_name after tensors were put into f by hand (the hub loader's canonical file);
+// refuses a name given twice.
+bool st_index(StFile *f, const char *what, Err *err);
 const char *st_meta(const StFile *f, const char *key);
 
 // Writes tensors (in the given order) and metadata atomically to path.

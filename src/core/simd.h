@@ -64,6 +64,7 @@
 
 typedef float F8 __attribute__((vector_size(32)));
 typedef int32_t I8 __attribute__((vector_size(32)));
+typedef uint32_t U8 __attribute__((vector_size(32))); // wrapping lane arithmetic (no UB)
 
 // Helpers that take a vector take it by pointer or are macros: a 32-byte vector parameter makes
 // GCC print a note about the AVX calling convention in every file, though all of them inline.
@@ -138,7 +139,9 @@ SF_INLINE F8 f8_exp_neg(const F8 *xp) {
   q = q * r + 1.6667114198207855e-1f;
   q = q * r + 4.99992311000824e-1f;
   F8 p = q * (r * r) + r + 1.0f;
-  I8 two_n = ((I8)t - (0x4b400000 - 127)) << 23; // the bits of the float 2^n
+  // the bits of the float 2^n, in unsigned lanes: a dead lane's garbage may overflow, and
+  // unsigned arithmetic wraps where signed overflow is undefined (UBSan found it, fuzz_hub)
+  U8 two_n = ((U8)t - (0x4b400000u - 127u)) << 23;
   return (F8)((I8)(p * (F8)two_n) & live);
 }
 

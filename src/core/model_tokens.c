@@ -1,0 +1,169 @@
+// model_tokens.c -- see model_tokens.h.
+#include "model_tokens.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h" // defines: Model
+#include "utf8.h"  // defines: utf8_seq_len
+
+// Fills t from n ids and their labels (label(ctx, id), copied); unknown[i] where ids[i] == unk.
+static bool fill(Tokens *t, const int *ids, int n, const char *(*label)(const void *, int, char *, size_t),
+                 const void *ctx, int unk, Err *err) {
+  memset(t, 0, sizeof *t);
+  if (n < 1) return err_set(err, "the sentence has no tokens");
+  char buf[256];
+  size_t total = 0;
+  for (int i = 0; i < n; i++) total += strlen(label(ctx, ids[i], buf, sizeof buf)) + 1;
+  t->ids = malloc(sizeof(int) * (size_t)n);
+  t->words = malloc(sizeof(char *) * (size_t)n);
+  t->unknown = malloc(sizeof(bool) * (size_t)n);
+  t->block = malloc(total + 1);
+  if (!t->ids || !t->words || !t->unknown || !t->block) {
+    tokens_free(t);
+    return err_set(err, "out of memory tokenizing the sentence");
+  }
+  char *p = t->block;
+  for (int i = 0; i < n; i++) {
+    const char *l = label(ctx, ids[i], buf, sizeof buf);
+    size_t k = strlen(l) + 1;
+    memcpy(p, l, k);
+    t->ids[i] = ids[i], t->words[i] = p, t->unknown[i] = ids[i] == unk;
+    p += k;
+  }
+  t->n = n;
+  return true;
+}
+
+static const char *bpe_label_of(const void *ctx, int id, char *buf, size_t cap) {
+  bpe_label(ctx, id, buf, cap);
+  return buf;
+}
+
+static const char *wp_label_of(const void *ctx, int id, char *buf, size_t cap) {
+  (void)buf, (void)cap;
+  return wp_token(ctx, id);
+}
+
+static bool count_ok(int n, int max_tokens, Err *err) {
+  if (n == 0) return err_set(err, "the sentence has no tokens: type at least one word");
+  if (max_tokens > 0 && n > max_tokens)
+    return err_set(err, "the sentence has %d tokens; at most %d fit: shorten it", n, max_tokens);
+  return true;
+}
+
+// Every non-space character a token; "<unk>" (0) for those not in the vocabulary. The words are
+// the characters as typed (the label of an unknown one is still "<unk>", as with words).
+static bool chars_tokenize(const Vocab *v, const char *text, int max_tokens, Tokens *t, Err *err) {
+  memset(t, 0, sizeof *t);
+  size_t len = strlen(text);
+  int n = 0;
+  for (size_t i = 0; i < len;) {
+    int k = utf8_seq_len(text + i);
+    if (k <= 0) return err_set(err, "the sentence is not valid UTF-8 (byte %zu): retype it", i + 1);
+    unsigned char c = (unsigned char)text[i];
+    n += !(c == ' ' || (c >= '\t' && c <= '\r'));
+    i += (size_t)k;
+  }
+  if (!count_ok(n, max_tokens, err)) return false;
+  t->ids = malloc(sizeof(int) * (size_t)n);
+  t->words = malloc(sizeof(char *) * (size_t)n);
+  t->unknown = malloc(sizeof(bool) * (size_t)n);
+  t->block = malloc(len + (size_t)n + 1);
+  if (!t->ids || !t->words || !t->unknown || !t->block) {
+    tokens_free(t);
+    return err_set(err, "out of memory tokenizing the sentence");
+  }
+  char *p = t->block;
+  for (size_t i = 0; i < len;) {
+    int k = utf8_seq_len(text + i);
+    unsigned char c = (unsigned char)text[i];
+    if (!(c == ' ' || (c >= '\t' && c <= '\r'))) {
+      memcpy(p, text + i, (size_t)k);
+      p[k] = 0;
+      int id = vocab_find(v, p);
+      t->ids[t->n] = id < 0 ? 0 : id, t->unknown[t->n] = id < 0, t->words[t->n] = p;
+      t->n++;
+      p += k + 1;
+    }
+    i += (size_t)k;
+  }
+  return true;
+}
+
+bool model_tokenize(const Model *m, const char *text, int max_tokens, Tokens *t, Err *err) {
+  memset(t, 0, sizeof *t);
+  ModelTokenizerKind kind = m->tok_kind;
+  const ModelTokenizer *tk = m->tokenizer;
+  if (kind == TOK_CHARS) return chars_tokenize(&m->vocab, text, max_tokens, t, err);
+  if (kind == TOK_WORDS) return tokens_from_text(t, &m->vocab, text, max_tokens, err);
+  if (!tk || tk->kind != (int)kind) // a hub model saved into one file: its tokenizer stayed behind
+    return err_set(err,
+                   "the model's tokenizer is %s, whose files (%s) come with a hub folder: open the folder "
+                   "(--model DIR) instead of a copy of its weights",
+                   kind == TOK_BPE ? "GPT-2's BPE" : "BERT's WordPiece",
+                   kind == TOK_BPE ? "vocab.json, merges.txt" : "vocab.txt");
+  int *ids = NULL, n = 0;
+  bool ok = kind == TOK_BPE ? bpe_encode(&tk->bpe, text, strlen(text), &ids, &n, err)
+                            : wp_encode(&tk->wp, text, strlen(text), &ids, &n, err);
+  if (ok)
+    ok = count_ok(n - (kind == TOK_WORDPIECE ? 2 : 0), 0, err) &&
+         count_ok(n, max_tokens, err); // [CLS] [SEP] are no words
+  if (ok)
+    ok = kind == TOK_BPE ? fill(t, ids, n, bpe_label_of, &tk->bpe, -1, err)
+                         : fill(t, ids, n, wp_label_of, &tk->wp, tk->wp.unk, err);
+  free(ids);
+  return ok;
+}
+
+typedef struct {
+  const char *word;
+  int id;
+} Entry;
+
+static int entry_cmp(const void *a, const void *b) {
+  const Entry *x = a, *y = b;
+  int c = strcmp(x->word, y->word);
+  return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+bool model_tokenizer_vocab(const ModelTokenizer *tk, Vocab *v, Err *err) {
+  memset(v, 0, sizeof *v);
+  int n = tk->kind == TOK_BPE ? tk->bpe.n_vocab : tk->wp.n;
+  char buf[256];
+  size_t total = 0;
+  for (int i = 0; i < n; i++)
+    total += strlen(tk->kind == TOK_BPE ? bpe_label_of(&tk->bpe, i, buf, sizeof buf)
+                                        : wp_label_of(&tk->wp, i, buf, sizeof buf)) +
+             1;
+  v->words = malloc(sizeof(char *) * (size_t)(n > 0 ? n : 1));
+  v->block = malloc(total + 1);
+  v->order = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+  Entry *e = malloc(sizeof(Entry) * (size_t)(n > 0 ? n : 1));
+  if (!v->words || !v->block || !v->order || !e) {
+    free(e);
+    vocab_free(v);
+    return err_set(err, "out of memory for the tokenizer's %d labels", n);
+  }
+  char *p = v->block;
+  for (int i = 0; i < n; i++) {
+    const char *l = tk->kind == TOK_BPE ? bpe_label_of(&tk->bpe, i, buf, sizeof buf)
+                                        : wp_label_of(&tk->wp, i, buf, sizeof buf);
+    size_t k = strlen(l) + 1;
+    memcpy(p, l, k);
+    v->words[i] = p, e[i] = (Entry){p, i};
+    p += k;
+  }
+  qsort(e, (size_t)n, sizeof(Entry), entry_cmp); // vocab_find searches v->order by halves
+  for (int i = 0; i < n; i++) v->order[i] = e[i].id;
+  free(e);
+  v->n = n;
+  return true;
+}
+
+void model_tokenizer_free(ModelTokenizer *tk) {
+  if (!tk) return;
+  if (tk->kind == TOK_BPE) bpe_free(&tk->bpe);
+  if (tk->kind == TOK_WORDPIECE) wp_free(&tk->wp);
+  free(tk);
+}
