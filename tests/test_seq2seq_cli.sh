@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test_seq2seq_cli.sh -- an encoder-decoder on the command line (issue 11): `stepformer info`
 # prints both sides, `stepformer stages --target` lists every decoder stage in order, numbered
-# without a gap, each with the file `stepformer dump --target` writes.
+# without a gap, each with the file `stepformer dump --target` writes; --generate writes, lists
+# and dumps every generation step (the words of tests/ref/seq2seq-short-target/generated.txt,
+# torch's greedy loop), and every wrong combination gets one line and exit 2.
 #
 #   STEPFORMER=build/stepformer SF_TEST_DIR=tests bash tests/test_seq2seq_cli.sh
 set -u
@@ -74,6 +76,55 @@ if "$SF" stages --model "$M" --text "$text" >"$T/table" 2>"$T/stderr"; then
 else
   fail "stages without --target: $(cat "$T/stderr")"
 fi
+
+# --generate: the words torch's greedy loop writes (generated.txt: "rive", then <eos>)
+G=$REFS/seq2seq-short-target
+gtext="the cat sleeps by the river bank"
+if "$SF" dump --model "$G/model.safetensors" --text "$gtext" --generate --out "$T/gen" >/dev/null 2>"$T/stderr"; then
+  [ "$(cat "$T/gen/generated.txt")" = "rive" ] || fail "dump --generate wrote \"$(cat "$T/gen/generated.txt")\""
+  [ -d "$T/gen/step1" ] && [ -d "$T/gen/step2" ] && [ ! -e "$T/gen/step3" ] || fail "dump --generate: $(ls "$T/gen")"
+  [ "$(tr '\n' ' ' <"$T/gen/step2/dec_tokens.txt")" = "<bos> rive " ] ||
+    fail "step2/dec_tokens.txt: $(cat "$T/gen/step2/dec_tokens.txt")"
+  for f in tokens.txt model.safetensors step1/pred.npy step2/d1.cA.npy step2/memory.npy; do
+    [ -f "$T/gen/$f" ] || fail "dump --generate has no $f"
+  done
+  # step 1's stages are the teacher-forced stages of <bos> alone, byte for byte
+  "$SF" dump --model "$G/model.safetensors" --text "$gtext" --out "$T/bos" >/dev/null 2>&1
+  for f in memory.npy d0.cK.npy d1.cA.npy pred.npy; do
+    cmp -s "$T/gen/step1/$f" "$T/bos/$f" || fail "dump --generate: step1/$f differs from dump with <bos> alone"
+  done
+else
+  fail "dump --generate: $(cat "$T/stderr")"
+fi
+if "$SF" stages --model "$G/model.safetensors" --text "$gtext" --generate >"$T/gtable" 2>"$T/stderr"; then
+  for want in "greedy generation: 2 steps, ended by its end word" 'wrote "rive" (p=0.1787)' \
+    "step 2  input (2): <bos> rive" "generated: rive"; do
+    grep -qF -- "$want" "$T/gtable" || fail "stages --generate lacks \"$want\": $(head -8 "$T/gtable")"
+  done
+else
+  fail "stages --generate: $(cat "$T/stderr")"
+fi
+"$SF" stages --model "$G/model.safetensors" --text "$gtext" --generate --max-steps 1 --tsv >"$T/gtsv" 2>&1 &&
+  [ "$(cut -f1 "$T/gtsv" | sort -u | tr '\n' ' ')" = "1 step " ] || fail "stages --generate --max-steps 1 --tsv"
+
+# wrong combinations: one line on stderr, exit 2
+bad() { # bad WANT ARGS...: exit 2 and one line holding WANT
+  local want=$1
+  shift
+  "$SF" "$@" >/dev/null 2>"$T/err"
+  local rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -qF -- "$want" "$T/err" ||
+    fail "$* -> exit $rc: $(cat "$T/err")"
+}
+bad "--generate writes the target itself" stages --model "$G/model.safetensors" --generate --target rive
+bad "--max-steps limits --generate" dump --model "$G/model.safetensors" --max-steps 3 --out "$T/x"
+bad "--max-steps needs a whole number from 1 to 64" stages --model "$G/model.safetensors" --generate --max-steps 65
+bad "--max-steps needs a whole number" stages --model "$G/model.safetensors" --generate --max-steps 2x
+bad "--generate is given twice" stages --model "$G/model.safetensors" --generate --generate
+bad "without a causal prediction head" stages --model "$REFS/head-nonorm/model.safetensors" --generate
+bad "without a causal prediction head" dump --model "$REFS/cat-bank/model.safetensors" --generate --out "$T/x"
+bad "is an encoder only" stages --model "$REFS/cat-bank/model.safetensors" --target "le chat"
+[ ! -e "$T/x" ] || fail "a refused dump left $T/x"
 
 if [ "$failures" -ne 0 ]; then
   echo "test_seq2seq_cli: $failures failures" >&2

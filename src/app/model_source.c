@@ -135,6 +135,17 @@ Trace *model_source_trace_seq2seq(const Model *m, const char *text, const char *
   return t;
 }
 
+Generation *model_source_generate(const Model *m, const char *text, int max_steps, Err *err) {
+  if (!gen_supported(m, err)) return NULL;
+  Tokens src;
+  Err e = {0};
+  if (!tokens_from_text(&src, &m->vocab, text, MODEL_SOURCE_MAX_TOKENS, &e))
+    return err_set(err, "--text: %s", e.msg), NULL;
+  Generation *g = gen_run(m, &src, max_steps, err);
+  tokens_free(&src);
+  return g;
+}
+
 Trace *model_source_trace(const Model *m, const char *text, Err *err) {
   if (model_is_seq2seq(m)) // the decoder's stages have no view yet
     return err_set(err,

@@ -21,9 +21,10 @@
 
 #include <stdbool.h>
 
-#include "err.h"   // defines: Err
-#include "model.h" // defines: Model
-#include "trace.h" // defines: Trace
+#include "err.h"      // defines: Err
+#include "generate.h" // defines: Generation
+#include "model.h"    // defines: Model
+#include "trace.h"    // defines: Trace
 
 #define MODEL_SOURCE_DEFAULT_TEXT "The cat walks by the bank"
 #define MODEL_SOURCE_MAX_TOKENS 512 // tokens in a sentence, for every command and the window
@@ -53,5 +54,9 @@ Trace *model_source_trace(const Model *m, const char *text, Err *err);
 // The same for an encoder-decoder: text is the source, target the decoder's input after "<bos>"
 // (teacher forcing; "" gives "<bos>" alone). The message starts with "--text: " or "--target: ".
 Trace *model_source_trace_seq2seq(const Model *m, const char *text, const char *target, Err *err);
+// Greedy generation (generate.h) from text (an encoder-decoder's source, a causal model's prompt),
+// at most max_steps steps (<= 0: the default limit). The message starts with "--text: " when the
+// text is bad, "--generate: " when the model cannot generate.
+Generation *model_source_generate(const Model *m, const char *text, int max_steps, Err *err);
 
 #endif
