@@ -130,7 +130,7 @@ static bool write_generation(const char *out, const Generation *g, Err *err) {
 
 int cli_dump(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
-  ModelOpts o = {.seq2seq_ok = true};
+  ModelOpts o = {0};
   const char *out = NULL, *target = NULL;
   GenOpts gen = {0};
   Err err = {0};

@@ -185,7 +185,7 @@ static void print_generation(const Generation *g) {
 
 int cli_stages(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
-  ModelOpts o = {.seq2seq_ok = true};
+  ModelOpts o = {0};
   Err err = {0};
   bool tsv = false;
   const char *target = NULL;

@@ -46,7 +46,23 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   }
   snprintf(s->text, sizeof s->text, "%s", text);
   Err terr = {0};
-  s->trace = model_source_trace(s->model, s->text, &terr);
+  s->target = o->target;
+  s->gen_max_steps = o->max_steps;
+  if (o->target && !model_is_seq2seq(s->model)) {
+    err_set(err,
+            "--target: %s is an encoder only, with no decoder to feed: leave --target out, or open an "
+            "encoder-decoder (a file with n_decoder_layers)",
+            s->model->source);
+    session_close(s);
+    return false;
+  }
+  if (o->generate) { // every generation step's trace; step 1's shown first
+    s->gen = model_source_generate(s->model, s->text, o->max_steps, &terr);
+    s->trace = s->gen ? s->gen->steps[0].trace : NULL;
+  } else if (model_is_seq2seq(s->model))
+    s->trace = model_source_trace_seq2seq(s->model, s->text, o->target ? o->target : "", &terr);
+  else
+    s->trace = model_source_trace(s->model, s->text, &terr);
   if (!s->trace) {
     session_close(s);
     return err_set(err, "%s: %s", where, terr.msg);
@@ -96,6 +112,24 @@ void session_refocus(Session *s) {
 bool session_set_text(Session *s, const char *text, Err *err) {
   if (strlen(text) >= SESSION_MAX_TEXT)
     return err_set(err, "the sentence is too long (at most %d bytes)", SESSION_MAX_TEXT - 1);
+  if (s->gen || model_is_seq2seq(s->model)) { // a new generation, or the decoder fed again
+    Generation *g = NULL;
+    Trace *t = NULL;
+    if (s->gen) {
+      if (!(g = model_source_generate(s->model, text, s->gen_max_steps, err))) return false;
+    } else if (!(t = model_source_trace_seq2seq(s->model, text, s->target ? s->target : "", err)))
+      return false;
+    if (s->gen) {
+      gen_free(s->gen);
+      s->gen = g, s->gen_step = 0, s->trace = g->steps[0].trace;
+    } else {
+      trace_free(s->trace);
+      s->trace = t;
+    }
+    snprintf(s->text, sizeof s->text, "%s", text);
+    session_refocus(s);
+    return true;
+  }
   Tokens tok;
   if (!tokens_from_text(&tok, &s->model->vocab, text, MODEL_SOURCE_MAX_TOKENS, err)) return false;
   Err ignored = {0};
@@ -133,10 +167,21 @@ void session_close(Session *s) {
     for (int i = 0; s->has_lesson && i < s->lesson.n_steps; i++) trace_free(s->compare[i]);
   free(s->compare);
   trace_free(s->compare_all);
-  trace_free(s->trace);
+  if (s->gen)
+    gen_free(s->gen); // it owns the trace shown
+  else
+    trace_free(s->trace);
   model_free(s->model);
   if (s->has_lesson) lesson_free(&s->lesson);
   memset(s, 0, sizeof *s);
+}
+
+void session_set_gen_step(Session *s, int k) {
+  if (!s->gen) return;
+  if (k >= s->gen->n_steps) k = s->gen->n_steps - 1;
+  if (k < 0) k = 0;
+  s->gen_step = k;
+  s->trace = s->gen->steps[k].trace;
 }
 
 int session_trace_step(const Session *s, int lesson_step) {

@@ -55,4 +55,8 @@ void eq_layout_and_draw(Eq *e);        // sizes, scales, positions and draws eve
 
 float view_text_size(const ViewOptions *o); // label size in pixels
 
+// An encoder-decoder's stages (view_decoder.c): memory, STEP_DEC_* and STEP_CROSS_*. Fills e's
+// rows; false for any other kind.
+bool view_decoder_compose(Eq *e, const TraceStep *st);
+
 #endif
