@@ -107,6 +107,25 @@ fi
 "$SF" stages --model "$G/model.safetensors" --text "$gtext" --generate --max-steps 1 --tsv >"$T/gtsv" 2>&1 &&
   [ "$(cut -f1 "$T/gtsv" | sort -u | tr '\n' ' ')" = "1 step " ] || fail "stages --generate --max-steps 1 --tsv"
 
+# export: every decoder stage as a picture (--target), and one folder per generation step
+if "$SF" export --model "$G/model.safetensors" --text "$gtext" --target "rive" --size 640x360 --format png,npy \
+  --out "$T/ex" >/dev/null 2>"$T/stderr"; then
+  for f in 16-memory.png 17-dec_tokens.png 23-dec_mask-h1.png 30-cross_qkv.png 31-cross_scores-h1.png \
+    40-dec_predict.png; do
+    ls "$T/ex"/*"${f#*-}" >/dev/null 2>&1 || fail "export --target has no *${f#*-}: $(ls "$T/ex" | tr '\n' ' ' | cut -c1-300)"
+  done
+else
+  fail "export --target: $(cat "$T/stderr")"
+fi
+if "$SF" export --model "$G/model.safetensors" --text "$gtext" --generate --size 640x360 --format png \
+  --out "$T/exg" >/dev/null 2>"$T/stderr"; then
+  [ "$(ls "$T/exg")" = "$(printf 'step1\nstep2')" ] || fail "export --generate: $(ls "$T/exg")"
+  n1=$(ls "$T/exg/step1" | grep -c png) n2=$(ls "$T/exg/step2" | grep -c png)
+  [ "$n1" -gt 30 ] && [ "$n1" = "$n2" ] || fail "export --generate: $n1 and $n2 pictures"
+else
+  fail "export --generate: $(cat "$T/stderr")"
+fi
+
 # wrong combinations: one line on stderr, exit 2
 bad() { # bad WANT ARGS...: exit 2 and one line holding WANT
   local want=$1
@@ -124,6 +143,8 @@ bad "--generate is given twice" stages --model "$G/model.safetensors" --generate
 bad "without a causal prediction head" stages --model "$REFS/head-nonorm/model.safetensors" --generate
 bad "without a causal prediction head" dump --model "$REFS/cat-bank/model.safetensors" --generate --out "$T/x"
 bad "is an encoder only" stages --model "$REFS/cat-bank/model.safetensors" --target "le chat"
+bad "--generate writes the target itself" export --model "$G/model.safetensors" --generate --target rive --out "$T/x"
+bad "is an encoder only" export --model "$REFS/cat-bank/model.safetensors" --target "le chat" --out "$T/x"
 [ ! -e "$T/x" ] || fail "a refused dump left $T/x"
 
 if [ "$failures" -ne 0 ]; then

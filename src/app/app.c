@@ -645,12 +645,16 @@ void app_describe(const App *a, char *buf, int cap) {
              textfield_chars(f, from), textfield_chars(f, to), a->compose[0] ? " compose=\"" : "", a->compose,
              a->compose[0] ? "\"" : "");
   }
+  char gen[96] = ""; // --generate: the generation step, its decoder input's length, the word written
+  if (a->s->gen)
+    snprintf(gen, sizeof gen, " gen=%d/%d T=%d wrote=%s", a->s->gen_step + 1, a->s->gen->n_steps, t->T,
+             gen_word(a->s->gen, a->s->gen->steps[a->s->gen_step].token));
   // the field's own message (a refused paste) comes first: it is about the last key
   const char *error = a->editing && a->field.error[0] ? a->field.error : a->edit_error;
   snprintf(buf, (size_t)cap,
            "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s theme=%s cmap=%s "
-           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d text=\"%s\"%s%s%s",
+           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d%s text=\"%s\"%s%s%s",
            a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing, field,
            theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), a->fullscreen,
-           a->help, t->L, shown, error[0] ? " error=" : "", error, insp);
+           a->help, t->L, gen, shown, error[0] ? " error=" : "", error, insp);
 }
