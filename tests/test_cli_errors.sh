@@ -184,9 +184,9 @@ expect_error "export --generate on an encoder" "$T/out" "--generate" "without a 
   "$SF" export --model "$MODEL" --generate --out "$T/out"
 mkdir -p "$T/s2s-lesson"
 cp "$S2S" "$T/s2s-lesson/m.safetensors"
-printf -- '---\ntitle: t\nsentence: the cat\nmodel: m.safetensors\n---\n## Tokens {stage=tokens}\nHi\n' \
+printf -- '---\ntitle: t\nsentence: the cat\nmodel: m.safetensors\n---\n## Tokens {stage=dec_predict gen=2}\nHi\n' \
   >"$T/s2s-lesson/l.md"
-expect_error "a lesson on an encoder-decoder" "$T/out" "m.safetensors" "lessons do not show the decoder" -- \
+expect_error "gen= in a lesson without generate: on" "$T/out" "l.md:6:" "gen=2 needs generation" -- \
   "$SF" export --lesson "$T/s2s-lesson/l.md" --out "$T/out"
 expect_error "--target on an encoder" "$T/out" "--target" "encoder only" -- \
   "$SF" dump --model "$MODEL" --target "la banque" --out "$T/out"

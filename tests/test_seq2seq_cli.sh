@@ -126,6 +126,33 @@ else
   fail "export --generate: $(cat "$T/stderr")"
 fi
 
+# a lesson on an encoder-decoder: generate: on, gen=N, focus words of the decoder and the source
+mkdir -p "$T/les"
+cp "$G/model.safetensors" "$T/les/m.safetensors"
+printf -- '---\ntitle: t\nsentence: %s\nmodel: m.safetensors\ngenerate: on\n---\n%s\nx\n%s\ny\n' "$gtext" \
+  '## A {stage=dec_softmax gen=2 cell=rive,<bos>}' '## B {stage=cross_softmax layer=2 gen=2 cell=rive,river}' \
+  >"$T/les/ok.md"
+"$SF" check "$T/les/ok.md" >"$T/out" 2>&1 || fail "check of a decoder lesson: $(cat "$T/out")"
+if "$SF" export --lesson "$T/les/ok.md" --size 640x360 --out "$T/lesx" >/dev/null 2>"$T/stderr"; then
+  [ "$(ls "$T/lesx" | tr '\n' ' ')" = "01-l1-dec_softmax-h1.png 02-l2-cross_softmax-h1.png " ] ||
+    fail "export of a decoder lesson: $(ls "$T/lesx")"
+else
+  fail "export of a decoder lesson: $(cat "$T/stderr")"
+fi
+printf -- '---\ntitle: t\nsentence: the cat\nmodel: m.safetensors\ngenerate: maybe\n---\n## A {stage=memory}\nx\n' \
+  >"$T/les/bad.md"
+"$SF" check "$T/les/bad.md" >"$T/out" 2>&1
+grep -qF 'bad.md:5: bad value for generate: "maybe" (expected on or off)' "$T/out" || fail "generate: maybe: $(cat "$T/out")"
+printf -- '---\ntitle: t\nsentence: the cat\nmodel: m.safetensors\n---\n## A {stage=dec_predict gen=0}\nx\n' \
+  >"$T/les/g0.md"
+"$SF" check "$T/les/g0.md" >"$T/out" 2>&1
+grep -qF 'bad value gen=0: expected a generation step from 1 to 64' "$T/out" || fail "gen=0: $(cat "$T/out")"
+cp "$REFS/cat-bank/model.safetensors" "$T/les/enc.safetensors"
+printf -- '---\ntitle: t\nsentence: the cat\nmodel: enc.safetensors\ntarget: le chat\n---\n## A {stage=softmax}\nx\n' \
+  >"$T/les/enc.md"
+"$SF" check "$T/les/enc.md" >"$T/out" 2>&1
+grep -qF 'target: the model is an encoder only' "$T/out" || fail "target: on an encoder: $(cat "$T/out")"
+
 # wrong combinations: one line on stderr, exit 2
 bad() { # bad WANT ARGS...: exit 2 and one line holding WANT
   local want=$1

@@ -63,8 +63,9 @@ int app_trace_step(const App *a) {
   if (!ls) return a->step;
   if (!ls->has_stage) return -1;
   int layer = ls->layer + a->layer_delta;
+  int n_layers = ls->stage >= STEP_MEMORY ? t->cfg.n_dec_layers : t->cfg.n_layers; // a decoder's
+  if (layer >= n_layers) layer = n_layers - 1;
   if (layer < 0) layer = 0;
-  if (layer >= t->cfg.n_layers) layer = t->cfg.n_layers - 1;
   return trace_step_find(t, ls->stage, layer);
 }
 
@@ -100,6 +101,10 @@ static void enter_step(App *a, int step) {
   if (ls) {
     a->head = ls->head;
     a->part = (int)ls->show;
+    if (a->s->gen) { // the lesson step's generation step (gen=N)
+      if (ls->gen != a->s->gen_step) a->global_stale = true;
+      session_set_gen_step(a->s, ls->gen);
+    }
   }
   clear_selection(a);
   app_touch(a);

@@ -39,7 +39,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
     p->lesson_step = a->step;
     p->lesson_steps = app_n_steps(a);
   }
-  if (a->s->gen && !ls) p->footer_reserve = app_strip_height(a, h);
+  if (a->s->gen) p->footer_reserve = app_strip_height(a, h);
   if (a->s->note.msg[0] && window_layer) p->note = a->s->note.msg;
   p->compare =
       session_compare(a->s, ls ? a->step : -1, &p->compare_sentence, &p->compare_row, &p->compare_col);
@@ -53,12 +53,11 @@ float app_strip_height(const App *a, float h) { return 160.0f * h / 1080.0f * ap
 
 static void generation_strip(App *a, Scene *s, float W, float H) {
   const Generation *g = a->s->gen;
-  if (!g || a->s->has_lesson) return;
+  if (!g) return;
   const Theme *th = theme_get(a->theme);
   float us = H / 1080.0f * app_text_scale(a), R = app_strip_height(a, H);
   float y0 = H - 38 * us - R, pad = 14 * us;
-  int k, j;
-  app_gen_locate(a, a->step, &k, &j);
+  int k = a->s->gen_step; // the trace shown is this generation step's
   const GenStep *st = &g->steps[k];
   scene_rect(s, 0, y0, W, R, th->panel);
   scene_rect(s, 0, y0, W, 2 * us, th->frame);
@@ -367,7 +366,7 @@ static void status_toast(App *a, Scene *s, float W, float H, float u) {
   const Theme *th = theme_get(a->theme);
   float fs = 22 * u, w = text_width(FONT_SANS_BOLD, fs, a->status) + 40 * u, h = 46 * u;
   float x = (W - w) / 2, y = H - 38 * u - h - 16 * u - (a->editing ? 30 * u : 0);
-  if (a->s->gen && !a->s->has_lesson) y -= app_strip_height(a, H); // above the generation strip
+  if (a->s->gen) y -= app_strip_height(a, H); // above the generation strip
   scene_rect(s, x, y, w, h, th->text);
   scene_text_aligned(s, FONT_SANS_BOLD, fs, W / 2, y + h / 2 + fs * 0.36f, 0.5f, th->bg, a->status);
 }

@@ -182,7 +182,7 @@ int cli_export(int argc, char **argv) {
                      .threads = threads};
   int rc = 0, files = 0, pictures = 0;
   bool ok = true;
-  if (s.gen) { // every generation step into its folder
+  if (s.gen && !s.has_lesson) { // every generation step into its folder (a lesson: its steps, once)
     char dir[4096];
     for (int k = 0; ok && k < s.gen->n_steps; k++) {
       int f = 0, p = 0;

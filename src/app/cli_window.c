@@ -134,9 +134,6 @@ int cli_window(int argc, char **argv) {
   }
   if (wo.screenshot && !wo.replay) return cli_fail("window", "--screenshot needs --replay FILE");
   if (!cli_generate_check(&gen, so.target, &err)) return cli_fail("window", err.msg);
-  if (gen.on && so.lesson)
-    return cli_fail("window",
-                    "--generate does not go with a lesson yet: leave the lesson out and give --text");
   so.generate = gen.on, so.max_steps = gen.max_steps;
   // no lesson and no sentence of one's own: the cat/bank lesson
   if (!so.lesson && !so.model.text && !so.model.model_path && !so.model.random_spec)

@@ -55,6 +55,8 @@ bool session_set_text(Session *s, const char *text, Err *err);
 void session_close(Session *s);
 // --generate: shows generation step k (0-based, clamped): `trace` becomes its trace.
 void session_set_gen_step(Session *s, int k);
+// The trace a lesson step shows: with generation, its generation step's (gen=N), else `trace`.
+const Trace *session_step_trace(const Session *s, int lesson_step);
 // The trace step a lesson step shows, or -1 for a narration-only step.
 int session_trace_step(const Session *s, int lesson_step);
 // Re-resolves the lesson's focus tokens against the current sentence (unknown ones become -1).
