@@ -283,7 +283,8 @@ static void cross_qkv(Eq *e, const TraceDecLayer *y) {
   const Trace *t = e->t;
   int x = t->cfg.norm_first ? y->norm2 : y->norm1;
   int part = e->o->part;
-  bool all = qkv_all(e);
+  // all three rows for a model up to D = 128: memory M is then seen feeding both K^c and V^c
+  bool all = part == 0 && t->T <= 16 && t->L <= 16 && t->cfg.D <= 128;
   if (all || part <= 1) linear_row(e, 0, NULL, x, "x", y->cWq, "W^{qc}", y->cbq, "b^{qc}", y->cQ, "Q^c");
   if (all || part == 2)
     linear_row(e, all ? 1 : 0, NULL, t->memory, "M", y->cWk, "W^{kc}", y->cbk, "b^{kc}", y->cK, "K^c");
