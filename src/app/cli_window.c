@@ -74,6 +74,11 @@ static void export_hint(char *buf, size_t cap, const char *argv0, const SessionO
     if (opt[k][1]) append_word(buf, cap, opt[k][0]), append_word(buf, cap, opt[k][1]);
   if (so->model.causal) append_word(buf, cap, "--causal");
   if (so->generate) append_word(buf, cap, "--generate");
+  if (so->max_steps) {
+    char n[16];
+    snprintf(n, sizeof n, "%d", so->max_steps);
+    append_word(buf, cap, "--max-steps"), append_word(buf, cap, n);
+  }
   append_word(buf, cap, "--out");
   append_word(buf, cap, "slides");
 }
