@@ -7,6 +7,7 @@
 
 #include "app.h"
 #include "explain.h"   // defines: Explanation, explain_cell
+#include "genstrip.h"  // defines: genstrip_draw, genstrip_height
 #include "page.h"      // defines: PageSpec
 #include "textfield.h" // defines: TextField
 #include "view.h"      // defines: ViewLayout

@@ -11,12 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h" // defines: AtomicFile
-#include "npy.h"    // defines: npy_write
-#include "outdir.h" // defines: OutDir
-#include "page.h"   // defines: PageSpec, page_render
-#include "pngio.h"  // defines: pngio_write
-#include "svg.h"    // defines: svg_write
+#include "fileio.h"   // defines: AtomicFile
+#include "genstrip.h" // defines: genstrip_draw, genstrip_height
+#include "npy.h"      // defines: npy_write
+#include "outdir.h"   // defines: OutDir
+#include "page.h"     // defines: PageSpec, page_render
+#include "pngio.h"    // defines: pngio_write
+#include "svg.h"      // defines: svg_write
 
 typedef struct {
   int step;           // trace step, -1 for a narration-only lesson step
@@ -182,8 +183,14 @@ static void *worker(void *arg) {
                   .width = (float)x->width,
                   .height = (float)x->height};
     p.compare = session_compare(s, j->lesson_step, &p.compare_sentence, &p.compare_row, &p.compare_col);
+    // a generation: the strip of the generation step this picture shows
+    int gk = -1;
+    for (int g = 0; s->gen && g < s->gen->n_steps && gk < 0; g++)
+      if (s->gen->steps[g].trace == jt) gk = g;
+    if (gk >= 0) p.footer_reserve = genstrip_height(p.height, vo.text_scale);
     ViewLayout lay;
     page_render(&scene, &p, &lay);
+    if (gk >= 0) genstrip_draw(&scene, s->gen, gk, vo.theme, p.width, p.height, vo.text_scale, false);
     if (j->step >= 0)
       page_stage_label(jt, j->step, j->head, label, sizeof label);
     else
