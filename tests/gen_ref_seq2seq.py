@@ -230,6 +230,8 @@ def parser():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--all", action="store_true", help="regenerate every case and the manifest")
     ap.add_argument("--case", help="regenerate one case (and the manifest)")
+    ap.add_argument("--greedy", action="store_true",
+                    help="write every case's generated.txt from its committed model (greedy decoding)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--src-vocab")
     ap.add_argument("--tgt-vocab")
@@ -295,6 +297,57 @@ def generate(a, name, cmdline):
                       "max_abs_diff_vs_torch_nn": max(diffs.values())}, ensure_ascii=False))
 
 
+GREEDY_LIMIT = 6  # generation steps written to generated.txt (the random models rarely write <eos>)
+
+
+def greedy(name, limit=GREEDY_LIMIT):
+    """Greedy decoding with torch's nn.Transformer over the committed weights of tests/ref/<name>/
+    (model.safetensors is read, not rewritten): from <bos>, each step runs the whole decoder on the
+    prefix written so far (causal mask) and appends the argmax of the last row of softmax(head(.)).
+    Writes tests/ref/<name>/generated.txt: a comment, then one line per step, TAB-separated: the
+    step (1-based), the chosen id, its word, its probability, then the top five "id:prob"."""
+    folder = os.path.join(REF_DIR, name)
+    tensors, meta = read_safetensors(os.path.join(folder, "model.safetensors"))
+    sv, tv = meta["vocab"].split("\n"), meta["tgt_vocab"].split("\n")
+    D, H = int(meta["d_model"]), int(meta["n_heads"])
+    torch.set_num_threads(1)
+    tr = nn.Transformer(d_model=D, nhead=H, num_encoder_layers=int(meta["n_layers"]),
+                        num_decoder_layers=int(meta["n_decoder_layers"]), dim_feedforward=int(meta["d_ff"]),
+                        dropout=0.0, activation=meta["activation"], batch_first=True,
+                        norm_first=meta["norm_first"] == "1")
+    tr.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in tensors.items()
+                        if k.startswith("encoder.") or k.startswith("decoder.")})
+    tr.eval()
+    src_embed = torch.from_numpy(np.array(tensors["src_embed.weight"]))
+    tgt_embed = torch.from_numpy(np.array(tensors["tgt_embed.weight"]))
+    hw, hb = torch.from_numpy(np.array(tensors["head.weight"])), torch.from_numpy(np.array(tensors["head.bias"]))
+    with open(os.path.join(REF_DIR, "seq2seq_cases.txt"), encoding="utf-8") as f:
+        text = [ln.split("\t")[1] for ln in f if ln.startswith(name + "\t")][0]
+    src_ids = ids_of(tokenize(text), sv)
+    bos, eos = tv.index("<bos>"), tv.index("<eos>")
+    lines = [f"# greedy generation by torch's nn.Transformer (tests/gen_ref_seq2seq.py --greedy), "
+             f"source {text!r}, at most {limit} steps\n"]
+    with torch.no_grad():
+        zs = src_embed[src_ids] + sinusoidal_pe(len(src_ids), D)
+        memory = tr.encoder(zs[None])
+        ids = [bos]
+        for step in range(1, limit + 1):
+            zt = tgt_embed[ids] + sinusoidal_pe(len(ids), D)
+            mask = nn.Transformer.generate_square_subsequent_mask(len(ids))
+            y = tr.decoder(zt[None], memory, tgt_mask=mask)[0]
+            p = torch.softmax(y[-1] @ hw.T + hb, dim=-1)
+            top = torch.argsort(p, descending=True, stable=True)[:5].tolist()
+            nxt = top[0]
+            lines.append(f"{step}\t{nxt}\t{tv[nxt]}\t{float(p[nxt]):.7g}\t" +
+                         " ".join(f"{i}:{float(p[i]):.7g}" for i in top) + "\n")
+            ids.append(nxt)
+            if nxt == eos:
+                break
+    with open(os.path.join(folder, "generated.txt"), "w", encoding="utf-8") as f:
+        f.write("".join(lines))
+    print(json.dumps({"case": name, "generated": [tv[i] for i in ids[1:]]}, ensure_ascii=False))
+
+
 MANIFEST_HEAD = """\
 # tests/ref/seq2seq_cases.txt -- the encoder-decoder reference cases, written by
 # tests/gen_ref_seq2seq.py. Regenerate with:  /usr/bin/python3 tests/gen_ref_seq2seq.py --all
@@ -305,6 +358,10 @@ MANIFEST_HEAD = """\
 
 def main(argv=None):
     a = parser().parse_args(argv)
+    if a.greedy:
+        for name, _ in CASES:
+            greedy(name)
+        return
     if a.all or a.case:
         names = [n for n, _ in CASES]
         if a.case and a.case not in names:

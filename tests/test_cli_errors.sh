@@ -178,16 +178,15 @@ bad_model s2s-old-names '"src_embed.weight"' "missing"
 bad_model s2s-extra-decoder.layers.1.norm3.bias '"decoder.layers.1.norm3.bias"' "decoder layer 2" \
   "n_decoder_layers=1"
 bad_model s2s-extra-norm.weight '"norm.weight"' "encoder-decoder" "remove it"
-# what does not show a decoder yet says so (issue 11), and --target needs a decoder
-expect_error "window on an encoder-decoder" - "seq2seq-post/model.safetensors" "encoder-decoder" \
-  "do not show the decoder yet" "--target" -- "$SF" --model "$S2S"
-expect_error "export of an encoder-decoder" "$T/out" "seq2seq-post/model.safetensors" \
-  "do not show the decoder yet" -- "$SF" export --model "$S2S" --out "$T/out"
+# lessons do not show a decoder yet (issue 11); --target and --generate need a decoder or a causal head
+expect_error "window --target on an encoder" - "--target" "encoder only" -- "$SF" --model "$MODEL" --target "la"
+expect_error "export --generate on an encoder" "$T/out" "--generate" "without a causal prediction head" -- \
+  "$SF" export --model "$MODEL" --generate --out "$T/out"
 mkdir -p "$T/s2s-lesson"
 cp "$S2S" "$T/s2s-lesson/m.safetensors"
-printf -- '---\ntitle: t\nsentence: the cat\nmodel: m.safetensors\n---\n## Tokens {stage=tokens}\nHi\n' \
+printf -- '---\ntitle: t\nsentence: the cat\nmodel: m.safetensors\n---\n## Tokens {stage=dec_predict gen=2}\nHi\n' \
   >"$T/s2s-lesson/l.md"
-expect_error "a lesson on an encoder-decoder" "$T/out" "m.safetensors" "lessons do not show the decoder" -- \
+expect_error "gen= in a lesson without generate: on" "$T/out" "l.md:6:" "gen=2 needs generation" -- \
   "$SF" export --lesson "$T/s2s-lesson/l.md" --out "$T/out"
 expect_error "--target on an encoder" "$T/out" "--target" "encoder only" -- \
   "$SF" dump --model "$MODEL" --target "la banque" --out "$T/out"

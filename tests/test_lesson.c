@@ -118,7 +118,7 @@ static const ErrCase ERRORS[] = {
     {"missing front matter", "# Title {stage=tokens}\n", 1, "missing front matter", false},
     {"front matter not closed", "---\ntitle: T\nsentence: a b\n## S\n", 1, "not closed", false},
     {"unknown front matter key", "---\ntitle: T\nsentense: a b\n---\n## S\n", 3,
-     "unknown front matter key \"sentense\" (known keys: title, sentence, model, causal)", false},
+     "unknown front matter key \"sentense\" (known keys: title, sentence, model, causal, target, generate)", false},
     {"no title", "---\nsentence: a b\n---\n## S\n", 1, "no title", false},
     {"no sentence", "---\ntitle: T\n---\n## S\n", 1, "no sentence", false},
     {"not key: value", "---\ntitle: T\nsentence: a b\njust words\n---\n## S\n", 4, "key: value", false},

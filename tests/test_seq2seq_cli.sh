@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test_seq2seq_cli.sh -- an encoder-decoder on the command line (issue 11): `stepformer info`
 # prints both sides, `stepformer stages --target` lists every decoder stage in order, numbered
-# without a gap, each with the file `stepformer dump --target` writes.
+# without a gap, each with the file `stepformer dump --target` writes; --generate writes, lists
+# and dumps every generation step (the words of tests/ref/seq2seq-short-target/generated.txt,
+# torch's greedy loop), and every wrong combination gets one line and exit 2.
 #
 #   STEPFORMER=build/stepformer SF_TEST_DIR=tests bash tests/test_seq2seq_cli.sh
 set -u
@@ -74,6 +76,103 @@ if "$SF" stages --model "$M" --text "$text" >"$T/table" 2>"$T/stderr"; then
 else
   fail "stages without --target: $(cat "$T/stderr")"
 fi
+
+# --generate: the words torch's greedy loop writes (generated.txt: "rive", then <eos>)
+G=$REFS/seq2seq-short-target
+gtext="the cat sleeps by the river bank"
+if "$SF" dump --model "$G/model.safetensors" --text "$gtext" --generate --out "$T/gen" >/dev/null 2>"$T/stderr"; then
+  [ "$(cat "$T/gen/generated.txt")" = "rive" ] || fail "dump --generate wrote \"$(cat "$T/gen/generated.txt")\""
+  [ -d "$T/gen/step1" ] && [ -d "$T/gen/step2" ] && [ ! -e "$T/gen/step3" ] || fail "dump --generate: $(ls "$T/gen")"
+  [ "$(tr '\n' ' ' <"$T/gen/step2/dec_tokens.txt")" = "<bos> rive " ] ||
+    fail "step2/dec_tokens.txt: $(cat "$T/gen/step2/dec_tokens.txt")"
+  for f in tokens.txt model.safetensors step1/pred.npy step2/d1.cA.npy step2/memory.npy; do
+    [ -f "$T/gen/$f" ] || fail "dump --generate has no $f"
+  done
+  # step 1's stages are the teacher-forced stages of <bos> alone, byte for byte
+  "$SF" dump --model "$G/model.safetensors" --text "$gtext" --out "$T/bos" >/dev/null 2>&1
+  for f in memory.npy d0.cK.npy d1.cA.npy pred.npy; do
+    cmp -s "$T/gen/step1/$f" "$T/bos/$f" || fail "dump --generate: step1/$f differs from dump with <bos> alone"
+  done
+else
+  fail "dump --generate: $(cat "$T/stderr")"
+fi
+if "$SF" stages --model "$G/model.safetensors" --text "$gtext" --generate >"$T/gtable" 2>"$T/stderr"; then
+  for want in "greedy generation: 2 steps, ended by its end word" 'wrote "rive" (p=0.1787)' \
+    "step 2  input (2): <bos> rive" "generated: rive"; do
+    grep -qF -- "$want" "$T/gtable" || fail "stages --generate lacks \"$want\": $(head -8 "$T/gtable")"
+  done
+else
+  fail "stages --generate: $(cat "$T/stderr")"
+fi
+"$SF" stages --model "$G/model.safetensors" --text "$gtext" --generate --max-steps 1 --tsv >"$T/gtsv" 2>&1 &&
+  [ "$(cut -f1 "$T/gtsv" | sort -u | tr '\n' ' ')" = "1 step " ] || fail "stages --generate --max-steps 1 --tsv"
+
+# export: every decoder stage as a picture (--target), and one folder per generation step
+if "$SF" export --model "$G/model.safetensors" --text "$gtext" --target "rive" --size 640x360 --format png,npy \
+  --out "$T/ex" >/dev/null 2>"$T/stderr"; then
+  for f in 16-memory.png 17-dec_tokens.png 23-dec_mask-h1.png 30-cross_qkv.png 31-cross_scores-h1.png \
+    40-dec_predict.png; do
+    ls "$T/ex"/*"${f#*-}" >/dev/null 2>&1 || fail "export --target has no *${f#*-}: $(ls "$T/ex" | tr '\n' ' ' | cut -c1-300)"
+  done
+else
+  fail "export --target: $(cat "$T/stderr")"
+fi
+if "$SF" export --model "$G/model.safetensors" --text "$gtext" --generate --size 640x360 --format png \
+  --out "$T/exg" >/dev/null 2>"$T/stderr"; then
+  [ "$(ls "$T/exg")" = "$(printf 'step1\nstep2')" ] || fail "export --generate: $(ls "$T/exg")"
+  n1=$(ls "$T/exg/step1" | grep -c png) n2=$(ls "$T/exg/step2" | grep -c png)
+  [ "$n1" -gt 30 ] && [ "$n1" = "$n2" ] || fail "export --generate: $n1 and $n2 pictures"
+else
+  fail "export --generate: $(cat "$T/stderr")"
+fi
+
+# a lesson on an encoder-decoder: generate: on, gen=N, focus words of the decoder and the source
+mkdir -p "$T/les"
+cp "$G/model.safetensors" "$T/les/m.safetensors"
+printf -- '---\ntitle: t\nsentence: %s\nmodel: m.safetensors\ngenerate: on\n---\n%s\nx\n%s\ny\n' "$gtext" \
+  '## A {stage=dec_softmax gen=2 cell=rive,<bos>}' '## B {stage=cross_softmax layer=2 gen=2 cell=rive,river}' \
+  >"$T/les/ok.md"
+"$SF" check "$T/les/ok.md" >"$T/out" 2>&1 || fail "check of a decoder lesson: $(cat "$T/out")"
+if "$SF" export --lesson "$T/les/ok.md" --size 640x360 --out "$T/lesx" >/dev/null 2>"$T/stderr"; then
+  [ "$(ls "$T/lesx" | tr '\n' ' ')" = "01-l1-dec_softmax-h1.png 02-l2-cross_softmax-h1.png " ] ||
+    fail "export of a decoder lesson: $(ls "$T/lesx")"
+else
+  fail "export of a decoder lesson: $(cat "$T/stderr")"
+fi
+printf -- '---\ntitle: t\nsentence: the cat\nmodel: m.safetensors\ngenerate: maybe\n---\n## A {stage=memory}\nx\n' \
+  >"$T/les/bad.md"
+"$SF" check "$T/les/bad.md" >"$T/out" 2>&1
+grep -qF 'bad.md:5: bad value for generate: "maybe" (expected on or off)' "$T/out" || fail "generate: maybe: $(cat "$T/out")"
+printf -- '---\ntitle: t\nsentence: the cat\nmodel: m.safetensors\n---\n## A {stage=dec_predict gen=0}\nx\n' \
+  >"$T/les/g0.md"
+"$SF" check "$T/les/g0.md" >"$T/out" 2>&1
+grep -qF 'bad value gen=0: expected a generation step from 1 to 64' "$T/out" || fail "gen=0: $(cat "$T/out")"
+cp "$REFS/cat-bank/model.safetensors" "$T/les/enc.safetensors"
+printf -- '---\ntitle: t\nsentence: the cat\nmodel: enc.safetensors\ntarget: le chat\n---\n## A {stage=softmax}\nx\n' \
+  >"$T/les/enc.md"
+"$SF" check "$T/les/enc.md" >"$T/out" 2>&1
+grep -qF 'target: the model is an encoder only' "$T/out" || fail "target: on an encoder: $(cat "$T/out")"
+
+# wrong combinations: one line on stderr, exit 2
+bad() { # bad WANT ARGS...: exit 2 and one line holding WANT
+  local want=$1
+  shift
+  "$SF" "$@" >/dev/null 2>"$T/err"
+  local rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -qF -- "$want" "$T/err" ||
+    fail "$* -> exit $rc: $(cat "$T/err")"
+}
+bad "--generate writes the target itself" stages --model "$G/model.safetensors" --generate --target rive
+bad "--max-steps limits --generate" dump --model "$G/model.safetensors" --max-steps 3 --out "$T/x"
+bad "--max-steps needs a whole number from 1 to 64" stages --model "$G/model.safetensors" --generate --max-steps 65
+bad "--max-steps needs a whole number" stages --model "$G/model.safetensors" --generate --max-steps 2x
+bad "--generate is given twice" stages --model "$G/model.safetensors" --generate --generate
+bad "without a causal prediction head" stages --model "$REFS/head-nonorm/model.safetensors" --generate
+bad "without a causal prediction head" dump --model "$REFS/cat-bank/model.safetensors" --generate --out "$T/x"
+bad "is an encoder only" stages --model "$REFS/cat-bank/model.safetensors" --target "le chat"
+bad "--generate writes the target itself" export --model "$G/model.safetensors" --generate --target rive --out "$T/x"
+bad "is an encoder only" export --model "$REFS/cat-bank/model.safetensors" --target "le chat" --out "$T/x"
+[ ! -e "$T/x" ] || fail "a refused dump left $T/x"
 
 if [ "$failures" -ne 0 ]; then
   echo "test_seq2seq_cli: $failures failures" >&2

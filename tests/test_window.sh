@@ -44,6 +44,21 @@ check 'has heads 12 "layer=2 .*status=layer 2 is the last layer"' "] on the last
 check 'has heads 13 "stage=softmax layer=1"' "[ goes back to layer 1"
 check 'has heads 14 "head=1 .*status=the model has 2 heads"' "key 9 with 2 heads says so"
 
+# 2b. --generate through the decoder (tests/replay/generate.txt): an encoder-decoder writes word by
+#     word (seq2seq-post writes "met de met", as torch's greedy loop: tests/ref/seq2seq-post/
+#     generated.txt); 16 encoder steps and memory, then 24 decoder steps per generation step
+run generate "$R/generate.txt" --model "$SF_TEST_DIR/ref/seq2seq-post/model.safetensors" \
+  --text "The cat walks by the bank" --generate --max-steps 3
+check 'has generate 1 "step 88/88 stage=dec_predict .* gen=3/3 T=3 wrote=met"' "End: the last generation step's prediction: $(line generate 1 | cut -c1-60)"
+check 'has generate 2 "step 64/88 stage=dec_predict .* gen=2/3 T=2 wrote=de .*status=generation step 2 of 3"' ", goes one generation step back, same stage"
+check 'has generate 4 "gen=1/3 .*status=generation step 1 is the first (of 3)"' ", on the first generation step says so"
+check 'has generate 7 "step 17/88 stage=dec_tokens .* gen=1/3 T=1"' ". from the encoder goes to the decoder's first stage"
+check 'has generate 21 "stage=cross_scores layer=1 .* gen=1/3"' "the clicker's key walks the decoder's stages to cross-attention"
+check 'has generate 23 "cell=d0.cS\[met, bank\] = -0.5532 .* gen=2/3 T=2"' "a cross-attention cell: a target word's row, a source word's column: $(line generate 23 | cut -c1-80)"
+check 'has generate 24 "stage=cross_scores layer=1 head=all"' "all heads of cross-attention"
+check 'has generate 25 "status=layer 1 is the last layer"' "] knows the decoder's layers"
+check 'has generate 32 "step 65/88 stage=dec_tokens .* gen=3/3 T=3"' "→ from a generation step's prediction goes on to the next step's decoder input"
+
 # 3. the cell cursor, pinning, hovering and clicking (cells of A_1: rows queries, cols keys)
 run cursor "$R/cursor.txt" $RANDOM_MODEL --text "The cat walks by the bank"
 check 'has cursor 8 "cell=l0.A\[the, the\] = .* cursor=1"' "the first Shift+arrow shows the cursor on the first cell: $(line cursor 8 | cut -c1-90)"

@@ -11,7 +11,42 @@ void app_touch(App *a) { a->dirty = a->base_dirty = true; }
 
 // ---------------------------------------------------------------- steps
 
-int app_n_steps(const App *a) { return a->s->has_lesson ? a->s->lesson.n_steps : a->s->trace->n_steps; }
+// --generate without a lesson: the steps are the encoder's and memory (once, from generation step
+// 1's trace), then for each generation step the decoder's steps of its trace (a causal model: all
+// of its steps, each generation step). app_gen_split gives the shared steps and the repeated ones.
+static bool gen_mode(const App *a) { return a->s->gen && !a->s->has_lesson; }
+
+static void gen_split(const App *a, int *shared, int *per_step) {
+  const Trace *t = a->s->gen->steps[0].trace;
+  int k = a->s->gen->seq2seq ? trace_step_find(t, STEP_DEC_TOKENS, -1) : 0;
+  *shared = k < 0 ? 0 : k;
+  *per_step = t->n_steps - *shared;
+}
+
+void app_gen_locate(const App *a, int step, int *gen_step, int *trace_step) {
+  int shared, per;
+  gen_split(a, &shared, &per);
+  if (step < shared)
+    *gen_step = 0, *trace_step = step;
+  else
+    *gen_step = (step - shared) / per, *trace_step = shared + (step - shared) % per;
+}
+
+static int gen_virtual(const App *a, int gen_step, int trace_step) {
+  int shared, per;
+  gen_split(a, &shared, &per);
+  if (trace_step < shared) return trace_step;
+  return shared + gen_step * per + (trace_step - shared);
+}
+
+int app_n_steps(const App *a) {
+  if (gen_mode(a)) {
+    int shared, per;
+    gen_split(a, &shared, &per);
+    return shared + a->s->gen->n_steps * per;
+  }
+  return a->s->has_lesson ? a->s->lesson.n_steps : a->s->trace->n_steps;
+}
 
 const LessonStep *app_lesson_step(const App *a) {
   return a->s->has_lesson ? &a->s->lesson.steps[a->step] : NULL;
@@ -20,11 +55,17 @@ const LessonStep *app_lesson_step(const App *a) {
 int app_trace_step(const App *a) {
   const Trace *t = a->s->trace;
   const LessonStep *ls = app_lesson_step(a);
+  if (gen_mode(a)) {
+    int k, j;
+    app_gen_locate(a, a->step, &k, &j);
+    return j;
+  }
   if (!ls) return a->step;
   if (!ls->has_stage) return -1;
   int layer = ls->layer + a->layer_delta;
+  int n_layers = ls->stage >= STEP_MEMORY ? t->cfg.n_dec_layers : t->cfg.n_layers; // a decoder's
+  if (layer >= n_layers) layer = n_layers - 1;
   if (layer < 0) layer = 0;
-  if (layer >= t->cfg.n_layers) layer = t->cfg.n_layers - 1;
   return trace_step_find(t, ls->stage, layer);
 }
 
@@ -50,13 +91,44 @@ static void enter_step(App *a, int step) {
   if (step >= n) step = n - 1;
   a->step = step;
   a->layer_delta = 0;
+  if (gen_mode(a)) { // the trace of the generation step this step belongs to
+    int k, j;
+    app_gen_locate(a, step, &k, &j);
+    if (k != a->s->gen_step) a->global_stale = true;
+    session_set_gen_step(a->s, k);
+  }
   const LessonStep *ls = app_lesson_step(a);
   if (ls) {
     a->head = ls->head;
     a->part = (int)ls->show;
+    if (a->s->gen) { // the lesson step's generation step (gen=N)
+      if (ls->gen != a->s->gen_step) a->global_stale = true;
+      session_set_gen_step(a->s, ls->gen);
+    }
   }
   clear_selection(a);
   app_touch(a);
+}
+
+// , and .: the same decoder stage one generation step back or on (--generate).
+static void change_gen_step(App *a, int d) {
+  if (!gen_mode(a)) {
+    app_set_status(a, ", and . step through generation: open the window with --generate");
+    return;
+  }
+  int k, j, n = a->s->gen->n_steps;
+  app_gen_locate(a, a->step, &k, &j);
+  int shared, per;
+  gen_split(a, &shared, &per);
+  if (j < shared)
+    j = shared; // from the encoder: the decoder's first stage
+  else if (k + d < 0 || k + d >= n) {
+    app_set_status(a, "generation step %d is the %s (of %d)", k + 1, d < 0 ? "first" : "last", n);
+    return;
+  } else
+    k += d;
+  enter_step(a, gen_virtual(a, k, j));
+  app_set_status(a, "generation step %d of %d", k + 1, n);
 }
 
 // [ and ]: the same stage one layer down or up.
@@ -65,7 +137,8 @@ static void change_layer(App *a, int d) {
   int k = app_trace_step(a);
   if (k < 0 || t->steps[k].layer < 0) return;
   int layer = t->steps[k].layer + d;
-  if (layer < 0 || layer >= t->cfg.n_layers) {
+  int n_layers = t->steps[k].kind >= STEP_MEMORY ? t->cfg.n_dec_layers : t->cfg.n_layers; // a decoder's
+  if (layer < 0 || layer >= n_layers) {
     app_set_status(a, "layer %d is the %s layer", t->steps[k].layer + 1, d < 0 ? "first" : "last");
     return;
   }
@@ -73,7 +146,7 @@ static void change_layer(App *a, int d) {
     a->layer_delta += d;
   else {
     int j = trace_step_find(t, t->steps[k].kind, layer);
-    if (j >= 0) a->step = j;
+    if (j >= 0) a->step = gen_mode(a) ? gen_virtual(a, a->s->gen_step, j) : j;
   }
   clear_selection(a);
   app_touch(a);
@@ -152,6 +225,11 @@ static void recompute(App *a) {
     a->global_stale = true; // measured when the global scale is shown
     int n = app_n_steps(a);
     if (a->step >= n) a->step = n - 1;
+    if (gen_mode(a)) { // the new generation's trace of this step
+      int k, j;
+      app_gen_locate(a, a->step, &k, &j);
+      session_set_gen_step(a->s, k);
+    }
   } else {
     snprintf(a->edit_error, sizeof a->edit_error, "%s", err.msg);
   }
@@ -330,6 +408,8 @@ static void key(App *a, const AppEvent *e) {
   switch (c) {
   case '0':
   case 'g': set_head(a, -1); break;
+  case ',':
+  case '.': change_gen_step(a, c == '.' ? 1 : -1); break;
   case '[': change_layer(a, -1); break;
   case ']': change_layer(a, +1); break;
   case 'e': set_editing(a, true); break;
@@ -570,12 +650,16 @@ void app_describe(const App *a, char *buf, int cap) {
              textfield_chars(f, from), textfield_chars(f, to), a->compose[0] ? " compose=\"" : "", a->compose,
              a->compose[0] ? "\"" : "");
   }
+  char gen[96] = ""; // --generate: the generation step, its decoder input's length, the word written
+  if (a->s->gen)
+    snprintf(gen, sizeof gen, " gen=%d/%d T=%d wrote=%s", a->s->gen_step + 1, a->s->gen->n_steps, t->T,
+             gen_word(a->s->gen, a->s->gen->steps[a->s->gen_step].token));
   // the field's own message (a refused paste) comes first: it is about the last key
   const char *error = a->editing && a->field.error[0] ? a->field.error : a->edit_error;
   snprintf(buf, (size_t)cap,
            "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s theme=%s cmap=%s "
-           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d text=\"%s\"%s%s%s",
+           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d%s text=\"%s\"%s%s%s",
            a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing, field,
            theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), a->fullscreen,
-           a->help, t->L, shown, error[0] ? " error=" : "", error, insp);
+           a->help, t->L, gen, shown, error[0] ? " error=" : "", error, insp);
 }

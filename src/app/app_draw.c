@@ -37,11 +37,21 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
                   .height = h};
   if (!ls) { // free mode: say where we are in the whole pass
     p->lesson_step = a->step;
-    p->lesson_steps = a->s->trace->n_steps;
+    p->lesson_steps = app_n_steps(a);
   }
+  if (a->s->gen) p->footer_reserve = app_strip_height(a, h);
   if (a->s->note.msg[0] && window_layer) p->note = a->s->note.msg;
   p->compare =
       session_compare(a->s, ls ? a->step : -1, &p->compare_sentence, &p->compare_row, &p->compare_col);
+}
+
+// ---------------------------------------------------------------- the generation strip
+
+float app_strip_height(const App *a, float h) { return genstrip_height(h, app_text_scale(a)); }
+
+static void generation_strip(App *a, Scene *s, float W, float H) {
+  if (a->s->gen)
+    genstrip_draw(s, a->s->gen, a->s->gen_step, theme_get(a->theme), W, H, app_text_scale(a), true);
 }
 
 // ---------------------------------------------------------------- controls
@@ -296,6 +306,7 @@ static void status_toast(App *a, Scene *s, float W, float H, float u) {
   const Theme *th = theme_get(a->theme);
   float fs = 22 * u, w = text_width(FONT_SANS_BOLD, fs, a->status) + 40 * u, h = 46 * u;
   float x = (W - w) / 2, y = H - 38 * u - h - 16 * u - (a->editing ? 30 * u : 0);
+  if (a->s->gen) y -= app_strip_height(a, H); // above the generation strip
   scene_rect(s, x, y, w, h, th->text);
   scene_text_aligned(s, FONT_SANS_BOLD, fs, W / 2, y + h / 2 + fs * 0.36f, 0.5f, th->bg, a->status);
 }
@@ -307,6 +318,7 @@ static const char *const HELP[][2] = {
     {"1 … 9", "show head 1 … 9"},
     {"0  or  G", "all heads side by side"},
     {"[  ]", "previous / next layer"},
+    {",  .", "--generate: previous / next generation step"},
     {"hover, click", "inspect a cell; click pins it"},
     {"Shift + arrows", "move the cell cursor"},
     {"Enter", "pin / unpin the cell"},
@@ -359,6 +371,7 @@ bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
   if (redraw) {
     p.header_reserve = header_controls(a, base, w, us, false);
     page_render(base, &p, &a->lay);
+    generation_strip(a, base, w, h);
   }
   scene_reset(overlay, w, h, 0);
   a->n_ctl = 0;

@@ -83,8 +83,22 @@ void app_export(App *a) {
   if (!a->s->has_lesson && a->head < 0) spec.head_opt = -1;
   int files = 0, pictures = 0;
   Err err = {0};
-  if (!export_run(a->s, dir, &spec, &files, &pictures, &err)) {
-    rmdir(dir);
+  bool ok = true;
+  if (a->s->gen && !a->s->has_lesson) { // --generate: every generation step into DIR/stepK, as export does
+    int shown_step = a->s->gen_step;
+    char sub[PATH_MAX + 16];
+    for (int k = 0; ok && k < a->s->gen->n_steps; k++) {
+      int f = 0, pc = 0;
+      session_set_gen_step(a->s, k);
+      snprintf(sub, sizeof sub, "%s/step%d", dir, k + 1);
+      ok = export_run(a->s, sub, &spec, &f, &pc, &err);
+      files += f, pictures += pc;
+    }
+    session_set_gen_step(a->s, shown_step);
+  } else
+    ok = export_run(a->s, dir, &spec, &files, &pictures, &err);
+  if (!ok) {
+    rmdir(dir); // (step folders already written stay)
     return app_set_status(a, "export failed: %s", err.msg);
   }
   app_set_status(a, "exported %d pictures to %s", pictures, absolute(dir, shown, sizeof shown));

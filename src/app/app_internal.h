@@ -7,6 +7,7 @@
 
 #include "app.h"
 #include "explain.h"   // defines: Explanation, explain_cell
+#include "genstrip.h"  // defines: genstrip_draw, genstrip_height
 #include "page.h"      // defines: PageSpec
 #include "textfield.h" // defines: TextField
 #include "view.h"      // defines: ViewLayout
@@ -64,6 +65,10 @@ struct App {
 };
 
 int app_n_steps(const App *a);
+// --generate: the generation step (0-based) and the step of its trace that app step `step` shows.
+void app_gen_locate(const App *a, int step, int *gen_step, int *trace_step);
+// --generate: the height of the generation strip above the footer, for a window h pixels high.
+float app_strip_height(const App *a, float h);
 const LessonStep *app_lesson_step(const App *a);
 int app_trace_step(const App *a);   // -1 for a narration-only lesson step
 float app_text_scale(const App *a); // + and −, at most what the window has room for

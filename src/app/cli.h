@@ -23,6 +23,17 @@ int cli_target_option(const char **target, int argc, char **argv, int *i, Err *e
 // decoder), or an encoder-decoder's with the decoder's input "<bos>" + target ("<bos>" alone when
 // target is NULL).
 Trace *cli_build_any_trace(const Model *m, const char *text, const char *target, Err *err);
+// --generate and --max-steps N (dump, stages, export, the window).
+typedef struct {
+  bool on;       // --generate: greedy generation, every step shown
+  int max_steps; // --max-steps N (0: the default limit, generate.h)
+} GenOpts;
+// Consumes --generate or --max-steps N into g and returns 1; 0 for another option; -1 (err set)
+// when the value is missing or not a number from 1 to GEN_MAX_STEPS, or the option is repeated.
+int cli_generate_option(GenOpts *g, int argc, char **argv, int *i, Err *err);
+// The options that do not go with --generate, checked before the model opens: --max-steps
+// without --generate, --generate with --target.
+bool cli_generate_check(const GenOpts *g, const char *target, Err *err);
 // Prints "stepformer CMD: msg" and returns 2.
 int cli_fail(const char *cmd, const char *msg);
 bool cli_wants_help(int argc, char **argv);

@@ -50,7 +50,15 @@ static void check_words(const Lesson *l, int line, const Tokens *tk, LessonDiag 
 // The stages of every step exist in a trace of this model (a cross-check of lesson_resolve).
 static void check_trace(const Lesson *l, const Model *m, const Tokens *tk, LessonDiag *d) {
   Err err = {0};
-  Trace *t = trace_new(m, tk, &err);
+  Trace *t = NULL;
+  if (model_is_seq2seq(m)) { // the decoder's input: <bos> and the lesson's target (<bos> alone without)
+    Tokens dec;
+    if (trace_decoder_tokens(&dec, m, l->target ? l->target : "", LESSON_MAX_WORDS, &err)) {
+      t = trace_new_seq2seq(m, tk, &dec, &err);
+      tokens_free(&dec);
+    }
+  } else
+    t = trace_new(m, tk, &err);
   if (!t) {
     lesson_diag_add(d, l->path, l->sentence_line, 0, false, "%s", err.msg);
     return;

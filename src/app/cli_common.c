@@ -45,6 +45,34 @@ Trace *cli_build_any_trace(const Model *m, const char *text, const char *target,
   return model_source_trace_seq2seq(m, text, target ? target : "", err);
 }
 
+int cli_generate_option(GenOpts *g, int argc, char **argv, int *i, Err *err) {
+  if (!strcmp(argv[*i], "--generate")) {
+    if (g->on) return err_set(err, "--generate is given twice: give it once"), -1;
+    g->on = true;
+    return 1;
+  }
+  if (strcmp(argv[*i], "--max-steps")) return 0;
+  if (g->max_steps) return err_set(err, "--max-steps is given twice: give it once"), -1;
+  char *end = NULL;
+  long n = *i + 1 < argc ? strtol(argv[*i + 1], &end, 10) : 0;
+  if (*i + 1 >= argc || !end || *end || end == argv[*i + 1] || n < 1 || n > GEN_MAX_STEPS)
+    return err_set(err, "--max-steps needs a whole number from 1 to %d (the most words to generate)",
+                   GEN_MAX_STEPS),
+           -1;
+  g->max_steps = (int)n;
+  ++*i;
+  return 1;
+}
+
+bool cli_generate_check(const GenOpts *g, const char *target, Err *err) {
+  if (g->max_steps && !g->on)
+    return err_set(err, "--max-steps limits --generate: add --generate, or leave --max-steps out");
+  if (g->on && target)
+    return err_set(err, "--generate writes the target itself: leave --target out (or leave --generate out to "
+                        "feed the target's words)");
+  return true;
+}
+
 int cli_fail(const char *cmd, const char *msg) {
   fprintf(stderr, "stepformer %s: %s\n", cmd, msg);
   return 2;

@@ -13,6 +13,7 @@ static const char *USAGE =
     "WxH]\n"
     "                         [--theme light|dark] [--head H|all] [--scale matrix|stage|global]\n"
     "                         [--no-text] [--no-numbers] [--threads N]\n"
+    "                         [--target TEXT | --generate [--max-steps N]]\n"
     "\n"
     "Writes, without a display, one picture per step of the pass (or per lesson step with\n"
     "--lesson, narration included unless --no-text) as PNG and/or SVG, named NN-stage[-hH],\n"
@@ -36,7 +37,11 @@ static const char *USAGE =
     "  --no-numbers    no values printed in the cells\n"
     "  --threads N     pictures drawn at once, 1 to 8 (default 2)\n"
     "  --vocab LIST    the words of a --random model (default: <unk> and the words of TEXT)\n"
-    "  --causal        mask keys after each query (a decoder's self-attention)\n";
+    "  --causal        mask keys after each query (a decoder's self-attention)\n"
+    "  --target TEXT   an encoder-decoder's target: the decoder reads <bos> and its words\n"
+    "  --generate      greedy generation: DIR/step1/, DIR/step2/ ... each hold the pictures and\n"
+    "                  data of that generation step (an encoder-decoder, or a causal model with a head)\n"
+    "  --max-steps N   at most N generation steps (default 2·L + 10, at most 64)\n";
 
 // "png,svg": each item one of the names, none empty.
 static bool parse_formats(const char *s, int *out) {
@@ -63,6 +68,7 @@ static bool parse_formats(const char *s, int *out) {
 int cli_export(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
   SessionOpts so = {0};
+  GenOpts gen = {0};
   const char *out = NULL;
   int formats = EXPORT_PNG, width = 1920, height = 1080, head_opt = -2, threads = 2;
   bool show_text = true;
@@ -73,6 +79,8 @@ int cli_export(int argc, char **argv) {
   int n_seen = 0;
   for (int i = 1; i < argc; i++) {
     int r = model_source_option(&so.model, argc, argv, &i, &err);
+    if (!r) r = cli_target_option(&so.target, argc, argv, &i, &err);
+    if (!r) r = cli_generate_option(&gen, argc, argv, &i, &err);
     if (r < 0) return cli_fail("export", err.msg);
     if (r) continue;
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -152,6 +160,8 @@ int cli_export(int argc, char **argv) {
     }
   }
   if (!out) return cli_fail("export", "--out DIR is required (the folder to write into)");
+  if (!cli_generate_check(&gen, so.target, &err)) return cli_fail("export", err.msg);
+  so.generate = gen.on, so.max_steps = gen.max_steps;
   if ((formats & (EXPORT_PNG | EXPORT_SVG)) && !text_init(&err)) return cli_fail("export", err.msg);
 
   struct timespec t0, t1;
@@ -171,7 +181,21 @@ int cli_export(int argc, char **argv) {
                      .view = view,
                      .threads = threads};
   int rc = 0, files = 0, pictures = 0;
-  if (!export_run(&s, out, &spec, &files, &pictures, &err)) {
+  bool ok = true;
+  if (s.gen && !s.has_lesson) { // every generation step into its folder (a lesson: its steps, once)
+    char dir[4096];
+    for (int k = 0; ok && k < s.gen->n_steps; k++) {
+      int f = 0, p = 0;
+      session_set_gen_step(&s, k);
+      if (snprintf(dir, sizeof dir, "%s/step%d", out, k + 1) >= (int)sizeof dir)
+        ok = err_set(&err, "--out %s: the path is too long", out);
+      else
+        ok = export_run(&s, dir, &spec, &f, &p, &err);
+      files += f, pictures += p;
+    }
+  } else
+    ok = export_run(&s, out, &spec, &files, &pictures, &err);
+  if (!ok) {
     rc = cli_fail("export", err.msg);
   } else {
     clock_gettime(CLOCK_MONOTONIC, &t1);

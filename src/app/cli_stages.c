@@ -9,7 +9,7 @@
 
 static const char *USAGE =
     "usage: stepformer stages [--model FILE | --random SPEC [--vocab LIST]] [--text TEXT] [--target TEXT]\n"
-    "                         [--causal] [--tsv]\n"
+    "                         [--generate [--max-steps N]] [--causal] [--tsv]\n"
     "\n"
     "Runs the encoder and prints every step of the pass in order: its number as the window shows\n"
     "it (stages the model does not have are left out, so the numbers run without a gap; a\n"
@@ -19,6 +19,11 @@ static const char *USAGE =
     "An encoder-decoder's table goes on with memory and the decoder's stages (their layer column\n"
     "is d1, d2 ...), on the decoder input <bos> followed by --target's words (<bos> alone without).\n"
     "  --target TEXT  the target sentence of an encoder-decoder (teacher forcing)\n"
+    "  --generate     greedy generation (an encoder-decoder from <bos>, a causal model with a head\n"
+    "                 after TEXT): lists every generation step, the word it wrote and the five most\n"
+    "                 probable words, then the stages of step 1 (with --tsv: every step's, its\n"
+    "                 number first)\n"
+    "  --max-steps N  at most N generation steps (default 2·L + 10, at most 64)\n"
     "  --tsv   one tab-separated line per step with a header line, for scripts: number, layer,\n"
     "          stage, lesson name, file, shape, min, max, -inf count, +inf count, NaN count, TeX\n";
 
@@ -120,12 +125,71 @@ static void print_tsv(const Row *rows, int n) {
   }
 }
 
+static void print_generation(const Generation *g);
+
+// --generate: the steps, then step 1's table (text mode), or every step's rows (--tsv).
+static int print_generation_table(const Generation *g, bool tsv, const char *text) {
+  const Trace *t0 = g->steps[0].trace;
+  Row *rows = calloc((size_t)t0->n_steps, sizeof *rows);
+  if (!rows) return cli_fail("stages", "out of memory");
+  if (tsv) {
+    printf("step\t");
+    print_tsv(rows, 0);
+    for (int k = 0; k < g->n_steps; k++) {
+      const Trace *t = g->steps[k].trace;
+      Row *more = realloc(rows, sizeof *rows * (size_t)t->n_steps);
+      if (!more) return free(rows), cli_fail("stages", "out of memory");
+      rows = more;
+      for (int s = 0; s < t->n_steps; s++) {
+        fill_row(t, s, &rows[s]);
+        const Row *r = &rows[s];
+        printf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%ld\t%ld\t%ld\t%s\n", k + 1, r->number, r->layer,
+               r->title, r->name, r->file, r->shape, r->lo, r->hi, r->neg, r->pos, r->nan, r->tex);
+      }
+    }
+  } else {
+    printf("Stepformer: \"%s\"\nmodel: %s\n", text, g->model->source);
+    print_generation(g);
+    if (g->seq2seq)
+      printf("\nthe stages of step 1 (step k repeats the decoder's stages on <bos> and the k - 1 words "
+             "written; the encoder, memory and the K and V of memory are computed once):\n\n");
+    else
+      printf("\nthe stages of step 1 (step k runs every stage again on the prompt and the k - 1 words "
+             "written):\n\n");
+    for (int s = 0; s < t0->n_steps; s++) fill_row(t0, s, &rows[s]);
+    print_table(rows, t0->n_steps);
+  }
+  free(rows);
+  return 0;
+}
+
+// --generate: one line per step (its input, the word written, the candidates), then the sentence.
+static void print_generation(const Generation *g) {
+  printf("greedy generation: %d step%s%s\n", g->n_steps, g->n_steps == 1 ? "" : "s",
+         g->ended ? ", ended by its end word" : ", stopped at the limit");
+  for (int k = 0; k < g->n_steps; k++) {
+    const GenStep *s = &g->steps[k];
+    const Trace *t = s->trace;
+    const Tokens *in = g->seq2seq ? &t->dec_tokens : &t->tokens;
+    printf("step %d  input (%d):", k + 1, in->n);
+    for (int i = 0; i < in->n; i++) printf(" %s", gen_word(g, in->ids[i]));
+    printf("\n        wrote \"%s\" (p=%.4f); candidates:", gen_word(g, s->token), s->prob);
+    for (int r = 0; r < s->n_top; r++)
+      printf(" %s %.4f%s", gen_word(g, s->top[r]), s->top_p[r], r + 1 < s->n_top ? "," : "");
+    printf("\n");
+  }
+  char *sentence = gen_sentence(g);
+  printf("generated: %s\n", sentence ? sentence : "");
+  free(sentence);
+}
+
 int cli_stages(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
-  ModelOpts o = {.seq2seq_ok = true};
+  ModelOpts o = {0};
   Err err = {0};
   bool tsv = false;
   const char *target = NULL;
+  GenOpts gen = {0};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tsv")) {
       tsv = true;
@@ -134,14 +198,27 @@ int cli_stages(int argc, char **argv) {
     int r = model_source_option(&o, argc, argv, &i, &err);
     if (r < 0) return cli_fail("stages", err.msg);
     if (!r && (r = cli_target_option(&target, argc, argv, &i, &err)) < 0) return cli_fail("stages", err.msg);
+    if (!r && (r = cli_generate_option(&gen, argc, argv, &i, &err)) < 0) return cli_fail("stages", err.msg);
     if (!r) {
       snprintf(err.msg, sizeof err.msg, "unknown option \"%s\" (see stepformer stages --help)", argv[i]);
       return cli_fail("stages", err.msg);
     }
   }
+  if (!cli_generate_check(&gen, target, &err)) return cli_fail("stages", err.msg);
   Model *m = model_source_open(&o, &err);
   if (!m) return cli_fail("stages", err.msg);
   const char *text = o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT;
+  if (gen.on) {
+    Generation *g = model_source_generate(m, text, gen.max_steps, &err);
+    if (!g) {
+      model_free(m);
+      return cli_fail("stages", err.msg);
+    }
+    int rc = print_generation_table(g, tsv, text);
+    gen_free(g);
+    model_free(m);
+    return rc;
+  }
   Trace *t = cli_build_any_trace(m, text, target, &err);
   if (!t) {
     model_free(m);

@@ -17,7 +17,7 @@
 static const char *USAGE =
     "usage: stepformer [LESSON.md] [--text TEXT] [--compare TEXT] [--model FILE | --random SPEC [--vocab "
     "LIST]]\n"
-    "                  [--causal]\n"
+    "                  [--causal] [--target TEXT | --generate [--max-steps N]]\n"
     "                  [--size WxH] [--fullscreen] [--theme dark|light] [--save-dir DIR]\n"
     "                  [--replay FILE [--screenshot DIR] [--realtime]] [--frame-stats]\n"
     "\n"
@@ -26,6 +26,9 @@ static const char *USAGE =
     "→ Space PageDown next, ← Backspace PageUp back (a presentation clicker works), 1-9 heads,\n"
     "0 all heads, [ ] layers, hover or Shift+arrows to inspect a cell, E to type a sentence,\n"
     "F fullscreen, + − size, T light theme, S save the view as PNG, Ctrl+E export every step.\n"
+    "An encoder-decoder: --target TEXT feeds its decoder <bos> and TEXT's words; --generate writes\n"
+    "the output word by word (the encoder's stages and memory, then each generation step's decoder\n"
+    "stages; , and . jump to the same stage of the previous / next generation step).\n"
     "\n"
     "  --size WxH       window size (default 1600x900, or 90% of a smaller screen)\n"
     "  --save-dir DIR   where S and Ctrl+E write (default: the current folder)\n"
@@ -65,10 +68,17 @@ static void export_hint(char *buf, size_t cap, const char *argv0, const SessionO
   append_word(buf, cap, "export");
   const char *opt[][2] = {{"--lesson", so->lesson},          {"--text", so->model.text},
                           {"--model", so->model.model_path}, {"--random", so->model.random_spec},
-                          {"--vocab", so->model.vocab},      {"--compare", so->compare}};
+                          {"--vocab", so->model.vocab},      {"--compare", so->compare},
+                          {"--target", so->target}};
   for (size_t k = 0; k < sizeof opt / sizeof opt[0]; k++)
     if (opt[k][1]) append_word(buf, cap, opt[k][0]), append_word(buf, cap, opt[k][1]);
   if (so->model.causal) append_word(buf, cap, "--causal");
+  if (so->generate) append_word(buf, cap, "--generate");
+  if (so->max_steps) {
+    char n[16];
+    snprintf(n, sizeof n, "%d", so->max_steps);
+    append_word(buf, cap, "--max-steps"), append_word(buf, cap, n);
+  }
   append_word(buf, cap, "--out");
   append_word(buf, cap, "slides");
 }
@@ -76,12 +86,15 @@ static void export_hint(char *buf, size_t cap, const char *argv0, const SessionO
 int cli_window(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
   SessionOpts so = {0};
+  GenOpts gen = {0};
   AppOptions ao = {.save_dir = ".", .theme = THEME_DARK, .text_scale = 1.0f};
   WindowOptions wo = {0};
   Err err = {0};
   char msg[600];
   for (int i = 1; i < argc; i++) {
     int r = model_source_option(&so.model, argc, argv, &i, &err);
+    if (!r) r = cli_target_option(&so.target, argc, argv, &i, &err);
+    if (!r) r = cli_generate_option(&gen, argc, argv, &i, &err);
     if (r < 0) return cli_fail("window", err.msg);
     if (r) continue;
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -125,6 +138,8 @@ int cli_window(int argc, char **argv) {
     }
   }
   if (wo.screenshot && !wo.replay) return cli_fail("window", "--screenshot needs --replay FILE");
+  if (!cli_generate_check(&gen, so.target, &err)) return cli_fail("window", err.msg);
+  so.generate = gen.on, so.max_steps = gen.max_steps;
   // no lesson and no sentence of one's own: the cat/bank lesson
   if (!so.lesson && !so.model.text && !so.model.model_path && !so.model.random_spec)
     so.lesson = default_lesson();

@@ -11,18 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h" // defines: AtomicFile
-#include "npy.h"    // defines: npy_write
-#include "outdir.h" // defines: OutDir
-#include "page.h"   // defines: PageSpec, page_render
-#include "pngio.h"  // defines: pngio_write
-#include "svg.h"    // defines: svg_write
+#include "fileio.h"   // defines: AtomicFile
+#include "genstrip.h" // defines: genstrip_draw, genstrip_height
+#include "npy.h"      // defines: npy_write
+#include "outdir.h"   // defines: OutDir
+#include "page.h"     // defines: PageSpec, page_render
+#include "pngio.h"    // defines: pngio_write
+#include "svg.h"      // defines: svg_write
 
 typedef struct {
-  int step;        // trace step, -1 for a narration-only lesson step
-  int head;        // 0-based, -1 all heads
-  int lesson_step; // -1 without a lesson
-  char base[128];  // file name without extension
+  int step;           // trace step, -1 for a narration-only lesson step
+  int head;           // 0-based, -1 all heads
+  int lesson_step;    // -1 without a lesson
+  const Trace *trace; // the trace it shows: a lesson step's generation step's (gen=N), else the session's
+  char base[128];     // file name without extension
 } Job;
 
 typedef struct {
@@ -80,6 +82,7 @@ static int plan(Export *x, int head_opt) {
     for (int i = 0; i < l->n_steps; i++) {
       Job *j = &x->jobs[n++];
       j->lesson_step = i;
+      j->trace = session_step_trace(x->s, i);
       j->step = session_trace_step(x->s, i);
       j->head = l->steps[i].head;
       char s[64];
@@ -166,7 +169,8 @@ static void *worker(void *arg) {
       vo.focus_row = ls->row, vo.focus_col = ls->col;
       vo.part = (int)ls->show;
     }
-    PageSpec p = {.trace = s->trace,
+    const Trace *jt = j->trace ? j->trace : s->trace;
+    PageSpec p = {.trace = jt,
                   .step = j->step,
                   .view = &vo,
                   .title = ls ? ls->title : NULL,
@@ -179,10 +183,16 @@ static void *worker(void *arg) {
                   .width = (float)x->width,
                   .height = (float)x->height};
     p.compare = session_compare(s, j->lesson_step, &p.compare_sentence, &p.compare_row, &p.compare_col);
+    // a generation: the strip of the generation step this picture shows
+    int gk = -1;
+    for (int g = 0; s->gen && g < s->gen->n_steps && gk < 0; g++)
+      if (s->gen->steps[g].trace == jt) gk = g;
+    if (gk >= 0) p.footer_reserve = genstrip_height(p.height, vo.text_scale);
     ViewLayout lay;
     page_render(&scene, &p, &lay);
+    if (gk >= 0) genstrip_draw(&scene, s->gen, gk, vo.theme, p.width, p.height, vo.text_scale, false);
     if (j->step >= 0)
-      page_stage_label(s->trace, j->step, j->head, label, sizeof label);
+      page_stage_label(jt, j->step, j->head, label, sizeof label);
     else
       snprintf(label, sizeof label, "%s", ls ? ls->title : "");
     char name[160], path[4096];

@@ -102,14 +102,6 @@ Model *model_source_open(const ModelOpts *o, Err *err) {
     m = random_model(o, err);
   else
     m = model_load(shipped, err);
-  if (m && !o->seq2seq_ok && model_is_seq2seq(m)) {
-    err_set(err,
-            "%s is an encoder-decoder: the window, export and lessons do not show the decoder yet; use "
-            "stepformer dump --target TEXT or stepformer stages --target TEXT",
-            o->model_path ? o->model_path : m->source);
-    model_free(m);
-    return NULL;
-  }
   if (m && o->causal && model_is_seq2seq(m)) {
     err_set(err,
             "--causal: %s is an encoder-decoder, whose decoder is always masked and whose encoder sees the "
@@ -138,13 +130,24 @@ Trace *model_source_trace_seq2seq(const Model *m, const char *text, const char *
   return t;
 }
 
+Generation *model_source_generate(const Model *m, const char *text, int max_steps, Err *err) {
+  if (!gen_supported(m, err)) return NULL;
+  Tokens src;
+  Err e = {0};
+  if (!model_tokenize(m, text, MODEL_SOURCE_MAX_TOKENS, &src, &e))
+    return err_set(err, "--text: %s", e.msg), NULL;
+  Generation *g = gen_run(m, &src, max_steps, err);
+  tokens_free(&src);
+  return g;
+}
+
 Trace *model_source_trace(const Model *m, const char *text, Err *err) {
-  if (model_is_seq2seq(m)) // the decoder's stages have no view yet
-    return err_set(err,
-                   "%s is an encoder-decoder: the window, export and lessons do not show the decoder yet; "
-                   "use stepformer dump --target TEXT or stepformer stages --target TEXT",
-                   m->source),
-           NULL;
+  if (model_is_seq2seq(m)) { // the decoder fed "<bos>" alone
+    Err e = {0};
+    Trace *t = model_source_trace_seq2seq(m, text, "", &e);
+    if (!t) err_set(err, "%s", strncmp(e.msg, "--text: ", 8) ? e.msg : e.msg + 8);
+    return t;
+  }
   Tokens tok;
   if (!model_tokenize(m, text, MODEL_SOURCE_MAX_TOKENS, &tok, err)) return NULL;
   Trace *t = trace_new(m, &tok, err);

@@ -21,9 +21,10 @@
 
 #include <stdbool.h>
 
-#include "err.h"   // defines: Err
-#include "model.h" // defines: Model
-#include "trace.h" // defines: Trace
+#include "err.h"      // defines: Err
+#include "generate.h" // defines: Generation
+#include "model.h"    // defines: Model
+#include "trace.h"    // defines: Trace
 
 #define MODEL_SOURCE_DEFAULT_TEXT "The cat walks by the bank"
 #define MODEL_SOURCE_MAX_TOKENS 512 // tokens in a sentence, for every command and the window
@@ -34,8 +35,6 @@ typedef struct {
   const char *vocab;       // --vocab w1,w2,...
   const char *text;        // --text "..."
   bool causal;             // --causal
-  bool seq2seq_ok;         // dump and stages: an encoder-decoder may open; elsewhere (the window,
-                           // export: they do not show a decoder yet) model_source_open refuses it
 } ModelOpts;
 
 // If argv[*i] is one of the shared options, consumes it (and its value) and returns 1; returns 0
@@ -47,11 +46,14 @@ bool model_source_check(const ModelOpts *o, Err *err);
 Model *model_source_open(const ModelOpts *o, Err *err);
 // Tokenizes text against m (at most MODEL_SOURCE_MAX_TOKENS tokens) and runs the forward pass.
 // The message does not name a flag: the text may come from --text, a lesson or the window.
-// An encoder-decoder (model_is_seq2seq) is refused: the window and export do not show its decoder
-// yet, and the message says to use dump or stages with --target.
+// An encoder-decoder (model_is_seq2seq) gets its decoder fed "<bos>" alone.
 Trace *model_source_trace(const Model *m, const char *text, Err *err);
 // The same for an encoder-decoder: text is the source, target the decoder's input after "<bos>"
 // (teacher forcing; "" gives "<bos>" alone). The message starts with "--text: " or "--target: ".
 Trace *model_source_trace_seq2seq(const Model *m, const char *text, const char *target, Err *err);
+// Greedy generation (generate.h) from text (an encoder-decoder's source, a causal model's prompt),
+// at most max_steps steps (<= 0: the default limit). The message starts with "--text: " when the
+// text is bad, "--generate: " when the model cannot generate.
+Generation *model_source_generate(const Model *m, const char *text, int max_steps, Err *err);
 
 #endif

@@ -8,6 +8,20 @@
 #include "forward.h"      // defines: model_forward
 #include "model_tokens.h" // defines: model_tokenize
 
+// The lesson's focus on a decoder stage: rows are the decoder's input words (of the step's
+// generation step), columns too, but cross-attention's columns are the source's words.
+static void refocus_decoder(Session *s) {
+  for (int i = 0; i < s->lesson.n_steps; i++) {
+    LessonStep *st = &s->lesson.steps[i];
+    if (!st->has_stage || st->stage <= STEP_MEMORY) continue;
+    const Trace *t = s->trace;
+    if (s->gen) t = s->gen->steps[st->gen < s->gen->n_steps ? st->gen : s->gen->n_steps - 1].trace;
+    bool cross = st->stage >= STEP_CROSS_QKV && st->stage <= STEP_CROSS_OUTPROJ;
+    st->row = st->row_spec ? lesson_find_token(&t->dec_tokens, st->row_spec) : -1;
+    st->col = st->col_spec ? lesson_find_token(cross ? &t->tokens : &t->dec_tokens, st->col_spec) : -1;
+  }
+}
+
 bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   memset(s, 0, sizeof *s);
   if (!model_source_check(&o->model, err)) return false;
@@ -47,7 +61,26 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   }
   snprintf(s->text, sizeof s->text, "%s", text);
   Err terr = {0};
-  s->trace = model_source_trace(s->model, s->text, &terr);
+  // the lesson's target: and generate: on, unless the command line says otherwise
+  const char *target = o->target ? o->target : s->has_lesson && !o->generate ? s->lesson.target : NULL;
+  bool generate = o->generate || (s->has_lesson && s->lesson.generate && !o->target);
+  s->target = target;
+  s->gen_max_steps = o->max_steps;
+  if (target && !model_is_seq2seq(s->model)) {
+    err_set(err,
+            "--target: %s is an encoder only, with no decoder to feed: leave --target out, or open an "
+            "encoder-decoder (a file with n_decoder_layers)",
+            s->model->source);
+    session_close(s);
+    return false;
+  }
+  if (generate) { // every generation step's trace; step 1's shown first
+    s->gen = model_source_generate(s->model, s->text, o->max_steps, &terr);
+    s->trace = s->gen ? s->gen->steps[0].trace : NULL;
+  } else if (model_is_seq2seq(s->model))
+    s->trace = model_source_trace_seq2seq(s->model, s->text, target ? target : "", &terr);
+  else
+    s->trace = model_source_trace(s->model, s->text, &terr);
   if (!s->trace) {
     session_close(s);
     return err_set(err, "%s: %s", where, terr.msg);
@@ -78,6 +111,7 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
         session_close(s);
         return err_set(err, "%s: the lesson does not fit its model or sentence", o->lesson);
       }
+      refocus_decoder(s);
     } else {
       session_refocus(s);
     }
@@ -92,11 +126,30 @@ void session_refocus(Session *s) {
     st->row = st->row_spec ? lesson_find_token(&s->trace->tokens, st->row_spec) : -1;
     st->col = st->col_spec ? lesson_find_token(&s->trace->tokens, st->col_spec) : -1;
   }
+  refocus_decoder(s);
 }
 
 bool session_set_text(Session *s, const char *text, Err *err) {
   if (strlen(text) >= SESSION_MAX_TEXT)
     return err_set(err, "the sentence is too long (at most %d bytes)", SESSION_MAX_TEXT - 1);
+  if (s->gen || model_is_seq2seq(s->model)) { // a new generation, or the decoder fed again
+    Generation *g = NULL;
+    Trace *t = NULL;
+    if (s->gen) {
+      if (!(g = model_source_generate(s->model, text, s->gen_max_steps, err))) return false;
+    } else if (!(t = model_source_trace_seq2seq(s->model, text, s->target ? s->target : "", err)))
+      return false;
+    if (s->gen) {
+      gen_free(s->gen);
+      s->gen = g, s->gen_step = 0, s->trace = g->steps[0].trace;
+    } else {
+      trace_free(s->trace);
+      s->trace = t;
+    }
+    snprintf(s->text, sizeof s->text, "%s", text);
+    session_refocus(s);
+    return true;
+  }
   Tokens tok;
   if (!model_tokenize(s->model, text, MODEL_SOURCE_MAX_TOKENS, &tok, err)) return false;
   Err ignored = {0};
@@ -134,15 +187,32 @@ void session_close(Session *s) {
     for (int i = 0; s->has_lesson && i < s->lesson.n_steps; i++) trace_free(s->compare[i]);
   free(s->compare);
   trace_free(s->compare_all);
-  trace_free(s->trace);
+  if (s->gen)
+    gen_free(s->gen); // it owns the trace shown
+  else
+    trace_free(s->trace);
   model_free(s->model);
   if (s->has_lesson) lesson_free(&s->lesson);
   memset(s, 0, sizeof *s);
+}
+
+void session_set_gen_step(Session *s, int k) {
+  if (!s->gen) return;
+  if (k >= s->gen->n_steps) k = s->gen->n_steps - 1;
+  if (k < 0) k = 0;
+  s->gen_step = k;
+  s->trace = s->gen->steps[k].trace;
+}
+
+const Trace *session_step_trace(const Session *s, int lesson_step) {
+  if (!s->gen || !s->has_lesson || lesson_step < 0 || lesson_step >= s->lesson.n_steps) return s->trace;
+  int k = s->lesson.steps[lesson_step].gen;
+  return s->gen->steps[k < s->gen->n_steps ? k : s->gen->n_steps - 1].trace;
 }
 
 int session_trace_step(const Session *s, int lesson_step) {
   if (!s->has_lesson || lesson_step < 0 || lesson_step >= s->lesson.n_steps) return -1;
   const LessonStep *st = &s->lesson.steps[lesson_step];
   if (!st->has_stage) return -1;
-  return trace_step_find(s->trace, st->stage, st->layer);
+  return trace_step_find(session_step_trace(s, lesson_step), st->stage, st->layer);
 }

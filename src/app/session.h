@@ -4,7 +4,9 @@
 // session_open reads the lesson (when given), opens the model (--model / --random override the
 // lesson's own), tokenizes the sentence (--text overrides the lesson's) and runs the forward
 // pass. session_set_text re-runs everything for a new sentence and keeps the previous trace when
-// the new one cannot be made (empty, or over MODEL_SOURCE_MAX_TOKENS tokens: the message is in err). Lesson
+// the new one cannot be made (empty, or over MODEL_SOURCE_MAX_TOKENS tokens: the message is in err).
+// An encoder-decoder's trace feeds its decoder "<bos>" and --target's words ("<bos>" alone without);
+// with --generate, every generation step has its trace (s->gen) and `trace` is the one shown. Lesson
 // steps map to trace steps with session_trace_step. A Session owns all of it; session_close frees it.
 //
 //     Session s; LessonDiag d = {0};
@@ -25,6 +27,9 @@ typedef struct {
   ModelOpts model;     // --model / --random / --vocab / --text / --causal
   const char *lesson;  // a lesson file, or NULL
   const char *compare; // --compare TEXT: a second sentence beside every step, or NULL
+  const char *target;  // --target TEXT: an encoder-decoder's target (teacher forcing), or NULL
+  bool generate;       // --generate: greedy generation, every step's trace (generate.h)
+  int max_steps;       // --max-steps N (0: the default limit)
 } SessionOpts;
 
 typedef struct {
@@ -37,11 +42,21 @@ typedef struct {
   Trace *compare_all;          // --compare: the second sentence's trace, or NULL
   Trace **compare;             // [lesson.n_steps]: the trace of a step's compare="...", or NULL
   const char *compare_text;    // --compare's sentence (borrowed from the options)
+  const char *target;          // --target (borrowed), or NULL
+  // --generate: the generation (it owns the steps' traces; `trace` is then the trace of
+  // generation step gen_step, borrowed from it), or NULL
+  Generation *gen;
+  int gen_step;
+  int gen_max_steps;
 } Session;
 
 bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err);
 bool session_set_text(Session *s, const char *text, Err *err);
 void session_close(Session *s);
+// --generate: shows generation step k (0-based, clamped): `trace` becomes its trace.
+void session_set_gen_step(Session *s, int k);
+// The trace a lesson step shows: with generation, its generation step's (gen=N), else `trace`.
+const Trace *session_step_trace(const Session *s, int lesson_step);
 // The trace step a lesson step shows, or -1 for a narration-only step.
 int session_trace_step(const Session *s, int lesson_step);
 // Re-resolves the lesson's focus tokens against the current sentence (unknown ones become -1).

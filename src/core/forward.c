@@ -514,7 +514,7 @@ static void decoder_layer_forward(Trace *t, int j) {
   // cross_qkv: K^c, V^c [H, S, d_k] from memory (once per layer), Q^c = x1 · W^{qc}ᵀ + b [T, D] in
   // the scratch, then cross_scores … cross_concat: S^c_h [H, T, S], no mask (every source word)
   Mat q = mat_view(t->scratch, Tn, D), kv = mat_view(t->scratch + (size_t)Tn * D, S, 2 * D);
-  memory_keys_values(t, j, kv);
+  if (!t->memory_ready) memory_keys_values(t, j, kv); // generation: copied in (trace.h)
   linear(q, x1, mat_view(dw->cross_in_proj_weight, D, D), NULL, dw->cross_in_proj_bias);
   AttnBlock cross = {y->cQ, y->cK, y->cV, y->cS, y->cS, y->cA, y->cAV, y->cconcat, {q, NO_MAT, NO_MAT},
                      false};
@@ -554,8 +554,9 @@ static void decoder_forward(Trace *t) {
   int Tn = t->T, D = c->D, V_t = c->V_t;
 
   // memory: M = LayerNorm(Z') [S, D], encoder.norm of the last encoder layer's output
-  mat_layernorm_rows(tmat(&T[t->memory]), tmat(&T[t->layers[c->n_layers - 1].out]), m->enc_norm_weight,
-                     m->enc_norm_bias, c->ln_eps);
+  if (!t->memory_ready) // generation: copied in (trace.h)
+    mat_layernorm_rows(tmat(&T[t->memory]), tmat(&T[t->layers[c->n_layers - 1].out]), m->enc_norm_weight,
+                       m->enc_norm_bias, c->ln_eps);
 
   // dec_onehot, dec_embed, dec_posenc, dec_addpos: O_t [T, V_t], Y = O_t·E_t [T, D], P [T, D], Y + P
   forward_posenc(T[t->dP].data, Tn, D);
@@ -577,6 +578,10 @@ void model_forward(Trace *t) {
   TraceTensor *T = t->t;
   int L = t->L, D = c->D, V = c->V;
   if (!threads_set) forward_set_threads(1);
+  if (t->T > 0 && t->memory_ready) { // generation: the encoder's part was copied in (trace.h)
+    decoder_forward(t);
+    return;
+  }
 
   // O [L, V] one-hot; X = O·E [L, D] is row id(x_i) of E, exactly (a product with 0s and one 1)
   memset(T[t->O].data, 0, sizeof(float) * (size_t)L * V);

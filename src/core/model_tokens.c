@@ -91,6 +91,12 @@ static bool chars_tokenize(const Vocab *v, const char *text, int max_tokens, Tok
   return true;
 }
 
+bool model_tokenize_target(const Model *m, const char *text, int max_tokens, Tokens *t, Err *err) {
+  memset(t, 0, sizeof *t);
+  if (m->tok_kind == TOK_CHARS) return chars_tokenize(&m->tgt_vocab, text, max_tokens, t, err);
+  return tokens_from_text(t, &m->tgt_vocab, text, max_tokens, err);
+}
+
 bool model_tokenize(const Model *m, const char *text, int max_tokens, Tokens *t, Err *err) {
   memset(t, 0, sizeof *t);
   ModelTokenizerKind kind = m->tok_kind;

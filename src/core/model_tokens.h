@@ -38,6 +38,9 @@ typedef struct ModelTokenizer {
 // folder into one file has none: refused in one line). max_tokens <= 0 means no limit.
 // False with one line when the text is not UTF-8 (words, chars), gives no token, or more than max_tokens.
 bool model_tokenize(const struct Model *m, const char *text, int max_tokens, Tokens *t, Err *err);
+// The same for the target side of an encoder-decoder (m->tgt_vocab): characters for a chars
+// model (the add model's "62"), else words.
+bool model_tokenize_target(const struct Model *m, const char *text, int max_tokens, Tokens *t, Err *err);
 // The labels of a hub tokenizer's ids 0..V-1 as a Vocab (labels may repeat: vocab_find finds one).
 bool model_tokenizer_vocab(const ModelTokenizer *tk, Vocab *v, Err *err);
 void model_tokenizer_free(ModelTokenizer *tk); // frees tk itself too; NULL is fine

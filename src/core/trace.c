@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm.h"   // defines: gemm_supported, gemm_packed_floats
-#include "stages.h" // defines: stage_info, stage_notation
+#include "gemm.h"         // defines: gemm_supported, gemm_packed_floats
+#include "model_tokens.h" // defines: model_tokenize_target
+#include "stages.h"       // defines: stage_info, stage_notation
 
 typedef struct {
   Trace *t;
@@ -349,8 +350,10 @@ bool trace_decoder_tokens(Tokens *out, const Model *model, const char *target, i
   memset(out, 0, sizeof *out);
   char probe[1][TOKEN_MAX_BYTES + 1];
   Tokens words = {0};
-  bool any = tokenize_words(target, probe, 1) > 0; // an empty target: <bos> alone
-  if (any && !tokens_from_text(&words, &model->tgt_vocab, target, max_tokens > 0 ? max_tokens - 1 : 0, err))
+  bool any = model->tok_kind == TOK_CHARS
+                 ? target[strspn(target, " \t\n\v\f\r")] != 0 // a chars model
+                 : tokenize_words(target, probe, 1) > 0;      // an empty target: <bos> alone
+  if (any && !model_tokenize_target(model, target, max_tokens > 0 ? max_tokens - 1 : 0, &words, err))
     return false;
   // "<bos>", then the target's words
   int n = words.n + 1;

@@ -117,6 +117,10 @@ typedef struct {
   int memory, memory_g, memory_b;       // memory = encoder.norm(last encoder output) [S, D]
   int dO, dE, dX, dP, dZ;               // the decoder's embedding stages: dec.O [T, V_t] ... dec.Z [T, D]
   int dec_norm, dec_norm_g, dec_norm_b; // decoder.norm [T, D], before the head
+  // Set by generate.c when it has copied in, from the first generation step's trace on the same
+  // source, every encoder tensor, memory and each decoder layer's K^c, V^c: model_forward then
+  // computes the decoder only (the K and V of memory are computed once per layer, not per step).
+  bool memory_ready;
 } Trace;
 
 // Allocates a trace for `tokens` through `model` (copies the tokens). Fails on memory, when the

@@ -62,6 +62,7 @@ void lesson_free(Lesson *l) {
   free(l->title);
   free(l->sentence);
   free(l->model);
+  free(l->target);
   memset(l, 0, sizeof *l);
 }
 

@@ -53,6 +53,7 @@ typedef struct {
   int row, col;   // 0-based token positions, filled by lesson_resolve (-1 before)
   LessonShow show;
   char *compare; // compare="..." : a second sentence shown side by side, or NULL
+  int gen;       // gen=N: the generation step shown (0-based; the front matter's generate: on), 0 by default
   Doc narration;
 } LessonStep;
 
@@ -62,6 +63,8 @@ typedef struct {
   char *model;     // as written: NULL or "default", "random D=..", or a path (see below)
   bool causal;     // causal: on
   bool causal_set; // the front matter said causal: on or off (else the model's own setting)
+  char *target;    // target: an encoder-decoder's target sentence (teacher forcing), or NULL
+  bool generate;   // generate: on -- greedy generation; a step's gen=N picks the generation step
   int title_line, sentence_line, model_line;
   LessonStep *steps;
   int n_steps;

@@ -12,7 +12,7 @@
 
 #include "lesson_internal.h"
 
-static const char *KNOWN_KEYS = "title, sentence, model, causal";
+static const char *KNOWN_KEYS = "title, sentence, model, causal, target, generate";
 
 // End of the line that starts at p (the offset of its '\n', or len).
 static size_t line_end(const LessonCtx *c, size_t p) {
@@ -98,6 +98,15 @@ static void set_sentence(LessonCtx *c, int line, char *v) {
     lesson_error_line(c, line, "the sentence is too long: at most %d words", LESSON_MAX_WORDS - 1);
 }
 
+// "on", "yes", "true" or "off", "no", "false" (any case) into *out; false for anything else.
+static bool on_off(const char *v, bool *out) {
+  static const char *on[] = {"on", "yes", "true"}, *off[] = {"off", "no", "false"};
+  size_t n = strlen(v);
+  for (int i = 0; i < 3; i++)
+    if (eq_nocase(v, n, on[i]) || eq_nocase(v, n, off[i])) return *out = eq_nocase(v, n, on[i]), true;
+  return false;
+}
+
 static void set_causal(LessonCtx *c, int line, const char *v) {
   size_t n = strlen(v);
   static const char *on[] = {"on", "yes", "true"}, *off[] = {"off", "no", "false"};
@@ -115,7 +124,7 @@ static void set_causal(LessonCtx *c, int line, const char *v) {
 }
 
 // One `key: value` line [b, e).
-static void key_value(LessonCtx *c, size_t b, size_t e, bool seen[4]) {
+static void key_value(LessonCtx *c, size_t b, size_t e, bool seen[6]) {
   const char *t = c->text;
   int line = lesson_line_of(c, b);
   size_t kb = b, ke = b;
@@ -126,13 +135,13 @@ static void key_value(LessonCtx *c, size_t b, size_t e, bool seen[4]) {
     lesson_error_at(c, b, "expected key: value in the front matter (keys: %s), or --- to end it", KNOWN_KEYS);
     return;
   }
-  static const char *keys[4] = {"title", "sentence", "model", "causal"};
+  static const char *keys[6] = {"title", "sentence", "model", "causal", "target", "generate"};
   int k = 0;
-  while (k < 4 && !eq_nocase(t + kb, ke - kb, keys[k])) k++;
-  if (k == 4) {
+  while (k < 6 && !eq_nocase(t + kb, ke - kb, keys[k])) k++;
+  if (k == 6) {
     char key[32], hint[40] = "";
     snprintf(key, sizeof key, "%.*s", (int)(ke - kb < 31 ? ke - kb : 31), t + kb);
-    const char *near = lesson_nearest(key, keys, 4);
+    const char *near = lesson_nearest(key, keys, 6);
     if (near) snprintf(hint, sizeof hint, "; did you mean %s:?", near);
     lesson_error_at(c, kb, "unknown front matter key \"%.*s\" (known keys: %s)%s", (int)(ke - kb), t + kb,
                     KNOWN_KEYS, hint);
@@ -158,7 +167,19 @@ static void key_value(LessonCtx *c, size_t b, size_t e, bool seen[4]) {
     l->model_line = line;
     check_model(c, line, v);
     return;
-  default: set_causal(c, line, v); free(v);
+  case 3:
+    set_causal(c, line, v);
+    free(v);
+    return;
+  case 4: // an encoder-decoder's target: the decoder reads <bos> and its words
+    l->target = v;
+    if (!*v)
+      lesson_error_line(c, line, "empty target: expected target: and the target sentence (le chat ...)");
+    return;
+  default: // generate: on | off
+    if (!on_off(v, &l->generate))
+      lesson_error_line(c, line, "bad value for generate: \"%s\" (expected on or off)", v);
+    free(v);
   }
 }
 
@@ -190,7 +211,7 @@ size_t lesson_front_parse(LessonCtx *c) {
                       "after its key: value lines");
     return c->len;
   }
-  bool seen[4] = {false};
+  bool seen[6] = {false};
   for (q = e + 1; q < close; q = line_end(c, q) + 1) {
     size_t b = q, qe = line_end(c, q);
     trim(c->text, &b, &qe);

@@ -102,14 +102,6 @@ Model *lesson_open_model(const Lesson *l, Err *note, Err *err) {
                " (model: takes a .safetensors path relative to the lesson's folder, default, "
                "or random D=16,H=2,F=64,layers=2,seed=42)");
   }
-  if (m && model_is_seq2seq(m)) { // the decoder's stages have no view yet
-    err_set(err,
-            "%s is an encoder-decoder: lessons do not show the decoder yet; use stepformer dump --target "
-            "TEXT or stepformer stages --target TEXT",
-            m->source);
-    model_free(m);
-    return NULL;
-  }
   if (m && l->causal_set) m->cfg.causal = l->causal;
   return m;
 }

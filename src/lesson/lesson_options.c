@@ -3,16 +3,17 @@
 //     ## Who does "cat" listen to? {stage=softmax layer=1 head=2 row=cat}
 //
 // Options are key=value pairs separated by spaces; a value is bare (no spaces, quotes or braces)
-// or "double-quoted" (\" and \\ escape). Keys: stage, layer, head, row, col, cell, show, compare.
+// or "double-quoted" (\" and \\ escape). Keys: stage, layer, head, row, col, cell, show, compare, gen.
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "generate.h" // defines: GEN_MAX_STEPS
 #include "lesson_internal.h"
 #include "stages.h"  // defines: stage_info, stage_from_name, stage_nearest, stage_name_list
 #include "strdist.h" // defines: strdist_nearest
 
-#define KEY_LIST "stage, layer, head, row, col, cell, show, compare"
+#define KEY_LIST "stage, layer, head, row, col, cell, show, compare, gen"
 
 const char *lesson_stage_name(StepKind k) {
   const StageInfo *s = stage_info(k);
@@ -62,7 +63,7 @@ typedef struct {
   LessonCtx *c;
   LessonStep *s;
   size_t pos, end; // scanning [pos, end) of the input
-  bool seen[8];
+  bool seen[9];
   bool failed; // a syntax error: stop reading this heading's options
   bool first;  // reading the first option (a brace in a title, if it fails)
 } Opts;
@@ -78,6 +79,9 @@ static void check_token(Opts *o, size_t off, const char *spec, const char *key) 
     return;
   }
   if (c->n_words == 0) return;
+  // a decoder stage's words are the target's (target:, or written by generate: on): the session
+  // looks them up in the decoder's input of the step's generation step
+  if ((c->l->target || c->l->generate) && o->s->has_stage && o->s->stage > STEP_MEMORY) return;
   const char *ws[LESSON_MAX_WORDS];
   for (int i = 0; i < c->n_words; i++) ws[i] = c->words[i];
   if (lesson_token_lookup(spec, ws, c->n_words) >= 0) return;
@@ -108,11 +112,11 @@ static bool parse_index(const char *v, int *out) {
 
 // Applies key=value (value starts at voff in the input).
 static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t voff) {
-  static const char *keys[] = {"stage", "layer", "head", "row", "col", "cell", "show", "compare"};
+  static const char *keys[] = {"stage", "layer", "head", "row", "col", "cell", "show", "compare", "gen"};
   int k = 0;
-  while (k < 8 && strcmp(keys[k], key)) k++;
-  if (k == 8) {
-    const char *near = lesson_nearest(key, keys, 8);
+  while (k < 9 && strcmp(keys[k], key)) k++;
+  if (k == 9) {
+    const char *near = lesson_nearest(key, keys, 9);
     char hint[48] = "";
     if (near) snprintf(hint, sizeof hint, " (did you mean %s=?)", near);
     lesson_error_at(o->c, koff, "unknown option \"%s\" in the heading%s; options: " KEY_LIST, key, hint);
@@ -185,6 +189,13 @@ static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t v
       s->show = SHOW_V;
     else
       lesson_error_at(o->c, voff, "bad value show=%s: expected q, k or v", v);
+    return;
+  case 8: // gen: the generation step (generate: on in the front matter)
+    if (parse_index(v, &n) && n <= GEN_MAX_STEPS)
+      s->gen = n - 1;
+    else
+      lesson_error_at(o->c, voff, "bad value gen=%s: expected a generation step from 1 to %d", v,
+                      GEN_MAX_STEPS);
     return;
   default: { // compare
     char w[2][TOKEN_MAX_BYTES + 1];
@@ -287,14 +298,15 @@ static void check_focus(LessonCtx *c, const LessonStep *s, size_t open) {
     return;
   }
   const StageInfo *info = stage_info(s->stage);
-  bool keys = info->cols == AXIS_TOKEN; // scores, mask, softmax: the columns are the keys
+  bool keys = info->cols == AXIS_TOKEN || info->cols == AXIS_TGT_TOKEN; // scores, mask, softmax: the keys
   if (s->col_spec && !keys)
     lesson_error_at(c, open,
                     "%s=%s%s%s: the columns of stage=%s are %s, not tokens; col= and cell= go with scores, "
                     "mask and softmax, whose columns are the keys%s%s",
                     key, s->row_spec ? s->row_spec : "", s->row_spec ? "," : "", s->col_spec, name,
-                    info->cols == AXIS_VOCAB ? "the words of the vocabulary"
-                                             : "features (numbers of each token's vector)",
+                    info->cols == AXIS_VOCAB || info->cols == AXIS_TGT_VOCAB
+                        ? "the words of the vocabulary"
+                        : "features (numbers of each token's vector)",
                     s->row_spec ? "; write row=" : "", s->row_spec ? s->row_spec : "");
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lesson.h"
+#include "generate.h"        // defines: gen_supported
 #include "lesson_internal.h" // defines: lesson_token_lookup
 #include "stages.h"          // defines: stage_info
 
@@ -38,17 +39,28 @@ bool lesson_resolve(Lesson *l, const Model *m, const Tokens *tokens, LessonDiag 
   int before = d->n_errors;
   const ModelConfig *c = &m->cfg;
   const char *file = l->path;
+  Err gerr = {0};
+  if (l->generate && !gen_supported(m, &gerr))
+    lesson_diag_add(d, file, 0, 0, false, "generate: on: %s", gerr.msg);
+  if (l->target && !model_is_seq2seq(m))
+    lesson_diag_add(d, file, 0, 0, false,
+                    "target: the model is an encoder only, with no decoder to feed: remove target:");
+  if (l->target && l->generate)
+    lesson_diag_add(d, file, 0, 0, false,
+                    "target: and generate: on do not go together: generation writes the target");
   for (int i = 0; i < l->n_steps; i++) {
     LessonStep *s = &l->steps[i];
     s->row = s->col = -1;
     if (s->has_stage) {
       const StageInfo *info = stage_info(s->stage);
       const char *name = info->name;
-      if (info->in_layer && s->layer >= c->n_layers)
+      bool dec = s->stage >= STEP_MEMORY; // an encoder-decoder's decoder: its own layers
+      int nl = dec ? c->n_dec_layers : c->n_layers;
+      if (info->in_layer && s->layer >= nl && (!dec || model_is_seq2seq(m)))
         lesson_diag_add(d, file, s->line, 0, false,
-                        "layer=%d is out of range: the model has %d "
+                        "layer=%d is out of range: the model's %s has %d "
                         "layer%s (layer=1..%d)",
-                        s->layer + 1, c->n_layers, c->n_layers == 1 ? "" : "s", c->n_layers);
+                        s->layer + 1, dec ? "decoder" : "encoder", nl, nl == 1 ? "" : "s", nl);
       if (info->heads != STAGE_ONE_MATRIX && s->head != LESSON_ALL_HEADS && s->head >= c->H)
         lesson_diag_add(d, file, s->line, 0, false,
                         "head=%d is out of range: the model has %d "
@@ -83,8 +95,12 @@ bool lesson_resolve(Lesson *l, const Model *m, const Tokens *tokens, LessonDiag 
                         "prediction head (the shipped trained model has one)%s",
                         name, is_default_model(l) ? "; this one has none" : "");
     }
+    if (s->gen > 0 && !l->generate)
+      lesson_diag_add(d, file, s->line, 0, false,
+                      "gen=%d needs generation: add generate: on to the front matter", s->gen + 1);
     bool row = s->focus == FOCUS_ROW || s->focus == FOCUS_CELL;
     bool col = s->focus == FOCUS_COL || s->focus == FOCUS_CELL;
+    if (s->has_stage && s->stage > STEP_MEMORY) continue; // the decoder's words: the session finds them
     if (row && s->row_spec) s->row = resolve_token(l, s, tokens, s->row_spec, "row", d);
     if (col && s->col_spec) s->col = resolve_token(l, s, tokens, s->col_spec, "col", d);
   }

@@ -67,12 +67,27 @@ static const char *word(char *buf, int cap, const char *w) {
 static const char *axis_tex(const Trace *t, TraceAxis a, int i, char *buf, int cap) {
   char raw[128];
   trace_axis_label(t, a, i, raw, sizeof raw);
-  if (a == AXIS_TOKEN || a == AXIS_VOCAB || a == AXIS_CLASS || a == AXIS_ONE) return word(buf, cap, raw);
+  if (a == AXIS_TOKEN || a == AXIS_VOCAB || a == AXIS_CLASS || a == AXIS_ONE || a == AXIS_TGT_TOKEN ||
+      a == AXIS_TGT_VOCAB)
+    return word(buf, cap, raw);
   snprintf(buf, (size_t)cap, "%d", i);
   return buf;
 }
 
-static const char *tok(const Ctx *c, int i, char *buf) { return axis_tex(c->t, AXIS_TOKEN, i, buf, 96); }
+// Row i's token: the source's, or the decoder's input for an encoder-decoder's decoder tensors.
+static const char *tok(const Ctx *c, int i, char *buf) {
+  return axis_tex(c->t, c->x->row_axis == AXIS_TGT_TOKEN ? AXIS_TGT_TOKEN : AXIS_TOKEN, i, buf, 96);
+}
+// Column j's token: the keys' (cross-attention's keys are the source's, in memory).
+static const char *ctok(const Ctx *c, int j, char *buf) {
+  TraceAxis a = c->x->col_axis;
+  return axis_tex(c->t, a == AXIS_TGT_TOKEN || a == AXIS_TOKEN ? a : AXIS_TOKEN, j, buf, 96);
+}
+
+// The token ids of the tensor's rows: the decoder's input for its tensors, else the source's.
+static const int *dec_ids(const Ctx *c) {
+  return c->x->row_axis == AXIS_TGT_TOKEN ? c->t->dec_tokens.ids : c->t->tokens.ids;
+}
 
 static float at(const TraceTensor *x, int h, int i, int j) { return trace_at(x, h, i, j); }
 static const TraceTensor *input(const Ctx *c, int k) {
@@ -135,7 +150,7 @@ static void softmax_row(Ctx *c, const TraceTensor *s, int h, const char *ss, boo
   char n1[32], n2[32], n3[32], n4[32], n5[32], t1[96];
   char *l = next_line(c->ex);
   char t2[96];
-  const char *col = vocab ? axis_tex(c->t, AXIS_VOCAB, c->c, t2, 96) : tok(c, c->c, t2);
+  const char *col = vocab ? axis_tex(c->t, c->x->col_axis, c->c, t2, 96) : ctok(c, c->c, t2);
   add(l, "= \\frac{e^{%s[%s, %s]}}{\\sum_{%s} e^{%s[%s, %s]}}", ss, tok(c, c->r, t1), col, vocab ? "v" : "j",
       ss, tok(c, c->r, t1), vocab ? "v" : "j");
   l = next_line(c->ex);
@@ -159,7 +174,7 @@ static void explain_weight(Ctx *c) {
   switch (x->kind) {
   case T_EMBED_W:
     add(l, "\\text{dimension %d of the embedding of } %s \\text{ (learned)}", c->c,
-        axis_tex(c->t, AXIS_VOCAB, c->r, t1, 96));
+        axis_tex(c->t, x->row_axis, c->r, t1, 96)); // the source's or the target's vocabulary
     break;
   case T_PROJ_W:
     add(l, "\\text{weight from dimension %d of the input to dimension %d (head %d, column %d of it)}", c->r,
@@ -174,7 +189,7 @@ static void explain_weight(Ctx *c) {
   case T_FFN2_W: add(l, "\\text{weight from hidden unit %d to dimension %d}", c->r, c->c); break;
   case T_HEAD_W:
     add(l, "\\text{weight from dimension %d to the score of } %s", c->r,
-        axis_tex(c->t, AXIS_VOCAB, c->c, t2, 96));
+        axis_tex(c->t, x->col_axis, c->c, t2, 96));
     break;
   case T_NORM_W: add(l, "\\text{LayerNorm parameter of dimension %d (learned)}", c->c); break;
   case T_POS_W: add(l, "\\text{dimension %d of the embedding of token type 0 (learned)}", c->c); break;
@@ -199,8 +214,8 @@ static void explain_kind(Ctx *c) {
   switch (x->kind) {
   case T_ONEHOT: {
     char *l = next_line(c->ex);
-    int id = t->tokens.ids[c->r];
-    axis_tex(t, AXIS_VOCAB, c->c, t2, sizeof t2);
+    int id = dec_ids(c)[c->r];
+    axis_tex(t, x->col_axis, c->c, t2, sizeof t2);
     add(l,
         "x_{%d} = %s \\text{ has id } %d\\text{; column } %s \\text{ is id } %d \\Rightarrow O[%s, %s] = %d",
         c->r + 1, tok(c, c->r, t1), id, t2, c->c, t1, t2, id == c->c);
@@ -209,7 +224,8 @@ static void explain_kind(Ctx *c) {
   case T_EMBED: {
     char *l = next_line(c->ex);
     add(l, "= \\sum_{v} O[%s, v]\\, E[v, %d] = E[%s, %d] = %s", tok(c, c->r, t1), c->c,
-        axis_tex(t, AXIS_VOCAB, t->tokens.ids[c->r], t2, 96), c->c, num(n1, at(x, 0, c->r, c->c), false));
+        axis_tex(t, input(c, 1)->row_axis, dec_ids(c)[c->r], t2, 96), c->c,
+        num(n1, at(x, 0, c->r, c->c), false));
     break;
   }
   case T_POSENC: {
@@ -256,6 +272,7 @@ static void explain_kind(Ctx *c) {
         x->layer == 0 ? "Z = OE + P" : "\\text{the output of the layer before}");
     break;
   }
+  case T_MEMORY: // memory = LayerNorm(the encoder's output), with encoder.norm's γ and β
   case T_NORM_IN:
   case T_NORM:
     if (x->n_inputs == 1) { // "out" is a view of norm2
@@ -281,14 +298,21 @@ static void explain_kind(Ctx *c) {
     for (int d = 0; d < dk; d++) dot += (double)at(q, c->h, c->r, d) * at(k, c->h, c->c, d);
     char *l = next_line(c->ex);
     add(l, "= \\frac{q_{%s} \\cdot k_{%s}}{\\sqrt{d_k}} = \\frac{%s}{\\sqrt{%d}} = \\frac{%s}{%.2f} = %s",
-        tok(c, c->r, t1), tok(c, c->c, t2), num(n1, dot, false), dk, num(n2, dot, false), sqrt((double)dk),
+        tok(c, c->r, t1), ctok(c, c->c, t2), num(n1, dot, false), dk, num(n2, dot, false), sqrt((double)dk),
         num(n3, at(x, c->h, c->r, c->c), false));
     l = next_line(c->ex);
-    add(l, "q_{%s} \\cdot k_{%s} = ", tok(c, c->r, t1), tok(c, c->c, t2));
+    add(l, "q_{%s} \\cdot k_{%s} = ", tok(c, c->r, t1), ctok(c, c->c, t2));
     for (int d = 0; d < dk && d < 3; d++)
       add(l, "%s%s \\cdot %s", d ? " + " : "", num(n1, at(q, c->h, c->r, d), true),
           num(n2, at(k, c->h, c->c, d), true));
     if (dk > 3) add(l, " + \\cdots \\text{ (%d terms)}", dk);
+    if (x->row_axis == AXIS_TGT_TOKEN && x->col_axis == AXIS_TOKEN) { // cross-attention: two sources
+      l = next_line(c->ex);
+      add(l,
+          "q\\text{: row } %s \\text{ of } Q^c_{%d} \\text{ (the decoder)},\\quad k\\text{: row } %s \\text{ "
+          "of } K^c_{%d} \\text{ (memory, the source)}",
+          tok(c, c->r, t1), c->h + 1, ctok(c, c->c, t2), c->h + 1);
+    }
     break;
   }
   case T_MASKED: {
@@ -317,7 +341,7 @@ static void explain_kind(Ctx *c) {
     add(l, "= \\sum_{j} A[%s, j]\\, V[j, %d]", tok(c, c->r, t1), c->c);
     l = next_line(c->ex);
     add(l, "= ");
-    int L = t->L;
+    int L = a->cols; // the keys: the sentence's tokens (the source's in cross-attention)
     for (int j = 0; j < L && j < 3; j++)
       add(l, "%s%s \\cdot %s", j ? " + " : "", num(n1, at(a, c->h, c->r, j), true),
           num(n2, at(v, c->h, j, c->c), true));

@@ -220,7 +220,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   scene_text(s, FONT_SANS, 17 * u, 24 * u, fy0 + fh * 0.66f, th->muted, buf);
 
   // narration column
-  float vx = 0, top = y + 14 * u, bottom = fy0 - 10 * u;
+  float vx = 0, top = y + 14 * u, bottom = fy0 - 10 * u - p->footer_reserve;
   if (p->note) {
     scene_rect(s, 24 * u, top, W - 48 * u, 34 * u, th->panel);
     scene_text(s, FONT_SANS_BOLD, 19 * u, 36 * u, top + 23 * u, th->warn, p->note);

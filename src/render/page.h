@@ -34,6 +34,7 @@ typedef struct {
   const char *compare_sentence;
   int compare_row, compare_col; // the lesson's focus among the second sentence's tokens (-1 none)
   float header_reserve;         // pixels at the right of the header kept free (the window's controls)
+  float footer_reserve;         // pixels above the footer kept free (the window's generation strip)
   float width, height;
 } PageSpec;
 

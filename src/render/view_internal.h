@@ -58,5 +58,8 @@ float view_text_size(const ViewOptions *o); // label size in pixels
 // view_classes.c: draws the canonical extensions' stages (embedding LayerNorm, token type, head
 // transform, the classifier's tail); false for a stage view_stages.c draws.
 bool view_stage_ext(Eq *e, const TraceStep *st);
+// An encoder-decoder's stages (view_decoder.c): memory, STEP_DEC_* and STEP_CROSS_*. Fills e's
+// rows; false for any other kind.
+bool view_decoder_compose(Eq *e, const TraceStep *st);
 
 #endif

@@ -100,7 +100,19 @@ static const char *label(const Trace *t, TraceAxis a, int i, char *buf, int cap)
 }
 
 static bool is_unknown_token(const Trace *t, TraceAxis a, int i) {
-  return a == AXIS_TOKEN && t->tokens.unknown[i];
+  return (a == AXIS_TOKEN && t->tokens.unknown[i]) || (a == AXIS_TGT_TOKEN && t->dec_tokens.unknown[i]);
+}
+
+// An encoder-decoder's target axes are drawn as the source's (view_decoder.c): tokens with their
+// words, a vocabulary with the sentence's words marked.
+static bool is_tok(TraceAxis a) { return a == AXIS_TOKEN || a == AXIS_TGT_TOKEN; }
+static bool is_vocab(TraceAxis a) { return a == AXIS_VOCAB || a == AXIS_TGT_VOCAB; }
+static bool is_words(TraceAxis a) { return is_tok(a) || is_vocab(a); }
+static bool uses_word(const Trace *t, TraceAxis a, int id) {
+  if (a != AXIS_TGT_VOCAB) return trace_uses_word(t, id);
+  for (int i = 0; i < t->T; i++)
+    if (t->dec_tokens.ids[i] == id) return true;
+  return false;
 }
 
 // Width of the widest row label of an operand.
@@ -108,7 +120,7 @@ static float row_label_width(const Eq *e, const ViewOperand *v, float fs) {
   char buf[96];
   float w = 0;
   int n = v->op.rows;
-  if (v->op.row_axis != AXIS_TOKEN && v->op.row_axis != AXIS_VOCAB) {
+  if (!is_words(v->op.row_axis)) {
     snprintf(buf, sizeof buf, "%d", n - 1);
     return text_width(FONT_SANS, fs * 0.85f, buf) + 8;
   }
@@ -214,9 +226,8 @@ static Margins margins(const Eq *e, int k, float fs) {
   m.top = fs * 2.1f; // the symbol
   if (d->caption) m.top += fs * 1.3f;
   if (has_col_labels(v)) m.top += fs * 1.35f;
-  if (v->op.col_axis == AXIS_TOKEN || v->op.col_axis == AXIS_VOCAB || v->op.col_axis == AXIS_CLASS)
-    m.top += fs * 0.95f;                                      // "keys"
-  if (v->op.col_axis == AXIS_VOCAB) m.top += VOCAB_TIER * fs; // a second tier of word labels
+  if (is_words(v->op.col_axis) || v->op.col_axis == AXIS_CLASS) m.top += fs * 0.95f; // "keys"
+  if (is_vocab(v->op.col_axis)) m.top += VOCAB_TIER * fs; // a second tier of word labels
   if (has_bands(&v->op, true)) m.top += fs * 0.6f;
   m.bottom = fs * 1.7f; // the shape
   if (e->o->scale == SCALE_MATRIX) m.bottom += fs * 1.9f;
@@ -242,7 +253,7 @@ typedef struct {
 
 static Units units_for(const Eq *e, float k, bool comp, bool tight) {
   float ts = e->o->text_scale, smax = SMAX * ts, line = tight ? 0 : 21 * ts;
-  int L = e->t->L;
+  int L = e->t->L > e->t->T ? e->t->L : e->t->T; // the longer sentence of an encoder-decoder
   Units u = {k, 0, comp, false};
   if (!comp)
     u.t = fminf(smax, fmaxf(2.5f * k, L <= 40 ? line : k));
@@ -254,7 +265,7 @@ static Units units_for(const Eq *e, float k, bool comp, bool tight) {
 }
 
 static float axis_len(const Units *u, TraceAxis a, int n) {
-  if (a == AXIS_TOKEN) return u->tok_comp ? sqrtf((float)n) * u->k : n * u->t;
+  if (is_tok(a)) return u->tok_comp ? sqrtf((float)n) * u->k : n * u->t;
   return u->comp ? sqrtf((float)n) * u->k : n * u->k;
 }
 
@@ -441,20 +452,22 @@ static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float y_base) {
   float cw = v->w / C;
   char buf[96], fit[96];
   TraceAxis a = v->op.col_axis;
-  if (a == AXIS_TOKEN || a == AXIS_VOCAB || a == AXIS_CLASS) {
+  if (is_words(a) || a == AXIS_CLASS) {
     float lf = fs * 0.9f;
     bool fits = cw >= text_width(FONT_SANS, lf, "bank") * 0.8f;
-    if (!fits && a == AXIS_VOCAB) {
+    if (!fits && is_vocab(a)) {
       // too many words to name: name the sentence's words, with a tick on their columns
       float last[2] = {-1e9f, -1e9f}; // right end of the last label on each of two tiers
       for (int j = 0; j < C; j++) {
-        if (!trace_uses_word(v->op.trace, j)) continue;
-        float cx = v->x + (j + 0.5f) * cw, w = text_width(FONT_SANS, lf * 0.85f, e->t->model->vocab.words[j]);
+        if (!uses_word(v->op.trace, a, j)) continue;
+        float cx = v->x + (j + 0.5f) * cw,
+              w = text_width(FONT_SANS, lf * 0.85f, label(v->op.trace, a, j, buf, sizeof buf));
         int tier = cx - w / 2 >= last[0] + 4 ? 0 : cx - w / 2 >= last[1] + 4 ? 1 : -1;
         if (tier < 0) continue; // no room on either tier
         float ty = y_base - tier * VOCAB_TIER * fs;
         scene_rect(e->s, cx - 0.75f, ty + lf * 0.2f, 1.5f, y_base - ty + lf * 0.5f, th->muted);
-        scene_text_aligned(e->s, FONT_SANS, lf * 0.85f, cx, ty, 0.5f, th->text, e->t->model->vocab.words[j]);
+        scene_text_aligned(e->s, FONT_SANS, lf * 0.85f, cx, ty, 0.5f, th->text,
+                           label(v->op.trace, a, j, buf, sizeof buf));
         last[tier] = cx + w / 2;
       }
       scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2,
@@ -470,7 +483,7 @@ static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float y_base) {
     }
     scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, y_base - fs * 1.2f, 0.5f,
                        th->muted,
-                       a == AXIS_TOKEN   ? (v->op.row_axis == AXIS_TOKEN ? "keys →" : "tokens →")
+                       is_tok(a)         ? (is_tok(v->op.row_axis) ? "keys →" : "tokens →")
                        : a == AXIS_CLASS ? "classes →"
                                          : "vocabulary →");
     return;
@@ -493,20 +506,20 @@ static void draw_row_labels(Eq *e, ViewOperand *v, float fs, float x_right) {
   float ch = v->h / R;
   char buf[96], fit[96];
   TraceAxis a = v->op.row_axis;
-  bool words = a == AXIS_TOKEN || a == AXIS_VOCAB;
+  bool words = is_words(a);
   float lf = words ? fminf(fs, fmaxf(9.0f, ch * 0.8f)) : fs * 0.75f;
-  if (a == AXIS_VOCAB && ch < lf * 1.05f) { // too many words: name the sentence's words only
+  if (is_vocab(a) && ch < lf * 1.05f) { // too many words: name the sentence's words only
     lf = fs * 0.8f;
     float last[2] = {-1e9f, -1e9f}, shift = 5 * lf; // two columns of labels when rows are close
     for (int i = 0; i < R; i++) {
-      bool used = trace_uses_word(v->op.trace, i);
+      bool used = uses_word(v->op.trace, a, i);
       float cy = v->y + (i + 0.5f) * ch;
       int col = !used ? -1 : cy - lf >= last[0] ? 0 : cy - lf >= last[1] ? 1 : -1;
       if (col < 0) continue;
       float xr = x_right - col * shift;
       scene_rect(e->s, xr + 2, cy - 0.75f, x_right - xr + 6, 1.5f, th->muted);
       scene_text_aligned(e->s, FONT_SANS, lf, xr, cy + lf * 0.35f, 1.0f, th->text,
-                         e->t->model->vocab.words[i]);
+                         label(v->op.trace, a, i, buf, sizeof buf));
       last[col] = cy;
     }
     return;
@@ -573,7 +586,7 @@ static void draw_top_words(Eq *e, ViewOperand *v, float fs) {
   if (ch < 9) return;
   float lf = fminf(fs * 0.85f, ch * 0.7f), x = v->x + v->w + 14;
   scene_text(e->s, FONT_SANS_BOLD, fs * 0.85f, x, v->y - fs * 0.5f, th->muted, "most likely words");
-  char buf[160];
+  char buf[160], wb[96];
   for (int i = 0; i < v->op.rows; i++) {
     int best[3] = {-1, -1, -1};
     for (int j = 0; j < v->op.cols; j++) {
@@ -588,7 +601,8 @@ static void draw_top_words(Eq *e, ViewOperand *v, float fs) {
     int n = 0;
     for (int k = 0; k < 3 && best[k] >= 0; k++)
       n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s %.2f", k ? ", " : "",
-                    e->t->model->vocab.words[best[k]], operand_at(&v->op, i, best[k]));
+                    label(v->op.trace, v->op.col_axis, best[k], wb, sizeof wb),
+                    operand_at(&v->op, i, best[k]));
     scene_text(e->s, FONT_SANS, lf, x, v->y + (i + 0.5f) * ch + lf * 0.35f, th->text, buf);
   }
 }
@@ -620,9 +634,8 @@ static void draw_operand(Eq *e, int k, float fs) {
     draw_col_labels(e, v, fs, top - fs * 0.45f);
     top -= fs * 1.35f;
   }
-  if (v->op.col_axis == AXIS_TOKEN || v->op.col_axis == AXIS_VOCAB || v->op.col_axis == AXIS_CLASS)
-    top -= fs * 0.95f;
-  if (v->op.col_axis == AXIS_VOCAB) top -= VOCAB_TIER * fs;
+  if (is_words(v->op.col_axis) || v->op.col_axis == AXIS_CLASS) top -= fs * 0.95f;
+  if (is_vocab(v->op.col_axis)) top -= VOCAB_TIER * fs;
   // the symbol, centred above
   uint32_t sc = d->symbol_color ? d->symbol_color : th->text;
   TexMetrics sm = measure_tex(v->symbol, fs * 1.45f);
@@ -644,7 +657,7 @@ static void draw_operand(Eq *e, int k, float fs) {
   if (d->row_labels) {
     float xr = v->x - 10 - (has_bands(&v->op, false) ? fs * 0.6f : 0);
     draw_row_labels(e, v, fs, xr);
-    if (v->op.row_axis == AXIS_TOKEN && v->op.col_axis == AXIS_TOKEN)
+    if (is_tok(v->op.row_axis) && is_tok(v->op.col_axis))
       scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, xr, v->y - fs * 0.5f, 1.0f, th->muted,
                          "queries ↓");
   }

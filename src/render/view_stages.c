@@ -409,7 +409,7 @@ static void compose(Eq *e, const TraceStep *st) {
       add_norm(e, y->norm1, "x", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", "\\mathrm{LayerNorm}");
     break;
   case STEP_PREDICT: stage_predict(e); break;
-  default: break; // an encoder-decoder's stages: no view yet (the window and export refuse such models)
+  default: view_decoder_compose(e, st); break; // an encoder-decoder's stages (view_decoder.c)
   }
 }
 

@@ -1,0 +1,171 @@
+// generate.c -- greedy generation (generate.h): a trace per step, the encoder's part computed once.
+#include "generate.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forward.h" // defines: model_forward
+
+int gen_default_limit(int S) {
+  int n = 2 * S + 10;
+  return n > GEN_MAX_STEPS ? GEN_MAX_STEPS : n;
+}
+
+bool gen_supported(const Model *m, Err *err) {
+  if (model_is_seq2seq(m)) return true; // the loader checked <bos> and <eos>
+  if (m->cfg.causal && m->has_head) return true;
+  return err_set(err,
+                 "--generate: %s is an encoder without a causal prediction head, it cannot write the next "
+                 "word: use an encoder-decoder (nn.Transformer) or a causal model with a head (GPT-style)",
+                 m->source);
+}
+
+const char *gen_word(const Generation *g, int id) {
+  const Vocab *v = g->seq2seq ? &g->model->tgt_vocab : &g->model->vocab;
+  return id >= 0 && id < v->n ? v->words[id] : "?";
+}
+
+// Tokens from ids of vocabulary v (the words are v's: none is unknown). Pointers into v.
+static bool tokens_of_ids(Tokens *out, const int *ids, int n, const Vocab *v) {
+  memset(out, 0, sizeof *out);
+  out->n = n;
+  out->ids = malloc(sizeof(int) * (size_t)n);
+  out->words = malloc(sizeof(char *) * (size_t)n);
+  out->unknown = calloc((size_t)n, sizeof(bool));
+  if (!out->ids || !out->words || !out->unknown) return false;
+  for (int i = 0; i < n; i++) out->ids[i] = ids[i], out->words[i] = v->words[ids[i]];
+  return true;
+}
+
+static void tokens_release(Tokens *t) { // the words point into a vocabulary: not freed
+  free(t->ids);
+  free(t->words);
+  free(t->unknown);
+  memset(t, 0, sizeof *t);
+}
+
+// An encoder tensor of an encoder-decoder's trace: "O", "X", "P", "Z", "l{i}.*" and "memory".
+static bool encoder_tensor(const char *name) {
+  if (name[0] == 'l' && isdigit((unsigned char)name[1])) return true;
+  return !strcmp(name, "O") || !strcmp(name, "X") || !strcmp(name, "P") || !strcmp(name, "Z") ||
+         !strcmp(name, "memory");
+}
+
+// Copies from `first` (step 1, fully computed, on the same source) into t every encoder
+// activation, memory and each decoder layer's K^c, V^c [H, S, d_k]; model_forward(t) then
+// computes the decoder only (trace.h: memory_ready).
+static void share_encoder(Trace *t, const Trace *first) {
+  for (int k = 0; k < first->n; k++) {
+    const TraceTensor *x = &first->t[k];
+    if (x->is_weight) continue;
+    const char *dot = strchr(x->name, '.');
+    bool cross_kv = x->name[0] == 'd' && isdigit((unsigned char)x->name[1]) && dot &&
+                    (!strcmp(dot, ".cK") || !strcmp(dot, ".cV"));
+    if (!cross_kv && !encoder_tensor(x->name)) continue;
+    int i = trace_index(t, x->name);
+    EXPECT(i >= 0 && t->t[i].heads == x->heads && t->t[i].rows == x->rows && t->t[i].cols == x->cols);
+    if (t->t[i].data != x->data)
+      memcpy(t->t[i].data, x->data, sizeof(float) * (size_t)x->heads * x->rows * x->cols);
+  }
+  t->memory_ready = true;
+}
+
+// The chosen word and the top candidates from the last row of pred.
+static void record(GenStep *s, const Trace *t) {
+  const TraceTensor *p = &t->t[t->pred];
+  int V = p->cols, last = p->rows - 1;
+  s->n_top = V < GEN_TOP ? V : GEN_TOP;
+  for (int k = 0; k < s->n_top; k++) s->top[k] = -1, s->top_p[k] = -1;
+  for (int id = 0; id < V; id++) { // insertion into the sorted top list; ties keep the lower id first
+    float v = trace_at(p, 0, last, id);
+    int k = s->n_top;
+    while (k > 0 && (s->top[k - 1] < 0 || v > s->top_p[k - 1])) k--;
+    if (k >= s->n_top) continue;
+    memmove(s->top + k + 1, s->top + k, sizeof(int) * (size_t)(s->n_top - k - 1));
+    memmove(s->top_p + k + 1, s->top_p + k, sizeof(float) * (size_t)(s->n_top - k - 1));
+    s->top[k] = id, s->top_p[k] = v;
+  }
+  s->token = s->top[0];
+  s->prob = s->top_p[0];
+}
+
+Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *err) {
+  if (!gen_supported(m, err)) return NULL;
+  if (max_steps > GEN_MAX_STEPS)
+    return err_set(err, "--max-steps %d: at most %d generation steps; give a smaller number", max_steps,
+                   GEN_MAX_STEPS),
+           NULL;
+  Generation *g = calloc(1, sizeof *g);
+  if (!g) return err_set(err, "out of memory"), NULL;
+  g->model = m;
+  g->seq2seq = model_is_seq2seq(m);
+  g->limit = max_steps > 0 ? max_steps : gen_default_limit(source->n);
+  if (g->seq2seq)
+    g->end_token = m->eos;
+  else {
+    g->end_token = vocab_find(&m->vocab, "<eos>");
+    if (g->end_token < 0) g->end_token = vocab_find(&m->vocab, "<|endoftext|>");
+  }
+  g->steps = calloc((size_t)g->limit, sizeof(GenStep));
+  // the input of the last step: <bos> (or the prompt) and every word but the last
+  int base = g->seq2seq ? 1 : source->n;
+  int *ids = malloc(sizeof(int) * (size_t)(base + g->limit));
+  if (!g->steps || !ids) goto oom;
+  if (g->seq2seq)
+    ids[0] = m->bos;
+  else
+    memcpy(ids, source->ids, sizeof(int) * (size_t)source->n);
+  for (int k = 0; k < g->limit; k++) {
+    Tokens in;
+    const Vocab *v = g->seq2seq ? &m->tgt_vocab : &m->vocab;
+    if (!tokens_of_ids(&in, ids, base + k, v)) {
+      tokens_release(&in);
+      goto oom;
+    }
+    Trace *t = g->seq2seq ? trace_new_seq2seq(m, source, &in, err) : trace_new(m, &in, err);
+    tokens_release(&in);
+    if (!t) goto fail;
+    if (g->seq2seq && k > 0) share_encoder(t, g->steps[0].trace);
+    model_forward(t);
+    GenStep *s = &g->steps[g->n_steps++];
+    s->trace = t;
+    record(s, t);
+    ids[base + k] = s->token;
+    if (s->token == g->end_token) {
+      g->ended = true;
+      break;
+    }
+  }
+  free(ids);
+  return g;
+oom:
+  err_set(err, "out of memory");
+fail:
+  free(ids);
+  gen_free(g);
+  return NULL;
+}
+
+void gen_free(Generation *g) {
+  if (!g) return;
+  for (int k = 0; k < g->n_steps; k++) trace_free(g->steps[k].trace);
+  free(g->steps);
+  free(g);
+}
+
+char *gen_sentence(const Generation *g) {
+  size_t n = 1;
+  for (int k = 0; k < g->n_steps; k++) n += strlen(gen_word(g, g->steps[k].token)) + 1;
+  char *s = malloc(n), *p = s;
+  if (!s) return NULL;
+  for (int k = 0; k < g->n_steps; k++) {
+    if (g->ended && k == g->n_steps - 1) break;
+    size_t w = strlen(gen_word(g, g->steps[k].token));
+    if (p > s) *p++ = ' ';
+    memcpy(p, gen_word(g, g->steps[k].token), w);
+    p += w;
+  }
+  *p = 0;
+  return s;
+}

@@ -1,0 +1,68 @@
+// generate.h -- greedy generation, one word at a time, every step a full Trace.
+//
+// An encoder-decoder (model_is_seq2seq) writes its output sentence from "<bos>": step k runs the
+// decoder on "<bos>" and the k-1 words written so far (teacher forcing on its own output) and
+// appends the most probable word of the last row of pred, until it writes "<eos>" or the limit.
+// The encoder, memory and each decoder layer's K^c, V^c of memory depend on the source only: they
+// are computed once, by step 1, and copied into the later steps' traces (trace.h: memory_ready),
+// which compute the decoder alone. A causal model with a prediction head (GPT-style) is served by
+// the same calls: step k runs the whole model on the prompt and the k-1 words generated so far and
+// appends the argmax of the last row; it stops at its "<eos>" or "<|endoftext|>" when its
+// vocabulary has one, else at the limit.
+//
+// Each step keeps its Trace (every stage of that step can be shown, dumped and exported), the
+// chosen word and the five most probable words with their probabilities. Ties go to the lower id.
+//
+//     Generation *g = gen_run(model, &source, 0, &err);  // 0: gen_default_limit(source.n)
+//     for (int k = 0; k < g->n_steps; k++)
+//       printf("%s ", gen_word(g, g->steps[k].token));
+//     gen_free(g);
+#ifndef SF_GENERATE_H
+#define SF_GENERATE_H
+
+#include <stdbool.h>
+
+#include "err.h"       // defines: Err
+#include "model.h"     // defines: Model
+#include "tokenizer.h" // defines: Tokens
+#include "trace.h"     // defines: Trace
+
+#define GEN_TOP 5        // candidates recorded per step
+#define GEN_MAX_STEPS 64 // the largest limit a caller may ask for
+
+typedef struct {
+  Trace *trace;         // this step's forward pass (decoder input: <bos> and the words before)
+  int token;            // the word written: the argmax of the last row of pred
+  float prob;           // its probability
+  int top[GEN_TOP];     // the most probable words, best first
+  float top_p[GEN_TOP]; // their probabilities
+  int n_top;            // min(GEN_TOP, output vocabulary)
+} GenStep;
+
+typedef struct {
+  const Model *model;
+  bool seq2seq;   // an encoder-decoder (else a causal model with a head)
+  int limit;      // the most steps it could take
+  int end_token;  // the id that ends generation (-1: none, only the limit)
+  bool ended;     // the last step wrote end_token
+  GenStep *steps; // [n_steps]
+  int n_steps;
+} Generation;
+
+// The default limit for a source of S tokens: 2·S + 10, at most GEN_MAX_STEPS.
+int gen_default_limit(int S);
+// Whether the model can generate; false with one line saying why (an encoder without a causal
+// prediction head).
+bool gen_supported(const Model *m, Err *err);
+// Greedy generation from source (the encoder's tokens, or a causal model's prompt), at most
+// max_steps steps (<= 0: gen_default_limit(source->n); more than GEN_MAX_STEPS fails). NULL with
+// a message on failure (unsupported model, out of memory, a trace too large).
+Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *err);
+void gen_free(Generation *g);
+// The word of an output id: the target vocabulary's (seq2seq) or the vocabulary's.
+const char *gen_word(const Generation *g, int id);
+// The words generated, space-separated, without the final end word ("<eos>"): the content of a
+// dump's generated.txt (with a newline). malloc'd; NULL when out of memory.
+char *gen_sentence(const Generation *g);
+
+#endif
