@@ -40,6 +40,9 @@ static bool load_and_resolve(Lesson *l, const char *what, LessonDiag *d) {
     CHECK(ok, "%s: lesson_resolve failed", what);
     for (int i = 0; ok && i < l->n_steps; i++) {
       const LessonStep *s = &l->steps[i];
+      // a decoder stage's rows are the decoder's words, found when the lesson runs (after
+      // generation or teacher forcing): lesson_resolve leaves them; its cross-attention columns too
+      if (s->has_stage && s->stage > STEP_MEMORY) continue;
       if (s->focus == FOCUS_ROW || s->focus == FOCUS_CELL)
         CHECK(s->row >= 0 && s->row < tk.n, "%s: step %d row %d", what, i, s->row);
       if (s->focus == FOCUS_COL || s->focus == FOCUS_CELL)
@@ -118,7 +121,8 @@ static const ErrCase ERRORS[] = {
     {"missing front matter", "# Title {stage=tokens}\n", 1, "missing front matter", false},
     {"front matter not closed", "---\ntitle: T\nsentence: a b\n## S\n", 1, "not closed", false},
     {"unknown front matter key", "---\ntitle: T\nsentense: a b\n---\n## S\n", 3,
-     "unknown front matter key \"sentense\" (known keys: title, sentence, model, causal, target, generate)", false},
+     "unknown front matter key \"sentense\" (known keys: title, sentence, model, causal, target, generate)",
+     false},
     {"no title", "---\nsentence: a b\n---\n## S\n", 1, "no title", false},
     {"no sentence", "---\ntitle: T\n---\n## S\n", 1, "no sentence", false},
     {"not key: value", "---\ntitle: T\nsentence: a b\njust words\n---\n## S\n", 4, "key: value", false},

@@ -174,6 +174,21 @@ bad "--generate writes the target itself" export --model "$G/model.safetensors" 
 bad "is an encoder only" export --model "$REFS/cat-bank/model.safetensors" --target "le chat" --out "$T/x"
 [ ! -e "$T/x" ] || fail "a refused dump left $T/x"
 
+# The shipped decoder lesson (trained translate model, --generate): one picture per step, and the
+# translation the lesson narrates (scripts/train/translate.py checks it too).
+SRC=${SF_SOURCE_DIR:-$(dirname "$REFS")/..}
+if "$SF" export --lesson "$SRC/lessons/decoder.md" --out "$T/lesson" >"$T/out" 2>"$T/stderr"; then
+  steps=$(grep -c '^#\{1,2\} ' "$SRC/lessons/decoder.md")
+  pngs=$(ls "$T/lesson"/*.png 2>/dev/null | wc -l)
+  [ "$pngs" -eq $((steps + 1)) ] || fail "export --lesson decoder.md wrote $pngs pictures for $steps steps and the title page"
+else
+  fail "export --lesson decoder.md: $(cat "$T/stderr")"
+fi
+"$SF" stages --model "$SRC/assets/models/translate.safetensors" --text "She puts money in the bank" --generate \
+  >"$T/translate" 2>"$T/stderr" || fail "stages --generate on translate: $(cat "$T/stderr")"
+grep -qF "generated: elle met de l argent dans la banque" "$T/translate" ||
+  fail "translate: not the lesson's sentence: $(grep generated "$T/translate")"
+
 if [ "$failures" -ne 0 ]; then
   echo "test_seq2seq_cli: $failures failures" >&2
   exit 1

@@ -48,6 +48,7 @@ typedef struct {
   int runs, threads, peak_n;
   bool sizes[N_SIZES];
   bool machine, tsv, peak, peak_only;
+  const char *model, *text, *target; // --model: time this model's forward instead of the sizes
 } BenchOpts;
 
 typedef struct {
@@ -181,6 +182,7 @@ static void print_machine(FILE *f, const char *prefix) {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: stepformer bench [--runs N] [--threads 1|2] [--sizes NAME,...] [--machine] [--tsv]\n"
+             "                        [--model FILE [--text TEXT] [--target TEXT]]\n"
              "                        [--no-peak | --peak-only] [--peak-n N]\n\n"
              "Times the full traced forward pass (model_forward: every stage kept in the trace) of one\n"
              "random encoder layer (post-norm, ReLU) and reports the median and min of N timed runs,\n"
@@ -199,7 +201,11 @@ static void usage(FILE *f) {
              "  --tsv           tab-separated output, one header line (for scripts/bench_forward.py)\n"
              "  --no-peak       skip the sgemm peak (reported as 0)\n"
              "  --peak-only     measure the sgemm peak and time no forward\n"
-             "  --peak-n N      matrix size of the peak measurement (default 2048)\n\n"
+             "  --peak-n N      matrix size of the peak measurement (default 2048)\n"
+             "  --model FILE    time this model's traced forward instead (any model file or hub folder)\n"
+             "                  on --text TEXT (default: \"" MODEL_SOURCE_DEFAULT_TEXT "\") and, for an\n"
+             "                  encoder-decoder, --target TEXT (the decoder's input after <bos>); it\n"
+             "                  also times the decoder alone, as a generation step computes it\n\n"
              "Run on an idle machine, or alternate and repeat runs and compare medians\n"
              "(scripts/bench_forward.py does that against PyTorch).\n");
 }
@@ -236,8 +242,9 @@ static bool parse_opts(BenchOpts *o, int argc, char **argv, Err *err) {
   for (int i = 0; i < N_SIZES; i++) o->sizes[i] = true;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    bool has_value =
-        !strcmp(a, "--runs") || !strcmp(a, "--threads") || !strcmp(a, "--sizes") || !strcmp(a, "--peak-n");
+    bool has_value = !strcmp(a, "--runs") || !strcmp(a, "--threads") || !strcmp(a, "--sizes") ||
+                     !strcmp(a, "--peak-n") || !strcmp(a, "--model") || !strcmp(a, "--text") ||
+                     !strcmp(a, "--target");
     if (has_value && i + 1 >= argc) return err_set(err, "%s needs a value", a);
     for (int k = 1; k < i; k++)
       if (!strcmp(argv[k], a)) return err_set(err, "%s is given twice: give it once", a);
@@ -249,7 +256,13 @@ static bool parse_opts(BenchOpts *o, int argc, char **argv, Err *err) {
       if (!parse_int_opt(a, argv[++i], 64, 8192, &o->peak_n, err)) return false;
     } else if (!strcmp(a, "--sizes")) {
       if (!parse_sizes(o, argv[++i], err)) return false;
-    } else if (!strcmp(a, "--machine"))
+    } else if (!strcmp(a, "--model"))
+      o->model = argv[++i];
+    else if (!strcmp(a, "--text"))
+      o->text = argv[++i];
+    else if (!strcmp(a, "--target"))
+      o->target = argv[++i];
+    else if (!strcmp(a, "--machine"))
       o->machine = true;
     else if (!strcmp(a, "--tsv"))
       o->tsv = true;
@@ -261,7 +274,46 @@ static bool parse_opts(BenchOpts *o, int argc, char **argv, Err *err) {
       return err_set(err, "unknown option \"%s\" (see stepformer bench --help)", a);
   }
   if (!o->peak && o->peak_only) return err_set(err, "--no-peak and --peak-only exclude each other: give one");
+  if (!o->model && (o->text || o->target))
+    return err_set(err, "--text and --target time a model's forward: give --model FILE too");
   return true;
+}
+
+// --model: the traced forward of that model on --text (and, for an encoder-decoder, the decoder's
+// input <bos> + --target). For an encoder-decoder also the decoder alone, as every generation step
+// after the first computes it: the encoder, memory and the cross-attention's K and V of memory
+// kept from a first full forward (trace.h, memory_ready).
+static int bench_model(const BenchOpts *o) {
+  Err err = {0};
+  Model *m = model_load(o->model, &err);
+  if (!m) return cli_fail("bench", err.msg);
+  Trace *t = cli_build_any_trace(m, o->text ? o->text : MODEL_SOURCE_DEFAULT_TEXT, o->target, &err);
+  if (!t) {
+    model_free(m);
+    return cli_fail("bench", err.msg);
+  }
+  BenchTime full = time_forward(t, o->runs), dec = {0};
+  if (t->T > 0) {
+    t->memory_ready = true; // what model_forward then skips was filled by the forwards above
+    dec = time_forward(t, o->runs);
+    t->memory_ready = false;
+  }
+  if (o->tsv) {
+    printf("model\tL\tT\tthreads\truns\tmedian_s\tmin_s\tdecoder_median_s\tdecoder_min_s\n");
+    printf("%s\t%d\t%d\t%d\t%d\t%.9f\t%.9f\t%.9f\t%.9f\n", m->source, t->L, t->T, o->threads, o->runs,
+           full.median_s, full.min_s, dec.median_s, dec.min_s);
+  } else {
+    printf("%s, L=%d%s%d, %d thread%s, %d runs: traced forward median %.4f ms (min %.4f)\n", m->source, t->L,
+           t->T > 0 ? " T=" : "", t->T > 0 ? t->T : 0, o->threads, o->threads > 1 ? "s" : "", o->runs,
+           full.median_s * 1e3, full.min_s * 1e3);
+    if (t->T > 0)
+      printf("  one generation step (the decoder alone, memory and its K, V kept): median %.4f ms (min "
+             "%.4f), %.2f%% of the full forward\n",
+             dec.median_s * 1e3, dec.min_s * 1e3, 100.0 * dec.median_s / full.median_s);
+  }
+  trace_free(t);
+  model_free(m);
+  return 0;
 }
 
 int cli_bench(int argc, char **argv) {
@@ -279,6 +331,10 @@ int cli_bench(int argc, char **argv) {
   }
   openblas_set_num_threads(1);
   forward_set_threads(o.threads);
+  if (o.model && !o.peak_only) {
+    if (o.machine) print_machine(stdout, o.tsv ? "#" : "");
+    return bench_model(&o);
+  }
   if (o.tsv) {
     if (o.machine) print_machine(stdout, "#");
     printf("#threads\t%d\n#peak_gflops\t%.3f\n", o.threads, peak);

@@ -50,7 +50,7 @@ static void copy(const char *from_dir, const char *name) {
   free(d);
 }
 
-static const char *const FILES[] = {"vocab.json", "merges.txt", "vocab.txt", "tokenizer_config.json",
+static const char *const FILES[] = {"vocab.json",  "merges.txt",       "vocab.txt", "tokenizer_config.json",
                                     "config.json", "model.safetensors"};
 
 static void cleanup(void) {
