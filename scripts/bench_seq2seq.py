@@ -18,12 +18,13 @@ first computes it).
 Method as scripts/bench_forward.py: each measurement is the median of --runs timed runs after a
 warm-up; the two sides alternate (PyTorch first in even rounds, C first in odd ones) for --rounds
 rounds, in fresh processes whose environment sets the threads before torch is imported
-(OMP_NUM_THREADS, OPENBLAS_NUM_THREADS; OMP_WAIT_POLICY=PASSIVE for 2 threads); the C side gets
+(OMP_NUM_THREADS, OPENBLAS_NUM_THREADS; OMP_WAIT_POLICY=PASSIVE for 2 threads; --torch-native unsets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
+for PyTorch alone, so that its OpenBLAS picks its own kernels); the C side gets
 OPENBLAS_NUM_THREADS=1 and --threads n. The table gives the median over rounds of those medians
 and C/PyTorch (the target of issue 11: at most 1.0).
 
     /usr/bin/python3 scripts/bench_seq2seq.py --bin build/stepformer [--rounds 5] [--runs 15]
-        [--threads 1,2] [--markdown]
+        [--threads 1,2] [--markdown] [--torch-native]
 Needs python3-torch (Debian). Machines are shared and noisy: compare medians of alternated runs.
 """
 import argparse
@@ -71,8 +72,14 @@ print(timed(full), timed(dec))
 """
 
 
+NATIVE = False  # --torch-native: PyTorch's OpenBLAS picks its own kernels (AVX-512 where the CPU has it)
+
+
 def env_for(threads, c_side):
     e = dict(os.environ)
+    if NATIVE and not c_side:
+        e.pop("OPENBLAS_CORETYPE", None)
+        e.pop("OPENBLAS_L2_SIZE", None)
     e["OPENBLAS_NUM_THREADS"] = "1" if c_side else str(threads)
     e["OMP_NUM_THREADS"] = "1" if c_side else str(threads)
     if threads > 1 and not c_side:
@@ -116,7 +123,11 @@ def main():
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--torch-native", action="store_true",
+                    help="unset OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE for PyTorch alone (its own kernel choice)")
     a = ap.parse_args()
+    global NATIVE
+    NATIVE = a.torch_native
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "base6x6.safetensors")
         write_model(model)

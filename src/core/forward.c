@@ -429,7 +429,7 @@ static void layer_forward(Trace *t, int l) {
 // Legend: S source tokens (the encoder's L), T the decoder's input tokens (<bos> + the target's),
 // V_t target vocabulary. The decoder reuses the encoder's stage functions: the same attention
 // (split_heads, scores, apply_mask, softmax_rows, weighted_values, concat_heads), linear and
-// add_norm. Its products multiply with BLAS or the loop kernels (its weights are not packed).
+// add_norm. Its weights are packed as the encoder's (model.c), the cross-attention's in three.
 
 // Cross-attention's split: Q^c_h [T, d_k] = columns h·d_k.. of the query projection, rows r0..
 // (its K^c_h and V^c_h come from memory_keys_values, once per layer).
@@ -454,8 +454,8 @@ static void memory_keys_values(Trace *t, int j, Mat kv) {
   const DecLayerWeights *dw = &t->model->dec_layers[j];
   const TraceDecLayer *y = &t->dec_layers[j];
   int S = t->L, D = t->cfg.D, dk = D / t->cfg.H;
-  linear(kv, tmat(&t->t[t->memory]), mat_view(dw->cross_in_proj_weight + (size_t)D * D, 2 * D, D), NULL,
-         dw->cross_in_proj_bias + D);
+  linear(kv, tmat(&t->t[t->memory]), mat_view(dw->cross_in_proj_weight + (size_t)D * D, 2 * D, D),
+         &dw->cross_kv_packed, dw->cross_in_proj_bias + D);
   for (int h = 0; h < t->cfg.H; h++) {
     mat_copy(head(&t->t[y->cK], h), mat_sub(kv, 0, h * dk, S, dk));
     mat_copy(head(&t->t[y->cV], h), mat_sub(kv, 0, D + h * dk, S, dk));
@@ -488,7 +488,7 @@ static void decoder_layer_forward(Trace *t, int j) {
   // dec_qkv … dec_concat: masked self-attention over the target, [Q | K | V] [T, 3D] in the scratch,
   // S_h [H, T, T] with -inf above the diagonal (a word may not look at the words after it)
   Mat qkv = mat_view(t->scratch, Tn, 3 * D);
-  linear(qkv, a_in, mat_view(w->in_proj_weight, 3 * D, D), NULL, w->in_proj_bias);
+  linear(qkv, a_in, mat_view(w->in_proj_weight, 3 * D, D), &w->in_proj_packed, w->in_proj_bias);
   AttnBlock self = {y->Q,
                     y->K,
                     y->V,
@@ -503,7 +503,8 @@ static void decoder_layer_forward(Trace *t, int j) {
 
   // dec_outproj: attn = concat · W^oᵀ + b^o [T, D]
   Mat attn = tmat(&T[y->attn]), res1 = tmat(&T[y->res1]);
-  linear(attn, tmat(&T[y->concat]), mat_view(w->out_proj_weight, D, D), NULL, w->out_proj_bias);
+  linear(attn, tmat(&T[y->concat]), mat_view(w->out_proj_weight, D, D), &w->out_proj_packed,
+         w->out_proj_bias);
 
   // dec_addnorm1: res1 = in + attn; x1 = post-norm LN1(res1), pre-norm LN2(res1): the cross-attention's
   // queries come from x1
@@ -515,14 +516,14 @@ static void decoder_layer_forward(Trace *t, int j) {
   // the scratch, then cross_scores … cross_concat: S^c_h [H, T, S], no mask (every source word)
   Mat q = mat_view(t->scratch, Tn, D), kv = mat_view(t->scratch + (size_t)Tn * D, S, 2 * D);
   if (!t->memory_ready) memory_keys_values(t, j, kv); // generation: copied in (trace.h)
-  linear(q, x1, mat_view(dw->cross_in_proj_weight, D, D), NULL, dw->cross_in_proj_bias);
+  linear(q, x1, mat_view(dw->cross_in_proj_weight, D, D), &dw->cross_q_packed, dw->cross_in_proj_bias);
   AttnBlock cross = {y->cQ, y->cK, y->cV, y->cS, y->cS, y->cA, y->cAV, y->cconcat, {q, NO_MAT, NO_MAT},
                      false};
   attention(t, &cross, &cross_stages);
 
   // cross_outproj: cattn = cconcat · W^{oc}ᵀ + b^{oc} [T, D]
   Mat cattn = tmat(&T[y->cattn]), res2 = tmat(&T[y->res2]);
-  linear(cattn, tmat(&T[y->cconcat]), mat_view(dw->cross_out_proj_weight, D, D), NULL,
+  linear(cattn, tmat(&T[y->cconcat]), mat_view(dw->cross_out_proj_weight, D, D), &dw->cross_out_packed,
          dw->cross_out_proj_bias);
 
   // dec_addnorm2: res2 = (pre-norm res1, post-norm x1) + cattn; f_in = post-norm LN2(res2),
@@ -533,9 +534,9 @@ static void decoder_layer_forward(Trace *t, int j) {
 
   // dec_ffn_hidden, dec_ffn_out: hidden = act(f_in · W_1ᵀ + b_1) [T, F], ffn = hidden · W_2ᵀ + b_2 [T, D]
   Mat hidden = tmat(&T[y->ffn_hidden]), ffn = tmat(&T[y->ffn]);
-  linear_act(tmat(&T[y->ffn_pre]), f_in, mat_view(w->linear1_weight, F, D), NULL, w->linear1_bias, hidden,
-             c->activation);
-  linear(ffn, hidden, mat_view(w->linear2_weight, D, F), NULL, w->linear2_bias);
+  linear_act(tmat(&T[y->ffn_pre]), f_in, mat_view(w->linear1_weight, F, D), &w->linear1_packed,
+             w->linear1_bias, hidden, c->activation);
+  linear(ffn, hidden, mat_view(w->linear2_weight, D, F), &w->linear2_packed, w->linear2_bias);
 
   // dec_addnorm3, the layer's output: pre-norm out = res3 = res2 + ffn; post-norm res3 = f_in + ffn,
   // out = LN3(res3)

@@ -361,16 +361,35 @@ static void model_pack(Model *m) {
     gemm_pack(&w->linear1_packed, mat_view(w->linear1_weight, c->F, c->D));
     gemm_pack(&w->linear2_packed, mat_view(w->linear2_weight, c->D, c->F));
   }
+  for (int j = 0; j < c->n_dec_layers; j++) { // a decoder layer: its self-attention, FFN and cross
+    DecLayerWeights *d = &m->dec_layers[j];
+    LayerWeights *w = &d->self;
+    gemm_pack(&w->in_proj_packed, mat_view(w->in_proj_weight, 3 * c->D, c->D));
+    gemm_pack(&w->out_proj_packed, mat_view(w->out_proj_weight, c->D, c->D));
+    gemm_pack(&w->linear1_packed, mat_view(w->linear1_weight, c->F, c->D));
+    gemm_pack(&w->linear2_packed, mat_view(w->linear2_weight, c->D, c->F));
+    gemm_pack(&d->cross_q_packed, mat_view(d->cross_in_proj_weight, c->D, c->D));
+    gemm_pack(&d->cross_kv_packed, mat_view(d->cross_in_proj_weight + (size_t)c->D * c->D, 2 * c->D, c->D));
+    gemm_pack(&d->cross_out_packed, mat_view(d->cross_out_proj_weight, c->D, c->D));
+  }
+}
+
+static void layer_unpack(LayerWeights *w) {
+  gemm_free(&w->in_proj_packed);
+  gemm_free(&w->out_proj_packed);
+  gemm_free(&w->linear1_packed);
+  gemm_free(&w->linear2_packed);
 }
 
 void model_free(Model *m) {
   if (!m) return;
-  for (int l = 0; m->layers && l < m->cfg.n_layers; l++) {
-    LayerWeights *w = &m->layers[l];
-    gemm_free(&w->in_proj_packed);
-    gemm_free(&w->out_proj_packed);
-    gemm_free(&w->linear1_packed);
-    gemm_free(&w->linear2_packed);
+  for (int l = 0; m->layers && l < m->cfg.n_layers; l++) layer_unpack(&m->layers[l]);
+  for (int j = 0; m->dec_layers && j < m->cfg.n_dec_layers; j++) {
+    DecLayerWeights *d = &m->dec_layers[j];
+    layer_unpack(&d->self);
+    gemm_free(&d->cross_q_packed);
+    gemm_free(&d->cross_kv_packed);
+    gemm_free(&d->cross_out_packed);
   }
   for (int i = 0; i < m->n_meta; i++) {
     free(m->meta_keys[i]);

@@ -115,10 +115,12 @@ typedef struct {
 // A decoder layer of nn.Transformer: masked self-attention, cross-attention over memory, FFN.
 typedef struct {
   LayerWeights self; // self_attn.*, linear1/2, norm1, norm2: what an encoder layer has too
-                     // (not packed: the decoder multiplies with BLAS)
   float *cross_in_proj_weight, *cross_in_proj_bias;   // multihead_attn.in_proj [3D, D], [3D]
   float *cross_out_proj_weight, *cross_out_proj_bias; // multihead_attn.out_proj [D, D], [D]
   float *norm3_weight, *norm3_bias;                   // [D]
+  // packed as the encoder's (gemm.h), or empty: the cross-attention's W^{qc} (rows 0..D-1 of
+  // its in_proj), W^{kc}|W^{vc} (rows D..3D-1, applied to memory) and its out_proj
+  GemmWeights cross_q_packed, cross_kv_packed, cross_out_packed;
 } DecLayerWeights;
 
 typedef struct Model {
