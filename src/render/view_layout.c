@@ -611,8 +611,12 @@ static void shape_text(const Eq *e, const ViewOperand *v, char *buf, int cap) {
   const TraceTensor *src = operand_src(&v->op);
   const char *ra = v->op.rows == 1 ? "1" : axis_letter(v->op.row_axis);
   const char *ca = v->op.cols == 1 ? "1" : axis_letter(v->op.col_axis);
+  if (e->t && e->t->T > 0) { // an encoder-decoder calls the source's length S, as the course does
+    if (v->op.rows > 1 && v->op.row_axis == AXIS_TOKEN) ra = "S";
+    if (v->op.cols > 1 && v->op.col_axis == AXIS_TOKEN) ca = "S";
+  }
   bool averaged = v->drows < v->op.rows || v->dcols < v->op.cols;
-  (void)src, (void)e;
+  (void)src;
   snprintf(buf, (size_t)cap, "%s×%s = %d×%d%s", ra, ca, v->op.rows, v->op.cols,
            averaged ? " (area-averaged)" : "");
 }
