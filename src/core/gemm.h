@@ -47,7 +47,20 @@ typedef struct {
   int n, k;      // w's shape [N, K]
 } GemmWeights;
 
-// True when this CPU runs the kernel (AVX2 and FMA) and it was compiled in.
+// The kernels, widest last. GEMM_BLAS is none: nothing gets packed, the forward keeps BLAS.
+typedef enum { GEMM_BLAS, GEMM_AVX2, GEMM_AVX512 } GemmKernel;
+
+// The kernel in use: the widest this CPU runs, unless the environment variable SF_GEMM (avx512,
+// avx2 or blas) names another that it runs (else one line on stderr, and the widest). Decided at
+// the first call (model_make calls it, before any thread).
+GemmKernel gemm_kernel(void);
+// Selects k for what follows (tests, benchmarks); false, and nothing changes, when this CPU or
+// build cannot run k. Weights packed before stay valid: the layout is the same for every kernel
+// (and under GEMM_BLAS, gemm_matmul_t on them runs the AVX2 kernel).
+bool gemm_use(GemmKernel k);
+const char *gemm_kernel_name(GemmKernel k); // "avx512", "avx2", "blas"
+
+// True when a packed kernel is in use (gemm_kernel() != GEMM_BLAS): AVX2 + FMA at least.
 bool gemm_supported(void);
 
 // Packs w[N,K] (any stride) into p (allocates; false on no memory or !gemm_supported(), p then
