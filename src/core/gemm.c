@@ -1,5 +1,6 @@
-// gemm.c -- see gemm.h. Shapes: y[M,n] = x[M,K]·w[c0..c0+n, K]ᵀ; tiles of MR rows of x (and y)
-// by NR rows of w (columns of y); blocks of KC columns of x and w.
+// gemm.c -- see gemm.h: the choice of kernel, the packing, and the AVX2 kernel (the AVX-512 one
+// is gemm_avx512.c, on the same packed panels). Shapes: y[M,n] = x[M,K]·w[c0..c0+n, K]ᵀ; tiles
+// of MR rows of x (and y) by NR rows of w (columns of y); blocks of KC columns of x and w.
 //
 // Loop order (BLIS's, with the weights pre-packed): for each block of KC columns k, for each
 // block of at most MC rows of x, for each panel of NR columns of y, for each tile of MR rows:
