@@ -123,18 +123,26 @@ SF_AVX512 SF_INLINE void tile_kernel(const int mr, const int nv, const Tile *t) 
 
 // Every other tile shape (fewer rows at the end of a row block, fewer panels at the end of the
 // columns): one function each, not inlined, in a table by [rows][panels].
+// clang-format off
 #define TILE(mr, nv)                                                                                         \
   SF_AVX512 __attribute__((noinline)) static void tile_##mr##_##nv(const Tile *t) { tile_kernel(mr, nv, t); }
 #define TILES(mr) TILE(mr, 1) TILE(mr, 2) TILE(mr, 3)
 TILES(1)
-TILES(2) TILES(3) TILES(4) TILES(5) TILES(6) TILES(7) TILES(8)
+TILES(2)
+TILES(3)
+TILES(4)
+TILES(5)
+TILES(6)
+TILES(7)
+TILES(8)
 #undef TILES
 #undef TILE
 #define ROW(mr)                                                                                              \
   { NULL, tile_##mr##_1, tile_##mr##_2, tile_##mr##_3 }
-    static void (*const TILE_FN[MR + 1][NV + 1])(const Tile *) = {{NULL}, ROW(1), ROW(2), ROW(3), ROW(4),
-                                                                  ROW(5), ROW(6), ROW(7), ROW(8)};
+static void (*const TILE_FN[MR + 1][NV + 1])(const Tile *) = {{NULL}, ROW(1), ROW(2), ROW(3), ROW(4),
+                                                              ROW(5), ROW(6), ROW(7), ROW(8)};
 #undef ROW
+// clang-format on
 _Static_assert(MR == 8 && NV == 3, "the table of tile functions above lists 8 rows × 3 panels");
 
 // Rows of the tile that starts `left` rows before the end of its block: MR, but the last MR+1 ..
