@@ -2,16 +2,16 @@
 // forward pass.
 //
 // gemm_matmul_t against mat_matmul_t_naive on a grid of shapes with ragged edges (M, N, K not
-// multiples of the 6-row tiles, 16-column panels and 256-column blocks; M = 1, N = 1, K = 1,
-// K = 0; more than 256 rows, which splits the rows into blocks), on strided sub-views of x, w,
-// y and the ReLU output, on column ranges of the packed weights (c0 > 0), with and without bias
-// and ReLU, packed by gemm_pack, into a caller's buffer and from the transpose (y = x·b), scaled.
-// Every entry must be within the rounding of a float sum of K products:
-// |gemm - naive| <= 2(K+2)·ε·(Σ_k |x_ik·w_jk| + |b_j|). Nothing outside the views may be
-// written; a NaN in x gives NaN in y and after ReLU (as torch.relu); splitting the columns or the rows into
-// two calls gives the same bits. Then the forward pass of a model large enough to take the
-// kernel: the trace has the same bits on one thread and on two, and stays within 1e-5 of the
-// BLAS path. On a machine without AVX2 + FMA, only checks that nothing gets packed.
+// multiples of the 6- and 8-row tiles, 16-, 32- and 48-column tiles and 256-column blocks; M = 1, N = 1, K =
+// 1, K = 0; more than 256 rows, which splits the rows into blocks), on strided sub-views of x, w, y and the
+// ReLU output, on column ranges of the packed weights (c0 > 0), with and without bias and ReLU, packed by
+// gemm_pack, into a caller's buffer and from the transpose (y = x·b), scaled. Every entry must be within the
+// rounding of a float sum of K products: |gemm - naive| <= 2(K+2)·ε·(Σ_k |x_ik·w_jk| + |b_j|). Nothing
+// outside the views may be written; a NaN in x gives NaN in y and after ReLU (as torch.relu); splitting the
+// columns or the rows into two calls gives the same bits. Then the forward pass of a model large enough to
+// take the kernel: the trace has the same bits on one thread and on two, and stays within 1e-5 of the BLAS
+// path. All of it for each kernel this machine runs (AVX-512, AVX2: gemm_use), saying which it skips; and
+// under GEMM_BLAS (SF_GEMM=blas), nothing gets packed.
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -184,7 +184,7 @@ static void check_shape(int M, int N, int K, int c0, int pad, uint64_t *rng) {
 
 static void check_shapes(void) {
   static const int Ms[] = {1, 2, 5, 6, 7, 8, 9, 13, 17, 40};
-  static const int Ns[] = {1, 15, 16, 17, 40};
+  static const int Ns[] = {1, 15, 16, 17, 40, 49};
   static const int Ks[] = {0, 1, 3, 8, 255, 256, 257, 520};
   uint64_t rng = rng_seed(2026);
   int n = 0;
@@ -277,23 +277,45 @@ static void check_forward(void) {
     if (isfinite(b)) worst = fmax(worst, fabs((double)a - b) / fmax(1.0, fabs((double)b)));
   }
   CHECK(worst <= 1e-5, "the forward with the packed kernel differs from BLAS by %.3g", worst);
-  printf("forward, packed kernel against BLAS: max relative difference %.3g\n", worst);
+  printf("forward, %s kernel against BLAS: max relative difference %.3g\n", gemm_kernel_name(gemm_kernel()),
+         worst);
   free(one);
   trace_free(t);
   model_free(m);
 }
 
+// Under GEMM_BLAS nothing is packed: not the weights, not a model's.
+static void check_blas_packs_nothing(void) {
+  GemmKernel was = gemm_kernel();
+  CHECK(gemm_use(GEMM_BLAS) && !gemm_supported(), "gemm_use(GEMM_BLAS)");
+  GemmWeights pw;
+  float w[4] = {1, 2, 3, 4};
+  CHECK(!gemm_pack(&pw, mat_view(w, 2, 2)) && pw.panels == NULL, "blas: gemm_pack packs nothing");
+  gemm_use(was);
+}
+
 int main(void) {
   check_relu_like_torch(); // mat_relu: every CPU
-  if (!gemm_supported()) {
-    GemmWeights pw;
-    float w[4] = {1, 2, 3, 4};
-    CHECK(!gemm_pack(&pw, mat_view(w, 2, 2)) && pw.panels == NULL, "no AVX2 + FMA: gemm_pack packs nothing");
-    printf("test_gemm: this CPU has no AVX2 + FMA: the forward multiplies with BLAS\n");
-    return check_exit("test_gemm");
+  check_blas_packs_nothing();
+  printf("test_gemm: kernel in use %s (SF_GEMM=%s)\n", gemm_kernel_name(gemm_kernel()),
+         getenv("SF_GEMM") ? getenv("SF_GEMM") : "");
+  // every packed kernel this CPU runs, widest first; the others are skipped, and say so
+  static const GemmKernel kernels[] = {GEMM_AVX512, GEMM_AVX2};
+  GemmKernel was = gemm_kernel();
+  int ran = 0;
+  for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++) {
+    const char *name = gemm_kernel_name(kernels[i]);
+    if (!gemm_use(kernels[i])) {
+      printf("test_gemm: %s kernel skipped: this CPU or build does not run it\n", name);
+      continue;
+    }
+    printf("test_gemm: %s kernel\n", name);
+    check_shapes();
+    check_nan();
+    check_forward();
+    ran++;
   }
-  check_shapes();
-  check_nan();
-  check_forward();
+  gemm_use(was);
+  if (ran == 0) printf("test_gemm: this CPU has no AVX2 + FMA: the forward multiplies with BLAS\n");
   return check_exit("test_gemm");
 }

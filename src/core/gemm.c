@@ -1,5 +1,6 @@
-// gemm.c -- see gemm.h. Shapes: y[M,n] = x[M,K]·w[c0..c0+n, K]ᵀ; tiles of MR rows of x (and y)
-// by NR rows of w (columns of y); blocks of KC columns of x and w.
+// gemm.c -- see gemm.h: the choice of kernel, the packing, and the AVX2 kernel (the AVX-512 one
+// is gemm_avx512.c, on the same packed panels). Shapes: y[M,n] = x[M,K]·w[c0..c0+n, K]ᵀ; tiles
+// of MR rows of x (and y) by NR rows of w (columns of y); blocks of KC columns of x and w.
 //
 // Loop order (BLIS's, with the weights pre-packed): for each block of KC columns k, for each
 // block of at most MC rows of x, for each panel of NR columns of y, for each tile of MR rows:
@@ -10,10 +11,13 @@
 #include "gemm.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "err.h"  // defines: EXPECT
-#include "simd.h" // defines: SF_AVX2_FMA, SF_INLINE, SF_UNROLL
+#include "err.h"         // defines: EXPECT
+#include "gemm_avx512.h" // defines: gemm_avx512_matmul, GEMM_HAVE_AVX512
+#include "simd.h"        // defines: SF_AVX2_FMA, SF_INLINE, SF_UNROLL
 
 // A tile is 6 rows × 16 columns of y in 12 registers (6 × 2 vectors of 8), with 2 more for a
 // row of the panel and 1 for a broadcast x: 15 of AVX2's 16. Its 12 independent FMAs per k keep
@@ -44,10 +48,50 @@ static float *panel_at(const GemmWeights *w, int j0, int k0, int kc) {
   return w->panels + (size_t)k0 * ((w->n + NR - 1) / NR * NR) + (size_t)j0 * kc;
 }
 
-bool gemm_supported(void) {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+// ---------------------------------------------------------------- which kernel
+
+const char *gemm_kernel_name(GemmKernel k) {
+  return k == GEMM_AVX512 ? "avx512" : k == GEMM_AVX2 ? "avx2" : "blas";
 }
+
+// Whether this CPU and build run kernel k.
+static bool can_run(GemmKernel k) {
+  __builtin_cpu_init();
+  bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (k == GEMM_AVX2) return avx2;
+  if (k == GEMM_AVX512) return GEMM_HAVE_AVX512 && avx2 && __builtin_cpu_supports("avx512f");
+  return true;
+}
+
+static int chosen = -1; // the GemmKernel in use; -1 until the first call of gemm_kernel
+
+GemmKernel gemm_kernel(void) {
+  if (chosen >= 0) return (GemmKernel)chosen;
+  GemmKernel best = can_run(GEMM_AVX512) ? GEMM_AVX512 : can_run(GEMM_AVX2) ? GEMM_AVX2 : GEMM_BLAS;
+  chosen = (int)best;
+  const char *env = getenv("SF_GEMM");
+  if (env && *env) {
+    int want = -1;
+    for (int k = GEMM_BLAS; k <= GEMM_AVX512; k++)
+      if (!strcmp(env, gemm_kernel_name((GemmKernel)k))) want = k;
+    if (want < 0)
+      fprintf(stderr, "SF_GEMM=%s: unknown kernel (use avx512, avx2 or blas); using %s\n", env,
+              gemm_kernel_name(best));
+    else if (!can_run((GemmKernel)want))
+      fprintf(stderr, "SF_GEMM=%s: this CPU or build cannot run it; using %s\n", env, gemm_kernel_name(best));
+    else
+      chosen = want;
+  }
+  return (GemmKernel)chosen;
+}
+
+bool gemm_use(GemmKernel k) {
+  if (!can_run(k)) return false;
+  chosen = (int)k;
+  return true;
+}
+
+bool gemm_supported(void) { return gemm_kernel() != GEMM_BLAS; }
 
 // Transposes the 8×8 block whose rows are m[0..7] (afterwards m[i][j] is the old m[j][i]): pairs
 // of rows interleaved, then pairs of pairs, then the 128-bit halves exchanged.
@@ -244,16 +288,10 @@ static void fill_bias(Mat y, const float *bias, Mat relu) { // (0 times any scal
     }
 }
 
-SF_AVX2_FMA static void matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias,
-                               Mat relu) {
+// The AVX2 kernel's loops (the arguments checked by matmul).
+SF_AVX2_FMA static void avx2_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale,
+                                    const float *bias, Mat relu) {
   int M = y.rows, N = y.cols, K = x.cols;
-  EXPECT(w->panels && x.rows == M && K == w->k && c0 >= 0 && c0 % NR == 0 && c0 + N <= w->n);
-  EXPECT(!relu.data || (relu.rows == M && relu.cols == N));
-  if (M == 0 || N == 0) return;
-  if (K == 0) {
-    fill_bias(y, bias, relu);
-    return;
-  }
   // blocks of about equal size, in whole tiles but the last: M = 512 is 258 + 254 rows
   int row_blocks = (M + MC - 1) / MC, mc_max = ((M + row_blocks - 1) / row_blocks + MR - 1) / MR * MR;
   for (int k0 = 0; k0 < K; k0 += KC) {
@@ -299,6 +337,23 @@ SF_AVX2_FMA static void matmul(Mat y, Mat x, const GemmWeights *w, int c0, float
   }
 }
 
+// Checks, the empty cases, then the kernel in use: AVX-512 when selected, else AVX2 (also when
+// the weights were packed before gemm_use(GEMM_BLAS)).
+static void matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias, Mat relu) {
+  int M = y.rows, N = y.cols, K = x.cols;
+  EXPECT(w->panels && x.rows == M && K == w->k && c0 >= 0 && c0 % NR == 0 && c0 + N <= w->n);
+  EXPECT(!relu.data || (relu.rows == M && relu.cols == N));
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    fill_bias(y, bias, relu);
+    return;
+  }
+  if (gemm_kernel() == GEMM_AVX512)
+    gemm_avx512_matmul(y, x, w, c0, scale, bias, relu);
+  else
+    avx2_matmul(y, x, w, c0, scale, bias, relu);
+}
+
 void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu) {
   matmul(y, x, w, c0, 1.0f, bias, relu);
 }
@@ -309,6 +364,11 @@ void gemm_matmul_t_scaled(Mat y, Mat x, const GemmWeights *w, float s) {
 
 #else // no AVX2 + FMA kernel for this compiler or architecture: nothing is ever packed
 
+const char *gemm_kernel_name(GemmKernel k) {
+  return k == GEMM_AVX512 ? "avx512" : k == GEMM_AVX2 ? "avx2" : "blas";
+}
+GemmKernel gemm_kernel(void) { return GEMM_BLAS; }
+bool gemm_use(GemmKernel k) { return k == GEMM_BLAS; }
 bool gemm_supported(void) { return false; }
 
 bool gemm_pack(GemmWeights *p, Mat w) {
