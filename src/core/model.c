@@ -823,7 +823,8 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
   if (!model_carve(m, p, n, err)) goto fail;
   if (m->tie_head) m->head_weight = m->embed; // the head is the embedding table itself
   for (int i = 0; i < n; i++) {
-    const float *src = st_find(&f, p[i].name)->data;
+    StTensor *st = (StTensor *)st_find(&f, p[i].name); // f is ours: its buffers go as they are copied
+    const float *src = st->data;
     long cnt = param_count(&p[i]);
     for (long k = 0; k < cnt; k++)
       if (!isfinite(src[k])) {
@@ -843,6 +844,8 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
         goto fail;
       }
     memcpy(*p[i].ptr, src, sizeof(float) * (size_t)cnt);
+    free(st->data); // so that the file's floats and the parameter block are not held twice at once
+    st->data = NULL;
   }
   snprintf(m->source, sizeof m->source, "%s", base_name(path));
   // keep the metadata: take the arrays over from the StFile
