@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "golden_ref.h"  // defines: golden_read_rows
 #include "course.h"      // defines: course_read, course_translate
 #include "fileio.h"      // defines: file_read_all, path_join
 #include "ptfile.h"      // defines: pt_read
@@ -22,27 +23,16 @@ typedef struct {
   char name[64], file[64], text[256];
 } Case;
 
+// "folder<TAB>file<TAB>sentence" lines (golden_ref.h).
 static int read_cases(const char *path, Case *cases, int cap) {
-  Err err = {0};
-  size_t len;
-  char *buf = file_read_all(path, &len, 1 << 20, &err);
-  CHECK(buf != NULL, "%s", err.msg);
-  if (!buf) return 0;
-  int n = 0;
-  for (char *line = buf, *next; line && *line; line = next) {
-    next = strchr(line, '\n');
-    if (next) *next++ = 0;
-    if (line[0] == '#' || !line[0]) continue;
-    char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-    CHECK(t2 && n < cap, "%s: bad line \"%s\"", path, line);
-    if (!t2 || n >= cap) continue;
-    *t1 = *t2 = 0;
-    snprintf(cases[n].name, sizeof cases[n].name, "%s", line);
-    snprintf(cases[n].file, sizeof cases[n].file, "%s", t1 + 1);
-    snprintf(cases[n].text, sizeof cases[n].text, "%s", t2 + 1);
-    n++;
+  GoldenRow *rows = calloc((size_t)cap, sizeof *rows);
+  int n = rows ? golden_read_rows(path, 3, rows, cap) : 0;
+  for (int i = 0; i < n; i++) {
+    snprintf(cases[i].name, sizeof cases[i].name, "%s", rows[i].f[0]);
+    snprintf(cases[i].file, sizeof cases[i].file, "%s", rows[i].f[1]);
+    snprintf(cases[i].text, sizeof cases[i].text, "%s", rows[i].f[2]);
   }
-  free(buf);
+  free(rows);
   return n;
 }
 

@@ -21,15 +21,16 @@
 #include <string.h>
 
 #include "check.h"
-#include "fileio.h"  // defines: file_read_all
-#include "forward.h" // defines: model_forward, forward_use_gemm
-#include "gemm.h"    // defines: gemm_supported
-#include "mat.h"     // defines: mat_naive_max_madds
-#include "model.h"   // defines: Model, model_load
-#include "npy.h"     // defines: npy_read
-#include "trace.h"   // defines: Trace, trace_find, trace_at
+#include "golden_ref.h" // defines: golden_read_rows
+#include "fileio.h"     // defines: file_read_all
+#include "forward.h"    // defines: model_forward, forward_use_gemm
+#include "gemm.h"       // defines: gemm_supported
+#include "mat.h"        // defines: mat_naive_max_madds
+#include "model.h"      // defines: Model, model_load
+#include "npy.h"        // defines: npy_read
+#include "trace.h"      // defines: Trace, trace_find, trace_at
 
-#define REL_TOL 1e-5
+#define REL_TOL GOLDEN_REL_TOL
 #define SHOW_MISMATCHES 4
 
 typedef struct {
@@ -38,28 +39,16 @@ typedef struct {
   char text[512];
 } Case;
 
-// Reads the manifest: "folder<TAB>causal<TAB>sentence" lines; '#' starts a comment line.
+// Reads the manifest: "folder<TAB>causal<TAB>sentence" lines (golden_ref.h).
 static int read_cases(const char *path, Case *cases, int cap) {
-  Err err = {0};
-  size_t len;
-  char *buf = file_read_all(path, &len, 1 << 20, &err);
-  CHECK(buf != NULL, "%s", err.msg);
-  if (!buf) return 0;
-  int n = 0;
-  for (char *line = buf, *next; line && *line; line = next) {
-    next = strchr(line, '\n');
-    if (next) *next++ = 0;
-    if (line[0] == '#' || line[0] == 0) continue;
-    char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-    CHECK(t2 != NULL && n < cap, "%s: bad line \"%s\"", path, line);
-    if (!t2 || n >= cap) continue;
-    *t1 = *t2 = 0;
-    Case *c = &cases[n++];
-    snprintf(c->name, sizeof c->name, "%s", line);
-    c->causal = !strcmp(t1 + 1, "1");
-    snprintf(c->text, sizeof c->text, "%s", t2 + 1);
+  GoldenRow *rows = calloc((size_t)cap, sizeof *rows);
+  int n = rows ? golden_read_rows(path, 3, rows, cap) : 0;
+  for (int i = 0; i < n; i++) {
+    snprintf(cases[i].name, sizeof cases[i].name, "%s", rows[i].f[0]);
+    cases[i].causal = !strcmp(rows[i].f[1], "1");
+    snprintf(cases[i].text, sizeof cases[i].text, "%s", rows[i].f[2]);
   }
-  free(buf);
+  free(rows);
   return n;
 }
 

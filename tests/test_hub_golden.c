@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "golden_ref.h"   // defines: golden_read_rows, golden_compare
 #include "fileio.h"       // defines: file_read_all, path_join
 #include "forward.h"      // defines: model_forward
 #include "model.h"        // defines: Model, model_load
@@ -17,75 +18,21 @@
 #include "npy.h"          // defines: npy_read
 #include "trace.h"        // defines: Trace, trace_find, trace_at, trace_dump_shape
 
-#define REL_TOL 1e-5
-
 typedef struct {
   char name[64];
   char text[512];
 } Case;
 
-// "folder<TAB>sentence" lines; '#' starts a comment line.
+// "folder<TAB>sentence" lines (golden_ref.h).
 static int read_cases(const char *path, Case *cases, int cap) {
-  Err err = {0};
-  size_t len;
-  char *buf = file_read_all(path, &len, 1 << 20, &err);
-  CHECK(buf != NULL, "%s", err.msg);
-  if (!buf) return 0;
-  int n = 0;
-  for (char *line = buf, *next; line && *line; line = next) {
-    next = strchr(line, '\n');
-    if (next) *next++ = 0;
-    if (line[0] == '#' || line[0] == 0) continue;
-    char *tab = strchr(line, '\t');
-    CHECK(tab != NULL && n < cap, "%s: bad line \"%s\"", path, line);
-    if (!tab || n >= cap) continue;
-    *tab = 0;
-    snprintf(cases[n].name, sizeof cases[n].name, "%s", line);
-    snprintf(cases[n].text, sizeof cases[n].text, "%s", tab + 1);
-    n++;
+  GoldenRow *rows = calloc((size_t)cap, sizeof *rows);
+  int n = rows ? golden_read_rows(path, 2, rows, cap) : 0;
+  for (int i = 0; i < n; i++) {
+    snprintf(cases[i].name, sizeof cases[i].name, "%s", rows[i].f[0]);
+    snprintf(cases[i].text, sizeof cases[i].text, "%s", rows[i].f[1]);
   }
-  free(buf);
+  free(rows);
   return n;
-}
-
-// Compares dir/NAME.npy with the trace tensor NAME. Returns the max |c - r|.
-static double compare(const char *cname, const char *dir, const char *name, const Trace *t) {
-  char file[96], path[4096];
-  snprintf(file, sizeof file, "%s.npy", name);
-  CHECK(path_join(path, sizeof path, dir, file), "path too long");
-  const TraceTensor *x = trace_find(t, name);
-  CHECK(x != NULL && !x->is_weight, "%s: the trace has no stage \"%s\"", cname, name);
-  if (!x || x->is_weight) return INFINITY;
-  Err err = {0};
-  int nd = 0, shape[NPY_MAX_DIMS] = {0}, want[3];
-  float *ref = npy_read(path, &nd, shape, &err);
-  CHECK(ref != NULL, "%s", err.msg);
-  if (!ref) return INFINITY;
-  int wnd = trace_dump_shape(x, want);
-  bool same = nd == wnd;
-  for (int k = 0; same && k < nd; k++) same = shape[k] == want[k];
-  CHECK(same, "%s/%s: reference and trace shapes differ", cname, name);
-  double maxd = 0;
-  long bad = 0, k = 0;
-  for (int h = 0; same && h < x->heads; h++)
-    for (int i = 0; i < x->rows; i++)
-      for (int j = 0; j < x->cols; j++, k++) {
-        double c = trace_at(x, h, i, j), r = ref[k];
-        bool ok;
-        if (!isfinite(r) || !isfinite(c)) {
-          ok = c == r;
-          if (!ok) maxd = INFINITY;
-        } else {
-          double d = fabs(c - r);
-          ok = d <= REL_TOL * fmax(1.0, fabs(r));
-          if (d > maxd) maxd = d;
-        }
-        if (!ok && bad++ < 4)
-          fprintf(stderr, "  %s/%s[%d,%d,%d]: got %.9g, PyTorch %.9g\n", cname, name, h, i, j, c, r);
-      }
-  CHECK(bad == 0, "%s/%s: %ld values differ, max |diff| %.3g", cname, name, bad, maxd);
-  free(ref);
-  return maxd;
 }
 
 // Every reference file of dir has its stage in the trace, equal to it. Returns the count.
@@ -100,7 +47,7 @@ static int compare_refs(const char *cname, const char *dir, const Trace *t) {
     if (len < 5 || strcmp(e->d_name + len - 4, ".npy")) continue;
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)(len - 4), e->d_name);
-    double diff = compare(cname, dir, name, t);
+    double diff = golden_compare(cname, dir, name, t);
     if (diff >= worst) worst = diff, snprintf(worst_name, sizeof worst_name, "%s", name);
     n++;
   }
