@@ -55,6 +55,12 @@ check 'has generate 4 "gen=1/3 .*status=generation step 1 is the first (of 3)"' 
 check 'has generate 7 "step 17/88 stage=dec_tokens .* gen=1/3 T=1"' ". from the encoder goes to the decoder's first stage"
 check 'has generate 21 "stage=cross_scores layer=1 .* gen=1/3"' "the clicker's key walks the decoder's stages to cross-attention"
 check 'has generate 23 "cell=d0.cS\[met, bank\] = -0.5532 .* gen=2/3 T=2"' "a cross-attention cell: a target word's row, a source word's column: $(line generate 23 | cut -c1-80)"
+# 2c. the shipped decoder lesson (lessons/decoder.md, the trained translate model, generate: on)
+run lessondec "$R/lesson-decoder.txt" "$SF_SOURCE_DIR/lessons/decoder.md"
+check 'has lessondec 2 "step 3/11 stage=memory .* gen=1/9 T=1 wrote=elle"' "the lesson's memory step, before the first word: $(line lessondec 2 | cut -c1-70)"
+check 'has lessondec 5 "stage=dec_predict .* gen=2/9 T=2 wrote=met"' "gen=2 writes the second word"
+check 'has lessondec 8 "step 9/11 stage=cross_softmax layer=2 head=1 .* gen=8/9 T=8 wrote=banque"' "the cross-attention step at generation step 8: $(line lessondec 8 | cut -c1-90)"
+check 'has lessondec 10 "step 11/11 stage=dec_predict .* gen=9/9 T=9 wrote=<eos>"' "End: the end word"
 check 'has generate 24 "stage=cross_scores layer=1 head=all"' "all heads of cross-attention"
 check 'has generate 25 "status=layer 1 is the last layer"' "] knows the decoder's layers"
 check 'has generate 32 "step 65/88 stage=dec_tokens .* gen=3/3 T=3"' "→ from a generation step's prediction goes on to the next step's decoder input"
