@@ -121,7 +121,7 @@ static const ErrCase ERRORS[] = {
     {"missing front matter", "# Title {stage=tokens}\n", 1, "missing front matter", false},
     {"front matter not closed", "---\ntitle: T\nsentence: a b\n## S\n", 1, "not closed", false},
     {"unknown front matter key", "---\ntitle: T\nsentense: a b\n---\n## S\n", 3,
-     "unknown front matter key \"sentense\" (known keys: title, sentence, model, causal, target, generate)",
+     "unknown front matter key \"sentense\" (known keys: title, sentence, model, causal, target, generate, D, projections, positions, feed-forward, embeddings)",
      false},
     {"no title", "---\nsentence: a b\n---\n## S\n", 1, "no title", false},
     {"no sentence", "---\ntitle: T\n---\n## S\n", 1, "no sentence", false},
