@@ -583,6 +583,20 @@ static void test_intuition_numbers(void) {
     CHECK(said, "the Z stage is titled \"No positions: Z = OE\"");
     trace_free(t);
   }
+  // pos_encoding=none survives a save and a load (an odd D is fine without the sinusoid), and a
+  // learned table beside it is refused
+  char tmp[] = "/tmp/sf-hand-XXXXXX";
+  int fd = mkstemp(tmp);
+  if (fd >= 0) close(fd);
+  Err e2 = {0};
+  CHECK(fd >= 0 && model_save(m, tmp, &e2), "saving the model by hand: %s", e2.msg);
+  Model *back = model_load(tmp, &e2);
+  CHECK(back && back->cfg.no_pos && !back->cfg.learned_pos && back->cfg.D == 3,
+        "pos_encoding=none round trip: %s", e2.msg);
+  char feats[256];
+  CHECK(back && strstr(model_features(back, feats, sizeof feats), "no positions"), "info says no positions");
+  model_free(back);
+  unlink(tmp);
   tokens_free(&tk);
   model_free(m);
   lesson_free(&l);
