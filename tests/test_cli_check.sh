@@ -99,6 +99,54 @@ sentense: The cat
 ## S {stage=tokens}
 EOF
 
+# A model by hand (lessons/README.md): lines 1-9 are the front matter down to embeddings: |,
+# the table's rows start on line 10.
+HAND='---
+title: By hand
+sentence: Jane loves art
+model: by hand
+D: 3
+projections: none
+positions: none
+feed-forward: none
+embeddings: |'
+
+expect hand-row-length 11 'expected D = 3' <<EOF
+$HAND
+  jane  1 0 0
+  loves 0 1
+  art   1 0 0
+---
+## S {stage=av row=jane}
+EOF
+
+expect hand-word-twice 12 '"art" is in the embeddings table twice' <<EOF
+$HAND
+  jane  1 0 0
+  art   1 0 0
+  Art   0 1 0
+---
+## S {stage=av}
+EOF
+
+expect hand-not-a-number 10 '"1,0" in the row of "jane" is not a number' <<EOF
+$HAND
+  jane  1,0 0 0
+---
+## S {stage=av}
+EOF
+
+expect hand-unknown-switch 6 'did you mean projections:?' <<EOF
+---
+title: By hand
+sentence: Jane loves art
+model: by hand
+D: 3
+projection: none
+---
+## S {stage=av}
+EOF
+
 expect focus-token 6 'row=dog is not in the sentence' <<EOF
 $FRONT
 ## S {stage=softmax row=dog}

@@ -188,6 +188,27 @@ int main(void) {
         "heading names the tokens: %s", ex.heading);
   CHECK(strstr(ex.lines[0], "\\sqrt{d_k}") != NULL, "scores explained with sqrt(d_k): %s", ex.lines[0]);
   scene_free(&s);
+  // pos_encoding=none (a lesson's model by hand): a cell of P is 0, not a sinusoid
+  {
+    Model *mz;
+    Trace *z0 = load("bank", "the cat", false, &mz), *z;
+    trace_free(z0);
+    mz->cfg.no_pos = true;
+    Tokens tz;
+    Err ez = {0};
+    tokens_from_text(&tz, &mz->vocab, "the cat", 0, &ez);
+    z = trace_new(mz, &tz, &ez);
+    tokens_free(&tz);
+    model_forward(z);
+    scene_init(&s, 1600, 900, 0);
+    view_render(&s, z, trace_step_find(z, STEP_POSENC, -1), &o, 0, 0, 1600, 900, &lay);
+    explain_cell(z, &lay, lay.result, 1, 2, &ex);
+    CHECK(strstr(ex.lines[0], "no positions") && !strstr(ex.lines[0], "sin"), "no positions: %s",
+          ex.lines[0]);
+    scene_free(&s);
+    trace_free(z);
+    model_free(mz);
+  }
   // the one-hot names the cell as its heading does, by token and word, with both ids
   scene_init(&s, 1600, 900, 0);
   view_render(&s, c, trace_step_find(c, STEP_ONEHOT, -1), &o, 0, 0, 1600, 900, &lay);

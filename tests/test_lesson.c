@@ -7,6 +7,7 @@
 // 3. The narration: emphasis, inline and display math, lists, code, quotes, the intro step, the
 //    lines of blocks and spans; the options of headings; token specs; the model of a lesson.
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "fileio.h" // defines: file_read_all
-#include "lesson.h" // defines: Lesson, lesson_parse, lesson_resolve
+#include "fileio.h"  // defines: file_read_all
+#include "forward.h" // defines: model_forward
+#include "lesson.h"  // defines: Lesson, lesson_parse, lesson_resolve
+#include "trace.h"   // defines: Trace, trace_new, trace_find
 
 static const char *source_dir(void) {
   const char *d = getenv("SF_SOURCE_DIR");
@@ -107,6 +110,12 @@ static void test_readme_example(void) {
 
 #define FRONT "---\ntitle: T\nsentence: The cat walks by the bank\n---\n" // lines 1-4
 
+// a model by hand: HANDF is lines 1-3; HAND adds model: by hand (4), D (5), the three switches
+// (6-8) and embeddings: | (9), so the table's rows start on line 10
+#define HANDF "---\ntitle: T\nsentence: Jane loves art\n"
+#define HAND                                                                                                 \
+  HANDF "model: by hand\nD: 3\nprojections: none\npositions: none\nfeed-forward: none\nembeddings: |\n"
+
 typedef struct {
   const char *name, *text;
   int line;         // the line of the expected problem
@@ -121,7 +130,8 @@ static const ErrCase ERRORS[] = {
     {"missing front matter", "# Title {stage=tokens}\n", 1, "missing front matter", false},
     {"front matter not closed", "---\ntitle: T\nsentence: a b\n## S\n", 1, "not closed", false},
     {"unknown front matter key", "---\ntitle: T\nsentense: a b\n---\n## S\n", 3,
-     "unknown front matter key \"sentense\" (known keys: title, sentence, model, causal, target, generate)",
+     "unknown front matter key \"sentense\" (known keys: title, sentence, model, causal, target, generate, "
+     "D, projections, positions, feed-forward, embeddings)",
      false},
     {"no title", "---\nsentence: a b\n---\n## S\n", 1, "no title", false},
     {"no sentence", "---\ntitle: T\n---\n## S\n", 1, "no sentence", false},
@@ -177,6 +187,20 @@ static const ErrCase ERRORS[] = {
     {"head out of range", FRONT "\n## S {stage=scores head=3}\n", 6, "head=3 is out of range", true},
     {"mask without causal", FRONT "## S {stage=mask}\n", 5, "causal: on", true},
     {"prenorm in post-norm", FRONT "## S {stage=prenorm}\n", 5, "pre-norm", true},
+    // model: by hand (lines 1-4 of HAND, then the table from line 5)
+    {"hand: row of the wrong length", HAND "  jane 1 0 0\n  loves 0 1\n---\n## S\n", 11, "expected D = 3",
+     false},
+    {"hand: word twice", HAND "  jane 1 0 0\n  Jane 0 1 0\n---\n## S\n", 11, "twice", false},
+    {"hand: not a number", HAND "  jane 1 0 0\n  loves 0 one 0\n---\n## S\n", 11,
+     "\"one\" in the row of \"loves\" is not a number", false},
+    {"hand: unknown switch", HANDF "model: by hand\nD: 3\nprojection: none\n---\n## S\n", 6,
+     "did you mean projections:", false},
+    {"hand: switch not none", HANDF "model: by hand\nD: 3\npositions: sinusoidal\n---\n## S\n", 6,
+     "expected none", false},
+    {"hand: D not a number", HANDF "model: by hand\nD: three\n---\n## S\n", 5, "bad value for D", false},
+    {"hand: table without model", HANDF "D: 3\n---\n## S\n", 4, "add model: by hand", false},
+    {"hand: missing switches", HANDF "model: by hand\nD: 3\nembeddings: |\n  a 1 0 0\n---\n## S\n", 4,
+     "positions: none", false},
 };
 
 static bool has_problem(const LessonDiag *d, int line, const char *word) {
@@ -489,7 +513,97 @@ static void test_model_paths(void) {
   rmdir(dir);
 }
 
+// lessons/intuition.md: the model by hand gives the notebook's numbers, computed here by hand:
+// nouns (1,0,0), verbs (0,1,0), who/the/in zeros; S = ZZᵀ/√3, A = softmax(S), AV = A·Z.
+static void test_intuition_numbers(void) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/lessons/intuition.md", source_dir());
+  Lesson l;
+  LessonDiag d = {0};
+  bool ok = lesson_load(&l, path, &d);
+  CHECK(ok && l.by_hand && l.hand_D == 3 && l.n_hand == 9 && l.no_projections && l.no_positions &&
+            l.no_feed_forward,
+        "intuition.md: the model by hand");
+  if (!ok) print_diag(&d);
+  Err err = {0};
+  Model *m = ok ? lesson_open_model(&l, NULL, &err) : NULL;
+  CHECK(m != NULL, "intuition.md model: %s", err.msg);
+  Tokens tk;
+  if (!m || !tokens_from_text(&tk, &m->vocab, l.sentence, 0, &err)) {
+    model_free(m);
+    lesson_free(&l);
+    return;
+  }
+  CHECK(m->cfg.D == 3 && m->cfg.H == 1 && m->cfg.n_layers == 1 && m->cfg.no_pos && m->cfg.V == 10,
+        "D=3, H=1, one layer, no positions, V=10 (<unk> + 9 words)");
+  Trace *t = trace_new(m, &tk, &err);
+  CHECK(t != NULL, "trace: %s", err.msg);
+  if (t) {
+    model_forward(t);
+    // jane who loves art visited the museum in paris: the commas are dropped
+    static const float Zw[9][3] = {{1, 0, 0}, {0, 0, 0}, {0, 1, 0}, {1, 0, 0}, {0, 1, 0},
+                                   {0, 0, 0}, {1, 0, 0}, {0, 0, 0}, {1, 0, 0}};
+    CHECK(t->L == 9, "nine tokens: %d", t->L);
+    const TraceTensor *P = trace_find(t, "P"), *Z = trace_find(t, "Z"), *S = trace_find(t, "l0.S");
+    const TraceTensor *A = trace_find(t, "l0.A"), *AV = trace_find(t, "l0.AV");
+    CHECK(P && Z && S && A && AV, "the stages are there");
+    if (t->L == 9 && P && Z && S && A && AV) {
+      const double s1 = 0.57735026918962576; // 1/√3: two nouns (or two verbs)
+      const double e = 1.7813121741108027;   // exp(1/√3)
+      double maxd = 0;
+      for (int i = 0; i < 9; i++) {
+        double kind_i = Zw[i][0] ? 0 : Zw[i][1] ? 1 : 2; // noun, verb, nothing
+        double sum_a = 0, row_den = kind_i == 0 ? 4 * e + 5 : kind_i == 1 ? 2 * e + 7 : 9;
+        double av[3] = {0, 0, 0};
+        for (int c = 0; c < 3; c++) {
+          maxd = fmax(maxd, fabs(P->data[i * P->stride + c]));
+          maxd = fmax(maxd, fabs(Z->data[i * Z->stride + c] - Zw[i][c]));
+        }
+        for (int j = 0; j < 9; j++) {
+          double dot = Zw[i][0] * Zw[j][0] + Zw[i][1] * Zw[j][1] + Zw[i][2] * Zw[j][2];
+          maxd = fmax(maxd, fabs(S->data[i * S->stride + j] - dot * s1));
+          double a = (dot > 0 ? e : 1.0) / row_den;
+          maxd = fmax(maxd, fabs(A->data[i * A->stride + j] - a));
+          sum_a += A->data[i * A->stride + j];
+          for (int c = 0; c < 3; c++) av[c] += a * Zw[j][c];
+        }
+        CHECK(fabs(sum_a - 1) < 1e-6, "row %d of A sums to %.8f", i, sum_a);
+        for (int c = 0; c < 3; c++) maxd = fmax(maxd, fabs(AV->data[i * AV->stride + c] - av[c]));
+      }
+      CHECK(maxd < 1e-6, "P = 0, Z = table, S = ZZ^T/sqrt(3), A, AV by hand: max |diff| %.3g", maxd);
+      // the notebook's numbers as the lesson writes them: Jane (0.588, 0.165, 0), who (4/9, 2/9, 0)
+      CHECK(fabs(AV->data[0] - 0.5876373) < 1e-6 && fabs(AV->data[1] - 0.1649451) < 1e-6 &&
+                fabs(AV->data[AV->stride] - 4.0 / 9) < 1e-6,
+            "Jane's and who's rows of AV");
+    }
+    // "no positions" is said on screen: the stage notation of P and Z
+    bool said = false;
+    for (int i = 0; i < t->n; i++)
+      if (!strcmp(t->t[i].name, "Z") && t->t[i].title && strstr(t->t[i].title, "No positions")) said = true;
+    CHECK(said, "the Z stage is titled \"No positions: Z = OE\"");
+    trace_free(t);
+  }
+  // pos_encoding=none survives a save and a load (an odd D is fine without the sinusoid), and a
+  // learned table beside it is refused
+  char tmp[] = "/tmp/sf-hand-XXXXXX";
+  int fd = mkstemp(tmp);
+  if (fd >= 0) close(fd);
+  Err e2 = {0};
+  CHECK(fd >= 0 && model_save(m, tmp, &e2), "saving the model by hand: %s", e2.msg);
+  Model *back = model_load(tmp, &e2);
+  CHECK(back && back->cfg.no_pos && !back->cfg.learned_pos && back->cfg.D == 3,
+        "pos_encoding=none round trip: %s", e2.msg);
+  char feats[256];
+  CHECK(back && strstr(model_features(back, feats, sizeof feats), "no positions"), "info says no positions");
+  model_free(back);
+  unlink(tmp);
+  tokens_free(&tk);
+  model_free(m);
+  lesson_free(&l);
+}
+
 int main(void) {
+  test_intuition_numbers();
   test_shipped_lessons();
   test_readme_example();
   test_errors();

@@ -594,6 +594,8 @@ void model_forward(Trace *t) {
   if (!t->pos_ready) { // P [L, D]: the sinusoid, or rows 0..L-1 of the learned table
     if (c->learned_pos)
       memcpy(T[t->P].data, m->pos_embed, sizeof(float) * (size_t)L * D);
+    else if (c->no_pos) // pos_encoding=none: P = 0, so Z = OE exactly
+      memset(T[t->P].data, 0, sizeof(float) * (size_t)L * D);
     else
       forward_posenc(T[t->P].data, L, D);
     t->pos_ready = true;

@@ -56,6 +56,7 @@ const char *model_features(const Model *m, char *buf, int cap) {
   snprintf(cls, sizeof cls, "classifier of %d classes", m->n_classes);
   snprintf(tok, sizeof tok, "%s tokenizer", model_tokenizer_name(m->tok_kind));
   feature(buf, cap, &n, m->cfg.learned_pos, pos);
+  feature(buf, cap, &n, m->cfg.no_pos, "no positions");
   feature(buf, cap, &n, m->token_type != NULL, "token type 0 added");
   feature(buf, cap, &n, m->has_embed_norm, "embedding LayerNorm");
   feature(buf, cap, &n, m->no_in_proj_bias || m->no_out_proj_bias, "attention without bias");
@@ -76,7 +77,7 @@ bool model_config_check(const ModelConfig *c, const char *what, Err *err) {
         err,
         "%s: D=%d is not divisible by H=%d heads (d_k = D/H must be whole): pick H among the divisors of D",
         what, c->D, c->H);
-  if (c->D % 2 && !c->learned_pos)
+  if (c->D % 2 && !c->learned_pos && !c->no_pos)
     return err_set(err, "%s: D=%d is odd; the sinusoidal positional encoding needs an even D", what, c->D);
   if (c->F < 1 || c->F > 4 * MAX_DIM)
     return err_set(err, "%s: F=%d is out of range (1..%d)", what, c->F, 4 * MAX_DIM);
@@ -581,10 +582,11 @@ static bool read_classes(const StFile *f, const char *path, Model *m, Err *err) 
 static bool read_extensions(const StFile *f, const char *path, Model *m, bool s2s, Err *err) {
   ModelConfig *c = &m->cfg;
   const char *pe = st_meta(f, "pos_encoding");
-  if (pe && strcmp(pe, "sinusoidal") && strcmp(pe, "learned"))
-    return err_set(err, "%s: metadata pos_encoding=\"%s\": Stepformer knows sinusoidal and learned", path,
-                   pe);
+  if (pe && strcmp(pe, "sinusoidal") && strcmp(pe, "learned") && strcmp(pe, "none"))
+    return err_set(err, "%s: metadata pos_encoding=\"%s\": Stepformer knows sinusoidal, learned and none",
+                   path, pe);
   c->learned_pos = pe && !strcmp(pe, "learned");
+  c->no_pos = pe && !strcmp(pe, "none");
   const StTensor *pos = st_find(f, "pos_embed.weight");
   if (c->learned_pos && !pos)
     return err_set(
@@ -914,7 +916,7 @@ bool model_save(const Model *m, const char *path, Err *err) {
                                        h,    f,
                                        l,    model_activation_name(c->activation),
                                        nf,   ca,
-                                       eps,  c->learned_pos ? "learned" : "sinusoidal",
+                                       eps,  c->learned_pos ? "learned" : c->no_pos ? "none" : "sinusoidal",
                                        vocab};
   int FIXED = 11;
   if (m->tie_head) FIXED_KEYS[FIXED] = "tie_head", fixed_vals[FIXED++] = "1";

@@ -35,7 +35,7 @@
 //
 // The canonical extensions (GPT-2, BERT and the course's classifier; every loader of another format
 // translates into this form; all optional, absent = the behaviour above):
-//   metadata pos_encoding = sinusoidal (default) | learned; learned needs
+//   metadata pos_encoding = sinusoidal (default) | learned | none (P = 0: Z = OE); learned needs
 //     pos_embed.weight [max_pos, D]: P = its rows 0..L-1 (a longer sentence is refused by trace_new)
 //   metadata activation = relu | gelu | gelu_tanh (GPT-2's 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))))
 //   token_type.weight [n_types, D]   BERT's segment embeddings: row 0 is added, X + P + t₀
@@ -98,6 +98,7 @@ typedef struct {
   int V_t;          // the decoder's (target) vocabulary; 0 for an encoder only
   bool learned_pos; // positions from the learned table pos_embed [max_pos, D], not the sinusoid
   int max_pos;      // rows of that table (0 when sinusoidal): the longest sentence the model takes
+  bool no_pos;      // pos_encoding=none: no positions at all, P = 0 and Z = OE (a lesson's model by hand)
 } ModelConfig;
 
 typedef struct {

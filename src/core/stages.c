@@ -390,6 +390,10 @@ static const TensorNotation NOTATION[] = {
      "Z \\leftarrow \\mathrm{LayerNorm}(Z + P)"},
     {"Z", WHEN_TOKEN_TYPE, T_ADDPOS, ROWS(TOKEN, MODEL), false, "Embeddings, positions and token type", "Z",
      "Z \\leftarrow Z + P + t_0"},
+    {"P", WHEN_NO_POS, T_POSENC, ROWS(TOKEN, MODEL), false, "No positions: P = 0", "P",
+     "P = 0 \\text{: no positions, word order is not seen}"},
+    {"Z", WHEN_NO_POS, T_ADDPOS, ROWS(TOKEN, MODEL), false, "No positions: Z = OE", "Z",
+     "\\text{no positions: } Z = O E"},
     {"P", 0, T_POSENC, ROWS(TOKEN, MODEL), false, "Positional encoding", "P",
      "p_{i,2k} = \\sin\\left(\\frac{i}{10000^{2k/D}}\\right),\\quad p_{i,2k+1} = "
      "\\cos\\left(\\frac{i}{10000^{2k/D}}\\right)"},

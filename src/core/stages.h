@@ -212,6 +212,7 @@ typedef enum {
   WHEN_NO_TOKEN_TYPE = 1 << 16, // none
   WHEN_TIED_HEAD = 1 << 17,     // the head is the embedding table: W_out = Eᵀ
   WHEN_NO_HEAD_BIAS = 1 << 18,  // the head has no bias (GPT-2)
+  WHEN_NO_POS = 1 << 19,        // pos_encoding=none: P = 0, Z = OE
 } StageWhen;
 
 typedef struct {

@@ -83,8 +83,11 @@ static int model_holds(const Model *m) {
          (a == ACT_GELU        ? WHEN_GELU
           : a == ACT_GELU_TANH ? WHEN_GELU | WHEN_GELU_TANH
                                : WHEN_RELU) |
-         (c->learned_pos ? WHEN_LEARNED_POS : WHEN_SINUSOIDAL) | (m->has_embed_norm ? WHEN_EMBED_NORM : 0) |
-         (m->no_in_proj_bias ? WHEN_NO_BIAS : 0) | (m->no_out_proj_bias ? WHEN_NO_OUT_BIAS : 0) |
+         (c->learned_pos ? WHEN_LEARNED_POS
+          : c->no_pos    ? WHEN_NO_POS
+                         : WHEN_SINUSOIDAL) |
+         (m->has_embed_norm ? WHEN_EMBED_NORM : 0) | (m->no_in_proj_bias ? WHEN_NO_BIAS : 0) |
+         (m->no_out_proj_bias ? WHEN_NO_OUT_BIAS : 0) |
          (m->token_type ? WHEN_TOKEN_TYPE : WHEN_NO_TOKEN_TYPE) | (m->tie_head ? WHEN_TIED_HEAD : 0) |
          (m->has_head && !m->head_bias ? WHEN_NO_HEAD_BIAS : 0);
 }

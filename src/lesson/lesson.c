@@ -63,6 +63,9 @@ void lesson_free(Lesson *l) {
   free(l->sentence);
   free(l->model);
   free(l->target);
+  for (int i = 0; i < l->n_hand; i++) free(l->hand_words[i]);
+  free(l->hand_words);
+  free(l->hand_embed);
   memset(l, 0, sizeof *l);
 }
 

@@ -66,6 +66,16 @@ typedef struct {
   char *target;    // target: an encoder-decoder's target sentence (teacher forcing), or NULL
   bool generate;   // generate: on -- greedy generation; a step's gen=N picks the generation step
   int title_line, sentence_line, model_line;
+  // model: by hand (lessons/README.md): a one-layer, one-head model written in the front matter.
+  // Its words (lowercase) and their D numbers; the switches say what the model leaves out.
+  bool by_hand;
+  int hand_D;           // D: (0 when not given)
+  int n_hand;           // rows of the embeddings: table
+  char **hand_words;    // [n_hand]
+  float *hand_embed;    // [n_hand, hand_D]
+  bool no_projections;  // projections: none -- q = k = v = Z (identity W^q, W^k, W^v, W^o)
+  bool no_positions;    // positions: none -- P = 0, Z = OE
+  bool no_feed_forward; // feed-forward: none -- the FFN's weights are zero (its output is 0)
   LessonStep *steps;
   int n_steps;
 } Lesson;
@@ -106,8 +116,12 @@ int lesson_find_token(const Tokens *tokens, const char *spec);
 // lesson file's folder; `random SPEC` builds a seeded random model whose vocabulary is the words of the
 // sentence and compare sentences. When the shipped model is not there, returns a random stand-in (seed 42)
 // and says so in *note (when note is not NULL; note->msg stays empty otherwise). The lesson's causal: setting
-// is applied. NULL with err on failure.
+// is applied. `by hand` builds the front matter's model (lesson_hand_model). NULL with err on failure.
 Model *lesson_open_model(const Lesson *l, Err *note, Err *err);
+// The model of `model: by hand`: D = hand_D, H = 1 (d_k = D), one post-norm layer, vocabulary
+// "<unk>" (zeros) then the table's words, E = the table, in_proj = [I; I; I] and out_proj = I
+// without biases (q = k = v = Z), pos_encoding=none, F = 1 with zero weights (the FFN adds 0).
+Model *lesson_hand_model(const Lesson *l, Err *err);
 
 // The stage's name as a lesson writes it ("softmax"), or "" for an unknown kind; and the stage a
 // lesson's stage= value means (a name, an alias or a title of stages.h, any case: "weighted

@@ -6,13 +6,17 @@
 //     model: default                   # or a path, or: random D=16,H=2,F=64,layers=2,seed=42
 //     causal: off
 //     ---
+// and a model written by hand (lesson_hand.c): model: by hand, D:, projections: none,
+// positions: none, feed-forward: none and an embeddings: | table of indented lines.
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lesson_internal.h"
 
-static const char *KNOWN_KEYS = "title, sentence, model, causal, target, generate";
+static const char *KNOWN_KEYS =
+    "title, sentence, model, causal, target, generate, D, projections, positions, feed-forward, embeddings";
+#define N_KEYS 11
 
 // End of the line that starts at p (the offset of its '\n', or len).
 static size_t line_end(const LessonCtx *c, size_t p) {
@@ -76,8 +80,12 @@ static char *value_copy(LessonCtx *c, size_t b, size_t e, const char *key) {
 static void check_model(LessonCtx *c, int line, const char *v) {
   if (!*v) {
     lesson_error_line(c, line,
-                      "empty model: expected default, a .safetensors path, or random "
-                      "D=16,H=2,F=64,layers=2,seed=42");
+                      "empty model: expected default, a .safetensors path, random "
+                      "D=16,H=2,F=64,layers=2,seed=42, or by hand");
+    return;
+  }
+  if (!strcmp(v, "by hand")) {
+    c->l->by_hand = true;
     return;
   }
   ModelConfig mc;
@@ -123,8 +131,17 @@ static void set_causal(LessonCtx *c, int line, const char *v) {
   lesson_error_line(c, line, "bad value for causal: \"%s\" (expected on or off)", v);
 }
 
-// One `key: value` line [b, e).
-static void key_value(LessonCtx *c, size_t b, size_t e, bool seen[6]) {
+// A switch of a model by hand: only `none` (what the notebook's model leaves out).
+static void set_none(LessonCtx *c, int line, const char *key, const char *v, bool *out) {
+  if (!strcmp(v, "none"))
+    *out = true;
+  else
+    lesson_error_line(c, line, "bad value for %s: \"%s\" (expected none: a model by hand leaves it out)", key,
+                      v);
+}
+
+// One `key: value` line [b, e). Returns true when it opens the embeddings: | table.
+static bool key_value(LessonCtx *c, size_t b, size_t e, bool seen[N_KEYS], int *hand_line) {
   const char *t = c->text;
   int line = lesson_line_of(c, b);
   size_t kb = b, ke = b;
@@ -133,54 +150,80 @@ static void key_value(LessonCtx *c, size_t b, size_t e, bool seen[6]) {
   while (colon < e && (t[colon] == ' ' || t[colon] == '\t')) colon++;
   if (ke == kb || colon >= e || t[colon] != ':') {
     lesson_error_at(c, b, "expected key: value in the front matter (keys: %s), or --- to end it", KNOWN_KEYS);
-    return;
+    return false;
   }
-  static const char *keys[6] = {"title", "sentence", "model", "causal", "target", "generate"};
+  static const char *keys[N_KEYS] = {"title",     "sentence",     "model",     "causal",
+                                     "target",    "generate",     "d",         "projections",
+                                     "positions", "feed-forward", "embeddings"};
   int k = 0;
-  while (k < 6 && !eq_nocase(t + kb, ke - kb, keys[k])) k++;
-  if (k == 6) {
+  while (k < N_KEYS && !eq_nocase(t + kb, ke - kb, keys[k])) k++;
+  if (k == N_KEYS) {
     char key[32], hint[40] = "";
     snprintf(key, sizeof key, "%.*s", (int)(ke - kb < 31 ? ke - kb : 31), t + kb);
-    const char *near = lesson_nearest(key, keys, 6);
+    const char *near = lesson_nearest(key, keys, N_KEYS);
     if (near) snprintf(hint, sizeof hint, "; did you mean %s:?", near);
     lesson_error_at(c, kb, "unknown front matter key \"%.*s\" (known keys: %s)%s", (int)(ke - kb), t + kb,
                     KNOWN_KEYS, hint);
-    return;
+    return false;
   }
   if (seen[k]) {
-    lesson_error_at(c, kb, "%s is given twice in the front matter", keys[k]);
-    return;
+    lesson_error_at(c, kb, "%s is given twice in the front matter", k == 6 ? "D" : keys[k]);
+    return false;
   }
   seen[k] = true;
   char *v = value_copy(c, colon + 1, e, keys[k]);
-  if (!v) return;
+  if (!v) return false;
+  if (k >= 6 && !*hand_line) *hand_line = line;
   Lesson *l = c->l;
   switch (k) {
   case 0:
     l->title = v;
     l->title_line = line;
     if (!*v) lesson_error_line(c, line, "empty title: expected title: and the lesson's title");
-    return;
-  case 1: set_sentence(c, line, v); return;
+    return false;
+  case 1: set_sentence(c, line, v); return false;
   case 2:
     l->model = v;
     l->model_line = line;
     check_model(c, line, v);
-    return;
+    return false;
   case 3:
     set_causal(c, line, v);
     free(v);
-    return;
+    return false;
   case 4: // an encoder-decoder's target: the decoder reads <bos> and its words
     l->target = v;
     if (!*v)
       lesson_error_line(c, line, "empty target: expected target: and the target sentence (le chat ...)");
-    return;
-  default: // generate: on | off
+    return false;
+  case 5: // generate: on | off
     if (!on_off(v, &l->generate))
       lesson_error_line(c, line, "bad value for generate: \"%s\" (expected on or off)", v);
-    free(v);
+    break;
+  case 6: { // D: the width of a model by hand
+    char *end;
+    long d = strtol(v, &end, 10);
+    if (end == v || *end || d < 1 || d > 64)
+      lesson_error_line(c, line, "bad value for D: \"%s\" (expected a whole number 1..64, as D: 3)", v);
+    else
+      l->hand_D = (int)d;
+    break;
   }
+  case 7: set_none(c, line, "projections", v, &l->no_projections); break;
+  case 8: set_none(c, line, "positions", v, &l->no_positions); break;
+  case 9: set_none(c, line, "feed-forward", v, &l->no_feed_forward); break;
+  default: { // embeddings: | then indented rows
+    bool block = !strcmp(v, "|");
+    if (!block)
+      lesson_error_line(c, line,
+                        "embeddings: takes a table on the lines below: write embeddings: | then one "
+                        "indented line per word, as   jane 1 0 0");
+    free(v);
+    return block;
+  }
+  }
+  free(v);
+  return false;
 }
 
 size_t lesson_front_parse(LessonCtx *c) {
@@ -211,13 +254,20 @@ size_t lesson_front_parse(LessonCtx *c) {
                       "after its key: value lines");
     return c->len;
   }
-  bool seen[6] = {false};
+  bool seen[N_KEYS] = {false}, in_table = false;
+  int hand_line = 0;
   for (q = e + 1; q < close; q = line_end(c, q) + 1) {
     size_t b = q, qe = line_end(c, q);
+    bool indented = b < qe && (c->text[b] == ' ' || c->text[b] == '\t');
     trim(c->text, &b, &qe);
     if (b == qe || c->text[b] == '#') continue; // blank line or comment
-    key_value(c, b, qe, seen);
+    if (in_table && indented) {                 // a row of the embeddings: | table
+      lesson_hand_row(c, b, qe);
+      continue;
+    }
+    in_table = key_value(c, b, qe, seen, &hand_line);
   }
+  lesson_hand_finish(c, hand_line);
   if (!seen[0]) lesson_error_line(c, 1, "the front matter has no title: (expected title: ...)");
   if (!seen[1])
     lesson_error_line(c, 1,

@@ -44,6 +44,11 @@ char *lesson_strndup(const char *s, size_t n); // NUL-terminated copy, NULL when
 // Returns the offset where the Markdown body begins.
 size_t lesson_front_parse(LessonCtx *c);
 
+// model: by hand (lesson_hand.c): one row of the embeddings: | table, [b, e) trimmed; and the
+// checks after the front matter (switch_line: the first line of a by-hand key, 0 if none).
+void lesson_hand_row(LessonCtx *c, size_t b, size_t e);
+void lesson_hand_finish(LessonCtx *c, int switch_line);
+
 // Parses the Markdown body from offset body into the steps of c->l.
 void lesson_markdown_parse(LessonCtx *c, size_t body);
 

@@ -69,6 +69,7 @@ Model *lesson_open_model(const Lesson *l, Err *note, Err *err) {
   if (note) note->msg[0] = 0;
   ModelConfig mc;
   uint64_t seed;
+  if (l->by_hand) return lesson_hand_model(l, err); // the front matter's table (lesson_hand.c)
   int r = lesson_random_spec(l->model, &mc, &seed, err);
   if (r < 0) return NULL;
   Model *m = NULL;

@@ -229,6 +229,10 @@ static void explain_kind(Ctx *c) {
     break;
   }
   case T_POSENC: {
+    if (t->cfg.no_pos) { // pos_encoding=none (a lesson's model by hand): P = 0, not a sinusoid
+      add(next_line(c->ex), "= 0 \\text{: this model has no positions}");
+      break;
+    }
     if (t->cfg.learned_pos) { // GPT-2, BERT, the course: a table learned in training
       char *l = next_line(c->ex);
       add(l, "= P_{\\mathrm{learned}}[%d, %d] = %s", c->r, c->c, num(n1, at(x, 0, c->r, c->c), false));
