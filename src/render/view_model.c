@@ -82,6 +82,13 @@ static float top_weight(const Trace *t, const ViewOptions *o, int l, int h) {
   return m > 0 ? m : 1;
 }
 
+enum { LUT = 256 };
+
+static void lut_fill(uint32_t *lut, Colormap cm, float top) {
+  ColorScale sc = scale_for(cm, 0, top);
+  for (int k = 0; k < LUT; k++) lut[k] = scale_color(&sc, (k + 0.5f) / LUT * top);
+}
+
 void view_model_render(Scene *s, const Trace *t, const ViewOptions *o, float x, float y, float w, float h,
                        ViewLayout *out) {
   const Theme *th = o->theme;
@@ -98,6 +105,8 @@ void view_model_render(Scene *s, const Trace *t, const ViewOptions *o, float x, 
   bool left;
   fit(g, o, x, y + cap, w, h - cap, &lf, &left);
   int L = t->L, d = g->side >= L ? L : (int)g->side; // cells drawn per side (area-averaged below L)
+  uint32_t lut[LUT]; // the colours of 0 → top in LUT steps: a 24 × 12 grid is ~0.3 M cells to colour
+  lut_fill(lut, cm, top);
   for (int l = 0; l < g->layers; l++) {
     for (int hd = 0; hd < g->heads; hd++) {
       float cx = g->x + hd * g->cw, cy = g->y + l * g->ch, tx = cx + g->tx, ty = cy + g->ty;
@@ -108,7 +117,7 @@ void view_model_render(Scene *s, const Trace *t, const ViewOptions *o, float x, 
       else
         scene_text_aligned(s, FONT_SANS, lf, tx + g->side / 2, ty - lf * 0.35f, 0.5f, th->text, label);
       Operand a = operand_tensor(t, t->layers[l].A, hd, false);
-      ColorScale sc = scale_for(cm, 0, o->scale == SCALE_MATRIX ? top_weight(t, o, l, hd) : top);
+      if (o->scale == SCALE_MATRIX) lut_fill(lut, cm, top = top_weight(t, o, l, hd));
       uint32_t *c = scene_cells(s, tx, ty, g->side, g->side, d, d);
       if (!c) return;
       for (int i = 0; i < d; i++) {
@@ -116,7 +125,10 @@ void view_model_render(Scene *s, const Trace *t, const ViewOptions *o, float x, 
         for (int j = 0; j < d; j++) {
           float v =
               d == L ? operand_at(&a, i, j) : operand_block_mean(&a, r0, r1, j * L / d, (j + 1) * L / d);
-          c[i * d + j] = isfinite(v) ? scale_color(&sc, v) : th->mask_bg;
+          c[i * d + j] = isfinite(v) ? lut[v <= 0     ? 0
+                                           : v >= top ? LUT - 1
+                                                      : (int)(v / top * LUT)]
+                                     : th->mask_bg;
         }
       }
       Cmd *f = scene_frame(s, tx - 1, ty - 1, g->side + 2, g->side + 2, 1, theme_head(th, hd));
