@@ -20,6 +20,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   vo->head = a->head;
   vo->part = a->part;
   vo->model_view = a->model;
+  if (a->model) vo->head = -1; // the header says "all 12 heads": the grid shows every one
   vo->numbers = a->numbers;
   vo->text_scale = app_text_scale(a);
   vo->global_lo = a->global_lo, vo->global_hi = a->global_hi;

@@ -78,7 +78,7 @@ static int plan(Export *x, int head_opt) {
   bool layers = t->cfg.n_layers > 1;
   if (x->view.model_view) { // --model-view: one picture, the first softmax step as the model view
     Job *j = &x->jobs[n++];
-    j->step = trace_step_find(t, STEP_SOFTMAX, 0), j->head = 0, j->lesson_step = -1;
+    j->step = trace_step_find(t, STEP_SOFTMAX, 0), j->head = -1, j->lesson_step = -1; // every head
     snprintf(j->base, sizeof j->base, "model-view");
     return n;
   }
