@@ -334,7 +334,7 @@ static const char *const HELP[][2] = {
     {"M", "colour scale per matrix / stage / all"},
     {"N", "numbers in cells"},
     {"P", "Q, K, V: all or one"},
-    {"O", "softmax: every layer × head; arrows, Enter"},
+    {"O", "model view: all layers × heads"},
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},
     {"?  or  F1", "this help"},
