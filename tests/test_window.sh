@@ -44,6 +44,19 @@ check 'has heads 12 "layer=2 .*status=layer 2 is the last layer"' "] on the last
 check 'has heads 13 "stage=softmax layer=1"' "[ goes back to layer 1"
 check 'has heads 14 "head=1 .*status=the model has 2 heads"' "key 9 with 2 heads says so"
 
+# 2a. the model view (O) on the softmax of layer 1 of a 12-layer, 12-head model
+#     (tests/replay/model-view.txt): toggle, move, open with Enter and with a click, back
+run model "$R/model-view.txt" --random D=48,H=12,F=64,layers=12,seed=1 --text "The cat walks by the bank"
+check 'has model 8 "stage=softmax layer=1 head=1 .* model=l1,h1 "' "O opens the model view at the step's layer and head"
+check 'has model 9 " model=l2,h1 "' "Down selects the next layer"
+check 'has model 11 "step 8/125 .* model=l2,h3 "' "Right selects the next head and does not step"
+check 'has model 13 " model=l1,h3 "' "Up stops at the first layer"
+check 'has model 14 "step 8/125 stage=softmax layer=1 head=3 " && ! has model 14 " model="' "Enter opens layer 1, head 3"
+check '! has model 16 " model="' "Esc leaves the model view"
+check 'has model 17 " model=" && ! has model 18 " model="' "O again leaves it"
+check 'has model 20 "stage=softmax layer=11 head=10 " && ! has model 20 " model="' "a click on l11 h10 opens that layer and head: $(line model 20 | cut -c1-60)"
+check 'has model 22 "stage=av .*status=O shows every layer and head on a softmax step"' "O off the softmax stage says so"
+
 # 2b. --generate through the decoder (tests/replay/generate.txt): an encoder-decoder writes word by
 #     word (seq2seq-post writes "met de met", as torch's greedy loop: tests/ref/seq2seq-post/
 #     generated.txt); 16 encoder steps and memory, then 24 decoder steps per generation step

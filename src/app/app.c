@@ -91,6 +91,7 @@ static void enter_step(App *a, int step) {
   if (step >= n) step = n - 1;
   a->step = step;
   a->layer_delta = 0;
+  a->model = false;  // the model view belongs to the step it was opened on
   if (gen_mode(a)) { // the trace of the generation step this step belongs to
     int k, j;
     app_gen_locate(a, step, &k, &j);
@@ -161,6 +162,52 @@ static void set_head(App *a, int h) {
   a->head = h;
   clear_selection(a);
   app_touch(a);
+}
+
+// ---------------------------------------------------------------- the model view
+
+// O: every layer × head of the softmax stage as thumbnails, the current layer and head selected.
+static void toggle_model(App *a) {
+  int k = app_trace_step(a);
+  if (a->model) {
+    a->model = false;
+  } else if (k < 0 || !view_model_available(a->s->trace, k)) {
+    app_set_status(a, "O shows every layer and head on a softmax step (A): go to one first");
+    return;
+  } else {
+    a->model = true;
+    a->model_layer = a->s->trace->steps[k].layer;
+    a->model_head = a->head < 0 ? 0 : a->head;
+    app_set_status(a, "model view: arrows pick a layer and head, Enter or a click opens it, Esc returns");
+  }
+  clear_selection(a);
+  app_touch(a);
+}
+
+// Enter or a click in the model view: the normal view of that layer's softmax and that head.
+static void open_model_cell(App *a, int layer, int head) {
+  int k = app_trace_step(a), d = layer - a->s->trace->steps[k].layer;
+  a->model = false;
+  if (d) change_layer(a, d);
+  set_head(a, head);
+}
+
+// Arrows in the model view move its selection (↑ ↓ layers, ← → heads); true when the key was used.
+static bool model_key(App *a, const AppEvent *e) {
+  const Trace *t = a->s->trace;
+  int dl = e->key == KEY_DOWN ? 1
+           : e->key == KEY_UP ? -1
+                              : 0,
+      dh = e->key == KEY_RIGHT  ? 1
+           : e->key == KEY_LEFT ? -1
+                                : 0;
+  if (e->key == KEY_ENTER) return open_model_cell(a, a->model_layer, a->model_head), true;
+  if (e->key == KEY_ESCAPE && !a->help) return toggle_model(a), true;
+  if (!dl && !dh) return false;
+  int l = a->model_layer + dl, h = a->model_head + dh;
+  if (l >= 0 && l < t->cfg.n_layers && h >= 0 && h < t->cfg.H) a->model_layer = l, a->model_head = h;
+  a->dirty = true; // the selection is the overlay's: the grid under it is not drawn again
+  return true;
 }
 
 // ---------------------------------------------------------------- the cell cursor
@@ -346,6 +393,7 @@ static void cycle_part(App *a) {
 static void key(App *a, const AppEvent *e) {
   bool shift = e->mods & MOD_SHIFT, ctrl = e->mods & MOD_CTRL;
   if (a->editing) return field_key(a, e);
+  if (a->model && !ctrl && model_key(a, e)) return;
   if (shift && (e->key == KEY_RIGHT || e->key == KEY_LEFT || e->key == KEY_UP || e->key == KEY_DOWN)) {
     move_cursor(a,
                 e->key == KEY_DOWN ? 1
@@ -429,6 +477,7 @@ static void key(App *a, const AppEvent *e) {
     app_set_status(a, "colour scale: %s", view_scale_name(a->scale));
     break;
   case 'p': cycle_part(a); break;
+  case 'o': toggle_model(a); break;
   case 's': app_save(a); break;
   case '?':
   case '/': a->help = !a->help, a->dirty = true; break;
@@ -494,6 +543,10 @@ static void mouse(App *a, const AppEvent *e) {
     }
     if (a->editing) return set_editing(a, false);
     int op, i, j;
+    if (a->model) { // a click on a thumbnail opens it
+      if (view_model_hit(&a->lay, e->x, e->y, &i, &j)) open_model_cell(a, i, j);
+      return;
+    }
     if (view_hit(&a->lay, e->x, e->y, &op, &i, &j)) {
       bool same = a->pinned && op == a->sel_op && i == a->sel_i && j == a->sel_j;
       a->sel_op = op, a->sel_i = i, a->sel_j = j, a->pinned = !same, a->cursor = false;
@@ -650,6 +703,8 @@ void app_describe(const App *a, char *buf, int cap) {
              textfield_chars(f, from), textfield_chars(f, to), a->compose[0] ? " compose=\"" : "", a->compose,
              a->compose[0] ? "\"" : "");
   }
+  char model[48] = ""; // the model view and its selected thumbnail
+  if (a->model) snprintf(model, sizeof model, " model=l%d,h%d", a->model_layer + 1, a->model_head + 1);
   char gen[96] = ""; // --generate: the generation step, its decoder input's length, the word written
   if (a->s->gen)
     snprintf(gen, sizeof gen, " gen=%d/%d T=%d wrote=%s", a->s->gen_step + 1, a->s->gen->n_steps, t->T,
@@ -658,8 +713,8 @@ void app_describe(const App *a, char *buf, int cap) {
   const char *error = a->editing && a->field.error[0] ? a->field.error : a->edit_error;
   snprintf(buf, (size_t)cap,
            "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s theme=%s cmap=%s "
-           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d%s text=\"%s\"%s%s%s",
+           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d%s%s text=\"%s\"%s%s%s",
            a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing, field,
            theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), a->fullscreen,
-           a->help, t->L, gen, shown, error[0] ? " error=" : "", error, insp);
+           a->help, t->L, model, gen, shown, error[0] ? " error=" : "", error, insp);
 }

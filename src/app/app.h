@@ -12,6 +12,7 @@
 // releases it. Keys: → Space PageDown next, ← Backspace PageUp previous, Home End, 1-9 head,
 // 0 or G all heads, [ ] layer, Shift+arrows cell cursor, Enter pin, E edit the sentence,
 // F/F11 fullscreen, + − size, T theme, C colours, N numbers, M scale, P Q/K/V, S save,
+// O the model view of a softmax step (arrows, Enter or a click open a layer × head),
 // Ctrl+E export, ?/F1 help, Esc close/unpin, Ctrl+Q quit. While editing, the sentence field
 // (textfield.h) takes the keys: ← → Home End (Shift selects, Ctrl by word), Backspace Delete
 // (Ctrl: a word), Ctrl+A select all, Ctrl+Z undo, Ctrl+Y or Ctrl+Shift+Z redo, Ctrl+C/X/V the

@@ -19,6 +19,8 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   vo->scale = a->scale;
   vo->head = a->head;
   vo->part = a->part;
+  vo->model_view = a->model;
+  if (a->model) vo->head = -1; // the header says "all 12 heads": the grid shows every one
   vo->numbers = a->numbers;
   vo->text_scale = app_text_scale(a);
   vo->global_lo = a->global_lo, vo->global_hi = a->global_hi;
@@ -332,6 +334,7 @@ static const char *const HELP[][2] = {
     {"M", "colour scale per matrix / stage / all"},
     {"N", "numbers in cells"},
     {"P", "Q, K, V: all or one"},
+    {"O", "model view: all layers × heads"},
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},
     {"?  or  F1", "this help"},
@@ -380,6 +383,12 @@ bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
     vo.pinned = a->pinned || a->cursor;
     vo.text_scale = us;
     view_draw_selection(overlay, &a->lay, &vo);
+  }
+  if (a->model && a->lay.grid.layers > 0) { // the model view's selected thumbnail
+    float r[4], m = 3 * us;
+    view_model_cell(&a->lay, a->model_layer, a->model_head, r);
+    scene_frame(overlay, r[0] - m, r[1] - m, r[2] + 2 * m, r[3] + 2 * m, 3 * us,
+                theme_get(a->theme)->highlight);
   }
   header_controls(a, overlay, w, us, true);
   sentence_field(a, overlay, w, h, us);

@@ -26,10 +26,12 @@ typedef struct {
 struct App {
   Session *s;
   const char *save_dir;
-  int step;        // lesson step (with a lesson) or trace step
-  int layer_delta; // [ ] on a lesson step: layers away from the step's own
-  int head;        // 0-based, -1 all heads
-  int part;        // Q, K, V stage: 0 all, 1 Q, 2 K, 3 V
+  int step;                    // lesson step (with a lesson) or trace step
+  int layer_delta;             // [ ] on a lesson step: layers away from the step's own
+  int head;                    // 0-based, -1 all heads
+  int part;                    // Q, K, V stage: 0 all, 1 Q, 2 K, 3 V
+  bool model;                  // O on a softmax step: the model view, every layer × head (view_model.c)
+  int model_layer, model_head; // its selected thumbnail (0-based): arrows move it, Enter opens it
   ThemeId theme;
   Colormap cmap;
   ScaleMode scale;

@@ -12,7 +12,7 @@ static const char *USAGE =
     "                         [--causal] [--compare TEXT] --out DIR [--format png|svg|npy|csv|all] [--size "
     "WxH]\n"
     "                         [--theme light|dark] [--head H|all] [--scale matrix|stage|global]\n"
-    "                         [--no-text] [--no-numbers] [--threads N]\n"
+    "                         [--no-text] [--no-numbers] [--threads N] [--model-view]\n"
     "                         [--target TEXT | --generate [--max-steps N]]\n"
     "\n"
     "Writes, without a display, one picture per step of the pass (or per lesson step with\n"
@@ -33,6 +33,8 @@ static const char *USAGE =
     "  --head H        per-head stages: only head H (1-based), or all = the grid of all heads;\n"
     "                  default: one picture per head\n"
     "  --scale S       colour scale per matrix, per stage (default) or global\n"
+    "  --model-view    one picture, DIR/model-view.png (or .svg): the attention weights A of\n"
+    "                  every layer (rows) and head (columns) as a grid of small heatmaps\n"
     "  --no-text       pictures without the lesson's narration\n"
     "  --no-numbers    no values printed in the cells\n"
     "  --threads N     pictures drawn at once, 1 to 8 (default 2)\n"
@@ -91,7 +93,8 @@ int cli_export(int argc, char **argv) {
       snprintf(msg, sizeof msg, "%s needs a value (see stepformer export --help)", a);
       return cli_fail("export", msg);
     }
-    if (takes || !strcmp(a, "--no-text") || !strcmp(a, "--no-numbers")) { // each option once
+    if (takes || !strcmp(a, "--no-text") || !strcmp(a, "--no-numbers") ||
+        !strcmp(a, "--model-view")) { // each option once
       for (int k = 0; k < n_seen; k++)
         if (!strcmp(seen[k], a)) {
           snprintf(msg, sizeof msg, "%s is given twice: give it once", a);
@@ -154,12 +157,16 @@ int cli_export(int argc, char **argv) {
       show_text = false;
     else if (!strcmp(a, "--no-numbers"))
       view.numbers = false;
+    else if (!strcmp(a, "--model-view"))
+      view.model_view = true;
     else {
       snprintf(msg, sizeof msg, "unknown option \"%s\" (see stepformer export --help)", a);
       return cli_fail("export", msg);
     }
   }
   if (!out) return cli_fail("export", "--out DIR is required (the folder to write into)");
+  if (view.model_view && head_opt != -2)
+    return cli_fail("export", "--model-view shows every head: leave out --head");
   if (!cli_generate_check(&gen, so.target, &err)) return cli_fail("export", err.msg);
   so.generate = gen.on, so.max_steps = gen.max_steps;
   if ((formats & (EXPORT_PNG | EXPORT_SVG)) && !text_init(&err)) return cli_fail("export", err.msg);

@@ -76,6 +76,12 @@ static int plan(Export *x, int head_opt) {
   int n = 0, number = 1;
   int digits = t->n_steps >= 100 ? 3 : 2; // 007-… sorts before 100-… in any file browser
   bool layers = t->cfg.n_layers > 1;
+  if (x->view.model_view) { // --model-view: one picture, the first softmax step as the model view
+    Job *j = &x->jobs[n++];
+    j->step = trace_step_find(t, STEP_SOFTMAX, 0), j->head = -1, j->lesson_step = -1; // every head
+    snprintf(j->base, sizeof j->base, "model-view");
+    return n;
+  }
   if (x->s->has_lesson) {
     const Lesson *l = &x->s->lesson;
     int width = l->n_steps >= 100 ? 3 : 2;
@@ -297,6 +303,14 @@ bool export_run(Session *s, const char *out, const ExportSpec *spec, int *files,
   if (spec->head_opt >= s->trace->cfg.H)
     return err_set(err, "--head %d: the model has %d head%s: give 1 to %d, or all", spec->head_opt + 1,
                    s->trace->cfg.H, s->trace->cfg.H == 1 ? "" : "s", s->trace->cfg.H);
+  if (view.model_view) {
+    int k = trace_step_find(s->trace, STEP_SOFTMAX, 0);
+    if (k < 0 || !view_model_available(s->trace, k))
+      return err_set(err,
+                     "--model-view: this model has no attention softmax to show: leave --model-view out");
+    if (spec->formats & (EXPORT_NPY | EXPORT_CSV))
+      return err_set(err, "--model-view writes one picture: use --format png, svg or png,svg");
+  }
   OutDir od;
   if (!outdir_begin(&od, out, err)) return false;
   Export x = {.s = s,

@@ -42,6 +42,7 @@ typedef struct {
   int hover_op, hover_i, hover_j; // the cell under the cursor (operand index in the layout)
   bool pinned;                    // the hover cell is pinned (drawn heavier)
   float global_lo, global_hi;     // the range SCALE_GLOBAL uses (view_global_range)
+  bool model_view;                // softmax stage: every layer × head as thumbnails (view_model.c)
 } ViewOptions;
 
 typedef enum {
@@ -65,11 +66,19 @@ typedef struct {
   bool result;
 } ViewOperand;
 
+// The model view's grid (view_model.c): rows are layers, columns heads; cell (l, h) starts at
+// (x + h·cw, y + l·ch) and its thumbnail at (tx, ty) inside the cell, `side` pixels square.
+typedef struct {
+  int layers, heads; // 0 when the view is no model view
+  float x, y, cw, ch, tx, ty, side;
+} ViewGrid;
+
 typedef struct {
   ViewOperand ops[VIEW_MAX_OPS];
   int n_ops;
   int result;    // index of the step's result operand, or -1 (tokens step)
   float area[4]; // the rectangle the view was drawn in (x, y, w, h): the window places its inspector
+  ViewGrid grid; // the model view's thumbnails (grid.layers = 0 for any other view)
 } ViewLayout;
 
 ViewOptions view_options_default(const Theme *theme);
@@ -88,6 +97,12 @@ bool view_hit(const ViewLayout *l, float px, float py, int *op, int *i, int *j);
 // Whether the Q, K, V stage shows all three projections for ViewOptions.part (0 asks for all
 // three, shown when the cells stay readable: else Q alone).
 bool view_qkv_all(const Trace *t, int part);
+// The model view (ViewOptions.model_view) is drawn for this step: a softmax stage (A).
+bool view_model_available(const Trace *t, int step);
+// The model view's layer and head (0-based) whose cell holds (px, py), if any.
+bool view_model_hit(const ViewLayout *l, float px, float py, int *layer, int *head);
+// The thumbnail of layer `layer`, head `head` of the model view: r = x, y, w, h.
+void view_model_cell(const ViewLayout *l, int layer, int head, float r[4]);
 // The range of all activations of the trace (for SCALE_GLOBAL), ignoring weights and one-hot.
 void view_global_range(const Trace *t, float *lo, float *hi);
 const char *view_scale_name(ScaleMode m);

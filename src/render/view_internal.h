@@ -62,4 +62,9 @@ bool view_stage_ext(Eq *e, const TraceStep *st);
 // rows; false for any other kind.
 bool view_decoder_compose(Eq *e, const TraceStep *st);
 
+// The model view (view_model.c): every layer's A_h as a thumbnail in a layers × heads grid,
+// filling out->grid (no operands: the window hit-tests with view_model_hit).
+void view_model_render(Scene *s, const Trace *t, const ViewOptions *o, float x, float y, float w, float h,
+                       ViewLayout *out);
+
 #endif

@@ -423,6 +423,8 @@ void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float
   out->n_ops = 0;
   out->result = -1;
   out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
+  out->grid.layers = 0;
+  if (o->model_view && view_model_available(t, step)) return view_model_render(s, t, o, x, y, w, h, out);
   compose(&e, &t->steps[step]);
   if (e.n_rows > 0) eq_layout_and_draw(&e);
 }
@@ -443,6 +445,7 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
   out->n_ops = 0;
   out->result = -1;
   out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
+  out->grid.layers = 0;
   int ia = st->result, ib = b->steps[kb].result;
   bool heads = trace_per_head(&a->t[ia]);
   if (heads && o->head < 0 && a->cfg.H <= 8) { // all heads: a row per sentence, a column per head
