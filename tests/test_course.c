@@ -28,9 +28,9 @@ static int read_cases(const char *path, Case *cases, int cap) {
   GoldenRow *rows = calloc((size_t)cap, sizeof *rows);
   int n = rows ? golden_read_rows(path, 3, rows, cap) : 0;
   for (int i = 0; i < n; i++) {
-    snprintf(cases[i].name, sizeof cases[i].name, "%s", rows[i].f[0]);
-    snprintf(cases[i].file, sizeof cases[i].file, "%s", rows[i].f[1]);
-    snprintf(cases[i].text, sizeof cases[i].text, "%s", rows[i].f[2]);
+    snprintf(cases[i].name, sizeof cases[i].name, "%.*s", (int)sizeof cases[i].name - 1, rows[i].f[0]);
+    snprintf(cases[i].file, sizeof cases[i].file, "%.*s", (int)sizeof cases[i].file - 1, rows[i].f[1]);
+    snprintf(cases[i].text, sizeof cases[i].text, "%.*s", (int)sizeof cases[i].text - 1, rows[i].f[2]);
   }
   free(rows);
   return n;
