@@ -135,36 +135,6 @@ static void gather(float *out, const uint8_t *src, const PtTensorRef *t, int64_t
   }
 }
 
-typedef struct {
-  const char *name;
-  int index;
-} Named;
-
-static int named_cmp(const void *a, const void *b) {
-  return strcmp(((const Named *)a)->name, ((const Named *)b)->name);
-}
-
-// Fills f->by_name (as st_parse does, so st_find works) and refuses a name that appears twice.
-static bool index_names(StFile *f, const char *what, Err *err) {
-  f->by_name = malloc(sizeof(int) * (size_t)(f->n + 1));
-  Named *named = malloc(sizeof(Named) * (size_t)(f->n + 1));
-  if (!f->by_name || !named) {
-    free(named);
-    return err_set(err, "%s: out of memory", what);
-  }
-  for (int i = 0; i < f->n; i++) named[i] = (Named){f->tensors[i].name, i};
-  qsort(named, (size_t)f->n, sizeof(Named), named_cmp);
-  for (int i = 0; i < f->n; i++) f->by_name[i] = named[i].index;
-  for (int i = 1; i < f->n; i++)
-    if (!strcmp(named[i - 1].name, named[i].name)) {
-      err_set(err, "%s: tensor \"%.80s\" appears twice in data.pkl", what, named[i].name);
-      free(named);
-      return false;
-    }
-  free(named);
-  return true;
-}
-
 static bool convert(StFile *f, const Ctx *c, const PtPickle *p, size_t file_len, Err *err) {
   const char *what = c->what;
   f->tensors = calloc((size_t)p->n + 1, sizeof(StTensor));
@@ -214,7 +184,7 @@ static bool convert(StFile *f, const Ctx *c, const PtPickle *p, size_t file_len,
     gather(o->data, src, t, count, k);
     total += count;
   }
-  return index_names(f, what, err);
+  return st_index(f, what, err); // st_find by halves; a name given twice is refused
 }
 
 bool pt_parse(StFile *f, const uint8_t *b, size_t len, const char *what, Err *err) {

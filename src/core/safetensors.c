@@ -198,7 +198,7 @@ bool st_index(StFile *f, const char *what, Err *err) {
   for (int i = 0; i < f->n; i++) f->by_name[i] = named[i].index;
   for (int i = 1; i < f->n; i++)
     if (!strcmp(named[i - 1].name, named[i].name)) {
-      err_set(err, "%s: tensor \"%.80s\" appears twice in the header", what, named[i].name);
+      err_set(err, "%s: tensor \"%.80s\" appears twice", what, named[i].name);
       free(named);
       return false;
     }
