@@ -8,11 +8,12 @@
 static const char *USAGE =
     "usage: stepformer info --model FILE|DIR\n"
     "\n"
-    "Prints the configuration of a safetensors model (D, H, d_k, F, layers, activation, norm,\n"
-    "causal), its vocabulary size and words, its parameter count and whether it has a\n"
-    "prediction head. For an encoder-decoder, both sides: the encoder's layers and source\n"
-    "vocabulary, the decoder's layers and target vocabulary. For a Hugging Face hub folder\n"
-    "(GPT-2, BERT: config.json, model.safetensors, tokenizer files), also the architecture,\n"
+    "Prints the configuration of a model -- a safetensors file, a torch.save .pt (with its .json)\n"
+    "or a hub folder: D, H, d_k, F, layers, activation, norm, causal --, its vocabulary size and\n"
+    "words, its parameter count and whether it has a prediction head or a classifier. For an\n"
+    "encoder-decoder, both sides: the encoder's layers and source vocabulary, the decoder's layers\n"
+    "and target vocabulary. For a Hugging Face hub folder (GPT-2, BERT: config.json,\n"
+    "model.safetensors, tokenizer files), also the architecture,\n"
     "the tokenizer and the tensors of the file the model does not use.\n";
 
 // The metadata value of key in m, or NULL.
