@@ -58,6 +58,9 @@ int cli_info(int argc, char **argv) {
   const ModelConfig *c = &m->cfg;
   printf("model      %s\n", path);
   hub_lines(m);
+  const char *cm = model_meta(m, "course_module"), *cn = model_meta(m, "course_note");
+  if (cm) printf("kind       %s\n", cm); // the course's modules (course.h)
+  if (cn) printf("note       %s\n", cn);
   printf("D          %d   (model width)\n", c->D);
   printf("H          %d   (heads, d_k = D/H = %d)\n", c->H, c->D / c->H);
   printf("F          %d   (feed-forward width)\n", c->F);

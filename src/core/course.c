@@ -1,6 +1,7 @@
 // course.c -- see course.h: the notebook's names and NAME.json translated into the canonical
 // StFile (model.h), every shape checked against the others before anything is copied.
 #include "course.h"
+#include "course_tr.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -22,28 +23,15 @@
 // compared with them: fixed[] in the order of fixed_keys.
 static const char *const fixed_keys[] = {"d_model",     "d_ff",       "n_layers",
                                          "max_seq_len", "vocab_size", "num_classes"};
-enum { FX_D, FX_F, FX_LAYERS, FX_M, FX_V, FX_C, FX_N };
 
-typedef struct {
-  long H;
-  bool has_H;
-  char *vocab, *classes; // joined by newlines (malloc'd), or NULL
-  int n_vocab, n_classes;
-  double eps;
-  bool has_eps;
-  long fixed[FX_N];
-  bool has_fixed[FX_N];
-  char src[160]; // "model.json" or "__metadata__", for messages
-} Config;
-
-static void config_free(Config *c) {
+static void config_free(CtConfig *c) {
   free(c->vocab);
   free(c->classes);
 }
 
 // A JSON list of strings (or one string of lines) joined by newlines; *n counts them.
-static bool join_list(const cJSON *v, const char *key, const Config *c, const char *what, char **out, int *n,
-                      Err *err) {
+static bool join_list(const cJSON *v, const char *key, const CtConfig *c, const char *what, char **out,
+                      int *n, Err *err) {
   if (cJSON_IsString(v)) {
     *out = strdup(v->valuestring);
     if (!*out) return err_set(err, "%s: out of memory", what);
@@ -85,7 +73,7 @@ static bool whole(const cJSON *v, long lo, long hi, long *out) {
 
 // Reads the keys Stepformer uses from a JSON object; other keys (a notebook's dropout, ...) are
 // left alone.
-static bool config_from_json(Config *c, const cJSON *root, const char *what, Err *err) {
+static bool config_from_json(CtConfig *c, const cJSON *root, const char *what, Err *err) {
   if (!cJSON_IsObject(root))
     return err_set(err, "%s: %s is not a JSON object like {\"n_heads\": 2, \"vocab\": [\"<unk>\", ...]}",
                    what, c->src);
@@ -108,6 +96,28 @@ static bool config_from_json(Config *c, const cJSON *root, const char *what, Err
                      what, c->src, v->string);
     c->eps = v->valuedouble, c->has_eps = true;
   }
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "embed_eps"))) {
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0 && v->valuedouble < 1))
+      return err_set(err,
+                     "%s: %s: \"embed_eps\" must be a LayerNorm epsilon, a number between 0 and 1 like 1e-12",
+                     what, c->src);
+    c->embed_eps = v->valuedouble, c->has_embed_eps = true;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "norm_first"))) {
+    long nf = -1;
+    if (cJSON_IsBool(v))
+      nf = cJSON_IsTrue(v);
+    else if (!whole(v, 0, 1, &nf))
+      return err_set(err, "%s: %s: \"norm_first\" must be 1 (pre-norm) or 0 (post-norm)", what, c->src);
+    c->norm_first = (int)nf;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "pos_encoding"))) {
+    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "sinusoidal") && strcmp(v->valuestring, "none") &&
+                               strcmp(v->valuestring, "learned")))
+      return err_set(err, "%s: %s: \"pos_encoding\" must be \"sinusoidal\", \"none\" or \"learned\"", what,
+                     c->src);
+    snprintf(c->pos, sizeof c->pos, "%s", v->valuestring);
+  }
   for (int k = 0; k < FX_N; k++)
     if ((v = cJSON_GetObjectItemCaseSensitive(root, fixed_keys[k]))) {
       if (!whole(v, 0, 1L << 30, &c->fixed[k]))
@@ -117,7 +127,7 @@ static bool config_from_json(Config *c, const cJSON *root, const char *what, Err
   return true;
 }
 
-static bool config_parse(Config *c, const char *json, const char *what, Err *err) {
+static bool config_parse(CtConfig *c, const char *json, const char *what, Err *err) {
   cJSON *root = cJSON_Parse(json);
   if (!root) {
     const char *at = cJSON_GetErrorPtr();
@@ -132,7 +142,7 @@ static bool config_parse(Config *c, const char *json, const char *what, Err *err
 
 // A .safetensors' __metadata__ (strings only) seen as the JSON object it stands for: numbers
 // parsed, vocab and classes as a JSON list when they start with '[', else lines.
-static bool config_from_meta(Config *c, const StFile *f, const char *what, Err *err) {
+static bool config_from_meta(CtConfig *c, const StFile *f, const char *what, Err *err) {
   snprintf(c->src, sizeof c->src, "__metadata__");
   cJSON *root = cJSON_CreateObject();
   if (!root) return err_set(err, "%s: out of memory", what);
@@ -162,24 +172,15 @@ static bool config_from_meta(Config *c, const StFile *f, const char *what, Err *
 }
 
 // ---------------------------------------------------------------- the canonical file being built
-typedef struct {
-  StFile *in;
-  bool *used; // [in->n]: tensors the translation took
-  StFile *out;
-  int cap_t, cap_m;
-  const char *config; // the config's name in messages
-  const char *what;
-  Err *err;
-} Tr;
 
-static void shape_str(char *buf, size_t cap, const StTensor *x) {
+void ct_shape_str(char *buf, size_t cap, const StTensor *x) {
   size_t at = 0;
   buf[0] = 0;
   for (int k = 0; k < x->ndim && at < cap; k++)
     at += (size_t)snprintf(buf + at, cap - at, k ? ",%lld" : "%lld", (long long)x->shape[k]);
 }
 
-static StTensor *take(Tr *t, const char *name) {
+StTensor *ct_take(CtTr *t, const char *name) {
   const StTensor *x = st_find(t->in, name);
   if (!x) return NULL;
   t->used[x - t->in->tensors] = true;
@@ -187,8 +188,8 @@ static StTensor *take(Tr *t, const char *name) {
 }
 
 // The tensor `name` with shape [d0] (ndim 1) or [d0, d1]; why says where the sizes come from.
-static StTensor *need(Tr *t, const char *name, int ndim, int64_t d0, int64_t d1, const char *why) {
-  StTensor *x = take(t, name);
+StTensor *ct_need(CtTr *t, const char *name, int ndim, int64_t d0, int64_t d1, const char *why) {
+  StTensor *x = ct_take(t, name);
   char want[48];
   if (ndim == 1)
     snprintf(want, sizeof want, "%lld", (long long)d0);
@@ -200,7 +201,7 @@ static StTensor *need(Tr *t, const char *name, int ndim, int64_t d0, int64_t d1,
   }
   if (x->ndim != ndim || x->shape[0] != d0 || (ndim == 2 && x->shape[1] != d1)) {
     char got[64];
-    shape_str(got, sizeof got, x);
+    ct_shape_str(got, sizeof got, x);
     err_set(t->err, "%s: tensor \"%s\" has shape [%s], expected [%s] (%s)", t->what, name, got, want, why);
     return NULL;
   }
@@ -208,7 +209,7 @@ static StTensor *need(Tr *t, const char *name, int ndim, int64_t d0, int64_t d1,
 }
 
 // A new tensor of *out, named, with room for its values (NULL data when count is 0).
-static StTensor *out_new(Tr *t, const char *name, int ndim, int64_t d0, int64_t d1) {
+StTensor *ct_out_new(CtTr *t, const char *name, int ndim, int64_t d0, int64_t d1) {
   EXPECT(t->out->n < t->cap_t);
   StTensor *o = &t->out->tensors[t->out->n];
   memset(o, 0, sizeof *o);
@@ -226,8 +227,8 @@ static StTensor *out_new(Tr *t, const char *name, int ndim, int64_t d0, int64_t 
 }
 
 // Moves x's values into *out under `name` (x keeps its name and shape, no data).
-static bool out_move(Tr *t, const char *name, StTensor *x) {
-  StTensor *o = out_new(t, name, 1, 0, 0);
+bool ct_out_move(CtTr *t, const char *name, StTensor *x) {
+  StTensor *o = ct_out_new(t, name, 1, 0, 0);
   if (!o) return false;
   o->ndim = x->ndim;
   memcpy(o->shape, x->shape, sizeof o->shape);
@@ -238,8 +239,8 @@ static bool out_move(Tr *t, const char *name, StTensor *x) {
 }
 
 // The tensor `name` [d0, d1] (ndim 2) or [d0] with the values of x reshaped (same count).
-static bool out_reshape(Tr *t, const char *name, StTensor *x, int ndim, int64_t d0, int64_t d1) {
-  if (!out_move(t, name, x)) return false;
+static bool out_reshape(CtTr *t, const char *name, StTensor *x, int ndim, int64_t d0, int64_t d1) {
+  if (!ct_out_move(t, name, x)) return false;
   StTensor *o = &t->out->tensors[t->out->n - 1];
   EXPECT(o->count == (ndim == 2 ? d0 * d1 : d0));
   memset(o->shape, 0, sizeof o->shape);
@@ -247,7 +248,7 @@ static bool out_reshape(Tr *t, const char *name, StTensor *x, int ndim, int64_t 
   return true;
 }
 
-static bool out_meta(Tr *t, const char *key, const char *value) {
+bool ct_out_meta(CtTr *t, const char *key, const char *value) {
   StFile *o = t->out;
   EXPECT(o->n_meta < t->cap_m);
   o->keys[o->n_meta] = strdup(key);
@@ -261,14 +262,14 @@ static bool out_meta(Tr *t, const char *key, const char *value) {
   return true;
 }
 
-static bool out_meta_int(Tr *t, const char *key, long v) {
+bool ct_out_meta_int(CtTr *t, const char *key, long v) {
   char s[32];
   snprintf(s, sizeof s, "%ld", v);
-  return out_meta(t, key, s);
+  return ct_out_meta(t, key, s);
 }
 
 // Insertion sort of the indices by name (a model has a few hundred tensors at most here).
-static bool out_index(Tr *t) {
+static bool out_index(CtTr *t) {
   StFile *o = t->out;
   o->by_name = malloc(sizeof(int) * (size_t)(o->n + 1));
   if (!o->by_name) return err_set(t->err, "%s: out of memory", t->what);
@@ -287,7 +288,7 @@ static bool out_index(Tr *t) {
 
 // ---------------------------------------------------------------- the notebook's names
 bool course_is_notebook(const StFile *f) {
-  if (st_find(f, "encoder.tok_embed.weight")) return true;
+  if (st_find(f, "encoder.tok_embed.weight") || course_modules_is(f)) return true;
   for (int i = 0; i < f->n; i++)
     if (!strncmp(f->tensors[i].name, "encoder.encoder_blocks.", 23)) return true;
   return false;
@@ -309,17 +310,18 @@ static int count_blocks(const StFile *f) {
 
 static const char *const OPENS =
     "Stepformer opens the course notebook's Transformer (encoder.tok_embed.weight, encoder.pos_embed, "
-    "encoder.encoder_blocks.N.*, encoder.norm.*, linear.*) and its own names (embed.weight, layers.N.*): see "
-    "README";
+    "encoder.encoder_blocks.N.*, encoder.norm.*, linear.*), the course's modules "
+    "(layers.N.attention.heads.H.q, "
+    "layers.N.attention.queries) and its own names (embed.weight, layers.N.*): see README";
 
 // A config key the shapes decide, compared with them.
-static bool agree(Tr *t, const Config *c, int k, long have, const char *from) {
+bool ct_agree(CtTr *t, const CtConfig *c, int k, long have, const char *from) {
   if (!c->has_fixed[k] || c->fixed[k] == have) return true;
   return err_set(t->err, "%s: %s says %s = %ld, but %s gives %ld: make the two agree", t->what, c->src,
                  fixed_keys[k], c->fixed[k], from, have);
 }
 
-static bool notebook_layer(Tr *t, int i, int64_t D, int64_t *F) {
+static bool notebook_layer(CtTr *t, int i, int64_t D, int64_t *F) {
   char pre[64], n[128], why[128];
   snprintf(pre, sizeof pre, "encoder.encoder_blocks.%d.", i);
   snprintf(why, sizeof why, "D = %lld from encoder.tok_embed.weight", (long long)D);
@@ -332,10 +334,10 @@ static bool notebook_layer(Tr *t, int i, int64_t D, int64_t *F) {
   for (int k = 0; k < 4; k++) {
     char s[48];
     snprintf(s, sizeof s, "%s.weight", names[k]);
-    if (!(w[k] = need(t, NAME(s), 2, D, D, why))) return false;
+    if (!(w[k] = ct_need(t, NAME(s), 2, D, D, why))) return false;
     snprintf(s, sizeof s, "%s.bias", names[k]);
-    b[k] = take(t, NAME(s));
-    if (b[k] && !(b[k]->ndim == 1 && b[k]->shape[0] == D)) return need(t, n, 1, D, 0, why) != NULL;
+    b[k] = ct_take(t, NAME(s));
+    if (b[k] && !(b[k]->ndim == 1 && b[k]->shape[0] == D)) return ct_need(t, n, 1, D, 0, why) != NULL;
   }
   if ((b[0] != NULL) != (b[1] != NULL) || (b[0] != NULL) != (b[2] != NULL)) {
     int has = b[0] ? 0 : b[1] ? 1 : 2, lacks = !b[0] ? 0 : !b[1] ? 1 : 2;
@@ -345,20 +347,20 @@ static bool notebook_layer(Tr *t, int i, int64_t D, int64_t *F) {
   }
   // Q, K, V stacked: rows 0..D-1 Q, D..2D-1 K, 2D..3D-1 V, as nn.MultiheadAttention's in_proj
   snprintf(n, sizeof n, "layers.%d.self_attn.in_proj_weight", i);
-  StTensor *o = out_new(t, n, 2, 3 * D, D);
+  StTensor *o = ct_out_new(t, n, 2, 3 * D, D);
   if (!o || !(o->data = malloc(sizeof(float) * (size_t)(3 * D * D))))
     return err_set(t->err, "%s: out of memory", t->what);
   for (int k = 0; k < 3; k++) memcpy(o->data + k * D * D, w[k]->data, sizeof(float) * (size_t)(D * D));
   if (b[0]) {
     snprintf(n, sizeof n, "layers.%d.self_attn.in_proj_bias", i);
-    if (!(o = out_new(t, n, 1, 3 * D, 0)) || !(o->data = malloc(sizeof(float) * (size_t)(3 * D))))
+    if (!(o = ct_out_new(t, n, 1, 3 * D, 0)) || !(o->data = malloc(sizeof(float) * (size_t)(3 * D))))
       return err_set(t->err, "%s: out of memory", t->what);
     for (int k = 0; k < 3; k++) memcpy(o->data + k * D, b[k]->data, sizeof(float) * (size_t)D);
   }
   snprintf(n, sizeof n, "layers.%d.self_attn.out_proj.weight", i);
-  if (!out_move(t, n, w[3])) return false;
+  if (!ct_out_move(t, n, w[3])) return false;
   snprintf(n, sizeof n, "layers.%d.self_attn.out_proj.bias", i);
-  if (b[3] && !out_move(t, n, b[3])) return false;
+  if (b[3] && !ct_out_move(t, n, b[3])) return false;
   // the feed-forward: F from block 0's first linear layer
   if (*F == 0) {
     const StTensor *f0 = st_find(t->in, NAME("feed_forward.0.weight"));
@@ -383,20 +385,20 @@ static bool notebook_layer(Tr *t, int i, int64_t D, int64_t *F) {
   };
   for (size_t k = 0; k < sizeof map / sizeof map[0]; k++) {
     int64_t d0 = map[k].f0 ? *F : D, d1 = map[k].f1 ? *F : D;
-    StTensor *x = need(t, NAME(map[k].from), map[k].nd, d0, d1, map[k].f0 || map[k].f1 ? whyf : why);
+    StTensor *x = ct_need(t, NAME(map[k].from), map[k].nd, d0, d1, map[k].f0 || map[k].f1 ? whyf : why);
     char to[96];
     snprintf(to, sizeof to, "layers.%d.%s", i, map[k].to);
-    if (!x || !out_move(t, to, x)) return false;
+    if (!x || !ct_out_move(t, to, x)) return false;
   }
 #undef NAME
   return true;
 }
 
-static bool translate_notebook(Tr *t, const Config *c) {
-  StTensor *e = take(t, "encoder.tok_embed.weight");
+static bool translate_notebook(CtTr *t, const CtConfig *c) {
+  StTensor *e = ct_take(t, "encoder.tok_embed.weight");
   if (!e || e->ndim != 2 || e->shape[0] < 1 || e->shape[1] < 1) {
     char got[64] = "missing";
-    if (e) shape_str(got, sizeof got, e);
+    if (e) ct_shape_str(got, sizeof got, e);
     return err_set(
         t->err,
         "%s: the course notebook's names, but its token embedding encoder.tok_embed.weight [V, D] is %s%s%s",
@@ -405,11 +407,11 @@ static bool translate_notebook(Tr *t, const Config *c) {
   int64_t V = e->shape[0], D = e->shape[1], F = 0;
   char why[128];
   snprintf(why, sizeof why, "D = %lld from encoder.tok_embed.weight", (long long)D);
-  StTensor *pos = take(t, "encoder.pos_embed");
+  StTensor *pos = ct_take(t, "encoder.pos_embed");
   if (!pos || !((pos->ndim == 3 && pos->shape[0] == 1 && pos->shape[2] == D && pos->shape[1] > 0) ||
                 (pos->ndim == 2 && pos->shape[1] == D && pos->shape[0] > 0))) {
     char got[64] = "";
-    if (pos) shape_str(got, sizeof got, pos);
+    if (pos) ct_shape_str(got, sizeof got, pos);
     return err_set(t->err, "%s: tensor \"encoder.pos_embed\" %s%s%s, expected [1,max_seq_len,%lld] (%s)",
                    t->what, pos ? "has shape [" : "is missing", got, pos ? "]" : "", (long long)D, why);
   }
@@ -442,38 +444,38 @@ static bool translate_notebook(Tr *t, const Config *c) {
         "make the two agree",
         t->what, c->src, c->n_vocab, (long long)V, (long long)D, (long long)V);
   snprintf(from, sizeof from, "encoder.tok_embed.weight [%lld,%lld]", (long long)V, (long long)D);
-  if (!agree(t, c, FX_D, (long)D, from) || !agree(t, c, FX_V, (long)V, from)) return false;
+  if (!ct_agree(t, c, FX_D, (long)D, from) || !ct_agree(t, c, FX_V, (long)V, from)) return false;
   snprintf(from, sizeof from, "encoder.pos_embed (max_seq_len %lld)", (long long)M);
-  if (!agree(t, c, FX_M, (long)M, from)) return false;
+  if (!ct_agree(t, c, FX_M, (long)M, from)) return false;
   snprintf(from, sizeof from, "encoder.encoder_blocks.0..%d", n_layers - 1);
-  if (!agree(t, c, FX_LAYERS, n_layers, from)) return false;
+  if (!ct_agree(t, c, FX_LAYERS, n_layers, from)) return false;
 
-  if (!out_move(t, "embed.weight", e) || !out_reshape(t, "pos_embed.weight", pos, 2, M, D)) return false;
+  if (!ct_out_move(t, "embed.weight", e) || !out_reshape(t, "pos_embed.weight", pos, 2, M, D)) return false;
   for (int i = 0; i < n_layers; i++)
     if (!notebook_layer(t, i, D, &F)) return false;
   snprintf(from, sizeof from, "encoder.encoder_blocks.0.feed_forward.0.weight (d_ff %lld)", (long long)F);
-  if (!agree(t, c, FX_F, (long)F, from)) return false;
-  StTensor *nw = need(t, "encoder.norm.weight", 1, D, 0, why),
-           *nb = nw ? need(t, "encoder.norm.bias", 1, D, 0, why) : NULL;
-  if (!nb || !out_move(t, "norm.weight", nw) || !out_move(t, "norm.bias", nb)) return false;
-  StTensor *lw = take(t, "linear.weight");
+  if (!ct_agree(t, c, FX_F, (long)F, from)) return false;
+  StTensor *nw = ct_need(t, "encoder.norm.weight", 1, D, 0, why),
+           *nb = nw ? ct_need(t, "encoder.norm.bias", 1, D, 0, why) : NULL;
+  if (!nb || !ct_out_move(t, "norm.weight", nw) || !ct_out_move(t, "norm.bias", nb)) return false;
+  StTensor *lw = ct_take(t, "linear.weight");
   if (!lw || lw->ndim != 2 || lw->shape[1] != D || lw->shape[0] < 1) {
     char got[64] = "";
-    if (lw) shape_str(got, sizeof got, lw);
+    if (lw) ct_shape_str(got, sizeof got, lw);
     return err_set(t->err, "%s: tensor \"linear.weight\" (the class scores) %s%s%s, expected [C,%lld] (%s)",
                    t->what, lw ? "has shape [" : "is missing", got, lw ? "]" : "", (long long)D, why);
   }
   int64_t C = lw->shape[0];
   snprintf(from, sizeof from, "linear.weight [%lld,%lld]", (long long)C, (long long)D);
-  if (!agree(t, c, FX_C, (long)C, from)) return false;
+  if (!ct_agree(t, c, FX_C, (long)C, from)) return false;
   if (c->classes && c->n_classes != C)
     return err_set(t->err,
                    "%s: %s names %d classes, but linear.weight [%lld,%lld] scores %lld: make the two agree",
                    t->what, c->src, c->n_classes, (long long)C, (long long)D, (long long)C);
   char whyc[64];
   snprintf(whyc, sizeof whyc, "C = %lld from linear.weight", (long long)C);
-  StTensor *lb = need(t, "linear.bias", 1, C, 0, whyc);
-  if (!lb || !out_move(t, "classifier.weight", lw) || !out_move(t, "classifier.bias", lb)) return false;
+  StTensor *lb = ct_need(t, "linear.bias", 1, C, 0, whyc);
+  if (!lb || !ct_out_move(t, "classifier.weight", lw) || !ct_out_move(t, "classifier.bias", lb)) return false;
   for (int i = 0; i < t->in->n; i++)
     if (!t->used[i])
       return err_set(t->err, "%s: tensor \"%.80s\" is not one of the notebook's Transformer (%d blocks): %s",
@@ -481,19 +483,20 @@ static bool translate_notebook(Tr *t, const Config *c) {
 
   char eps[32];
   snprintf(eps, sizeof eps, "%.9g", c->has_eps ? c->eps : 1e-5);
-  if (!out_meta_int(t, "d_model", (long)D) || !out_meta_int(t, "n_heads", c->H) ||
-      !out_meta_int(t, "d_ff", (long)F) || !out_meta_int(t, "n_layers", n_layers) ||
-      !out_meta(t, "activation", "relu") || !out_meta(t, "norm_first", "1") || !out_meta(t, "causal", "0") ||
-      !out_meta(t, "layer_norm_eps", eps) || !out_meta(t, "pos_encoding", "learned") ||
-      !out_meta(t, "vocab", c->vocab) || !out_meta(t, "format", "course"))
+  if (!ct_out_meta_int(t, "d_model", (long)D) || !ct_out_meta_int(t, "n_heads", c->H) ||
+      !ct_out_meta_int(t, "d_ff", (long)F) || !ct_out_meta_int(t, "n_layers", n_layers) ||
+      !ct_out_meta(t, "activation", "relu") || !ct_out_meta(t, "norm_first", "1") ||
+      !ct_out_meta(t, "causal", "0") || !ct_out_meta(t, "layer_norm_eps", eps) ||
+      !ct_out_meta(t, "pos_encoding", "learned") || !ct_out_meta(t, "vocab", c->vocab) ||
+      !ct_out_meta(t, "format", "course"))
     return false;
-  if (c->classes && !out_meta(t, "classes", c->classes)) return false;
+  if (c->classes && !ct_out_meta(t, "classes", c->classes)) return false;
   return true;
 }
 
 // ---------------------------------------------------------------- canonical names from a .pt
 // The tensors as they are; NAME.json's keys become the metadata.
-static bool translate_canonical(Tr *t, const char *json) {
+static bool translate_canonical(CtTr *t, const char *json) {
   cJSON *root = cJSON_Parse(json);
   if (!root || !cJSON_IsObject(root)) {
     cJSON_Delete(root);
@@ -519,7 +522,7 @@ static bool translate_canonical(Tr *t, const char *json) {
       snprintf(num, sizeof num, "%.9g", v->valuedouble);
       s = num;
     } else if (cJSON_IsArray(v)) {
-      Config c = {0};
+      CtConfig c = {0};
       snprintf(c.src, sizeof c.src, "%s", t->config);
       int n;
       if (!join_list(v, key, &c, t->what, &joined, &n, t->err)) goto done;
@@ -529,7 +532,7 @@ static bool translate_canonical(Tr *t, const char *json) {
               key);
       goto done;
     }
-    bool m = out_meta(t, key, s);
+    bool m = ct_out_meta(t, key, s);
     free(joined);
     if (!m) goto done;
   }
@@ -541,12 +544,12 @@ static bool translate_canonical(Tr *t, const char *json) {
     if (sscanf(t->in->tensors[i].name, "layers.%d.", &k) == 1 && k >= 0 && k < MAX_BLOCKS && k + 1 > n_layers)
       n_layers = k + 1;
   }
-  if ((!has[0] && e && e->ndim == 2 && !out_meta_int(t, "d_model", (long)e->shape[1])) ||
-      (!has[1] && f && f->ndim == 2 && !out_meta_int(t, "d_ff", (long)f->shape[0])) ||
-      (!has[2] && n_layers && !out_meta_int(t, "n_layers", n_layers)))
+  if ((!has[0] && e && e->ndim == 2 && !ct_out_meta_int(t, "d_model", (long)e->shape[1])) ||
+      (!has[1] && f && f->ndim == 2 && !ct_out_meta_int(t, "d_ff", (long)f->shape[0])) ||
+      (!has[2] && n_layers && !ct_out_meta_int(t, "n_layers", n_layers)))
     goto done;
   for (int i = 0; i < t->in->n; i++)
-    if (!out_move(t, t->in->tensors[i].name, &t->in->tensors[i])) goto done;
+    if (!ct_out_move(t, t->in->tensors[i].name, &t->in->tensors[i])) goto done;
   ok = true;
 done:
   cJSON_Delete(root);
@@ -563,18 +566,18 @@ bool course_translate(StFile *in, const char *config_json, const char *config_na
                    what, in->tensors[0].name, OPENS);
   }
   if (!config_name) config_name = "its config";
-  Tr t = {.in = in,
-          .out = out,
-          .cap_t = in->n + 8,
-          .cap_m = in->n_meta + MAX_META,
-          .config = config_name,
-          .what = what,
-          .err = err};
+  CtTr t = {.in = in,
+            .out = out,
+            .cap_t = in->n + 8,
+            .cap_m = in->n_meta + MAX_META,
+            .config = config_name,
+            .what = what,
+            .err = err};
   t.used = calloc((size_t)in->n + 1, sizeof(bool));
   out->tensors = calloc((size_t)t.cap_t, sizeof(StTensor));
   out->keys = calloc((size_t)t.cap_m, sizeof(char *));
   out->values = calloc((size_t)t.cap_m, sizeof(char *));
-  Config c = {0};
+  CtConfig c = {.norm_first = -1};
   bool ok = false;
   if (!t.used || !out->tensors || !out->keys || !out->values) {
     err_set(err, "%s: out of memory", what);
@@ -583,13 +586,13 @@ bool course_translate(StFile *in, const char *config_json, const char *config_na
   if (!notebook) {
     ok = config_json ? translate_canonical(&t, config_json) : true;
     if (ok && !config_json) // copied through, metadata and all
-      for (int i = 0; i < in->n_meta && ok; i++) ok = out_meta(&t, in->keys[i], in->values[i]);
+      for (int i = 0; i < in->n_meta && ok; i++) ok = ct_out_meta(&t, in->keys[i], in->values[i]);
     if (ok && !config_json)
-      for (int i = 0; i < in->n && ok; i++) ok = out_move(&t, in->tensors[i].name, &in->tensors[i]);
+      for (int i = 0; i < in->n && ok; i++) ok = ct_out_move(&t, in->tensors[i].name, &in->tensors[i]);
   } else {
     if (config_json) snprintf(c.src, sizeof c.src, "%s", config_name);
     ok = config_json ? config_parse(&c, config_json, what, err) : config_from_meta(&c, in, what, err);
-    ok = ok && translate_notebook(&t, &c);
+    ok = ok && (course_modules_is(in) ? course_modules_translate(&t, &c) : translate_notebook(&t, &c));
   }
   ok = ok && out_index(&t);
 done:

@@ -29,6 +29,17 @@
 // opens too: its NAME.json's keys become the metadata (lists joined by newlines, eps as
 // layer_norm_eps), d_model, d_ff and n_layers taken from the tensors when the JSON lacks them.
 //
+// The notebooks' own modules open too (course_modules.c has the full table): the per-head
+// MultiHeadAttention (layers.{i}.attention.heads.{h}.q|k|v, output_linear, feed_forward.linear_1|2,
+// layer_norm_1|2, embeddings.token_embeddings / position_embeddings / layer_norm; GELU, pre-norm)
+// and the einsum SelfAttention / TransformerBlock (word_embedding, position_embedding,
+// layers.{i}.attention.queries|keys|values|fc_out, norm1|2, feed_forward.0|2; ReLU, post-norm; its
+// energy/√D carried by the queries map, scaled by 1/√H), with the prefix "encoder." or none. The
+// config gives vocab (and n_heads where the shapes cannot say it); norm_first, pos_encoding
+// ("sinusoidal" or "none" without a position table) and embed_eps (the embedding LayerNorm's ε,
+// 1e-12 by default) are optional. The output adds format course-heads | course-einsum and
+// course_module (and course_note for the rescaled queries), which `stepformer info` prints.
+//
 // course_read takes any model file: a torch.save file (pt_sniff on its first bytes, whatever its
 // extension) or a .safetensors; one with canonical names passes through unchanged (st_read).
 // The StFile it fills is freed with st_free. Errors: one line, false, *out empty.
@@ -55,7 +66,8 @@ bool course_read(const char *path, StFile *out, Err *err);
 bool course_translate(StFile *in, const char *config_json, const char *config_name, const char *what,
                       StFile *out, Err *err);
 
-// True when f holds the notebook's names (encoder.tok_embed.weight or encoder.encoder_blocks.*).
+// True when f holds the notebook's names (encoder.tok_embed.weight or encoder.encoder_blocks.*) or
+// those of its modules (course_modules.c).
 bool course_is_notebook(const StFile *f);
 
 #endif

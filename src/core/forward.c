@@ -607,7 +607,8 @@ void model_forward(Trace *t) {
   if (t->t0 >= 0)
     for (int i = 0; i < L; i++) mat_add(rows(sum, i, 1), rows(sum, i, 1), mat_view(m->token_type, 1, D));
   if (t->embed_sum >= 0)
-    mat_layernorm_rows(tmat(&T[t->Z]), sum, m->embed_norm_weight, m->embed_norm_bias, c->ln_eps);
+    mat_layernorm_rows(tmat(&T[t->Z]), sum, m->embed_norm_weight, m->embed_norm_bias,
+                       m->embed_norm_eps > 0 ? m->embed_norm_eps : c->ln_eps);
 
   for (int l = 0; l < c->n_layers; l++) layer_forward(t, l);
 

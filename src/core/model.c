@@ -614,6 +614,15 @@ static bool read_extensions(const StFile *f, const char *path, Model *m, bool s2
     m->n_types = (int)tt->shape[0];
   }
   m->has_embed_norm = st_find(f, "embed_norm.weight") || st_find(f, "embed_norm.bias");
+  const char *ee = st_meta(f, "embed_norm_eps");
+  if (ee) {
+    char *end;
+    m->embed_norm_eps = strtof(ee, &end);
+    if (end == ee || *end || !(m->embed_norm_eps > 0.0f && m->embed_norm_eps < 1.0f) || !m->has_embed_norm)
+      return err_set(err,
+                     "%s: metadata embed_norm_eps=\"%s\" must be an epsilon in (0, 1), with embed_norm.*",
+                     path, ee);
+  }
   m->no_in_proj_bias = !s2s && !st_find(f, "layers.0.self_attn.in_proj_bias");
   m->no_out_proj_bias = !s2s && !st_find(f, "layers.0.self_attn.out_proj.bias");
   if (!meta_flag(f, path, "tie_head", &m->tie_head, err)) return false;

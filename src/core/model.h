@@ -39,7 +39,8 @@
 //     pos_embed.weight [max_pos, D]: P = its rows 0..L-1 (a longer sentence is refused by trace_new)
 //   metadata activation = relu | gelu | gelu_tanh (GPT-2's 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))))
 //   token_type.weight [n_types, D]   BERT's segment embeddings: row 0 is added, X + P + t₀
-//   embed_norm.weight|bias [D]       Z = LayerNorm(X + P (+ t₀)), the first layer's input
+//   embed_norm.weight|bias [D]       Z = LayerNorm(X + P (+ t₀)), the first layer's input;
+//     metadata embed_norm_eps: its ε when it is not layer_norm_eps (the course's 1e-12)
 //   layers.{i}.self_attn.in_proj_bias and/or .out_proj.bias may be absent (in every layer alike):
 //     no bias (the pointers are NULL)
 //   head: head.weight [V, D], or metadata tie_head=1 and no head.weight (head_weight then points
@@ -139,6 +140,7 @@ typedef struct Model {
   float *token_type;                                      // [n_types, D]; row 0 is added to X + P
   int n_types;                                            //
   float *embed_norm_weight, *embed_norm_bias;             // [D] Z = LayerNorm(X + P (+ t₀))
+  float embed_norm_eps;                                   // its ε (metadata embed_norm_eps; 0: cfg.ln_eps)
   bool no_in_proj_bias, no_out_proj_bias;                 // attention without b^q,b^k,b^v / b^o (every layer)
   bool has_embed_norm, has_head_transform, has_head_bias; // which of the optional tensors are there
   bool tie_head;                                          // head_weight is embed (not a copy)

@@ -1,0 +1,231 @@
+"""course_modules.py -- the course notebooks' own attention modules, as torch modules (issue 12).
+
+Two families, written as the notebooks write them, so that a state_dict() of these classes has
+exactly the notebooks' names and the forward computes what theirs computes. Used by
+tests/gen_course_modules_ref.py.
+
+1. The per-head family: MultiHeadAttention of AttentionHeads + PositionWiseFeedForward, in an
+   encoder layer with the Embeddings around it (the "Transformers from scratch" chapter's form):
+
+    embeddings.token_embeddings.weight            [V, D]
+    embeddings.position_embeddings.weight         [M, D]  (positions="learned"; else none)
+    embeddings.layer_norm.weight|bias             [D]     (embed_norm=True; eps 1e-12)
+    layers.{i}.layer_norm_1|layer_norm_2.weight|bias   [D]   pre-norm (norm_first=False: post)
+    layers.{i}.attention.heads.{h}.q|k|v.weight   [d_k, D] (.bias [d_k]; nn.Linear's default)
+    layers.{i}.attention.output_linear.weight|bias     [D, D], [D]
+    layers.{i}.feed_forward.linear_1.weight|bias       [F, D], [F]
+    layers.{i}.feed_forward.linear_2.weight|bias       [D, F], [D]   GELU (erf) between
+
+   head h: softmax(q(x) k(x)ᵀ / √d_k) v(x); the heads concatenated (torch.cat, dim=-1), then
+   output_linear.
+
+2. The einsum family: SelfAttention + TransformerBlock + Encoder ("Transformer from scratch"):
+
+    word_embedding.weight                         [V, D]
+    position_embedding.weight                     [M, D]  (positions="learned"; else sinusoid)
+    layers.{i}.attention.values|keys|queries.weight    [d_k, d_k] (shared=True: the classic form,
+                                                  applied to each head's slice of x) or [D, D]
+    layers.{i}.attention.fc_out.weight|bias       [D, D], [D]
+    layers.{i}.norm1|norm2.weight|bias            [D]   post-norm: norm1(attention + query)
+    layers.{i}.feed_forward.0|2.weight|bias       [F, D] / [D, F]  ReLU between
+
+   energy = einsum("nqhd,nkhd->nhqk", queries, keys); attention = softmax(energy / √D) -- the
+   module divides by √embed_size, not √d_k; out = einsum("nhql,nlhd->nqhd", attention, values).
+"""
+import math
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def sinusoid(L, D):
+    """P[pos, 2i] = sin(pos / 10000^(2i/D)), P[pos, 2i+1] = cos(...): float64, then float32."""
+    pos = np.arange(L, dtype=np.float64)[:, None]
+    ang = pos / np.power(10000.0, np.arange(0, D, 2, dtype=np.float64)[None, :] / D)
+    P = np.zeros((L, D))
+    P[:, 0::2] = np.sin(ang)
+    P[:, 1::2] = np.cos(ang[:, : D // 2])
+    return torch.from_numpy(P.astype(np.float32))
+
+
+# ---------------------------------------------------------------- 1. the per-head family
+def scaled_dot_product_attention(query, key, value):
+    dim_k = query.size(-1)
+    scores = torch.bmm(query, key.transpose(1, 2)) / math.sqrt(dim_k)
+    weights = F.softmax(scores, dim=-1)
+    return torch.bmm(weights, value)
+
+
+class AttentionHead(nn.Module):
+    def __init__(self, embed_dim, head_dim, bias=True):
+        super().__init__()
+        self.q = nn.Linear(embed_dim, head_dim, bias=bias)
+        self.k = nn.Linear(embed_dim, head_dim, bias=bias)
+        self.v = nn.Linear(embed_dim, head_dim, bias=bias)
+
+    def forward(self, hidden_state):
+        return scaled_dot_product_attention(self.q(hidden_state), self.k(hidden_state), self.v(hidden_state))
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, embed_dim, num_heads, bias=True):
+        super().__init__()
+        head_dim = embed_dim // num_heads
+        self.heads = nn.ModuleList([AttentionHead(embed_dim, head_dim, bias) for _ in range(num_heads)])
+        self.output_linear = nn.Linear(embed_dim, embed_dim)
+
+    def forward(self, hidden_state):
+        x = torch.cat([h(hidden_state) for h in self.heads], dim=-1)
+        return self.output_linear(x)
+
+
+class PositionWiseFeedForward(nn.Module):
+    def __init__(self, embed_dim, ff_dim, dropout=0.1):
+        super().__init__()
+        self.linear_1 = nn.Linear(embed_dim, ff_dim)
+        self.linear_2 = nn.Linear(ff_dim, embed_dim)
+        self.gelu = nn.GELU()  # the erf form
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.dropout(self.linear_2(self.gelu(self.linear_1(x))))
+
+
+class TransformerEncoderLayer(nn.Module):
+    """Pre-norm as the notebook's: x + attention(LN1(x)), then x + feed_forward(LN2(x)).
+    norm_first=False: the post-norm variant LN1(x + attention(x)), LN2(x + feed_forward(x))."""
+
+    def __init__(self, D, H, Fw, bias=True, norm_first=True):
+        super().__init__()
+        self.layer_norm_1 = nn.LayerNorm(D)
+        self.layer_norm_2 = nn.LayerNorm(D)
+        self.attention = MultiHeadAttention(D, H, bias)
+        self.feed_forward = PositionWiseFeedForward(D, Fw)
+        self.norm_first = norm_first
+
+    def forward(self, x):
+        if self.norm_first:
+            x = x + self.attention(self.layer_norm_1(x))
+            return x + self.feed_forward(self.layer_norm_2(x))
+        x = self.layer_norm_1(x + self.attention(x))
+        return self.layer_norm_2(x + self.feed_forward(x))
+
+
+class Embeddings(nn.Module):
+    def __init__(self, V, D, M, positions="learned", embed_norm=True, eps=1e-12):
+        super().__init__()
+        self.token_embeddings = nn.Embedding(V, D)
+        if positions == "learned":
+            self.position_embeddings = nn.Embedding(M, D)
+        if embed_norm:
+            self.layer_norm = nn.LayerNorm(D, eps=eps)
+        self.positions, self.embed_norm = positions, embed_norm
+        self.dropout = nn.Dropout()
+
+    def forward(self, input_ids):
+        L = input_ids.size(1)
+        x = self.token_embeddings(input_ids)
+        if self.positions == "learned":
+            x = x + self.position_embeddings(torch.arange(L, dtype=torch.long).unsqueeze(0))
+        else:
+            x = x + sinusoid(L, x.size(-1))[None]
+        if self.embed_norm:
+            x = self.layer_norm(x)
+        return self.dropout(x)
+
+
+class TransformerEncoder(nn.Module):
+    def __init__(self, V, D, H, Fw, n_layers, M, bias=True, norm_first=True, positions="learned",
+                 embed_norm=True, embed_eps=1e-12):
+        super().__init__()
+        self.embeddings = Embeddings(V, D, M, positions, embed_norm, embed_eps)
+        self.layers = nn.ModuleList([TransformerEncoderLayer(D, H, Fw, bias, norm_first)
+                                     for _ in range(n_layers)])
+
+    def forward(self, x):
+        x = self.embeddings(x)
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+# ---------------------------------------------------------------- 2. the einsum family
+class SelfAttention(nn.Module):
+    def __init__(self, embed_size, heads, shared=True):
+        super().__init__()
+        self.embed_size, self.heads = embed_size, heads
+        self.head_dim = embed_size // heads
+        assert self.head_dim * heads == embed_size, "Embedding size needs to be divisible by heads"
+        k = self.head_dim if shared else embed_size
+        self.values = nn.Linear(k, k, bias=False)
+        self.keys = nn.Linear(k, k, bias=False)
+        self.queries = nn.Linear(k, k, bias=False)
+        self.fc_out = nn.Linear(heads * self.head_dim, embed_size)
+        self.shared = shared
+
+    def forward(self, values, keys, query, mask):
+        N = query.shape[0]
+        value_len, key_len, query_len = values.shape[1], keys.shape[1], query.shape[1]
+        if not self.shared:  # the later form: D x D maps before the split into heads
+            values, keys, query = self.values(values), self.keys(keys), self.queries(query)
+        values = values.reshape(N, value_len, self.heads, self.head_dim)
+        keys = keys.reshape(N, key_len, self.heads, self.head_dim)
+        queries = query.reshape(N, query_len, self.heads, self.head_dim)
+        if self.shared:  # the classic form: one map applied to each head's slice
+            values, keys, queries = self.values(values), self.keys(keys), self.queries(queries)
+        energy = torch.einsum("nqhd,nkhd->nhqk", [queries, keys])
+        if mask is not None:
+            energy = energy.masked_fill(mask == 0, float("-1e20"))
+        attention = torch.softmax(energy / (self.embed_size ** (1 / 2)), dim=3)
+        self.attn = attention  # for the generator's check
+        out = torch.einsum("nhql,nlhd->nqhd", [attention, values]).reshape(
+            N, query_len, self.heads * self.head_dim)
+        return self.fc_out(out)
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, embed_size, heads, dropout, forward_expansion, shared=True):
+        super().__init__()
+        self.attention = SelfAttention(embed_size, heads, shared)
+        self.norm1 = nn.LayerNorm(embed_size)
+        self.norm2 = nn.LayerNorm(embed_size)
+        self.feed_forward = nn.Sequential(
+            nn.Linear(embed_size, forward_expansion * embed_size),
+            nn.ReLU(),
+            nn.Linear(forward_expansion * embed_size, embed_size),
+        )
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, value, key, query, mask):
+        attention = self.attention(value, key, query, mask)
+        x = self.dropout(self.norm1(attention + query))
+        forward = self.feed_forward(x)
+        return self.dropout(self.norm2(forward + x))
+
+
+class Encoder(nn.Module):
+    def __init__(self, src_vocab_size, embed_size, num_layers, heads, forward_expansion, dropout,
+                 max_length, shared=True, positions="learned"):
+        super().__init__()
+        self.embed_size = embed_size
+        self.word_embedding = nn.Embedding(src_vocab_size, embed_size)
+        if positions == "learned":
+            self.position_embedding = nn.Embedding(max_length, embed_size)
+        self.positions = positions
+        self.layers = nn.ModuleList([TransformerBlock(embed_size, heads, dropout, forward_expansion, shared)
+                                     for _ in range(num_layers)])
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, mask=None):
+        N, seq_length = x.shape
+        if self.positions == "learned":
+            positions = torch.arange(0, seq_length).expand(N, seq_length)
+            out = self.word_embedding(x) + self.position_embedding(positions)
+        else:
+            out = self.word_embedding(x) + sinusoid(seq_length, self.embed_size)[None]
+        out = self.dropout(out)
+        for layer in self.layers:
+            out = layer(out, out, out, mask)
+        return out
