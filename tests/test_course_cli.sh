@@ -7,7 +7,8 @@
 # tensor; an unknown storage type; the legacy format), then the course notebook's model
 # (tests/ref/course/l1-h2-nobias) without its model.json, with a JSON that contradicts the
 # tensors, with n_heads that does not divide D, and with JSON that is not JSON; a state_dict of
-# another model (the line names its tensor and what Stepformer opens). The broken configs
+# another model (the line names its tensor and what Stepformer opens); the notebooks' own modules
+# (tests/ref/course-modules) with a config missing or wrong and with a map missing. The broken configs
 # are written here with printf into a temporary folder: no python. Last, the shipped
 # assets/models/bank-sense.pt steps to its class prediction, and refuses a sentence longer than
 # its positions in one line.
@@ -72,6 +73,32 @@ expect_error other-extension weights.bin "weights.json is missing" -- "$T/weight
 cp "$PT/module.pt" "$T/seq.pt"
 printf '{"n_heads": 1, "vocab": ["<unk>"]}\n' >"$T/seq.json"
 expect_error other-model seq.pt "\"0.weight\" is neither" "encoder.tok_embed.weight" "embed.weight" -- "$T/seq.pt"
+
+# the notebooks' own modules (tests/ref/course-modules): the per-head family without its JSON or
+# with n_heads that contradicts its heads, the einsum family's D x D maps with n_heads that does not
+# divide D, and a .safetensors whose keys map was renamed (same length: the header stays valid)
+MOD=$SF_TEST_DIR/ref/course-modules
+cp "$MOD/heads-l2-h2/model.pt" "$T/heads.pt"
+expect_error modules-missing-json heads.pt "heads.json is missing" n_heads -- "$T/heads.pt"
+printf '{"n_heads": 3, %s}\n' "$V" >"$T/heads.json"
+expect_error modules-heads-contradict heads.json "n_heads = 3" "layer 0 has 2 heads" -- "$T/heads.pt"
+cp "$MOD/einsum-l2-h4-full-enc/model.pt" "$T/einsum.pt"
+printf '{"n_heads": 3, %s}\n' "$V" >"$T/einsum.json"
+expect_error modules-heads-not-dividing einsum.json "n_heads = 3" "does not divide d_model = 16" -- "$T/einsum.pt"
+LC_ALL=C sed 's/layers\.0\.attention\.keys\.weight/layers.0.attention.kexs.weight/' \
+  "$MOD/einsum-l1-h2-sin-st/model.safetensors" >"$T/renamed.safetensors"
+expect_error modules-map-missing renamed.safetensors "\"layers.0.attention.keys.weight\" [4,4] is missing" -- \
+  "$T/renamed.safetensors"
+# and one that opens: its stages, and info's note on the einsum module's √D
+cases=$((cases + 1))
+if "$SF" stages --model "$MOD/einsum-l2-h3-shared/model.pt" --text "The cat walks by the bank" >"$T/stages" 2>"$T/stderr" &&
+  "$SF" info --model "$MOD/einsum-l2-h3-shared/model.pt" >"$T/info" 2>>"$T/stderr"; then
+  grep -q "scaled scores .*l1.S.npy *3x6x6" "$T/stages" || fail "einsum: no l1.S stage"
+  grep -q "^note .*energy by sqrt(D)" "$T/info" || fail "einsum: info has no note on sqrt(D)"
+  grep -q "^kind .*einsum SelfAttention" "$T/info" || fail "einsum: info has no kind"
+else
+  fail "einsum stages/info: $(cat "$T/stderr")"
+fi
 
 # the shipped classifier: opens and steps to the class bars; a sentence beyond its 24 positions
 # is refused in one line at trace creation

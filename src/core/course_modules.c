@@ -154,8 +154,10 @@ static bool heads_sizes(Mod *m, const CtConfig *c) {
         t->what, (long long)m->H, (long long)m->dk, n, (long long)m->dk, (long long)m->D, (long long)m->H,
         (long long)m->dk, (long long)m->D, m->why);
   if (c->has_H && c->H != m->H)
-    return err_set(t->err, "%s: %s says n_heads = %ld, but layer 0 has %lld heads (attention.heads.0..%lld)",
-                   t->what, c->src, c->H, (long long)m->H, (long long)m->H - 1);
+    return err_set(t->err,
+                   "%s: %s says n_heads = %ld, but layer 0 has %lld heads (attention.heads.0..%lld): give "
+                   "\"n_heads\": %lld or leave it out",
+                   t->what, c->src, c->H, (long long)m->H, (long long)m->H - 1, (long long)m->H);
   return true;
 }
 
@@ -246,8 +248,10 @@ static bool einsum_sizes(Mod *m, const CtConfig *c) {
           t->what, c->src, (long long)D, (long long)D);
     m->H = c->H;
     if (D % m->H)
-      return err_set(t->err, "%s: %s says n_heads = %ld, which does not divide d_model = %lld (%s)", t->what,
-                     c->src, c->H, (long long)D, m->why);
+      return err_set(t->err,
+                     "%s: %s says n_heads = %ld, which does not divide d_model = %lld (%s): give the "
+                     "number of heads the model was built with",
+                     t->what, c->src, c->H, (long long)D, m->why);
     m->dk = D; // the map is D×D (einsum_map); the heads' width is D/H
     return true;
   }
@@ -261,9 +265,9 @@ static bool einsum_sizes(Mod *m, const CtConfig *c) {
   if (c->has_H && c->H != m->H)
     return err_set(t->err,
                    "%s: %s says n_heads = %ld, but %s [%lld,%lld] is the map of one head of d_k = %lld: H = "
-                   "%lld/%lld = %lld",
+                   "%lld/%lld = %lld: give \"n_heads\": %lld or leave it out",
                    t->what, c->src, c->H, n, (long long)k, (long long)k, (long long)k, (long long)D,
-                   (long long)k, (long long)m->H);
+                   (long long)k, (long long)m->H, (long long)m->H);
   return true;
 }
 

@@ -6,9 +6,11 @@
 // "---" ends them: what follows is the JSON config. Without "---" the config comes from the
 // metadata, as for a .safetensors. A rejected input must come with one line that starts with the
 // source's name and leave the output empty; an accepted one must hold tensors whose count is the
-// product of their shape, found by st_find, and, for the notebook's names, in_proj_weight
-// [3D, D] in every layer with D the d_model of the metadata.
-// The seeds in tests/fuzz/corpus/course are written by tests/gen_course_ref.py from its cases.
+// product of their shape, found by st_find, and, for the notebook's names and its modules'
+// (course_modules.c), in_proj_weight [3D, D] in every layer with D the d_model of the metadata, a
+// position table exactly when pos_encoding is learned, a classifier only for the notebook's model.
+// The seeds in tests/fuzz/corpus/course are written by tests/gen_course_ref.py from its cases
+// (and modules-*.txt by tests/gen_course_modules_ref.py).
 //
 //   build-fuzz/tests/fuzz_course /tmp/corpus-course tests/fuzz/corpus/course -runs=300000 -seed=1
 #include <stdint.h>
@@ -103,16 +105,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (i) PROMISE(by_name_cmp_base(&out, out.by_name[i - 1], out.by_name[i]) < 0);
     }
     const char *fmt = st_meta(&out, "format");
-    if (fmt && !strcmp(fmt, "course")) {
+    if (fmt &&
+        !strncmp(fmt, "course", 6)) { // the notebook's Transformer, or its modules (course-heads|einsum)
       long D = strtol(st_meta(&out, "d_model"), NULL, 10), L = strtol(st_meta(&out, "n_layers"), NULL, 10);
-      PROMISE(D > 0 && L > 0 && st_find(&out, "embed.weight") && st_find(&out, "pos_embed.weight"));
+      const char *pe = st_meta(&out, "pos_encoding");
+      bool learned = pe && !strcmp(pe, "learned");
+      PROMISE(D > 0 && L > 0 && st_find(&out, "embed.weight") &&
+              learned == (st_find(&out, "pos_embed.weight") != NULL));
       for (long l = 0; l < L; l++) {
         char n[64];
         snprintf(n, sizeof n, "layers.%ld.self_attn.in_proj_weight", l);
         const StTensor *w = st_find(&out, n);
         PROMISE(w && w->ndim == 2 && w->shape[0] == 3 * D && w->shape[1] == D);
       }
-      PROMISE(st_meta(&out, "vocab") && st_find(&out, "classifier.weight"));
+      PROMISE(st_meta(&out, "vocab") &&
+              (st_find(&out, "classifier.weight") != NULL) == !strcmp(fmt, "course"));
     }
     st_free(&out);
   }
