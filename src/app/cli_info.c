@@ -14,7 +14,9 @@ static const char *USAGE =
     "encoder-decoder, both sides: the encoder's layers and source vocabulary, the decoder's layers\n"
     "and target vocabulary. For a Hugging Face hub folder (GPT-2, BERT: config.json,\n"
     "model.safetensors, tokenizer files), also the architecture,\n"
-    "the tokenizer and the tensors of the file the model does not use.\n";
+    "the tokenizer and the tensors of the file the model does not use. For the course notebooks'\n"
+    "own modules (per-head AttentionHeads, einsum SelfAttention), their kind, and for the einsum\n"
+    "one a note: it divides its scores by sqrt(D), carried by its queries map (see README).\n";
 
 // The metadata value of key in m, or NULL.
 static const char *model_meta(const Model *m, const char *key) {
