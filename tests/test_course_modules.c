@@ -219,6 +219,31 @@ static void refusals(const char *root) {
   expect(root, EF, "model.pt", EDIT_NONE, NULL, NULL, 0, 0, j4, "learned", NULL, "pos_encoding");
 }
 
+// model_from_st on the translation of `c` with metadata key = value (replaced or added): must fail
+// naming it.
+static void bad_meta(const char *root, const char *c, const char *key, const char *value, const char *json) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s/model.pt", root, c);
+  StFile in, out;
+  Err err = {0};
+  CHECK(pt_read(&in, path, &err), "%s", err.msg);
+  bool ok = course_translate(&in, json, "model.json", "m.pt", &out, &err);
+  CHECK(ok, "%s: %s", c, err.msg);
+  st_free(&in);
+  if (!ok) return;
+  int k = 0;
+  while (k < out.n_meta && strcmp(out.keys[k], key)) k++;
+  if (k == out.n_meta) out.keys[out.n_meta++] = strdup(key); // course.c leaves room for more keys
+  free(out.values[k]);
+  out.values[k] = strdup(value);
+  Model *m = model_from_st(&out, "m.safetensors", &err);
+  CHECK(!m && strstr(err.msg, key) && strstr(err.msg, value), "%s with %s=%s: got \"%s\"", c, key, value,
+        m ? "(accepted)" : err.msg);
+  printf("  refused: %s\n", err.msg);
+  model_free(m);
+  st_free(&out);
+}
+
 int main(void) {
   const char *tdir = getenv("SF_TEST_DIR");
   char root[2048], path[4200];
@@ -233,5 +258,10 @@ int main(void) {
     run_case(rows[i].f[0], dir, rows[i].f[1], rows[i].f[2]);
   }
   refusals(root);
+  // the embedding LayerNorm's ε: a number in (0, 1), and only with that LayerNorm
+  char j[1024];
+  snprintf(j, sizeof j, "{%s}", VOCAB);
+  bad_meta(root, "heads-l3-h4-nobias-sin", "embed_norm_eps", "1e-12", j); // no embeddings.layer_norm
+  bad_meta(root, "heads-l2-h2", "embed_norm_eps", "tiny", j);             // replaces its 1e-12
   return check_exit("test_course_modules");
 }

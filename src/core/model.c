@@ -618,10 +618,15 @@ static bool read_extensions(const StFile *f, const char *path, Model *m, bool s2
   if (ee) {
     char *end;
     m->embed_norm_eps = strtof(ee, &end);
-    if (end == ee || *end || !(m->embed_norm_eps > 0.0f && m->embed_norm_eps < 1.0f) || !m->has_embed_norm)
-      return err_set(err,
-                     "%s: metadata embed_norm_eps=\"%s\" must be an epsilon in (0, 1), with embed_norm.*",
+    if (end == ee || *end || !(m->embed_norm_eps > 0.0f && m->embed_norm_eps < 1.0f))
+      return err_set(err, "%s: metadata embed_norm_eps=\"%s\" must be an epsilon between 0 and 1, like 1e-12",
                      path, ee);
+    if (!m->has_embed_norm)
+      return err_set(
+          err,
+          "%s: metadata embed_norm_eps=\"%s\" without embed_norm.weight|bias: remove it or add the "
+          "embedding LayerNorm",
+          path, ee);
   }
   m->no_in_proj_bias = !s2s && !st_find(f, "layers.0.self_attn.in_proj_bias");
   m->no_out_proj_bias = !s2s && !st_find(f, "layers.0.self_attn.out_proj.bias");
