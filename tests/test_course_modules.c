@@ -244,6 +244,27 @@ static void bad_meta(const char *root, const char *c, const char *key, const cha
   st_free(&out);
 }
 
+// A module saved alone (zeros of the given names, all [2, 2]): refused, naming a tensor of it.
+static void alone(const char *const *names, int n, const char *want) {
+  StFile in, out;
+  memset(&in, 0, sizeof in);
+  in.tensors = calloc((size_t)n, sizeof(StTensor));
+  for (int i = 0; i < n; i++) {
+    StTensor *x = &in.tensors[i];
+    x->name = strdup(names[i]), x->ndim = 2, x->shape[0] = x->shape[1] = 2, x->count = 4;
+    x->data = calloc(4, sizeof(float));
+  }
+  in.n = n;
+  Err err = {0};
+  CHECK(st_index(&in, "test", &err), "%s", err.msg);
+  bool ok = course_translate(&in, "{\"n_heads\": 1}", "model.json", "m.pt", &out, &err);
+  CHECK(!ok && strstr(err.msg, want) && strstr(err.msg, "saved alone") && !strchr(err.msg, '\n'),
+        "got \"%s\"", ok ? "(accepted)" : err.msg);
+  printf("  refused: %s\n", err.msg);
+  if (ok) st_free(&out);
+  st_free(&in);
+}
+
 int main(void) {
   const char *tdir = getenv("SF_TEST_DIR");
   char root[2048], path[4200];
@@ -258,6 +279,10 @@ int main(void) {
     run_case(rows[i].f[0], dir, rows[i].f[1], rows[i].f[2]);
   }
   refusals(root);
+  static const char *const mha[] = {"heads.0.q.weight", "heads.0.k.weight", "output_linear.weight"};
+  static const char *const block[] = {"attention.queries.weight", "attention.fc_out.weight", "norm1.weight"};
+  alone(mha, 3, "\"heads.0.q.weight\"");
+  alone(block, 3, "\"attention.queries.weight\"");
   // the embedding LayerNorm's ε: a number in (0, 1), and only with that LayerNorm
   char j[1024];
   snprintf(j, sizeof j, "{%s}", VOCAB);

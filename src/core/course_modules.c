@@ -24,6 +24,8 @@
 // The einsum module divides the energy by √D (embed_size), not √d_k: Stepformer multiplies its
 // queries map by √(d_k/D) = 1/√H at load, so that S = QKᵀ/√d_k is the module's energy/√D and
 // every stage from S on is the module's; the Q shown is queries(x)/√H (said by `info`).
+// A module saved alone (heads.{h}.q.weight, queries.weight, with or without "attention.") is
+// refused in one line that says to save the whole encoder.
 // Without a position table the positions are sinusoidal, or none when the config says
 // pos_encoding "none"; the config's norm_first overrides either family's norm placement.
 #include <math.h>
@@ -36,7 +38,7 @@
 #define MAX_LAYERS 4096 // layers.{i}: an index beyond is no model's
 #define MAX_HEADS 8192
 
-typedef enum { FAM_NONE, FAM_HEADS, FAM_EINSUM } Family;
+typedef enum { FAM_NONE, FAM_HEADS, FAM_EINSUM, FAM_BARE } Family; // BARE: one module, no embeddings
 
 // The name without its "encoder." prefix.
 static const char *unprefixed(const char *s) { return strncmp(s, "encoder.", 8) ? s : s + 8; }
@@ -52,8 +54,17 @@ static int layer_of(const char *s, const char **rest) {
   return (int)i;
 }
 
+// A module saved alone: heads.{h}.q.weight (MultiHeadAttention), attention.heads.* (an encoder
+// layer), queries.weight (SelfAttention), attention.queries.weight (TransformerBlock).
+static bool bare_module(const char *s) {
+  if (!strncmp(s, "attention.", 10)) s += 10;
+  return (!strncmp(s, "heads.", 6) && s[6] >= '0' && s[6] <= '9') || !strcmp(s, "queries.weight");
+}
+
 static Family family_of(const StFile *f) {
+  bool bare = false;
   for (int i = 0; i < f->n; i++) {
+    bare |= bare_module(f->tensors[i].name);
     const char *s = f->tensors[i].name, *rest;
     const char *u = unprefixed(s);
     if (!strcmp(u, "embeddings.token_embeddings.weight")) return FAM_HEADS;
@@ -64,7 +75,7 @@ static Family family_of(const StFile *f) {
         return FAM_EINSUM;
     }
   }
-  return FAM_NONE;
+  return bare ? FAM_BARE : FAM_NONE;
 }
 
 bool course_modules_is(const StFile *f) { return family_of(f) != FAM_NONE; }
@@ -325,6 +336,15 @@ static bool refuse_unused(Mod *m, Family fam, int n_layers) {
 
 bool course_modules_translate(CtTr *t, const CtConfig *c) {
   Family fam = family_of(t->in);
+  if (fam == FAM_BARE) {
+    const char *s = "";
+    for (int i = 0; i < t->in->n && !*s; i++)
+      if (bare_module(t->in->tensors[i].name)) s = t->in->tensors[i].name;
+    return err_set(t->err,
+                   "%s: tensor \"%.80s\": one attention module saved alone, without the token embedding "
+                   "and the layers around it: save the whole encoder's state_dict() (see README)",
+                   t->what, s);
+  }
   Mod m = {.t = t, .pre = ""};
   for (int i = 0; i < t->in->n; i++)
     if (!strncmp(t->in->tensors[i].name, "encoder.", 8)) m.pre = "encoder.";
