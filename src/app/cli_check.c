@@ -100,6 +100,14 @@ static void check_model(Lesson *l, LessonDiag *d) {
   if (!random_vocab) check_words(l, l->sentence_line, &tk, d);
   for (int i = 0; i < l->n_steps; i++) {
     const LessonStep *s = &l->steps[i];
+    if (s->has_stage && s->stage == STEP_SIM && !s->compare)
+      lesson_diag_add(d, l->path, s->line, 0, false,
+                      "stage=sim compares two sentences and this step has one: add compare=\"...\" with "
+                      "the second sentence");
+    if (s->has_stage && s->stage == STEP_SIM && model_is_seq2seq(m))
+      lesson_diag_add(d, l->path, s->line, 0, false,
+                      "stage=sim compares two sentences through an encoder, and this model is an "
+                      "encoder-decoder: choose another stage");
     if (!s->compare) continue;
     Tokens ct;
     if (!model_tokenize(m, s->compare, LESSON_MAX_WORDS, &ct, &err)) {
