@@ -63,9 +63,11 @@ static void check_trace(const Lesson *l, const Model *m, const Tokens *tk, Lesso
     lesson_diag_add(d, l->path, l->sentence_line, 0, false, "%s", err.msg);
     return;
   }
+  if (!model_is_seq2seq(m) && !trace_add_sim_steps(t)) // as the session has it when a step compares
+    lesson_diag_add(d, l->path, 0, 0, false, "out of memory");
   for (int i = 0; i < l->n_steps; i++) {
     const LessonStep *s = &l->steps[i];
-    if (!s->has_stage) continue;
+    if (!s->has_stage || (s->stage == STEP_SIM && model_is_seq2seq(m))) continue; // reported above
     bool found = false;
     for (int k = 0; k < t->n_steps && !found; k++)
       found = t->steps[k].kind == s->stage && (t->steps[k].layer < 0 || t->steps[k].layer == s->layer);

@@ -13,7 +13,7 @@
 static void refocus_decoder(Session *s) {
   for (int i = 0; i < s->lesson.n_steps; i++) {
     LessonStep *st = &s->lesson.steps[i];
-    if (!st->has_stage || st->stage <= STEP_MEMORY) continue;
+    if (!st->has_stage || !stage_is_after_memory(st->stage)) continue;
     const Trace *t = s->trace;
     if (s->gen) t = s->gen->steps[st->gen < s->gen->n_steps ? st->gen : s->gen->n_steps - 1].trace;
     bool cross = st->stage >= STEP_CROSS_QKV && st->stage <= STEP_CROSS_OUTPROJ;

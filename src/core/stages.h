@@ -142,6 +142,12 @@ typedef enum {
 // One past the last kind: an array indexed by StepKind has this many entries.
 #define STEP_KIND_END (STEP_SIM + 1)
 
+// An encoder-decoder's stages: memory and the decoder's (their rows are the decoder's words, their
+// layers the decoder's). The kinds after STEP_DEC_PREDICT are the encoder's again.
+static inline bool stage_is_decoder(StepKind k) { return k >= STEP_MEMORY && k <= STEP_DEC_PREDICT; }
+// The decoder's own stages, after memory.
+static inline bool stage_is_after_memory(StepKind k) { return k > STEP_MEMORY && k <= STEP_DEC_PREDICT; }
+
 // How a stage treats the heads.
 typedef enum {
   STAGE_ONE_MATRIX, // one matrix for all heads (or none)
