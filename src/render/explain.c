@@ -215,7 +215,7 @@ static void explain_sim(Ctx *c) {
   const SimLevel *lv = &s->levels[k];
   const TraceTensor *za = &s->a->t[lv->src_a], *zb = &s->b->t[lv->src_b];
   double dot, na, nb, v = sim_cos(za, c->r, zb, c->c, &dot, &na, &nb);
-  char n1[32], n2[32], n3[32], n4[32], t1[96], t2[96];
+  char n1[32], n2[32], n3[32], n4[32], n5[32], n6[32], t1[96], t2[96];
   axis_tex(c->t, AXIS_TOKEN, c->r, t1, sizeof t1);
   axis_tex(c->t, AXIS_TOKEN2, c->c, t2, sizeof t2);
   char *l = next_line(c->ex);
@@ -223,7 +223,7 @@ static void explain_sim(Ctx *c) {
       t2);
   l = next_line(c->ex);
   add(l, "= \\frac{%s}{%s \\cdot %s} = \\frac{%s}{%s} = %s", num(n1, dot, false), num(n2, na, false),
-      num(n3, nb, false), num(n4, dot, false), num(n3, na * nb, false), num(n2, v, false));
+      num(n3, nb, false), num(n4, dot, false), num(n5, na * nb, false), num(n6, v, false));
   l = next_line(c->ex);
   add(l, "z, z' \\text{: the two sentences' vectors at %s (%s), } D = %d", lv->label, lv->name, za->cols);
 }
