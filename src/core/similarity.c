@@ -23,15 +23,15 @@ static int levels_of(const Trace *t, SimLevel *lv, int cap) {
       n++;                                                                                                   \
     }                                                                                                        \
   } while (0)
-  LEVEL(t->X, "X", "X");
-  if (!t->cfg.no_pos) LEVEL(t->Z, "Z", "Z"); // without positions Z = X: the same level
+  LEVEL(t->X, "X", "X: token embeddings");
+  if (!t->cfg.no_pos) LEVEL(t->Z, "Z", "Z: + positions"); // without positions Z = X: the same level
   for (int l = 0; l < t->cfg.n_layers; l++) {
     char nm[16], lab[24];
     snprintf(nm, sizeof nm, "l%d", l);
-    snprintf(lab, sizeof lab, "layer %d", l + 1);
+    snprintf(lab, sizeof lab, "after layer %d", l + 1);
     LEVEL(t->layers[l].out, nm, lab);
   }
-  LEVEL(t->enc_norm >= 0 ? t->enc_norm : t->final_norm, "final", "final LN");
+  LEVEL(t->enc_norm >= 0 ? t->enc_norm : t->final_norm, "final", "final LayerNorm");
 #undef LEVEL
   return n;
 }

@@ -33,7 +33,7 @@
 
 typedef struct {
   char name[16];    // after "sim.": "X", "Z", "l0" (after layer 1, 0-based as DESIGN's dump names), "final"
-  char label[24];   // the x axis of the line: "X", "Z", "layer 1", "final LN"
+  char label[24];   // the x axis of the line: "X: token embeddings", "after layer 1", "final LayerNorm"
   int src_a, src_b; // index in a->t and b->t of the level's [L, D] vectors
 } SimLevel;
 

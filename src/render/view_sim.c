@@ -34,27 +34,32 @@ static void draw_line(Scene *s, const Sim *sim, const ViewOptions *o, int mark_a
   trace_axis_label(&sim->trace, AXIS_TOKEN2, sim->word_b, wb, sizeof wb);
   scene_text(s, FONT_SANS_BOLD, fs * 1.05f, x, y + fs * 1.1f, th->text,
              scene_strf(s, "cos(“%s” in sentence 1, “%s” in sentence 2) across the layers", wa, wb));
-  scene_text(s, FONT_SANS_ITALIC, fs * 0.85f, x, y + fs * 2.3f, th->muted,
-             scene_strf(s, "“%s”: %s · 1 = the same direction, 0 = unrelated", wa, who));
+  scene_text(
+      s, FONT_SANS_ITALIC, fs * 0.85f, x, y + fs * 2.3f, th->muted,
+      scene_strf(s,
+                 "“%s”: %s · 1 = the same direction, 0 = unrelated, −1 = opposite · in bold: the levels of "
+                 "the matrices above",
+                 wa, who));
   // the plot area: y from min(0, lowest) to 1, levels evenly along x
   float lo = 0;
   for (int k = 0; k < n; k++) lo = fminf(lo, sim->line[k]);
   if (lo < 0) lo = floorf(lo * 2) / 2; // -0.5, -1
-  float left = x + fs * 3.2f, right = x + w - fs * 1.5f;
-  float top = y + fs * 4.4f, bottom = y + h - fs * 2.2f;
+  float left = x + fs * 3.5f, right = x + w - fs * 1.5f;
+  float top = y + fs * 4.6f, bottom = y + h - fs * 2.4f;
   if (bottom - top < fs * 2 || right - left < fs * 4) return;
-  float dx = n > 1 ? (right - left) / (float)(n - 1) : 0;
-  float x0 = n > 1 ? left : (left + right) / 2;
+  float inset = fs * 5; // room for the first and last level's names under their points
+  float dx = n > 1 ? (right - left - 2 * inset) / (float)(n - 1) : 0;
+  float x0 = n > 1 ? left + inset : (left + right) / 2;
 #define PY(v) (bottom - ((v)-lo) / (1.0f - lo) * (bottom - top))
   for (float g = lo; g <= 1.0001f; g += 0.5f) { // grid lines at every half
     scene_line(s, left - fs * 0.3f, PY(g), right, PY(g), 1.0f, th->grid);
-    scene_text_aligned(s, FONT_SANS, fs * 0.8f, left - fs * 0.5f, PY(g) + fs * 0.28f, 1.0f, th->muted,
+    scene_text_aligned(s, FONT_SANS, fs * 0.95f, left - fs * 0.5f, PY(g) + fs * 0.32f, 1.0f, th->muted,
                        scene_strf(s, "%.1f", g));
   }
   for (int k = 0; k < n; k++) { // the levels on the x axis
     float px = x0 + dx * (float)k;
     bool mark = k == mark_a || k == mark_b;
-    scene_text_aligned(s, mark ? FONT_SANS_BOLD : FONT_SANS, fs * 0.9f, px, bottom + fs * 1.3f, 0.5f,
+    scene_text_aligned(s, mark ? FONT_SANS_BOLD : FONT_SANS, fs * 1.05f, px, bottom + fs * 1.4f, 0.5f,
                        mark ? th->text : th->muted, sim->levels[k].label);
   }
   for (int k = 1; k < n; k++)
@@ -65,7 +70,7 @@ static void draw_line(Scene *s, const Sim *sim, const ViewOptions *o, int mark_a
     bool mark = k == mark_a || k == mark_b;
     float r = (mark ? 0.45f : 0.3f) * fs;
     scene_rect(s, px - r, py - r, 2 * r, 2 * r, mark ? th->highlight : th->accent);
-    Cmd *c = scene_text_aligned(s, FONT_SANS_BOLD, fs * 0.95f, px, py - r - fs * 0.35f, 0.5f, th->text,
+    Cmd *c = scene_text_aligned(s, FONT_SANS_BOLD, fs * 1.15f, px, py - r - fs * 0.4f, 0.5f, th->text,
                                 scene_strf(s, "%.2f", sim->line[k]));
     if (c) c->tag = scene_strf(s, "cos at %s = %.4f", sim->levels[k].label, sim->line[k]);
   }
