@@ -225,7 +225,7 @@ static void explain_sim(Ctx *c) {
   add(l, "= \\frac{%s}{%s \\cdot %s} = \\frac{%s}{%s} = %s", num(n1, dot, false), num(n2, na, false),
       num(n3, nb, false), num(n4, dot, false), num(n5, na * nb, false), num(n6, v, false));
   l = next_line(c->ex);
-  add(l, "z, z' \\text{: the two sentences' vectors at %s (%s), } D = %d", lv->label, lv->name, za->cols);
+  add(l, "z, z' \\text{: the two sentences' vectors (%s), } D = %d", lv->label, za->cols);
 }
 
 static void explain_kind(Ctx *c) {
