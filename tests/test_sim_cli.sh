@@ -66,6 +66,11 @@ grep -q "nosim.md:7: .*stage=sim.*compare=" "$T/err" || fail "check without comp
 printf -- '---\ntitle: t\nsentence: The cat walks by the bank\nmodel: default\n---\n\n# Two banks {stage=sim row=bank compare="She puts money in the bank"}\n\nText.\n' >"$T/sim.md"
 "$SF" check "$T/sim.md" >/dev/null 2>"$T/err" || fail "check with compare=: $(cat "$T/err")"
 
+# the shipped lesson's two sim steps export
+cases=$((cases + 1))
+"$SF" export --lesson "$SRC/lessons/cat-bank.md" --out "$T/l" --size 640x360 >"$T/out" 2>"$T/err" || fail "export cat-bank.md: $(cat "$T/err")"
+[ "$(ls "$T/l" | grep -c -- '-sim\.png$')" = 2 ] || fail "cat-bank.md: $(ls "$T/l" | grep -c -- '-sim\.png$') sim pictures"
+
 # --compare with a decoder's options: one line, exit 2
 cases=$((cases + 1))
 "$SF" dump --text "$A" --compare "$B" --target "x" --out "$T/x" >/dev/null 2>"$T/err"
