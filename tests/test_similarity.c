@@ -2,11 +2,12 @@
 // its view and worked equation.
 //
 // For every case of tests/ref/sim/cases.txt (tests/gen_sim_ref.py: two sentences through a
-// course model, cos computed with numpy from the module-checked stages): the levels' names and
-// order, each [L1, L2] matrix and the line against the reference, the line's word (the last one
-// both sentences share, <unk> skipped), the line exactly 1 at X; then a chosen word, a zero
-// vector, the trace's sim steps, the view (two matrices, or one line without a second
-// sentence) and a cell's explanation (dot product over the two norms, ending with its value).
+// course model or a golden nn.TransformerEncoder -- pre- and post-norm, learned and sinusoidal
+// positions, with and without a final LayerNorm -- cos computed with numpy from the checked stages): the
+// levels' names and order, each [L1, L2] matrix and the line against the reference, the line's word (the last
+// one both sentences share, <unk> skipped), the line exactly 1 at X; then a chosen word, a zero vector, the
+// trace's sim steps, the view (two matrices, or one line without a second sentence) and a cell's explanation
+// (dot product over the two norms, ending with its value).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +138,7 @@ int main(void) {
     CHECK(n == 7, "%s: a line of %d fields", path, n);
     if (n != 7) continue;
     char mpath[1200], cdir[1100];
-    snprintf(mpath, sizeof mpath, "%s/ref/course/%s/model.pt", root ? root : "tests", fld[1]);
+    snprintf(mpath, sizeof mpath, "%s/%s", root ? root : "tests", fld[1]);
     snprintf(cdir, sizeof cdir, "%s/%s", dir, fld[0]);
     Err err = {0};
     Model *m = model_load(mpath, &err);
@@ -169,7 +170,7 @@ int main(void) {
     model_free(m);
   }
   if (f) fclose(f);
-  CHECK(cases >= 3, "%d cases checked", cases);
+  CHECK(cases >= 5, "%d cases checked", cases);
   // a zero vector has similarity 0 (no direction), not NaN
   float zero[4] = {0, 0, 0, 0}, one[4] = {1, 2, 3, 4};
   TraceTensor tz = {.rows = 1, .cols = 4, .heads = 1, .stride = 4, .data = zero};
