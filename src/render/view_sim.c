@@ -11,6 +11,7 @@
 // matrices, and every layer's, be compared by eye.
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "similarity.h" // defines: Sim, sim_init, sim_set_word
@@ -56,12 +57,26 @@ static void draw_line(Scene *s, const Sim *sim, const ViewOptions *o, int mark_a
     scene_text_aligned(s, FONT_SANS, fs * 0.95f, left - fs * 0.5f, PY(g) + fs * 0.32f, 1.0f, th->muted,
                        scene_strf(s, "%.1f", g));
   }
-  for (int k = 0; k < n; k++) { // the levels on the x axis
+  // the levels on the x axis: their names ("after layer 3"), or, when those do not fit between
+  // the points (a deep model), X, Z, the layer's number and "final" under "after layer →"
+  float widest = 0;
+  for (int k = 0; k < n; k++)
+    widest = fmaxf(widest, text_width(FONT_SANS_BOLD, fs * 1.05f, sim->levels[k].label));
+  bool short_names = n > 1 && widest > dx * 0.92f;
+  for (int k = 0; k < n; k++) {
     float px = x0 + dx * (float)k;
     bool mark = k == mark_a || k == mark_b;
+    const char *nm = sim->levels[k].name, *label = sim->levels[k].label;
+    if (short_names && nm[0] == 'l')
+      label = scene_strf(s, "%d", atoi(nm + 1) + 1);
+    else if (short_names)
+      label = nm;
     scene_text_aligned(s, mark ? FONT_SANS_BOLD : FONT_SANS, fs * 1.05f, px, bottom + fs * 1.4f, 0.5f,
-                       mark ? th->text : th->muted, sim->levels[k].label);
+                       mark ? th->text : th->muted, label);
   }
+  if (short_names)
+    scene_text_aligned(s, FONT_SANS_ITALIC, fs * 0.9f, right, bottom + fs * 2.5f, 1.0f, th->muted,
+                       "X: token embeddings · Z: + positions · 1, 2, …: after that layer");
   for (int k = 1; k < n; k++)
     scene_line(s, x0 + dx * (float)(k - 1), PY(sim->line[k - 1]), x0 + dx * (float)k, PY(sim->line[k]),
                3.0f * fs / 18.0f, th->accent);
