@@ -63,7 +63,7 @@ int app_trace_step(const App *a) {
   if (!ls) return a->step;
   if (!ls->has_stage) return -1;
   int layer = ls->layer + a->layer_delta;
-  int n_layers = ls->stage >= STEP_MEMORY ? t->cfg.n_dec_layers : t->cfg.n_layers; // a decoder's
+  int n_layers = stage_is_decoder(ls->stage) ? t->cfg.n_dec_layers : t->cfg.n_layers; // a decoder's
   if (layer >= n_layers) layer = n_layers - 1;
   if (layer < 0) layer = 0;
   return trace_step_find(t, ls->stage, layer);
@@ -138,7 +138,7 @@ static void change_layer(App *a, int d) {
   int k = app_trace_step(a);
   if (k < 0 || t->steps[k].layer < 0) return;
   int layer = t->steps[k].layer + d;
-  int n_layers = t->steps[k].kind >= STEP_MEMORY ? t->cfg.n_dec_layers : t->cfg.n_layers; // a decoder's
+  int n_layers = stage_is_decoder(t->steps[k].kind) ? t->cfg.n_dec_layers : t->cfg.n_layers; // a decoder's
   if (layer < 0 || layer >= n_layers) {
     app_set_status(a, "layer %d is the %s layer", t->steps[k].layer + 1, d < 0 ? "first" : "last");
     return;

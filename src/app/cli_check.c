@@ -63,9 +63,11 @@ static void check_trace(const Lesson *l, const Model *m, const Tokens *tk, Lesso
     lesson_diag_add(d, l->path, l->sentence_line, 0, false, "%s", err.msg);
     return;
   }
+  if (!model_is_seq2seq(m) && !trace_add_sim_steps(t)) // as the session has it when a step compares
+    lesson_diag_add(d, l->path, 0, 0, false, "out of memory");
   for (int i = 0; i < l->n_steps; i++) {
     const LessonStep *s = &l->steps[i];
-    if (!s->has_stage) continue;
+    if (!s->has_stage || (s->stage == STEP_SIM && model_is_seq2seq(m))) continue; // reported above
     bool found = false;
     for (int k = 0; k < t->n_steps && !found; k++)
       found = t->steps[k].kind == s->stage && (t->steps[k].layer < 0 || t->steps[k].layer == s->layer);
@@ -100,6 +102,14 @@ static void check_model(Lesson *l, LessonDiag *d) {
   if (!random_vocab) check_words(l, l->sentence_line, &tk, d);
   for (int i = 0; i < l->n_steps; i++) {
     const LessonStep *s = &l->steps[i];
+    if (s->has_stage && s->stage == STEP_SIM && !s->compare)
+      lesson_diag_add(d, l->path, s->line, 0, false,
+                      "stage=sim compares two sentences and this step has one: add compare=\"...\" with "
+                      "the second sentence");
+    if (s->has_stage && s->stage == STEP_SIM && model_is_seq2seq(m))
+      lesson_diag_add(d, l->path, s->line, 0, false,
+                      "stage=sim compares two sentences through an encoder, and this model is an "
+                      "encoder-decoder: choose another stage");
     if (!s->compare) continue;
     Tokens ct;
     if (!model_tokenize(m, s->compare, LESSON_MAX_WORDS, &ct, &err)) {

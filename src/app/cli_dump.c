@@ -4,13 +4,15 @@
 #include <string.h>
 
 #include "cli.h"
-#include "fileio.h" // defines: file_write_atomic
-#include "npy.h"    // defines: npy_write
-#include "outdir.h" // defines: OutDir
+#include "fileio.h"   // defines: file_write_atomic
+#include "npy.h"      // defines: npy_write
+#include "outdir.h"   // defines: OutDir
+#include "simfiles.h" // defines: simfiles_write
 
 static const char *USAGE =
     "usage: stepformer dump [--model FILE | --random SPEC [--vocab w1,w2,...]] [--text TEXT]\n"
-    "                       [--target TEXT | --generate [--max-steps N]] [--causal] --out DIR\n"
+    "                       [--target TEXT | --generate [--max-steps N] | --compare TEXT] [--causal]\n"
+    "                       --out DIR\n"
     "\n"
     "Runs the encoder on TEXT and writes into DIR one float32 .npy per stage (O, X, P, Z,\n"
     "l0.Q ... l0.out, as in DESIGN.md), tokens.txt, and the model as model.safetensors, so that\n"
@@ -34,6 +36,11 @@ static const char *USAGE =
     "                  dec_tokens.txt (a causal model's: tokens.txt); DIR holds tokens.txt,\n"
     "                  generated.txt (the words written, one line) and model.safetensors\n"
     "  --max-steps N   at most N generation steps (default 2·L + 10, at most 64)\n"
+    "  --compare TEXT  a second sentence: the dump also holds the cosine similarity of the two\n"
+    "                  sentences' vectors, sim.X.npy (token embeddings), sim.Z.npy (with positions),\n"
+    "                  sim.l0.npy ... (after each layer), sim.final.npy (a final LayerNorm), each\n"
+    "                  [L1, L2], rows tokens.txt, columns compare_tokens.txt; sim.line.npy, the\n"
+    "                  last word both share across those levels; sim.txt names the levels and word\n"
     "  --causal        mask keys after each query (a decoder's self-attention)\n"
     "  --out DIR       the folder to write (created if missing)\n";
 
@@ -131,7 +138,7 @@ static bool write_generation(const char *out, const Generation *g, Err *err) {
 int cli_dump(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
   ModelOpts o = {0};
-  const char *out = NULL, *target = NULL;
+  const char *out = NULL, *target = NULL, *compare = NULL;
   GenOpts gen = {0};
   Err err = {0};
   for (int i = 1; i < argc; i++) {
@@ -146,6 +153,11 @@ int cli_dump(int argc, char **argv) {
       out = argv[++i];
     else if (!strcmp(argv[i], "--out"))
       return cli_fail("dump", out ? "--out is given twice: give it once" : "--out needs a folder");
+    else if (!strcmp(argv[i], "--compare") && i + 1 < argc && !compare)
+      compare = argv[++i];
+    else if (!strcmp(argv[i], "--compare"))
+      return cli_fail("dump", compare ? "--compare is given twice: give it once"
+                                      : "--compare needs a second sentence in quotes");
     else {
       snprintf(err.msg, sizeof err.msg, "unknown option \"%s\" (see stepformer dump --help)", argv[i]);
       return cli_fail("dump", err.msg);
@@ -153,6 +165,9 @@ int cli_dump(int argc, char **argv) {
   }
   if (!out) return cli_fail("dump", "--out DIR is required (the folder to write the stages into)");
   if (!cli_generate_check(&gen, target, &err)) return cli_fail("dump", err.msg);
+  if (compare && (gen.on || target))
+    return cli_fail("dump", "--compare compares two sentences through an encoder: leave out --target and "
+                            "--generate");
   Model *m = model_source_open(&o, &err);
   if (!m) return cli_fail("dump", err.msg);
   if (gen.on) {
@@ -176,11 +191,29 @@ int cli_dump(int argc, char **argv) {
     model_free(m);
     return cli_fail("dump", err.msg);
   }
+  Trace *tb = NULL;
+  Sim *sim = NULL;
+  if (compare) { // the second sentence and the similarity of the two
+    Err cerr = {0};
+    if (t->T > 0)
+      err_set(&err, "--compare compares two sentences through an encoder, and %s is an encoder-decoder",
+              m->source);
+    else if (!(tb = model_source_trace(m, compare, &cerr)))
+      err_set(&err, "--compare: %s", cerr.msg);
+    else
+      sim = sim_new(t, tb, &err);
+    if (!sim) {
+      trace_free(tb);
+      trace_free(t);
+      model_free(m);
+      return cli_fail("dump", err.msg);
+    }
+  }
   OutDir od;
   int rc = 0;
   if (!outdir_begin(&od, out, &err))
     rc = 2;
-  else if (!write_all(&od, t, &err)) {
+  else if (!write_all(&od, t, &err) || (sim && !simfiles_write(&od, sim, &err))) {
     outdir_abort(&od);
     rc = 2;
   } else if (!outdir_commit(&od, &err))
@@ -200,7 +233,15 @@ int cli_dump(int argc, char **argv) {
     else
       printf("wrote %d stage files, tokens.txt and model.safetensors for \"%s\" (%d tokens, %s) to %s\n",
              files, o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT, t->L, m->source, out);
+    if (sim) {
+      char w[96] = "no shared word";
+      if (sim->word_a >= 0) trace_axis_label(&sim->trace, AXIS_TOKEN, sim->word_a, w, sizeof w);
+      printf("and %d similarity files against \"%s\" (%d tokens): sim.X ... sim.%s [%d, %d], sim.line (%s)\n",
+             simfiles_count(sim), compare, tb->L, sim->levels[sim->n_levels - 1].name, t->L, tb->L, w);
+    }
   }
+  sim_free(sim);
+  trace_free(tb);
   trace_free(t);
   model_free(m);
   return rc;

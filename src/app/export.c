@@ -14,6 +14,7 @@
 #include "fileio.h"   // defines: AtomicFile
 #include "genstrip.h" // defines: genstrip_draw, genstrip_height
 #include "npy.h"      // defines: npy_write
+#include "simfiles.h" // defines: simfiles_write
 #include "outdir.h"   // defines: OutDir
 #include "page.h"     // defines: PageSpec, page_render
 #include "pngio.h"    // defines: pngio_write
@@ -284,6 +285,12 @@ static bool write_data(Export *x, Err *err) {
         if (!outdir_path(x->od, name, path, sizeof path, err) || !write_csv(t, tt, h, path, err))
           return false;
       }
+  }
+  if ((x->formats & EXPORT_NPY) && x->s->compare_all && !x->s->gen && t->T == 0) { // --compare: sim.*.npy
+    Sim *sim = sim_new(t, x->s->compare_all, err);
+    bool ok = sim && simfiles_write(x->od, sim, err);
+    sim_free(sim);
+    if (!ok) return false;
   }
   if (x->formats & (EXPORT_NPY | EXPORT_CSV)) { // the labels of the token axis
     size_t len;

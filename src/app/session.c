@@ -13,13 +13,25 @@
 static void refocus_decoder(Session *s) {
   for (int i = 0; i < s->lesson.n_steps; i++) {
     LessonStep *st = &s->lesson.steps[i];
-    if (!st->has_stage || st->stage <= STEP_MEMORY) continue;
+    if (!st->has_stage || !stage_is_after_memory(st->stage)) continue;
     const Trace *t = s->trace;
     if (s->gen) t = s->gen->steps[st->gen < s->gen->n_steps ? st->gen : s->gen->n_steps - 1].trace;
     bool cross = st->stage >= STEP_CROSS_QKV && st->stage <= STEP_CROSS_OUTPROJ;
     st->row = st->row_spec ? lesson_find_token(&t->dec_tokens, st->row_spec) : -1;
     st->col = st->col_spec ? lesson_find_token(cross ? &t->tokens : &t->dec_tokens, st->col_spec) : -1;
   }
+}
+
+// The similarity stage (STEP_SIM) is a step of the trace when the session compares two sentences
+// (--compare, a step's compare="...") or a lesson step asks for it (it then says it needs a
+// second sentence). An encoder only: an encoder-decoder and a generation have none.
+static bool add_sim_steps(Session *s) {
+  bool want = s->compare_all != NULL;
+  for (int i = 0; s->has_lesson && i < s->lesson.n_steps; i++)
+    want = want || s->lesson.steps[i].compare ||
+           (s->lesson.steps[i].has_stage && s->lesson.steps[i].stage == STEP_SIM);
+  if (!want || s->gen || model_is_seq2seq(s->model)) return true;
+  return trace_add_sim_steps(s->trace);
 }
 
 bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
@@ -106,6 +118,12 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
         return false;
       }
     }
+  }
+  if (!add_sim_steps(s)) {
+    session_close(s);
+    return err_set(err, "out of memory");
+  }
+  if (s->has_lesson) {
     if (!o->model.text) { // the lesson's own sentence: its focus tokens must all be there
       if (!lesson_resolve(&s->lesson, s->model, &s->trace->tokens, d)) {
         session_close(s);
@@ -162,6 +180,7 @@ bool session_set_text(Session *s, const char *text, Err *err) {
     if (!t) return false;
     trace_free(s->trace);
     s->trace = t;
+    if (!add_sim_steps(s)) return err_set(err, "out of memory");
   }
   snprintf(s->text, sizeof s->text, "%s", text);
   session_refocus(s);

@@ -62,6 +62,10 @@ const StageInfo STAGE_TABLE[] = {
      STAGE_ONE_MATRIX, STAGE_IF_CLASSIFIER, ROWS(ONE, CLASS), NULL, NULL},
     {STEP_CLASS_PRED, "class_pred", "classification class_prediction_probabilities", "class prediction", 20,
      false, false, STAGE_ONE_MATRIX, STAGE_IF_CLASSIFIER, ROWS(ONE, CLASS), NULL, NULL},
+    // Two sentences: how alike their vectors are after each layer (rows: the first sentence's
+    // tokens, columns the second's), and one word's similarity across the layers.
+    {STEP_SIM, "sim", "similarity cosine cosine_similarity bank_in_two_contexts", "cosine similarity", 21,
+     false, true, STAGE_ONE_MATRIX, STAGE_IF_COMPARE, ROWS(TOKEN, TOKEN2), NULL, NULL},
 
     // An encoder-decoder (issue 11): memory, then the decoder. Its tokens are the target's (T of
     // them: <bos> and the target's words); cross-attention's keys are the source's (S of them).

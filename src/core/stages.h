@@ -31,6 +31,7 @@ typedef enum {
   AXIS_TGT_VOCAB, // one per target vocabulary word
   AXIS_ONE,       // a single row: the mean over positions ("mean")
   AXIS_CLASS,     // one per class of a classifier (its name)
+  AXIS_TOKEN2,    // one per token of the second sentence of a comparison (similarity.h)
 } TraceAxis;
 
 // What a tensor is; views and the inspector pick their drawing and worked equation by kind.
@@ -74,6 +75,7 @@ typedef enum {
   T_CLASS_W,      // classifier weights W_c [D,C] (weight) and bias b_c [1,C]
   T_CLASS_LOGITS, // class scores z̄·W_c + b_c [1,C]
   T_CLASS_PRED,   // their softmax [1,C]
+  T_SIM,          // cos(z_i, z'_j) of two sentences' vectors at one level [L1,L2] (similarity.h)
 } TensorKind;
 
 // The stages. The values are stable (lessons' tests and the fuzzers loop over them); the order
@@ -132,9 +134,19 @@ typedef enum {
   STEP_POOL,           // z̄ = mean over positions [1,D]
   STEP_CLASS_SCORES,   // z̄·W_c + b_c [1,C]
   STEP_CLASS_PRED,     // softmax over the classes [1,C]
+  // Two sentences (a comparison): the cosine similarity of their vectors after each layer
+  // [L1,L2], and the line of one word across the levels (similarity.h). A trace has these steps
+  // only when the session compares (trace_add_sim_steps).
+  STEP_SIM,
 } StepKind;
 // One past the last kind: an array indexed by StepKind has this many entries.
-#define STEP_KIND_END (STEP_CLASS_PRED + 1)
+#define STEP_KIND_END (STEP_SIM + 1)
+
+// An encoder-decoder's stages: memory and the decoder's (their rows are the decoder's words, their
+// layers the decoder's). The kinds after STEP_DEC_PREDICT are the encoder's again.
+static inline bool stage_is_decoder(StepKind k) { return k >= STEP_MEMORY && k <= STEP_DEC_PREDICT; }
+// The decoder's own stages, after memory.
+static inline bool stage_is_after_memory(StepKind k) { return k > STEP_MEMORY && k <= STEP_DEC_PREDICT; }
 
 // How a stage treats the heads.
 typedef enum {
@@ -154,6 +166,7 @@ typedef enum {
   STAGE_IF_EMBED_NORM,       // a model with an embedding LayerNorm (BERT)
   STAGE_IF_HEAD_TRANSFORM,   // a head with BERT's transform
   STAGE_IF_CLASSIFIER,       // a classifier's stages (final LayerNorm, mean, scores, prediction)
+  STAGE_IF_COMPARE,          // a second sentence (compare="..." or --compare) and an encoder
 } StageNeeds;
 
 typedef struct {

@@ -587,6 +587,7 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
   step(t, STEP_EMBED, -1, t->X);
   step(t, STEP_POSENC, -1, t->P);
   step(t, STEP_ADDPOS, -1, t->embed_sum >= 0 ? t->embed_sum : t->Z);
+  if (c->no_pos) t->steps[t->n_steps - 1].name = "embeddings (no positions)"; // Z = OE, nothing added
   if (t->embed_sum >= 0) step(t, STEP_EMBED_NORM, -1, t->Z);
   for (int l = 0; l < c->n_layers; l++) {
     TraceLayer *y = &t->layers[l];
@@ -722,6 +723,9 @@ const char *trace_axis_label(const Trace *t, TraceAxis axis, int i, char *buf, i
   case AXIS_TGT_VOCAB: snprintf(buf, (size_t)cap, "%s", t->model->tgt_vocab.words[i]); break;
   case AXIS_ONE: snprintf(buf, (size_t)cap, "mean"); break;
   case AXIS_CLASS: snprintf(buf, (size_t)cap, "%s", t->model->class_names[i]); break;
+  case AXIS_TOKEN2:
+    snprintf(buf, (size_t)cap, "%s", tokens_label(&t->dec_tokens, &t->model->vocab, i));
+    break;
   default: snprintf(buf, (size_t)cap, "%d", i); break;
   }
   return buf;
@@ -739,6 +743,7 @@ const char *trace_axis_name(TraceAxis axis) {
   case AXIS_TGT_VOCAB: return "target word";
   case AXIS_ONE: return "mean";
   case AXIS_CLASS: return "class";
+  case AXIS_TOKEN2: return "token of the second sentence";
   }
   return "";
 }
@@ -793,4 +798,13 @@ int trace_stage_number(const Trace *t, int step, int *total) {
   }
   if (total) *total = count;
   return n;
+}
+
+bool trace_add_sim_steps(Trace *t) {
+  if (t->T > 0 || trace_step_find(t, STEP_SIM, 0) >= 0) return true; // an encoder only, once
+  TraceStep *st = realloc(t->steps, (size_t)(t->n_steps + t->cfg.n_layers) * sizeof *st);
+  if (!st) return false;
+  t->steps = st;
+  for (int l = 0; l < t->cfg.n_layers; l++) step(t, STEP_SIM, l, -1); // drawn from two traces (similarity.h)
+  return true;
 }

@@ -165,6 +165,10 @@ const char *trace_axis_name(TraceAxis axis); // "token", "dimension", ...
 // the number of the stage before it, shown with "½" (stage_info(kind)->half). *total (when not
 // NULL) is the number of whole stages. `stepformer stages`, the window and the exports agree.
 int trace_stage_number(const Trace *t, int step, int *total);
+// Appends the similarity stage (STEP_SIM, one step per layer, no tensor of its own: it is drawn
+// from this trace and a second sentence's, similarity.h) when the session compares two
+// sentences. An encoder's trace only; a second call does nothing. False when out of memory.
+bool trace_add_sim_steps(Trace *t);
 // The index in t->steps of the step of this kind (in this layer, for layer stages), or -1.
 int trace_step_find(const Trace *t, StepKind k, int layer);
 

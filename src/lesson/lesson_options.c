@@ -81,7 +81,7 @@ static void check_token(Opts *o, size_t off, const char *spec, const char *key) 
   if (c->n_words == 0) return;
   // a decoder stage's words are the target's (target:, or written by generate: on): the session
   // looks them up in the decoder's input of the step's generation step
-  if ((c->l->target || c->l->generate) && o->s->has_stage && o->s->stage > STEP_MEMORY) return;
+  if ((c->l->target || c->l->generate) && o->s->has_stage && stage_is_after_memory(o->s->stage)) return;
   const char *ws[LESSON_MAX_WORDS];
   for (int i = 0; i < c->n_words; i++) ws[i] = c->words[i];
   if (lesson_token_lookup(spec, ws, c->n_words) >= 0) return;

@@ -54,7 +54,7 @@ bool lesson_resolve(Lesson *l, const Model *m, const Tokens *tokens, LessonDiag 
     if (s->has_stage) {
       const StageInfo *info = stage_info(s->stage);
       const char *name = info->name;
-      bool dec = s->stage >= STEP_MEMORY; // an encoder-decoder's decoder: its own layers
+      bool dec = stage_is_decoder(s->stage); // an encoder-decoder's decoder: its own layers
       int nl = dec ? c->n_dec_layers : c->n_layers;
       if (info->in_layer && s->layer >= nl && (!dec || model_is_seq2seq(m)))
         lesson_diag_add(d, file, s->line, 0, false,
@@ -100,7 +100,8 @@ bool lesson_resolve(Lesson *l, const Model *m, const Tokens *tokens, LessonDiag 
                       "gen=%d needs generation: add generate: on to the front matter", s->gen + 1);
     bool row = s->focus == FOCUS_ROW || s->focus == FOCUS_CELL;
     bool col = s->focus == FOCUS_COL || s->focus == FOCUS_CELL;
-    if (s->has_stage && s->stage > STEP_MEMORY) continue; // the decoder's words: the session finds them
+    if (s->has_stage && stage_is_after_memory(s->stage))
+      continue; // the decoder's words: the session finds them
     if (row && s->row_spec) s->row = resolve_token(l, s, tokens, s->row_spec, "row", d);
     if (col && s->col_spec) s->col = resolve_token(l, s, tokens, s->col_spec, "col", d);
   }

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "similarity.h" // defines: Sim, sim_of_trace, sim_cos
+
 typedef struct {
   const Trace *t;
   const TraceTensor *x;
@@ -68,7 +70,7 @@ static const char *axis_tex(const Trace *t, TraceAxis a, int i, char *buf, int c
   char raw[128];
   trace_axis_label(t, a, i, raw, sizeof raw);
   if (a == AXIS_TOKEN || a == AXIS_VOCAB || a == AXIS_CLASS || a == AXIS_ONE || a == AXIS_TGT_TOKEN ||
-      a == AXIS_TGT_VOCAB)
+      a == AXIS_TGT_VOCAB || a == AXIS_TOKEN2)
     return word(buf, cap, raw);
   snprintf(buf, (size_t)cap, "%d", i);
   return buf;
@@ -205,12 +207,34 @@ static void explain_weight(Ctx *c) {
   }
 }
 
+// A cell of the similarity of two sentences: the dot product of the two vectors over their norms.
+static void explain_sim(Ctx *c) {
+  const Sim *s = sim_of_trace(c->t);
+  int k = s ? (int)(c->x - c->t->t) : -1;
+  if (!s || sim_level_of(s, k) < 0) return;
+  const SimLevel *lv = &s->levels[k];
+  const TraceTensor *za = &s->a->t[lv->src_a], *zb = &s->b->t[lv->src_b];
+  double dot, na, nb, v = sim_cos(za, c->r, zb, c->c, &dot, &na, &nb);
+  char n1[32], n2[32], n3[32], n4[32], n5[32], n6[32], t1[96], t2[96];
+  axis_tex(c->t, AXIS_TOKEN, c->r, t1, sizeof t1);
+  axis_tex(c->t, AXIS_TOKEN2, c->c, t2, sizeof t2);
+  char *l = next_line(c->ex);
+  add(l, "= \\frac{z_{%s} \\cdot z'_{%s}}{\\lVert z_{%s} \\rVert\\, \\lVert z'_{%s} \\rVert}", t1, t2, t1,
+      t2);
+  l = next_line(c->ex);
+  add(l, "= \\frac{%s}{%s \\cdot %s} = \\frac{%s}{%s} = %s", num(n1, dot, false), num(n2, na, false),
+      num(n3, nb, false), num(n4, dot, false), num(n5, na * nb, false), num(n6, v, false));
+  l = next_line(c->ex);
+  add(l, "z, z' \\text{: the two sentences' vectors (%s), } D = %d", lv->label, za->cols);
+}
+
 static void explain_kind(Ctx *c) {
   const TraceTensor *x = c->x;
   const Trace *t = c->t;
   char n1[32], n2[32], n3[32], t1[96], t2[96];
   int H = t->cfg.H, D = t->cfg.D, dk = D / H;
   if (x->is_weight) return explain_weight(c);
+  if (x->kind == T_SIM) return explain_sim(c);
   switch (x->kind) {
   case T_ONEHOT: {
     char *l = next_line(c->ex);

@@ -185,6 +185,9 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   // title and formula
   const TraceTensor *x = step_tensor(t, p->step, o->part);
   const char *title = x ? x->title : "Tokens", *tex = x ? x->tex : NULL;
+  if (t->steps[p->step].kind == STEP_SIM) // no tensor of its own: two sentences' (similarity.h)
+    title = "Cosine similarity of two sentences",
+    tex = "\\cos(z_i, z'_j) = \\frac{z_i \\cdot z'_j}{\\lVert z_i \\rVert\\, \\lVert z'_j \\rVert}";
   const StageInfo *info = stage_info(t->steps[p->step].kind);
   if (info->group_title && view_qkv_all(t, o->part)) { // several tensors at once: the stage's heading
     title = info->group_title;
@@ -234,7 +237,13 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   }
   ViewOptions vo = *o;
   vo.text_scale = u;
-  if (p->compare && t->steps[p->step].kind != STEP_TOKENS) {
+  if (t->steps[p->step].kind == STEP_SIM) { // two sentences' vectors compared (view_sim.c)
+    char ca[300], cb[300];
+    snprintf(ca, sizeof ca, "“%s”", p->sentence);
+    snprintf(cb, sizeof cb, "“%s”", p->compare_sentence ? p->compare_sentence : "");
+    view_render_sim(s, t, p->compare, p->step, &vo, ca, cb, p->compare_row, vx + 16 * u, top, W - vx - 32 * u,
+                    bottom - top, out);
+  } else if (p->compare && t->steps[p->step].kind != STEP_TOKENS) {
     char ca[300], cb[300];
     snprintf(ca, sizeof ca, "“%s”", p->sentence);
     snprintf(cb, sizeof cb, "“%s”", p->compare_sentence ? p->compare_sentence : "");

@@ -89,6 +89,13 @@ void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float
 void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, const ViewOptions *o,
                          const char *caption_a, const char *caption_b, int focus_row_b, int focus_col_b,
                          float x, float y, float w, float h, ViewLayout *out);
+// The similarity stage (STEP_SIM, view_sim.c) of a and b (b NULL: one line saying it needs a
+// second sentence): cos(z_i, z'_j) at the token embeddings and after the step's layer, and the
+// line of one word across the layers (o->focus_row in a and focus_b in b, or the last word both
+// sentences share).
+void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const ViewOptions *o,
+                     const char *caption_a, const char *caption_b, int focus_b, float x, float y, float w,
+                     float h, ViewLayout *out);
 // Draws only the selected cell (o->hover_*) and its links, over a view already drawn with this
 // layout: the window draws the page once and the selection on top of it at every frame.
 void view_draw_selection(Scene *s, const ViewLayout *l, const ViewOptions *o);

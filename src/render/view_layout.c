@@ -90,6 +90,7 @@ static const char *axis_letter(TraceAxis a) {
   case AXIS_TGT_VOCAB: return "V_t";
   case AXIS_ONE: return "1";
   case AXIS_CLASS: return "C";
+  case AXIS_TOKEN2: return "L'";
   }
   return "";
 }
@@ -100,12 +101,13 @@ static const char *label(const Trace *t, TraceAxis a, int i, char *buf, int cap)
 }
 
 static bool is_unknown_token(const Trace *t, TraceAxis a, int i) {
-  return (a == AXIS_TOKEN && t->tokens.unknown[i]) || (a == AXIS_TGT_TOKEN && t->dec_tokens.unknown[i]);
+  return (a == AXIS_TOKEN && t->tokens.unknown[i]) ||
+         ((a == AXIS_TGT_TOKEN || a == AXIS_TOKEN2) && t->dec_tokens.unknown[i]);
 }
 
 // An encoder-decoder's target axes are drawn as the source's (view_decoder.c): tokens with their
 // words, a vocabulary with the sentence's words marked.
-static bool is_tok(TraceAxis a) { return a == AXIS_TOKEN || a == AXIS_TGT_TOKEN; }
+static bool is_tok(TraceAxis a) { return a == AXIS_TOKEN || a == AXIS_TGT_TOKEN || a == AXIS_TOKEN2; }
 static bool is_vocab(TraceAxis a) { return a == AXIS_VOCAB || a == AXIS_TGT_VOCAB; }
 static bool is_words(TraceAxis a) { return is_tok(a) || is_vocab(a); }
 static bool uses_word(const Trace *t, TraceAxis a, int id) {
@@ -199,6 +201,8 @@ static void compute_scales(Eq *e) {
         a = e->o->global_lo, b = e->o->global_hi;
       if (m != CMAP_DIVERGING && e->o->scale != SCALE_MATRIX && a > 0) a = 0;
     }
+    const TraceTensor *src = operand_src(&l->ops[k].op);
+    if (src && src->kind == T_SIM) a = -1, b = 1; // cosines: always all of [-1, 1], so levels compare
     l->ops[k].scale = scale_for(m, a, b);
   }
 }
@@ -483,7 +487,8 @@ static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float y_base) {
     }
     scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, y_base - fs * 1.2f, 0.5f,
                        th->muted,
-                       is_tok(a)         ? (is_tok(v->op.row_axis) ? "keys →" : "tokens →")
+                       a == AXIS_TOKEN2  ? "second sentence →"
+                       : is_tok(a)       ? (is_tok(v->op.row_axis) ? "keys →" : "tokens →")
                        : a == AXIS_CLASS ? "classes →"
                                          : "vocabulary →");
     return;
@@ -663,7 +668,7 @@ static void draw_operand(Eq *e, int k, float fs) {
     draw_row_labels(e, v, fs, xr);
     if (is_tok(v->op.row_axis) && is_tok(v->op.col_axis))
       scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, xr, v->y - fs * 0.5f, 1.0f, th->muted,
-                         "queries ↓");
+                         v->op.col_axis == AXIS_TOKEN2 ? "first sentence ↓" : "queries ↓");
   }
   char buf[96];
   shape_text(e, v, buf, sizeof buf);

@@ -1,0 +1,144 @@
+// view_sim.c -- the similarity stage (STEP_SIM): two sentences' vectors compared by cosine.
+//
+// Above, two L1 × L2 matrices C[i, j] = cos(z_i, z'_j) (similarity.h), rows the first
+// sentence's tokens and columns the second's: at the token embeddings X, where the same word is
+// the same row of E and its cell is exactly 1, and after the step's layer. Below, a line chart
+// of one word's cell at every level (X, Z, after layer 1, ..., the final LayerNorm), each point
+// with its value, the levels named on the x axis, the matrices' two levels marked. The word is
+// the step's focus (a lesson's row=) when both sentences have it, else the last word they share;
+// the chart's heading says which. Colours: the diverging scale fixed to [-1, 1], white at 0:
+// a cosine's sign matters (pointing away is not "unrelated"), and one fixed scale lets the two
+// matrices, and every layer's, be compared by eye.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "similarity.h" // defines: Sim, sim_init, sim_set_word
+#include "text.h"       // defines: text_width
+#include "view_internal.h"
+
+// The line chart in (x, y, w, h): one point per level, `mark_a` and `mark_b` drawn larger.
+static void draw_line(Scene *s, const Sim *sim, const ViewOptions *o, int mark_a, int mark_b, float x,
+                      float y, float w, float h) {
+  const Theme *th = o->theme;
+  float fs = view_text_size(o);
+  int n = sim->n_levels;
+  char wa[96], wb[96];
+  const char *who = sim->word_default ? "the last word both sentences share" : "the step's focus (row=)";
+  if (sim->word_a < 0) {
+    scene_text_aligned(s, FONT_SANS_ITALIC, fs, x + w / 2, y + fs * 1.5f, 0.5f, th->muted,
+                       "The two sentences share no word: no line to draw (a lesson picks one with row=).");
+    return;
+  }
+  trace_axis_label(&sim->trace, AXIS_TOKEN, sim->word_a, wa, sizeof wa);
+  trace_axis_label(&sim->trace, AXIS_TOKEN2, sim->word_b, wb, sizeof wb);
+  scene_text(s, FONT_SANS_BOLD, fs * 1.05f, x, y + fs * 1.1f, th->text,
+             scene_strf(s, "cos(“%s” in sentence 1, “%s” in sentence 2) across the layers", wa, wb));
+  scene_text(
+      s, FONT_SANS_ITALIC, fs * 0.85f, x, y + fs * 2.3f, th->muted,
+      scene_strf(s,
+                 "“%s”: %s · 1 = the same direction, 0 = unrelated, −1 = opposite · in bold: the levels of "
+                 "the matrices above",
+                 wa, who));
+  // the plot area: y from min(0, lowest) to 1, levels evenly along x
+  float lo = 0;
+  for (int k = 0; k < n; k++) lo = fminf(lo, sim->line[k]);
+  if (lo < 0) lo = floorf(lo * 2) / 2; // -0.5, -1
+  float left = x + fs * 3.5f, right = x + w - fs * 1.5f;
+  float top = y + fs * 4.6f, bottom = y + h - fs * 2.4f;
+  if (bottom - top < fs * 2 || right - left < fs * 4) return;
+  float inset = fs * 5; // room for the first and last level's names under their points
+  float dx = n > 1 ? (right - left - 2 * inset) / (float)(n - 1) : 0;
+  float x0 = n > 1 ? left + inset : (left + right) / 2;
+#define PY(v) (bottom - ((v)-lo) / (1.0f - lo) * (bottom - top))
+  for (float g = lo; g <= 1.0001f; g += 0.5f) { // grid lines at every half
+    scene_line(s, left - fs * 0.3f, PY(g), right, PY(g), 1.0f, th->grid);
+    scene_text_aligned(s, FONT_SANS, fs * 0.95f, left - fs * 0.5f, PY(g) + fs * 0.32f, 1.0f, th->muted,
+                       scene_strf(s, "%.1f", g));
+  }
+  // the levels on the x axis: their names ("after layer 3"), or, when those do not fit between
+  // the points (a deep model), X, Z, the layer's number and "final" under "after layer →"
+  float widest = 0;
+  for (int k = 0; k < n; k++)
+    widest = fmaxf(widest, text_width(FONT_SANS_BOLD, fs * 1.05f, sim->levels[k].label));
+  bool short_names = n > 1 && widest > dx * 0.92f;
+  for (int k = 0; k < n; k++) {
+    float px = x0 + dx * (float)k;
+    bool mark = k == mark_a || k == mark_b;
+    const char *nm = sim->levels[k].name, *label = sim->levels[k].label;
+    if (short_names && nm[0] == 'l')
+      label = scene_strf(s, "%d", atoi(nm + 1) + 1);
+    else if (short_names)
+      label = nm;
+    scene_text_aligned(s, mark ? FONT_SANS_BOLD : FONT_SANS, fs * 1.05f, px, bottom + fs * 1.4f, 0.5f,
+                       mark ? th->text : th->muted, label);
+  }
+  if (short_names)
+    scene_text_aligned(s, FONT_SANS_ITALIC, fs * 0.9f, right, bottom + fs * 2.5f, 1.0f, th->muted,
+                       "X: token embeddings · Z: + positions · 1, 2, …: after that layer");
+  for (int k = 1; k < n; k++)
+    scene_line(s, x0 + dx * (float)(k - 1), PY(sim->line[k - 1]), x0 + dx * (float)k, PY(sim->line[k]),
+               3.0f * fs / 18.0f, th->accent);
+  for (int k = 0; k < n; k++) {
+    float px = x0 + dx * (float)k, py = PY(sim->line[k]);
+    bool mark = k == mark_a || k == mark_b;
+    float r = (mark ? 0.45f : 0.3f) * fs;
+    scene_rect(s, px - r, py - r, 2 * r, 2 * r, mark ? th->highlight : th->accent);
+    Cmd *c = scene_text_aligned(s, FONT_SANS_BOLD, fs * 1.15f, px, py - r - fs * 0.4f, 0.5f, th->text,
+                                scene_strf(s, "%.2f", sim->line[k]));
+    if (c) c->tag = scene_strf(s, "cos at %s = %.4f", sim->levels[k].label, sim->line[k]);
+  }
+#undef PY
+}
+
+void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const ViewOptions *o,
+                     const char *caption_a, const char *caption_b, int focus_b, float x, float y, float w,
+                     float h, ViewLayout *out) {
+  out->n_ops = 0;
+  out->result = -1;
+  out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
+  out->grid.layers = 0;
+  const Theme *th = o->theme;
+  float fs = view_text_size(o);
+  size_t bytes = sim_bytes(a, b);
+  Sim *sim = bytes ? sim_init(scene_alloc(s, bytes), bytes, a, b, &(Err){0}) : NULL;
+  if (!sim) { // one line: what is missing and how to give it
+    scene_text_aligned(
+        s, FONT_SANS, fs * 1.1f, x + w / 2, y + h * 0.4f, 0.5f, th->warn,
+        b ? "The similarity compares two sentences through an encoder: this model has a decoder."
+          : "The similarity needs a second sentence: give one with --compare TEXT, or "
+            "compare=\"...\" in the lesson step.");
+    return;
+  }
+  sim_set_word(sim, o->focus_row, focus_b);
+  // the matrices: at X (level 0) and after the step's layer
+  int layer = a->steps[step].layer, kl = -1;
+  char want[16];
+  snprintf(want, sizeof want, "l%d", layer < 0 ? 0 : layer);
+  for (int k = 0; k < sim->n_levels; k++)
+    if (!strcmp(sim->levels[k].name, want)) kl = k;
+  if (kl < 0) kl = sim->n_levels - 1;
+  Eq e;
+  memset(&e, 0, sizeof e);
+  e.s = s, e.t = a, e.o = o, e.lay = out;
+  e.x = x, e.y = y, e.w = w, e.h = h * 0.58f;
+  int kx = eq_op(&e, operand_tensor(&sim->trace, 0, 0, false), "\\cos_{X}", LINK_NONE);
+  int kr = eq_op(&e, operand_tensor(&sim->trace, kl, 0, false),
+                 scene_strf(s, "\\cos_{\\text{layer } %d}", layer + 1), LINK_NONE);
+  for (int k = 0; k < 2; k++) {
+    int q = k ? kr : kx;
+    e.deco[q].row_labels = true;
+    e.deco[q].own_focus = true, e.deco[q].focus_row = sim->word_a, e.deco[q].focus_col = sim->word_b;
+  }
+  e.deco[kx].caption = scene_strf(s, "rows: %s · columns: %s", caption_a ? caption_a : "sentence 1",
+                                  caption_b ? caption_b : "sentence 2");
+  e.deco[kx].caption_row = true;
+  out->result = kr;
+  out->ops[kr].result = true;
+  eq_put(&e, 0, kx);
+  eq_tex(&e, 0, "\\longrightarrow");
+  eq_put(&e, 0, kr);
+  eq_layout_and_draw(&e);
+  draw_line(s, sim, o, 0, kl, x, y + h * 0.60f, w, h * 0.40f);
+}
