@@ -65,12 +65,29 @@ static bool make_steps(Session *s, LessonDiag *d, Err *err) {
   return true;
 }
 
+// A step's edits apply to its compare= sentence too: its compare trace becomes the edited pass.
+static bool edit_compares(Session *s, LessonDiag *d, Err *err) {
+  for (int i = 0; s->has_lesson && s->compare && i < s->lesson.n_steps; i++) {
+    const LessonStep *st = &s->lesson.steps[i];
+    if (!s->compare[i] || (!st->edits && !st->heads_off)) continue;
+    TraceEdits e;
+    if (!lesson_step_edits(&s->lesson, st, s->compare[i], &e, d))
+      return err_set(err, "%s: a step's edits do not fit its compare= sentence", s->lesson.path);
+    Trace *t = edits_trace(s->compare[i], &e, err);
+    edits_free(&e);
+    if (!t) return false;
+    trace_free(s->compare[i]);
+    s->compare[i] = t;
+  }
+  return true;
+}
+
 bool session_edits_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   if ((o->model.n_edit || o->model.n_head_off) && (s->gen || model_is_seq2seq(s->model)))
     return err_set(err,
                    "--edit and --head-off go with an encoder or a decoder-only model, without --generate");
   if (!model_source_edits(&o->model, s->trace, &s->edits, err) || !session_edits_apply(s, err)) return false;
-  return make_steps(s, d, err);
+  return make_steps(s, d, err) && edit_compares(s, d, err);
 }
 
 void session_edits_unapply(Session *s) {

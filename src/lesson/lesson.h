@@ -56,7 +56,8 @@ typedef struct {
   int gen;       // gen=N: the generation step shown (0-based; the front matter's generate: on), 0 by default
   // What-if edits of the step (edits.h), as written, or NULL: edit="S2[bank, river]=6; E[cat, 3]=0"
   // (edits separated by ';') and heads-off=1:2,1:3:uniform (LAYER:HEAD[:zero|:uniform], separated
-  // by ','). Checked against the model and sentence by lesson_check_edits.
+  // by ','). They apply to the step's sentence and to its compare= sentence. Checked against the
+  // model and both sentences by lesson_check_edits.
   char *edits, *heads_off;
   Doc narration;
 } LessonStep;
@@ -145,7 +146,8 @@ void lesson_diag_print(const LessonDiag *d, FILE *f);
 struct TraceEdits;
 bool lesson_step_edits(const Lesson *l, const LessonStep *s, const Trace *t, struct TraceEdits *e,
                        LessonDiag *d);
-// Every step's edits checked against t (lesson_step_edits); false when one has a problem.
+// Every step's edits checked against t (lesson_step_edits), and against its compare= sentence
+// (a step's edits apply to both sides); false when one has a problem.
 bool lesson_check_edits(const Lesson *l, const Trace *t, LessonDiag *d);
 
 #endif

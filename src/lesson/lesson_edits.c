@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "edits.h" // defines: TraceEdits, edits_parse_edit, edits_parse_head_off
+#include "edits.h"        // defines: TraceEdits, edits_parse_edit, edits_parse_head_off
+#include "model_tokens.h" // defines: model_tokenize
 #include "lesson.h"
 
 // Calls one(part) on every part of list cut at `sep` (spaces around a part are the parser's);
@@ -62,12 +63,28 @@ bool lesson_step_edits(const Lesson *l, const LessonStep *s, const Trace *t, Tra
   return ok;
 }
 
+// The step's edits against its compare= sentence too (they apply to both sides).
+static bool check_compare(const Lesson *l, const LessonStep *s, const Trace *t, LessonDiag *d) {
+  if (!s->compare || (!s->edits && !s->heads_off)) return true;
+  Tokens tk;
+  Err err = {0};
+  if (!model_tokenize(t->model, s->compare, LESSON_MAX_WORDS, &tk, &err)) return true; // said elsewhere
+  Trace *ct = trace_new(t->model, &tk, &err);
+  tokens_free(&tk);
+  if (!ct) return true;
+  TraceEdits e;
+  bool ok = lesson_step_edits(l, s, ct, &e, d);
+  if (ok) edits_free(&e);
+  trace_free(ct);
+  return ok;
+}
+
 bool lesson_check_edits(const Lesson *l, const Trace *t, LessonDiag *d) {
   bool ok = true;
   for (int i = 0; i < l->n_steps; i++) {
     TraceEdits e;
     if (lesson_step_edits(l, &l->steps[i], t, &e, d))
-      edits_free(&e);
+      edits_free(&e), ok = check_compare(l, &l->steps[i], t, d) && ok;
     else
       ok = false;
   }
