@@ -266,6 +266,30 @@ bool edits_parse_edit(const Trace *t, const char *spec, TraceEdit *out, Err *err
   return true;
 }
 
+bool edits_for_cell(const Trace *t, int index, int h, int i, int j, float value, TraceEdit *out, Err *err) {
+  if (t->T > 0) return err_set(err, "edits work on encoders and decoder-only models, not an encoder-decoder");
+  const TraceTensor *x = &t->t[index];
+  *out = (TraceEdit){.layer = x->layer, .i = i, .j = j, .value = value};
+  if (x->kind == T_SCORES || x->kind == T_MASKED) {
+    if (x->layer < 0 || h < 0) return err_set(err, "pick one head's scores to edit");
+    if (t->cfg.causal && j > i)
+      return err_set(err, "a masked score cannot be edited (a query sees only the keys up to itself)");
+    out->kind = EDIT_SCORE, out->head = h;
+    snprintf(out->tensor, sizeof out->tensor, "l%d.%s", x->layer, t->cfg.causal ? "S_raw" : "S");
+  } else if (x->is_weight && x->heads == 1 && name_of(x->name) && (x->layer >= 0 || !strcmp(x->name, "E"))) {
+    out->kind = EDIT_WEIGHT;
+    snprintf(out->tensor, sizeof out->tensor, "%s", x->name);
+  } else {
+    return err_set(err,
+                   "%s cannot be edited: pick a cell of E, a weight or bias (W^q ... b_2), a LayerNorm's "
+                   "gain or shift, or a score S_h",
+                   x->name);
+  }
+  if (i < 0 || i >= x->rows || j < 0 || j >= x->cols || (out->kind == EDIT_SCORE && (h >= x->heads)))
+    return err_set(err, "no such cell of %s", x->name);
+  return true;
+}
+
 bool edits_parse_head_off(const Trace *t, const char *spec, int *layer, int *head, HeadOff *mode, Err *err) {
   if (t->T > 0)
     return err_set(err,

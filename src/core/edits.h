@@ -75,6 +75,11 @@ bool edits_empty(const TraceEdits *e);
 // gain) takes one index: "b1[5]=0". Spaces are ignored around the parts. The message says what
 // is wrong ("S9: the model has 4 heads"); the caller says where the spec came from.
 bool edits_parse_edit(const Trace *t, const char *spec, TraceEdit *out, Err *err);
+// The edit that sets element (i, j) of head h of tensor `index` of t (as trace_at reads it) to
+// value: the window's edit of a selected cell. A masked score S_h + M names the score before the
+// mask. False with a message when the tensor cannot be edited (an activation other than the
+// scores, a weight outside the list above) or the cell is masked.
+bool edits_for_cell(const Trace *t, int index, int h, int i, int j, float value, TraceEdit *out, Err *err);
 // Parses "LAYER:HEAD[:zero|:uniform]" (1-based; zero when left out) against t's model.
 bool edits_parse_head_off(const Trace *t, const char *spec, int *layer, int *head, HeadOff *mode, Err *err);
 

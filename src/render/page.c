@@ -263,6 +263,8 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     char ca[300], cb[300];
     snprintf(ca, sizeof ca, "“%s”", p->sentence);
     snprintf(cb, sizeof cb, "“%s”", p->compare_sentence ? p->compare_sentence : "");
+    if (p->caption_a) snprintf(ca, sizeof ca, "%s", p->caption_a);
+    if (p->caption_b) snprintf(cb, sizeof cb, "%s", p->caption_b);
     view_render_compare(s, t, p->compare, p->step, &vo, ca, cb, p->compare_row, p->compare_col, vx + 16 * u,
                         top, W - vx - 32 * u, bottom - top, out);
   } else {

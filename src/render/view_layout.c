@@ -145,9 +145,13 @@ static const char *fit_label(const char *s, FontFace f, float fs, float maxw, ch
 
 // ---------------------------------------------------------------- colour scales
 
+// A difference of two traces (a compare view, a what-if edit against the model's own): signed,
+// diverging around 0 on a range of its own.
+static bool is_difference(const Operand *op) { return op->minus_index >= 0; }
+
 Colormap view_auto_cmap(const Operand *op) {
   const TraceTensor *x = operand_src(op);
-  if (!x) return CMAP_DIVERGING;
+  if (!x || is_difference(op)) return CMAP_DIVERGING;
   switch (x->kind) {
   case T_ONEHOT: return CMAP_GREY;
   case T_ATTN:
@@ -161,7 +165,8 @@ Colormap view_auto_cmap(const Operand *op) {
 
 static bool is_probability(const Operand *op) {
   const TraceTensor *x = operand_src(op);
-  return x && (x->kind == T_ATTN || x->kind == T_PRED || x->kind == T_ONEHOT || x->kind == T_CLASS_PRED);
+  return x && !is_difference(op) &&
+         (x->kind == T_ATTN || x->kind == T_PRED || x->kind == T_ONEHOT || x->kind == T_CLASS_PRED);
 }
 
 static Colormap op_cmap(const Eq *e, const Operand *op) {
@@ -193,9 +198,10 @@ static void compute_scales(Eq *e) {
       if (e->o->scale == SCALE_STAGE) // one range for every operand of the same colour map
         for (int q = 0; q < l->n_ops; q++)
           if (op_cmap(e, &l->ops[q].op) == m && !is_probability(&l->ops[q].op) &&
-              is_weight_op(&l->ops[q].op) == is_weight_op(&l->ops[k].op))
+              is_weight_op(&l->ops[q].op) == is_weight_op(&l->ops[k].op) &&
+              is_difference(&l->ops[q].op) == is_difference(&l->ops[k].op))
             a = fminf(a, lo[q]), b = fmaxf(b, hi[q]);
-      if (e->o->scale == SCALE_GLOBAL && !is_weight_op(&l->ops[k].op))
+      if (e->o->scale == SCALE_GLOBAL && !is_weight_op(&l->ops[k].op) && !is_difference(&l->ops[k].op))
         a = e->o->global_lo, b = e->o->global_hi;
       if (m != CMAP_DIVERGING && e->o->scale != SCALE_MATRIX && a > 0) a = 0;
     }
