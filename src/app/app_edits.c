@@ -264,6 +264,15 @@ bool app_edits_key(App *a, const AppEvent *e) {
                      "D compares an edited pass with the model's own: make an edit first (V, Ctrl+↑ ↓, X)");
       return true;
     }
+    if (!a->diff) { // a step that compares two sentences has its own second side already
+      const char *text;
+      int r, c;
+      const LessonStep *ls = app_lesson_step(a);
+      if (session_compare(a->s, ls ? a->step : -1, &text, &r, &c)) {
+        app_set_status(a, "this step already compares two sentences: D works on the other steps");
+        return true;
+      }
+    }
     a->diff = !a->diff;
     app_touch(a);
     app_set_status(a, a->diff ? "difference view: edited, the model's own, and edited − own"
