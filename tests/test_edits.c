@@ -295,6 +295,46 @@ static void test_causal(void) {
   model_free(m);
 }
 
+// The window's edit of a selected cell: a score (in a causal model the masked S names S_raw), a
+// weight; an activation other than the scores is refused.
+static void test_for_cell(void) {
+  ModelConfig c = model_config_default();
+  c.causal = true;
+  Vocab v;
+  Err err = {0};
+  CHECK(vocab_from_text(&v, "the cat sat", &err), "%s", err.msg);
+  Model *m = model_random(&c, &v, 3, &err);
+  vocab_free(&v);
+  if (!m) return;
+  Trace *t = run_text(m, "the cat sat");
+  if (t) {
+    TraceEdit x;
+    CHECK(edits_for_cell(t, trace_index(t, "l1.S"), 1, 2, 0, 4.0f, &x, &err) && x.kind == EDIT_SCORE &&
+              !strcmp(x.tensor, "l1.S_raw") && x.layer == 1 && x.head == 1,
+          "a cell of the masked scores edits S_raw: %s %s", x.tensor, err.msg);
+    CHECK(!edits_for_cell(t, trace_index(t, "l1.S"), 0, 0, 2, 4.0f, &x, &err) && strstr(err.msg, "masked"),
+          "a masked cell is refused: %s", err.msg);
+    CHECK(edits_for_cell(t, trace_index(t, "l0.Wo"), 0, 3, 4, 0.5f, &x, &err) && x.kind == EDIT_WEIGHT &&
+              !strcmp(x.tensor, "l0.Wo"),
+          "a cell of W^o: %s", err.msg);
+    CHECK(!edits_for_cell(t, trace_index(t, "l0.Q"), 0, 0, 0, 1.0f, &x, &err) &&
+              strstr(err.msg, "cannot be edited"),
+          "Q is refused: %s", err.msg);
+    TraceEdits e = {0};
+    CHECK(edits_for_cell(t, trace_index(t, "E"), 0, 2, 1, 0.25f, &x, &err) && edits_add(&e, &x, &err), "%s",
+          err.msg);
+    Trace *u = edited(t, &e);
+    if (u) {
+      char d[200];
+      CHECK(!strcmp(edits_describe(u, d, sizeof d), "edited: E[cat, 1] = 0.25"), "described as \"%s\"", d);
+      trace_free(u);
+    }
+    edits_free(&e);
+    trace_free(t);
+  }
+  model_free(m);
+}
+
 int main(void) {
   char path[1024];
   snprintf(path, sizeof path, "%s/../assets/models/bank.safetensors", check_test_dir());
@@ -309,5 +349,6 @@ int main(void) {
     model_free(m);
   }
   test_causal();
+  test_for_cell();
   return check_exit("test_edits");
 }
