@@ -393,6 +393,7 @@ static void cycle_part(App *a) {
 static void key(App *a, const AppEvent *e) {
   bool shift = e->mods & MOD_SHIFT, ctrl = e->mods & MOD_CTRL;
   if (a->editing) return field_key(a, e);
+  if (app_edits_key(a, e)) return; // V, Ctrl+↑ ↓, X, U, D and the value field (app_edits.c)
   if (a->model && !ctrl && model_key(a, e)) return;
   if (shift && (e->key == KEY_RIGHT || e->key == KEY_LEFT || e->key == KEY_UP || e->key == KEY_DOWN)) {
     move_cursor(a,
@@ -654,7 +655,7 @@ double app_next_wake(const App *a, double now_ms) {
 }
 
 void app_describe(const App *a, char *buf, int cap) {
-  const Trace *t = a->s->trace;
+  const Trace *t = app_shown_trace(a);
   int k = app_trace_step(a);
   const char *stage = k >= 0 ? lesson_stage_name(t->steps[k].kind) : "text";
   int layer = k >= 0 ? t->steps[k].layer + 1 : 0;
@@ -709,12 +710,14 @@ void app_describe(const App *a, char *buf, int cap) {
   if (a->s->gen)
     snprintf(gen, sizeof gen, " gen=%d/%d T=%d wrote=%s", a->s->gen_step + 1, a->s->gen->n_steps, t->T,
              gen_word(a->s->gen, a->s->gen->steps[a->s->gen_step].token));
+  char edits[96]; // what-if edits (app_edits.c): counts, the difference view, the value being typed
+  app_edits_describe(a, edits, sizeof edits);
   // the field's own message (a refused paste) comes first: it is about the last key
   const char *error = a->editing && a->field.error[0] ? a->field.error : a->edit_error;
   snprintf(buf, (size_t)cap,
-           "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s theme=%s cmap=%s "
+           "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s%s theme=%s cmap=%s "
            "numbers=%d size=%.1f fullscreen=%d help=%d L=%d%s%s text=\"%s\"%s%s%s",
            a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing, field,
-           theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), a->fullscreen,
+           edits, theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), a->fullscreen,
            a->help, t->L, model, gen, shown, error[0] ? " error=" : "", error, insp);
 }

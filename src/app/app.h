@@ -13,11 +13,13 @@
 // 0 or G all heads, [ ] layer, Shift+arrows cell cursor, Enter pin, E edit the sentence,
 // F/F11 fullscreen, + − size, T theme, C colours, N numbers, M scale, P Q/K/V, S save,
 // O the model view of a softmax step (arrows, Enter or a click open a layer × head),
-// Ctrl+E export, ?/F1 help, Esc close/unpin, Ctrl+Q quit. While editing, the sentence field
-// (textfield.h) takes the keys: ← → Home End (Shift selects, Ctrl by word), Backspace Delete
-// (Ctrl: a word), Ctrl+A select all, Ctrl+Z undo, Ctrl+Y or Ctrl+Shift+Z redo, Ctrl+C/X/V the
-// clipboard, ↑ ↓ the sentences used before in this run, Enter done, Esc cancel; a click places
-// the caret, a drag selects, a double click selects a word.
+// Ctrl+E export, ?/F1 help, Esc close/unpin, Ctrl+Q quit. What-if edits (app_edits.c): V types a
+// new value for the selected cell, Ctrl+↑ ↓ nudge it, X switches the head shown off (zeroed,
+// uniform, on), U undoes the last edit and Shift+U all, D the difference view. While editing, the sentence
+// field (textfield.h) takes the keys: ← → Home End (Shift selects, Ctrl by word), Backspace Delete (Ctrl: a
+// word), Ctrl+A select all, Ctrl+Z undo, Ctrl+Y or Ctrl+Shift+Z redo, Ctrl+C/X/V the clipboard, ↑ ↓ the
+// sentences used before in this run, Enter done, Esc cancel; a click places the caret, a drag selects, a
+// double click selects a word.
 //
 //     App *app = app_new(&session, &opts, &err);
 //     app_event(app, &(AppEvent){.kind = EV_KEY, .key = KEY_RIGHT});

@@ -45,6 +45,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   if (a->s->note.msg[0] && window_layer) p->note = a->s->note.msg;
   p->compare =
       session_compare(a->s, ls ? a->step : -1, &p->compare_sentence, &p->compare_row, &p->compare_col);
+  app_edits_page(a, p); // a lesson step's own edits; D: edited against the model's own
 }
 
 // ---------------------------------------------------------------- the generation strip
@@ -111,7 +112,7 @@ static void inspector(App *a, Scene *s, float u) {
   if (a->sel_op < 0 || a->sel_op >= a->lay.n_ops) return;
   const Theme *th = theme_get(a->theme);
   Explanation ex;
-  explain_cell(a->s->trace, &a->lay, a->sel_op, a->sel_i, a->sel_j, &ex);
+  explain_cell(app_shown_trace(a), &a->lay, a->sel_op, a->sel_i, a->sel_j, &ex);
   float fs = 24 * u * app_text_scale(a), pad = 14 * u;
   TexBox *boxes[EXPLAIN_LINES + 1];
   TexMetrics m[EXPLAIN_LINES + 1];
@@ -309,6 +310,8 @@ static void status_toast(App *a, Scene *s, float W, float H, float u) {
   float fs = 22 * u, w = text_width(FONT_SANS_BOLD, fs, a->status) + 40 * u, h = 46 * u;
   float x = (W - w) / 2, y = H - 38 * u - h - 16 * u - (a->editing ? 30 * u : 0);
   if (a->s->gen) y -= app_strip_height(a, H); // above the generation strip
+  if (app_shown_trace(a)->edits) y -= 34 * u; // above the what-if band (page.c)
+  if (a->value_editing) y -= 30 * u;          // above the value field (app_edits.c)
   scene_rect(s, x, y, w, h, th->text);
   scene_text_aligned(s, FONT_SANS_BOLD, fs, W / 2, y + h / 2 + fs * 0.36f, 0.5f, th->bg, a->status);
 }
@@ -335,6 +338,11 @@ static const char *const HELP[][2] = {
     {"N", "numbers in cells"},
     {"P", "Q, K, V: all or one"},
     {"O", "model view: all layers × heads"},
+    {"V  (a cell selected)", "what-if: type a new value for it"},
+    {"Ctrl + ↑  ↓", "what-if: nudge the selected value up / down"},
+    {"X", "switch the head shown off: zeroed, uniform, on"},
+    {"U  /  Shift + U", "undo the last edit / all edits"},
+    {"D", "difference view: edited against the model's own"},
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},
     {"?  or  F1", "this help"},
@@ -393,6 +401,7 @@ bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
   header_controls(a, overlay, w, us, true);
   sentence_field(a, overlay, w, h, us);
   inspector(a, overlay, u);
+  app_edits_draw(a, overlay, w, h, us);
   status_toast(a, overlay, w, h, us);
   help(a, overlay, w, h, us);
   a->dirty = a->base_dirty = false;

@@ -40,9 +40,11 @@ void app_save(App *a) {
     page_stage_label(a->s->trace, p.step, a->head, label, sizeof label);
   else
     snprintf(label, sizeof label, "%s", p.title ? p.title : "");
-  const char *kv[] = {"Title",    label,       "Sentence", a->s->text, "Model", a->s->model->source,
-                      "Software", "Stepformer"};
-  if (!pngio_write(c, tmp, kv, 4, &err)) {
+  char edits[1024]; // a what-if picture says so in its metadata too (edits.h)
+  edits_describe(p.trace, edits, sizeof edits);
+  const char *kv[] = {"Title",    label,        "Sentence", a->s->text, "Model", a->s->model->source,
+                      "Software", "Stepformer", "Edits",    edits};
+  if (!pngio_write(c, tmp, kv, edits[0] ? 5 : 4, &err)) {
     canvas_free(&c);
     return app_set_status(a, "cannot save: %s", err.msg);
   }

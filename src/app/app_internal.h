@@ -22,6 +22,13 @@ typedef struct {
 } Control;
 
 #define APP_MAX_CONTROLS 48
+#define APP_MAX_UNDO 64
+
+// What U undoes (app_edits.c): an edit added (kind 0), or a head switched (kind 1) from `before`.
+typedef struct {
+  int kind, layer, head;
+  HeadOff before;
+} AppUndo;
 
 struct App {
   Session *s;
@@ -64,6 +71,14 @@ struct App {
   bool base_dirty; // the page under it must be drawn again too (step, sentence, options ...)
   AppRequests req;
   Scene scratch; // for saving pictures
+  // what-if edits (app_edits.c): the difference view, the value being typed for a cell, the undo
+  // history of the session's edit list
+  bool diff, value_editing, value_fresh;
+  char value[32];
+  TraceEdit value_target;
+  float value_now;
+  AppUndo undo[APP_MAX_UNDO];
+  int n_undo;
 };
 
 int app_n_steps(const App *a);
@@ -83,5 +98,13 @@ void app_export(App *a); // Ctrl+E: every step into a new numbered folder
 // false when (x, y) is not on the field.
 bool app_field_hit(App *a, float x, float y, size_t *pos);
 void app_set_status(App *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// What-if edits (app_edits.c): the keys (true when the key was theirs), the page's trace and its
+// difference view, the value field, and the state for app_describe.
+bool app_edits_key(App *a, const AppEvent *e);
+const Trace *app_shown_trace(const App *a); // a lesson step's own edited pass, else the session's trace
+void app_edits_page(const App *a, PageSpec *p);
+void app_edits_draw(App *a, Scene *s, float W, float H, float u);
+void app_edits_describe(const App *a, char *buf, int cap);
 
 #endif

@@ -77,6 +77,7 @@ static void check_trace(const Lesson *l, const Model *m, const Tokens *tk, Lesso
                       "model",
                       lesson_stage_name(s->stage), s->layer + 1);
   }
+  if (t->T == 0) lesson_check_edits(l, t, d); // edit= and heads-off= against the model and sentence
   trace_free(t);
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "edits.h"    // defines: edits_describe
 #include "fileio.h"   // defines: file_write_atomic
 #include "npy.h"      // defines: npy_write
 #include "outdir.h"   // defines: OutDir
@@ -12,7 +13,7 @@
 static const char *USAGE =
     "usage: stepformer dump [--model FILE | --random SPEC [--vocab w1,w2,...]] [--text TEXT]\n"
     "                       [--target TEXT | --generate [--max-steps N] | --compare TEXT] [--causal]\n"
-    "                       --out DIR\n"
+    "                       [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]... --out DIR\n"
     "\n"
     "Runs the encoder on TEXT and writes into DIR one float32 .npy per stage (O, X, P, Z,\n"
     "l0.Q ... l0.out, as in DESIGN.md), tokens.txt, and the model as model.safetensors, so that\n"
@@ -42,7 +43,15 @@ static const char *USAGE =
     "                  [L1, L2], rows tokens.txt, columns compare_tokens.txt; sim.line.npy, the\n"
     "                  last word both share across those levels; sim.txt names the levels and word\n"
     "  --causal        mask keys after each query (a decoder's self-attention)\n"
-    "  --out DIR       the folder to write (created if missing)\n";
+    "  --edit SPEC     a what-if edit (repeatable): [LAYER:]NAME[ROW, COL]=VALUE, NAME one of E, S1..\n"
+    "                  (a head's score before the softmax), Wq Wk Wv Wo bq bk bv bo W1 b1 W2 b2,\n"
+    "                  gamma1 beta1 gamma2 beta2; LAYER 1-based (1 when left out); rows and\n"
+    "                  columns as the views label them (cat, the#2, 3): --edit \"S2[bank, river]=6\"\n"
+    "  --head-off L:H[:zero|:uniform]  switch head H of layer L off (repeatable): its columns of\n"
+    "                  the concatenation zeroed (the default), or its attention made uniform\n"
+    "  --out DIR       the folder to write (created if missing)\n"
+    "With --edit or --head-off the stage files are those of the edited pass, DIR gets edits.txt\n"
+    "(the edits and heads off, one line) and model.safetensors stays the model's own.\n";
 
 // Writes the trace's stage files (and, with a decoder, dec_tokens.txt) into od's staging folder.
 static bool write_stages(OutDir *od, const Trace *t, Err *err) {
@@ -74,8 +83,10 @@ static bool write_text(OutDir *od, const char *name, const char *text, size_t le
   return outdir_path(od, name, path, sizeof path, err) && file_write_atomic(path, text, len, err);
 }
 
-// Writes the trace's stages, tokens and model into the staging folder of od.
-static bool write_all(OutDir *od, const Trace *t, Err *err) {
+// Writes the trace's stages, tokens and model (m: the model's own weights, also for an edited
+// trace) into the staging folder of od; an edited trace (--edit, --head-off) also gets edits.txt,
+// the line that names its edits and the heads off, so that its stages do not pass for the model's.
+static bool write_all(OutDir *od, const Trace *t, const Model *m, Err *err) {
   char path[4096];
   if (!write_stages(od, t, err)) return false;
   size_t len;
@@ -83,8 +94,12 @@ static bool write_all(OutDir *od, const Trace *t, Err *err) {
   if (!tokens) return err_set(err, "out of memory");
   bool ok = write_text(od, "tokens.txt", tokens, len, err);
   free(tokens);
-  return ok && outdir_path(od, "model.safetensors", path, sizeof path, err) &&
-         model_save(t->model, path, err);
+  char note[2048];
+  if (ok && edits_describe(t, note, sizeof note - 1)[0]) {
+    strcat(note, "\n");
+    ok = write_text(od, "edits.txt", note, strlen(note), err);
+  }
+  return ok && outdir_path(od, "model.safetensors", path, sizeof path, err) && model_save(m, path, err);
 }
 
 // --generate: DIR/stepK/ for every step (a causal model's step also gets its tokens.txt), then
@@ -168,6 +183,8 @@ int cli_dump(int argc, char **argv) {
   if (compare && (gen.on || target))
     return cli_fail("dump", "--compare compares two sentences through an encoder: leave out --target and "
                             "--generate");
+  if (gen.on && (o.n_edit || o.n_head_off))
+    return cli_fail("dump", "--edit and --head-off do not go with --generate: give one or the other");
   Model *m = model_source_open(&o, &err);
   if (!m) return cli_fail("dump", err.msg);
   if (gen.on) {
@@ -187,6 +204,7 @@ int cli_dump(int argc, char **argv) {
     return ok ? 0 : cli_fail("dump", err.msg);
   }
   Trace *t = cli_build_any_trace(m, o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT, target, &err);
+  if (t && !model_source_apply_edits(&o, &t, &err)) trace_free(t), t = NULL;
   if (!t) {
     model_free(m);
     return cli_fail("dump", err.msg);
@@ -213,7 +231,7 @@ int cli_dump(int argc, char **argv) {
   int rc = 0;
   if (!outdir_begin(&od, out, &err))
     rc = 2;
-  else if (!write_all(&od, t, &err) || (sim && !simfiles_write(&od, sim, &err))) {
+  else if (!write_all(&od, t, m, &err) || (sim && !simfiles_write(&od, sim, &err))) {
     outdir_abort(&od);
     rc = 2;
   } else if (!outdir_commit(&od, &err))
@@ -231,8 +249,11 @@ int cli_dump(int argc, char **argv) {
           t->T == 1 ? "" : "s", target ? " and the target's words" : " alone, as no --target was given",
           m->source, out);
     else
-      printf("wrote %d stage files, tokens.txt and model.safetensors for \"%s\" (%d tokens, %s) to %s\n",
-             files, o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT, t->L, m->source, out);
+      printf("wrote %d stage files, tokens.txt%s and model.safetensors for \"%s\" (%d tokens, %s) to %s\n",
+             files, t->edits ? ", edits.txt" : "", o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT, t->L,
+             m->source, out);
+    char note[2048];
+    if (edits_describe(t, note, sizeof note)[0]) printf("%s\n", note);
     if (sim) {
       char w[96] = "no shared word";
       if (sim->word_a >= 0) trace_axis_label(&sim->trace, AXIS_TOKEN, sim->word_a, w, sizeof w);

@@ -5,11 +5,13 @@
 #include <string.h>
 
 #include "cli.h"
-#include "mat.h" // defines: mat_minmax
+#include "edits.h" // defines: edits_describe
+#include "mat.h"   // defines: mat_minmax
 
 static const char *USAGE =
     "usage: stepformer stages [--model FILE | --random SPEC [--vocab LIST]] [--text TEXT] [--target TEXT]\n"
     "                         [--generate [--max-steps N]] [--causal] [--tsv]\n"
+    "                         [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]...\n"
     "\n"
     "Runs the encoder and prints every step of the pass in order: its number as the window shows\n"
     "it (stages the model does not have are left out, so the numbers run without a gap; a\n"
@@ -24,6 +26,8 @@ static const char *USAGE =
     "                 probable words, then the stages of step 1 (with --tsv: every step's, its\n"
     "                 number first)\n"
     "  --max-steps N  at most N generation steps (default 2·L + 10, at most 64)\n"
+    "  --edit SPEC, --head-off L:H  what-if edits, as `stepformer dump --help` says: the table is then\n"
+    "                 of the edited pass, named on a line above it (--tsv: a # line before the header)\n"
     "  --tsv   one tab-separated line per step with a header line, for scripts: number, layer,\n"
     "          stage, lesson name, file, shape, min, max, -inf count, +inf count, NaN count, TeX\n";
 
@@ -205,6 +209,8 @@ int cli_stages(int argc, char **argv) {
     }
   }
   if (!cli_generate_check(&gen, target, &err)) return cli_fail("stages", err.msg);
+  if (gen.on && (o.n_edit || o.n_head_off))
+    return cli_fail("stages", "--edit and --head-off do not go with --generate: give one or the other");
   Model *m = model_source_open(&o, &err);
   if (!m) return cli_fail("stages", err.msg);
   const char *text = o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT;
@@ -220,10 +226,13 @@ int cli_stages(int argc, char **argv) {
     return rc;
   }
   Trace *t = cli_build_any_trace(m, text, target, &err);
+  if (t && !model_source_apply_edits(&o, &t, &err)) trace_free(t), t = NULL;
   if (!t) {
     model_free(m);
     return cli_fail("stages", err.msg);
   }
+  char note[2048];
+  edits_describe(t, note, sizeof note);
   Row *rows = calloc((size_t)t->n_steps, sizeof *rows);
   if (!rows) {
     trace_free(t);
@@ -232,6 +241,7 @@ int cli_stages(int argc, char **argv) {
   }
   for (int s = 0; s < t->n_steps; s++) fill_row(t, s, &rows[s]);
   if (tsv) {
+    if (note[0]) printf("# %s\n", note);
     print_tsv(rows, t->n_steps);
   } else {
     const ModelConfig *c = &t->cfg;
@@ -239,6 +249,7 @@ int cli_stages(int argc, char **argv) {
     printf("model: %s; D=%d H=%d d_k=%d F=%d layers=%d %s %s%s\n", m->source, c->D, c->H, c->D / c->H, c->F,
            c->n_layers, model_activation_name(c->activation), c->norm_first ? "pre-norm" : "post-norm",
            c->causal ? " causal" : "");
+    if (note[0]) printf("%s (what-if: not the model's own numbers)\n", note);
     printf("tokens (L=%d):", t->L);
     for (int i = 0; i < t->L; i++) printf(" %s%s", t->tokens.words[i], t->tokens.unknown[i] ? "→<unk>" : "");
     printf("\n");

@@ -18,6 +18,7 @@ static const char *USAGE =
     "usage: stepformer [LESSON.md] [--text TEXT] [--compare TEXT] [--model FILE | --random SPEC [--vocab "
     "LIST]]\n"
     "                  [--causal] [--target TEXT | --generate [--max-steps N]]\n"
+    "                  [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]...\n"
     "                  [--size WxH] [--fullscreen] [--theme dark|light] [--save-dir DIR]\n"
     "                  [--replay FILE [--screenshot DIR] [--realtime]] [--frame-stats]\n"
     "\n"
@@ -34,7 +35,8 @@ static const char *USAGE =
     "  --save-dir DIR   where S and Ctrl+E write (default: the current folder)\n"
     "  --replay FILE    play scripted input (tests/replay/README.md) and print the state after\n"
     "                   each event; --screenshot DIR saves every frame; --realtime keeps the times\n"
-    "  --frame-stats    print the median and 99th percentile frame time when the window closes\n";
+    "  --frame-stats    print the median and 99th percentile frame time when the window closes\n"
+    "  --edit SPEC, --head-off L:H  what-if edits from the start (stepformer dump --help)\n";
 
 static const char *default_lesson(void) {
   static char path[4096];

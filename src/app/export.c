@@ -164,7 +164,6 @@ static void *worker(void *arg) {
   }
   const Session *s = x->s;
   char footer[512], label[256], model_line[256], seed[32];
-  page_footer(s->trace, s->text, footer, sizeof footer);
   snprintf(model_line, sizeof model_line, "%s", s->model->source);
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->model->seed);
   for (int k; cv.px && !x->failed && (k = atomic_fetch_add(&x->next, 1)) < x->n_jobs;) {
@@ -177,6 +176,7 @@ static void *worker(void *arg) {
       vo.part = (int)ls->show;
     }
     const Trace *jt = j->trace ? j->trace : s->trace;
+    page_footer(jt, s->text, footer, sizeof footer); // with the edits of an edited pass (edits.h)
     PageSpec p = {.trace = jt,
                   .step = j->step,
                   .view = &vo,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edits.h"        // defines: TraceEdits, edits_parse_edit, edits_trace
 #include "forward.h"      // defines: model_forward
 #include "model_find.h"   // defines: model_find_shipped
 #include "model_tokens.h" // defines: model_tokenize
@@ -22,6 +23,18 @@ int model_source_option(ModelOpts *o, int argc, char **argv, int *i, Err *err) {
     slot = &o->text;
   else if (!strcmp(a, "--causal")) {
     o->causal = true;
+    return 1;
+  } else if (!strcmp(a, "--edit") || !strcmp(a, "--head-off")) {
+    bool edit = a[2] == 'e';
+    int *n = edit ? &o->n_edit : &o->n_head_off;
+    if (*i + 1 >= argc)
+      return err_set(err, "%s needs a value (%s)", a,
+                     edit ? "NAME[ROW, COL]=VALUE, as \"S2[bank, river]=6\""
+                          : "LAYER:HEAD, as 1:2 or 1:2:uniform"),
+             -1;
+    if (*n >= MODEL_SOURCE_MAX_EDITS)
+      return err_set(err, "%s is given more than %d times", a, MODEL_SOURCE_MAX_EDITS), -1;
+    (edit ? o->edit : o->head_off)[(*n)++] = argv[++*i];
     return 1;
   } else
     return 0;
@@ -154,4 +167,38 @@ Trace *model_source_trace(const Model *m, const char *text, Err *err) {
   tokens_free(&tok);
   if (t) model_forward(t);
   return t;
+}
+
+bool model_source_edits(const ModelOpts *o, const Trace *base, TraceEdits *e, Err *err) {
+  *e = (TraceEdits){0};
+  Err e1 = {0};
+  for (int k = 0; k < o->n_edit; k++) {
+    TraceEdit x;
+    if (!edits_parse_edit(base, o->edit[k], &x, &e1) || !edits_add(e, &x, &e1)) {
+      edits_free(e);
+      return err_set(err, "--edit \"%s\": %s", o->edit[k], e1.msg);
+    }
+  }
+  for (int k = 0; k < o->n_head_off; k++) {
+    int l, h;
+    HeadOff mode;
+    if (!edits_parse_head_off(base, o->head_off[k], &l, &h, &mode, &e1) ||
+        !edits_set_head(e, base, l, h, mode, &e1)) {
+      edits_free(e);
+      return err_set(err, "--head-off %s: %s", o->head_off[k], e1.msg);
+    }
+  }
+  return true;
+}
+
+bool model_source_apply_edits(const ModelOpts *o, Trace **t, Err *err) {
+  if (!o->n_edit && !o->n_head_off) return true;
+  TraceEdits e;
+  if (!model_source_edits(o, *t, &e, err)) return false;
+  Trace *edited = edits_trace(*t, &e, err);
+  edits_free(&e);
+  if (!edited) return false;
+  trace_free(*t);
+  *t = edited;
+  return true;
 }

@@ -28,6 +28,7 @@
 
 #define MODEL_SOURCE_DEFAULT_TEXT "The cat walks by the bank"
 #define MODEL_SOURCE_MAX_TOKENS 512 // tokens in a sentence, for every command and the window
+#define MODEL_SOURCE_MAX_EDITS 32   // --edit (and --head-off) options on one command line
 
 typedef struct {
   const char *model_path;  // --model FILE
@@ -35,6 +36,9 @@ typedef struct {
   const char *vocab;       // --vocab w1,w2,...
   const char *text;        // --text "..."
   bool causal;             // --causal
+  // --edit SPEC and --head-off L:H[:zero|:uniform], each repeatable (edits.h): what-if edits
+  const char *edit[MODEL_SOURCE_MAX_EDITS], *head_off[MODEL_SOURCE_MAX_EDITS];
+  int n_edit, n_head_off;
 } ModelOpts;
 
 // If argv[*i] is one of the shared options, consumes it (and its value) and returns 1; returns 0
@@ -51,6 +55,13 @@ Trace *model_source_trace(const Model *m, const char *text, Err *err);
 // The same for an encoder-decoder: text is the source, target the decoder's input after "<bos>"
 // (teacher forcing; "" gives "<bos>" alone). The message starts with "--text: " or "--target: ".
 Trace *model_source_trace_seq2seq(const Model *m, const char *text, const char *target, Err *err);
+// o's --edit and --head-off parsed against base (a trace of the model on the sentence) into *e
+// (empty before; empty when there are none). False with "--edit "SPEC": what is wrong".
+struct TraceEdits;
+bool model_source_edits(const ModelOpts *o, const Trace *base, struct TraceEdits *e, Err *err);
+// With --edit or --head-off, replaces *t by its edited trace (edits_trace; the unedited one is
+// freed); without, leaves it. False with the message (and *t unchanged).
+bool model_source_apply_edits(const ModelOpts *o, Trace **t, Err *err);
 // Greedy generation (generate.h) from text (an encoder-decoder's source, a causal model's prompt),
 // at most max_steps steps (<= 0: the default limit). The message starts with "--text: " when the
 // text is bad, "--generate: " when the model cannot generate.

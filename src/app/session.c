@@ -134,6 +134,10 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
       session_refocus(s);
     }
   }
+  if (!session_edits_open(s, o, d, err)) { // --edit, --head-off, the steps' edit= / heads-off=
+    session_close(s);
+    return false;
+  }
   return true;
 }
 
@@ -147,7 +151,17 @@ void session_refocus(Session *s) {
   refocus_decoder(s);
 }
 
+static bool set_text(Session *s, const char *text, Err *err);
+
+// The edits come off around the change of sentence, and go on again after (session_edits.c).
 bool session_set_text(Session *s, const char *text, Err *err) {
+  session_edits_unapply(s);
+  bool ok = set_text(s, text, err);
+  session_edits_reapply(s);
+  return ok;
+}
+
+static bool set_text(Session *s, const char *text, Err *err) {
   if (strlen(text) >= SESSION_MAX_TEXT)
     return err_set(err, "the sentence is too long (at most %d bytes)", SESSION_MAX_TEXT - 1);
   if (s->gen || model_is_seq2seq(s->model)) { // a new generation, or the decoder fed again
@@ -202,6 +216,7 @@ const Trace *session_compare(const Session *s, int lesson_step, const char **tex
 }
 
 void session_close(Session *s) {
+  session_edits_close(s);
   if (s->compare)
     for (int i = 0; s->has_lesson && i < s->lesson.n_steps; i++) trace_free(s->compare[i]);
   free(s->compare);
@@ -224,6 +239,8 @@ void session_set_gen_step(Session *s, int k) {
 }
 
 const Trace *session_step_trace(const Session *s, int lesson_step) {
+  if (s->step_edits && lesson_step >= 0 && lesson_step < s->lesson.n_steps && s->step_edits[lesson_step])
+    return s->step_edits[lesson_step];
   if (!s->gen || !s->has_lesson || lesson_step < 0 || lesson_step >= s->lesson.n_steps) return s->trace;
   int k = s->lesson.steps[lesson_step].gen;
   return s->gen->steps[k < s->gen->n_steps ? k : s->gen->n_steps - 1].trace;

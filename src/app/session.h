@@ -19,6 +19,7 @@
 #include <stdbool.h>
 
 #include "lesson.h"       // defines: Lesson, LessonDiag
+#include "edits.h"        // defines: TraceEdits
 #include "model_source.h" // defines: ModelOpts, MODEL_SOURCE_MAX_TOKENS
 
 #define SESSION_MAX_TEXT 2048
@@ -48,6 +49,11 @@ typedef struct {
   Generation *gen;
   int gen_step;
   int gen_max_steps;
+  // What-if edits (edits.h, session_edits.c): the live list (--edit, --head-off, the window's keys).
+  // While it changes anything, `trace` is the edited pass and `base` the model's own (else NULL).
+  TraceEdits edits;
+  Trace *base;
+  Trace **step_edits; // [lesson.n_steps]: a step's own edit= / heads-off= pass (on the model's own), or NULL
 } Session;
 
 bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err);
@@ -64,5 +70,19 @@ void session_refocus(Session *s);
 // The second sentence shown beside lesson step `lesson_step` (or beside every step with
 // --compare), its text, and the step's focus among its tokens; NULL when there is none.
 const Trace *session_compare(const Session *s, int lesson_step, const char **text, int *row, int *col);
+
+// What-if edits (session_edits.c). session_edits_open parses the options' --edit / --head-off
+// into s->edits and the lesson steps' edit= / heads-off= (problems FILE:LINE in d), and runs the
+// edited passes; with --generate or an encoder-decoder, edits are refused. session_edits_apply
+// runs s->edits again after the list changed (false with the message, the shown trace unchanged).
+// session_edits_unapply / _reapply put the model's own trace back as `trace` around a change of
+// sentence, and edit it again after (an edit that no longer fits is dropped, said in s->note).
+bool session_edits_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err);
+bool session_edits_apply(Session *s, Err *err);
+void session_edits_unapply(Session *s);
+void session_edits_reapply(Session *s);
+void session_edits_close(Session *s);
+// The model's own trace of what `trace` shows (base while edits hold, else trace).
+const Trace *session_unedited(const Session *s);
 
 #endif

@@ -21,9 +21,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "gemm.h" // defines: GemmWeights, gemm_matmul_t, GEMM_NR
-#include "mat.h"  // defines: Mat, mat_matmul_t, mat_softmax_rows, mat_layernorm_rows ...
-#include "par.h"  // defines: par_run, par_threads
+#include "edits.h" // defines: TraceEdits, edits_apply_scores, edits_head
+#include "gemm.h"  // defines: GemmWeights, gemm_matmul_t, GEMM_NR
+#include "mat.h"   // defines: Mat, mat_matmul_t, mat_softmax_rows, mat_layernorm_rows ...
+#include "par.h"   // defines: par_run, par_threads
 
 // A job smaller than this (in multiply-adds, or elementwise operations) runs on one thread: the
 // hand-off to the second thread costs some microseconds.
@@ -199,15 +200,17 @@ static void add_norm(Mat sum, Mat a, Mat b, Mat norm, const float *gain, const f
 // (h+1)·d_k - 1.
 
 typedef struct {
-  Mat qkv[3];         // this head's columns of the Q, K and V blocks of the projection [L, d_k] each
-  Mat q, k, v;        // Q_h, K_h, V_h [L, d_k]
-  Mat s, masked;      // S_h = Q_h K_hᵀ/√d_k and S_h + M [L, L] (one matrix when there is no mask)
-  Mat a;              // A_h = softmax(S_h + M) [L, L]
-  Mat av;             // A_h V_h [L, d_k]
-  Mat concat;         // columns h·d_k.. of concat [L, D]
-  bool causal;        // M: query i sees keys 0..i
-  float scale;        // 1/√d_k
-  GemmWeights kp, vp; // K_h and V_h packed for gemm.h when that pays, else empty (panels NULL)
+  Mat qkv[3];              // this head's columns of the Q, K and V blocks of the projection [L, d_k] each
+  Mat q, k, v;             // Q_h, K_h, V_h [L, d_k]
+  Mat s, masked;           // S_h = Q_h K_hᵀ/√d_k and S_h + M [L, L] (one matrix when there is no mask)
+  Mat a;                   // A_h = softmax(S_h + M) [L, L]
+  Mat av;                  // A_h V_h [L, d_k]
+  Mat concat;              // columns h·d_k.. of concat [L, D]
+  bool causal;             // M: query i sees keys 0..i
+  float scale;             // 1/√d_k
+  GemmWeights kp, vp;      // K_h and V_h packed for gemm.h when that pays, else empty (panels NULL)
+  const TraceEdits *edits; // what-if edits of an encoder layer (edits.h), or NULL
+  int layer, h;            // this head's layer (0-based, -1 outside the encoder) and number
 } Head;
 
 // Stage 6 (second half): Q_h, K_h, V_h [L, d_k] = columns h·d_k.. of the Q, K and V blocks of the
@@ -226,6 +229,12 @@ static void scores(const Head *hd, int r0, int r1) {
     gemm_matmul_t_scaled(s, q, &hd->kp, hd->scale);
   else
     mat_matmul_t_scaled(s, q, hd->k, hd->scale);
+}
+
+// What-if edits (edits.h), after stage 7: the edited scores of rows r0.. replace the computed ones,
+// so the mask, the softmax and everything after see them.
+static void edit_scores(const Head *hd, int r0, int r1) {
+  edits_apply_scores(hd->edits, hd->layer, hd->h, hd->s.data, hd->s.stride, r0, r1);
 }
 
 // Stage 8: S_h + M, rows r0..: with the causal mask, key j > query i gets -inf (exactly 0 after
@@ -252,6 +261,23 @@ static void weighted_values(const Head *hd, int r0, int r1) {
     mat_matmul(av, a, hd->v);
 }
 
+// What-if edits (edits.h), after stage 9: a head switched off as "uniform" attends equally to
+// every key its query may see: A_h[i, j] = 1/L (causal: 1/(i+1) for j ≤ i, 0 after).
+static void uniform_head(const Head *hd, int r0, int r1) {
+  if (edits_head(hd->edits, hd->layer, hd->h) != HEAD_UNIFORM) return;
+  for (int i = r0; i < r1; i++) {
+    int n = hd->causal ? i + 1 : hd->a.cols;
+    for (int j = 0; j < hd->a.cols; j++) MAT_AT(hd->a, i, j) = j < n ? 1.0f / (float)n : 0.0f;
+  }
+}
+
+// What-if edits (edits.h), after stage 11: a head switched off as "zero" leaves zeros in its columns
+// of concat (its A_h and A_h V_h stay as computed), so W^o mixes the other heads only.
+static void zero_head(const Head *hd, int r0, int r1) {
+  if (edits_head(hd->edits, hd->layer, hd->h) != HEAD_ZERO) return;
+  for (int i = r0; i < r1; i++) memset(&MAT_AT(hd->concat, i, 0), 0, sizeof(float) * (size_t)hd->concat.cols);
+}
+
 // Stage 11: [head_1 … head_H] [L, D]: A_h V_h, rows r0.., into columns h·d_k.. of concat.
 static void concat_heads(const Head *hd, int r0, int r1) {
   mat_copy(rows(hd->concat, r0, r1 - r0), rows(hd->av, r0, r1 - r0));
@@ -262,10 +288,11 @@ static void concat_heads(const Head *hd, int r0, int r1) {
 typedef void (*HeadStage)(const Head *hd, int r0, int r1);
 
 // Stages 6–11 in table order, as attention_head runs them: `split` on all of a head's rows (every
-// score needs every key), then `block` in this order on each block of query rows.
+// score needs every key), then `block` in this order on each block of query rows (up to the first
+// NULL). The encoder's list has the what-if edits (edits.h) between the stages.
 typedef struct {
   HeadStage split;
-  HeadStage block[5];
+  HeadStage block[8];
 } AttentionStages;
 
 // One attention block of the trace: the indices of its tensors and where its projections are.
@@ -279,6 +306,7 @@ typedef struct {
   int concat;    // [queries, D]
   Mat proj[3];   // the Q, K and V blocks of the projection [rows, D] each (K, V: none for cross)
   bool causal;   // M: query i sees keys 0..i
+  int layer;     // the encoder layer (0-based) whose what-if edits apply, or -1
 } AttnBlock;
 
 typedef struct {
@@ -302,6 +330,9 @@ static Head head_views(const Trace *t, const AttnBlock *b, int h) {
       .concat = mat_sub(tmat(&T[b->concat]), 0, h * dk, T[b->concat].rows, dk),
       .causal = b->causal,
       .scale = 1.0f / sqrtf((float)dk),
+      .edits = b->layer >= 0 ? t->edits : NULL,
+      .layer = b->layer,
+      .h = h,
   };
   for (int part = 0; part < 3; part++)
     if (b->proj[part].data) hd.qkv[part] = mat_sub(b->proj[part], 0, h * dk, b->proj[part].rows, dk);
@@ -332,7 +363,7 @@ static void attention_head(void *ctx, int h) {
   pack_keys_values(&hd, job->t, h);
   int block = ATTN_BLOCK_FLOATS / keys < 8 ? 8 : ATTN_BLOCK_FLOATS / keys;
   for (int r0 = 0; r0 < L; r0 += block)
-    for (size_t i = 0; i < sizeof st->block / sizeof st->block[0]; i++)
+    for (size_t i = 0; i < sizeof st->block / sizeof st->block[0] && st->block[i]; i++)
       st->block[i](&hd, r0, imin(r0 + block, L));
 }
 
@@ -359,7 +390,8 @@ static AttnBlock encoder_block(const Trace *t, int l) {
                      y->AV,
                      y->concat,
                      {mat_sub(qkv, 0, 0, L, D), mat_sub(qkv, 0, D, L, D), mat_sub(qkv, 0, 2 * D, L, D)},
-                     causal};
+                     causal,
+                     l};
 }
 
 // ---------------------------------------------------------------- one layer
@@ -386,12 +418,16 @@ static void layer_forward(Trace *t, int l) {
 
   // 6–11 attention, head by head; in a head, split_heads on every row (each score needs every key),
   // then the others block of query rows by block, in this order (attention_head)
+  // (edit_scores, uniform_head, zero_head: the what-if edits, edits.h; nothing without them)
   static const AttentionStages stages = {split_heads,      // 6  split into heads: Q_h, K_h, V_h [H, L, d_k]
                                          {scores,          // 7  S_h = Q_h K_hᵀ/√d_k [H, L, L]
+                                          edit_scores,     //    edited scores
                                           apply_mask,      // 8  S_h + M (causal)
                                           softmax_rows,    // 9  A_h = softmax(S_h + M) [H, L, L]
+                                          uniform_head,    //    a head switched off: uniform
                                           weighted_values, // 10 A_h V_h [H, L, d_k]
-                                          concat_heads}};  // 11 concat = [head_1 … head_H] [L, D]
+                                          concat_heads,    // 11 concat = [head_1 … head_H] [L, D]
+                                          zero_head}};     //    a head switched off: zeros
   AttnBlock blk = encoder_block(t, l);
   attention(t, &blk, &stages);
 
@@ -498,7 +534,8 @@ static void decoder_layer_forward(Trace *t, int j) {
                     y->AV,
                     y->concat,
                     {mat_sub(qkv, 0, 0, Tn, D), mat_sub(qkv, 0, D, Tn, D), mat_sub(qkv, 0, 2 * D, Tn, D)},
-                    true};
+                    true,
+                    -1};
   attention(t, &self, &self_stages);
 
   // dec_outproj: attn = concat · W^oᵀ + b^o [T, D]
@@ -518,7 +555,7 @@ static void decoder_layer_forward(Trace *t, int j) {
   if (!t->memory_ready) memory_keys_values(t, j, kv); // generation: copied in (trace.h)
   linear(q, x1, mat_view(dw->cross_in_proj_weight, D, D), &dw->cross_q_packed, dw->cross_in_proj_bias);
   AttnBlock cross = {y->cQ, y->cK, y->cV, y->cS, y->cS, y->cA, y->cAV, y->cconcat, {q, NO_MAT, NO_MAT},
-                     false};
+                     false, -1};
   attention(t, &cross, &cross_stages);
 
   // cross_outproj: cattn = cconcat · W^{oc}ᵀ + b^{oc} [T, D]

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edits.h"        // defines: edits_free, edits_model_free
 #include "gemm.h"         // defines: gemm_supported, gemm_packed_floats
 #include "model_tokens.h" // defines: model_tokenize_target
 #include "stages.h"       // defines: stage_info, stage_notation
@@ -682,6 +683,9 @@ void trace_free(Trace *t) {
   free(t->dec_layers);
   tokens_free(&t->tokens);
   tokens_free(&t->dec_tokens);
+  if (t->edits) edits_free(t->edits);
+  free(t->edits);
+  edits_model_free(t->own_model);
   free(t);
 }
 

@@ -121,6 +121,10 @@ typedef struct {
   // source, every encoder tensor, memory and each decoder layer's K^c, V^c: model_forward then
   // computes the decoder only (the K and V of memory are computed once per layer, not per step).
   bool memory_ready;
+  // What-if edits (edits.h): the list and head switches model_forward applies, or NULL; and the
+  // edited copy of the model that `model` then points at, or NULL. Both owned (trace_free).
+  struct TraceEdits *edits;
+  struct Model *own_model;
 } Trace;
 
 // Allocates a trace for `tokens` through `model` (copies the tokens). Fails on memory, when the

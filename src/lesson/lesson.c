@@ -51,6 +51,8 @@ static void step_free(LessonStep *s) {
   free(s->row_spec);
   free(s->col_spec);
   free(s->compare);
+  free(s->edits);
+  free(s->heads_off);
   doc_free(&s->narration);
 }
 

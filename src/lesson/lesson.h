@@ -54,6 +54,11 @@ typedef struct {
   LessonShow show;
   char *compare; // compare="..." : a second sentence shown side by side, or NULL
   int gen;       // gen=N: the generation step shown (0-based; the front matter's generate: on), 0 by default
+  // What-if edits of the step (edits.h), as written, or NULL: edit="S2[bank, river]=6; E[cat, 3]=0"
+  // (edits separated by ';') and heads-off=1:2,1:3:uniform (LAYER:HEAD[:zero|:uniform], separated
+  // by ','). They apply to the step's sentence and to its compare= sentence. Checked against the
+  // model and both sentences by lesson_check_edits.
+  char *edits, *heads_off;
   Doc narration;
 } LessonStep;
 
@@ -134,5 +139,15 @@ void lesson_diag_add(LessonDiag *d, const char *file, int line, int col, bool wa
     __attribute__((format(printf, 6, 7)));
 // Prints every item as "FILE:LINE: message" ("FILE:LINE: warning: message"), one per line.
 void lesson_diag_print(const LessonDiag *d, FILE *f);
+// The edits of step s (edit=, heads-off=) parsed against t (a trace of the lesson's model on its
+// sentence) into *e (empty when the step has none). False with a problem FILE:LINE in d (and *e
+// freed) when one does not fit: an unknown matrix, a head the model lacks, a word not in the
+// sentence, a bad number.
+struct TraceEdits;
+bool lesson_step_edits(const Lesson *l, const LessonStep *s, const Trace *t, struct TraceEdits *e,
+                       LessonDiag *d);
+// Every step's edits checked against t (lesson_step_edits), and against its compare= sentence
+// (a step's edits apply to both sides); false when one has a problem.
+bool lesson_check_edits(const Lesson *l, const Trace *t, LessonDiag *d);
 
 #endif

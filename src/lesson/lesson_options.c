@@ -13,7 +13,7 @@
 #include "stages.h"  // defines: stage_info, stage_from_name, stage_nearest, stage_name_list
 #include "strdist.h" // defines: strdist_nearest
 
-#define KEY_LIST "stage, layer, head, row, col, cell, show, compare, gen"
+#define KEY_LIST "stage, layer, head, row, col, cell, show, compare, gen, edit, heads-off"
 
 const char *lesson_stage_name(StepKind k) {
   const StageInfo *s = stage_info(k);
@@ -63,7 +63,7 @@ typedef struct {
   LessonCtx *c;
   LessonStep *s;
   size_t pos, end; // scanning [pos, end) of the input
-  bool seen[9];
+  bool seen[11];
   bool failed; // a syntax error: stop reading this heading's options
   bool first;  // reading the first option (a brace in a title, if it fails)
 } Opts;
@@ -110,13 +110,30 @@ static bool parse_index(const char *v, int *out) {
   return *out >= 1;
 }
 
+// edit="SPEC; SPEC" and heads-off=L:H,L:H:uniform (edits.h): kept as written; the model and the
+// sentence check them (lesson_check_edits). Here only what needs neither: a value that is there.
+static void apply_edit_option(Opts *o, bool edit, const char *v, size_t voff) {
+  const char *p = v;
+  while (isspace((unsigned char)*p) || *p == ';' || *p == ',') p++;
+  if (!*p) {
+    lesson_error_at(
+        o->c, voff,
+        edit ? "empty edit=: expected edit=\"NAME[ROW, COL]=VALUE\" such as edit=\"S2[bank, river]=6\""
+             : "empty heads-off=: expected heads-off=LAYER:HEAD such as heads-off=1:2 or 1:2:uniform");
+    return;
+  }
+  set_string(o, edit ? &o->s->edits : &o->s->heads_off, v);
+}
+
 // Applies key=value (value starts at voff in the input).
 static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t voff) {
-  static const char *keys[] = {"stage", "layer", "head", "row", "col", "cell", "show", "compare", "gen"};
+  static const char *keys[] = {"stage", "layer",   "head", "row",  "col",      "cell",
+                               "show",  "compare", "gen",  "edit", "heads-off"};
+  enum { N_KEYS = sizeof keys / sizeof keys[0] };
   int k = 0;
-  while (k < 9 && strcmp(keys[k], key)) k++;
-  if (k == 9) {
-    const char *near = lesson_nearest(key, keys, 9);
+  while (k < N_KEYS && strcmp(keys[k], key)) k++;
+  if (k == N_KEYS) {
+    const char *near = lesson_nearest(key, keys, N_KEYS);
     char hint[48] = "";
     if (near) snprintf(hint, sizeof hint, " (did you mean %s=?)", near);
     lesson_error_at(o->c, koff, "unknown option \"%s\" in the heading%s; options: " KEY_LIST, key, hint);
@@ -190,6 +207,10 @@ static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t v
     else
       lesson_error_at(o->c, voff, "bad value show=%s: expected q, k or v", v);
     return;
+  case 9:  // edit="..."
+  case 10: // heads-off=...
+    apply_edit_option(o, k == 9, v, voff);
+    return;
   case 8: // gen: the generation step (generate: on in the front matter)
     if (parse_index(v, &n) && n <= GEN_MAX_STEPS)
       s->gen = n - 1;
@@ -214,7 +235,8 @@ static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t v
 static void one_option(Opts *o, char *buf, size_t cap) {
   const char *t = o->c->text;
   size_t kb = o->pos;
-  while (o->pos < o->end && (isalnum((unsigned char)t[o->pos]) || t[o->pos] == '_')) o->pos++;
+  while (o->pos < o->end && (isalnum((unsigned char)t[o->pos]) || t[o->pos] == '_' || t[o->pos] == '-'))
+    o->pos++;
   size_t ke = o->pos;
   if (ke == kb || o->pos >= o->end || t[o->pos] != '=') {
     size_t bad = ke == kb ? kb : ke, q = ke;

@@ -39,8 +39,10 @@ static float at_one(const Trace *t, int index, const Operand *o, int i, int j) {
 const TraceTensor *operand_src(const Operand *o) { return o->index < 0 ? NULL : &o->trace->t[o->index]; }
 
 float operand_at(const Operand *o, int i, int j) {
-  if (o->minus_index >= 0)
-    return at_one(o->trace, o->index, o, i, j) - at_one(o->minus_trace, o->minus_index, o, i, j);
+  if (o->minus_index >= 0) { // equal values (two masked -inf too) differ by 0
+    float x = at_one(o->trace, o->index, o, i, j), y = at_one(o->minus_trace, o->minus_index, o, i, j);
+    return x == y ? 0.0f : x - y;
+  }
   if (o->transpose) {
     int k = i;
     i = j, j = k;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "docview.h" // defines: docview_render
+#include "edits.h"   // defines: edits_describe
 #include "tex.h"     // defines: tex_layout, tex_draw
 
 bool page_step_has_heads(const Trace *t, int step) {
@@ -31,7 +32,8 @@ const char *page_stage_label(const Trace *t, int step, int head, char *buf, int 
   return buf;
 }
 
-const char *page_footer(const Trace *t, const char *sentence, char *buf, int cap) {
+// The footer line without the edits: sentence, model, seed.
+static const char *footer_line(const Trace *t, const char *sentence, char *buf, int cap) {
   const Model *m = t->model;
   const ModelConfig *c = &t->cfg;
   char shown[240]; // a sentence of any length fits: cut at a character boundary
@@ -48,6 +50,15 @@ const char *page_footer(const Trace *t, const char *sentence, char *buf, int cap
                    c->norm_first ? ", pre-norm" : "", c->causal ? ", causal" : "");
   if (m->has_seed && k < cap && !strstr(m->source, "seed"))
     snprintf(buf + k, (size_t)(cap - k), " · seed %llu", (unsigned long long)m->seed);
+  return buf;
+}
+
+const char *page_footer(const Trace *t, const char *sentence, char *buf, int cap) {
+  footer_line(t, sentence, buf, cap);
+  char edits[400];
+  size_t n = strlen(buf);
+  if (edits_describe(t, edits, sizeof edits)[0] && n + 4 < (size_t)cap)
+    snprintf(buf + n, (size_t)cap - n, " · %s", edits);
   return buf;
 }
 
@@ -211,16 +222,30 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     y += 12 * u;
   }
 
-  // footer
+  // footer; above it, on a what-if pass, the edits and heads off in the warning colour (edits.h), so
+  // that an edited picture never passes for the model's own
   float fh = 38 * u, fy0 = H - fh;
-  scene_rect(s, 0, fy0, W, fh, th->panel);
+  char edits[600];
+  if (edits_describe(t, edits, sizeof edits)[0]) {
+    float eh = 34 * u;
+    fy0 -= eh;
+    scene_rect(s, 0, fy0, W, fh + eh, th->panel);
+    scene_rect(s, 0, fy0, 6 * u, eh, th->warn);
+    char line[700];
+    snprintf(line, sizeof line, "what-if · %s", edits);
+    fit_text(line, FONT_SANS_BOLD, 18 * u, W - 48 * u);
+    scene_text(s, FONT_SANS_BOLD, 18 * u, 24 * u, fy0 + eh * 0.68f, th->warn, line);
+  } else {
+    scene_rect(s, 0, fy0, W, fh, th->panel);
+  }
+  float fyl = H - fh; // the footer line's band
   char right[128];
   snprintf(right, sizeof right, "colour scale: %s · Stepformer", view_scale_name(o->scale));
   float rw = text_width(FONT_SANS, 17 * u, right);
-  scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fy0 + fh * 0.66f, 1.0f, th->muted, right);
-  page_footer(t, p->sentence, buf, sizeof buf);
+  scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fyl + fh * 0.66f, 1.0f, th->muted, right);
+  footer_line(t, p->sentence, buf, sizeof buf);
   fit_footer(buf, sizeof buf, 17 * u, W - 72 * u - rw); // a long sentence is shortened, never overlapping
-  scene_text(s, FONT_SANS, 17 * u, 24 * u, fy0 + fh * 0.66f, th->muted, buf);
+  scene_text(s, FONT_SANS, 17 * u, 24 * u, fyl + fh * 0.66f, th->muted, buf);
 
   // narration column
   float vx = 0, top = y + 14 * u, bottom = fy0 - 10 * u - p->footer_reserve;
@@ -247,6 +272,8 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     char ca[300], cb[300];
     snprintf(ca, sizeof ca, "“%s”", p->sentence);
     snprintf(cb, sizeof cb, "“%s”", p->compare_sentence ? p->compare_sentence : "");
+    if (p->caption_a) snprintf(ca, sizeof ca, "%s", p->caption_a);
+    if (p->caption_b) snprintf(cb, sizeof cb, "%s", p->caption_b);
     view_render_compare(s, t, p->compare, p->step, &vo, ca, cb, p->compare_row, p->compare_col, vx + 16 * u,
                         top, W - vx - 32 * u, bottom - top, out);
   } else {

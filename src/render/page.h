@@ -33,8 +33,11 @@ typedef struct {
   const Trace *compare;          // a second sentence shown beside the first (same model), or NULL
   const char *compare_sentence;
   int compare_row, compare_col; // the lesson's focus among the second sentence's tokens (-1 none)
-  float header_reserve;         // pixels at the right of the header kept free (the window's controls)
-  float footer_reserve;         // pixels above the footer kept free (the window's generation strip)
+  // The captions of the two sides of a compare view (NULL: the sentences in quotes): the window's
+  // difference view of a what-if edit says "edited" and "the model's own".
+  const char *caption_a, *caption_b;
+  float header_reserve; // pixels at the right of the header kept free (the window's controls)
+  float footer_reserve; // pixels above the footer kept free (the window's generation strip)
   float width, height;
 } PageSpec;
 

@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tex.h"  // defines: tex_layout, tex_metrics, tex_emit, tex_free
-#include "utf8.h" // defines: utf8_floor
+#include "edits.h" // defines: TraceEdits, TraceEdit
+#include "tex.h"   // defines: tex_layout, tex_metrics, tex_emit, tex_free
+#include "utf8.h"  // defines: utf8_floor
 #include "view_internal.h"
 
 #define SMAX 72.0f // largest cell, at text scale 1
@@ -147,9 +148,13 @@ static const char *fit_label(const char *s, FontFace f, float fs, float maxw, ch
 
 // ---------------------------------------------------------------- colour scales
 
+// A difference of two traces (a compare view, a what-if edit against the model's own): signed,
+// diverging around 0 on a range of its own.
+static bool is_difference(const Operand *op) { return op->minus_index >= 0; }
+
 Colormap view_auto_cmap(const Operand *op) {
   const TraceTensor *x = operand_src(op);
-  if (!x) return CMAP_DIVERGING;
+  if (!x || is_difference(op)) return CMAP_DIVERGING;
   switch (x->kind) {
   case T_ONEHOT: return CMAP_GREY;
   case T_ATTN:
@@ -163,7 +168,8 @@ Colormap view_auto_cmap(const Operand *op) {
 
 static bool is_probability(const Operand *op) {
   const TraceTensor *x = operand_src(op);
-  return x && (x->kind == T_ATTN || x->kind == T_PRED || x->kind == T_ONEHOT || x->kind == T_CLASS_PRED);
+  return x && !is_difference(op) &&
+         (x->kind == T_ATTN || x->kind == T_PRED || x->kind == T_ONEHOT || x->kind == T_CLASS_PRED);
 }
 
 static Colormap op_cmap(const Eq *e, const Operand *op) {
@@ -195,9 +201,10 @@ static void compute_scales(Eq *e) {
       if (e->o->scale == SCALE_STAGE) // one range for every operand of the same colour map
         for (int q = 0; q < l->n_ops; q++)
           if (op_cmap(e, &l->ops[q].op) == m && !is_probability(&l->ops[q].op) &&
-              is_weight_op(&l->ops[q].op) == is_weight_op(&l->ops[k].op))
+              is_weight_op(&l->ops[q].op) == is_weight_op(&l->ops[k].op) &&
+              is_difference(&l->ops[q].op) == is_difference(&l->ops[k].op))
             a = fminf(a, lo[q]), b = fmaxf(b, hi[q]);
-      if (e->o->scale == SCALE_GLOBAL && !is_weight_op(&l->ops[k].op))
+      if (e->o->scale == SCALE_GLOBAL && !is_weight_op(&l->ops[k].op) && !is_difference(&l->ops[k].op))
         a = e->o->global_lo, b = e->o->global_hi;
       if (m != CMAP_DIVERGING && e->o->scale != SCALE_MATRIX && a > 0) a = 0;
     }
@@ -742,6 +749,28 @@ static void draw_focus(Eq *e) {
   }
 }
 
+// What-if edits (edits.h): every edited cell shown -- a score, an embedding, a weight -- framed in
+// the warning colour, so that the class sees where the number was changed.
+static void draw_edits(Eq *e) {
+  ViewLayout *l = e->lay;
+  for (int k = 0; k < l->n_ops; k++) {
+    const Operand *op = &l->ops[k].op;
+    const TraceEdits *ed = op->trace ? op->trace->edits : NULL;
+    if (!ed || op->index < 0 || op->minus_index >= 0) continue;
+    const TraceTensor *x = &op->trace->t[op->index];
+    for (int q = 0; q < ed->n; q++) {
+      const TraceEdit *d = &ed->e[q];
+      bool same = !strcmp(d->tensor, x->name) ||
+                  (d->kind == EDIT_SCORE && x->kind == T_MASKED && d->layer == x->layer);
+      if (!same || (op->head >= 0 && x->per_head && d->head != op->head)) continue;
+      int i = d->i, j = d->j + (op->head < 0 && x->per_head ? d->head * x->cols : 0);
+      if (op->transpose) i = j, j = d->i;
+      if (i < op->rows && j < op->cols)
+        frame_cells(e->s, &l->ops[k], i, i + 1, j, j + 1, e->o->theme->warn, 2.5f * e->o->text_scale);
+    }
+  }
+}
+
 void view_draw_selection(Scene *s, const ViewLayout *l, const ViewOptions *o) {
   if (o->hover_op < 0 || o->hover_op >= l->n_ops) return;
   const ViewOperand *v = &l->ops[o->hover_op];
@@ -854,6 +883,7 @@ void eq_layout_and_draw(Eq *e) {
     y += heights[r] + fs * 1.2f;
   }
   draw_focus(e);
+  draw_edits(e);
   view_draw_selection(e->s, e->lay, e->o);
   if (side_bar) draw_side_colorbars(e, e->x + e->w - bar_w + fs * 0.5f, e->y, avail_h, fs);
 }

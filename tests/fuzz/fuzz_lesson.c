@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lesson.h" // defines: Lesson, lesson_parse, lesson_resolve
+#include "edits.h"   // defines: TraceEdits, edits_trace, edits_describe
+#include "forward.h" // defines: model_forward
+#include "lesson.h"  // defines: Lesson, lesson_parse, lesson_resolve, lesson_step_edits
 
 #define PROMISE(x)                                                                                           \
   do {                                                                                                       \
@@ -64,6 +66,30 @@ static void check_lesson(const Lesson *l, int lines) {
   }
 }
 
+// The steps' edit= and heads-off= against a trace of the model: each problem one line on the
+// step's line; edits that parse run (edits_trace) and name themselves (edits_describe).
+static void check_edits(const Lesson *l, const Model *m, const Tokens *tk) {
+  Err err = {0};
+  Trace *t = trace_new(m, tk, &err);
+  if (!t) return;
+  model_forward(t);
+  for (int i = 0; i < l->n_steps; i++) {
+    LessonDiag d = {0};
+    TraceEdits e;
+    if (!lesson_step_edits(l, &l->steps[i], t, &e, &d)) {
+      PROMISE(d.n == 1 && d.items[0].line == l->steps[i].line && !strchr(d.items[0].msg, '\n'));
+      continue;
+    }
+    Trace *x = edits_trace(t, &e, &err);
+    PROMISE(x != NULL);
+    char buf[300];
+    PROMISE(edits_empty(&e) == !edits_describe(x, buf, sizeof buf)[0]);
+    trace_free(x);
+    edits_free(&e);
+  }
+  trace_free(t);
+}
+
 // Resolves against a random model over the lesson's words (steps with a stage only).
 static void resolve(Lesson *l) {
   if (!l->sentence) return;
@@ -81,6 +107,7 @@ static void resolve(Lesson *l) {
       const LessonStep *s = &l->steps[i];
       PROMISE(s->row >= -1 && s->row < tk.n && s->col >= -1 && s->col < tk.n);
     }
+    check_edits(l, m, &tk);
     tokens_free(&tk);
   }
   model_free(m);
