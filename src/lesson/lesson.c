@@ -51,6 +51,7 @@ static void step_free(LessonStep *s) {
   free(s->row_spec);
   free(s->col_spec);
   free(s->compare);
+  free(s->facts);
   doc_free(&s->narration);
 }
 

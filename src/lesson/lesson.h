@@ -29,6 +29,7 @@
 
 #include "doc.h"       // defines: Doc
 #include "err.h"       // defines: Err
+#include "facts.h"     // defines: Fact
 #include "model.h"     // defines: Model
 #include "tokenizer.h" // defines: Tokens
 #include "trace.h"     // defines: StepKind
@@ -54,6 +55,8 @@ typedef struct {
   LessonShow show;
   char *compare; // compare="..." : a second sentence shown side by side, or NULL
   int gen;       // gen=N: the generation step shown (0-based; the front matter's generate: on), 0 by default
+  Fact *facts;   // expect="CLAIM; CLAIM": what the step claims about its numbers (facts.h)
+  int n_facts;
   Doc narration;
 } LessonStep;
 

@@ -3,7 +3,8 @@
 //     ## Who does "cat" listen to? {stage=softmax layer=1 head=2 row=cat}
 //
 // Options are key=value pairs separated by spaces; a value is bare (no spaces, quotes or braces)
-// or "double-quoted" (\" and \\ escape). Keys: stage, layer, head, row, col, cell, show, compare, gen.
+// or "double-quoted" (\" and \\ escape). Keys: stage, layer, head, row, col, cell, show, compare, gen,
+// expect (claims, facts.h: may be given more than once, and holds claims separated by ;).
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "stages.h"  // defines: stage_info, stage_from_name, stage_nearest, stage_name_list
 #include "strdist.h" // defines: strdist_nearest
 
-#define KEY_LIST "stage, layer, head, row, col, cell, show, compare, gen"
+#define KEY_LIST "stage, layer, head, row, col, cell, show, compare, gen, expect"
 
 const char *lesson_stage_name(StepKind k) {
   const StageInfo *s = stage_info(k);
@@ -63,7 +64,7 @@ typedef struct {
   LessonCtx *c;
   LessonStep *s;
   size_t pos, end; // scanning [pos, end) of the input
-  bool seen[9];
+  bool seen[10];
   bool failed; // a syntax error: stop reading this heading's options
   bool first;  // reading the first option (a brace in a title, if it fails)
 } Opts;
@@ -90,10 +91,52 @@ static void check_token(Opts *o, size_t off, const char *spec, const char *key) 
   list[0] = 0;
   for (int i = 0; i < c->n_words && n + 80 < sizeof list; i++)
     n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? " " : "", c->words[i]);
+  const char *hash = strrchr(spec, '#'); // the word of "bnak#2" is "bnak"
+  char word[TOKEN_MAX_BYTES + 1];
+  snprintf(word, sizeof word, "%.*s", (int)(hash ? hash - spec : (long)strlen(spec)), spec);
+  const char *near = lesson_nearest(word, ws, c->n_words);
+  char hint[TOKEN_MAX_BYTES + 24] = "";
+  if (near) snprintf(hint, sizeof hint, " (did you mean %s?)", near);
   lesson_error_at(c, off,
-                  "focus token %s=%s is not in the sentence (its tokens: %s; write the#2 "
+                  "focus token %s=%s is not in the sentence%s (its tokens: %s; write the#2 "
                   "for a second \"the\", or a position 1..%d)",
-                  key, spec, list, c->n_words);
+                  key, spec, hint, list, c->n_words);
+}
+
+// expect="CLAIM; CLAIM": each claim parsed (facts.h) and kept; names are checked against a trace
+// by `stepformer check`. The offset of a claim's error is that of its value (escapes aside).
+static void add_claims(Opts *o, const char *v, size_t voff) {
+  LessonStep *s = o->s;
+  const char *p = v;
+  for (;;) {
+    const char *semi = strchr(p, ';');
+    size_t n = semi ? (size_t)(semi - p) : strlen(p);
+    char one[FACT_TEXT_MAX + 1], why[200];
+    if (n >= sizeof one) {
+      lesson_error_at(o->c, voff + (size_t)(p - v), "claim too long in expect= (at most %d bytes a claim)",
+                      FACT_TEXT_MAX - 1);
+    } else {
+      memcpy(one, p, n);
+      one[n] = 0;
+      Fact f;
+      if (!facts_parse(&f, one, why, sizeof why)) {
+        const char *shown = one;
+        while (*shown == ' ') shown++;
+        lesson_error_at(o->c, voff + (size_t)(shown - one + p - v), "bad claim in expect=\"%s\": %s", shown,
+                        why);
+      } else {
+        Fact *nf = realloc(s->facts, sizeof *nf * (size_t)(s->n_facts + 1));
+        if (!nf) {
+          o->c->oom = true;
+          return;
+        }
+        s->facts = nf;
+        s->facts[s->n_facts++] = f;
+      }
+    }
+    if (!semi) return;
+    p = semi + 1;
+  }
 }
 
 static void set_string(Opts *o, char **slot, const char *v) {
@@ -112,11 +155,16 @@ static bool parse_index(const char *v, int *out) {
 
 // Applies key=value (value starts at voff in the input).
 static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t voff) {
-  static const char *keys[] = {"stage", "layer", "head", "row", "col", "cell", "show", "compare", "gen"};
+  static const char *keys[] = {"stage", "layer", "head",    "row", "col",
+                               "cell",  "show",  "compare", "gen", "expect"};
   int k = 0;
-  while (k < 9 && strcmp(keys[k], key)) k++;
+  while (k < 10 && strcmp(keys[k], key)) k++;
   if (k == 9) {
-    const char *near = lesson_nearest(key, keys, 9);
+    add_claims(o, v, voff);
+    return;
+  }
+  if (k == 10) {
+    const char *near = lesson_nearest(key, keys, 10);
     char hint[48] = "";
     if (near) snprintf(hint, sizeof hint, " (did you mean %s=?)", near);
     lesson_error_at(o->c, koff, "unknown option \"%s\" in the heading%s; options: " KEY_LIST, key, hint);
@@ -346,6 +394,12 @@ void lesson_options_parse(LessonCtx *c, LessonStep *s, size_t b, size_t e, size_
     lesson_error_at(c, after,
                     "text after the options: the {...} must end the heading (write \\{ "
                     "for a brace in a title)");
+  for (int i = 0; i < s->n_facts; i++)
+    if (s->facts[i].compare && !s->compare)
+      lesson_error_at(c, open, "the claim \"%s\" is measured on a compare= sentence, and this step has none",
+                      s->facts[i].text);
+  if (s->n_facts && !s->has_stage)
+    lesson_error_at(c, open, "expect= claims need a model's numbers: add stage=... to this step");
   if (s->show != SHOW_ALL && (!s->has_stage || s->stage != STEP_QKV))
     lesson_error_at(c, open, "show=q|k|v goes with stage=qkv");
   check_focus(c, s, open);
