@@ -8,6 +8,7 @@
 #include "lesson.h"       // defines: Lesson, lesson_load, lesson_resolve
 #include "formulas.h"     // defines: formulas_check
 #include "forward.h"      // defines: model_forward
+#include "generate.h"     // defines: gen_run
 #include "model_tokens.h" // defines: model_tokenize
 
 static const char *USAGE =
@@ -68,9 +69,12 @@ static Trace *make_trace(const Lesson *l, const Model *m, const Tokens *tk, bool
 
 // Measures every claim of the steps (expect=, facts.h) on the sentence or the step's compare
 // sentence; a claim that does not hold is an error with its measured value. Returns the count.
-static int check_claims(const Lesson *l, const Model *m, Trace *main, LessonDiag *d) {
+// With generate: on, a step's claims are measured on the trace of its generation step (gen=).
+static int check_claims(const Lesson *l, const Model *m, const Tokens *tk, Trace *main, LessonDiag *d) {
   int n = 0;
   bool computed = false;
+  Generation *g = NULL;
+  Err gerr = {0};
   for (int i = 0; i < l->n_steps; i++) {
     const LessonStep *s = &l->steps[i];
     Trace *other = NULL;
@@ -78,7 +82,15 @@ static int check_claims(const Lesson *l, const Model *m, Trace *main, LessonDiag
       const Fact *f = &s->facts[k];
       Trace *t = main;
       Err err = {0};
-      if (f->compare) {
+      if (l->generate && !f->compare) {
+        if (!g && !gerr.msg[0]) g = gen_run(m, tk, 0, &gerr);
+        if (!g || s->gen >= g->n_steps) {
+          lesson_diag_add(d, l->path, s->line, 0, false, "claim \"%s\": %s", f->text,
+                          g ? "the generation stopped before this step's gen=" : gerr.msg);
+          continue;
+        }
+        t = g->steps[s->gen].trace;
+      } else if (f->compare) {
         Tokens ct;
         if (!other && model_tokenize(m, s->compare, LESSON_MAX_WORDS, &ct, &err)) {
           other = make_trace(l, m, &ct, true, &err);
@@ -101,6 +113,7 @@ static int check_claims(const Lesson *l, const Model *m, Trace *main, LessonDiag
     }
     trace_free(other);
   }
+  gen_free(g);
   return n;
 }
 
@@ -125,7 +138,7 @@ static int check_trace(const Lesson *l, const Model *m, const Tokens *tk, Lesson
                       "model",
                       lesson_stage_name(s->stage), s->layer + 1);
   }
-  int n = check_claims(l, m, t, d);
+  int n = check_claims(l, m, tk, t, d);
   trace_free(t);
   return n;
 }
