@@ -91,6 +91,7 @@ static int check_claims(const Lesson *l, const Model *m, const Tokens *tk, Trace
         }
         t = g->steps[s->gen].trace;
       } else if (f->compare) {
+        if (!s->compare) continue; // lesson_parse has reported it
         Tokens ct;
         if (!other && model_tokenize(m, s->compare, LESSON_MAX_WORDS, &ct, &err)) {
           other = make_trace(l, m, &ct, true, &err);

@@ -147,6 +147,10 @@ bool facts_parse(Fact *f, const char *text, char *why, size_t cap) {
         return fail(why, cap, "expected a number after %s, found \"%.20s\"", facts_op_name(f->op), p);
       if (f->what != FACT_VALUE && f->what != FACT_ARGMAX)
         return fail(why, cap, "expected a number after %s =, found \"%.20s\"", WHAT[f->what], p);
+      if (!*p || strchr(">=!", *p) ||
+          (*p == '<' && !isalnum((unsigned char)p[1]))) // "=>", "= <= 1"; "<eos>" is a word
+        return fail(why, cap, "expected a number or a word after %s, found \"%.20s\"", facts_op_name(f->op),
+                    p);
       const char *b = p;
       while (*p && !isspace((unsigned char)*p)) p++;
       if (!copy_trim(f->word, sizeof f->word, b, p))
