@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "claims.h"   // defines: claims_measure
 #include "fileio.h"   // defines: AtomicFile
 #include "genstrip.h" // defines: genstrip_draw, genstrip_height
 #include "npy.h"      // defines: npy_write
@@ -189,6 +190,9 @@ static void *worker(void *arg) {
                   .width = (float)x->width,
                   .height = (float)x->height};
     p.compare = session_compare(s, j->lesson_step, &p.compare_sentence, &p.compare_row, &p.compare_col);
+    PageClaim claims[CLAIMS_MAX]; // what the step claims, measured on the picture's numbers
+    p.n_claims = claims_measure(ls, jt, p.compare, claims, CLAIMS_MAX);
+    p.claims = claims;
     // a generation: the strip of the generation step this picture shows
     int gk = -1;
     for (int g = 0; s->gen && g < s->gen->n_steps && gk < 0; g++)

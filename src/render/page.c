@@ -144,6 +144,36 @@ static void title_slide(Scene *s, const PageSpec *p, float u) {
   scene_text(s, FONT_SANS, 17 * u, 24 * u, H - 14 * u, th->muted, buf);
 }
 
+// The step's claims at the foot of the narration column, bottom at `bottom`, w wide: one line
+// each, ✓ green / ✗ red / ? muted, set smaller (down to 12 px at 1080) until the widest fits;
+// a line still too wide is cut with "…". Returns the height used (0 without claims).
+static float claims_draw(Scene *s, const PageSpec *p, const Theme *th, float u, float x, float bottom,
+                         float w) {
+  if (p->n_claims <= 0) return 0;
+  float size = 17 * u;
+  for (int i = 0; i < p->n_claims; i++)
+    while (size > 12 * u && text_width(FONT_SANS, size, p->claims[i].text) + 1.6f * size > w) size -= u;
+  float lh = size * 1.35f, h = lh * (float)p->n_claims + 14 * u;
+  float y = bottom - h;
+  scene_rect(s, x - 8 * u, y, w + 16 * u, 1.5f * u, th->grid);
+  for (int i = 0; i < p->n_claims; i++) {
+    const PageClaim *c = &p->claims[i];
+    bool dark = th->id == THEME_DARK;
+    uint32_t good = dark ? SF_RGBA(95, 212, 122, 255) : SF_RGBA(20, 130, 50, 255);
+    uint32_t col = c->state == 1 ? good : c->state == 0 ? th->warn : th->muted;
+    float ly = y + 10 * u + lh * (float)i + size;
+    scene_text(s, FONT_SANS_BOLD, size, x, ly, col,
+               c->state == 1   ? "\xE2\x9C\x93"
+               : c->state == 0 ? "\xE2\x9C\x97"
+                               : "?");
+    char buf[sizeof c->text];
+    snprintf(buf, sizeof buf, "%s", c->text);
+    fit_text(buf, FONT_SANS, size, w - 1.6f * size);
+    scene_text(s, FONT_SANS, size, x + 1.6f * size, ly, c->state == 0 ? col : th->text, buf);
+  }
+  return h;
+}
+
 void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   const ViewOptions *o = p->view;
   const Theme *th = o->theme;
@@ -226,10 +256,13 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     scene_text(s, FONT_SANS_BOLD, 19 * u, 36 * u, top + 23 * u, th->warn, p->note);
     top += 44 * u;
   }
-  if (p->show_text && p->narration && p->narration->n > 0) {
+  if (p->show_text && ((p->narration && p->narration->n > 0) || p->n_claims > 0)) {
     float nw = W * 0.30f;
     scene_rect(s, 0, top - 6 * u, nw, bottom - top + 6 * u, th->panel);
-    docview_render(s, p->narration, th, 21 * u, 24 * u, top + 4 * u, nw - 40 * u, bottom - top - 10 * u);
+    float ch = claims_draw(s, p, th, u, 24 * u, bottom, nw - 40 * u);
+    if (p->narration)
+      docview_render(s, p->narration, th, 21 * u, 24 * u, top + 4 * u, nw - 40 * u,
+                     bottom - top - 10 * u - ch);
     vx = nw + 8 * u;
   }
   ViewOptions vo = *o;

@@ -19,6 +19,13 @@
 #include "scene.h" // defines: Scene
 #include "view.h"  // defines: ViewOptions, ViewLayout
 
+// A claim of the lesson step (facts.h), measured: drawn under the narration, ✓ in green when it
+// holds, ✗ in red when it does not, ? when it could not be measured.
+typedef struct {
+  char text[352]; // "A4[bank, by] > 0.95 (measured: 0.993)"
+  int state;      // 1 holds, 0 fails, -1 not measured
+} PageClaim;
+
 typedef struct {
   const Trace *trace;
   int step;                      // index into trace->steps
@@ -33,8 +40,10 @@ typedef struct {
   const Trace *compare;          // a second sentence shown beside the first (same model), or NULL
   const char *compare_sentence;
   int compare_row, compare_col; // the lesson's focus among the second sentence's tokens (-1 none)
-  float header_reserve;         // pixels at the right of the header kept free (the window's controls)
-  float footer_reserve;         // pixels above the footer kept free (the window's generation strip)
+  const PageClaim *claims;      // the step's claims, measured (n_claims of them), or NULL
+  int n_claims;
+  float header_reserve; // pixels at the right of the header kept free (the window's controls)
+  float footer_reserve; // pixels above the footer kept free (the window's generation strip)
   float width, height;
 } PageSpec;
 
