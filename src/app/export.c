@@ -19,6 +19,7 @@
 #include "page.h"     // defines: PageSpec, page_render
 #include "pngio.h"    // defines: pngio_write
 #include "svg.h"      // defines: svg_write
+#include "tex.h"      // defines: tex_plain_title
 
 typedef struct {
   int step;           // trace step, -1 for a narration-only lesson step
@@ -204,7 +205,7 @@ static void *worker(void *arg) {
     if (j->step >= 0)
       page_stage_label(jt, j->step, j->head, label, sizeof label);
     else
-      snprintf(label, sizeof label, "%s", ls ? ls->title : "");
+      tex_plain_title(ls ? ls->title : "", label, sizeof label); // metadata: no TeX
     char name[160], path[4096];
     if (x->formats & EXPORT_PNG) {
       scene_raster(&scene, cv, 0);

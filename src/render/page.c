@@ -85,9 +85,10 @@ static void fit_text(char *buf, FontFace f, float size, float maxw) {
   memcpy(buf, line, strlen(line) + 1);
 }
 
-// A title with inline math: the parts between $...$ are typeset, the rest is bold text, where
+// A title with inline math: the parts between $...$ are typeset, the rest is text in face f, where
 // \$ is a dollar sign. Draws at (x, baseline y) when s is not NULL; returns the width.
-static float rich_title(Scene *s, const char *title, float size, float x, float y, uint32_t color) {
+static float rich_text(Scene *s, FontFace f, const char *title, float size, float x, float y,
+                       uint32_t color) {
   float w = 0;
   char part[512];
   bool math = false;
@@ -103,14 +104,38 @@ static float rich_title(Scene *s, const char *title, float size, float x, float 
       w += tex_metrics(b).width;
       tex_free(b);
     } else if (n) {
-      if (s) scene_text(s, FONT_SANS_BOLD, size, x + w, y, color, part);
-      w += text_width(FONT_SANS_BOLD, size, part);
+      if (s) scene_text(s, f, size, x + w, y, color, part);
+      w += text_width(f, size, part);
     }
     if (!q) break;
     p = q + 1;
     math = !math;
   }
   return w;
+}
+
+static float rich_title(Scene *s, const char *title, float size, float x, float y, uint32_t color) {
+  return rich_text(s, FONT_SANS_BOLD, title, size, x, y, color);
+}
+
+// The lesson's progress at the right of the header, right-aligned at x_right: "TITLE · step 3 of
+// 21", the title typeset (its formulas too); without the title when it does not fit in room,
+// nothing when neither fits. Returns the width drawn.
+static float header_progress(Scene *s, const PageSpec *p, float size, float x_right, float y, float room,
+                             uint32_t color) {
+  if (p->lesson_steps <= 0) return 0;
+  char step[64];
+  snprintf(step, sizeof step, "%sstep %d of %d", p->lesson ? " · " : "", p->lesson_step + 1, p->lesson_steps);
+  float tw = p->lesson ? rich_text(NULL, FONT_SANS, p->lesson, size, 0, 0, color) : 0;
+  float sw = text_width(FONT_SANS, size, step);
+  if (tw + sw > room) { // the step alone
+    snprintf(step, sizeof step, "step %d of %d", p->lesson_step + 1, p->lesson_steps);
+    sw = text_width(FONT_SANS, size, step), tw = 0;
+    if (sw > room) return 0;
+  } else if (tw > 0)
+    rich_text(s, FONT_SANS, p->lesson, size, x_right - sw - tw, y, color);
+  scene_text(s, FONT_SANS, size, x_right - sw, y, color, step);
+  return tw + sw;
 }
 
 // The tensor whose title and formula describe the step: for Q, K, V the projection shown.
@@ -129,11 +154,8 @@ static void title_slide(Scene *s, const PageSpec *p, float u) {
   const Theme *th = p->view->theme;
   float W = p->width, H = p->height, col = fminf(W * 0.62f, 1300 * u), x = (W - col) / 2;
   char buf[512];
-  if (p->lesson_steps > 0) {
-    snprintf(buf, sizeof buf, "%s%sstep %d of %d", p->lesson ? p->lesson : "", p->lesson ? " · " : "",
-             p->lesson_step + 1, p->lesson_steps);
-    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u - p->header_reserve, 40 * u, 1.0f, th->muted, buf);
-  }
+  header_progress(s, p, 20 * u, W - 24 * u - p->header_reserve, 40 * u, W - 48 * u - p->header_reserve,
+                  th->muted);
   float y = H * 0.2f;
   rich_title(s, p->title ? p->title : "", 44 * u, x, y, th->text);
   y += 30 * u;
@@ -195,22 +217,12 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   scene_rect(s, 0, hh - 2 * u, W, 2 * u, th->grid);
   // The two never overlap: the lesson's title goes first, then the progress, then the label is cut.
   float room = W - 48 * u - p->header_reserve, gap = 32 * u;
-  char progress[512] = "";
-  if (p->lesson_steps > 0) {
-    snprintf(progress, sizeof progress, "%s%sstep %d of %d", p->lesson ? p->lesson : "",
-             p->lesson ? " · " : "", p->lesson_step + 1, p->lesson_steps);
-    page_stage_label(t, p->step, o->head, buf, sizeof buf);
-    float lw = text_width(FONT_SANS_BOLD, 24 * u, buf);
-    if (lw + gap + text_width(FONT_SANS, 20 * u, progress) > room)
-      snprintf(progress, sizeof progress, "step %d of %d", p->lesson_step + 1, p->lesson_steps);
-    if (lw + gap + text_width(FONT_SANS, 20 * u, progress) > room) progress[0] = 0;
-  }
   page_stage_label(t, p->step, o->head, buf, sizeof buf);
-  fit_text(buf, FONT_SANS_BOLD, 24 * u, room);
+  float lw = text_width(FONT_SANS_BOLD, 24 * u, buf);
+  float pw =
+      header_progress(s, p, 20 * u, W - 24 * u - p->header_reserve, hh * 0.66f, room - lw - gap, th->muted);
+  fit_text(buf, FONT_SANS_BOLD, 24 * u, room - (pw > 0 ? pw + gap : 0));
   scene_text(s, FONT_SANS_BOLD, 24 * u, 24 * u, hh * 0.66f, th->text, buf);
-  if (progress[0])
-    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u - p->header_reserve, hh * 0.66f, 1.0f, th->muted,
-                       progress);
 
   // title and formula
   const TraceTensor *x = step_tensor(t, p->step, o->part);
