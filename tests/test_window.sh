@@ -74,6 +74,12 @@ check 'has lessondec 2 "step 3/11 stage=memory .* gen=1/9 T=1 wrote=elle"' "the 
 check 'has lessondec 5 "stage=dec_predict .* gen=2/9 T=2 wrote=met"' "gen=2 writes the second word"
 check 'has lessondec 8 "step 9/11 stage=cross_softmax layer=2 head=1 .* gen=8/9 T=8 wrote=banque"' "the cross-attention step at generation step 8: $(line lessondec 8 | cut -c1-90)"
 check 'has lessondec 10 "step 11/11 stage=dec_predict .* gen=9/9 T=9 wrote=<eos>"' "End: the end word"
+# 2c. predict, then reveal (tests/replay/reveal.txt): a reveal= step opens hidden; → reveals, → goes on
+run reveal "$R/reveal.txt" "$SF_SOURCE_DIR/lessons/cat-bank.md"
+check 'has reveal 3 "step 23/25 stage=predict"' "the reveal step: $(line reveal 3 | cut -c1-60)"
+check 'has reveal 4 "step 23/25 stage=predict.*status=revealed"' "→ on a hidden step reveals and stays: $(line reveal 4 | cut -c1-60)"
+check 'has reveal 5 "step 24/25 stage=predict"' "the next → goes on: $(line reveal 5 | cut -c1-60)"
+check 'has reveal 6 "step 23/25 stage=predict" && has reveal 7 "step 23/25 stage=predict"' "back on the step it is hidden again: Space reveals it, and stays"
 check 'has generate 24 "stage=cross_scores layer=1 head=all"' "all heads of cross-attention"
 check 'has generate 25 "status=layer 1 is the last layer"' "] knows the decoder's layers"
 check 'has generate 32 "step 65/88 stage=dec_tokens .* gen=3/3 T=3"' "→ from a generation step's prediction goes on to the next step's decoder input"

@@ -85,11 +85,24 @@ void app_set_status(App *a, const char *fmt, ...) {
   a->dirty = true;
 }
 
+// Predict, then reveal: a step with reveal= opens with its result (or row) hidden; the next
+// "forward" (→, Space, PageDown, the next button) shows it, the one after goes on.
+static bool reveal_pending(const App *a) {
+  const LessonStep *ls = app_lesson_step(a);
+  return ls && ls->reveal != REVEAL_NONE && !a->revealed;
+}
+static void reveal(App *a) {
+  a->revealed = true;
+  a->dirty = true;
+  app_set_status(a, "revealed");
+}
+
 static void enter_step(App *a, int step) {
   int n = app_n_steps(a);
   if (step < 0) step = 0;
   if (step >= n) step = n - 1;
   a->step = step;
+  a->revealed = false; // a reveal= step opens hidden
   a->layer_delta = 0;
   a->model = false;  // the model view belongs to the step it was opened on
   if (gen_mode(a)) { // the trace of the generation step this step belongs to
@@ -409,7 +422,9 @@ static void key(App *a, const AppEvent *e) {
   case KEY_SPACE:
   case KEY_PAGEDOWN:
   case KEY_DOWN:
-    if (a->step + 1 >= app_n_steps(a))
+    if (reveal_pending(a))
+      reveal(a);
+    else if (a->step + 1 >= app_n_steps(a))
       app_set_status(a, "this is the last step");
     else
       enter_step(a, a->step + 1);
@@ -496,7 +511,10 @@ static void click_control(App *a, const Control *c) {
     if (a->step > 0) enter_step(a, a->step - 1);
     break;
   case ACT_NEXT:
-    if (a->step + 1 < app_n_steps(a)) enter_step(a, a->step + 1);
+    if (reveal_pending(a))
+      reveal(a);
+    else if (a->step + 1 < app_n_steps(a))
+      enter_step(a, a->step + 1);
     break;
   case ACT_HEAD: set_head(a, c->arg); break;
   case ACT_LAYER: change_layer(a, c->arg); break;

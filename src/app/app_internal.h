@@ -58,6 +58,7 @@ struct App {
   float w, h;
   ViewLayout lay;
   PageClaim claims[CLAIMS_MAX]; // the current step's claims, measured (app_page_spec)
+  bool revealed;                // a reveal= step: the next click has shown what it hid
   Control ctl[APP_MAX_CONTROLS];
   int n_ctl;
   char status[512];

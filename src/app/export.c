@@ -27,6 +27,7 @@ typedef struct {
   int lesson_step;    // -1 without a lesson
   const Trace *trace; // the trace it shows: a lesson step's generation step's (gen=N), else the session's
   char base[128];     // file name without extension
+  int hide;           // a reveal= step's first picture: what it hides covered (PageSpec.hide)
 } Job;
 
 typedef struct {
@@ -72,7 +73,7 @@ static const char *step_slug(const Trace *t, int step) { return lesson_stage_nam
 // One picture per step (per head for per-head stages), or one per lesson step.
 static int plan(Export *x, int head_opt) {
   const Trace *t = x->s->trace;
-  int cap = 64 + t->n_steps * (t->cfg.H + 1) + (x->s->has_lesson ? x->s->lesson.n_steps : 0);
+  int cap = 64 + t->n_steps * (t->cfg.H + 1) + (x->s->has_lesson ? 2 * x->s->lesson.n_steps : 0);
   x->jobs = calloc((size_t)cap, sizeof(Job));
   if (!x->jobs) return -1;
   int n = 0, number = 1;
@@ -109,6 +110,15 @@ static int plan(Export *x, int head_opt) {
           snprintf(hd, sizeof hd, "-h%d", j->head + 1);
       }
       snprintf(j->base, sizeof j->base, "%0*d-%s%s%s", width, i + 1, lay, s[0] ? s : "step", hd);
+      if (l->steps[i].reveal != REVEAL_NONE && j->step >= 0) { // predict, then reveal: two pictures
+        Job *h = &x->jobs[n++];
+        *h = *j;
+        h->hide = (int)l->steps[i].reveal;
+        snprintf(h->base, sizeof h->base, "%.100s-hidden", j->base); // sorts before -revealed
+        char full[sizeof j->base];
+        snprintf(full, sizeof full, "%.100s-revealed", j->base);
+        memcpy(j->base, full, sizeof full);
+      }
     }
     return n;
   }
@@ -192,7 +202,8 @@ static void *worker(void *arg) {
                   .height = (float)x->height};
     p.compare = session_compare(s, j->lesson_step, &p.compare_sentence, &p.compare_row, &p.compare_col);
     PageClaim claims[CLAIMS_MAX]; // what the step claims, measured on the picture's numbers
-    p.n_claims = claims_measure(ls, jt, p.compare, claims, CLAIMS_MAX);
+    p.hide = j->hide;             // the hidden picture of a reveal= step: no claims to give it away
+    p.n_claims = j->hide ? 0 : claims_measure(ls, jt, p.compare, claims, CLAIMS_MAX);
     p.claims = claims;
     // a generation: the strip of the generation step this picture shows
     int gk = -1;

@@ -40,6 +40,8 @@
 
 typedef enum { FOCUS_NONE, FOCUS_ROW, FOCUS_COL, FOCUS_CELL } LessonFocus;
 typedef enum { SHOW_ALL, SHOW_Q, SHOW_K, SHOW_V } LessonShow; // show= of the qkv stage
+// reveal= : what the step hides until the next click (predict, then reveal)
+typedef enum { REVEAL_NONE, REVEAL_RESULT, REVEAL_ROW } LessonReveal;
 
 typedef struct {
   char *title;    // the heading's text without its {options}
@@ -55,7 +57,9 @@ typedef struct {
   LessonShow show;
   char *compare; // compare="..." : a second sentence shown side by side, or NULL
   int gen;       // gen=N: the generation step shown (0-based; the front matter's generate: on), 0 by default
-  Fact *facts;   // expect="CLAIM; CLAIM": what the step claims about its numbers (facts.h)
+  LessonReveal
+      reveal;  // reveal=result|row|prediction: hidden until the next click (a second picture in exports)
+  Fact *facts; // expect="CLAIM; CLAIM": what the step claims about its numbers (facts.h)
   int n_facts;
   Doc narration;
 } LessonStep;

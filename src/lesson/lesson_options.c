@@ -14,7 +14,7 @@
 #include "stages.h"  // defines: stage_info, stage_from_name, stage_nearest, stage_name_list
 #include "strdist.h" // defines: strdist_nearest
 
-#define KEY_LIST "stage, layer, head, row, col, cell, show, compare, gen, expect"
+#define KEY_LIST "stage, layer, head, row, col, cell, show, compare, gen, expect, reveal"
 
 const char *lesson_stage_name(StepKind k) {
   const StageInfo *s = stage_info(k);
@@ -64,9 +64,10 @@ typedef struct {
   LessonCtx *c;
   LessonStep *s;
   size_t pos, end; // scanning [pos, end) of the input
-  bool seen[10];
-  bool failed; // a syntax error: stop reading this heading's options
-  bool first;  // reading the first option (a brace in a title, if it fails)
+  bool seen[11];
+  bool failed;            // a syntax error: stop reading this heading's options
+  bool first;             // reading the first option (a brace in a title, if it fails)
+  bool reveal_prediction; // reveal=prediction: only on a prediction stage
 } Opts;
 
 // Checks a focus token against the sentence's words (when the sentence is known).
@@ -155,16 +156,16 @@ static bool parse_index(const char *v, int *out) {
 
 // Applies key=value (value starts at voff in the input).
 static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t voff) {
-  static const char *keys[] = {"stage", "layer", "head",    "row", "col",
-                               "cell",  "show",  "compare", "gen", "expect"};
+  static const char *keys[] = {"stage", "layer",   "head", "row",    "col",   "cell",
+                               "show",  "compare", "gen",  "expect", "reveal"};
   int k = 0;
-  while (k < 10 && strcmp(keys[k], key)) k++;
+  while (k < 11 && strcmp(keys[k], key)) k++;
   if (k == 9) {
     add_claims(o, v, voff);
     return;
   }
-  if (k == 10) {
-    const char *near = lesson_nearest(key, keys, 10);
+  if (k == 11) {
+    const char *near = lesson_nearest(key, keys, 11);
     char hint[48] = "";
     if (near) snprintf(hint, sizeof hint, " (did you mean %s=?)", near);
     lesson_error_at(o->c, koff, "unknown option \"%s\" in the heading%s; options: " KEY_LIST, key, hint);
@@ -237,6 +238,17 @@ static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t v
       s->show = SHOW_V;
     else
       lesson_error_at(o->c, voff, "bad value show=%s: expected q, k or v", v);
+    return;
+  case 10: // reveal: what stays hidden until the next click
+    if (!strcmp(v, "result") || !strcmp(v, "prediction"))
+      s->reveal = REVEAL_RESULT;
+    else if (!strcmp(v, "row"))
+      s->reveal = REVEAL_ROW;
+    else
+      lesson_error_at(
+          o->c, voff,
+          "bad value reveal=%s: expected result (the whole result), row (the focus row) or prediction", v);
+    if (!strcmp(v, "prediction")) o->reveal_prediction = true;
     return;
   case 8: // gen: the generation step (generate: on in the front matter)
     if (parse_index(v, &n) && n <= GEN_MAX_STEPS)
@@ -398,6 +410,13 @@ void lesson_options_parse(LessonCtx *c, LessonStep *s, size_t b, size_t e, size_
     if (s->facts[i].compare && !s->compare)
       lesson_error_at(c, open, "the claim \"%s\" is measured on a compare= sentence, and this step has none",
                       s->facts[i].text);
+  if (s->reveal && (!s->has_stage || s->stage == STEP_TOKENS))
+    lesson_error_at(c, open,
+                    "reveal= hides a part of the stage's result: this step shows no matrix (add stage=...)");
+  else if (s->reveal == REVEAL_ROW && !s->row_spec)
+    lesson_error_at(c, open, "reveal=row hides the focus row: add row=TOKEN (reveal=row row=bank)");
+  else if (o.reveal_prediction && s->stage != STEP_PREDICT && s->stage != STEP_DEC_PREDICT)
+    lesson_error_at(c, open, "reveal=prediction goes with stage=predict (elsewhere write reveal=result)");
   if (s->n_facts && !s->has_stage)
     lesson_error_at(c, open, "expect= claims need a model's numbers: add stage=... to this step");
   if (s->show != SHOW_ALL && (!s->has_stage || s->stage != STEP_QKV))

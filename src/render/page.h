@@ -42,6 +42,8 @@ typedef struct {
   int compare_row, compare_col; // the lesson's focus among the second sentence's tokens (-1 none)
   const PageClaim *claims;      // the step's claims, measured (n_claims of them), or NULL
   int n_claims;
+  int hide;             // predict, then reveal: 0 shows all; 1 covers the step's result, 2 its focus row
+                        // (view->focus_row; compare_row in the compare sentence's result) with a "?"
   float header_reserve; // pixels at the right of the header kept free (the window's controls)
   float footer_reserve; // pixels above the footer kept free (the window's generation strip)
   float width, height;
