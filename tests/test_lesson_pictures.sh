@@ -48,5 +48,23 @@ check 'grep -q ">sum A2\[bank\] = 1 ± 0.001 (measured: 1.000)<" "$out/03-softma
 check 'grep -q ">A2\[bank, cat\] &gt; 0.99 (measured: 0\.[0-9]*)<" "$out/03-softmax-h1.svg"' "the claim that fails, with its value"
 check 'grep -q ">✓<" "$out/03-softmax-h1.svg" && grep -q ">✗<" "$out/03-softmax-h1.svg"' "✓ and ✗ beside the claims"
 
+# predict, then reveal: a reveal= step is exported twice, hidden then revealed
+cat >"$tmp/reveal.md" <<'EOF'
+---
+title: Guess first
+sentence: The cat walks by the bank
+model: random D=16,H=2,F=32,layers=1,seed=1
+---
+
+# Where does bank look? {stage=softmax head=2 row=bank reveal=row expect="sum A2[bank] = 1 ± 0.001"}
+
+Guess, then press →.
+EOF
+out=$tmp/reveal
+log=$("$sf" export --lesson "$tmp/reveal.md" --out "$out" --format svg --size 1280x720 2>&1)
+check '[ $? = 0 ]' "export of a reveal step exits 0: $log"
+check '[ -s "$out/01-softmax-h2-hidden.svg" ] && [ -s "$out/01-softmax-h2-revealed.svg" ]' "the hidden and the revealed picture: $(ls "$out" | tr '\n' ' ')"
+check 'grep -q ">?</text>" "$out/01-softmax-h2-hidden.svg" && ! grep -q ">?</text>" "$out/01-softmax-h2-revealed.svg"' "the row covered with a ? only in the hidden one"
+check '! grep -q "measured" "$out/01-softmax-h2-hidden.svg" && grep -q "measured: 1.000" "$out/01-softmax-h2-revealed.svg"' "the claims only once revealed"
 [ $fail = 0 ] && echo "test_lesson_pictures: ok"
 exit $fail
