@@ -106,6 +106,21 @@ $FRONT
 ## A {stage=softmax expect="compare: A2[bank, cat] > 0.5"}
 EOF
 
+expect reveal-row 6 'reveal=row hides the focus row: add row=TOKEN' <<EOF
+$FRONT
+## A {stage=softmax reveal=row}
+EOF
+
+expect reveal-value 6 'bad value reveal=later: expected result' <<EOF
+$FRONT
+## A {stage=softmax reveal=later}
+EOF
+
+expect reveal-prediction 6 'reveal=prediction goes with stage=predict' <<EOF
+$FRONT
+## A {stage=softmax row=cat reveal=prediction}
+EOF
+
 expect unknown-option 6 'unknown option "colour"' <<EOF
 $FRONT
 ## Q {stage=qkv colour=red}
