@@ -76,7 +76,8 @@ check 'has lessondec 8 "step 9/11 stage=cross_softmax layer=2 head=1 .* gen=8/9 
 check 'has lessondec 10 "step 11/11 stage=dec_predict .* gen=9/9 T=9 wrote=<eos>"' "End: the end word"
 # 2c. predict, then reveal (tests/replay/reveal.txt): a reveal= step opens hidden; → reveals, → goes on
 run reveal "$R/reveal.txt" "$SF_SOURCE_DIR/lessons/cat-bank.md"
-check 'has reveal 3 "step 23/25 stage=predict"' "the reveal step: $(line reveal 3 | cut -c1-60)"
+check 'has reveal 3 "step 23/25 stage=predict.* hidden=1 "' "the reveal step opens hidden: $(line reveal 3 | cut -c1-60)"
+check '! has reveal 4 "hidden=1" && ! has reveal 2 "hidden=1"' "shown after the click, and on other steps"
 check 'has reveal 4 "step 23/25 stage=predict.*status=revealed"' "→ on a hidden step reveals and stays: $(line reveal 4 | cut -c1-60)"
 check 'has reveal 5 "step 24/25 stage=predict"' "the next → goes on: $(line reveal 5 | cut -c1-60)"
 check 'has reveal 6 "step 23/25 stage=predict" && has reveal 7 "step 23/25 stage=predict"' "back on the step it is hidden again: Space reveals it, and stays"

@@ -93,7 +93,7 @@ static bool reveal_pending(const App *a) {
 }
 static void reveal(App *a) {
   a->revealed = true;
-  a->dirty = true;
+  a->dirty = a->base_dirty = true; // the page itself changes
   app_set_status(a, "revealed");
 }
 
@@ -727,6 +727,8 @@ void app_describe(const App *a, char *buf, int cap) {
   if (a->s->gen)
     snprintf(gen, sizeof gen, " gen=%d/%d T=%d wrote=%s", a->s->gen_step + 1, a->s->gen->n_steps, t->T,
              gen_word(a->s->gen, a->s->gen->steps[a->s->gen_step].token));
+  if (reveal_pending(a)) // a reveal= step before its click
+    strncat(gen, " hidden=1", sizeof gen - strlen(gen) - 1);
   // the field's own message (a refused paste) comes first: it is about the last key
   const char *error = a->editing && a->field.error[0] ? a->field.error : a->edit_error;
   snprintf(buf, (size_t)cap,
