@@ -81,6 +81,8 @@ check '! has reveal 4 "hidden=1" && ! has reveal 2 "hidden=1"' "shown after the 
 check 'has reveal 4 "step 23/25 stage=predict.*status=revealed"' "→ on a hidden step reveals and stays: $(line reveal 4 | cut -c1-60)"
 check 'has reveal 5 "step 24/25 stage=predict"' "the next → goes on: $(line reveal 5 | cut -c1-60)"
 check 'has reveal 6 "step 23/25 stage=predict" && has reveal 7 "step 23/25 stage=predict"' "back on the step it is hidden again: Space reveals it, and stays"
+check 'has reveal 10 "step 23/25 .*cell=- " && has reveal 11 "cell=pred\[the, bank\]"' "hovering the hidden row shows nothing, another row its cell"
+check 'has reveal 13 "cell=pred\[bank, bank\]"' "once revealed, the row's cells can be read"
 check 'has generate 24 "stage=cross_scores layer=1 head=all"' "all heads of cross-attention"
 check 'has generate 25 "status=layer 1 is the last layer"' "] knows the decoder's layers"
 check 'has generate 32 "step 65/88 stage=dec_tokens .* gen=3/3 T=3"' "→ from a generation step's prediction goes on to the next step's decoder input"

@@ -97,6 +97,17 @@ static void reveal(App *a) {
   app_set_status(a, "revealed");
 }
 
+// A cell that the reveal= step still hides (page.h: PageSpec.hide): hovering it shows nothing.
+static bool hidden_cell(const App *a, int op, int i) {
+  if (!reveal_pending(a) || op < 0 || op >= a->lay.n_ops || !a->lay.ops[op].result) return false;
+  const LessonStep *ls = app_lesson_step(a);
+  if (ls->reveal == REVEAL_RESULT) return true;
+  const char *ct;
+  int crow = -1, ccol;
+  const Trace *cmp = session_compare(a->s, a->step, &ct, &crow, &ccol);
+  return i == (cmp && a->lay.ops[op].op.trace == cmp ? crow : ls->row);
+}
+
 static void enter_step(App *a, int step) {
   int n = app_n_steps(a);
   if (step < 0) step = 0;
@@ -565,7 +576,7 @@ static void mouse(App *a, const AppEvent *e) {
       if (view_model_hit(&a->lay, e->x, e->y, &i, &j)) open_model_cell(a, i, j);
       return;
     }
-    if (view_hit(&a->lay, e->x, e->y, &op, &i, &j)) {
+    if (view_hit(&a->lay, e->x, e->y, &op, &i, &j) && !hidden_cell(a, op, i)) {
       bool same = a->pinned && op == a->sel_op && i == a->sel_i && j == a->sel_j;
       a->sel_op = op, a->sel_i = i, a->sel_j = j, a->pinned = !same, a->cursor = false;
     } else {
@@ -576,7 +587,7 @@ static void mouse(App *a, const AppEvent *e) {
   }
   if (e->kind != EV_MOUSE_MOVE || a->pinned) return;
   int op, i, j;
-  if (view_hit(&a->lay, e->x, e->y, &op, &i, &j)) {
+  if (view_hit(&a->lay, e->x, e->y, &op, &i, &j) && !hidden_cell(a, op, i)) {
     if (op != a->sel_op || i != a->sel_i || j != a->sel_j || a->cursor) {
       a->sel_op = op, a->sel_i = i, a->sel_j = j, a->cursor = false;
       a->dirty = true;
