@@ -47,6 +47,9 @@ check 'grep -a -q "Why √d_k scales S = QKᵀ" "$out/01-why-d-k-scales-s-qk.png
 check 'grep -q ">sum A2\[bank\] = 1 ± 0.001 (measured: 1.000)<" "$out/03-softmax-h1.svg"' "the claim that holds, with its value"
 check 'grep -q ">A2\[bank, cat\] &gt; 0.99 (measured: 0\.[0-9]*)<" "$out/03-softmax-h1.svg"' "the claim that fails, with its value"
 check 'grep -q ">✓<" "$out/03-softmax-h1.svg" && grep -q ">✗<" "$out/03-softmax-h1.svg"' "✓ and ✗ beside the claims"
+# without the narration column (--no-text), the footer tallies them
+"$sf" export --lesson "$tmp/tex.md" --out "$tmp/nt" --format svg --no-text --size 1280x720 >/dev/null 2>&1
+check 'grep -q "claims: 1 of 2 hold" "$tmp/nt/03-softmax-h1.svg"' "the footer's tally of the claims with --no-text"
 
 # predict, then reveal: a reveal= step is exported twice, hidden then revealed
 cat >"$tmp/reveal.md" <<'EOF'

@@ -309,6 +309,12 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   float rw = text_width(FONT_SANS, 17 * u, right);
   scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fy0 + fh * 0.66f, 1.0f, th->muted, right);
   page_footer(t, p->sentence, buf, sizeof buf);
+  if (!p->show_text && p->n_claims > 0) { // no narration column: the claims' tally in the footer
+    int held = 0;
+    for (int i = 0; i < p->n_claims; i++) held += p->claims[i].state == 1;
+    size_t n = strlen(buf);
+    snprintf(buf + n, sizeof buf - n, " · claims: %d of %d hold", held, p->n_claims);
+  }
   fit_footer(buf, sizeof buf, 17 * u, W - 72 * u - rw); // a long sentence is shortened, never overlapping
   scene_text(s, FONT_SANS, 17 * u, 24 * u, fy0 + fh * 0.66f, th->muted, buf);
 
