@@ -75,6 +75,52 @@ $FRONT
 ## Attention {stage=softmx}
 EOF
 
+expect misspelt-focus 6 'did you mean bank?' <<EOF
+$FRONT
+## A {stage=softmax row=bnak}
+EOF
+
+expect claim-operator 6 'bad claim in expect="A2[bank, cat] => 0.5": expected a number or a word after =, found ">' <<EOF
+$FRONT
+## A {stage=softmax expect="A1[bank, cat] < 1; A2[bank, cat] => 0.5"}
+EOF
+
+expect claim-token 6 'row token "bnak" is not in the sentence (did you mean bank?)' <<EOF
+$FRONT
+## A {stage=softmax expect="A2[bnak, cat] > 0.5"}
+EOF
+
+expect claim-stage 6 'unknown matrix "sofmax" (did you mean softmax?)' <<EOF
+$FRONT
+## A {stage=softmax expect="sofmax1[bank, cat] > 0.5"}
+EOF
+
+expect claim-fails 7 'claim does not hold: A2[bank, cat] > 0.99 (measured: 0.' <<EOF
+$FRONT
+
+## A {stage=softmax expect="sum A2[bank] = 1 ± 0.001; A2[bank, cat] > 0.99"}
+EOF
+
+expect claim-compare 6 'is measured on a compare= sentence, and this step has none' <<EOF
+$FRONT
+## A {stage=softmax expect="compare: A2[bank, cat] > 0.5"}
+EOF
+
+expect reveal-row 6 'reveal=row hides the focus row: add row=TOKEN' <<EOF
+$FRONT
+## A {stage=softmax reveal=row}
+EOF
+
+expect reveal-value 6 'bad value reveal=later: expected result' <<EOF
+$FRONT
+## A {stage=softmax reveal=later}
+EOF
+
+expect reveal-prediction 6 'reveal=prediction goes with stage=predict' <<EOF
+$FRONT
+## A {stage=softmax row=cat reveal=prediction}
+EOF
+
 expect unknown-option 6 'unknown option "colour"' <<EOF
 $FRONT
 ## Q {stage=qkv colour=red}

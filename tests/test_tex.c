@@ -302,6 +302,35 @@ static void test_accent_raster(void) {
   tex_free(b);
 }
 
+// tex_plain and tex_plain_title: the plain text of formulas and titles (a window's title bar).
+static void plain_is(const char *src, bool title, const char *want) {
+  char out[256];
+  if (title)
+    tex_plain_title(src, out, sizeof out);
+  else
+    tex_plain(src, out, sizeof out);
+  CHECK(!strcmp(out, want), "plain text of \"%s\": \"%s\", want \"%s\"", src, out, want);
+}
+
+static void test_plain(void) {
+  plain_is("\\sqrt{d_k}", false, "√d_k");
+  plain_is("S = QK^\\top", false, "S = QKᵀ");
+  plain_is("Why $\\sqrt{d_k}$ scales $S = QK^\\top$", true, "Why √d_k scales S = QKᵀ");
+  plain_is("Embeddings: $Z = OE \\in \\mathbb{R}^{L \\times D}$", true, "Embeddings: Z = OE ∈ ℝ^(L × D)");
+  plain_is("Three projections: $Q$, $K$ and $V$", true, "Three projections: Q, K and V");
+  plain_is("$A_h = \\operatorname{softmax}(S_h)$", true, "A_h = softmax(S_h)");
+  plain_is("\\frac{Q K^\\top}{\\sqrt{d_k}}", false, "(Q Kᵀ)/√d_k");
+  plain_is("x^2 + \\alpha_{i,j}", false, "x² + α_(i,j)");
+  plain_is("Costs \\$5, not $x^{10}$", true, "Costs $5, not x¹⁰");
+  plain_is("\\sqrt{a+b} \\le \\hat{y}", false, "√(a+b) ≤ y\xCC\x82");
+  plain_is("\\mathrm{LayerNorm}(x + \\mathrm{FFN}(x))", false, "LayerNorm(x + FFN(x))");
+  plain_is("\\textcolor{red}{W^o} \\foo", false, "W^o \\foo");
+  plain_is("\\left( a \\right)", false, "( a )");
+  char small[8];
+  tex_plain("\\alpha\\beta\\gamma\\delta", small, sizeof small); // cut at a character boundary
+  CHECK(!strcmp(small, "αβγ"), "cut plain text: \"%s\"", small);
+}
+
 static void test_speed(void) {
   const char *f = "A[\\text{cat},\\text{bank}] = \\frac{e^{1.13}}{\\sum_j e^{S[\\text{cat},j]}}"
                   " = 0.31"
@@ -391,6 +420,7 @@ int main(void) {
   test_hostile_input();
   test_parts();
   test_accent_raster();
+  test_plain();
   test_speed();
   scene_free(&s);
   const char *dir = getenv("SF_TEX_GALLERY");

@@ -85,11 +85,35 @@ void app_set_status(App *a, const char *fmt, ...) {
   a->dirty = true;
 }
 
+// Predict, then reveal: a step with reveal= opens with its result (or row) hidden; the next
+// "forward" (→, Space, PageDown, the next button) shows it, the one after goes on.
+static bool reveal_pending(const App *a) {
+  const LessonStep *ls = app_lesson_step(a);
+  return ls && ls->reveal != REVEAL_NONE && !a->revealed;
+}
+static void reveal(App *a) {
+  a->revealed = true;
+  a->dirty = a->base_dirty = true; // the page itself changes
+  app_set_status(a, "revealed");
+}
+
+// A cell that the reveal= step still hides (page.h: PageSpec.hide): hovering it shows nothing.
+static bool hidden_cell(const App *a, int op, int i) {
+  if (!reveal_pending(a) || op < 0 || op >= a->lay.n_ops || !a->lay.ops[op].result) return false;
+  const LessonStep *ls = app_lesson_step(a);
+  if (ls->reveal == REVEAL_RESULT) return true;
+  const char *ct;
+  int crow = -1, ccol;
+  const Trace *cmp = session_compare(a->s, a->step, &ct, &crow, &ccol);
+  return i == (cmp && a->lay.ops[op].op.trace == cmp ? crow : ls->row);
+}
+
 static void enter_step(App *a, int step) {
   int n = app_n_steps(a);
   if (step < 0) step = 0;
   if (step >= n) step = n - 1;
   a->step = step;
+  a->revealed = false; // a reveal= step opens hidden
   a->layer_delta = 0;
   a->model = false;  // the model view belongs to the step it was opened on
   if (gen_mode(a)) { // the trace of the generation step this step belongs to
@@ -410,7 +434,9 @@ static void key(App *a, const AppEvent *e) {
   case KEY_SPACE:
   case KEY_PAGEDOWN:
   case KEY_DOWN:
-    if (a->step + 1 >= app_n_steps(a))
+    if (reveal_pending(a))
+      reveal(a);
+    else if (a->step + 1 >= app_n_steps(a))
       app_set_status(a, "this is the last step");
     else
       enter_step(a, a->step + 1);
@@ -497,7 +523,10 @@ static void click_control(App *a, const Control *c) {
     if (a->step > 0) enter_step(a, a->step - 1);
     break;
   case ACT_NEXT:
-    if (a->step + 1 < app_n_steps(a)) enter_step(a, a->step + 1);
+    if (reveal_pending(a))
+      reveal(a);
+    else if (a->step + 1 < app_n_steps(a))
+      enter_step(a, a->step + 1);
     break;
   case ACT_HEAD: set_head(a, c->arg); break;
   case ACT_LAYER: change_layer(a, c->arg); break;
@@ -548,7 +577,7 @@ static void mouse(App *a, const AppEvent *e) {
       if (view_model_hit(&a->lay, e->x, e->y, &i, &j)) open_model_cell(a, i, j);
       return;
     }
-    if (view_hit(&a->lay, e->x, e->y, &op, &i, &j)) {
+    if (view_hit(&a->lay, e->x, e->y, &op, &i, &j) && !hidden_cell(a, op, i)) {
       bool same = a->pinned && op == a->sel_op && i == a->sel_i && j == a->sel_j;
       a->sel_op = op, a->sel_i = i, a->sel_j = j, a->pinned = !same, a->cursor = false;
     } else {
@@ -559,7 +588,7 @@ static void mouse(App *a, const AppEvent *e) {
   }
   if (e->kind != EV_MOUSE_MOVE || a->pinned) return;
   int op, i, j;
-  if (view_hit(&a->lay, e->x, e->y, &op, &i, &j)) {
+  if (view_hit(&a->lay, e->x, e->y, &op, &i, &j) && !hidden_cell(a, op, i)) {
     if (op != a->sel_op || i != a->sel_i || j != a->sel_j || a->cursor) {
       a->sel_op = op, a->sel_i = i, a->sel_j = j, a->cursor = false;
       a->dirty = true;
@@ -712,6 +741,8 @@ void app_describe(const App *a, char *buf, int cap) {
              gen_word(a->s->gen, a->s->gen->steps[a->s->gen_step].token));
   char edits[96]; // what-if edits (app_edits.c): counts, the difference view, the value being typed
   app_edits_describe(a, edits, sizeof edits);
+  if (reveal_pending(a)) // a reveal= step before its click
+    strncat(gen, " hidden=1", sizeof gen - strlen(gen) - 1);
   // the field's own message (a refused paste) comes first: it is about the last key
   const char *error = a->editing && a->field.error[0] ? a->field.error : a->edit_error;
   snprintf(buf, (size_t)cap,

@@ -46,6 +46,10 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   p->compare =
       session_compare(a->s, ls ? a->step : -1, &p->compare_sentence, &p->compare_row, &p->compare_col);
   app_edits_page(a, p); // a lesson step's own edits; D: edited against the model's own
+  p->hide = ls && !a->revealed ? (int)ls->reveal : 0; // REVEAL_RESULT 1, REVEAL_ROW 2 (page.h)
+  // hidden: the claims would give the answer away
+  p->n_claims = p->hide ? 0 : claims_measure(ls, p->trace, p->compare, a->claims, CLAIMS_MAX);
+  p->claims = a->claims;
 }
 
 // ---------------------------------------------------------------- the generation strip

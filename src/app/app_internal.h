@@ -6,6 +6,7 @@
 #include <stdarg.h>
 
 #include "app.h"
+#include "claims.h"    // defines: claims_measure, CLAIMS_MAX
 #include "explain.h"   // defines: Explanation, explain_cell
 #include "genstrip.h"  // defines: genstrip_draw, genstrip_height
 #include "page.h"      // defines: PageSpec
@@ -63,6 +64,8 @@ struct App {
   // the last frame
   float w, h;
   ViewLayout lay;
+  PageClaim claims[CLAIMS_MAX]; // the current step's claims, measured (app_page_spec)
+  bool revealed;                // a reveal= step: the next click has shown what it hid
   Control ctl[APP_MAX_CONTROLS];
   int n_ctl;
   char status[512];

@@ -7,6 +7,8 @@
 #include "cli.h"
 #include "lesson.h"       // defines: Lesson, lesson_load, lesson_resolve
 #include "formulas.h"     // defines: formulas_check
+#include "forward.h"      // defines: model_forward
+#include "generate.h"     // defines: gen_run
 #include "model_tokens.h" // defines: model_tokenize
 
 static const char *USAGE =
@@ -15,7 +17,9 @@ static const char *USAGE =
     "Checks lesson files (the format is in lessons/README.md): parses the front matter, the\n"
     "step headings and their {options} and the Markdown narration, opens the lesson's model,\n"
     "tokenizes its sentence and compare= sentences, checks every step's stage, layer, head and\n"
-    "focus tokens against them, and parses every $...$ and $$...$$ formula.\n"
+    "focus tokens against them, parses every $...$ and $$...$$ formula, and measures every\n"
+    "claim of the steps (expect=\"A4[bank, river] > 0.9\") on the lesson's model: a claim that\n"
+    "does not hold is an error that gives the value measured.\n"
     "\n"
     "Every problem is printed on stderr as FILE:LINE: message, one line each; warnings (a word\n"
     "the model does not know, the shipped model missing) do not fail the check. A README.md\n"
@@ -24,7 +28,7 @@ static const char *USAGE =
     "otherwise.\n";
 
 typedef struct {
-  int steps, formulas;
+  int steps, formulas, claims;
 } Counts;
 
 // Orders the problems by line (stable: the same line keeps the order of discovery).
@@ -47,21 +51,81 @@ static void check_words(const Lesson *l, int line, const Tokens *tk, LessonDiag 
                       tk->words[i]);
 }
 
-// The stages of every step exist in a trace of this model (a cross-check of lesson_resolve).
-static void check_trace(const Lesson *l, const Model *m, const Tokens *tk, LessonDiag *d) {
-  Err err = {0};
+// A trace of the model on tokens tk (an encoder-decoder's decoder reads <bos> and the lesson's
+// target), computed when `forward`; NULL with err.
+static Trace *make_trace(const Lesson *l, const Model *m, const Tokens *tk, bool forward, Err *err) {
   Trace *t = NULL;
   if (model_is_seq2seq(m)) { // the decoder's input: <bos> and the lesson's target (<bos> alone without)
     Tokens dec;
-    if (trace_decoder_tokens(&dec, m, l->target ? l->target : "", LESSON_MAX_WORDS, &err)) {
-      t = trace_new_seq2seq(m, tk, &dec, &err);
+    if (trace_decoder_tokens(&dec, m, l->target ? l->target : "", LESSON_MAX_WORDS, err)) {
+      t = trace_new_seq2seq(m, tk, &dec, err);
       tokens_free(&dec);
     }
   } else
-    t = trace_new(m, tk, &err);
+    t = trace_new(m, tk, err);
+  if (t && forward) model_forward(t);
+  return t;
+}
+
+// Measures every claim of the steps (expect=, facts.h) on the sentence or the step's compare
+// sentence; a claim that does not hold is an error with its measured value. Returns the count.
+// With generate: on, a step's claims are measured on the trace of its generation step (gen=).
+static int check_claims(const Lesson *l, const Model *m, const Tokens *tk, Trace *main, LessonDiag *d) {
+  int n = 0;
+  bool computed = false;
+  Generation *g = NULL;
+  Err gerr = {0};
+  for (int i = 0; i < l->n_steps; i++) {
+    const LessonStep *s = &l->steps[i];
+    Trace *other = NULL;
+    for (int k = 0; k < s->n_facts; k++) {
+      const Fact *f = &s->facts[k];
+      Trace *t = main;
+      Err err = {0};
+      if (l->generate && !f->compare) {
+        if (!g && !gerr.msg[0]) g = gen_run(m, tk, 0, &gerr);
+        if (!g || s->gen >= g->n_steps) {
+          lesson_diag_add(d, l->path, s->line, 0, false, "claim \"%s\": %s", f->text,
+                          g ? "the generation stopped before this step's gen=" : gerr.msg);
+          continue;
+        }
+        t = g->steps[s->gen].trace;
+      } else if (f->compare) {
+        if (!s->compare) continue; // lesson_parse has reported it
+        Tokens ct;
+        if (!other && model_tokenize(m, s->compare, LESSON_MAX_WORDS, &ct, &err)) {
+          other = make_trace(l, m, &ct, true, &err);
+          tokens_free(&ct);
+        }
+        if (!(t = other)) {
+          lesson_diag_add(d, l->path, s->line, 0, false, "claim \"%s\": %s", f->text, err.msg);
+          continue;
+        }
+      } else if (!computed) {
+        model_forward(main);
+        computed = true;
+      }
+      FactResult r;
+      n++;
+      if (!facts_eval(f, t, s->layer, &r))
+        lesson_diag_add(d, l->path, s->line, 0, false, "bad claim \"%s\": %s", f->text, r.statement);
+      else if (!r.holds)
+        lesson_diag_add(d, l->path, s->line, 0, false, "claim does not hold: %s", r.statement);
+    }
+    trace_free(other);
+  }
+  gen_free(g);
+  return n;
+}
+
+// The stages of every step exist in a trace of this model (a cross-check of lesson_resolve), and
+// the steps' claims hold. Returns the number of claims measured.
+static int check_trace(const Lesson *l, const Model *m, const Tokens *tk, LessonDiag *d) {
+  Err err = {0};
+  Trace *t = make_trace(l, m, tk, false, &err);
   if (!t) {
     lesson_diag_add(d, l->path, l->sentence_line, 0, false, "%s", err.msg);
-    return;
+    return 0;
   }
   if (!model_is_seq2seq(m) && !trace_add_sim_steps(t)) // as the session has it when a step compares
     lesson_diag_add(d, l->path, 0, 0, false, "out of memory");
@@ -78,19 +142,21 @@ static void check_trace(const Lesson *l, const Model *m, const Tokens *tk, Lesso
                       lesson_stage_name(s->stage), s->layer + 1);
   }
   if (t->T == 0) lesson_check_edits(l, t, d); // edit= and heads-off= against the model and sentence
+  int n = check_claims(l, m, tk, t, d);
   trace_free(t);
+  return n;
 }
 
 // Opens the model, tokenizes the sentences and resolves the steps.
-static void check_model(Lesson *l, LessonDiag *d) {
+static int check_model(Lesson *l, LessonDiag *d) {
   for (int i = 0; i < d->n; i++) // the model: line already has an error (a bad random spec)
-    if (!d->items[i].warning && l->model_line && d->items[i].line == l->model_line) return;
+    if (!d->items[i].warning && l->model_line && d->items[i].line == l->model_line) return 0;
   int mline = l->model_line ? l->model_line : 1;
   Err note = {0}, err = {0};
   Model *m = lesson_open_model(l, &note, &err);
   if (!m) {
     lesson_diag_add(d, l->path, mline, 0, false, "model: %s", err.msg);
-    return;
+    return 0;
   }
   if (note.msg[0]) lesson_diag_add(d, l->path, mline, 0, true, "%s", note.msg);
   bool random_vocab = note.msg[0] || (l->model && !strncmp(l->model, "random", 6));
@@ -98,7 +164,7 @@ static void check_model(Lesson *l, LessonDiag *d) {
   if (!model_tokenize(m, l->sentence, LESSON_MAX_WORDS, &tk, &err)) {
     lesson_diag_add(d, l->path, l->sentence_line, 0, false, "sentence: %s", err.msg);
     model_free(m);
-    return;
+    return 0;
   }
   if (!random_vocab) check_words(l, l->sentence_line, &tk, d);
   for (int i = 0; i < l->n_steps; i++) {
@@ -120,9 +186,10 @@ static void check_model(Lesson *l, LessonDiag *d) {
     if (!random_vocab) check_words(l, s->line, &ct, d);
     tokens_free(&ct);
   }
-  if (lesson_resolve(l, m, &tk, d)) check_trace(l, m, &tk, d);
+  int claims = lesson_resolve(l, m, &tk, d) ? check_trace(l, m, &tk, d) : 0;
   tokens_free(&tk);
   model_free(m);
+  return claims;
 }
 
 // Checks one file; returns true when it has no errors.
@@ -130,14 +197,15 @@ static bool check_file(const char *path) {
   Lesson l;
   LessonDiag d = {0};
   lesson_load(&l, path, &d);
-  Counts n = {l.n_steps, 0};
+  Counts n = {l.n_steps, 0, 0};
   bool readable = l.path && (l.n_steps > 0 || l.title || l.sentence);
-  if (readable && l.sentence) check_model(&l, &d);
+  if (readable && l.sentence) n.claims = check_model(&l, &d);
   if (readable) n.formulas = formulas_check(&l, &d);
   sort_by_line(&d);
   lesson_diag_print(&d, stderr);
   if (d.n_errors == 0)
-    printf("%s: ok (%d steps, %d formulas%s)\n", path, n.steps, n.formulas, d.n ? ", with warnings" : "");
+    printf("%s: ok (%d steps, %d formulas, %d claims%s)\n", path, n.steps, n.formulas, n.claims,
+           d.n ? ", with warnings" : "");
   else
     printf("%s: %d problem%s\n", path, d.n_errors, d.n_errors == 1 ? "" : "s");
   fflush(stdout);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "claims.h"   // defines: claims_measure
 #include "fileio.h"   // defines: AtomicFile
 #include "genstrip.h" // defines: genstrip_draw, genstrip_height
 #include "npy.h"      // defines: npy_write
@@ -19,6 +20,7 @@
 #include "page.h"     // defines: PageSpec, page_render
 #include "pngio.h"    // defines: pngio_write
 #include "svg.h"      // defines: svg_write
+#include "tex.h"      // defines: tex_plain_title
 
 typedef struct {
   int step;           // trace step, -1 for a narration-only lesson step
@@ -26,6 +28,7 @@ typedef struct {
   int lesson_step;    // -1 without a lesson
   const Trace *trace; // the trace it shows: a lesson step's generation step's (gen=N), else the session's
   char base[128];     // file name without extension
+  int hide;           // a reveal= step's first picture: what it hides covered (PageSpec.hide)
 } Job;
 
 typedef struct {
@@ -71,7 +74,7 @@ static const char *step_slug(const Trace *t, int step) { return lesson_stage_nam
 // One picture per step (per head for per-head stages), or one per lesson step.
 static int plan(Export *x, int head_opt) {
   const Trace *t = x->s->trace;
-  int cap = 64 + t->n_steps * (t->cfg.H + 1) + (x->s->has_lesson ? x->s->lesson.n_steps : 0);
+  int cap = 64 + t->n_steps * (t->cfg.H + 1) + (x->s->has_lesson ? 2 * x->s->lesson.n_steps : 0);
   x->jobs = calloc((size_t)cap, sizeof(Job));
   if (!x->jobs) return -1;
   int n = 0, number = 1;
@@ -108,6 +111,15 @@ static int plan(Export *x, int head_opt) {
           snprintf(hd, sizeof hd, "-h%d", j->head + 1);
       }
       snprintf(j->base, sizeof j->base, "%0*d-%s%s%s", width, i + 1, lay, s[0] ? s : "step", hd);
+      if (l->steps[i].reveal != REVEAL_NONE && j->step >= 0) { // predict, then reveal: two pictures
+        Job *h = &x->jobs[n++];
+        *h = *j;
+        h->hide = (int)l->steps[i].reveal;
+        snprintf(h->base, sizeof h->base, "%.100s-hidden", j->base); // sorts before -revealed
+        char full[sizeof j->base];
+        snprintf(full, sizeof full, "%.100s-revealed", j->base);
+        memcpy(j->base, full, sizeof full);
+      }
     }
     return n;
   }
@@ -190,6 +202,10 @@ static void *worker(void *arg) {
                   .width = (float)x->width,
                   .height = (float)x->height};
     p.compare = session_compare(s, j->lesson_step, &p.compare_sentence, &p.compare_row, &p.compare_col);
+    PageClaim claims[CLAIMS_MAX]; // what the step claims, measured on the picture's numbers
+    p.hide = j->hide;             // the hidden picture of a reveal= step: no claims to give it away
+    p.n_claims = j->hide ? 0 : claims_measure(ls, jt, p.compare, claims, CLAIMS_MAX);
+    p.claims = claims;
     // a generation: the strip of the generation step this picture shows
     int gk = -1;
     for (int g = 0; s->gen && g < s->gen->n_steps && gk < 0; g++)
@@ -201,7 +217,7 @@ static void *worker(void *arg) {
     if (j->step >= 0)
       page_stage_label(jt, j->step, j->head, label, sizeof label);
     else
-      snprintf(label, sizeof label, "%s", ls ? ls->title : "");
+      tex_plain_title(ls ? ls->title : "", label, sizeof label); // metadata: no TeX
     char name[160], path[4096];
     if (x->formats & EXPORT_PNG) {
       scene_raster(&scene, cv, 0);

@@ -11,6 +11,7 @@
 #include "fileio.h" // defines: dir_ensure
 #include "pngio.h"  // defines: pngio_write
 #include "replay.h" // defines: Replay
+#include "tex.h"    // defines: tex_plain_title
 
 static double now_ms(void) {
   struct timespec ts;
@@ -82,7 +83,22 @@ typedef struct {
   int n_page_frames, cap_page_frames;
   double *events; // replay: the time of each event, handling and frame (ms)
   int n_events;
+  char title[320]; // the title bar's text, as last set
 } Shell;
+
+// The title bar: "LESSON TITLE — Stepformer", its formulas as plain text (tex_plain_title: a
+// title bar cannot typeset), or "Stepformer" without a lesson. Set only when it changes.
+static void set_title(Shell *sh, const Session *s) {
+  char plain[256], t[sizeof sh->title];
+  if (s->has_lesson && s->lesson.title) {
+    tex_plain_title(s->lesson.title, plain, sizeof plain);
+    snprintf(t, sizeof t, "%s \xE2\x80\x94 Stepformer", plain);
+  } else
+    snprintf(t, sizeof t, "Stepformer");
+  if (!strcmp(t, sh->title)) return;
+  memcpy(sh->title, t, sizeof t);
+  SDL_SetWindowTitle(sh->win, t);
+}
 
 // Keeps the canvas and the texture the size of the drawable.
 static bool fit_drawable(Shell *sh) {
@@ -321,6 +337,7 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
     goto done;
   }
   app_event(app, &(AppEvent){.kind = EV_RESIZE, .w = sh.dw, .h = sh.dh});
+  set_title(&sh, s);
   if (wo->fullscreen) {
     AppEvent f = {.kind = EV_KEY, .key = KEY_F11};
     app_event(app, &f);
@@ -355,7 +372,7 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
       app_event(app, &(AppEvent){.kind = EV_TICK, .time_ms = now_ms()});
     }
     apply_requests(&sh, app, &quit);
-    if (app_dirty(app)) frame(&sh, app);
+    if (app_dirty(app)) set_title(&sh, s), frame(&sh, app);
   }
   if (wo->replay)
     printf("replay done: %d events, resident memory %ld KiB at the start, %ld KiB at the end\n", replay.n,

@@ -53,6 +53,7 @@ static void step_free(LessonStep *s) {
   free(s->compare);
   free(s->edits);
   free(s->heads_off);
+  free(s->facts);
   doc_free(&s->narration);
 }
 

@@ -29,6 +29,7 @@
 
 #include "doc.h"       // defines: Doc
 #include "err.h"       // defines: Err
+#include "facts.h"     // defines: Fact
 #include "model.h"     // defines: Model
 #include "tokenizer.h" // defines: Tokens
 #include "trace.h"     // defines: StepKind
@@ -39,6 +40,8 @@
 
 typedef enum { FOCUS_NONE, FOCUS_ROW, FOCUS_COL, FOCUS_CELL } LessonFocus;
 typedef enum { SHOW_ALL, SHOW_Q, SHOW_K, SHOW_V } LessonShow; // show= of the qkv stage
+// reveal= : what the step hides until the next click (predict, then reveal)
+typedef enum { REVEAL_NONE, REVEAL_RESULT, REVEAL_ROW } LessonReveal;
 
 typedef struct {
   char *title;    // the heading's text without its {options}
@@ -59,6 +62,10 @@ typedef struct {
   // by ','). They apply to the step's sentence and to its compare= sentence. Checked against the
   // model and both sentences by lesson_check_edits.
   char *edits, *heads_off;
+  LessonReveal
+      reveal;  // reveal=result|row|prediction: hidden until the next click (a second picture in exports)
+  Fact *facts; // expect="CLAIM; CLAIM": what the step claims about its numbers (facts.h)
+  int n_facts;
   Doc narration;
 } LessonStep;
 

@@ -3,7 +3,8 @@
 //     ## Who does "cat" listen to? {stage=softmax layer=1 head=2 row=cat}
 //
 // Options are key=value pairs separated by spaces; a value is bare (no spaces, quotes or braces)
-// or "double-quoted" (\" and \\ escape). Keys: stage, layer, head, row, col, cell, show, compare, gen.
+// or "double-quoted" (\" and \\ escape). Keys: stage, layer, head, row, col, cell, show, compare, gen,
+// expect (claims, facts.h: may be given more than once, and holds claims separated by ;).
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "stages.h"  // defines: stage_info, stage_from_name, stage_nearest, stage_name_list
 #include "strdist.h" // defines: strdist_nearest
 
-#define KEY_LIST "stage, layer, head, row, col, cell, show, compare, gen, edit, heads-off"
+#define KEY_LIST "stage, layer, head, row, col, cell, show, compare, gen, edit, heads-off, expect, reveal"
 
 const char *lesson_stage_name(StepKind k) {
   const StageInfo *s = stage_info(k);
@@ -63,9 +64,10 @@ typedef struct {
   LessonCtx *c;
   LessonStep *s;
   size_t pos, end; // scanning [pos, end) of the input
-  bool seen[11];
-  bool failed; // a syntax error: stop reading this heading's options
-  bool first;  // reading the first option (a brace in a title, if it fails)
+  bool seen[13];
+  bool failed;            // a syntax error: stop reading this heading's options
+  bool first;             // reading the first option (a brace in a title, if it fails)
+  bool reveal_prediction; // reveal=prediction: only on a prediction stage
 } Opts;
 
 // Checks a focus token against the sentence's words (when the sentence is known).
@@ -90,10 +92,52 @@ static void check_token(Opts *o, size_t off, const char *spec, const char *key) 
   list[0] = 0;
   for (int i = 0; i < c->n_words && n + 80 < sizeof list; i++)
     n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? " " : "", c->words[i]);
+  const char *hash = strrchr(spec, '#'); // the word of "bnak#2" is "bnak"
+  char word[TOKEN_MAX_BYTES + 1];
+  snprintf(word, sizeof word, "%.*s", (int)(hash ? hash - spec : (long)strlen(spec)), spec);
+  const char *near = lesson_nearest(word, ws, c->n_words);
+  char hint[TOKEN_MAX_BYTES + 24] = "";
+  if (near) snprintf(hint, sizeof hint, " (did you mean %s?)", near);
   lesson_error_at(c, off,
-                  "focus token %s=%s is not in the sentence (its tokens: %s; write the#2 "
+                  "focus token %s=%s is not in the sentence%s (its tokens: %s; write the#2 "
                   "for a second \"the\", or a position 1..%d)",
-                  key, spec, list, c->n_words);
+                  key, spec, hint, list, c->n_words);
+}
+
+// expect="CLAIM; CLAIM": each claim parsed (facts.h) and kept; names are checked against a trace
+// by `stepformer check`. The offset of a claim's error is that of its value (escapes aside).
+static void add_claims(Opts *o, const char *v, size_t voff) {
+  LessonStep *s = o->s;
+  const char *p = v;
+  for (;;) {
+    const char *semi = strchr(p, ';');
+    size_t n = semi ? (size_t)(semi - p) : strlen(p);
+    char one[FACT_TEXT_MAX + 1], why[200];
+    if (n >= sizeof one) {
+      lesson_error_at(o->c, voff + (size_t)(p - v), "claim too long in expect= (at most %d bytes a claim)",
+                      FACT_TEXT_MAX - 1);
+    } else {
+      memcpy(one, p, n);
+      one[n] = 0;
+      Fact f;
+      if (!facts_parse(&f, one, why, sizeof why)) {
+        const char *shown = one;
+        while (*shown == ' ') shown++;
+        lesson_error_at(o->c, voff + (size_t)(shown - one + p - v), "bad claim in expect=\"%s\": %s", shown,
+                        why);
+      } else {
+        Fact *nf = realloc(s->facts, sizeof *nf * (size_t)(s->n_facts + 1));
+        if (!nf) {
+          o->c->oom = true;
+          return;
+        }
+        s->facts = nf;
+        s->facts[s->n_facts++] = f;
+      }
+    }
+    if (!semi) return;
+    p = semi + 1;
+  }
 }
 
 static void set_string(Opts *o, char **slot, const char *v) {
@@ -127,11 +171,15 @@ static void apply_edit_option(Opts *o, bool edit, const char *v, size_t voff) {
 
 // Applies key=value (value starts at voff in the input).
 static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t voff) {
-  static const char *keys[] = {"stage", "layer",   "head", "row",  "col",      "cell",
-                               "show",  "compare", "gen",  "edit", "heads-off"};
+  static const char *keys[] = {"stage", "layer", "head", "row",       "col",    "cell",  "show",
+                               "compare", "gen", "edit", "heads-off", "expect", "reveal"};
   enum { N_KEYS = sizeof keys / sizeof keys[0] };
   int k = 0;
   while (k < N_KEYS && strcmp(keys[k], key)) k++;
+  if (k == 11) { // expect="CLAIM; CLAIM" may be repeated
+    add_claims(o, v, voff);
+    return;
+  }
   if (k == N_KEYS) {
     const char *near = lesson_nearest(key, keys, N_KEYS);
     char hint[48] = "";
@@ -210,6 +258,17 @@ static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t v
   case 9:  // edit="..."
   case 10: // heads-off=...
     apply_edit_option(o, k == 9, v, voff);
+    return;
+  case 12: // reveal: what stays hidden until the next click
+    if (!strcmp(v, "result") || !strcmp(v, "prediction"))
+      s->reveal = REVEAL_RESULT;
+    else if (!strcmp(v, "row"))
+      s->reveal = REVEAL_ROW;
+    else
+      lesson_error_at(
+          o->c, voff,
+          "bad value reveal=%s: expected result (the whole result), row (the focus row) or prediction", v);
+    if (!strcmp(v, "prediction")) o->reveal_prediction = true;
     return;
   case 8: // gen: the generation step (generate: on in the front matter)
     if (parse_index(v, &n) && n <= GEN_MAX_STEPS)
@@ -368,6 +427,19 @@ void lesson_options_parse(LessonCtx *c, LessonStep *s, size_t b, size_t e, size_
     lesson_error_at(c, after,
                     "text after the options: the {...} must end the heading (write \\{ "
                     "for a brace in a title)");
+  for (int i = 0; i < s->n_facts; i++)
+    if (s->facts[i].compare && !s->compare)
+      lesson_error_at(c, open, "the claim \"%s\" is measured on a compare= sentence, and this step has none",
+                      s->facts[i].text);
+  if (s->reveal && (!s->has_stage || s->stage == STEP_TOKENS))
+    lesson_error_at(c, open,
+                    "reveal= hides a part of the stage's result: this step shows no matrix (add stage=...)");
+  else if (s->reveal == REVEAL_ROW && !s->row_spec)
+    lesson_error_at(c, open, "reveal=row hides the focus row: add row=TOKEN (reveal=row row=bank)");
+  else if (o.reveal_prediction && s->stage != STEP_PREDICT && s->stage != STEP_DEC_PREDICT)
+    lesson_error_at(c, open, "reveal=prediction goes with stage=predict (elsewhere write reveal=result)");
+  if (s->n_facts && !s->has_stage)
+    lesson_error_at(c, open, "expect= claims need a model's numbers: add stage=... to this step");
   if (s->show != SHOW_ALL && (!s->has_stage || s->stage != STEP_QKV))
     lesson_error_at(c, open, "show=q|k|v goes with stage=qkv");
   check_focus(c, s, open);

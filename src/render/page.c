@@ -96,9 +96,10 @@ static void fit_text(char *buf, FontFace f, float size, float maxw) {
   memcpy(buf, line, strlen(line) + 1);
 }
 
-// A title with inline math: the parts between $...$ are typeset, the rest is bold text, where
+// A title with inline math: the parts between $...$ are typeset, the rest is text in face f, where
 // \$ is a dollar sign. Draws at (x, baseline y) when s is not NULL; returns the width.
-static float rich_title(Scene *s, const char *title, float size, float x, float y, uint32_t color) {
+static float rich_text(Scene *s, FontFace f, const char *title, float size, float x, float y,
+                       uint32_t color) {
   float w = 0;
   char part[512];
   bool math = false;
@@ -114,14 +115,38 @@ static float rich_title(Scene *s, const char *title, float size, float x, float 
       w += tex_metrics(b).width;
       tex_free(b);
     } else if (n) {
-      if (s) scene_text(s, FONT_SANS_BOLD, size, x + w, y, color, part);
-      w += text_width(FONT_SANS_BOLD, size, part);
+      if (s) scene_text(s, f, size, x + w, y, color, part);
+      w += text_width(f, size, part);
     }
     if (!q) break;
     p = q + 1;
     math = !math;
   }
   return w;
+}
+
+static float rich_title(Scene *s, const char *title, float size, float x, float y, uint32_t color) {
+  return rich_text(s, FONT_SANS_BOLD, title, size, x, y, color);
+}
+
+// The lesson's progress at the right of the header, right-aligned at x_right: "TITLE · step 3 of
+// 21", the title typeset (its formulas too); without the title when it does not fit in room,
+// nothing when neither fits. Returns the width drawn.
+static float header_progress(Scene *s, const PageSpec *p, float size, float x_right, float y, float room,
+                             uint32_t color) {
+  if (p->lesson_steps <= 0) return 0;
+  char step[64];
+  snprintf(step, sizeof step, "%sstep %d of %d", p->lesson ? " · " : "", p->lesson_step + 1, p->lesson_steps);
+  float tw = p->lesson ? rich_text(NULL, FONT_SANS, p->lesson, size, 0, 0, color) : 0;
+  float sw = text_width(FONT_SANS, size, step);
+  if (tw + sw > room) { // the step alone
+    snprintf(step, sizeof step, "step %d of %d", p->lesson_step + 1, p->lesson_steps);
+    sw = text_width(FONT_SANS, size, step), tw = 0;
+    if (sw > room) return 0;
+  } else if (tw > 0)
+    rich_text(s, FONT_SANS, p->lesson, size, x_right - sw - tw, y, color);
+  scene_text(s, FONT_SANS, size, x_right - sw, y, color, step);
+  return tw + sw;
 }
 
 // The tensor whose title and formula describe the step: for Q, K, V the projection shown.
@@ -140,11 +165,8 @@ static void title_slide(Scene *s, const PageSpec *p, float u) {
   const Theme *th = p->view->theme;
   float W = p->width, H = p->height, col = fminf(W * 0.62f, 1300 * u), x = (W - col) / 2;
   char buf[512];
-  if (p->lesson_steps > 0) {
-    snprintf(buf, sizeof buf, "%s%sstep %d of %d", p->lesson ? p->lesson : "", p->lesson ? " · " : "",
-             p->lesson_step + 1, p->lesson_steps);
-    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u - p->header_reserve, 40 * u, 1.0f, th->muted, buf);
-  }
+  header_progress(s, p, 20 * u, W - 24 * u - p->header_reserve, 40 * u, W - 48 * u - p->header_reserve,
+                  th->muted);
   float y = H * 0.2f;
   rich_title(s, p->title ? p->title : "", 44 * u, x, y, th->text);
   y += 30 * u;
@@ -153,6 +175,87 @@ static void title_slide(Scene *s, const PageSpec *p, float u) {
   if (p->show_text && p->narration) docview_render(s, p->narration, th, 26 * u, x, y, col, H - y - 80 * u);
   page_footer(p->trace, p->sentence, buf, sizeof buf);
   scene_text(s, FONT_SANS, 17 * u, 24 * u, H - 14 * u, th->muted, buf);
+}
+
+// The step's claims at the foot of the narration column, bottom at `bottom`, w wide: one line
+// each, ✓ green / ✗ red / ? muted, set smaller (down to 12 px at 1080) until the widest fits;
+// a line still too wide is cut with "…". Returns the height used (0 without claims).
+static float claims_draw(Scene *s, const PageSpec *p, const Theme *th, float u, float x, float bottom,
+                         float w) {
+  if (p->n_claims <= 0) return 0;
+  float size = 17 * u;
+  for (int i = 0; i < p->n_claims; i++)
+    while (size > 12 * u && text_width(FONT_SANS, size, p->claims[i].text) + 1.6f * size > w) size -= u;
+  float lh = size * 1.35f, h = lh * (float)p->n_claims + 14 * u;
+  float y = bottom - h;
+  scene_rect(s, x - 8 * u, y, w + 16 * u, 1.5f * u, th->grid);
+  for (int i = 0; i < p->n_claims; i++) {
+    const PageClaim *c = &p->claims[i];
+    bool dark = th->id == THEME_DARK;
+    uint32_t good = dark ? SF_RGBA(95, 212, 122, 255) : SF_RGBA(20, 130, 50, 255);
+    uint32_t col = c->state == 1 ? good : c->state == 0 ? th->warn : th->muted;
+    float ly = y + 10 * u + lh * (float)i + size;
+    scene_text(s, FONT_SANS_BOLD, size, x, ly, col,
+               c->state == 1   ? "\xE2\x9C\x93"
+               : c->state == 0 ? "\xE2\x9C\x97"
+                               : "?");
+    char buf[sizeof c->text];
+    snprintf(buf, sizeof buf, "%s", c->text);
+    fit_text(buf, FONT_SANS, size, w - 1.6f * size);
+    scene_text(s, FONT_SANS, size, x + 1.6f * size, ly, c->state == 0 ? col : th->text, buf);
+  }
+  return h;
+}
+
+// A prediction's list of its most likely words, right of the matrix (view_layout.c: three words
+// a row at 0.7 of the row's height): covered for row r, or every row (r < 0), so that a hidden
+// prediction does not show in the list. The cover is as wide as the longest such line.
+static void cover_top_words(Scene *s, const ViewOperand *v, int r, const Theme *th, float u) {
+  float ch = v->h / (float)v->op.rows, wmax = 0;
+  for (int i = r < 0 ? 0 : r; i < (r < 0 ? v->op.rows : r + 1); i++) {
+    int best[3] = {-1, -1, -1};
+    for (int j = 0; j < v->op.cols; j++) {
+      float q = operand_at(&v->op, i, j);
+      for (int k = 0; k < 3; k++)
+        if (best[k] < 0 || q > operand_at(&v->op, i, best[k])) {
+          for (int m = 2; m > k; m--) best[m] = best[m - 1];
+          best[k] = j;
+          break;
+        }
+    }
+    char line[200], wb[96];
+    int n = 0;
+    for (int k = 0; k < 3 && best[k] >= 0 && n < (int)sizeof line; k++)
+      n += snprintf(line + n, sizeof line - (size_t)n, "%s%s 0.00", k ? ", " : "",
+                    trace_axis_label(v->op.trace, v->op.col_axis, best[k], wb, sizeof wb));
+    wmax = fmaxf(wmax, text_width(FONT_SANS, ch * 0.7f, line));
+  }
+  float y0 = r < 0 ? v->y : v->y + ch * (float)r, h = r < 0 ? v->h : ch;
+  scene_rect(s, v->x + v->w + 10, y0, wmax + 12 * u, h, th->bg);
+}
+
+// Covers what the step hides until the next click (PageSpec.hide): every result operand of the
+// layout (one per head in the grid, one per sentence side by side), whole or its focus row.
+static void cover_hidden(Scene *s, const PageSpec *p, const ViewLayout *lay, const Theme *th, float u) {
+  for (int k = 0; k < lay->n_ops; k++) {
+    const ViewOperand *v = &lay->ops[k];
+    if (!v->result || v->op.minus_trace || v->drows <= 0) continue;
+    float x = v->x, y = v->y, w = v->w, h = v->h;
+    if (p->hide == 2) {
+      int r = v->op.trace == p->compare ? p->compare_row : p->view->focus_row;
+      if (r < 0 || r >= v->op.rows) continue;
+      int dr = (int)((long)r * v->drows / v->op.rows);
+      h = v->h / (float)v->drows;
+      y = v->y + h * (float)dr;
+    }
+    if (v->op.col_axis == AXIS_VOCAB || v->op.col_axis == AXIS_TGT_VOCAB) // the "most likely words" beside it
+      cover_top_words(s, v, p->hide == 2 ? (int)((y - v->y) / (v->h / (float)v->op.rows) + 0.5f) : -1, th, u);
+    scene_rect(s, x, y, w, h, th->panel);
+    scene_rect(s, x, y, w, fmaxf(1, u), th->frame);
+    scene_rect(s, x, y + h - fmaxf(1, u), w, fmaxf(1, u), th->frame);
+    float size = fminf(h * 0.8f, 48 * u);
+    scene_text_aligned(s, FONT_SANS_BOLD, size, x + w / 2, y + h / 2 + size * 0.36f, 0.5f, th->muted, "?");
+  }
 }
 
 void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
@@ -176,22 +279,12 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   scene_rect(s, 0, hh - 2 * u, W, 2 * u, th->grid);
   // The two never overlap: the lesson's title goes first, then the progress, then the label is cut.
   float room = W - 48 * u - p->header_reserve, gap = 32 * u;
-  char progress[512] = "";
-  if (p->lesson_steps > 0) {
-    snprintf(progress, sizeof progress, "%s%sstep %d of %d", p->lesson ? p->lesson : "",
-             p->lesson ? " · " : "", p->lesson_step + 1, p->lesson_steps);
-    page_stage_label(t, p->step, o->head, buf, sizeof buf);
-    float lw = text_width(FONT_SANS_BOLD, 24 * u, buf);
-    if (lw + gap + text_width(FONT_SANS, 20 * u, progress) > room)
-      snprintf(progress, sizeof progress, "step %d of %d", p->lesson_step + 1, p->lesson_steps);
-    if (lw + gap + text_width(FONT_SANS, 20 * u, progress) > room) progress[0] = 0;
-  }
   page_stage_label(t, p->step, o->head, buf, sizeof buf);
-  fit_text(buf, FONT_SANS_BOLD, 24 * u, room);
+  float lw = text_width(FONT_SANS_BOLD, 24 * u, buf);
+  float pw =
+      header_progress(s, p, 20 * u, W - 24 * u - p->header_reserve, hh * 0.66f, room - lw - gap, th->muted);
+  fit_text(buf, FONT_SANS_BOLD, 24 * u, room - (pw > 0 ? pw + gap : 0));
   scene_text(s, FONT_SANS_BOLD, 24 * u, 24 * u, hh * 0.66f, th->text, buf);
-  if (progress[0])
-    scene_text_aligned(s, FONT_SANS, 20 * u, W - 24 * u - p->header_reserve, hh * 0.66f, 1.0f, th->muted,
-                       progress);
 
   // title and formula
   const TraceTensor *x = step_tensor(t, p->step, o->part);
@@ -244,6 +337,12 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   float rw = text_width(FONT_SANS, 17 * u, right);
   scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fyl + fh * 0.66f, 1.0f, th->muted, right);
   footer_line(t, p->sentence, buf, sizeof buf);
+  if (!p->show_text && p->n_claims > 0) { // no narration column: the claims' tally in the footer
+    int held = 0;
+    for (int i = 0; i < p->n_claims; i++) held += p->claims[i].state == 1;
+    size_t n = strlen(buf);
+    snprintf(buf + n, sizeof buf - n, " · claims: %d of %d hold", held, p->n_claims);
+  }
   fit_footer(buf, sizeof buf, 17 * u, W - 72 * u - rw); // a long sentence is shortened, never overlapping
   scene_text(s, FONT_SANS, 17 * u, 24 * u, fyl + fh * 0.66f, th->muted, buf);
 
@@ -254,10 +353,13 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     scene_text(s, FONT_SANS_BOLD, 19 * u, 36 * u, top + 23 * u, th->warn, p->note);
     top += 44 * u;
   }
-  if (p->show_text && p->narration && p->narration->n > 0) {
+  if (p->show_text && ((p->narration && p->narration->n > 0) || p->n_claims > 0)) {
     float nw = W * 0.30f;
     scene_rect(s, 0, top - 6 * u, nw, bottom - top + 6 * u, th->panel);
-    docview_render(s, p->narration, th, 21 * u, 24 * u, top + 4 * u, nw - 40 * u, bottom - top - 10 * u);
+    float ch = claims_draw(s, p, th, u, 24 * u, bottom, nw - 40 * u);
+    if (p->narration)
+      docview_render(s, p->narration, th, 21 * u, 24 * u, top + 4 * u, nw - 40 * u,
+                     bottom - top - 10 * u - ch);
     vx = nw + 8 * u;
   }
   ViewOptions vo = *o;
@@ -279,4 +381,5 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   } else {
     view_render(s, t, p->step, &vo, vx + 16 * u, top, W - vx - 32 * u, bottom - top, out);
   }
+  if (p->hide) cover_hidden(s, p, out, th, u);
 }

@@ -19,6 +19,13 @@
 #include "scene.h" // defines: Scene
 #include "view.h"  // defines: ViewOptions, ViewLayout
 
+// A claim of the lesson step (facts.h), measured: drawn under the narration, ✓ in green when it
+// holds, ✗ in red when it does not, ? when it could not be measured.
+typedef struct {
+  char text[352]; // "A4[bank, by] > 0.95 (measured: 0.993)"
+  int state;      // 1 holds, 0 fails, -1 not measured
+} PageClaim;
+
 typedef struct {
   const Trace *trace;
   int step;                      // index into trace->steps
@@ -36,6 +43,10 @@ typedef struct {
   // The captions of the two sides of a compare view (NULL: the sentences in quotes): the window's
   // difference view of a what-if edit says "edited" and "the model's own".
   const char *caption_a, *caption_b;
+  const PageClaim *claims;      // the step's claims, measured (n_claims of them), or NULL
+  int n_claims;
+  int hide;             // predict, then reveal: 0 shows all; 1 covers the step's result, 2 its focus row
+                        // (view->focus_row; compare_row in the compare sentence's result) with a "?"
   float header_reserve; // pixels at the right of the header kept free (the window's controls)
   float footer_reserve; // pixels above the footer kept free (the window's generation strip)
   float width, height;

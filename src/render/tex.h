@@ -77,6 +77,14 @@ void tex_free(TexBox *b); // NULL is fine
 // The next '$' of s that opens or closes inline math in running text (a step title), or NULL:
 // a '$' written \$ is a dollar sign, not a delimiter.
 const char *tex_next_dollar(const char *s);
+// The plain Unicode text of a formula (the body between dollars), for what cannot typeset: a
+// window's title bar, a file's metadata. \sqrt{d_k} → √d_k, QK^\top → QKᵀ, \mathbb{R} → ℝ,
+// \frac{a}{b} → a/b, x^2 → x², \alpha → α; an unknown command stays as typed. Writes at most cap
+// bytes with the NUL (cut at a character boundary) and returns the length.
+size_t tex_plain(const char *src, char *out, size_t cap);
+// A title with $...$ formulas as plain text: each formula through tex_plain, \$ as $, the rest as
+// it is ("Why $\sqrt{d_k}$?" → "Why √d_k?").
+size_t tex_plain_title(const char *title, char *out, size_t cap);
 
 // Layout + emit + free in one call; returns the metrics of what it drew.
 TexMetrics tex_draw(Scene *s, const char *src, float size_px, bool display, float x, float baseline_y,

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# test_lesson_pictures.sh -- what a lesson puts into its exported pictures: a TeX title typeset in
+# the header of every picture (never shown raw), the plain-text form of a step title in the PNG
+# metadata, and a step's claims under the narration with their measured values (✓ / ✗).
+# Needs $STEPFORMER; reads the SVGs, whose texts are <text> elements.
+set -u
+fail=0
+check() { if eval "$1"; then :; else echo "FAILED: $2"; fail=1; fi; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+sf=$STEPFORMER
+
+cat >"$tmp/tex.md" <<'EOF'
+---
+title: Why $\sqrt{d_k}$ scales $S = QK^\top$
+sentence: The cat walks by the bank
+model: random D=16,H=2,F=32,layers=1,seed=1
+---
+
+Intro.
+
+# Scores $S = QK^\top / \sqrt{d_k}$ {stage=scores row=cat}
+
+Text.
+
+# Weights {stage=softmax row=bank expect="sum A2[bank] = 1 ± 0.001; A2[bank, cat] > 0.99"}
+
+Read the row of bank.
+EOF
+out=$tmp/svg
+log=$("$sf" export --lesson "$tmp/tex.md" --out "$out" --format svg,png --size 1280x720 2>&1)
+check '[ $? = 0 ]' "export of the TeX-titled lesson exits 0: $log"
+n=$(ls "$out"/*.svg 2>/dev/null | wc -l)
+check '[ "$n" = 3 ]' "three pictures ($n)"
+# the title is typeset everywhere: no TeX source, no dollar, in any text of any picture
+check '! grep -h -o "<text[^>]*>[^<]*</text>" "$out"/*.svg | grep -q -e "sqrt" -e "\\\\top" -e "\\$"' \
+  "no raw TeX in the pictures: $(grep -h -o '<text[^>]*>[^<]*\(sqrt\|\$\)[^<]*</text>' "$out"/*.svg | head -2)"
+# ... and its radical sits in the header of each picture (the header is 52 px at 1080, 35 at 720)
+for f in "$out"/*.svg; do
+  ys=$(grep -o '<text x="[0-9.]*" y="[0-9.]*"[^>]*>√</text>' "$f" | sed 's/.* y="\([0-9.]*\)".*/\1/')
+  check 'echo "$ys" | awk "\$1 < 35 { found = 1 } END { exit !found }"' "a √ in the header of $(basename "$f") (y: $(echo $ys))"
+done
+# the file names are slugs, without TeX
+check '[ -s "$out/01-why-d-k-scales-s-qk.svg" ]' "the title slide's file name is a slug: $(ls "$out" | head -3 | tr '\n' ' ')"
+# the PNG of the title slide names it in plain text in its metadata (tEXt Title)
+check 'grep -a -q "Why √d_k scales S = QKᵀ" "$out/01-why-d-k-scales-s-qk.png"' "the PNG's Title is the plain-text title"
+# the claims of the third step, measured: one holds, one does not (a random model's weight)
+check 'grep -q ">sum A2\[bank\] = 1 ± 0.001 (measured: 1.000)<" "$out/03-softmax-h1.svg"' "the claim that holds, with its value"
+check 'grep -q ">A2\[bank, cat\] &gt; 0.99 (measured: 0\.[0-9]*)<" "$out/03-softmax-h1.svg"' "the claim that fails, with its value"
+check 'grep -q ">✓<" "$out/03-softmax-h1.svg" && grep -q ">✗<" "$out/03-softmax-h1.svg"' "✓ and ✗ beside the claims"
+# without the narration column (--no-text), the footer tallies them
+"$sf" export --lesson "$tmp/tex.md" --out "$tmp/nt" --format svg --no-text --size 1280x720 >/dev/null 2>&1
+check 'grep -q "claims: 1 of 2 hold" "$tmp/nt/03-softmax-h1.svg"' "the footer's tally of the claims with --no-text"
+
+# predict, then reveal: a reveal= step is exported twice, hidden then revealed
+cat >"$tmp/reveal.md" <<'EOF'
+---
+title: Guess first
+sentence: The cat walks by the bank
+model: random D=16,H=2,F=32,layers=1,seed=1
+---
+
+# Where does bank look? {stage=softmax head=2 row=bank reveal=row expect="sum A2[bank] = 1 ± 0.001"}
+
+Guess, then press →.
+EOF
+out=$tmp/reveal
+log=$("$sf" export --lesson "$tmp/reveal.md" --out "$out" --format svg --size 1280x720 2>&1)
+check '[ $? = 0 ]' "export of a reveal step exits 0: $log"
+check '[ -s "$out/01-softmax-h2-hidden.svg" ] && [ -s "$out/01-softmax-h2-revealed.svg" ]' "the hidden and the revealed picture: $(ls "$out" | tr '\n' ' ')"
+check 'grep -q ">?</text>" "$out/01-softmax-h2-hidden.svg" && ! grep -q ">?</text>" "$out/01-softmax-h2-revealed.svg"' "the row covered with a ? only in the hidden one"
+check '! grep -q "measured" "$out/01-softmax-h2-hidden.svg" && grep -q "measured: 1.000" "$out/01-softmax-h2-revealed.svg"' "the claims only once revealed"
+[ $fail = 0 ] && echo "test_lesson_pictures: ok"
+exit $fail
