@@ -171,8 +171,8 @@ static void apply_edit_option(Opts *o, bool edit, const char *v, size_t voff) {
 
 // Applies key=value (value starts at voff in the input).
 static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t voff) {
-  static const char *keys[] = {"stage", "layer", "head", "row",       "col",    "cell",  "show",
-                               "compare", "gen", "edit", "heads-off", "expect", "reveal"};
+  static const char *keys[] = {"stage",   "layer", "head", "row",       "col",    "cell",  "show",
+                               "compare", "gen",   "edit", "heads-off", "expect", "reveal"};
   enum { N_KEYS = sizeof keys / sizeof keys[0] };
   int k = 0;
   while (k < N_KEYS && strcmp(keys[k], key)) k++;
