@@ -101,6 +101,12 @@ $FRONT
 ## A {stage=softmax expect="sum A2[bank] = 1 ± 0.001; A2[bank, cat] > 0.99"}
 EOF
 
+# a step that switches a head off is measured on its edited pass: uniform attention over 6 words
+expect claim-edited 6 'claim does not hold: A2[bank, cat] > 0.99 (measured: 0.167)' <<EOF
+$FRONT
+## A {stage=softmax heads-off=1:2:uniform expect="sum A2[bank] = 1 ± 0.001; A2[bank, cat] > 0.99"}
+EOF
+
 expect claim-compare 6 'is measured on a compare= sentence, and this step has none' <<EOF
 $FRONT
 ## A {stage=softmax expect="compare: A2[bank, cat] > 0.5"}

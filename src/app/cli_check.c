@@ -8,6 +8,7 @@
 #include "lesson.h"       // defines: Lesson, lesson_load, lesson_resolve
 #include "formulas.h"     // defines: formulas_check
 #include "forward.h"      // defines: model_forward
+#include "edits.h"        // defines: TraceEdits, edits_trace
 #include "generate.h"     // defines: gen_run
 #include "model_tokens.h" // defines: model_tokenize
 
@@ -105,12 +106,26 @@ static int check_claims(const Lesson *l, const Model *m, const Tokens *tk, Trace
         model_forward(main);
         computed = true;
       }
+      // a step that edits or switches heads off is measured on its edited pass, as it is shown
+      Trace *edited = NULL;
+      if ((s->edits || s->heads_off) && !l->generate) {
+        TraceEdits e = {0};
+        LessonDiag quiet = {0}; // problems of the edits are reported by lesson_check_edits
+        if (lesson_step_edits(l, s, t, &e, &quiet) && !(edited = edits_trace(t, &e, &err))) {
+          lesson_diag_add(d, l->path, s->line, 0, false, "claim \"%s\": %s", f->text, err.msg);
+          edits_free(&e);
+          continue;
+        }
+        edits_free(&e);
+        if (edited) t = edited;
+      }
       FactResult r;
       n++;
       if (!facts_eval(f, t, s->layer, &r))
         lesson_diag_add(d, l->path, s->line, 0, false, "bad claim \"%s\": %s", f->text, r.statement);
       else if (!r.holds)
         lesson_diag_add(d, l->path, s->line, 0, false, "claim does not hold: %s", r.statement);
+      trace_free(edited);
     }
     trace_free(other);
   }
