@@ -233,7 +233,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     vx = nw + 8 * u;
   }
   ViewOptions vo = *o;
-  vo.text_scale = u;
+  vo.text_scale = page_unit(p); // the picture has its own size (vo.zoom), the text its own (u)
   if (p->compare && t->steps[p->step].kind != STEP_TOKENS) {
     char ca[300], cb[300];
     snprintf(ca, sizeof ca, "“%s”", p->sentence);

@@ -44,6 +44,8 @@ typedef struct {
   EqRow rows[VIEW_MAX_ROWS];
   int n_rows;
   float x, y, w, h; // the view's rectangle
+  float fs;         // label size of the picture (fitted, times the zoom), set by eq_layout_and_draw
+  float smax;       // largest cell at zoom 1: grows with the area
 } Eq;
 
 // Adds an operand; returns its index in the layout.
@@ -53,7 +55,8 @@ void eq_put(Eq *e, int row, int op);   // places an added operand in a row
 void eq_delim(Eq *e, int row, char d); // a bracket or parenthesis that grows with the matrices
 void eq_layout_and_draw(Eq *e);        // sizes, scales, positions and draws everything
 
-float view_text_size(const ViewOptions *o); // label size in pixels
+float view_text_size(const ViewOptions *o); // base label size in pixels (17 per 1080 lines, zoomed)
+float view_zoom(const ViewOptions *o);      // o->zoom within 0.5 .. 3
 
 // view_classes.c: draws the canonical extensions' stages (embedding LayerNorm, token type, head
 // transform, the classifier's tail); false for a stage view_stages.c draws.

@@ -15,6 +15,7 @@ ViewOptions view_options_default(const Theme *theme) {
                        .part = 0,
                        .numbers = true,
                        .text_scale = 1.0f,
+                       .zoom = 1.0f,
                        .focus_row = -1,
                        .focus_col = -1,
                        .hover_op = -1,
@@ -424,6 +425,10 @@ void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float
   out->result = -1;
   out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
   out->grid.layers = 0;
+  out->labels_cut = 0;
+  memset(out->pic, 0, sizeof out->pic), memset(out->clip, 0, sizeof out->clip);
+  memset(out->pan_max, 0, sizeof out->pan_max), memset(out->pan, 0, sizeof out->pan);
+  out->fs = view_text_size(o);
   if (o->model_view && view_model_available(t, step)) return view_model_render(s, t, o, x, y, w, h, out);
   compose(&e, &t->steps[step]);
   if (e.n_rows > 0) eq_layout_and_draw(&e);
@@ -446,6 +451,10 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
   out->result = -1;
   out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
   out->grid.layers = 0;
+  out->labels_cut = 0;
+  memset(out->pic, 0, sizeof out->pic), memset(out->clip, 0, sizeof out->clip);
+  memset(out->pan_max, 0, sizeof out->pan_max), memset(out->pan, 0, sizeof out->pan);
+  out->fs = view_text_size(o);
   int ia = st->result, ib = b->steps[kb].result;
   bool heads = trace_per_head(&a->t[ia]);
   if (heads && o->head < 0 && a->cfg.H <= 8) { // all heads: a row per sentence, a column per head
@@ -490,6 +499,8 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
 }
 
 bool view_hit(const ViewLayout *l, float px, float py, int *op_out, int *i, int *j) {
+  const float *c = l->clip; // a zoomed picture: cells panned out of the area are not there
+  if (c[2] > 0 && (px < c[0] || py < c[1] || px >= c[0] + c[2] || py >= c[1] + c[3])) return false;
   for (int k = l->n_ops - 1; k >= 0; k--) {
     const ViewOperand *v = &l->ops[k];
     if (v->w <= 0 || px < v->x || py < v->y || px >= v->x + v->w || py >= v->y + v->h) continue;
