@@ -2,7 +2,8 @@
 // laid out headless (page_render into a Scene, no pixels) at 1024×768, 1280×720, 1920×1080 and
 // 3840×2160, the equation uses most of the stage area in its binding direction, and every word
 // label (tokens, classes) is at least 16 px per 720 lines (issue 13 item 5; 13 at 1024x768, whose
-// width the prediction's likely words fill). Prints the worst
+// width the prediction's likely words fill), and the prediction's bar chart of likely next words
+// has words of at least 20 px per 720 lines, left of the colour bars (issue 18 item 2). Prints the worst
 // case of each measure per size.
 #include <dirent.h>
 #include <stdio.h>
@@ -19,15 +20,16 @@ static const int SIZES[][2] = {{1024, 768}, {1280, 720}, {1920, 1080}, {3840, 21
 
 typedef struct {
   float fill, label; // the worst: fraction of the area used, smallest label per 720 lines
-  char where_fill[256], where_label[256];
+  float chart;       // the smallest word of a prediction's chart, per 720 lines
+  char where_fill[256], where_label[256], where_chart[256];
   int cut; // labels cut with "…"
   int n;   // pictures measured
 } Worst;
 
-static void measure(const char *path, const char *name, Worst *w) {
+static void measure(const char *path, const char *name, const char *compare, Worst *w) {
   Session s;
   memset(&s, 0, sizeof s);
-  SessionOpts o = {.lesson = path};
+  SessionOpts o = {.lesson = path, .compare = compare};
   static LessonDiag d; // large: not on the stack
   memset(&d, 0, sizeof d);
   Err err = {0};
@@ -76,6 +78,15 @@ static void measure(const char *path, const char *name, Worst *w) {
                                    name, k + 1, ls->title, lay.ops[q].symbol);
       }
       w[z].cut += lay.labels_cut;
+      if (lay.chart[2] > 0) { // the prediction's bars: large words, clear of the colour bars
+        float c = lay.chart_px * 720.0f / (float)SIZES[z][1];
+        if (c < w[z].chart)
+          w[z].chart = c, snprintf(w[z].where_chart, sizeof w[z].where_chart, "%s%s step %d", name,
+                                   compare ? " compared" : "", k + 1);
+        CHECK(lay.chart[0] + lay.chart[2] <= lay.clip[0] + lay.clip[2] + 0.5f,
+              "%dx%d %s step %d: the chart (right end %.0f) stays left of the colour bars (%.0f)",
+              SIZES[z][0], SIZES[z][1], name, k + 1, lay.chart[0] + lay.chart[2], lay.clip[0] + lay.clip[2]);
+      }
       CHECK(fill >= 0.8f, "%dx%d %s step %d (%s): the equation uses %.0f%% of its area", SIZES[z][0],
             SIZES[z][1], name, k + 1, ls->title, fill * 100);
       CHECK(lay.pic[2] <= aw + 1 && lay.pic[3] <= ah + 1,
@@ -97,7 +108,8 @@ int main(void) {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/lessons", src ? src : ".");
   Worst w[N_SIZES];
-  for (int z = 0; z < N_SIZES; z++) memset(&w[z], 0, sizeof w[z]), w[z].fill = 1e9f, w[z].label = 1e9f;
+  for (int z = 0; z < N_SIZES; z++)
+    memset(&w[z], 0, sizeof w[z]), w[z].fill = 1e9f, w[z].label = 1e9f, w[z].chart = 1e9f;
   DIR *dp = opendir(dir);
   CHECK(dp != NULL, "the lessons folder %s", dir);
   int lessons = 0;
@@ -106,16 +118,21 @@ int main(void) {
     if (n < 4 || strcmp(de->d_name + n - 3, ".md") || !strcmp(de->d_name, "README.md")) continue;
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-    measure(path, de->d_name, w);
+    measure(path, de->d_name, NULL, w);
+    if (!strcmp(de->d_name, "cat-bank.md")) // the compare view: two charts side by side
+      measure(path, de->d_name, "She sat on the river bank", w);
     lessons++;
   }
   if (dp) closedir(dp);
   CHECK(lessons >= 7, "every shipped lesson is measured (%d)", lessons);
   for (int z = 0; z < N_SIZES; z++) {
     printf("%dx%d: %d pictures; least area used %.0f%% (%s); smallest word label %.1f px per 720 lines (%s); "
-           "%d labels cut\n",
+           "%d labels cut; smallest word of a prediction's chart %.1f px per 720 lines (%s)\n",
            SIZES[z][0], SIZES[z][1], w[z].n, w[z].fill * 100, w[z].where_fill, w[z].label, w[z].where_label,
-           w[z].cut);
+           w[z].cut, w[z].chart, w[z].where_chart);
+    CHECK(w[z].chart < 1e9f && w[z].chart >= 20.0f - 0.05f,
+          "%dx%d: the chart's words at least 20 px per 720 lines (%.1f, %s)", SIZES[z][0], SIZES[z][1],
+          w[z].chart, w[z].where_chart);
     // 1024x768 is the narrowest: the prediction's column of likely words shrinks it to 13 px
     float least = SIZES[z][0] * 720 < SIZES[z][1] * 1280 ? 13.0f : 16.0f;
     CHECK(w[z].label >= least - 0.05f, "%dx%d: word labels at least %.0f px per 720 lines (%.1f, %s)",

@@ -96,6 +96,8 @@ typedef struct {
   float pan[2];     // the pan applied (ViewOptions.pan_x/pan_y clipped)
   float fs;         // the label size of the picture, in pixels
   int labels_cut;   // word labels shortened with an ellipsis
+  float chart[4];   // the prediction's bar chart(s) of the most likely next words (w = 0: none)
+  float chart_px;   // the size of the chart's words
 } ViewLayout;
 
 ViewOptions view_options_default(const Theme *theme);

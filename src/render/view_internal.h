@@ -33,6 +33,8 @@ typedef struct {
   bool caption_row;      // the caption starts at the operand and may run along the whole row
   bool own_focus;        // focus_row/col below replace the view's (another sentence's tokens)
   int focus_row, focus_col;
+  bool mark_top; // a vocabulary too long to name names the most likely words of row top_row
+  int top_row;   // (instead of the sentence's words)
 } OpDeco;
 
 typedef struct {
@@ -46,6 +48,8 @@ typedef struct {
   float x, y, w, h; // the view's rectangle
   float fs;         // label size of the picture (fitted, times the zoom), set by eq_layout_and_draw
   float smax;       // largest cell at zoom 1: grows with the area
+  float bars_h;     // > 0: the side colour bars take this height (a chart sits under the equation)
+  float bars_w;     // > 0: a chart this wide sits between the equation and the side colour bars
 } Eq;
 
 // Adds an operand; returns its index in the layout.
@@ -54,6 +58,10 @@ void eq_tex(Eq *e, int row, const char *tex);
 void eq_put(Eq *e, int row, int op);   // places an added operand in a row
 void eq_delim(Eq *e, int row, char d); // a bracket or parenthesis that grows with the matrices
 void eq_layout_and_draw(Eq *e);        // sizes, scales, positions and draws everything
+float eq_bar_width(const Eq *e);       // the width the side colour bars take at the right
+// The k most likely columns of row `row` of a probability operand, best first, into idx; returns
+// how many (fewer when there are fewer columns).
+int view_top_words(const Operand *op, int row, int k, int *idx);
 
 float view_text_size(const ViewOptions *o); // base label size in pixels (17 per 1080 lines, zoomed)
 float view_zoom(const ViewOptions *o);      // o->zoom within 0.5 .. 3

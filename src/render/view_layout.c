@@ -119,6 +119,20 @@ static bool uses_word(const Trace *t, TraceAxis a, int id) {
   return false;
 }
 
+int view_top_words(const Operand *op, int row, int k, int *idx) {
+  int n = 0;
+  for (int j = 0; j < op->cols; j++) {
+    float p = operand_at(op, row, j);
+    int at = n < k ? n++ : k; // insertion into the sorted list, dropping the last
+    while (at > 0 && p > operand_at(op, row, idx[at - 1])) {
+      if (at < k) idx[at] = idx[at - 1];
+      at--;
+    }
+    if (at < k) idx[at] = j;
+  }
+  return n;
+}
+
 // Width of the widest row label of an operand.
 static float row_label_width(const Eq *e, const ViewOperand *v, float fs) {
   char buf[96];
@@ -529,19 +543,34 @@ static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float top) {
                        : a == AXIS_CLASS ? "classes →"
                                          : "vocabulary →";
     if (p.tiers) {
-      // too many words to name: name the sentence's words, with a tick on their columns
-      float last[2] = {-1e9f, -1e9f}; // right end of the last label on each of two tiers
-      for (int j = 0; j < C; j++) {
-        if (!uses_word(v->op.trace, a, j)) continue;
+      // too many words to name: name the sentence's words (or a prediction's most likely words,
+      // the likeliest placed first), with a tick on their columns, on two tiers without overlap
+      const OpDeco *d = &e->deco[v - e->lay->ops];
+      int order[512], n = 0;
+      if (d->mark_top)
+        n = view_top_words(&v->op, d->top_row, 8, order);
+      else
+        for (int j = 0; j < C && n < 512; j++)
+          if (uses_word(v->op.trace, a, j)) order[n++] = j;
+      float span[2][512][2]; // the labels placed on each tier: left and right ends
+      int placed[2] = {0, 0};
+      for (int q = 0; q < n; q++) {
+        int j = order[q];
         const char *s = label(v->op.trace, a, j, buf, sizeof buf);
-        float cx = v->x + (j + 0.5f) * cw, w = text_width(FONT_SANS, p.lf, s);
-        int tier = cx - w / 2 >= last[0] + 4 ? 0 : cx - w / 2 >= last[1] + 4 ? 1 : -1;
+        float cx = v->x + (j + 0.5f) * cw, w = text_width(FONT_SANS, p.lf, s), l0 = cx - w / 2 - 2,
+              l1 = cx + w / 2 + 2;
+        int tier = -1;
+        for (int t = 0; t < 2 && tier < 0; t++) {
+          bool clear = true;
+          for (int r = 0; r < placed[t] && clear; r++) clear = l1 <= span[t][r][0] || l0 >= span[t][r][1];
+          if (clear) tier = t;
+        }
         if (tier < 0) continue; // no room on either tier
+        span[tier][placed[tier]][0] = l0, span[tier][placed[tier]][1] = l1, placed[tier]++;
         float ty = y_base - tier * VOCAB_TIER * fs;
         scene_rect(e->s, cx - 0.75f, ty + p.lf * 0.2f, 1.5f, y_base - ty + p.lf * 0.5f, th->muted);
         scene_text_aligned(e->s, FONT_SANS, p.lf, cx, ty, 0.5f, th->text, s);
         note_label(e, v, p.lf, s, s);
-        last[tier] = cx + w / 2;
       }
       scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2,
                          y_base - fs * (1.2f + VOCAB_TIER), 0.5f, th->muted, what);
@@ -668,18 +697,9 @@ static void draw_top_words(Eq *e, ViewOperand *v, float fs) {
   scene_text(e->s, FONT_SANS_BOLD, fs * 0.85f, x, v->y - fs * 0.5f, th->muted, "most likely words");
   char buf[160], wb[96];
   for (int i = 0; i < v->op.rows; i++) {
-    int best[3] = {-1, -1, -1};
-    for (int j = 0; j < v->op.cols; j++) {
-      float p = operand_at(&v->op, i, j);
-      for (int k = 0; k < 3; k++)
-        if (best[k] < 0 || p > operand_at(&v->op, i, best[k])) {
-          for (int q = 2; q > k; q--) best[q] = best[q - 1];
-          best[k] = j;
-          break;
-        }
-    }
+    int best[3], nb = view_top_words(&v->op, i, 3, best);
     int n = 0;
-    for (int k = 0; k < 3 && best[k] >= 0; k++)
+    for (int k = 0; k < nb; k++)
       n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s %.2f", k ? ", " : "",
                     label(v->op.trace, v->op.col_axis, best[k], wb, sizeof wb),
                     operand_at(&v->op, i, best[k]));
@@ -730,11 +750,13 @@ static void draw_operand(Eq *e, int k, const Units *u) {
     char fit[256];
     // centred over the cells when it fits there; else from the row labels to the right margin
     // (the likely words beside a prediction), cut only when even that is too short
-    float cf = fs * 0.9f, cw = fmaxf(v->w, fs * 12), x = v->x + v->w / 2, align = 0.5f;
+    // (never wider than the operand's own box: the next operand's caption starts there)
+    float box = m.left + v->w + m.right;
+    float cf = fs * 0.9f, cw = fminf(fmaxf(v->w, fs * 12), box), x = v->x + v->w / 2, align = 0.5f;
     if (d->caption_row)
       cw = e->x + e->w - v->x, x = v->x, align = 0.0f;
-    else if (text_width(FONT_SANS_BOLD, cf, d->caption) > cw && m.left + v->w + m.right > cw)
-      cw = m.left + v->w + m.right, x = v->x - m.left + 10, align = 0.0f;
+    else if (text_width(FONT_SANS_BOLD, cf, d->caption) > cw && box > cw)
+      cw = box - fs * 0.6f, x = v->x - m.left + fs * 0.3f, align = 0.0f;
     const char *c = fit_label(d->caption, FONT_SANS_BOLD, cf, cw, fit, sizeof fit);
     scene_text_aligned(e->s, FONT_SANS_BOLD, cf, x, top - fs * 0.55f - sm.ascent - fs * 0.6f, align, th->text,
                        c);
@@ -886,8 +908,8 @@ void eq_layout_and_draw(Eq *e) {
   // picture's smallest label size, zoomed up to 1.5 times
   float bfs = FS_MIN * ts * fminf(z, 1.5f);
   bool side_bar = o->scale != SCALE_MATRIX;
-  float bar_w = side_bar ? bfs * 5.5f : 0;
-  float avail_w = e->w - bar_w - FS_MIN * ts, avail_h = e->h - FS_MIN * ts;
+  float bar_w = eq_bar_width(e);
+  float avail_w = e->w - bar_w - e->bars_w - FS_MIN * ts, avail_h = e->h - FS_MIN * ts;
   e->smax = fmaxf(SMAX * ts, fminf(avail_w, avail_h) / 5);
   compute_scales(e);
   Units u = fit_units(e, false, avail_w, avail_h);
@@ -914,7 +936,7 @@ void eq_layout_and_draw(Eq *e) {
   float pmx = fmaxf(0, widest - avail_w), pmy = fmaxf(0, total - avail_h);
   float px = fminf(pmx, fmaxf(0, o->pan_x)), py = fminf(pmy, fmaxf(0, o->pan_y));
   l->pan_max[0] = pmx, l->pan_max[1] = pmy, l->pan[0] = px, l->pan[1] = py;
-  float cx = e->x, cy = e->y, cw = e->w - bar_w, ch = e->h;
+  float cx = e->x, cy = e->y, cw = e->w - bar_w - e->bars_w, ch = e->h;
   l->clip[0] = cx, l->clip[1] = cy, l->clip[2] = cw, l->clip[3] = ch;
   bool clip = pmx > 0 || pmy > 0;
   if (clip) scene_clip(e->s, cx, cy, cw, ch);
@@ -960,5 +982,11 @@ void eq_layout_and_draw(Eq *e) {
   draw_focus(e);
   if (clip) scene_unclip(e->s);
   view_draw_selection(e->s, e->lay, e->o);
-  if (side_bar) draw_side_colorbars(e, e->x + e->w - bar_w + bfs * 0.5f, e->y, avail_h, bfs);
+  if (side_bar)
+    draw_side_colorbars(e, e->x + e->w - bar_w + bfs * 0.5f, e->y,
+                        e->bars_h > 0 ? e->bars_h - FS_MIN * ts : avail_h, bfs);
+}
+
+float eq_bar_width(const Eq *e) {
+  return e->o->scale != SCALE_MATRIX ? FS_MIN * e->o->text_scale * fminf(view_zoom(e->o), 1.5f) * 5.5f : 0;
 }
