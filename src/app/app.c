@@ -410,6 +410,19 @@ static void zoom_to(App *a, float z) {
   a->pan_x = fminf(l->pan_max[0], fmaxf(0, x0 + f[0] * l->pic[2] - at[0]));
   a->pan_y = fminf(l->pan_max[1], fmaxf(0, y0 + f[1] * l->pic[3] - at[1]));
   relayout(a);
+  if (l->result >= 0 && l->result < l->n_ops) { // then the whole result in view, when it can be
+    const ViewOperand *v = &l->ops[l->result];
+    float fs = l->fs, box[4] = {v->x - 6 * fs, v->y - 5 * fs, v->x + v->w + 2 * fs, v->y + v->h + 2 * fs};
+    float *pan[2] = {&a->pan_x, &a->pan_y};
+    for (int d = 0; d < 2; d++) {
+      float lo = l->clip[d], hi = l->clip[d] + l->clip[d + 2];
+      if (box[d + 2] - box[d] > hi - lo) continue;
+      if (box[d + 2] > hi) *pan[d] += box[d + 2] - hi;
+      if (box[d] < lo) *pan[d] -= lo - box[d];
+      *pan[d] = fminf(l->pan_max[d], fmaxf(0, *pan[d]));
+    }
+    relayout(a);
+  }
   zoom_status(a);
 }
 
