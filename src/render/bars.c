@@ -6,7 +6,7 @@
 float bars_draw(Scene *s, const Theme *th, const Bar *b, int n, float x, float y, float w, float h,
                 float max_fs) {
   if (n <= 0) return 0;
-  float row = h / (float)n, fs = fminf(row * 0.62f, max_fs);
+  float row = h / (float)n, fs = fminf(row * 0.66f, max_fs);
   float name_w = 0;
   for (int i = 0; i < n; i++) name_w = fmaxf(name_w, text_width(FONT_SANS_BOLD, fs, b[i].name));
   name_w = fminf(name_w + fs, w * 0.35f);

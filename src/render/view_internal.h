@@ -48,6 +48,7 @@ typedef struct {
   float x, y, w, h; // the view's rectangle
   float fs;         // label size of the picture (fitted, times the zoom), set by eq_layout_and_draw
   float smax;       // largest cell at zoom 1: grows with the area
+  float fs_scale;   // 1, or less when even the smallest labels leave no room (eq_layout_and_draw)
   float bars_h;     // > 0: the side colour bars take this height (a chart sits under the equation)
   float bars_w;     // > 0: a chart this wide sits between the equation and the side colour bars
 } Eq;
@@ -59,6 +60,12 @@ void eq_put(Eq *e, int row, int op);   // places an added operand in a row
 void eq_delim(Eq *e, int row, char d); // a bracket or parenthesis that grows with the matrices
 void eq_layout_and_draw(Eq *e);        // sizes, scales, positions and draws everything
 float eq_bar_width(const Eq *e);       // the width the side colour bars take at the right
+// Under the equation, the focused row's (else the last row's) most likely next words of the
+// prediction operand kp as large bars (bars.h), the heatmap's vocabulary axis named at them;
+// the equation keeps the top half of the area. pred_chart_of draws such a chart for row `row`
+// of trace tensor `index` in x, y, w, h.
+void eq_pred_chart(Eq *e, int kp);
+void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, float w, float h);
 // The k most likely columns of row `row` of a probability operand, best first, into idx; returns
 // how many (fewer when there are fewer columns).
 int view_top_words(const Operand *op, int row, int k, int *idx);

@@ -252,7 +252,8 @@ typedef struct {
 } Units;
 
 static Units units_for(const Eq *e, float k, bool comp, bool tight) {
-  float ts = e->o->text_scale, smax = e->smax, fmin = FS_MIN * ts, line = tight ? 0 : fmin * 1.3f;
+  float ts = e->o->text_scale * e->fs_scale, smax = e->smax, fmin = FS_MIN * ts,
+        line = tight ? 0 : fmin * 1.3f;
   int L = e->t->L > e->t->T ? e->t->L : e->t->T; // the longer sentence of an encoder-decoder
   Units u = {k, 0, comp, false, fmin};
   if (!comp)
@@ -319,6 +320,19 @@ static ColPlan col_plan(const Eq *e, const ViewOperand *v, float cw, float fs) {
   return p;
 }
 
+// The shape under an operand ("L×D = 6×64"); true when its cells are fewer pixels than values
+// (whole-pixel cells: the test draw_cells makes), said on a line of its own under the shape.
+static bool shape_text(const Eq *e, const ViewOperand *v, float w, float h, char *buf, int cap) {
+  const char *ra = v->op.rows == 1 ? "1" : axis_letter(v->op.row_axis);
+  const char *ca = v->op.cols == 1 ? "1" : axis_letter(v->op.col_axis);
+  if (e->t && e->t->T > 0) { // an encoder-decoder calls the source's length S, as the course does
+    if (v->op.rows > 1 && v->op.row_axis == AXIS_TOKEN) ra = "S";
+    if (v->op.cols > 1 && v->op.col_axis == AXIS_TOKEN) ca = "S";
+  }
+  snprintf(buf, (size_t)cap, "%s×%s = %d×%d", ra, ca, v->op.rows, v->op.cols);
+  return v->op.rows > (int)h || v->op.cols > (int)w;
+}
+
 static Margins margins(const Eq *e, int k, const Units *u) {
   const ViewOperand *v = &e->lay->ops[k];
   const OpDeco *d = &e->deco[k];
@@ -342,6 +356,13 @@ static Margins margins(const Eq *e, int k, const Units *u) {
   m.right = fs * 0.6f;
   if (d->row_sums) m.right += text_width(FONT_SANS, fs * 0.85f, "Σ 1.000") + 8;
   if (d->top_words) m.right += fs * 13.5f;
+  // the shape, centred under the cells, may be wider than they are: room on both sides
+  float w, h;
+  char buf[96];
+  cell_box(v, u, &w, &h);
+  if (shape_text(e, v, w, h, buf, sizeof buf)) m.bottom += fs * 0.95f; // "area-averaged"
+  float over = (text_width(FONT_SANS, fs * 0.85f, buf) - w) / 2 + fs * 0.3f;
+  m.left = fmaxf(m.left, over), m.right = fmaxf(m.right, over);
   return m;
 }
 
@@ -414,6 +435,25 @@ static Units fit_units(const Eq *e, bool comp, float avail_w, float avail_h) {
     if (tight || fits(e, &u, avail_w, avail_h)) return u;
   }
   return units_for(e, 0.01f, comp, true);
+}
+
+// Then the token unit alone as large as still fits (up to the largest cell): an equation whose
+// width is spent on 64 dimensions gets taller token rows, and larger words, in the height it has.
+static Units grow_tokens(const Eq *e, Units u, float avail_w, float avail_h) {
+  if (u.tok_comp || !fits(e, &u, avail_w, avail_h)) return u;
+  float ts = e->o->text_scale * e->fs_scale, lo = u.t, hi = fmaxf(u.t, e->smax);
+  for (int it = 0; it < 24; it++) {
+    Units v = u;
+    v.t = (lo + hi) / 2;
+    v.fs = fminf(FS_MAX * ts, fmaxf(u.fs, v.t * 0.42f));
+    if (fits(e, &v, avail_w, avail_h))
+      lo = v.t;
+    else
+      hi = v.t;
+  }
+  u.fs = fminf(FS_MAX * ts, fmaxf(u.fs, lo * 0.42f));
+  u.t = lo;
+  return u;
 }
 
 // ---------------------------------------------------------------- drawing an operand
@@ -707,20 +747,6 @@ static void draw_top_words(Eq *e, ViewOperand *v, float fs) {
   }
 }
 
-static void shape_text(const Eq *e, const ViewOperand *v, char *buf, int cap) {
-  const TraceTensor *src = operand_src(&v->op);
-  const char *ra = v->op.rows == 1 ? "1" : axis_letter(v->op.row_axis);
-  const char *ca = v->op.cols == 1 ? "1" : axis_letter(v->op.col_axis);
-  if (e->t && e->t->T > 0) { // an encoder-decoder calls the source's length S, as the course does
-    if (v->op.rows > 1 && v->op.row_axis == AXIS_TOKEN) ra = "S";
-    if (v->op.cols > 1 && v->op.col_axis == AXIS_TOKEN) ca = "S";
-  }
-  bool averaged = v->drows < v->op.rows || v->dcols < v->op.cols;
-  (void)src;
-  snprintf(buf, (size_t)cap, "%s×%s = %d×%d%s", ra, ca, v->op.rows, v->op.cols,
-           averaged ? " (area-averaged)" : "");
-}
-
 static void draw_operand(Eq *e, int k, const Units *u) {
   const Theme *th = e->o->theme;
   ViewOperand *v = &e->lay->ops[k];
@@ -769,11 +795,14 @@ static void draw_operand(Eq *e, int k, const Units *u) {
                          "queries ↓");
   }
   char buf[96];
-  shape_text(e, v, buf, sizeof buf);
+  bool averaged = shape_text(e, v, v->w, v->h, buf, sizeof buf);
   scene_text_aligned(e->s, FONT_SANS, fs * 0.85f, v->x + v->w / 2, v->y + v->h + fs * 1.35f, 0.5f, th->muted,
                      buf);
+  if (averaged)
+    scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.7f, v->x + v->w / 2, v->y + v->h + fs * 2.2f, 0.5f,
+                       th->muted, "area-averaged");
   if (e->o->scale == SCALE_MATRIX && v->op.index >= 0)
-    draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * 1.75f);
+    draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * (averaged ? 2.7f : 1.75f));
   if (d->row_sums) draw_row_sums(e, v, fs);
   if (d->top_words) draw_top_words(e, v, fs);
 }
@@ -912,8 +941,15 @@ void eq_layout_and_draw(Eq *e) {
   float avail_w = e->w - bar_w - e->bars_w - FS_MIN * ts, avail_h = e->h - FS_MIN * ts;
   e->smax = fmaxf(SMAX * ts, fminf(avail_w, avail_h) / 5);
   compute_scales(e);
-  Units u = fit_units(e, false, avail_w, avail_h);
-  if (u.k < SMIN) u = fit_units(e, true, avail_w, avail_h);
+  // labels at their smallest and still no room (a long row of wide operands in a small window):
+  // smaller labels, step by step, rather than cells of no size
+  Units u;
+  for (e->fs_scale = 1.0f;; e->fs_scale *= 0.9f) {
+    u = fit_units(e, false, avail_w, avail_h);
+    if (u.k < SMIN) u = fit_units(e, true, avail_w, avail_h);
+    if (fits(e, &u, avail_w, avail_h) || e->fs_scale < 0.35f) break;
+  }
+  u = grow_tokens(e, u, avail_w, avail_h);
   for (int pass = 0; pass < 3; pass++) { // nothing fits even tight: the whole picture smaller
     float w, h;
     extent(e, &u, &w, &h);

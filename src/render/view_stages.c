@@ -338,19 +338,23 @@ static int pred_row(int focus, int rows) { return focus >= 0 && focus < rows ? f
 // The PRED_TOP most likely next words after token `row` of t, as bars in x, y, w, h under a
 // caption ("the next word after “bank”"); notes the words' size and the chart's place in the layout.
 static void pred_chart(Eq *e, const Trace *t, int row, float x, float y, float w, float h) {
+  pred_chart_of(e, t, t->pred, row, x, y, w, h);
+}
+
+void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, float w, float h) {
   const Theme *th = e->o->theme;
   float ts = e->o->text_scale;
-  Operand op = operand_tensor(t, t->pred, 0, false);
+  Operand op = operand_tensor(t, index, 0, false);
   int idx[PRED_TOP], n = view_top_words(&op, row, PRED_TOP, idx);
   char names[PRED_TOP][96], tok[96];
   Bar bars[PRED_TOP];
   for (int i = 0; i < n; i++) {
-    const char *s = trace_axis_label(t, AXIS_VOCAB, idx[i], names[i], sizeof names[i]);
+    const char *s = trace_axis_label(t, op.col_axis, idx[i], names[i], sizeof names[i]);
     if (s != names[i]) snprintf(names[i], sizeof names[i], "%s", s);
     bars[i] = (Bar){names[i], operand_at(&op, row, idx[i]), i == 0};
   }
   float cf = fminf(h * 0.075f, 34 * ts), pad = w * 0.04f;
-  const char *word = trace_axis_label(t, AXIS_TOKEN, row, tok, sizeof tok);
+  const char *word = trace_axis_label(t, op.row_axis, row, tok, sizeof tok);
   const char *cap = scene_strf(e->s, "the next word after “%s”: the %d most likely", word, n);
   if (text_width(FONT_SANS_BOLD, cf, cap) > w - 2 * pad) cap = scene_strf(e->s, "after “%s”", word);
   float tw = text_width(FONT_SANS_BOLD, cf, cap); // a long word: smaller, never over the next chart
@@ -367,6 +371,15 @@ static void pred_chart(Eq *e, const Trace *t, int row, float x, float y, float w
   }
 }
 
+void eq_pred_chart(Eq *e, int kp) {
+  const Operand *p = &e->lay->ops[kp].op;
+  int row = pred_row(e->o->focus_row, p->rows);
+  e->deco[kp].mark_top = true, e->deco[kp].top_row = row;
+  float ch = e->h * PRED_CHART;
+  pred_chart_of(e, p->trace, p->index, row, e->x, e->y + e->h - ch, e->w - eq_bar_width(e), ch);
+  e->bars_h = e->h, e->h -= ch;
+}
+
 static void stage_predict(Eq *e) {
   const Trace *t = e->t;
   int x = t->head_norm >= 0    ? t->head_norm
@@ -376,13 +389,7 @@ static void stage_predict(Eq *e) {
   e->deco[kx].row_labels = true;
   int kw = op(e, t->Wout, 0, false, t->model->tie_head ? "E^\\top" : "W_{\\mathrm{out}}", LINK_COL);
   int kp = op(e, t->pred, 0, false, "\\hat{p}", LINK_NONE);
-  // under the equation, the focused row's most likely next words as large bars; the heatmap's
-  // vocabulary axis names the same words
-  int row = pred_row(e->o->focus_row, t->L);
-  e->deco[kp].mark_top = true, e->deco[kp].top_row = row;
-  float ch = e->h * PRED_CHART;
-  pred_chart(e, t, row, e->x, e->y + e->h - ch, e->w - eq_bar_width(e), ch);
-  e->bars_h = e->h, e->h -= ch;
+  eq_pred_chart(e, kp);
   eq_tex(e, 0, "\\operatorname{softmax}");
   eq_delim(e, 0, '(');
   eq_put(e, 0, kx);
