@@ -438,21 +438,34 @@ static Units fit_units(const Eq *e, bool comp, float avail_w, float avail_h) {
 }
 
 // Then the token unit alone as large as still fits (up to the largest cell): an equation whose
-// width is spent on 64 dimensions gets taller token rows, and larger words, in the height it has.
+// width is spent on 64 dimensions gets taller token rows in the height it has.
+// The largest k that fits with the token unit t fixed (the labels as in base).
+static float fit_k(const Eq *e, Units base, float t, float avail_w, float avail_h) {
+  float lo = 0, hi = base.k;
+  for (int it = 0; it < 16; it++) {
+    Units v = base;
+    v.k = (lo + hi) / 2, v.t = t;
+    if (fits(e, &v, avail_w, avail_h))
+      lo = v.k;
+    else
+      hi = v.k;
+  }
+  return lo;
+}
+
 static Units grow_tokens(const Eq *e, Units u, float avail_w, float avail_h) {
   if (u.tok_comp || !fits(e, &u, avail_w, avail_h)) return u;
-  float ts = e->o->text_scale * e->fs_scale, lo = u.t, hi = fmaxf(u.t, e->smax);
-  for (int it = 0; it < 24; it++) {
-    Units v = u;
-    v.t = (lo + hi) / 2;
-    v.fs = fminf(FS_MAX * ts, fmaxf(u.fs, v.t * 0.42f));
-    if (fits(e, &v, avail_w, avail_h))
-      lo = v.t;
+  // a taller token row costs a little width (the brackets grow with the matrices): the dimension
+  // unit may give up 6 % of its length for it
+  float lo = u.t, hi = fmaxf(u.t, e->smax), k = u.k;
+  for (int it = 0; it < 12; it++) { // the labels keep their size: the width is usually what binds
+    float t = (lo + hi) / 2, kt = fit_k(e, u, t, avail_w, avail_h);
+    if (kt >= 0.94f * u.k)
+      lo = t, k = kt;
     else
-      hi = v.t;
+      hi = t;
   }
-  u.fs = fminf(FS_MAX * ts, fmaxf(u.fs, lo * 0.42f));
-  u.t = lo;
+  if (lo > u.t) u.t = lo, u.k = k;
   return u;
 }
 
