@@ -356,48 +356,83 @@ static Margins margins(const Eq *e, int k, const Units *u) {
   m.right = fs * 0.6f;
   if (d->row_sums) m.right += text_width(FONT_SANS, fs * 0.85f, "Σ 1.000") + 8;
   if (d->top_words) m.right += fs * 13.5f;
-  // the shape, centred under the cells, may be wider than they are: room on both sides
   float w, h;
   char buf[96];
   cell_box(v, u, &w, &h);
   if (shape_text(e, v, w, h, buf, sizeof buf)) m.bottom += fs * 0.95f; // "area-averaged"
-  float over = (text_width(FONT_SANS, fs * 0.85f, buf) - w) / 2 + fs * 0.3f;
-  m.left = fmaxf(m.left, over), m.right = fmaxf(m.right, over);
   return m;
+}
+
+// How far the shape under an operand reaches past its cells on each side (it is centred).
+static float shape_over(const Eq *e, const ViewOperand *v, const Units *u) {
+  float w, h;
+  char buf[96];
+  cell_box(v, u, &w, &h);
+  shape_text(e, v, w, h, buf, sizeof buf);
+  return fmaxf(0, (text_width(FONT_SANS, u->fs * 0.85f, buf) - w) / 2);
+}
+
+static float row_tallest(const Eq *e, int r, const Units *u) { // delimiters grow to it
+  float tallest = 0;
+  for (int i = 0; i < e->rows[r].n; i++)
+    if (e->rows[r].items[i].kind == IT_OP) {
+      float w, h;
+      cell_box(&e->lay->ops[e->rows[r].items[i].op], u, &w, &h);
+      tallest = fmaxf(tallest, h);
+    }
+  return tallest;
+}
+
+// Places the items of row r from x = 0: xs[i] (may be NULL) where item i starts (an operand's
+// left margin); returns the row's width. Operands are apart by their margins and the operators
+// between them, and further when the shapes under two neighbours would otherwise touch (shapes
+// are at the bottom: they may reach under an operator, not under the next shape).
+static float row_place(const Eq *e, int r, const Units *u, float *xs) {
+  const EqRow *row = &e->rows[r];
+  float fs = u->fs, gap = fs * 0.6f, x = 0, tallest = row_tallest(e, r, u);
+  float since = -1, prev_over = 0; // from the last operand's cells' right edge; its shape's reach
+  for (int i = 0; i < row->n; i++) {
+    const Item *it = &row->items[i];
+    if (i) x += gap, since += since >= 0 ? gap : 0;
+    if (it->kind != IT_OP) {
+      float w = it->kind == IT_TEX ? measure_tex(it->tex, fs * 1.6f).width : delim_width(tallest, fs);
+      if (xs) xs[i] = x;
+      x += w, since += since >= 0 ? w : 0;
+      continue;
+    }
+    const ViewOperand *v = &e->lay->ops[it->op];
+    Margins m = margins(e, it->op, u);
+    float w, h, over = shape_over(e, v, u);
+    cell_box(v, u, &w, &h);
+    if (since >= 0 && prev_over + over + fs * 0.6f > since + m.left)
+      x += prev_over + over + fs * 0.6f - (since + m.left);
+    else if (since < 0 && over > x + m.left) // the first shape stays inside the row
+      x = over - m.left;
+    if (xs) xs[i] = x;
+    x += m.left + w + m.right, since = m.right, prev_over = over;
+  }
+  if (since >= 0 && prev_over > since) x += prev_over - since; // and the last one
+  return x;
 }
 
 // Width of row r and its extent above/below the axis.
 static void row_extent(const Eq *e, int r, const Units *u, float *width, float *above, float *below) {
   const EqRow *row = &e->rows[r];
-  float fs = u->fs, gap = fs * 0.6f;
-  *width = 0, *above = 0, *below = 0;
-  float tallest = 0; // delimiters grow to the tallest operand of the row
-  for (int i = 0; i < row->n; i++)
-    if (row->items[i].kind == IT_OP) {
-      float w, h;
-      cell_box(&e->lay->ops[row->items[i].op], u, &w, &h);
-      tallest = fmaxf(tallest, h);
-    }
+  float fs = u->fs;
+  *width = row_place(e, r, u, NULL), *above = 0, *below = 0;
   for (int i = 0; i < row->n; i++) {
     const Item *it = &row->items[i];
-    if (i) *width += gap;
     if (it->kind == IT_TEX) {
       TexMetrics m = measure_tex(it->tex, fs * 1.6f);
-      *width += m.width;
       *above = fmaxf(*above, m.ascent);
       *below = fmaxf(*below, m.descent);
-      continue;
+    } else if (it->kind == IT_OP) {
+      Margins m = margins(e, it->op, u);
+      float w, h;
+      cell_box(&e->lay->ops[it->op], u, &w, &h);
+      *above = fmaxf(*above, m.top + h / 2);
+      *below = fmaxf(*below, h / 2 + m.bottom);
     }
-    if (it->kind == IT_DELIM) {
-      *width += delim_width(tallest, fs);
-      continue;
-    }
-    Margins m = margins(e, it->op, u);
-    float w, h;
-    cell_box(&e->lay->ops[it->op], u, &w, &h);
-    *width += m.left + w + m.right;
-    *above = fmaxf(*above, m.top + h / 2);
-    *below = fmaxf(*below, h / 2 + m.bottom);
   }
 }
 
@@ -458,6 +493,11 @@ static Units grow_tokens(const Eq *e, Units u, float avail_w, float avail_h) {
   // a taller token row costs a little width (the brackets grow with the matrices): the dimension
   // unit may give up 6 % of its length for it
   float lo = u.t, hi = fmaxf(u.t, e->smax), k = u.k;
+  for (int q = 0; q < e->lay->n_ops; q++) { // and no operand more than twice as tall as wide
+    const Operand *op = &e->lay->ops[q].op;
+    if (is_tok(op->row_axis) && !is_tok(op->col_axis) && op->cols > 1)
+      hi = fminf(hi, fmaxf(u.t, 2 * axis_len(&u, op->col_axis, op->cols) / (float)op->rows));
+  }
   for (int it = 0; it < 12; it++) { // the labels keep their size: the width is usually what binds
     float t = (lo + hi) / 2, kt = fit_k(e, u, t, avail_w, avail_h);
     if (kt >= 0.94f * u.k)
@@ -558,7 +598,7 @@ static void draw_cells(Eq *e, ViewOperand *v) {
     // 60% of labels that did not grow with the cells): smaller still, a grid of numbers is noise
     // on a projector, and the colours say more
     if (need > cw * 0.9f) nf *= cw * 0.9f / need, need = cw * 0.9f;
-    if (nf >= fmaxf(8.5f, e->fs * 0.38f) && need <= cw * 0.9f) {
+    if (nf >= fmaxf(9.5f, e->fs * 0.38f) && need <= cw * 0.9f) {
       v->number_px = nf;
       for (int i = 0; i < R; i++)
         for (int j = 0; j < C; j++) {
@@ -992,39 +1032,31 @@ void eq_layout_and_draw(Eq *e) {
   float x0 = pmx > 0 ? e->x - px : e->x + (avail_w - widest) / 2;
   float y = pmy > 0 ? e->y - py : e->y + (avail_h - total) / 2;
   l->pic[0] = x0, l->pic[1] = y, l->pic[2] = widest, l->pic[3] = total;
-  float gap = fs * 0.6f;
   for (int r = 0; r < e->n_rows; r++) {
     const EqRow *row = &e->rows[r];
-    float axis = y + aboves[r], x = x0 + (widest - widths[r]) / 2, tallest = 0;
-    for (int i = 0; i < row->n; i++)
-      if (row->items[i].kind == IT_OP) {
-        float w, h;
-        cell_box(&e->lay->ops[row->items[i].op], &u, &w, &h);
-        tallest = fmaxf(tallest, h);
-      }
+    float xs[VIEW_MAX_ITEMS], axis = y + aboves[r], x = x0 + (widest - widths[r]) / 2;
+    float tallest = row_tallest(e, r, &u);
+    row_place(e, r, &u, xs);
     for (int i = 0; i < row->n; i++) {
       const Item *it = &row->items[i];
-      if (i) x += gap;
+      float ix = x + xs[i];
       if (it->kind == IT_TEX) {
         TexMetrics m = measure_tex(it->tex, fs * 1.6f);
         // centre the operator's box on the axis of the matrices
-        tex_draw(e->s, it->tex, fs * 1.6f, false, x, axis + (m.ascent - m.descent) / 2, o->theme->text);
-        x += m.width;
+        tex_draw(e->s, it->tex, fs * 1.6f, false, ix, axis + (m.ascent - m.descent) / 2, o->theme->text);
         continue;
       }
       if (it->kind == IT_DELIM) {
         float h = tallest + fs * 0.8f;
-        draw_delim(e->s, it->delim, x, axis - h / 2, h, fs, o->theme->text);
-        x += delim_width(tallest, fs);
+        draw_delim(e->s, it->delim, ix, axis - h / 2, h, fs, o->theme->text);
         continue;
       }
       ViewOperand *v = &e->lay->ops[it->op];
       Margins m = margins(e, it->op, &u);
       cell_box(v, &u, &v->w, &v->h);
-      v->x = x + m.left;
+      v->x = ix + m.left;
       v->y = axis - v->h / 2;
       draw_operand(e, it->op, &u);
-      x += m.left + v->w + m.right;
     }
     y += heights[r] + fs * 1.2f;
   }
