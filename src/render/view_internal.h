@@ -27,7 +27,6 @@ typedef struct {
 typedef struct {
   bool row_labels;       // token / dimension labels on the left
   bool row_sums;         // Σ of each row on the right (softmax)
-  bool top_words;        // the most likely words per row on the right (prediction)
   uint32_t symbol_color; // 0: theme text
   const char *caption;   // a line of plain text above the symbol (compare views), or NULL
   bool caption_row;      // the caption starts at the operand and may run along the whole row

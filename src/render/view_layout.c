@@ -355,7 +355,6 @@ static Margins margins(const Eq *e, int k, const Units *u) {
   if (has_bands(&v->op, false)) m.left += fs * 0.6f;
   m.right = fs * 0.6f;
   if (d->row_sums) m.right += text_width(FONT_SANS, fs * 0.85f, "Σ 1.000") + 8;
-  if (d->top_words) m.right += fs * 13.5f;
   float w, h;
   char buf[96];
   cell_box(v, u, &w, &h);
@@ -782,24 +781,6 @@ static void draw_row_sums(Eq *e, ViewOperand *v, float fs) {
   }
 }
 
-static void draw_top_words(Eq *e, ViewOperand *v, float fs) {
-  const Theme *th = e->o->theme;
-  float ch = v->h / v->op.rows;
-  if (ch < 9) return;
-  float lf = fminf(fs * 0.85f, ch * 0.7f), x = v->x + v->w + 14;
-  scene_text(e->s, FONT_SANS_BOLD, fs * 0.85f, x, v->y - fs * 0.5f, th->muted, "most likely words");
-  char buf[160], wb[96];
-  for (int i = 0; i < v->op.rows; i++) {
-    int best[3], nb = view_top_words(&v->op, i, 3, best);
-    int n = 0;
-    for (int k = 0; k < nb; k++)
-      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s %.2f", k ? ", " : "",
-                    label(v->op.trace, v->op.col_axis, best[k], wb, sizeof wb),
-                    operand_at(&v->op, i, best[k]));
-    scene_text(e->s, FONT_SANS, lf, x, v->y + (i + 0.5f) * ch + lf * 0.35f, th->text, buf);
-  }
-}
-
 static void draw_operand(Eq *e, int k, const Units *u) {
   const Theme *th = e->o->theme;
   ViewOperand *v = &e->lay->ops[k];
@@ -857,7 +838,6 @@ static void draw_operand(Eq *e, int k, const Units *u) {
   if (e->o->scale == SCALE_MATRIX && v->op.index >= 0)
     draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * (averaged ? 2.7f : 1.75f));
   if (d->row_sums) draw_row_sums(e, v, fs);
-  if (d->top_words) draw_top_words(e, v, fs);
 }
 
 // ---------------------------------------------------------------- highlights
