@@ -130,6 +130,7 @@ check 'has zoom 22 "zoom=0.90 .*status=picture 90%$"' "− makes it smaller than
 check 'has zoom 24 "zoom=1.10 "' "Ctrl + wheel zooms: $(line zoom 24 | grep -o 'zoom=[0-9.]*')"
 check 'has zoom 25 "size=1.1 zoom=1.10 .*status=text 110%"' "Ctrl + changes the text only"
 check 'has zoom 26 "zoom=1.10 "' "the wheel without Ctrl does not zoom"
+check 'has zoom 27 "step 12/25 stage=scores .*zoom=1.10 pan=[1-9]"' "the next step keeps the zoom, panned to its result: $(line zoom 27 | grep -o 'zoom=[0-9.]* pan=[0-9,]*')"
 
 # 4. editing the sentence: recomputed as typed, unknown words kept, an empty sentence refused
 run editing "$R/editing.txt" $RANDOM_MODEL --text "the cat"

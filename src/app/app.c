@@ -85,6 +85,9 @@ void app_set_status(App *a, const char *fmt, ...) {
   a->dirty = true;
 }
 
+static void relayout(App *a);
+static void show_result(App *a);
+
 static void enter_step(App *a, int step) {
   int n = app_n_steps(a);
   if (step < 0) step = 0;
@@ -109,6 +112,11 @@ static void enter_step(App *a, int step) {
   }
   clear_selection(a);
   app_touch(a);
+  if (a->zoom > 1 && a->w > 0 && a->h > 0) { // a zoomed picture: the new step's result in view
+    a->pan_x = a->pan_y = 0;
+    relayout(a);
+    show_result(a);
+  }
 }
 
 // , and .: the same decoder stage one generation step back or on (--generate).
@@ -398,19 +406,11 @@ static void relayout(App *a) { // the layout at once, so that the status can say
   scene_free(&s);
 }
 
-static void zoom_to(App *a, float z) {
-  float f[2], at[2];
-  zoom_anchor(a, f, at);
-  a->zoom = z;
-  app_touch(a);
-  if (a->w <= 0 || a->h <= 0) return;
-  relayout(a);
-  const ViewLayout *l = &a->lay; // pan so that the anchor's point of the picture stays where it was
-  float x0 = l->pic[0] + l->pan[0], y0 = l->pic[1] + l->pan[1]; // the picture's place at pan 0
-  a->pan_x = fminf(l->pan_max[0], fmaxf(0, x0 + f[0] * l->pic[2] - at[0]));
-  a->pan_y = fminf(l->pan_max[1], fmaxf(0, y0 + f[1] * l->pic[3] - at[1]));
-  relayout(a);
-  if (l->result >= 0 && l->result < l->n_ops) { // then the whole result in view, when it can be
+// Pans a picture larger than the window so that the step's result is whole in view, when it can
+// be (with its row labels and shape), moving as little as it must.
+static void show_result(App *a) {
+  const ViewLayout *l = &a->lay;
+  if (l->result >= 0 && l->result < l->n_ops) {
     const ViewOperand *v = &l->ops[l->result];
     float fs = l->fs, box[4] = {v->x - 6 * fs, v->y - 5 * fs, v->x + v->w + 2 * fs, v->y + v->h + 2 * fs};
     float *pan[2] = {&a->pan_x, &a->pan_y};
@@ -423,6 +423,21 @@ static void zoom_to(App *a, float z) {
     }
     relayout(a);
   }
+}
+
+static void zoom_to(App *a, float z) {
+  float f[2], at[2];
+  zoom_anchor(a, f, at);
+  a->zoom = z;
+  app_touch(a);
+  if (a->w <= 0 || a->h <= 0) return;
+  relayout(a);
+  const ViewLayout *l = &a->lay; // pan so that the anchor's point of the picture stays where it was
+  float x0 = l->pic[0] + l->pan[0], y0 = l->pic[1] + l->pan[1]; // the picture's place at pan 0
+  a->pan_x = fminf(l->pan_max[0], fmaxf(0, x0 + f[0] * l->pic[2] - at[0]));
+  a->pan_y = fminf(l->pan_max[1], fmaxf(0, y0 + f[1] * l->pic[3] - at[1]));
+  relayout(a);
+  show_result(a);
   zoom_status(a);
 }
 
