@@ -527,8 +527,12 @@ static const char *format_tick(char *buf, int cap, float v) {
   return buf;
 }
 
-static void format_value(char *buf, int cap, float v, bool onehot) {
-  if (onehot)
+// compact: one decimal fewer, for signed values in cells too narrow for "-0.00" ("-9.8", "-15")
+static void format_value(char *buf, int cap, float v, bool onehot, bool compact) {
+  if (compact && isfinite(v) && fabsf(v) < 99999.5f)
+    snprintf(buf, (size_t)cap, fabsf(v) >= 9.95f ? "%.0f" : "%.1f",
+             fabsf(v) < 0.05f ? 0.0f : v); // not "-0.0"
+  else if (onehot)
     snprintf(buf, (size_t)cap, "%s", v == 1.0f ? "1" : "");
   else if (!isfinite(v))
     snprintf(buf, (size_t)cap, v < 0 ? "−∞" : "∞");
@@ -596,14 +600,23 @@ static void draw_cells(Eq *e, ViewOperand *v) {
     // smaller numbers rather than none, down to 38% of the labels' size (the size of the old
     // 60% of labels that did not grow with the cells): smaller still, a grid of numbers is noise
     // on a projector, and the colours say more
+    float nf0 = nf, least = fmaxf(9.5f, e->fs * 0.38f);
     if (need > cw * 0.9f) nf *= cw * 0.9f / need, need = cw * 0.9f;
-    if (nf >= fmaxf(9.5f, e->fs * 0.38f) && need <= cw * 0.9f) {
+    // signed values: one decimal fewer rather than no numbers, or than numbers too small to read
+    // from the back of a room (below 60 % of the labels) when that makes them a fifth larger
+    bool compact = false;
+    if (nf < e->fs * 0.6f && signed_vals && !onehot) {
+      float nc = nf0, needc = text_width(FONT_MONO, nc, "-0.0");
+      if (needc > cw * 0.9f) nc *= cw * 0.9f / needc, needc = cw * 0.9f;
+      if (nc >= least && nc >= nf * 1.2f) nf = nc, need = needc, compact = true;
+    }
+    if (nf >= least && need <= cw * 0.9f) {
       v->number_px = nf;
       for (int i = 0; i < R; i++)
         for (int j = 0; j < C; j++) {
           float val = operand_at(&v->op, i, j);
           if (!isfinite(val) && !mask_op) continue;
-          format_value(buf, sizeof buf, val, onehot);
+          format_value(buf, sizeof buf, val, onehot, compact);
           if (!buf[0]) continue;
           uint32_t ink = cmap_ink_on(colors[(size_t)i * C + j]);
           float tw = text_width(FONT_MONO, nf, buf);
