@@ -122,7 +122,7 @@ check 'awk "BEGIN{exit !($(cw 15) > 1.4 * $(cw 12))}"' "the score cells grow wit
 num15=$(line zoom 15 | sed -n 's/.* numpx=\([0-9.]*\) numw=\([0-9.]*\).*/\1 \2/p')
 check 'awk "BEGIN{split(\"$num15\", n, \" \"); exit !(n[1] >= 9 && n[2] > 0 && n[2] <= $(cw 15))}"' "numbers in the score cells at 150 %, inside them (size, widest: $num15; cell $(cw 15))"
 p15=$(line zoom 15 | sed -n 's/.* pan=\([0-9]*\),.*/\1/p'); p16=$(line zoom 16 | sed -n 's/.* pan=\([0-9]*\),.*/\1/p')
-check '[ "$p16" -lt "$p15" ] && has zoom 16 "step 11/25 "' "Alt + Left moves the picture ($p15 → $p16 px) and does not step"
+check '[ "$p16" -lt "$p15" ] && has zoom 16 "step 11/"' "Alt + Left moves the picture ($p15 → $p16 px) and does not step"
 p20=$(line zoom 20 | sed -n 's/.* pan=\([0-9]*\),.*/\1/p')
 check '[ "$p20" -eq $((p16 - 60)) ]' "a drag 60 px to the right beside the cells moves it with the pointer ($p16 → $p20 px)"
 check 'has zoom 21 "zoom=1.00 pan=0,0 .*status=picture 100%$"' "Z fits it to the window again"
@@ -130,7 +130,7 @@ check 'has zoom 22 "zoom=0.90 .*status=picture 90%$"' "− makes it smaller than
 check 'has zoom 24 "zoom=1.10 "' "Ctrl + wheel zooms: $(line zoom 24 | grep -o 'zoom=[0-9.]*')"
 check 'has zoom 25 "size=1.1 zoom=1.10 .*status=text 110%"' "Ctrl + changes the text only"
 check 'has zoom 26 "zoom=1.10 "' "the wheel without Ctrl does not zoom"
-check 'has zoom 27 "step 12/25 stage=scores .*zoom=1.10 pan=[1-9]"' "the next step keeps the zoom, panned to its result: $(line zoom 27 | grep -o 'zoom=[0-9.]* pan=[0-9,]*')"
+check 'has zoom 27 "step 12/[0-9]* stage=scores .*zoom=1.10 pan=[1-9]"' "the next step keeps the zoom, panned to its result: $(line zoom 27 | grep -o 'zoom=[0-9.]* pan=[0-9,]*')"
 
 # 4. editing the sentence: recomputed as typed, unknown words kept, an empty sentence refused
 run editing "$R/editing.txt" $RANDOM_MODEL --text "the cat"
