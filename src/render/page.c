@@ -212,7 +212,11 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   float fh = 38 * u, fy0 = H - fh;
   scene_rect(s, 0, fy0, W, fh, th->panel);
   char right[128];
-  snprintf(right, sizeof right, "colour scale: %s · Stepformer", view_scale_name(o->scale));
+  if (o->zoom > 0 && fabsf(o->zoom - 1.0f) > 0.005f) // the window's zoomed picture says its size
+    snprintf(right, sizeof right, "picture %.0f %% · colour scale: %s · Stepformer", o->zoom * 100.0f,
+             view_scale_name(o->scale));
+  else
+    snprintf(right, sizeof right, "colour scale: %s · Stepformer", view_scale_name(o->scale));
   float rw = text_width(FONT_SANS, 17 * u, right);
   scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fy0 + fh * 0.66f, 1.0f, th->muted, right);
   page_footer(t, p->sentence, buf, sizeof buf);
