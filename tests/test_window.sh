@@ -107,18 +107,39 @@ done
 shown=$(line cursor 14 | sed 's/.*\[the, bank\] = \([-0-9.]*\).*/\1/')
 check '[ -n "$shown" ]' "the log shows the value"
 
-# 3b. + and − stop at the largest size the window has room for (1280x720: 130%), a narrower
-# window shrinks it; P cycles Q, K, V on their step and says what it shows
+# 3b. Ctrl + and Ctrl − (the text) stop at the largest size the window has room for (1280x720:
+# 130%), a narrower window shrinks it; P cycles Q, K, V on their step and says what it shows
 run sizes "$R/size-parts.txt" $RANDOM_MODEL --text "The cat walks by the bank"
-check 'has sizes 3 "size=1.3 .*status=size 130%$"' "+ three times: 130%"
-check 'has sizes 4 "size=1.3 .*status=size 130%: the largest that fits this window"' "a fourth +: $(line sizes 4 | sed 's/.*status=//')"
-check 'has sizes 7 "size=1.2 "' "− after the largest: 120%"
+check 'has sizes 3 "size=1.3 zoom=1.00 .*status=text 130%$"' "Ctrl + three times: text 130%, the picture stays 100%"
+check 'has sizes 4 "size=1.3 .*status=text 130%: the largest that fits this window"' "a fourth Ctrl +: $(line sizes 4 | sed 's/.*status=//')"
+check 'has sizes 7 "size=1.2 "' "Ctrl − after the largest: 120%"
 check 'has sizes 9 "size=1.0 "' "a 900x700 window has room for 100% only: $(line sizes 9 | grep -o 'size=[0-9.]*')"
 check 'has sizes 15 "stage=qkv .*status=showing Q: the queries"' "P: Q alone"
 check 'has sizes 16 "status=showing K: the keys"' "P again: K"
 check 'has sizes 17 "status=showing V: the values"' "P again: V"
 check 'has sizes 18 "status=showing Q, K and V"' "P again: all three"
 check 'has sizes 20 "stage=addpos .*status=P picks Q, K or V on the Q, K, V step"' "P elsewhere says where it works"
+
+# 3c. the picture's size (tests/replay/zoom.txt, the cat/bank lesson's scores step): + three
+# times is 150 %, whose score cells are larger than at 100 % with numbers inside them; Alt +
+# arrows and a drag move it; Z fits it again; Ctrl + wheel zooms, the wheel alone does not
+run zoom "$R/zoom.txt"
+cw() { line zoom "$1" | sed -n 's/.* cellw=\([0-9.]*\) .*/\1/p'; }
+check 'has zoom 12 "stage=scores .*zoom=1.00 pan=0,0 "' "the scores step, fitted: $(line zoom 12 | grep -o 'zoom=.*numw=[0-9.]*')"
+check 'has zoom 15 "zoom=1.50 .*status=picture 150%: drag or Alt + arrows to move it, Z fits it"' "+ three times: 150 %, and it says how to move it"
+check 'awk "BEGIN{exit !($(cw 15) > 1.4 * $(cw 12))}"' "the score cells grow with the picture: $(cw 12) px at 100 %, $(cw 15) px at 150 %"
+num15=$(line zoom 15 | sed -n 's/.* numpx=\([0-9.]*\) numw=\([0-9.]*\).*/\1 \2/p')
+check 'awk "BEGIN{split(\"$num15\", n, \" \"); exit !(n[1] >= 9 && n[2] > 0 && n[2] <= $(cw 15))}"' "numbers in the score cells at 150 %, inside them (size, widest: $num15; cell $(cw 15))"
+p15=$(line zoom 15 | sed -n 's/.* pan=\([0-9]*\),.*/\1/p'); p16=$(line zoom 16 | sed -n 's/.* pan=\([0-9]*\),.*/\1/p')
+check '[ "$p16" -lt "$p15" ] && has zoom 16 "step 11/"' "Alt + Left moves the picture ($p15 → $p16 px) and does not step"
+p20=$(line zoom 20 | sed -n 's/.* pan=\([0-9]*\),.*/\1/p')
+check '[ "$p20" -eq $((p16 - 60)) ]' "a drag 60 px to the right beside the cells moves it with the pointer ($p16 → $p20 px)"
+check 'has zoom 21 "zoom=1.00 pan=0,0 .*status=picture 100%$"' "Z fits it to the window again"
+check 'has zoom 22 "zoom=0.90 .*status=picture 90%$"' "− makes it smaller than the window"
+check 'has zoom 24 "zoom=1.10 "' "Ctrl + wheel zooms: $(line zoom 24 | grep -o 'zoom=[0-9.]*')"
+check 'has zoom 25 "size=1.1 zoom=1.10 .*status=text 110%"' "Ctrl + changes the text only"
+check 'has zoom 26 "zoom=1.10 "' "the wheel without Ctrl does not zoom"
+check 'has zoom 27 "step 12/[0-9]* stage=scores .*zoom=1.10 pan=[1-9]"' "the next step keeps the zoom, panned to its result: $(line zoom 27 | grep -o 'zoom=[0-9.]* pan=[0-9,]*')"
 
 # 4. editing the sentence: recomputed as typed, unknown words kept, an empty sentence refused
 run editing "$R/editing.txt" $RANDOM_MODEL --text "the cat"

@@ -107,6 +107,8 @@ static bool hidden_cell(const App *a, int op, int i) {
   const Trace *cmp = session_compare(a->s, a->step, &ct, &crow, &ccol);
   return i == (cmp && a->lay.ops[op].op.trace == cmp ? crow : ls->row);
 }
+static void relayout(App *a);
+static void show_result(App *a);
 
 static void enter_step(App *a, int step) {
   int n = app_n_steps(a);
@@ -133,6 +135,11 @@ static void enter_step(App *a, int step) {
   }
   clear_selection(a);
   app_touch(a);
+  if (a->zoom > 1 && a->w > 0 && a->h > 0) { // a zoomed picture: the new step's result in view
+    a->pan_x = a->pan_y = 0;
+    relayout(a);
+    show_result(a);
+  }
 }
 
 // , and .: the same decoder stage one generation step back or on (--generate).
@@ -384,7 +391,102 @@ static float max_text_scale(const App *a) {
 
 float app_text_scale(const App *a) { return fminf(a->text_scale, max_text_scale(a)); }
 
-// + and −: larger or smaller text and cells, in steps of 10%.
+// + and −: the picture larger or smaller, through these sizes. Where it no longer fits its area it
+// is moved by dragging or Alt + arrows; Z fits it again.
+static const float ZOOMS[] = {0.5f, 0.67f, 0.8f, 0.9f, 1.0f, 1.1f, 1.25f, 1.5f, 1.75f, 2.0f, 2.5f, 3.0f};
+
+static void zoom_status(App *a) {
+  bool larger = a->lay.pan_max[0] > 0 || a->lay.pan_max[1] > 0;
+  app_set_status(a, "picture %.0f%%%s", a->zoom * 100,
+                 larger ? ": drag or Alt + arrows to move it, Z fits it" : "");
+}
+
+// The point of the picture that stays in place when it is zoomed: the selected cell, else the
+// step's result (what the stage computes), else the area's centre; as fractions of the picture.
+static void zoom_anchor(const App *a, float f[2], float at[2]) {
+  const ViewLayout *l = &a->lay;
+  at[0] = l->clip[0] + l->clip[2] / 2, at[1] = l->clip[1] + l->clip[3] / 2;
+  int k = a->sel_op >= 0 && a->sel_op < l->n_ops ? a->sel_op : l->result;
+  if (k >= 0 && k < l->n_ops) {
+    const ViewOperand *v = &l->ops[k];
+    float x = v->x + v->w / 2, y = v->y + v->h / 2;
+    if (k == a->sel_op)
+      x = v->x + v->w * (a->sel_j + 0.5f) / v->op.cols, y = v->y + v->h * (a->sel_i + 0.5f) / v->op.rows;
+    at[0] = fminf(l->clip[0] + l->clip[2], fmaxf(l->clip[0], x));
+    at[1] = fminf(l->clip[1] + l->clip[3], fmaxf(l->clip[1], y));
+  }
+  f[0] = l->pic[2] > 0 ? (at[0] - l->pic[0]) / l->pic[2] : 0.5f;
+  f[1] = l->pic[3] > 0 ? (at[1] - l->pic[1]) / l->pic[3] : 0.5f;
+}
+
+static void relayout(App *a) { // the layout at once, so that the status can say whether it pans
+  ViewOptions vo;
+  PageSpec p;
+  app_page_spec(a, &p, &vo, a->w, a->h, false);
+  Scene s;
+  scene_init(&s, a->w, a->h, 0);
+  page_render(&s, &p, &a->lay);
+  scene_free(&s);
+}
+
+// Pans a picture larger than the window so that the step's result is whole in view, when it can
+// be (with its row labels and shape), moving as little as it must.
+static void show_result(App *a) {
+  const ViewLayout *l = &a->lay;
+  if (l->result >= 0 && l->result < l->n_ops) {
+    const ViewOperand *v = &l->ops[l->result];
+    float fs = l->fs, box[4] = {v->x - 6 * fs, v->y - 5 * fs, v->x + v->w + 2 * fs, v->y + v->h + 2 * fs};
+    float *pan[2] = {&a->pan_x, &a->pan_y};
+    for (int d = 0; d < 2; d++) {
+      float lo = l->clip[d], hi = l->clip[d] + l->clip[d + 2];
+      if (box[d + 2] - box[d] > hi - lo) continue;
+      if (box[d + 2] > hi) *pan[d] += box[d + 2] - hi;
+      if (box[d] < lo) *pan[d] -= lo - box[d];
+      *pan[d] = fminf(l->pan_max[d], fmaxf(0, *pan[d]));
+    }
+    relayout(a);
+  }
+}
+
+static void zoom_to(App *a, float z) {
+  float f[2], at[2];
+  zoom_anchor(a, f, at);
+  a->zoom = z;
+  app_touch(a);
+  if (a->w <= 0 || a->h <= 0) return;
+  relayout(a);
+  const ViewLayout *l = &a->lay; // pan so that the anchor's point of the picture stays where it was
+  float x0 = l->pic[0] + l->pan[0], y0 = l->pic[1] + l->pan[1]; // the picture's place at pan 0
+  a->pan_x = fminf(l->pan_max[0], fmaxf(0, x0 + f[0] * l->pic[2] - at[0]));
+  a->pan_y = fminf(l->pan_max[1], fmaxf(0, y0 + f[1] * l->pic[3] - at[1]));
+  relayout(a);
+  show_result(a);
+  zoom_status(a);
+}
+
+static void zoom_step(App *a, int d) {
+  int n = (int)(sizeof ZOOMS / sizeof *ZOOMS), k = 0;
+  while (k < n - 1 && ZOOMS[k] < a->zoom - 1e-3f) k++; // the listed size at or above the zoom
+  if (d < 0 && k > 0) k--;
+  if (d > 0 && ZOOMS[k] <= a->zoom + 1e-3f && k < n - 1) k++;
+  if ((d > 0 && a->zoom >= ZOOMS[n - 1]) || (d < 0 && a->zoom <= ZOOMS[0])) {
+    app_set_status(a, "picture %.0f%%: the %s size", a->zoom * 100, d > 0 ? "largest" : "smallest");
+    return;
+  }
+  zoom_to(a, ZOOMS[k]);
+}
+
+static void pan_by(App *a, float dx, float dy) {
+  if (a->lay.pan_max[0] <= 0 && a->lay.pan_max[1] <= 0) {
+    app_set_status(a, "the picture fits the window: + enlarges it");
+    return;
+  }
+  a->pan_x = fminf(a->lay.pan_max[0], fmaxf(0, a->pan_x + dx));
+  a->pan_y = fminf(a->lay.pan_max[1], fmaxf(0, a->pan_y + dy));
+  app_touch(a);
+}
+
+// Ctrl + and Ctrl −: larger or smaller text (header, narration), in steps of 10%.
 static void scale_text(App *a, float d) {
   float mx = max_text_scale(a), was = app_text_scale(a);
   float s = roundf((was + d) * 10) / 10;
@@ -392,9 +494,9 @@ static void scale_text(App *a, float d) {
   a->text_scale = s;
   app_touch(a);
   if (d > 0 && s <= was)
-    app_set_status(a, "size %.0f%%: the largest that fits this window", s * 100);
+    app_set_status(a, "text %.0f%%: the largest that fits this window", s * 100);
   else
-    app_set_status(a, "size %.0f%%", s * 100);
+    app_set_status(a, "text %.0f%%", s * 100);
 }
 
 // P on the Q, K, V step: all three (when they fit), then Q, K and V alone. Without room for all
@@ -419,7 +521,19 @@ static void key(App *a, const AppEvent *e) {
   if (a->editing) return field_key(a, e);
   if (app_edits_key(a, e)) return; // V, Ctrl+↑ ↓, X, U, D and the value field (app_edits.c)
   if (a->model && !ctrl && model_key(a, e)) return;
-  if (shift && (e->key == KEY_RIGHT || e->key == KEY_LEFT || e->key == KEY_UP || e->key == KEY_DOWN)) {
+  bool arrow = e->key == KEY_RIGHT || e->key == KEY_LEFT || e->key == KEY_UP || e->key == KEY_DOWN;
+  if ((e->mods & MOD_ALT) && arrow) { // Alt + arrows move a zoomed picture by a fifth of the window
+    float step = fminf(a->w, a->h) * 0.2f;
+    pan_by(a,
+           e->key == KEY_RIGHT  ? step
+           : e->key == KEY_LEFT ? -step
+                                : 0,
+           e->key == KEY_DOWN ? step
+           : e->key == KEY_UP ? -step
+                              : 0);
+    return;
+  }
+  if (shift && arrow) {
     move_cursor(a,
                 e->key == KEY_DOWN ? 1
                 : e->key == KEY_UP ? -1
@@ -467,12 +581,18 @@ static void key(App *a, const AppEvent *e) {
   case KEY_F1: a->help = !a->help, a->dirty = true; return;
   case KEY_F11: a->fullscreen = !a->fullscreen, a->req.fullscreen_changed = true, app_touch(a); return;
   case KEY_PLUS:
-  case KEY_MINUS: scale_text(a, e->key == KEY_PLUS ? 0.1f : -0.1f); return;
+  case KEY_MINUS:
+    if (ctrl)
+      scale_text(a, e->key == KEY_PLUS ? 0.1f : -0.1f);
+    else
+      zoom_step(a, e->key == KEY_PLUS ? 1 : -1);
+    return;
   case KEY_CHAR: break;
   default: return;
   }
   uint32_t c = e->ch;
   if (ctrl) {
+    if (c == '=' || c == '+' || c == '-') scale_text(a, c == '-' ? -0.1f : 0.1f);
     if (c == 'q')
       a->req.quit = true;
     else if (c == 'e')
@@ -509,8 +629,12 @@ static void key(App *a, const AppEvent *e) {
   case '?':
   case '/': a->help = !a->help, a->dirty = true; break;
   case '=':
-  case '+': scale_text(a, 0.1f); break;
-  case '-': scale_text(a, -0.1f); break;
+  case '+': zoom_step(a, 1); break;
+  case '-': zoom_step(a, -1); break;
+  case 'z':
+    a->pan_x = a->pan_y = 0;
+    zoom_to(a, 1.0f);
+    break;
   default: break;
   }
 }
@@ -541,7 +665,13 @@ static void mouse(App *a, const AppEvent *e) {
   a->mx = e->x, a->my = e->y;
   size_t pos;
   if (e->kind == EV_MOUSE_UP) {
-    a->dragging = false;
+    a->dragging = a->panning = false;
+    return;
+  }
+  if (a->panning && e->kind == EV_MOUSE_MOVE) { // a drag beside the cells moves a zoomed picture
+    a->pan_x = fminf(a->lay.pan_max[0], fmaxf(0, a->pan_from[2] - (e->x - a->pan_from[0])));
+    a->pan_y = fminf(a->lay.pan_max[1], fmaxf(0, a->pan_from[3] - (e->y - a->pan_from[1])));
+    app_touch(a);
     return;
   }
   if (a->dragging && e->kind == EV_MOUSE_MOVE) { // a drag in the field selects
@@ -582,6 +712,11 @@ static void mouse(App *a, const AppEvent *e) {
       a->sel_op = op, a->sel_i = i, a->sel_j = j, a->pinned = !same, a->cursor = false;
     } else {
       clear_selection(a);
+      const float *c = a->lay.clip;
+      if ((a->lay.pan_max[0] > 0 || a->lay.pan_max[1] > 0) && e->x >= c[0] && e->y >= c[1] &&
+          e->x < c[0] + c[2] && e->y < c[1] + c[3])
+        a->panning = true, a->pan_from[0] = e->x, a->pan_from[1] = e->y, a->pan_from[2] = a->pan_x,
+        a->pan_from[3] = a->pan_y;
     }
     a->dirty = true;
     return;
@@ -608,6 +743,7 @@ App *app_new(Session *s, const AppOptions *o, Err *err) {
   a->save_dir = o->save_dir ? o->save_dir : ".";
   a->theme = o->theme;
   a->text_scale = o->text_scale > 0 ? o->text_scale : 1.0f;
+  a->zoom = 1.0f;
   a->cmap = CMAP_AUTO;
   a->scale = SCALE_STAGE;
   a->numbers = true;
@@ -640,6 +776,10 @@ void app_event(App *a, const AppEvent *e) {
   case EV_MOUSE_DOWN:
   case EV_MOUSE_UP:
   case EV_MOUSE_LEAVE: mouse(a, e); break;
+  case EV_WHEEL:
+    if ((e->mods & MOD_CTRL) && e->wheel)
+      zoom_step(a, e->wheel > 0 ? 1 : -1); // Ctrl + wheel: the picture's size
+    break;
   case EV_RESIZE:
     if (e->w > 0 && e->h > 0 && (e->w != (int)a->w || e->h != (int)a->h))
       a->w = (float)e->w, a->h = (float)e->h, app_touch(a);
@@ -743,12 +883,21 @@ void app_describe(const App *a, char *buf, int cap) {
   app_edits_describe(a, edits, sizeof edits);
   if (reveal_pending(a)) // a reveal= step before its click
     strncat(gen, " hidden=1", sizeof gen - strlen(gen) - 1);
+  // the picture: its zoom and pan, and the result's cells (width) and the numbers in them (size,
+  // widest number: never wider than a cell)
+  char pic[160];
+  int pn = snprintf(pic, sizeof pic, " zoom=%.2f pan=%.0f,%.0f", a->zoom, a->lay.pan[0], a->lay.pan[1]);
+  if (a->lay.result >= 0 && a->lay.result < a->lay.n_ops) {
+    const ViewOperand *r = &a->lay.ops[a->lay.result];
+    snprintf(pic + pn, sizeof pic - (size_t)pn, " cellw=%.1f numpx=%.1f numw=%.1f", r->w / r->op.cols,
+             r->number_px, r->number_w);
+  }
   // the field's own message (a refused paste) comes first: it is about the last key
   const char *error = a->editing && a->field.error[0] ? a->field.error : a->edit_error;
   snprintf(buf, (size_t)cap,
            "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s%s theme=%s cmap=%s "
-           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d%s%s text=\"%s\"%s%s%s",
+           "numbers=%d size=%.1f%s fullscreen=%d help=%d L=%d%s%s text=\"%s\"%s%s%s",
            a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing, field,
-           edits, theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), a->fullscreen,
-           a->help, t->L, model, gen, shown, error[0] ? " error=" : "", error, insp);
+           edits, theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), pic,
+           a->fullscreen, a->help, t->L, model, gen, shown, error[0] ? " error=" : "", error, insp);
 }

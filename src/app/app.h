@@ -69,7 +69,8 @@ typedef enum {
   EV_MOUSE_UP,
   EV_MOUSE_LEAVE,
   EV_RESIZE,
-  EV_TICK
+  EV_TICK,
+  EV_WHEEL // the mouse wheel turned `wheel` notches (positive: away from the user), with `mods`
 } AppEventKind;
 
 typedef struct {
@@ -80,6 +81,7 @@ typedef struct {
   char text[64];  // EV_TEXT, EV_COMPOSE: UTF-8 typed text
   float x, y;     // mouse position in drawing pixels
   int clicks;     // EV_MOUSE_DOWN: 2 for a double click
+  int wheel;      // EV_WHEEL: notches
   int w, h;       // EV_RESIZE: drawable size in pixels
   double time_ms; // every event: the time it happened (for status messages that fade)
 } AppEvent;

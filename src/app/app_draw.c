@@ -23,6 +23,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   if (a->model) vo->head = -1; // the header says "all 12 heads": the grid shows every one
   vo->numbers = a->numbers;
   vo->text_scale = app_text_scale(a);
+  vo->zoom = a->zoom, vo->pan_x = a->pan_x, vo->pan_y = a->pan_y;
   vo->global_lo = a->global_lo, vo->global_hi = a->global_hi;
   if (ls) vo->focus_row = ls->row, vo->focus_col = ls->col;
   *p = (PageSpec){.trace = a->s->trace,
@@ -111,13 +112,30 @@ static float header_controls(App *a, Scene *s, float W, float u, bool draw) {
 
 // ---------------------------------------------------------------- the inspector
 
+// A corner of the view's area (bottom right first) where a w × h box hides no operand's cells.
+static bool free_corner(const App *a, float w, float h, float floor_y, float ceil_y, float *x, float *y) {
+  const float *r = a->lay.area;
+  float right = r[0] + r[2] - w, left = r[0], bottom = floor_y - h, top = ceil_y;
+  const float corners[4][2] = {{right, bottom}, {right, top}, {left, bottom}, {left, top}};
+  for (int c = 0; c < 4; c++) {
+    float bx = corners[c][0], by = corners[c][1];
+    bool hides = bx < 0 || by < ceil_y;
+    for (int k = 0; k < a->lay.n_ops && !hides; k++) {
+      const ViewOperand *v = &a->lay.ops[k];
+      hides = v->x < bx + w && bx < v->x + v->w && v->y < by + h && by < v->y + v->h;
+    }
+    if (!hides) return *x = bx, *y = by, true;
+  }
+  return false;
+}
+
 static void inspector(App *a, Scene *s, float u) {
   a->insp[2] = 0;
   if (a->sel_op < 0 || a->sel_op >= a->lay.n_ops) return;
   const Theme *th = theme_get(a->theme);
   Explanation ex;
   explain_cell(app_shown_trace(a), &a->lay, a->sel_op, a->sel_i, a->sel_j, &ex);
-  float fs = 24 * u * app_text_scale(a), pad = 14 * u;
+  float fs = 24 * u * a->zoom, pad = 14 * u; // the worked equation is part of the picture: zoomed
   TexBox *boxes[EXPLAIN_LINES + 1];
   TexMetrics m[EXPLAIN_LINES + 1];
   int n = 0;
@@ -134,7 +152,7 @@ static void inspector(App *a, Scene *s, float u) {
   // columns of the operands that produced it; beside the cell or the pointer when there is no room.
   const ViewOperand *v = &a->lay.ops[a->sel_op];
   float cx = v->x + v->w * (a->sel_j + 1) / v->op.cols, cy = v->y + v->h * (a->sel_i + 1) / v->op.rows;
-  float us = u * app_text_scale(a), vfs = 17 * us; // the view's label size
+  float us = u * app_text_scale(a), vfs = a->lay.fs; // the picture's label size
   float top = 1e9f, bottom = -1e9f, left = 1e9f;
   for (int k = 0; k < a->lay.n_ops; k++) {
     const ViewOperand *o = &a->lay.ops[k];
@@ -151,6 +169,8 @@ static void inspector(App *a, Scene *s, float u) {
     y = top - 8 * u - h;
   } else if (left - vfs * 8 - w >= 8) { // left of the equation, low (a lesson's text is at the top)
     x = left - vfs * 8 - w, y = floor_y - h;
+  } else if (free_corner(a, w, h, floor_y, ceil_y, &x, &y)) {
+    // a picture that fills the window: a corner of its area that hides no cell (the colour bars)
   } else { // beside the cell (keyboard, pinned) or the pointer, inside the window
     x = a->cursor || a->pinned ? cx + 16 * u : a->mx + 22 * u;
     y = a->cursor || a->pinned ? cy + 8 * u : a->my + 22 * u;
@@ -335,7 +355,10 @@ static const char *const HELP[][2] = {
     {"Ctrl + A  C  X  V  Z  Y", "typing: select all, copy, cut, paste, undo, redo"},
     {"↑  ↓  while typing", "the sentences used before"},
     {"F  or  F11", "fullscreen"},
-    {"+  −", "larger / smaller"},
+    {"+  −,  Ctrl + wheel", "picture larger / smaller (50 … 300 %)"},
+    {"Alt + arrows, drag", "move a picture larger than the window"},
+    {"Z", "fit the picture to the window"},
+    {"Ctrl +  Ctrl −", "text larger / smaller"},
     {"T", "light high-contrast theme"},
     {"C", "cycle the colour maps"},
     {"M", "colour scale per matrix / stage / all"},
@@ -386,6 +409,7 @@ bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
   if (redraw) {
     p.header_reserve = header_controls(a, base, w, us, false);
     page_render(base, &p, &a->lay);
+    a->pan_x = a->lay.pan[0], a->pan_y = a->lay.pan[1]; // a pan past the picture's edge is not kept
     generation_strip(a, base, w, h);
   }
   scene_reset(overlay, w, h, 0);

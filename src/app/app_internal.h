@@ -44,7 +44,11 @@ struct App {
   Colormap cmap;
   ScaleMode scale;
   bool numbers, help, fullscreen, editing;
-  float text_scale;
+  float text_scale;   // the text's size: header, narration (Ctrl + and Ctrl −)
+  float zoom;         // the picture's size (+ and −, Ctrl + wheel): ViewOptions.zoom
+  float pan_x, pan_y; // how far a picture larger than its area is moved (ViewOptions.pan_x/y)
+  bool panning;       // the mouse button went down beside the cells: a drag moves the picture
+  float pan_from[4];  // where the drag began (x, y) and the pan then
   float global_lo, global_hi;
   bool global_stale;                  // the range of the global colour scale must be measured again
   TextField field;                    // the sentence being typed (caret, selection, undo, history)

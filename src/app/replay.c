@@ -147,6 +147,11 @@ static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno,
     it->kind = verb[0] == 'h' ? RP_HOVER : RP_CLICK_CELL;
     it->op = !strcmp(a, "result") ? -1 : atoi(a), it->i = atoi(b), it->j = atoi(c);
     snprintf(it->label, sizeof it->label, "%s", verb);
+  } else if (!strcmp(verb, "wheel")) { // wheel N [ctrl]: N notches, Ctrl held or not
+    a = strtok_r(NULL, " \t", &save), b = strtok_r(NULL, " \t", &save);
+    if (!a) return err_set(err, "%s:%d: wheel needs a number of notches", path, lineno);
+    it->ev.kind = EV_WHEEL, it->ev.wheel = atoi(a), it->ev.mods = b && !strcasecmp(b, "ctrl") ? MOD_CTRL : 0;
+    snprintf(it->label, sizeof it->label, "wheel");
   } else if (!strcmp(verb, "leave")) {
     it->ev.kind = EV_MOUSE_LEAVE;
     snprintf(it->label, sizeof it->label, "leave");
@@ -157,7 +162,7 @@ static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno,
     return err_set(
         err,
         "%s:%d: unknown event \"%s\" (key, text, compose, clipboard, move, click, dblclick, release, "
-        "hover, click-cell, leave, resize, wait)",
+        "hover, click-cell, wheel, leave, resize, wait)",
         path, lineno, verb);
   }
   return true;

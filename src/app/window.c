@@ -226,6 +226,14 @@ static void translate(Shell *sh, App *app, const SDL_Event *e, bool *quit) {
     snprintf(ev.text, sizeof ev.text, "%s", e->edit.text);
     app_event(app, &ev);
     return;
+  case SDL_MOUSEWHEEL: {
+    SDL_Keymod m = SDL_GetModState();
+    ev.kind = EV_WHEEL, ev.wheel = e->wheel.direction == SDL_MOUSEWHEEL_FLIPPED ? -e->wheel.y : e->wheel.y;
+    ev.mods =
+        (m & KMOD_SHIFT ? MOD_SHIFT : 0) | (m & KMOD_CTRL ? MOD_CTRL : 0) | (m & KMOD_ALT ? MOD_ALT : 0);
+    app_event(app, &ev);
+    return;
+  }
   case SDL_MOUSEMOTION:
     ev.kind = EV_MOUSE_MOVE, ev.x = e->motion.x * sh->sx, ev.y = e->motion.y * sh->sy;
     app_event(app, &ev);

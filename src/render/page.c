@@ -333,7 +333,11 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   }
   float fyl = H - fh; // the footer line's band
   char right[128];
-  snprintf(right, sizeof right, "colour scale: %s · Stepformer", view_scale_name(o->scale));
+  if (o->zoom > 0 && fabsf(o->zoom - 1.0f) > 0.005f) // the window's zoomed picture says its size
+    snprintf(right, sizeof right, "picture %.0f %% · colour scale: %s · Stepformer", o->zoom * 100.0f,
+             view_scale_name(o->scale));
+  else
+    snprintf(right, sizeof right, "colour scale: %s · Stepformer", view_scale_name(o->scale));
   float rw = text_width(FONT_SANS, 17 * u, right);
   scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fyl + fh * 0.66f, 1.0f, th->muted, right);
   footer_line(t, p->sentence, buf, sizeof buf);
@@ -363,7 +367,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     vx = nw + 8 * u;
   }
   ViewOptions vo = *o;
-  vo.text_scale = u;
+  vo.text_scale = page_unit(p);             // the picture has its own size (vo.zoom), the text its own (u)
   if (t->steps[p->step].kind == STEP_SIM) { // two sentences' vectors compared (view_sim.c)
     char ca[300], cb[300];
     snprintf(ca, sizeof ca, "“%s”", p->sentence);

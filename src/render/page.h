@@ -5,7 +5,8 @@
 // notation (TeX); the narration of a lesson step in a column on the left (unless show_text is
 // off); the stage view (view.h) in the rest; and a footer that says what the picture shows:
 // the sentence, the model and its seed, the colour scale. All sizes follow the height
-// (1080 px = 1) times the view's text_scale, so a 4K export and a small window look alike.
+// (1080 px = 1), the text's times the view's text_scale and the stage picture's times its zoom,
+// so a 4K export and a small window look alike.
 //
 //     PageSpec p = {.trace = t, .step = 8, .view = &opts, .width = 1920, .height = 1080, ...};
 //     ViewLayout lay;

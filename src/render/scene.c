@@ -114,6 +114,22 @@ Cmd *scene_text_aligned(Scene *s, FontFace f, float size, float x, float y, floa
   return scene_text(s, f, size, x - w * align, y, color, utf8);
 }
 
+Cmd *scene_text_turned(Scene *s, FontFace f, float size, float x, float y, uint32_t color, const char *utf8) {
+  Cmd *c = scene_text(s, f, size, x, y, color, utf8);
+  if (c) c->turned = true;
+  return c;
+}
+
+void scene_clip(Scene *s, float x, float y, float w, float h) {
+  Cmd *c = push(s, CMD_CLIP);
+  if (c) c->x = x, c->y = y, c->w = w, c->h = h;
+}
+
+void scene_unclip(Scene *s) {
+  Cmd *c = push(s, CMD_CLIP);
+  if (c) c->w = 0, c->h = 0;
+}
+
 uint32_t *scene_cells(Scene *s, float x, float y, float w, float h, int rows, int cols) {
   uint32_t *colors = scene_alloc(s, sizeof(uint32_t) * (size_t)rows * (size_t)cols);
   if (!colors) return NULL;
@@ -149,19 +165,65 @@ static void raster_hatch(const Cmd *c, Canvas cv) {
     canvas_line(sub, ox + d, oy + c->h, ox + d + c->h, oy, c->width, c->color2);
 }
 
+// Turned text: drawn white on black into a scratch canvas, whose red channel is then the
+// coverage of each pixel, blended turned: scratch (tx, ty) lands at (x + ty - base, y - tx).
+static void raster_turned(const Cmd *c, Canvas cv) {
+  float asc = text_ascent(c->font, c->size), desc = text_descent(c->font, c->size);
+  int w = (int)ceilf(text_width(c->font, c->size, c->text)) + 4, h = (int)ceilf(asc + desc) + 4;
+  Canvas tmp = canvas_new(w, h);
+  if (!tmp.px) return;
+  canvas_clear(tmp, SF_RGBA(0, 0, 0, 255));
+  float base = 2 + asc;
+  text_draw(tmp, c->font, c->size, 2, base, SF_RGBA(255, 255, 255, 255), c->text);
+  int x0 = (int)lrintf(c->x), y0 = (int)lrintf(c->y), b = (int)lrintf(base);
+  for (int ty = 0; ty < h; ty++)
+    for (int tx = 0; tx < w; tx++) {
+      int cov = (int)SF_R(tmp.px[(size_t)ty * tmp.stride + tx]);
+      if (cov) canvas_blend(cv, x0 + ty - b, y0 - (tx - 2), c->color, cov);
+    }
+  canvas_free(&tmp);
+}
+
+static void raster_one(const Cmd *c, Canvas cv, int flags) {
+  switch (c->kind) {
+  case CMD_RECT: canvas_fill_rect(cv, c->x, c->y, c->w, c->h, c->color); break;
+  case CMD_FRAME: canvas_frame_rect(cv, c->x, c->y, c->w, c->h, c->width, c->color); break;
+  case CMD_LINE: canvas_line(cv, c->x, c->y, c->x2, c->y2, c->width, c->color); break;
+  case CMD_TEXT:
+    if (flags & SCENE_NO_TEXT) break;
+    if (c->turned)
+      raster_turned(c, cv);
+    else
+      text_draw(cv, c->font, c->size, c->x, c->y, c->color, c->text);
+    break;
+  case CMD_CELLS: raster_cells(c, cv); break;
+  case CMD_HATCH: raster_hatch(c, cv); break;
+  case CMD_CLIP: break;
+  }
+}
+
 void scene_raster(const Scene *s, Canvas cv, int flags) {
   if (!(flags & SCENE_NO_CLEAR)) canvas_clear(cv, s->background);
+  Canvas clip = cv; // inside a CMD_CLIP: a window into cv, commands moved by (-ox, -oy)
+  int ox = 0, oy = 0;
   for (int i = 0; i < s->n; i++) {
     const Cmd *c = &s->cmds[i];
-    switch (c->kind) {
-    case CMD_RECT: canvas_fill_rect(cv, c->x, c->y, c->w, c->h, c->color); break;
-    case CMD_FRAME: canvas_frame_rect(cv, c->x, c->y, c->w, c->h, c->width, c->color); break;
-    case CMD_LINE: canvas_line(cv, c->x, c->y, c->x2, c->y2, c->width, c->color); break;
-    case CMD_TEXT:
-      if (!(flags & SCENE_NO_TEXT)) text_draw(cv, c->font, c->size, c->x, c->y, c->color, c->text);
-      break;
-    case CMD_CELLS: raster_cells(c, cv); break;
-    case CMD_HATCH: raster_hatch(c, cv); break;
+    if (c->kind == CMD_CLIP) {
+      if (c->w <= 0 || c->h <= 0) {
+        clip = cv, ox = oy = 0;
+      } else {
+        ox = (int)fmaxf(0, floorf(c->x)), oy = (int)fmaxf(0, floorf(c->y));
+        clip = canvas_sub(cv, ox, oy, (int)ceilf(c->x + c->w) - ox, (int)ceilf(c->y + c->h) - oy);
+      }
+      continue;
     }
+    if (ox == 0 && oy == 0 && clip.px == cv.px && clip.w == cv.w && clip.h == cv.h) {
+      raster_one(c, cv, flags);
+      continue;
+    }
+    if (!clip.px) continue; // the clip lies outside the canvas
+    Cmd m = *c;
+    m.x -= (float)ox, m.y -= (float)oy, m.x2 -= (float)ox, m.y2 -= (float)oy;
+    raster_one(&m, clip, flags);
   }
 }

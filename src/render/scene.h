@@ -30,6 +30,7 @@ typedef enum {
   CMD_TEXT,  // text at pen x, baseline y
   CMD_CELLS, // rows × cols cells tiling x, y, w, h, colours row-major (a heatmap)
   CMD_HATCH, // rectangle filled with `color`, crossed by diagonal lines of `color2`
+  CMD_CLIP,  // from here on, draw only inside x, y, w, h (w <= 0: everywhere again)
 } CmdKind;
 
 typedef struct {
@@ -41,6 +42,7 @@ typedef struct {
   FontFace font;          // CMD_TEXT
   float size;             // CMD_TEXT font size in pixels
   const char *text;       // CMD_TEXT (arena)
+  bool turned;            // CMD_TEXT turned 90° counter-clockwise: it reads upwards from x, y
   int rows, cols;         // CMD_CELLS
   const uint32_t *colors; // CMD_CELLS rows*cols colours (arena)
   const char *tag;        // optional SVG tooltip (arena)
@@ -67,6 +69,13 @@ Cmd *scene_frame(Scene *s, float x, float y, float w, float h, float width, uint
 Cmd *scene_line(Scene *s, float x0, float y0, float x1, float y1, float width, uint32_t color);
 Cmd *scene_text(Scene *s, FontFace f, float size, float x, float y, uint32_t color, const char *utf8);
 // Returns an array of rows*cols colours to fill (row-major), owned by the scene.
+// Text turned 90° counter-clockwise (a column's label read from bottom to top): the baseline
+// runs up from (x, y), the glyphs stand on its left.
+Cmd *scene_text_turned(Scene *s, FontFace f, float size, float x, float y, uint32_t color, const char *utf8);
+// Everything drawn after scene_clip and before scene_unclip is kept inside x, y, w, h (a view
+// larger than its area, panned).
+void scene_clip(Scene *s, float x, float y, float w, float h);
+void scene_unclip(Scene *s);
 uint32_t *scene_cells(Scene *s, float x, float y, float w, float h, int rows, int cols);
 Cmd *scene_hatch(Scene *s, float x, float y, float w, float h, uint32_t bg, uint32_t line);
 // Copies a string into the scene's arena (for tags); printf-style.

@@ -105,9 +105,21 @@ void svg_fprint(const Scene *s, FILE *f, const char *title, const char *desc) {
   fputs("</defs>\n<rect width=\"100%\" height=\"100%\"", f);
   paint(f, "fill", s->background);
   fputs("/>\n", f);
+  int n_clips = 0;
+  bool in_clip = false; // a clipped group is open (scene_clip)
   for (int i = 0; i < s->n; i++) {
     const Cmd *c = &s->cmds[i];
     switch (c->kind) {
+    case CMD_CLIP:
+      if (in_clip) fputs("</g>\n", f);
+      in_clip = c->w > 0 && c->h > 0;
+      if (in_clip)
+        fprintf(f,
+                "<clipPath id=\"clip%d\"><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>"
+                "</clipPath>\n<g clip-path=\"url(#clip%d)\">\n",
+                n_clips, c->x, c->y, c->w, c->h, n_clips),
+            n_clips++;
+      break;
     case CMD_RECT:
       fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"", c->x, c->y, c->w, c->h);
       paint(f, "fill", c->color);
@@ -134,6 +146,7 @@ void svg_fprint(const Scene *s, FILE *f, const char *title, const char *desc) {
           f, "<text x=\"%.2f\" y=\"%.2f\" font-family=\"%s\" font-size=\"%.2f\"%s%s%s xml:space=\"preserve\"",
           c->x, c->y, text_svg_family(c->font), c->size, *style ? " style=\"" : "", style,
           *style ? "\"" : "");
+      if (c->turned) fprintf(f, " transform=\"rotate(-90 %.2f %.2f)\"", c->x, c->y);
       paint(f, "fill", c->color);
       fputc('>', f);
       escaped(f, c->text);
@@ -160,6 +173,7 @@ void svg_fprint(const Scene *s, FILE *f, const char *title, const char *desc) {
     }
     }
   }
+  if (in_clip) fputs("</g>\n", f);
   fputs("</svg>\n", f);
 }
 

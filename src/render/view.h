@@ -36,7 +36,12 @@ typedef struct {
   int head;         // 0-based head of per-head stages; -1 = all heads
   int part;         // Q, K, V stage: 0 all three (when they fit), 1 Q, 2 K, 3 V
   bool numbers;     // print values in cells when they fit
-  float text_scale; // 1 = 18 px labels at 1920×1080
+  float text_scale; // the picture's unit: 1 for a 1080-line page (page.c sets it from the height)
+  // The picture's scale (window + and −): at 1 the equation is fitted to fill its area; at z
+  // every length of that fitted picture (cells, numbers, labels, operators) is z times as long,
+  // and when it no longer fits, pan_x/pan_y (pixels, clipped to ViewLayout.pan_max) scroll it.
+  float zoom; // 0.5 .. 3 (0 counts as 1)
+  float pan_x, pan_y;
   // Highlights, as indices into the result matrix (-1 = none):
   int focus_row, focus_col;       // a lesson's focus
   int hover_op, hover_i, hover_j; // the cell under the cursor (operand index in the layout)
@@ -64,6 +69,12 @@ typedef struct {
   int link_offset;
   const char *symbol; // TeX name shown above
   bool result;
+  // What was drawn, for tests and the window's status: the smallest word label (0: none),
+  // whether the column labels are turned, and the numbers in the cells (size and widest width,
+  // 0 when the cells show no numbers).
+  float label_px;
+  bool cols_turned;
+  float number_px, number_w;
 } ViewOperand;
 
 // The model view's grid (view_model.c): rows are layers, columns heads; cell (l, h) starts at
@@ -76,9 +87,17 @@ typedef struct {
 typedef struct {
   ViewOperand ops[VIEW_MAX_OPS];
   int n_ops;
-  int result;    // index of the step's result operand, or -1 (tokens step)
-  float area[4]; // the rectangle the view was drawn in (x, y, w, h): the window places its inspector
-  ViewGrid grid; // the model view's thumbnails (grid.layers = 0 for any other view)
+  int result;       // index of the step's result operand, or -1 (tokens step)
+  float area[4];    // the rectangle the view was drawn in (x, y, w, h): the window places its inspector
+  ViewGrid grid;    // the model view's thumbnails (grid.layers = 0 for any other view)
+  float pic[4];     // the equation's extent as drawn (x, y, w, h), past the area when zoomed in
+  float clip[4];    // the part of the area the equation may draw in (its colour bars excluded)
+  float pan_max[2]; // how far the picture can pan (0, 0 when it fits its area)
+  float pan[2];     // the pan applied (ViewOptions.pan_x/pan_y clipped)
+  float fs;         // the label size of the picture, in pixels
+  int labels_cut;   // word labels shortened with an ellipsis
+  float chart[4];   // the prediction's bar chart(s) of the most likely next words (w = 0: none)
+  float chart_px;   // the size of the chart's words
 } ViewLayout;
 
 ViewOptions view_options_default(const Theme *theme);

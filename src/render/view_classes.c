@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "text.h" // defines: text_width
+#include "bars.h" // defines: bars_draw
 #include "view_internal.h"
 
 static int op(Eq *e, int index, const char *symbol, LinkKind link) {
@@ -123,26 +124,9 @@ static void stage_class_pred(Eq *e) {
   float x0 = e->x + e->w * 0.06f, w = e->w * 0.88f, y0 = e->y + top + e->h * 0.04f,
         h = e->h - top - e->h * 0.06f;
   int shown = C < 12 ? C : 12; // the most a room can read; more classes: the first 12
-  float row = h / (float)(shown > 0 ? shown : 1);
-  float fs = fminf(row * 0.42f, view_text_size(e->o) * 2.2f);
-  float name_w = 0;
-  for (int c = 0; c < shown; c++)
-    name_w = fmaxf(name_w, text_width(FONT_SANS_BOLD, fs, t->model->class_names[c]));
-  name_w = fminf(name_w + fs, w * 0.35f);
-  float pct_w = text_width(FONT_SANS_BOLD, fs, "100.0 %") + fs;
-  float bar_x = x0 + name_w, bar_w = w - name_w - pct_w;
-  for (int c = 0; c < shown; c++) {
-    float y = y0 + c * row, v = p->data[c];
-    bool win = c == best;
-    uint32_t col = win ? th->accent : th->muted;
-    scene_text_aligned(e->s, win ? FONT_SANS_BOLD : FONT_SANS, fs, bar_x - fs * 0.5f, y + row * 0.62f, 1.0f,
-                       win ? th->text : th->muted, t->model->class_names[c]);
-    scene_rect(e->s, bar_x, y + row * 0.18f, bar_w, row * 0.64f, th->panel);
-    scene_rect(e->s, bar_x, y + row * 0.18f, bar_w * fmaxf(0.0f, fminf(1.0f, v)), row * 0.64f, col);
-    scene_frame(e->s, bar_x, y + row * 0.18f, bar_w, row * 0.64f, 1.5f, th->frame);
-    scene_text_aligned(e->s, FONT_SANS_BOLD, fs, bar_x + bar_w + fs * 0.4f, y + row * 0.62f, 0.0f,
-                       win ? th->text : th->muted, scene_strf(e->s, "%.1f %%", 100.0 * v));
-  }
+  Bar bars[12];
+  for (int c = 0; c < shown; c++) bars[c] = (Bar){t->model->class_names[c], p->data[c], c == best};
+  float fs = bars_draw(e->s, th, bars, shown, x0, y0, w, h, view_text_size(e->o) * 2.2f);
   if (C > shown)
     scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.6f, e->x + e->w / 2, e->y + e->h - fs * 0.2f, 0.5f,
                        th->muted, scene_strf(e->s, "(the first %d of %d classes)", shown, C));

@@ -374,7 +374,6 @@ static void predict(Eq *e) {
   int kw = op(e, t->Wout, 0, false, "W_{\\mathrm{out}}", LINK_COL);
   int kp = op(e, t->pred, 0, false, "\\hat{p}", LINK_NONE);
   e->deco[kx].row_labels = true;
-  e->deco[kp].top_words = true;
   note(e, "each row predicts the word after its input word: the last row is the next word to write");
   eq_tex(e, 0, "\\operatorname{softmax}");
   eq_delim(e, 0, '(');
@@ -386,6 +385,7 @@ static void predict(Eq *e) {
   eq_tex(e, 0, "=");
   eq_put(e, 0, kp);
   result(e, kp);
+  eq_pred_chart(e, kp); // the next word's candidates as large bars (view_stages.c)
 }
 
 static void ffn(Eq *e, const TraceDecLayer *y, bool hidden) {

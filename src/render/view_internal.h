@@ -27,12 +27,13 @@ typedef struct {
 typedef struct {
   bool row_labels;       // token / dimension labels on the left
   bool row_sums;         // Σ of each row on the right (softmax)
-  bool top_words;        // the most likely words per row on the right (prediction)
   uint32_t symbol_color; // 0: theme text
   const char *caption;   // a line of plain text above the symbol (compare views), or NULL
   bool caption_row;      // the caption starts at the operand and may run along the whole row
   bool own_focus;        // focus_row/col below replace the view's (another sentence's tokens)
   int focus_row, focus_col;
+  bool mark_top; // a vocabulary too long to name names the most likely words of row top_row
+  int top_row;   // (instead of the sentence's words)
 } OpDeco;
 
 typedef struct {
@@ -44,6 +45,11 @@ typedef struct {
   EqRow rows[VIEW_MAX_ROWS];
   int n_rows;
   float x, y, w, h; // the view's rectangle
+  float fs;         // label size of the picture (fitted, times the zoom), set by eq_layout_and_draw
+  float smax;       // largest cell at zoom 1: grows with the area
+  float fs_scale;   // 1, or less when even the smallest labels leave no room (eq_layout_and_draw)
+  float bars_h;     // > 0: the side colour bars take this height (a chart sits under the equation)
+  float bars_w;     // > 0: a chart this wide sits between the equation and the side colour bars
 } Eq;
 
 // Adds an operand; returns its index in the layout.
@@ -52,8 +58,19 @@ void eq_tex(Eq *e, int row, const char *tex);
 void eq_put(Eq *e, int row, int op);   // places an added operand in a row
 void eq_delim(Eq *e, int row, char d); // a bracket or parenthesis that grows with the matrices
 void eq_layout_and_draw(Eq *e);        // sizes, scales, positions and draws everything
+float eq_bar_width(const Eq *e);       // the width the side colour bars take at the right
+// Under the equation, the focused row's (else the last row's) most likely next words of the
+// prediction operand kp as large bars (bars.h), the heatmap's vocabulary axis named at them;
+// the equation keeps the top half of the area. pred_chart_of draws such a chart for row `row`
+// of trace tensor `index` in x, y, w, h.
+void eq_pred_chart(Eq *e, int kp);
+void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, float w, float h);
+// The k most likely columns of row `row` of a probability operand, best first, into idx; returns
+// how many (fewer when there are fewer columns).
+int view_top_words(const Operand *op, int row, int k, int *idx);
 
-float view_text_size(const ViewOptions *o); // label size in pixels
+float view_text_size(const ViewOptions *o); // base label size in pixels (17 per 1080 lines, zoomed)
+float view_zoom(const ViewOptions *o);      // o->zoom within 0.5 .. 3
 
 // view_classes.c: draws the canonical extensions' stages (embedding LayerNorm, token type, head
 // transform, the classifier's tail); false for a stage view_stages.c draws.

@@ -11,10 +11,14 @@
 #include "utf8.h"  // defines: utf8_floor
 #include "view_internal.h"
 
-#define SMAX 72.0f // largest cell, at text scale 1
-#define SMIN 3.0f  // below this, operands are area-averaged into boxes of their own size
+#define SMAX 72.0f     // largest cell of a 1080-line picture, at least (the area may allow larger)
+#define SMIN 3.0f      // below this, operands are area-averaged into boxes of their own size
+#define FS_MIN 26.0f   // smallest label of the fitted picture per 1080 lines: 17 px at 720
+#define FS_MAX 40.0f   // largest label per 1080 lines: labels grow with the cells up to this
+#define FS_FLOOR 24.0f // a column label too wide is shrunk to this before it is cut (16 px at 720)
 
-float view_text_size(const ViewOptions *o) { return 17.0f * o->text_scale; }
+float view_zoom(const ViewOptions *o) { return o->zoom <= 0 ? 1.0f : fminf(3.0f, fmaxf(0.5f, o->zoom)); }
+float view_text_size(const ViewOptions *o) { return 17.0f * o->text_scale * view_zoom(o); }
 
 int eq_op(Eq *e, Operand op, const char *symbol, LinkKind link) {
   ViewLayout *l = e->lay;
@@ -116,6 +120,20 @@ static bool uses_word(const Trace *t, TraceAxis a, int id) {
   for (int i = 0; i < t->T; i++)
     if (t->dec_tokens.ids[i] == id) return true;
   return false;
+}
+
+int view_top_words(const Operand *op, int row, int k, int *idx) {
+  int n = 0;
+  for (int j = 0; j < op->cols; j++) {
+    float p = operand_at(op, row, j);
+    int at = n < k ? n++ : k; // insertion into the sorted list, dropping the last
+    while (at > 0 && p > operand_at(op, row, idx[at - 1])) {
+      if (at < k) idx[at] = idx[at - 1];
+      at--;
+    }
+    if (at < k) idx[at] = j;
+  }
+  return n;
 }
 
 // Width of the widest row label of an operand.
@@ -230,48 +248,33 @@ static bool has_bands(const Operand *op, bool cols) {
   return (cols ? op->col_axis : op->row_axis) == AXIS_QKV && op->trace->cfg.H > 1;
 }
 
-static Margins margins(const Eq *e, int k, float fs) {
-  const ViewOperand *v = &e->lay->ops[k];
-  const OpDeco *d = &e->deco[k];
-  Margins m = {0};
-  m.top = fs * 2.1f; // the symbol
-  if (d->caption) m.top += fs * 1.3f;
-  if (has_col_labels(v)) m.top += fs * 1.35f;
-  if (is_words(v->op.col_axis) || v->op.col_axis == AXIS_CLASS) m.top += fs * 0.95f; // "keys"
-  if (is_vocab(v->op.col_axis)) m.top += VOCAB_TIER * fs; // a second tier of word labels
-  if (has_bands(&v->op, true)) m.top += fs * 0.6f;
-  m.bottom = fs * 1.7f; // the shape
-  if (e->o->scale == SCALE_MATRIX) m.bottom += fs * 1.9f;
-  m.left = 10;
-  if (d->row_labels) m.left += row_label_width(e, v, fs);
-  if (has_bands(&v->op, false)) m.left += fs * 0.6f;
-  m.right = 10;
-  if (d->row_sums) m.right += text_width(FONT_SANS, fs * 0.85f, "Σ 1.000") + 8;
-  if (d->top_words) m.right += fs * 13.5f;
-  return m;
-}
-
 // Sizes of the cells. Every dimension axis (D, d_k, F, V) has the unit k, so in Z·W^q the
 // width of Z equals the height of W^q; token axes have their own unit t (taller rows, so the
 // words stay readable), at most 2.5k unless that would make them smaller than a line of text.
 // When even 3-pixel cells do not fit (D = 512 and more), dimension axes are drawn
 // sqrt(n)·k long and area-averaged: every operand stays visible, its true shape labelled.
+// The labels grow with the cells (fs, from FS_MIN up to FS_MAX per 1080 lines), so a picture
+// fitted to a large area is large as a whole, not large cells with small words.
 typedef struct {
   float k, t;
   bool comp;     // dimension axes compressed (sqrt)
   bool tok_comp; // token axes compressed too (long sentences)
+  float fs;      // the label size that goes with these cells
 } Units;
 
 static Units units_for(const Eq *e, float k, bool comp, bool tight) {
-  float ts = e->o->text_scale, smax = SMAX * ts, line = tight ? 0 : 21 * ts;
+  float ts = e->o->text_scale * e->fs_scale, smax = e->smax, fmin = FS_MIN * ts,
+        line = tight ? 0 : fmin * 1.3f;
   int L = e->t->L > e->t->T ? e->t->L : e->t->T; // the longer sentence of an encoder-decoder
-  Units u = {k, 0, comp, false};
+  Units u = {k, 0, comp, false, fmin};
   if (!comp)
     u.t = fminf(smax, fmaxf(2.5f * k, L <= 40 ? line : k));
   else if (L <= 40)
     u.t = fminf(smax, fmaxf(0.8f * k, line));
   else
     u.tok_comp = true;
+  float cell = u.tok_comp ? k : u.t;
+  u.fs = fminf(FS_MAX * ts, fmaxf(fmin, cell * 0.42f));
   return u;
 }
 
@@ -287,76 +290,239 @@ static void cell_box(const ViewOperand *v, const Units *u, float *w, float *h) {
   if (v->op.rows == 1) *h = fmaxf(*h, 6);
 }
 
-// Width of row r and its extent above/below the axis.
-static void row_extent(const Eq *e, int r, const Units *u, float fs, float *width, float *above,
-                       float *below) {
-  const EqRow *row = &e->rows[r];
-  float gap = fs * 0.6f;
-  *width = 0, *above = 0, *below = 0;
-  float tallest = 0; // delimiters grow to the tallest operand of the row
-  for (int i = 0; i < row->n; i++)
-    if (row->items[i].kind == IT_OP) {
+// How the column labels of an operand are drawn, in one place (margins and drawing agree):
+// each label in full across its column; else turned 90° (read upwards) at the label size;
+// else turned and shrunk down to FS_FLOOR; only then every step-th label, or, on a vocabulary
+// too long to name, the sentence's words on two tiers. A label is cut with "…" only when it is
+// longer than `most` even turned, never to one letter while the word fits turned.
+typedef struct {
+  float lf;     // label size
+  bool turned;  // read upwards
+  bool tiers;   // a vocabulary: the sentence's words only, on up to two tiers
+  int step;     // every step-th column is labelled
+  float height; // room the labels take above the cells
+  float most;   // a label longer than this (along its baseline) is cut
+} ColPlan;
+
+static bool word_cols(TraceAxis a) { return is_words(a) || a == AXIS_CLASS; }
+
+static ColPlan col_plan(const Eq *e, const ViewOperand *v, float cw, float fs) {
+  ColPlan p = {fs * 0.75f, false, false, 1, fs * 1.35f, cw * 0.95f};
+  TraceAxis a = v->op.col_axis;
+  if (!word_cols(a)) return p; // dimension numbers, at a readable stride (draw_col_labels)
+  char buf[96];
+  float widest = 0; // at size fs
+  for (int j = 0; j < v->op.cols && j < 512; j++)
+    widest = fmaxf(widest, text_width(FONT_SANS, fs, label(v->op.trace, a, j, buf, sizeof buf)));
+  p.lf = fs;
+  if (widest <= cw * 0.95f) return p;
+  float floor = fminf(fs, FS_FLOOR * e->o->text_scale * view_zoom(e->o));
+  p.lf = fminf(fs, cw / 1.15f);
+  if (p.lf < floor) {
+    if (is_vocab(a)) { // too many words to name
+      p.tiers = true, p.lf = fmaxf(floor, fs * 0.85f);
+      return p;
+    }
+    p.lf = floor, p.step = (int)ceilf(floor * 1.15f / fmaxf(cw, 0.01f));
+  }
+  p.turned = true;
+  p.most = 7 * fs;
+  p.height = fminf(widest * p.lf / fs, p.most) + fs * 0.5f;
+  return p;
+}
+
+// The shape under an operand ("L×D = 6×64"); true when its cells are fewer pixels than values
+// (whole-pixel cells: the test draw_cells makes), said on a line of its own under the shape.
+static bool shape_text(const Eq *e, const ViewOperand *v, float w, float h, char *buf, int cap) {
+  const char *ra = v->op.rows == 1 ? "1" : axis_letter(v->op.row_axis);
+  const char *ca = v->op.cols == 1 ? "1" : axis_letter(v->op.col_axis);
+  if (e->t && e->t->T > 0) { // an encoder-decoder calls the source's length S, as the course does
+    if (v->op.rows > 1 && v->op.row_axis == AXIS_TOKEN) ra = "S";
+    if (v->op.cols > 1 && v->op.col_axis == AXIS_TOKEN) ca = "S";
+  }
+  snprintf(buf, (size_t)cap, "%s×%s = %d×%d", ra, ca, v->op.rows, v->op.cols);
+  return v->op.rows > (int)h || v->op.cols > (int)w;
+}
+
+static Margins margins(const Eq *e, int k, const Units *u) {
+  const ViewOperand *v = &e->lay->ops[k];
+  const OpDeco *d = &e->deco[k];
+  float fs = u->fs;
+  Margins m = {0};
+  m.top = fs * 2.1f; // the symbol
+  if (d->caption) m.top += fs * 1.3f;
+  if (has_col_labels(v)) {
+    float w, h;
+    cell_box(v, u, &w, &h);
+    m.top += col_plan(e, v, w / v->op.cols, fs).height;
+  }
+  if (word_cols(v->op.col_axis)) m.top += fs * 0.95f;     // "keys"
+  if (is_vocab(v->op.col_axis)) m.top += VOCAB_TIER * fs; // a second tier of word labels
+  if (has_bands(&v->op, true)) m.top += fs * 0.6f;
+  m.bottom = fs * 1.7f; // the shape
+  if (e->o->scale == SCALE_MATRIX) m.bottom += fs * 1.9f;
+  m.left = fs * 0.6f;
+  if (d->row_labels) m.left += row_label_width(e, v, fs);
+  if (has_bands(&v->op, false)) m.left += fs * 0.6f;
+  m.right = fs * 0.6f;
+  if (d->row_sums) m.right += text_width(FONT_SANS, fs * 0.85f, "Σ 1.000") + 8;
+  float w, h;
+  char buf[96];
+  cell_box(v, u, &w, &h);
+  if (shape_text(e, v, w, h, buf, sizeof buf)) m.bottom += fs * 0.95f; // "area-averaged"
+  return m;
+}
+
+// How far the shape under an operand reaches past its cells on each side (it is centred).
+static float shape_over(const Eq *e, const ViewOperand *v, const Units *u) {
+  float w, h;
+  char buf[96];
+  cell_box(v, u, &w, &h);
+  shape_text(e, v, w, h, buf, sizeof buf);
+  return fmaxf(0, (text_width(FONT_SANS, u->fs * 0.85f, buf) - w) / 2);
+}
+
+static float row_tallest(const Eq *e, int r, const Units *u) { // delimiters grow to it
+  float tallest = 0;
+  for (int i = 0; i < e->rows[r].n; i++)
+    if (e->rows[r].items[i].kind == IT_OP) {
       float w, h;
-      cell_box(&e->lay->ops[row->items[i].op], u, &w, &h);
+      cell_box(&e->lay->ops[e->rows[r].items[i].op], u, &w, &h);
       tallest = fmaxf(tallest, h);
     }
+  return tallest;
+}
+
+// Places the items of row r from x = 0: xs[i] (may be NULL) where item i starts (an operand's
+// left margin); returns the row's width. Operands are apart by their margins and the operators
+// between them, and further when the shapes under two neighbours would otherwise touch (shapes
+// are at the bottom: they may reach under an operator, not under the next shape).
+static float row_place(const Eq *e, int r, const Units *u, float *xs) {
+  const EqRow *row = &e->rows[r];
+  float fs = u->fs, gap = fs * 0.6f, x = 0, tallest = row_tallest(e, r, u);
+  float since = -1, prev_over = 0; // from the last operand's cells' right edge; its shape's reach
   for (int i = 0; i < row->n; i++) {
     const Item *it = &row->items[i];
-    if (i) *width += gap;
+    if (i) x += gap, since += since >= 0 ? gap : 0;
+    if (it->kind != IT_OP) {
+      float w = it->kind == IT_TEX ? measure_tex(it->tex, fs * 1.6f).width : delim_width(tallest, fs);
+      if (xs) xs[i] = x;
+      x += w, since += since >= 0 ? w : 0;
+      continue;
+    }
+    const ViewOperand *v = &e->lay->ops[it->op];
+    Margins m = margins(e, it->op, u);
+    float w, h, over = shape_over(e, v, u);
+    cell_box(v, u, &w, &h);
+    if (since >= 0 && prev_over + over + fs * 0.6f > since + m.left)
+      x += prev_over + over + fs * 0.6f - (since + m.left);
+    else if (since < 0 && over > x + m.left) // the first shape stays inside the row
+      x = over - m.left;
+    if (xs) xs[i] = x;
+    x += m.left + w + m.right, since = m.right, prev_over = over;
+  }
+  if (since >= 0 && prev_over > since) x += prev_over - since; // and the last one
+  return x;
+}
+
+// Width of row r and its extent above/below the axis.
+static void row_extent(const Eq *e, int r, const Units *u, float *width, float *above, float *below) {
+  const EqRow *row = &e->rows[r];
+  float fs = u->fs;
+  *width = row_place(e, r, u, NULL), *above = 0, *below = 0;
+  for (int i = 0; i < row->n; i++) {
+    const Item *it = &row->items[i];
     if (it->kind == IT_TEX) {
       TexMetrics m = measure_tex(it->tex, fs * 1.6f);
-      *width += m.width;
       *above = fmaxf(*above, m.ascent);
       *below = fmaxf(*below, m.descent);
-      continue;
+    } else if (it->kind == IT_OP) {
+      Margins m = margins(e, it->op, u);
+      float w, h;
+      cell_box(&e->lay->ops[it->op], u, &w, &h);
+      *above = fmaxf(*above, m.top + h / 2);
+      *below = fmaxf(*below, h / 2 + m.bottom);
     }
-    if (it->kind == IT_DELIM) {
-      *width += delim_width(tallest, fs);
-      continue;
-    }
-    Margins m = margins(e, it->op, fs);
-    float w, h;
-    cell_box(&e->lay->ops[it->op], u, &w, &h);
-    *width += m.left + w + m.right;
-    *above = fmaxf(*above, m.top + h / 2);
-    *below = fmaxf(*below, h / 2 + m.bottom);
   }
 }
 
-static bool fits(const Eq *e, const Units *u, float fs, float avail_w, float avail_h) {
-  float total_h = 0;
+// The picture's width and height at these units.
+static void extent(const Eq *e, const Units *u, float *w, float *h) {
+  *w = 0, *h = 0;
   for (int r = 0; r < e->n_rows; r++) {
-    float w, a, b;
-    row_extent(e, r, u, fs, &w, &a, &b);
-    if (w > avail_w) return false;
-    total_h += a + b + (r ? fs * 1.2f : 0);
+    float rw, a, b;
+    row_extent(e, r, u, &rw, &a, &b);
+    *w = fmaxf(*w, rw);
+    *h += a + b + (r ? u->fs * 1.2f : 0);
   }
-  return total_h <= avail_h;
+}
+
+static bool fits(const Eq *e, const Units *u, float avail_w, float avail_h) {
+  float w, h;
+  extent(e, u, &w, &h);
+  return w <= avail_w && h <= avail_h;
 }
 
 // The largest unit k for which every row fits.
 // (tight: token rows may be thinner than a line of text, when nothing else fits)
-static Units fit_units(const Eq *e, bool comp, float fs, float avail_w, float avail_h) {
+static Units fit_units(const Eq *e, bool comp, float avail_w, float avail_h) {
   for (int tight = 0; tight < 2; tight++) {
-    float lo = 0.01f, hi = SMAX * e->o->text_scale * (comp ? 8 : 1);
-    for (int it = 0; it < 36; it++) {
+    float lo = 0.01f, hi = e->smax * (comp ? 8 : 1);
+    for (int it = 0; it < 30; it++) {
       float mid = (lo + hi) / 2;
       Units u = units_for(e, mid, comp, tight);
-      if (fits(e, &u, fs, avail_w, avail_h))
+      if (fits(e, &u, avail_w, avail_h))
         lo = mid;
       else
         hi = mid;
     }
     Units u = units_for(e, lo, comp, tight);
-    if (tight || fits(e, &u, fs, avail_w, avail_h)) return u;
+    if (tight || fits(e, &u, avail_w, avail_h)) return u;
   }
   return units_for(e, 0.01f, comp, true);
+}
+
+// Then the token unit alone as large as still fits (up to the largest cell): an equation whose
+// width is spent on 64 dimensions gets taller token rows in the height it has.
+// The largest k that fits with the token unit t fixed (the labels as in base).
+static float fit_k(const Eq *e, Units base, float t, float avail_w, float avail_h) {
+  float lo = 0, hi = base.k;
+  for (int it = 0; it < 16; it++) {
+    Units v = base;
+    v.k = (lo + hi) / 2, v.t = t;
+    if (fits(e, &v, avail_w, avail_h))
+      lo = v.k;
+    else
+      hi = v.k;
+  }
+  return lo;
+}
+
+static Units grow_tokens(const Eq *e, Units u, float avail_w, float avail_h) {
+  if (u.tok_comp || !fits(e, &u, avail_w, avail_h)) return u;
+  // a taller token row costs a little width (the brackets grow with the matrices): the dimension
+  // unit may give up 6 % of its length for it
+  float lo = u.t, hi = fmaxf(u.t, e->smax), k = u.k;
+  for (int q = 0; q < e->lay->n_ops; q++) { // and no operand more than twice as tall as wide
+    const Operand *op = &e->lay->ops[q].op;
+    if (is_tok(op->row_axis) && !is_tok(op->col_axis) && op->cols > 1)
+      hi = fminf(hi, fmaxf(u.t, 2 * axis_len(&u, op->col_axis, op->cols) / (float)op->rows));
+  }
+  for (int it = 0; it < 12; it++) { // the labels keep their size: the width is usually what binds
+    float t = (lo + hi) / 2, kt = fit_k(e, u, t, avail_w, avail_h);
+    if (kt >= 0.94f * u.k)
+      lo = t, k = kt;
+    else
+      hi = t;
+  }
+  if (lo > u.t) u.t = lo, u.k = k;
+  return u;
 }
 
 // ---------------------------------------------------------------- drawing an operand
 
 static void draw_brackets(Eq *e, float x, float y, float w, float h, uint32_t c) {
-  float t = fmaxf(1.5f, e->o->text_scale * 1.8f), serif = fminf(8.0f, w / 4 + 2), off = 4;
+  float t = fmaxf(1.5f, e->fs * 0.07f), serif = fminf(e->fs * 0.3f, w / 4 + 2), off = fmaxf(4, e->fs * 0.15f);
   scene_rect(e->s, x - off - t, y - 2, t, h + 4, c);
   scene_rect(e->s, x - off - t, y - 2, serif, t, c);
   scene_rect(e->s, x - off - t, y + h + 2 - t, serif, t, c);
@@ -372,8 +538,12 @@ static const char *format_tick(char *buf, int cap, float v) {
   return buf;
 }
 
-static void format_value(char *buf, int cap, float v, bool onehot) {
-  if (onehot)
+// compact: one decimal fewer, for signed values in cells too narrow for "-0.00" ("-9.8", "-15")
+static void format_value(char *buf, int cap, float v, bool onehot, bool compact) {
+  if (compact && isfinite(v) && fabsf(v) < 99999.5f)
+    snprintf(buf, (size_t)cap, fabsf(v) >= 9.95f ? "%.0f" : "%.1f",
+             fabsf(v) < 0.05f ? 0.0f : v); // not "-0.0"
+  else if (onehot)
     snprintf(buf, (size_t)cap, "%s", v == 1.0f ? "1" : "");
   else if (!isfinite(v))
     snprintf(buf, (size_t)cap, v < 0 ? "−∞" : "∞");
@@ -434,70 +604,110 @@ static void draw_cells(Eq *e, ViewOperand *v) {
   const TraceTensor *src = operand_src(&v->op);
   bool onehot = src && src->kind == T_ONEHOT;
   if (e->o->numbers && exact) {
-    float nf = fminf(view_text_size(e->o) * 0.95f, ch * 0.42f);
+    float nf = fminf(e->fs * 0.95f, ch * 0.42f);
     char buf[32];
     bool signed_vals = v->scale.lo < 0;
     float need = text_width(FONT_MONO, nf, onehot ? "1" : signed_vals ? "-0.00" : "0.00");
-    // smaller numbers rather than none, down to 60% of the labels' size: smaller still, a grid of
-    // numbers is noise on a projector, and the colours say more
+    // smaller numbers rather than none, down to 38% of the labels' size (the size of the old
+    // 60% of labels that did not grow with the cells): smaller still, a grid of numbers is noise
+    // on a projector, and the colours say more
+    float nf0 = nf, least = fmaxf(9.5f, e->fs * 0.38f);
     if (need > cw * 0.9f) nf *= cw * 0.9f / need, need = cw * 0.9f;
-    if (nf >= fmaxf(8.5f, view_text_size(e->o) * 0.6f) && need <= cw * 0.9f)
+    // signed values: one decimal fewer rather than no numbers, or than numbers too small to read
+    // from the back of a room (below 60 % of the labels) when that makes them a fifth larger
+    bool compact = false;
+    if (nf < e->fs * 0.6f && signed_vals && !onehot) {
+      float nc = nf0, needc = text_width(FONT_MONO, nc, "-0.0");
+      if (needc > cw * 0.9f) nc *= cw * 0.9f / needc, needc = cw * 0.9f;
+      if (nc >= least && nc >= nf * 1.2f) nf = nc, need = needc, compact = true;
+    }
+    if (nf >= least && need <= cw * 0.9f) {
+      v->number_px = nf;
       for (int i = 0; i < R; i++)
         for (int j = 0; j < C; j++) {
           float val = operand_at(&v->op, i, j);
           if (!isfinite(val) && !mask_op) continue;
-          format_value(buf, sizeof buf, val, onehot);
+          format_value(buf, sizeof buf, val, onehot, compact);
           if (!buf[0]) continue;
           uint32_t ink = cmap_ink_on(colors[(size_t)i * C + j]);
           float tw = text_width(FONT_MONO, nf, buf);
           if (tw > cw * 0.96f) continue;
+          v->number_w = fmaxf(v->number_w, tw);
           scene_text(e->s, FONT_MONO, nf, v->x + j * cw + (cw - tw) / 2, v->y + i * ch + ch / 2 + nf * 0.36f,
                      ink, buf);
         }
+    }
   }
 }
 
-static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float y_base) {
+static void note_label(Eq *e, ViewOperand *v, float lf, const char *full, const char *shown) {
+  v->label_px = v->label_px > 0 ? fminf(v->label_px, lf) : lf;
+  if (shown != full) e->lay->labels_cut++;
+}
+
+// Column labels above the cells, whose top (or the head bands' top) is `top`, as col_plan says.
+static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float top) {
   const Theme *th = e->o->theme;
   int C = v->op.cols;
   float cw = v->w / C;
   char buf[96], fit[96];
   TraceAxis a = v->op.col_axis;
-  if (is_words(a) || a == AXIS_CLASS) {
-    float lf = fs * 0.9f;
-    bool fits = cw >= text_width(FONT_SANS, lf, "bank") * 0.8f;
-    if (!fits && is_vocab(a)) {
-      // too many words to name: name the sentence's words, with a tick on their columns
-      float last[2] = {-1e9f, -1e9f}; // right end of the last label on each of two tiers
-      for (int j = 0; j < C; j++) {
-        if (!uses_word(v->op.trace, a, j)) continue;
-        float cx = v->x + (j + 0.5f) * cw,
-              w = text_width(FONT_SANS, lf * 0.85f, label(v->op.trace, a, j, buf, sizeof buf));
-        int tier = cx - w / 2 >= last[0] + 4 ? 0 : cx - w / 2 >= last[1] + 4 ? 1 : -1;
-        if (tier < 0) continue; // no room on either tier
-        float ty = y_base - tier * VOCAB_TIER * fs;
-        scene_rect(e->s, cx - 0.75f, ty + lf * 0.2f, 1.5f, y_base - ty + lf * 0.5f, th->muted);
-        scene_text_aligned(e->s, FONT_SANS, lf * 0.85f, cx, ty, 0.5f, th->text,
-                           label(v->op.trace, a, j, buf, sizeof buf));
-        last[tier] = cx + w / 2;
-      }
-      scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2,
-                         y_base - fs * (1.2f + VOCAB_TIER), 0.5f, th->muted, "vocabulary →");
-      return;
-    }
-    int step = fits ? 1 : (int)ceilf(text_width(FONT_SANS, lf, "bank") / fmaxf(cw, 0.01f));
-    for (int j = 0; j < C; j += step) {
-      const char *s = fit_label(label(v->op.trace, a, j, buf, sizeof buf), FONT_SANS, lf, cw * step * 0.95f,
-                                fit, sizeof fit);
-      uint32_t c = is_unknown_token(v->op.trace, a, j) ? th->unk : th->text;
-      scene_text_aligned(e->s, FONT_SANS, lf, v->x + (j + 0.5f) * cw, y_base, 0.5f, c, s);
-    }
-    scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, y_base - fs * 1.2f, 0.5f,
-                       th->muted,
-                       a == AXIS_TOKEN2  ? "second sentence →"
+  ColPlan p = col_plan(e, v, cw, fs);
+  float y_base = top - fs * 0.45f; // horizontal labels' baseline
+  if (word_cols(a)) {
+    const char *what = a == AXIS_TOKEN2  ? "second sentence →"
                        : is_tok(a)       ? (is_tok(v->op.row_axis) ? "keys →" : "tokens →")
                        : a == AXIS_CLASS ? "classes →"
-                                         : "vocabulary →");
+                                         : "vocabulary →";
+    if (p.tiers) {
+      // too many words to name: name the sentence's words (or a prediction's most likely words,
+      // the likeliest placed first), with a tick on their columns, on two tiers without overlap
+      const OpDeco *d = &e->deco[v - e->lay->ops];
+      int order[512], n = 0;
+      if (d->mark_top)
+        n = view_top_words(&v->op, d->top_row, 8, order);
+      else
+        for (int j = 0; j < C && n < 512; j++)
+          if (uses_word(v->op.trace, a, j)) order[n++] = j;
+      float span[2][512][2]; // the labels placed on each tier: left and right ends
+      int placed[2] = {0, 0};
+      for (int q = 0; q < n; q++) {
+        int j = order[q];
+        const char *s = label(v->op.trace, a, j, buf, sizeof buf);
+        float cx = v->x + (j + 0.5f) * cw, w = text_width(FONT_SANS, p.lf, s), l0 = cx - w / 2 - 2,
+              l1 = cx + w / 2 + 2;
+        int tier = -1;
+        for (int t = 0; t < 2 && tier < 0; t++) {
+          bool clear = true;
+          for (int r = 0; r < placed[t] && clear; r++) clear = l1 <= span[t][r][0] || l0 >= span[t][r][1];
+          if (clear) tier = t;
+        }
+        if (tier < 0) continue; // no room on either tier
+        span[tier][placed[tier]][0] = l0, span[tier][placed[tier]][1] = l1, placed[tier]++;
+        float ty = y_base - tier * VOCAB_TIER * fs;
+        scene_rect(e->s, cx - 0.75f, ty + p.lf * 0.2f, 1.5f, y_base - ty + p.lf * 0.5f, th->muted);
+        scene_text_aligned(e->s, FONT_SANS, p.lf, cx, ty, 0.5f, th->text, s);
+        note_label(e, v, p.lf, s, s);
+      }
+      scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2,
+                         y_base - fs * (1.2f + VOCAB_TIER), 0.5f, th->muted, what);
+      return;
+    }
+    v->cols_turned = p.turned;
+    for (int j = 0; j < C; j += p.step) {
+      const char *full = label(v->op.trace, a, j, buf, sizeof buf);
+      const char *s =
+          fit_label(full, FONT_SANS, p.lf, p.turned ? p.most : cw * p.step * 0.95f, fit, sizeof fit);
+      uint32_t c = is_unknown_token(v->op.trace, a, j) ? th->unk : th->text;
+      float cx = v->x + (j + 0.5f) * cw;
+      if (p.turned) // centred on its column, read upwards from just above the cells
+        scene_text_turned(e->s, FONT_SANS, p.lf, cx + p.lf * 0.35f, top - fs * 0.25f, c, s);
+      else
+        scene_text_aligned(e->s, FONT_SANS, p.lf, cx, y_base, 0.5f, c, s);
+      note_label(e, v, p.lf, full, s);
+    }
+    float cap_y = is_vocab(a) ? y_base - fs * (1.2f + VOCAB_TIER) : top - p.height - fs * 0.3f;
+    scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, cap_y, 0.5f, th->muted, what);
     return;
   }
   // dimensions: numbers at a readable stride
@@ -519,9 +729,11 @@ static void draw_row_labels(Eq *e, ViewOperand *v, float fs, float x_right) {
   char buf[96], fit[96];
   TraceAxis a = v->op.row_axis;
   bool words = is_words(a);
-  float lf = words ? fminf(fs, fmaxf(9.0f, ch * 0.8f)) : fs * 0.75f;
+  // word labels never below the floor: rows too thin for them are labelled every step-th
+  float floor = fminf(fs, FS_FLOOR * e->o->text_scale * view_zoom(e->o));
+  float lf = words ? fmaxf(floor, fminf(fs, ch * 0.8f)) : fs * 0.75f;
   if (is_vocab(a) && ch < lf * 1.05f) { // too many words: name the sentence's words only
-    lf = fs * 0.8f;
+    lf = fmaxf(floor, fs * 0.8f);
     float last[2] = {-1e9f, -1e9f}, shift = 5 * lf; // two columns of labels when rows are close
     for (int i = 0; i < R; i++) {
       bool used = uses_word(v->op.trace, a, i);
@@ -530,8 +742,9 @@ static void draw_row_labels(Eq *e, ViewOperand *v, float fs, float x_right) {
       if (col < 0) continue;
       float xr = x_right - col * shift;
       scene_rect(e->s, xr + 2, cy - 0.75f, x_right - xr + 6, 1.5f, th->muted);
-      scene_text_aligned(e->s, FONT_SANS, lf, xr, cy + lf * 0.35f, 1.0f, th->text,
-                         label(v->op.trace, a, i, buf, sizeof buf));
+      const char *s = label(v->op.trace, a, i, buf, sizeof buf);
+      scene_text_aligned(e->s, FONT_SANS, lf, xr, cy + lf * 0.35f, 1.0f, th->text, s);
+      note_label(e, v, lf, s, s);
       last[col] = cy;
     }
     return;
@@ -539,8 +752,9 @@ static void draw_row_labels(Eq *e, ViewOperand *v, float fs, float x_right) {
   int step = 1;
   while (step * ch < lf * 1.05f) step *= 2;
   for (int i = 0; i < R; i += step) {
-    const char *s = label(v->op.trace, a, i, buf, sizeof buf);
-    s = fit_label(s, FONT_SANS, lf, 12 * fs, fit, sizeof fit);
+    const char *full = label(v->op.trace, a, i, buf, sizeof buf);
+    const char *s = fit_label(full, FONT_SANS, lf, 12 * fs, fit, sizeof fit);
+    if (words) note_label(e, v, lf, full, s);
     uint32_t c = is_unknown_token(v->op.trace, a, i) ? th->unk : words ? th->text : th->muted;
     scene_text_aligned(e->s, FONT_SANS, lf, x_right, v->y + (i + 0.5f) * ch + lf * 0.35f, 1.0f, c, s);
   }
@@ -592,52 +806,12 @@ static void draw_row_sums(Eq *e, ViewOperand *v, float fs) {
   }
 }
 
-static void draw_top_words(Eq *e, ViewOperand *v, float fs) {
-  const Theme *th = e->o->theme;
-  float ch = v->h / v->op.rows;
-  if (ch < 9) return;
-  float lf = fminf(fs * 0.85f, ch * 0.7f), x = v->x + v->w + 14;
-  scene_text(e->s, FONT_SANS_BOLD, fs * 0.85f, x, v->y - fs * 0.5f, th->muted, "most likely words");
-  char buf[160], wb[96];
-  for (int i = 0; i < v->op.rows; i++) {
-    int best[3] = {-1, -1, -1};
-    for (int j = 0; j < v->op.cols; j++) {
-      float p = operand_at(&v->op, i, j);
-      for (int k = 0; k < 3; k++)
-        if (best[k] < 0 || p > operand_at(&v->op, i, best[k])) {
-          for (int q = 2; q > k; q--) best[q] = best[q - 1];
-          best[k] = j;
-          break;
-        }
-    }
-    int n = 0;
-    for (int k = 0; k < 3 && best[k] >= 0; k++)
-      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s %.2f", k ? ", " : "",
-                    label(v->op.trace, v->op.col_axis, best[k], wb, sizeof wb),
-                    operand_at(&v->op, i, best[k]));
-    scene_text(e->s, FONT_SANS, lf, x, v->y + (i + 0.5f) * ch + lf * 0.35f, th->text, buf);
-  }
-}
-
-static void shape_text(const Eq *e, const ViewOperand *v, char *buf, int cap) {
-  const TraceTensor *src = operand_src(&v->op);
-  const char *ra = v->op.rows == 1 ? "1" : axis_letter(v->op.row_axis);
-  const char *ca = v->op.cols == 1 ? "1" : axis_letter(v->op.col_axis);
-  if (e->t && e->t->T > 0) { // an encoder-decoder calls the source's length S, as the course does
-    if (v->op.rows > 1 && v->op.row_axis == AXIS_TOKEN) ra = "S";
-    if (v->op.cols > 1 && v->op.col_axis == AXIS_TOKEN) ca = "S";
-  }
-  bool averaged = v->drows < v->op.rows || v->dcols < v->op.cols;
-  (void)src;
-  snprintf(buf, (size_t)cap, "%s×%s = %d×%d%s", ra, ca, v->op.rows, v->op.cols,
-           averaged ? " (area-averaged)" : "");
-}
-
-static void draw_operand(Eq *e, int k, float fs) {
+static void draw_operand(Eq *e, int k, const Units *u) {
   const Theme *th = e->o->theme;
   ViewOperand *v = &e->lay->ops[k];
   const OpDeco *d = &e->deco[k];
-  Margins m = margins(e, k, fs);
+  float fs = u->fs;
+  Margins m = margins(e, k, u);
   draw_cells(e, v);
   draw_brackets(e, v->x, v->y, v->w, v->h, th->frame);
   float top = v->y;
@@ -647,10 +821,10 @@ static void draw_operand(Eq *e, int k, float fs) {
   }
   if (has_bands(&v->op, false)) draw_bands(e, v, fs, false);
   if (has_col_labels(v)) {
-    draw_col_labels(e, v, fs, top - fs * 0.45f);
-    top -= fs * 1.35f;
+    draw_col_labels(e, v, fs, top);
+    top -= col_plan(e, v, v->w / v->op.cols, fs).height;
   }
-  if (is_words(v->op.col_axis) || v->op.col_axis == AXIS_CLASS) top -= fs * 0.95f;
+  if (word_cols(v->op.col_axis)) top -= fs * 0.95f;
   if (is_vocab(v->op.col_axis)) top -= VOCAB_TIER * fs;
   // the symbol, centred above
   uint32_t sc = d->symbol_color ? d->symbol_color : th->text;
@@ -661,30 +835,34 @@ static void draw_operand(Eq *e, int k, float fs) {
     char fit[256];
     // centred over the cells when it fits there; else from the row labels to the right margin
     // (the likely words beside a prediction), cut only when even that is too short
-    float cf = fs * 0.9f, cw = fmaxf(v->w, fs * 12), x = v->x + v->w / 2, align = 0.5f;
+    // (never wider than the operand's own box: the next operand's caption starts there)
+    float box = m.left + v->w + m.right;
+    float cf = fs * 0.9f, cw = fminf(fmaxf(v->w, fs * 12), box), x = v->x + v->w / 2, align = 0.5f;
     if (d->caption_row)
       cw = e->x + e->w - v->x, x = v->x, align = 0.0f;
-    else if (text_width(FONT_SANS_BOLD, cf, d->caption) > cw && m.left + v->w + m.right > cw)
-      cw = m.left + v->w + m.right, x = v->x - m.left + 10, align = 0.0f;
+    else if (text_width(FONT_SANS_BOLD, cf, d->caption) > cw && box > cw)
+      cw = box - fs * 0.6f, x = v->x - m.left + fs * 0.3f, align = 0.0f;
     const char *c = fit_label(d->caption, FONT_SANS_BOLD, cf, cw, fit, sizeof fit);
     scene_text_aligned(e->s, FONT_SANS_BOLD, cf, x, top - fs * 0.55f - sm.ascent - fs * 0.6f, align, th->text,
                        c);
   }
   if (d->row_labels) {
-    float xr = v->x - 10 - (has_bands(&v->op, false) ? fs * 0.6f : 0);
+    float xr = v->x - fs * 0.6f - (has_bands(&v->op, false) ? fs * 0.6f : 0);
     draw_row_labels(e, v, fs, xr);
     if (is_tok(v->op.row_axis) && is_tok(v->op.col_axis))
       scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, xr, v->y - fs * 0.5f, 1.0f, th->muted,
                          v->op.col_axis == AXIS_TOKEN2 ? "first sentence ↓" : "queries ↓");
   }
   char buf[96];
-  shape_text(e, v, buf, sizeof buf);
+  bool averaged = shape_text(e, v, v->w, v->h, buf, sizeof buf);
   scene_text_aligned(e->s, FONT_SANS, fs * 0.85f, v->x + v->w / 2, v->y + v->h + fs * 1.35f, 0.5f, th->muted,
                      buf);
+  if (averaged)
+    scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.7f, v->x + v->w / 2, v->y + v->h + fs * 2.2f, 0.5f,
+                       th->muted, "area-averaged");
   if (e->o->scale == SCALE_MATRIX && v->op.index >= 0)
-    draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * 1.75f);
+    draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * (averaged ? 2.7f : 1.75f));
   if (d->row_sums) draw_row_sums(e, v, fs);
-  if (d->top_words) draw_top_words(e, v, fs);
 }
 
 // ---------------------------------------------------------------- highlights
@@ -730,7 +908,7 @@ static void link_highlight(Scene *s, const ViewOperand *v, int i, int j, uint32_
 static void draw_focus(Eq *e) {
   const ViewOptions *o = e->o;
   ViewLayout *l = e->lay;
-  float w = 3.0f * o->text_scale;
+  float w = 0.17f * e->fs;
   if (l->result < 0) return;
   for (int k = 0; k < l->n_ops; k++) { // every result (each head of a grid) shows the focus
     const ViewOperand *r = &l->ops[k];
@@ -776,11 +954,14 @@ void view_draw_selection(Scene *s, const ViewLayout *l, const ViewOptions *o) {
   const ViewOperand *v = &l->ops[o->hover_op];
   int i = o->hover_i, j = o->hover_j;
   if (i < 0 || j < 0 || i >= v->op.rows || j >= v->op.cols) return;
-  float w = 3.0f * o->text_scale * (o->pinned ? 1.4f : 1.0f);
+  float w = 0.17f * l->fs * (o->pinned ? 1.4f : 1.0f);
+  bool clip = l->pan_max[0] > 0 || l->pan_max[1] > 0; // a zoomed picture: not over the header
+  if (clip) scene_clip(s, l->clip[0], l->clip[1], l->clip[2], l->clip[3]);
   frame_cells(s, v, i, i + 1, j, j + 1, o->theme->highlight, w);
   if (o->hover_op == l->result)
     for (int k = 0; k < l->n_ops; k++)
       if (k != l->result) link_highlight(s, &l->ops[k], i, j, o->theme->highlight, w * 0.8f);
+  if (clip) scene_unclip(s);
 }
 
 // ---------------------------------------------------------------- colour bars of the view
@@ -830,60 +1011,91 @@ static void draw_side_colorbars(Eq *e, float x, float y, float h, float fs) {
 
 void eq_layout_and_draw(Eq *e) {
   const ViewOptions *o = e->o;
-  float fs = view_text_size(o);
+  ViewLayout *l = e->lay;
+  float ts = o->text_scale, z = view_zoom(o);
+  // the colour bars stay at the area's right edge while the picture pans: the fitted
+  // picture's smallest label size, zoomed up to 1.5 times
+  float bfs = FS_MIN * ts * fminf(z, 1.5f);
   bool side_bar = o->scale != SCALE_MATRIX;
-  float bar_w = side_bar ? fs * 5.5f : 0;
-  float avail_w = e->w - bar_w - fs, avail_h = e->h - fs;
+  float bar_w = eq_bar_width(e);
+  float avail_w = e->w - bar_w - e->bars_w - FS_MIN * ts, avail_h = e->h - FS_MIN * ts;
+  e->smax = fmaxf(SMAX * ts, fminf(avail_w, avail_h) / 5);
   compute_scales(e);
-  Units u = fit_units(e, false, fs, avail_w, avail_h);
-  if (u.k < SMIN) u = fit_units(e, true, fs, avail_w, avail_h);
-  // total height, to centre the rows vertically
-  float heights[VIEW_MAX_ROWS], aboves[VIEW_MAX_ROWS], widths[VIEW_MAX_ROWS], total = 0;
+  // labels at their smallest and still no room (a long row of wide operands in a small window):
+  // smaller labels, step by step, rather than cells of no size
+  Units u;
+  for (e->fs_scale = 1.0f;; e->fs_scale *= 0.9f) {
+    u = fit_units(e, false, avail_w, avail_h);
+    if (u.k < SMIN) u = fit_units(e, true, avail_w, avail_h);
+    if (fits(e, &u, avail_w, avail_h) || e->fs_scale < 0.35f) break;
+  }
+  u = grow_tokens(e, u, avail_w, avail_h);
+  for (int pass = 0; pass < 3; pass++) { // nothing fits even tight: the whole picture smaller
+    float w, h;
+    extent(e, &u, &w, &h);
+    float f = fminf(avail_w / fmaxf(w, 1), avail_h / fmaxf(h, 1));
+    if (f >= 1) break;
+    u.k *= f * 0.98f, u.t *= f * 0.98f, u.fs *= f * 0.98f;
+  }
+  u.k *= z, u.t *= z, u.fs *= z; // zoom: every length of the fitted picture
+  e->fs = l->fs = u.fs;
+  float fs = u.fs;
+  // rows' extents; the picture is centred in its area, or panned when larger
+  float heights[VIEW_MAX_ROWS], aboves[VIEW_MAX_ROWS], widths[VIEW_MAX_ROWS], total = 0, widest = 0;
   for (int r = 0; r < e->n_rows; r++) {
     float b;
-    row_extent(e, r, &u, fs, &widths[r], &aboves[r], &b);
+    row_extent(e, r, &u, &widths[r], &aboves[r], &b);
     heights[r] = aboves[r] + b;
     total += heights[r] + (r ? fs * 1.2f : 0);
+    widest = fmaxf(widest, widths[r]);
   }
-  float y = e->y + fmaxf(0, (avail_h - total) / 2);
-  float gap = fs * 0.6f;
+  float pmx = fmaxf(0, widest - avail_w), pmy = fmaxf(0, total - avail_h);
+  float px = fminf(pmx, fmaxf(0, o->pan_x)), py = fminf(pmy, fmaxf(0, o->pan_y));
+  l->pan_max[0] = pmx, l->pan_max[1] = pmy, l->pan[0] = px, l->pan[1] = py;
+  float cx = e->x, cy = e->y, cw = e->w - bar_w - e->bars_w, ch = e->h;
+  l->clip[0] = cx, l->clip[1] = cy, l->clip[2] = cw, l->clip[3] = ch;
+  bool clip = pmx > 0 || pmy > 0;
+  if (clip) scene_clip(e->s, cx, cy, cw, ch);
+  float x0 = pmx > 0 ? e->x - px : e->x + (avail_w - widest) / 2;
+  float y = pmy > 0 ? e->y - py : e->y + (avail_h - total) / 2;
+  l->pic[0] = x0, l->pic[1] = y, l->pic[2] = widest, l->pic[3] = total;
   for (int r = 0; r < e->n_rows; r++) {
     const EqRow *row = &e->rows[r];
-    float axis = y + aboves[r], x = e->x + fmaxf(0, (avail_w - widths[r]) / 2), tallest = 0;
-    for (int i = 0; i < row->n; i++)
-      if (row->items[i].kind == IT_OP) {
-        float w, h;
-        cell_box(&e->lay->ops[row->items[i].op], &u, &w, &h);
-        tallest = fmaxf(tallest, h);
-      }
+    float xs[VIEW_MAX_ITEMS], axis = y + aboves[r], x = x0 + (widest - widths[r]) / 2;
+    float tallest = row_tallest(e, r, &u);
+    row_place(e, r, &u, xs);
     for (int i = 0; i < row->n; i++) {
       const Item *it = &row->items[i];
-      if (i) x += gap;
+      float ix = x + xs[i];
       if (it->kind == IT_TEX) {
         TexMetrics m = measure_tex(it->tex, fs * 1.6f);
         // centre the operator's box on the axis of the matrices
-        tex_draw(e->s, it->tex, fs * 1.6f, false, x, axis + (m.ascent - m.descent) / 2, o->theme->text);
-        x += m.width;
+        tex_draw(e->s, it->tex, fs * 1.6f, false, ix, axis + (m.ascent - m.descent) / 2, o->theme->text);
         continue;
       }
       if (it->kind == IT_DELIM) {
         float h = tallest + fs * 0.8f;
-        draw_delim(e->s, it->delim, x, axis - h / 2, h, fs, o->theme->text);
-        x += delim_width(tallest, fs);
+        draw_delim(e->s, it->delim, ix, axis - h / 2, h, fs, o->theme->text);
         continue;
       }
       ViewOperand *v = &e->lay->ops[it->op];
-      Margins m = margins(e, it->op, fs);
+      Margins m = margins(e, it->op, &u);
       cell_box(v, &u, &v->w, &v->h);
-      v->x = x + m.left;
+      v->x = ix + m.left;
       v->y = axis - v->h / 2;
-      draw_operand(e, it->op, fs);
-      x += m.left + v->w + m.right;
+      draw_operand(e, it->op, &u);
     }
     y += heights[r] + fs * 1.2f;
   }
   draw_focus(e);
   draw_edits(e);
+  if (clip) scene_unclip(e->s);
   view_draw_selection(e->s, e->lay, e->o);
-  if (side_bar) draw_side_colorbars(e, e->x + e->w - bar_w + fs * 0.5f, e->y, avail_h, fs);
+  if (side_bar)
+    draw_side_colorbars(e, e->x + e->w - bar_w + bfs * 0.5f, e->y,
+                        e->bars_h > 0 ? e->bars_h - FS_MIN * ts : avail_h, bfs);
+}
+
+float eq_bar_width(const Eq *e) {
+  return e->o->scale != SCALE_MATRIX ? FS_MIN * e->o->text_scale * fminf(view_zoom(e->o), 1.5f) * 5.5f : 0;
 }

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tex.h" // defines: tex_draw
+#include "bars.h" // defines: bars_draw
+#include "tex.h"  // defines: tex_draw
 #include "view_internal.h"
 
 ViewOptions view_options_default(const Theme *theme) {
@@ -15,6 +16,7 @@ ViewOptions view_options_default(const Theme *theme) {
                        .part = 0,
                        .numbers = true,
                        .text_scale = 1.0f,
+                       .zoom = 1.0f,
                        .focus_row = -1,
                        .focus_col = -1,
                        .hover_op = -1,
@@ -327,6 +329,57 @@ static void stage_ffn(Eq *e, int l, bool hidden) {
   linear_row(e, 0, hidden ? act : NULL, kx, kw, kb, kr);
 }
 
+#define PRED_TOP 8      // words in the prediction's chart
+#define PRED_CHART 0.5f // the chart's share of the view's height
+
+// The row whose next word the chart shows: the lesson's focus, else the last token.
+static int pred_row(int focus, int rows) { return focus >= 0 && focus < rows ? focus : rows - 1; }
+
+// The PRED_TOP most likely next words after token `row` of t, as bars in x, y, w, h under a
+// caption ("the next word after “bank”"); notes the words' size and the chart's place in the layout.
+static void pred_chart(Eq *e, const Trace *t, int row, float x, float y, float w, float h) {
+  pred_chart_of(e, t, t->pred, row, x, y, w, h);
+}
+
+void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, float w, float h) {
+  const Theme *th = e->o->theme;
+  float ts = e->o->text_scale;
+  Operand op = operand_tensor(t, index, 0, false);
+  int idx[PRED_TOP], n = view_top_words(&op, row, PRED_TOP, idx);
+  char names[PRED_TOP][96], tok[96];
+  Bar bars[PRED_TOP];
+  for (int i = 0; i < n; i++) {
+    const char *s = trace_axis_label(t, op.col_axis, idx[i], names[i], sizeof names[i]);
+    if (s != names[i]) snprintf(names[i], sizeof names[i], "%s", s);
+    bars[i] = (Bar){names[i], operand_at(&op, row, idx[i]), i == 0};
+  }
+  float cf = fminf(h * 0.075f, 34 * ts), pad = w * 0.04f;
+  const char *word = trace_axis_label(t, op.row_axis, row, tok, sizeof tok);
+  const char *cap = scene_strf(e->s, "the next word after “%s”: the %d most likely", word, n);
+  if (text_width(FONT_SANS_BOLD, cf, cap) > w - 2 * pad) cap = scene_strf(e->s, "after “%s”", word);
+  float tw = text_width(FONT_SANS_BOLD, cf, cap); // a long word: smaller, never over the next chart
+  scene_text(e->s, FONT_SANS_BOLD, tw > w - 2 * pad ? cf * (w - 2 * pad) / tw : cf, x + pad, y + cf, th->text,
+             cap);
+  float fs = bars_draw(e->s, th, bars, n, x + pad, y + cf * 1.6f, w - 2 * pad, h - cf * 1.6f, 40 * ts);
+  ViewLayout *l = e->lay;
+  l->chart_px = l->chart_px > 0 ? fminf(l->chart_px, fs) : fs;
+  if (l->chart[2] <= 0) {
+    l->chart[0] = x + pad, l->chart[1] = y, l->chart[2] = w - 2 * pad, l->chart[3] = h;
+  } else { // a second chart (the compare view): the union
+    float x1 = fmaxf(l->chart[0] + l->chart[2], x + w - pad);
+    l->chart[0] = fminf(l->chart[0], x + pad), l->chart[2] = x1 - l->chart[0];
+  }
+}
+
+void eq_pred_chart(Eq *e, int kp) {
+  const Operand *p = &e->lay->ops[kp].op;
+  int row = pred_row(e->o->focus_row, p->rows);
+  e->deco[kp].mark_top = true, e->deco[kp].top_row = row;
+  float ch = e->h * PRED_CHART;
+  pred_chart_of(e, p->trace, p->index, row, e->x, e->y + e->h - ch, e->w - eq_bar_width(e), ch);
+  e->bars_h = e->h, e->h -= ch;
+}
+
 static void stage_predict(Eq *e) {
   const Trace *t = e->t;
   int x = t->head_norm >= 0    ? t->head_norm
@@ -336,7 +389,7 @@ static void stage_predict(Eq *e) {
   e->deco[kx].row_labels = true;
   int kw = op(e, t->Wout, 0, false, t->model->tie_head ? "E^\\top" : "W_{\\mathrm{out}}", LINK_COL);
   int kp = op(e, t->pred, 0, false, "\\hat{p}", LINK_NONE);
-  e->deco[kp].top_words = true;
+  eq_pred_chart(e, kp);
   eq_tex(e, 0, "\\operatorname{softmax}");
   eq_delim(e, 0, '(');
   eq_put(e, 0, kx);
@@ -424,6 +477,11 @@ void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float
   out->result = -1;
   out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
   out->grid.layers = 0;
+  out->labels_cut = 0;
+  memset(out->pic, 0, sizeof out->pic), memset(out->clip, 0, sizeof out->clip);
+  memset(out->pan_max, 0, sizeof out->pan_max), memset(out->pan, 0, sizeof out->pan);
+  out->fs = view_text_size(o);
+  memset(out->chart, 0, sizeof out->chart), out->chart_px = 0;
   if (o->model_view && view_model_available(t, step)) return view_model_render(s, t, o, x, y, w, h, out);
   compose(&e, &t->steps[step]);
   if (e.n_rows > 0) eq_layout_and_draw(&e);
@@ -446,6 +504,11 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
   out->result = -1;
   out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
   out->grid.layers = 0;
+  out->labels_cut = 0;
+  memset(out->pic, 0, sizeof out->pic), memset(out->clip, 0, sizeof out->clip);
+  memset(out->pan_max, 0, sizeof out->pan_max), memset(out->pan, 0, sizeof out->pan);
+  out->fs = view_text_size(o);
+  memset(out->chart, 0, sizeof out->chart), out->chart_px = 0;
   int ia = st->result, ib = b->steps[kb].result;
   bool heads = trace_per_head(&a->t[ia]);
   if (heads && o->head < 0 && a->cfg.H <= 8) { // all heads: a row per sentence, a column per head
@@ -474,7 +537,15 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
   e.deco[ka].row_labels = e.deco[kb2].row_labels = true;
   e.deco[ka].caption = caption_a, e.deco[kb2].caption = caption_b;
   e.deco[kb2].own_focus = true, e.deco[kb2].focus_row = focus_row_b, e.deco[kb2].focus_col = focus_col_b;
-  e.deco[ka].top_words = e.deco[kb2].top_words = a->t[ia].kind == T_PRED;
+  if (a->t[ia].kind == T_PRED) { // the two charts side by side under the heatmaps, for the same row
+    int ra = pred_row(o->focus_row, a->L), rb = pred_row(focus_row_b, b->L);
+    e.deco[ka].mark_top = e.deco[kb2].mark_top = true;
+    e.deco[ka].top_row = ra, e.deco[kb2].top_row = rb;
+    float ch = e.h * PRED_CHART, cw = (e.w - eq_bar_width(&e)) / 2;
+    pred_chart(&e, a, ra, e.x, e.y + e.h - ch, cw, ch);
+    pred_chart(&e, b, rb, e.x + cw, e.y + e.h - ch, cw, ch);
+    e.bars_h = e.h, e.h -= ch;
+  }
   if (heads) color_symbol_by_head(&e, ka, head), color_symbol_by_head(&e, kb2, head);
   result(&e, ka);
   e.lay->ops[kb2].result = true;
@@ -490,6 +561,8 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
 }
 
 bool view_hit(const ViewLayout *l, float px, float py, int *op_out, int *i, int *j) {
+  const float *c = l->clip; // a zoomed picture: cells panned out of the area are not there
+  if (c[2] > 0 && (px < c[0] || py < c[1] || px >= c[0] + c[2] || py >= c[1] + c[3])) return false;
   for (int k = l->n_ops - 1; k >= 0; k--) {
     const ViewOperand *v = &l->ops[k];
     if (v->w <= 0 || px < v->x || py < v->y || px >= v->x + v->w || py >= v->y + v->h) continue;
