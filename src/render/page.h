@@ -44,7 +44,7 @@ typedef struct {
   // The captions of the two sides of a compare view (NULL: the sentences in quotes): the window's
   // difference view of a what-if edit says "edited" and "the model's own".
   const char *caption_a, *caption_b;
-  const PageClaim *claims;      // the step's claims, measured (n_claims of them), or NULL
+  const PageClaim *claims; // the step's claims, measured (n_claims of them), or NULL
   int n_claims;
   int hide;             // predict, then reveal: 0 shows all; 1 covers the step's result, 2 its focus row
                         // (view->focus_row; compare_row in the compare sentence's result) with a "?"

@@ -57,8 +57,11 @@ int eq_op(Eq *e, Operand op, const char *symbol, LinkKind link);
 void eq_tex(Eq *e, int row, const char *tex);
 void eq_put(Eq *e, int row, int op);   // places an added operand in a row
 void eq_delim(Eq *e, int row, char d); // a bracket or parenthesis that grows with the matrices
-void eq_layout_and_draw(Eq *e);        // sizes, scales, positions and draws everything
-float eq_bar_width(const Eq *e);       // the width the side colour bars take at the right
+// Empties out for a new picture in the area (x, y, w, h): no operands, no chart, no pan. Every
+// view calls it first, so that nothing of the last picture's layout is read as this one's.
+void lay_begin(ViewLayout *out, const ViewOptions *o, float x, float y, float w, float h);
+void eq_layout_and_draw(Eq *e);  // sizes, scales, positions and draws everything
+float eq_bar_width(const Eq *e); // the width the side colour bars take at the right
 // Under the equation, the focused row's (else the last row's) most likely next words of the
 // prediction operand kp as large bars (bars.h), the heatmap's vocabulary axis named at them;
 // the equation keeps the top half of the area. pred_chart_of draws such a chart for row `row`

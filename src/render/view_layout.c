@@ -17,6 +17,18 @@
 #define FS_MAX 40.0f   // largest label per 1080 lines: labels grow with the cells up to this
 #define FS_FLOOR 24.0f // a column label too wide is shrunk to this before it is cut (16 px at 720)
 
+void lay_begin(ViewLayout *out, const ViewOptions *o, float x, float y, float w, float h) {
+  out->n_ops = 0;
+  out->result = -1;
+  out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
+  out->grid.layers = 0;
+  out->labels_cut = 0;
+  memset(out->pic, 0, sizeof out->pic), memset(out->clip, 0, sizeof out->clip);
+  memset(out->pan_max, 0, sizeof out->pan_max), memset(out->pan, 0, sizeof out->pan);
+  out->fs = view_text_size(o);
+  memset(out->chart, 0, sizeof out->chart), out->chart_px = 0;
+}
+
 float view_zoom(const ViewOptions *o) { return o->zoom <= 0 ? 1.0f : fminf(3.0f, fmaxf(0.5f, o->zoom)); }
 float view_text_size(const ViewOptions *o) { return 17.0f * o->text_scale * view_zoom(o); }
 

@@ -95,10 +95,7 @@ static void draw_line(Scene *s, const Sim *sim, const ViewOptions *o, int mark_a
 void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const ViewOptions *o,
                      const char *caption_a, const char *caption_b, int focus_b, float x, float y, float w,
                      float h, ViewLayout *out) {
-  out->n_ops = 0;
-  out->result = -1;
-  out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
-  out->grid.layers = 0;
+  lay_begin(out, o, x, y, w, h);
   const Theme *th = o->theme;
   float fs = view_text_size(o);
   size_t bytes = sim_bytes(a, b);

@@ -473,15 +473,7 @@ void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float
   memset(&e, 0, sizeof e);
   e.s = s, e.t = t, e.o = o, e.lay = out;
   e.x = x, e.y = y, e.w = w, e.h = h;
-  out->n_ops = 0;
-  out->result = -1;
-  out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
-  out->grid.layers = 0;
-  out->labels_cut = 0;
-  memset(out->pic, 0, sizeof out->pic), memset(out->clip, 0, sizeof out->clip);
-  memset(out->pan_max, 0, sizeof out->pan_max), memset(out->pan, 0, sizeof out->pan);
-  out->fs = view_text_size(o);
-  memset(out->chart, 0, sizeof out->chart), out->chart_px = 0;
+  lay_begin(out, o, x, y, w, h);
   if (o->model_view && view_model_available(t, step)) return view_model_render(s, t, o, x, y, w, h, out);
   compose(&e, &t->steps[step]);
   if (e.n_rows > 0) eq_layout_and_draw(&e);
@@ -500,15 +492,7 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
   memset(&e, 0, sizeof e);
   e.s = s, e.t = a, e.o = o, e.lay = out;
   e.x = x, e.y = y, e.w = w, e.h = h;
-  out->n_ops = 0;
-  out->result = -1;
-  out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
-  out->grid.layers = 0;
-  out->labels_cut = 0;
-  memset(out->pic, 0, sizeof out->pic), memset(out->clip, 0, sizeof out->clip);
-  memset(out->pan_max, 0, sizeof out->pan_max), memset(out->pan, 0, sizeof out->pan);
-  out->fs = view_text_size(o);
-  memset(out->chart, 0, sizeof out->chart), out->chart_px = 0;
+  lay_begin(out, o, x, y, w, h);
   int ia = st->result, ib = b->steps[kb].result;
   bool heads = trace_per_head(&a->t[ia]);
   if (heads && o->head < 0 && a->cfg.H <= 8) { // all heads: a row per sentence, a column per head
