@@ -850,13 +850,14 @@ static void draw_operand(Eq *e, int k, const Units *u) {
     // (never wider than the operand's own box: the next operand's caption starts there)
     float box = m.left + v->w + m.right;
     float cf = fs * 0.9f, cw = fminf(fmaxf(v->w, fs * 12), box), x = v->x + v->w / 2, align = 0.5f;
-    if (d->caption_row)
-      cw = e->x + e->w - v->x, x = v->x, align = 0.0f;
-    else if (text_width(FONT_SANS_BOLD, cf, d->caption) > cw && box > cw)
+    if (d->caption_row) { // to the right end of the equation, short of its colour bars
+      float right = e->lay->clip[2] > 0 ? fminf(e->x + e->w, e->lay->clip[0] + e->lay->clip[2]) : e->x + e->w;
+      cw = right - v->x, x = v->x, align = 0.0f;
+    } else if (text_width(FONT_SANS_BOLD, cf, d->caption) > cw && box > cw)
       cw = box - fs * 0.6f, x = v->x - m.left + fs * 0.3f, align = 0.0f;
     const char *c = fit_label(d->caption, FONT_SANS_BOLD, cf, cw, fit, sizeof fit);
-    scene_text_aligned(e->s, FONT_SANS_BOLD, cf, x, top - fs * 0.55f - sm.ascent - fs * 0.6f, align, th->text,
-                       c);
+    scene_text_aligned(e->s, FONT_SANS_BOLD, cf, x, top - fs * 0.55f - sm.ascent - fs * 0.75f, align,
+                       th->text, c);
   }
   if (d->row_labels) {
     float xr = v->x - fs * 0.6f - (has_bands(&v->op, false) ? fs * 0.6f : 0);
