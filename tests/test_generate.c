@@ -7,6 +7,7 @@
 // (<eos> or the limit), and each step's trace, whose encoder part was copied from step 1, must
 // equal a trace computed from scratch on the same input. A causal model with a head (tests/ref/
 // head) generates by the same calls; an encoder without a causal head is refused.
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "forward.h"  // defines: model_forward
 #include "generate.h" // defines: gen_run, Generation
 #include "model.h"    // defines: model_load
+#include "rng.h"      // defines: rng_seed, rng_uniform
 
 #define LIMIT 6 // tests/gen_ref_seq2seq.py's GREEDY_LIMIT
 
@@ -173,11 +175,95 @@ static void run_causal(void) {
   }
 }
 
+// The window's temperature and sampling (generate.h): pred at T equals softmax(logits / T) row by
+// row (computed here in double, to 1e-6: float rounding of the division and the exponentials);
+// T = 1 again gives model_forward's bits; the ids drawn with seed 42 are the inverse CDF of
+// rng_uniform's stream (computed here), a fixed sequence, and follow p over many draws.
+static void run_temperature(void) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/ref/head/model.safetensors", ref_dir());
+  Err err = {0};
+  Model *m = model_load(path, &err);
+  CHECK(m != NULL, "head: %s", err.msg);
+  if (!m) return;
+  Tokens prompt = {0};
+  CHECK(tokens_from_text(&prompt, &m->vocab, "the cat sat", 0, &err), "head: %s", err.msg);
+  Trace *t = gen_trace_ids(m, prompt.ids, prompt.n, 1.0f, &err);
+  CHECK(t != NULL, "head: %s", err.msg);
+  if (!t) return;
+  const TraceTensor *z = &t->t[t->logits], *p = &t->t[t->pred];
+  int V = p->cols;
+  float *p1 = malloc(sizeof(float) * (size_t)p->rows * V);
+  for (int i = 0; i < p->rows; i++)
+    memcpy(p1 + (size_t)i * V, p->data + (size_t)i * p->stride, sizeof(float) * V);
+  static const float TS[] = {0.3f, 0.7f, 2.0f};
+  for (int k = 0; k < 3; k++) {
+    float T = TS[k];
+    forward_set_temperature(t, T);
+    CHECK(t->temperature == T, "temperature kept");
+    double worst = 0;
+    for (int i = 0; i < p->rows; i++) {
+      double mx = -INFINITY, sum = 0;
+      for (int j = 0; j < V; j++) mx = fmax(mx, trace_at(z, 0, i, j) / (double)T);
+      for (int j = 0; j < V; j++) sum += exp(trace_at(z, 0, i, j) / (double)T - mx);
+      for (int j = 0; j < V; j++)
+        worst = fmax(worst, fabs(trace_at(p, 0, i, j) - exp(trace_at(z, 0, i, j) / (double)T - mx) / sum));
+    }
+    CHECK(worst < 1e-6, "T = %g: pred differs from softmax(logits / T) by %g", T, worst);
+    // a sampled id is the inverse CDF of the next uniform of the same stream
+    uint64_t a = rng_seed(42), b = rng_seed(42);
+    for (int d = 0; d < 20; d++) {
+      float prob;
+      int id = gen_next(t, &a, &prob);
+      double u = rng_uniform(&b), cum = 0;
+      int want = -1;
+      const float *row = p->data + (size_t)(p->rows - 1) * p->stride;
+      for (int j = 0; j < V && want < 0; j++)
+        if ((cum += row[j]) > u) want = j;
+      CHECK(id == want && prob == row[id], "T = %g draw %d: %d, the inverse CDF gives %d", T, d, id, want);
+    }
+  }
+  forward_set_temperature(t, 1.0f);
+  bool same = true;
+  for (int i = 0; i < p->rows; i++)
+    same &= !memcmp(p1 + (size_t)i * V, p->data + (size_t)i * p->stride, sizeof(float) * V);
+  CHECK(same, "T = 1 again: pred has model_forward's bits");
+  // the argmax does not depend on T
+  int greedy = gen_next(t, NULL, NULL);
+  forward_set_temperature(t, 0.3f);
+  CHECK(gen_next(t, NULL, NULL) == greedy, "the most likely token at T = 0.3 and at T = 1");
+  free(p1);
+  trace_free(t);
+  tokens_free(&prompt);
+  model_free(m);
+
+  // a fixed distribution: the sequence seed 42 gives, and the frequencies of 100 000 draws
+  static const float P[] = {0.1f, 0.0f, 0.2f, 0.3f, 0.4f};
+  static const int SEQ[] = {2, 3, 3, 2, 4, 3, 3, 4, 4, 4, 3, 3}; // fixed by seed 42
+  uint64_t r = rng_seed(42);
+  char got[256] = "";
+  for (int d = 0; d < (int)(sizeof SEQ / sizeof *SEQ); d++) {
+    int id = gen_sample(P, 5, &r);
+    snprintf(got + strlen(got), sizeof got - strlen(got), "%d,", id);
+    CHECK(id == SEQ[d], "seed 42, draw %d: %d (sequence %s)", d + 1, id, got);
+  }
+  int count[5] = {0};
+  for (int d = 0; d < 100000; d++) count[gen_sample(P, 5, &r)]++;
+  CHECK(count[1] == 0, "an id of probability 0 is never drawn");
+  for (int j = 0; j < 5; j++)
+    CHECK(fabs(count[j] / 100000.0 - P[j]) < 0.005, "id %d drawn %.4f of the time, p = %g", j, count[j] / 1e5,
+          P[j]);
+  CHECK(gen_argmax(P, 5) == 4, "argmax");
+  static const float TIE[] = {0.2f, 0.4f, 0.4f};
+  CHECK(gen_argmax(TIE, 3) == 1, "a tie goes to the lower id");
+}
+
 int main(void) {
   CHECK(gen_default_limit(3) == 16 && gen_default_limit(1000) == GEN_MAX_STEPS, "default limit");
   run_case("seq2seq-post");
   run_case("seq2seq-pre-gelu");
   run_case("seq2seq-short-target");
   run_causal();
+  run_temperature();
   return check_exit("test_generate");
 }

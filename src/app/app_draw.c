@@ -335,6 +335,8 @@ static const char *const HELP[][2] = {
     {"N", "numbers in cells"},
     {"P", "Q, K, V: all or one"},
     {"O", "model view: all layers × heads"},
+    {"A  R  U", "next token: top / sampled / undo"},
+    {"H  L", "its temperature higher / lower"},
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},
     {"?  or  F1", "this help"},

@@ -547,6 +547,26 @@ static void decoder_layer_forward(Trace *t, int j) {
     add_norm(res3, f_in, ffn, tmat(&T[y->norm3]), dw->norm3_weight, dw->norm3_bias, c->ln_eps);
 }
 
+// pred = softmax(logits / T) row by row [L, V] (T = t->temperature, 0 meaning 1). At T = 1 the
+// logits go to the softmax as they are (torch's bits); else they are divided first, into pred,
+// which the softmax then rewrites in place (it reads each element before writing it).
+static void predict_rows(Trace *t) {
+  Mat p = tmat(&t->t[t->pred]), z = tmat(&t->t[t->logits]);
+  float T = t->temperature > 0 ? t->temperature : 1.0f;
+  if (T == 1.0f) {
+    mat_softmax_rows(p, z);
+    return;
+  }
+  for (int i = 0; i < z.rows; i++)
+    for (int j = 0; j < z.cols; j++) MAT_AT(p, i, j) = MAT_AT(z, i, j) / T;
+  mat_softmax_rows(p, p);
+}
+
+void forward_set_temperature(Trace *t, float T) {
+  t->temperature = T;
+  if (t->pred >= 0 && t->T == 0) predict_rows(t);
+}
+
 // memory, then the decoder on its input tokens, then the prediction over the target vocabulary.
 static void decoder_forward(Trace *t) {
   const ModelConfig *c = &t->cfg;
@@ -630,7 +650,7 @@ void model_forward(Trace *t) {
     }
     // a tied head multiplies by E itself (head_weight == embed); head_bias may be NULL
     linear(tmat(&T[t->logits]), tmat(x), mat_view(m->head_weight, V, D), NULL, m->head_bias);
-    mat_softmax_rows(tmat(&T[t->pred]), tmat(&T[t->logits]));
+    predict_rows(t);
   } else if (t->class_pred >= 0) { // classifier: LayerNorm, mean over positions, class scores
     const TraceTensor *x = &T[t->layers[c->n_layers - 1].out];
     if (t->enc_norm >= 0) {

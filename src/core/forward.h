@@ -21,6 +21,11 @@
 
 void model_forward(Trace *t);
 
+// The prediction at temperature T > 0: sets t->temperature and recomputes every row of pred as
+// softmax(logits / T) from the logits already computed (no forward pass; a trace without a
+// prediction head only keeps T). T = 1 gives the same bits as model_forward's softmax(logits).
+void forward_set_temperature(Trace *t, float T);
+
 // Threads model_forward may use: 1 (the default; machines are shared) or 2. With 2 it splits
 // products by columns, attention by heads and row-wise stages by rows (par.h); BLAS products
 // cut into column blocks may then round differently in the last bit (about 1e-6 relative).

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forward.h" // defines: model_forward
+#include "bpe.h"          // defines: bpe_decode
+#include "forward.h"      // defines: model_forward, forward_set_temperature
+#include "model_tokens.h" // defines: ModelTokenizer
+#include "rng.h"          // defines: rng_uniform
 
 int gen_default_limit(int S) {
   int n = 2 * S + 10;
@@ -90,6 +93,66 @@ static void record(GenStep *s, const Trace *t) {
   s->prob = s->top_p[0];
 }
 
+Trace *gen_trace_ids(const Model *m, const int *ids, int n, float T, Err *err) {
+  Tokens in;
+  if (!tokens_of_ids(&in, ids, n, &m->vocab)) {
+    tokens_release(&in);
+    return err_set(err, "out of memory"), NULL;
+  }
+  Trace *t = trace_new(m, &in, err);
+  tokens_release(&in);
+  if (!t) return NULL;
+  t->temperature = T;
+  model_forward(t);
+  return t;
+}
+
+int gen_argmax(const float *p, int V) {
+  int best = 0;
+  for (int id = 1; id < V; id++)
+    if (p[id] > p[best]) best = id;
+  return best;
+}
+
+int gen_sample(const float *p, int V, uint64_t *rng) {
+  double u = rng_uniform(rng), sum = 0;
+  int last = 0;
+  for (int id = 0; id < V; id++) {
+    if (!(p[id] > 0)) continue;
+    last = id;
+    sum += p[id];
+    if (sum > u) return id;
+  }
+  return last;
+}
+
+int gen_next(const Trace *t, uint64_t *rng, float *prob) {
+  const TraceTensor *p = &t->t[t->pred];
+  const float *row = p->data + (size_t)(p->rows - 1) * p->stride;
+  int id = rng ? gen_sample(row, p->cols, rng) : gen_argmax(row, p->cols);
+  if (prob) *prob = row[id];
+  return id;
+}
+
+char *gen_decode(const Model *m, const int *ids, int n) {
+  if (m->tok_kind == TOK_BPE && m->tokenizer) {
+    size_t len;
+    return bpe_decode(&m->tokenizer->bpe, ids, n, &len);
+  }
+  size_t cap = 1;
+  for (int k = 0; k < n; k++) cap += strlen(m->vocab.words[ids[k]]) + 1;
+  char *s = malloc(cap), *q = s;
+  if (!s) return NULL;
+  for (int k = 0; k < n; k++) {
+    if (m->tok_kind != TOK_CHARS) *q++ = ' ';
+    size_t w = strlen(m->vocab.words[ids[k]]);
+    memcpy(q, m->vocab.words[ids[k]], w);
+    q += w;
+  }
+  *q = 0;
+  return s;
+}
+
 Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *err) {
   if (!gen_supported(m, err)) return NULL;
   if (max_steps > GEN_MAX_STEPS)
@@ -117,17 +180,20 @@ Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *er
   else
     memcpy(ids, source->ids, sizeof(int) * (size_t)source->n);
   for (int k = 0; k < g->limit; k++) {
-    Tokens in;
-    const Vocab *v = g->seq2seq ? &m->tgt_vocab : &m->vocab;
-    if (!tokens_of_ids(&in, ids, base + k, v)) {
+    Trace *t;
+    if (g->seq2seq) {
+      Tokens in;
+      if (!tokens_of_ids(&in, ids, base + k, &m->tgt_vocab)) {
+        tokens_release(&in);
+        goto oom;
+      }
+      t = trace_new_seq2seq(m, source, &in, err);
       tokens_release(&in);
-      goto oom;
-    }
-    Trace *t = g->seq2seq ? trace_new_seq2seq(m, source, &in, err) : trace_new(m, &in, err);
-    tokens_release(&in);
-    if (!t) goto fail;
-    if (g->seq2seq && k > 0) share_encoder(t, g->steps[0].trace);
-    model_forward(t);
+      if (!t) goto fail;
+      if (k > 0) share_encoder(t, g->steps[0].trace);
+      model_forward(t);
+    } else if (!(t = gen_trace_ids(m, ids, base + k, 1.0f, err)))
+      goto fail;
     GenStep *s = &g->steps[g->n_steps++];
     s->trace = t;
     record(s, t);

@@ -21,6 +21,7 @@
 #define SF_GENERATE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "err.h"       // defines: Err
 #include "model.h"     // defines: Model
@@ -61,6 +62,26 @@ Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *er
 void gen_free(Generation *g);
 // The word of an output id: the target vocabulary's (seq2seq) or the vocabulary's.
 const char *gen_word(const Generation *g, int id);
+// ---- one token at a time (the window's keys; gen_run's causal steps use the same calls)
+//
+// A causal model's trace on token ids (the prompt's and the tokens appended), computed at
+// temperature T (forward_set_temperature; 1 for torch's plain softmax). The tokens' labels are
+// the vocabulary's. NULL with a message (out of memory, more tokens than the model's positions).
+Trace *gen_trace_ids(const Model *m, const int *ids, int n, float T, Err *err);
+// The most probable id of p[0..V) (ties go to the lower id).
+int gen_argmax(const float *p, int V);
+// An id drawn from p[0..V) (p sums to 1 up to rounding): one u = rng_uniform(rng), then the first
+// id whose cumulative probability (summed in double) exceeds u; rounding left over goes to the
+// last id of non-zero probability. The same seed gives the same ids on every machine.
+int gen_sample(const float *p, int V, uint64_t *rng);
+// The next token after a causal trace: from the last row of pred (softmax(logits / T) at the
+// trace's temperature), the argmax (rng NULL) or a draw (gen_sample); *prob its probability.
+int gen_next(const Trace *t, uint64_t *rng, float *prob);
+// The text of ids as the model's tokenizer writes it: GPT-2's bytes (bpe_decode: " cat"), the
+// words tokenizer's words each after a space, the characters tokenizer's characters as they are.
+// malloc'd (NUL-terminated); NULL when out of memory.
+char *gen_decode(const Model *m, const int *ids, int n);
+
 // The words generated, space-separated, without the final end word ("<eos>"): the content of a
 // dump's generated.txt (with a newline). malloc'd; NULL when out of memory.
 char *gen_sentence(const Generation *g);

@@ -121,6 +121,9 @@ typedef struct {
   // source, every encoder tensor, memory and each decoder layer's K^c, V^c: model_forward then
   // computes the decoder only (the K and V of memory are computed once per layer, not per step).
   bool memory_ready;
+  // The temperature of the prediction: pred = softmax(logits / temperature) (0, as made by
+  // trace_new, means 1: torch's plain softmax). The window changes it (forward_set_temperature).
+  float temperature;
 } Trace;
 
 // Allocates a trace for `tokens` through `model` (copies the tokens). Fails on memory, when the

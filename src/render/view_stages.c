@@ -343,9 +343,16 @@ static void stage_predict(Eq *e) {
   eq_tex(e, 0, "\\times");
   eq_put(e, 0, kw);
   if (t->bout >= 0) eq_tex(e, 0, "+ b_{\\mathrm{out}}");
+  bool temp = t->cfg.causal && t->T == 0; // the next token's distribution at a temperature T
+  if (temp) eq_tex(e, 0, "/\\, T");
   eq_delim(e, 0, ')');
   eq_tex(e, 0, "=");
   eq_put(e, 0, kp);
+  if (temp) {
+    char tex[48];
+    snprintf(tex, sizeof tex, ",\\quad T = %g", t->temperature > 0 ? t->temperature : 1.0);
+    eq_tex(e, 0, tex);
+  }
   result(e, kp);
 }
 
