@@ -13,10 +13,11 @@
 #include <string.h>
 
 #include "check.h"
-#include "forward.h"  // defines: model_forward
-#include "generate.h" // defines: gen_run, Generation
-#include "model.h"    // defines: model_load
-#include "rng.h"      // defines: rng_seed, rng_uniform
+#include "forward.h"      // defines: model_forward
+#include "generate.h"     // defines: gen_run, Generation
+#include "model.h"        // defines: model_load
+#include "model_tokens.h" // defines: model_tokenize
+#include "rng.h"          // defines: rng_seed, rng_uniform
 
 #define LIMIT 6 // tests/gen_ref_seq2seq.py's GREEDY_LIMIT
 
@@ -258,6 +259,94 @@ static void run_temperature(void) {
   CHECK(gen_argmax(TIE, 3) == 1, "a tie goes to the lower id");
 }
 
+// The key/value cache (forward.h): after a full trace of the prompt (kv_fill), each token pushed
+// gives the logits of a full trace of the prompt and the tokens pushed, last row, within 1e-5 of
+// the row's largest |logit| (absolute when that is below 1; the fixtures' are bit for bit):
+// the row goes through the same functions, but a product of one row may take another kernel than
+// the same product of L rows (gemm.h's packed kernel, the loop kernels or BLAS, chosen by size),
+// and the softmax of a row of p + 1 keys sums in another order than the masked row of L keys, so
+// the bits may differ by float rounding. Pushing the prompt from an empty cache gives the same.
+static void check_cache(const char *name, Model *m, const char *text) {
+  Err err = {0};
+  Tokens prompt = {0};
+  CHECK(model_tokenize(m, text, 0, &prompt, &err), "%s: %s", name, err.msg);
+  int n = prompt.n, extra = 5, ids[64];
+  memcpy(ids, prompt.ids, sizeof(int) * (size_t)n);
+  Trace *t = gen_trace_ids(m, ids, n, 1.0f, &err);
+  KVCache c, c0;
+  CHECK(t && kv_init(&c, m, n + extra, &err) && kv_init(&c0, m, n + extra, &err), "%s: %s", name, err.msg);
+  if (!t) return;
+  kv_fill(&c, t);
+  for (int i = 0; i < n; i++) kv_push(&c0, ids[i]);
+  int V = m->cfg.V, bitwise = 0;
+  double worst = 0;
+  for (int k = 0; k < extra; k++) {
+    int next = gen_argmax(c.logits, V);
+    ids[n + k] = next;
+    kv_push(&c, next);
+    kv_push(&c0, next);
+    trace_free(t);
+    t = gen_trace_ids(m, ids, n + k + 1, 1.0f, &err);
+    CHECK(t != NULL, "%s: %s", name, err.msg);
+    if (!t) break;
+    const TraceTensor *z = &t->t[t->logits];
+    const float *full = z->data + (size_t)(z->rows - 1) * z->stride;
+    double d = 0, big = 1;
+    for (int j = 0; j < V; j++) {
+      d = fmax(d, fmax(fabs(c.logits[j] - full[j]), fabs(c0.logits[j] - full[j])));
+      big = fmax(big, fabs(full[j]));
+    }
+    bitwise += !memcmp(c.logits, full, sizeof(float) * (size_t)V);
+    worst = fmax(worst, d / big);
+    CHECK(d <= 1e-5 * big, "%s token %d: cached logits differ from a full recompute by %g (largest %g)", name,
+          k + 1, d, big);
+  }
+  printf("%s: %d tokens through the cache, logits within %.2g (relative to the largest, or absolute when it "
+         "is below 1) of a full recompute (%d of %d bit for bit)\n",
+         name, extra, worst, bitwise, extra);
+  trace_free(t);
+  kv_free(&c);
+  kv_free(&c0);
+  tokens_free(&prompt);
+}
+
+static void run_cache(void) {
+  char path[4096];
+  Err err = {0};
+  static const char *const CASES[][2] = {{"hub/gpt2-tiny", "The cat walks by the bank"},
+                                         {"hub/gpt2-tiny-f16", "The cat walks by the bank"},
+                                         {"head/model.safetensors", "the cat sat on the"}};
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/ref/%s", ref_dir(), CASES[i][0]);
+    Model *m = model_load(path, &err);
+    CHECK(m != NULL, "%s: %s", CASES[i][0], err.msg);
+    if (m) check_cache(CASES[i][0], m, CASES[i][1]);
+    model_free(m);
+  }
+  // a random causal model, post-norm and pre-norm, large enough for the packed kernel
+  for (int pre = 0; pre < 2; pre++) {
+    ModelConfig cfg = model_config_default();
+    uint64_t seed = 3;
+    CHECK(model_config_parse(&cfg, &seed,
+                             pre ? "D=128,H=4,F=256,layers=2,causal=1,norm_first=1,pos=learned"
+                                 : "D=128,H=4,F=256,layers=2,causal=1",
+                             &err),
+          "%s", err.msg);
+    Vocab v = {0};
+    CHECK(vocab_from_lines(&v, "<unk>\nthe\ncat\nsat\non\nmat\n", &err), "%s", err.msg);
+    Model *m = model_random(&cfg, &v, seed, &err);
+    vocab_free(&v);
+    CHECK(m != NULL, "random: %s", err.msg);
+    if (!m) continue;
+    m->has_head = m->tie_head = true; // a head tied to E (a random model has none of its own)
+    m->head_weight = m->embed;
+    check_cache(pre ? "random pre-norm" : "random post-norm", m,
+                pre ? "the cat sat on the mat the cat sat on the mat the cat sat on the mat"
+                    : "the cat sat on the mat");
+    model_free(m);
+  }
+}
+
 int main(void) {
   CHECK(gen_default_limit(3) == 16 && gen_default_limit(1000) == GEN_MAX_STEPS, "default limit");
   run_case("seq2seq-post");
@@ -265,5 +354,6 @@ int main(void) {
   run_case("seq2seq-short-target");
   run_causal();
   run_temperature();
+  run_cache();
   return check_exit("test_generate");
 }
