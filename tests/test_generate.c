@@ -147,7 +147,10 @@ static void run_causal(void) {
   if (g) {
     CHECK(!g->seq2seq && g->n_steps >= 1 && g->n_steps <= 4, "head: %d steps", g->n_steps);
     for (int k = 0; k < g->n_steps; k++) {
-      const Trace *t = g->steps[k].trace;
+      CHECK(k == 0 || g->steps[k].trace == NULL, "head step %d: made only when asked for", k + 1);
+      const Trace *t = gen_step_trace(g, k, &err);
+      CHECK(t != NULL, "head step %d: %s", k + 1, err.msg);
+      if (!t) break;
       CHECK(t->L == prompt.n + k, "head step %d: %d tokens", k + 1, t->L);
       if (k > 0)
         CHECK(t->tokens.ids[t->L - 1] == g->steps[k - 1].token, "head step %d: appended word", k + 1);
@@ -157,6 +160,11 @@ static void run_causal(void) {
         if (trace_at(p, 0, p->rows - 1, j) > trace_at(p, 0, p->rows - 1, best)) best = j;
       CHECK(g->steps[k].token == best, "head step %d: argmax %d, chose %d", k + 1, best, g->steps[k].token);
       CHECK(g->steps[k].top_p[0] >= g->steps[k].top_p[1], "head step %d: sorted", k + 1);
+      for (int r = 0; r < g->steps[k].n_top; r++) // the cache's probabilities: the full trace's
+        CHECK_NEAR(g->steps[k].top_p[r], trace_at(p, 0, p->rows - 1, g->steps[k].top[r]), 1e-6,
+                   "head step %d: candidate %d", k + 1, r + 1);
+      if (k > 0) gen_step_release(g, k);
+      CHECK(k == 0 || g->steps[k].trace == NULL, "head step %d: released", k + 1);
     }
   }
   gen_free(g);

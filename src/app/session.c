@@ -17,7 +17,7 @@ static void refocus_decoder(Session *s) {
     LessonStep *st = &s->lesson.steps[i];
     if (!st->has_stage || st->stage <= STEP_MEMORY) continue;
     const Trace *t = s->trace;
-    if (s->gen) t = s->gen->steps[st->gen < s->gen->n_steps ? st->gen : s->gen->n_steps - 1].trace;
+    if (s->gen) t = session_step_trace(s, i);
     bool cross = st->stage >= STEP_CROSS_QKV && st->stage <= STEP_CROSS_OUTPROJ;
     st->row = st->row_spec ? lesson_find_token(&t->dec_tokens, st->row_spec) : -1;
     st->col = st->col_spec ? lesson_find_token(cross ? &t->tokens : &t->dec_tokens, st->col_spec) : -1;
@@ -273,14 +273,17 @@ void session_set_gen_step(Session *s, int k) {
   if (!s->gen) return;
   if (k >= s->gen->n_steps) k = s->gen->n_steps - 1;
   if (k < 0) k = 0;
+  Trace *t = gen_step_trace(s->gen, k, &(Err){0});
+  if (!t) return; // out of memory: the step shown stays
   s->gen_step = k;
-  s->trace = s->gen->steps[k].trace;
+  s->trace = t;
 }
 
 const Trace *session_step_trace(const Session *s, int lesson_step) {
   if (!s->gen || !s->has_lesson || lesson_step < 0 || lesson_step >= s->lesson.n_steps) return s->trace;
   int k = s->lesson.steps[lesson_step].gen;
-  return s->gen->steps[k < s->gen->n_steps ? k : s->gen->n_steps - 1].trace;
+  const Trace *t = gen_step_trace(s->gen, k < s->gen->n_steps ? k : s->gen->n_steps - 1, &(Err){0});
+  return t ? t : s->trace;
 }
 
 int session_trace_step(const Session *s, int lesson_step) {

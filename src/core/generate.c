@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "bpe.h"          // defines: bpe_decode
-#include "forward.h"      // defines: model_forward, forward_set_temperature
+#include "forward.h"      // defines: model_forward, forward_set_temperature, KVCache
+#include "mat.h"          // defines: mat_softmax_rows
 #include "model_tokens.h" // defines: ModelTokenizer
 #include "rng.h"          // defines: rng_uniform
 
@@ -74,14 +75,12 @@ static void share_encoder(Trace *t, const Trace *first) {
   t->memory_ready = true;
 }
 
-// The chosen word and the top candidates from the last row of pred.
-static void record(GenStep *s, const Trace *t) {
-  const TraceTensor *p = &t->t[t->pred];
-  int V = p->cols, last = p->rows - 1;
+// The chosen word and the top candidates from a row of probabilities p[V].
+static void record_row(GenStep *s, const float *p, int V) {
   s->n_top = V < GEN_TOP ? V : GEN_TOP;
   for (int k = 0; k < s->n_top; k++) s->top[k] = -1, s->top_p[k] = -1;
   for (int id = 0; id < V; id++) { // insertion into the sorted top list; ties keep the lower id first
-    float v = trace_at(p, 0, last, id);
+    float v = p[id];
     int k = s->n_top;
     while (k > 0 && (s->top[k - 1] < 0 || v > s->top_p[k - 1])) k--;
     if (k >= s->n_top) continue;
@@ -91,6 +90,12 @@ static void record(GenStep *s, const Trace *t) {
   }
   s->token = s->top[0];
   s->prob = s->top_p[0];
+}
+
+// The same from the last row of a trace's pred.
+static void record(GenStep *s, const Trace *t) {
+  const TraceTensor *p = &t->t[t->pred];
+  record_row(s, p->data + (size_t)(p->rows - 1) * p->stride, p->cols);
 }
 
 Trace *gen_trace_ids(const Model *m, const int *ids, int n, float T, Err *err) {
@@ -153,6 +158,21 @@ char *gen_decode(const Model *m, const int *ids, int n) {
   return s;
 }
 
+// A causal model's steps 2.. from the cache: push the word before, softmax of its logits.
+static bool causal_step(Generation *g, KVCache *c, float *probs, int k, Err *err) {
+  const Model *m = g->model;
+  if (m->cfg.learned_pos && g->base + k > m->cfg.max_pos) { // the trace's own message says so
+    Trace *t = gen_trace_ids(m, g->ids, g->base + k, 1.0f, err);
+    if (t) trace_free(t); // (not reached: the positions are all used)
+    return false;
+  }
+  kv_push(c, g->ids[g->base + k - 1]);
+  int V = m->cfg.V;
+  mat_softmax_rows(mat_view(probs, 1, V), mat_view(c->logits, 1, V));
+  record_row(&g->steps[k], probs, V);
+  return true;
+}
+
 Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *err) {
   if (!gen_supported(m, err)) return NULL;
   if (max_steps > GEN_MAX_STEPS)
@@ -172,51 +192,75 @@ Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *er
   }
   g->steps = calloc((size_t)g->limit, sizeof(GenStep));
   // the input of the last step: <bos> (or the prompt) and every word but the last
-  int base = g->seq2seq ? 1 : source->n;
-  int *ids = malloc(sizeof(int) * (size_t)(base + g->limit));
-  if (!g->steps || !ids) goto oom;
+  g->base = g->seq2seq ? 1 : source->n;
+  g->ids = malloc(sizeof(int) * (size_t)(g->base + g->limit));
+  KVCache cache = {0};
+  float *probs = NULL;
+  if (!g->steps || !g->ids) goto oom;
   if (g->seq2seq)
-    ids[0] = m->bos;
+    g->ids[0] = m->bos;
   else
-    memcpy(ids, source->ids, sizeof(int) * (size_t)source->n);
+    memcpy(g->ids, source->ids, sizeof(int) * (size_t)source->n);
   for (int k = 0; k < g->limit; k++) {
-    Trace *t;
+    GenStep *s = &g->steps[k];
     if (g->seq2seq) {
       Tokens in;
-      if (!tokens_of_ids(&in, ids, base + k, &m->tgt_vocab)) {
+      if (!tokens_of_ids(&in, g->ids, g->base + k, &m->tgt_vocab)) {
         tokens_release(&in);
         goto oom;
       }
-      t = trace_new_seq2seq(m, source, &in, err);
+      s->trace = trace_new_seq2seq(m, source, &in, err);
       tokens_release(&in);
-      if (!t) goto fail;
-      if (k > 0) share_encoder(t, g->steps[0].trace);
-      model_forward(t);
-    } else if (!(t = gen_trace_ids(m, ids, base + k, 1.0f, err)))
+      if (!s->trace) goto fail;
+      if (k > 0) share_encoder(s->trace, g->steps[0].trace);
+      model_forward(s->trace);
+      record(s, s->trace);
+    } else if (k == 0) { // the prompt's full trace; its keys and values fill the cache
+      if (!(s->trace = gen_trace_ids(m, g->ids, g->base, 1.0f, err))) goto fail;
+      record(s, s->trace);
+      if (g->limit > 1) {
+        if (!kv_init(&cache, m, g->base + g->limit, err)) goto fail;
+        if (!(probs = malloc(sizeof(float) * (size_t)m->cfg.V))) goto oom;
+        kv_fill(&cache, s->trace);
+      }
+    } else if (!causal_step(g, &cache, probs, k, err))
       goto fail;
-    GenStep *s = &g->steps[g->n_steps++];
-    s->trace = t;
-    record(s, t);
-    ids[base + k] = s->token;
+    g->n_steps++;
+    g->ids[g->base + k] = s->token;
     if (s->token == g->end_token) {
       g->ended = true;
       break;
     }
   }
-  free(ids);
+  kv_free(&cache);
+  free(probs);
   return g;
 oom:
   err_set(err, "out of memory");
 fail:
-  free(ids);
+  kv_free(&cache);
+  free(probs);
   gen_free(g);
   return NULL;
 }
 
+Trace *gen_step_trace(const Generation *g, int k, Err *err) {
+  GenStep *s = &g->steps[k];
+  if (!s->trace) s->trace = gen_trace_ids(g->model, g->ids, g->base + k, 1.0f, err);
+  return s->trace;
+}
+
+void gen_step_release(const Generation *g, int k) {
+  if (g->seq2seq || k == 0) return;
+  trace_free(g->steps[k].trace);
+  g->steps[k].trace = NULL;
+}
+
 void gen_free(Generation *g) {
   if (!g) return;
-  for (int k = 0; k < g->n_steps; k++) trace_free(g->steps[k].trace);
+  for (int k = 0; g->steps && k < g->limit; k++) trace_free(g->steps[k].trace); // NULL: never made
   free(g->steps);
+  free(g->ids);
   free(g);
 }
 
