@@ -152,10 +152,13 @@ static void check_features(const char *refdir, const Case *c) {
   snprintf(copy, sizeof copy, "%s/../ext-copy-%s.safetensors", dir, c->name);
   CHECK(model_save(m, copy, &err), "%s: save: %s", c->name, err.msg);
   Model *back = model_load(copy, &err);
-  CHECK(back && back->n_params == m->n_params && back->tie_head == m->tie_head && back->cfg.learned_pos &&
-            back->has_classifier == m->has_classifier &&
-            !memcmp(back->params, m->params, sizeof(float) * (size_t)m->n_params),
+  float *wb = back ? model_weights_flat(back) : NULL, *wm = model_weights_flat(m);
+  CHECK(back && wb && wm && back->n_params == m->n_params && back->tie_head == m->tie_head &&
+            back->cfg.learned_pos && back->has_classifier == m->has_classifier &&
+            !memcmp(wb, wm, sizeof(float) * (size_t)m->n_params),
         "%s: the saved copy: %s", c->name, back ? "differs" : err.msg);
+  free(wb);
+  free(wm);
   model_free(back);
   remove(copy);
   model_free(m);

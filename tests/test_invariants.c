@@ -455,8 +455,11 @@ static bool same_model(const Model *a, const Model *b, const char *what) {
   CHECK(vocab, "%s: the vocabulary changed", what);
   CHECK(a->has_head == b->has_head && a->has_final_norm == b->has_final_norm, "%s: the head changed", what);
   CHECK(a->has_seed == b->has_seed && a->seed == b->seed, "%s: the seed changed", what);
+  float *wa = model_weights_flat(a), *wb = model_weights_flat(b); // a loaded model has no one block
   bool params =
-      a->n_params == b->n_params && !memcmp(a->params, b->params, sizeof(float) * (size_t)a->n_params);
+      wa && wb && a->n_params == b->n_params && !memcmp(wa, wb, sizeof(float) * (size_t)a->n_params);
+  free(wa);
+  free(wb);
   CHECK(params, "%s: the weights changed", what);
   return cfg && vocab && params;
 }

@@ -87,6 +87,26 @@ check 'has generate 24 "stage=cross_scores layer=1 head=all"' "all heads of cros
 check 'has generate 25 "status=layer 1 is the last layer"' "] knows the decoder's layers"
 check 'has generate 32 "step 65/88 stage=dec_tokens .* gen=3/3 T=3"' "→ from a generation step's prediction goes on to the next step's decoder input"
 
+# 2d. token by token on a causal model with a head (tests/replay/append.txt, gpt2-tiny): A appends
+#     the most likely token (the same as dump --generate's greedy tokens), R a sampled one (seed 42),
+#     U removes the last, H and L change the temperature of the prediction
+G2=$SF_TEST_DIR/ref/hub/gpt2-tiny
+run append "$R/append.txt" --model "$G2" --text "The cat walks by the bank"
+(cd "$tmp" && "$sf" dump --model "$G2" --text "The cat walks by the bank" --generate --max-steps 2 --out gen2 >/dev/null 2>&1)
+check '[ "$(cat "$tmp/gen2/generated.txt")" = "f f" ]' "dump --generate writes the tokens f f: $(cat "$tmp/gen2/generated.txt")"
+check 'has append 1 "stage=predict .* L=6 temp=1 seed=42 draws=0 appended=0 text=\"The cat walks by the bank\""' "End: the prediction at temperature 1, seed 42"
+check 'has append 2 "L=7 .* appended=1 text=\"The cat walks by the bankf\" status=appended f, the most likely"' "A appends the most likely token: $(line append 2 | sed 's/.* text=//')"
+check 'has append 3 "step 30/30 stage=predict .* L=8 .* appended=2 text=\"The cat walks by the bankff\""' "A twice: the text of dump --generate's two tokens, same step"
+check 'has append 4 "L=7 .* appended=1 text=\"The cat walks by the bankf\" status=removed"' "U removes the last token"
+check 'has append 5 "L=8 .* draws=1 appended=2 text=\"The cat walks by the bankfD\" status=appended D (p = 0.094 at T = 1; draw 1 of seed 42)"' "R appends the token drawn with seed 42: $(line append 5 | sed 's/.* text=//')"
+check 'has append 6 "temp=1.5 .*status=temperature 1.5"' "H raises the temperature"
+check 'has append 12 "temp=0.1 "' "L lowers it step by step to 0.1"
+check 'has append 13 "temp=0.1 .*status=temperature 0.1 is the lowest"' "L at the lowest says so"
+check 'has append 15 "L=6 .* appended=0 text=\"The cat walks by the bank\""' "U twice more: the sentence as typed"
+check 'has append 16 "status=no appended token to remove"' "U without an appended token says so"
+run appendenc "$R/append.txt" $RANDOM_MODEL --text "The cat walks by the bank"
+check 'has appendenc 2 "status=appending a token needs a causal model with a prediction head"' "A on an encoder says why not"
+
 # 3. the cell cursor, pinning, hovering and clicking (cells of A_1: rows queries, cols keys)
 run cursor "$R/cursor.txt" $RANDOM_MODEL --text "The cat walks by the bank"
 check 'has cursor 8 "cell=l0.A\[the, the\] = .* cursor=1"' "the first Shift+arrow shows the cursor on the first cell: $(line cursor 8 | cut -c1-90)"

@@ -366,6 +366,66 @@ static void field_key(App *a, const AppEvent *e) {
   a->dirty = true;
 }
 
+// ---------------------------------------------------------------- generating token by token
+
+// The temperatures H and L step through (the prediction's softmax(logits / T)).
+static const float TEMPERATURES[] = {0.1f, 0.2f, 0.3f, 0.5f, 0.7f, 1.0f, 1.5f, 2.0f, 3.0f, 5.0f};
+enum { N_TEMPERATURES = (int)(sizeof TEMPERATURES / sizeof *TEMPERATURES) };
+
+// After the trace changed under the same step: the global scale and the selection are stale.
+static void trace_changed(App *a) {
+  a->global_stale = true;
+  clear_selection(a);
+  app_touch(a);
+}
+
+// H and L: the next temperature up or down.
+static void change_temperature(App *a, int d) {
+  Err err = {0};
+  if (!session_can_append(a->s, &err)) {
+    app_set_status(a, "H and L change the temperature of the next token: %s", err.msg);
+    return;
+  }
+  int k = 0;
+  while (k + 1 < N_TEMPERATURES && TEMPERATURES[k] < a->s->temperature - 1e-4f) k++;
+  if (k + d < 0 || k + d >= N_TEMPERATURES) {
+    app_set_status(a, "temperature %g is the %s", a->s->temperature, d < 0 ? "lowest" : "highest");
+    return;
+  }
+  session_set_temperature(a->s, TEMPERATURES[k + d]);
+  trace_changed(a);
+  app_set_status(a, "temperature %g: the prediction is softmax(logits / %g)", a->s->temperature,
+                 a->s->temperature);
+}
+
+// A and R: append the most likely or a sampled token; U: remove the last one appended.
+static void append_token(App *a, bool sample) {
+  Err err = {0};
+  float p = 0;
+  int id = session_append(a->s, sample, &p, &err);
+  if (id < 0) {
+    app_set_status(a, "%s", err.msg);
+    return;
+  }
+  trace_changed(a);
+  const char *w = id < a->s->model->vocab.n ? a->s->model->vocab.words[id] : "?";
+  if (sample)
+    app_set_status(a, "appended %s (p = %.3f at T = %g; draw %d of seed %llu)", w, p, a->s->temperature,
+                   a->s->draws, (unsigned long long)a->s->seed);
+  else
+    app_set_status(a, "appended %s, the most likely (p = %.3f at T = %g)", w, p, a->s->temperature);
+}
+
+static void undo_token(App *a) {
+  Err err = {0};
+  if (!session_undo_append(a->s, &err)) {
+    app_set_status(a, "%s", err.msg);
+    return;
+  }
+  trace_changed(a);
+  app_set_status(a, "removed the last appended token (%d left)", a->s->n_appended);
+}
+
 // ---------------------------------------------------------------- keys
 
 static void cycle_cmap(App *a) {
@@ -625,6 +685,11 @@ static void key(App *a, const AppEvent *e) {
     break;
   case 'p': cycle_part(a); break;
   case 'o': toggle_model(a); break;
+  case 'a': append_token(a, false); break;
+  case 'r': append_token(a, true); break;
+  case 'u': undo_token(a); break;
+  case 'h': change_temperature(a, +1); break;
+  case 'l': change_temperature(a, -1); break;
   case 's': app_save(a); break;
   case '?':
   case '/': a->help = !a->help, a->dirty = true; break;
@@ -892,12 +957,16 @@ void app_describe(const App *a, char *buf, int cap) {
     snprintf(pic + pn, sizeof pic - (size_t)pn, " cellw=%.1f numpx=%.1f numw=%.1f", r->w / r->op.cols,
              r->number_px, r->number_w);
   }
+  char tok[96] = ""; // a causal model with a head: the temperature, the seed, the tokens appended
+  if (session_can_append(a->s, &(Err){0}))
+    snprintf(tok, sizeof tok, " temp=%g seed=%llu draws=%d appended=%d", a->s->temperature,
+             (unsigned long long)a->s->seed, a->s->draws, a->s->n_appended);
   // the field's own message (a refused paste) comes first: it is about the last key
   const char *error = a->editing && a->field.error[0] ? a->field.error : a->edit_error;
   snprintf(buf, (size_t)cap,
            "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s%s theme=%s cmap=%s "
-           "numbers=%d size=%.1f%s fullscreen=%d help=%d L=%d%s%s text=\"%s\"%s%s%s",
+           "numbers=%d size=%.1f%s fullscreen=%d help=%d L=%d%s%s%s text=\"%s\"%s%s%s",
            a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing, field,
            edits, theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), pic,
-           a->fullscreen, a->help, t->L, model, gen, shown, error[0] ? " error=" : "", error, insp);
+           a->fullscreen, a->help, t->L, model, gen, tok, shown, error[0] ? " error=" : "", error, insp);
 }

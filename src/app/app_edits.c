@@ -257,7 +257,10 @@ bool app_edits_key(App *a, const AppEvent *e) {
     return true;
   }
   case 'x': toggle_head(a); return true;
-  case 'u': undo(a, shift); return true;
+  case 'u': // the edits first; with none, U falls to the window's own: the last appended token
+    if (edits_empty(&a->s->edits) && a->s->n_appended > 0) return false;
+    undo(a, shift);
+    return true;
   case 'd':
     if (!a->diff && session_unedited(a->s) == app_shown_trace(a)) {
       app_set_status(a,

@@ -27,7 +27,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "forward.h"      // defines: model_forward, forward_set_threads
+#include "forward.h"      // defines: model_forward, forward_set_threads, KVCache
+#include "generate.h"     // defines: gen_trace_ids, gen_argmax
 #include "model_tokens.h" // defines: model_tokenize
 
 typedef struct {
@@ -112,12 +113,13 @@ static Trace *bench_trace(const BenchSize *s, Model **model, Err *err) {
   return t;
 }
 
-static BenchTime time_forward(Trace *t, int runs) {
-  // warm up for ~0.1 s (at least 3 forwards), and learn how many forwards make a 1 ms run
+// Times fn(ctx): warm up for ~0.1 s (at least 3 calls), learn how many calls make a 1 ms run,
+// then `runs` runs; median and min of the time of one call.
+static BenchTime time_calls(void (*fn)(void *), void *ctx, int runs) {
   int warm = 0;
   double t0 = now_s(), el;
   do {
-    model_forward(t);
+    fn(ctx);
     warm++;
     el = now_s() - t0;
   } while (warm < 3 || el < 0.1);
@@ -127,13 +129,51 @@ static BenchTime time_forward(Trace *t, int runs) {
   EXPECT(dt);
   for (int r = 0; r < runs; r++) {
     double a = now_s();
-    for (int k = 0; k < reps; k++) model_forward(t);
+    for (int k = 0; k < reps; k++) fn(ctx);
     dt[r] = (now_s() - a) / reps;
   }
   BenchTime bt = {median(dt, runs), 0, reps};
   bt.min_s = dt[0]; // sorted by median()
   free(dt);
   return bt;
+}
+
+static void forward_call(void *t) { model_forward(t); }
+
+static BenchTime time_forward(Trace *t, int runs) { return time_calls(forward_call, t, runs); }
+
+// One generated token through the key/value cache: the cache holds the L tokens of the trace
+// (kv_fill, once), each call pushes token `id` at position L (the same work every time).
+typedef struct {
+  KVCache *c;
+  int L, id;
+} CacheStep;
+
+static void cache_call(void *ctx) {
+  CacheStep *s = ctx;
+  s->c->n = s->L;
+  kv_push(s->c, s->id);
+}
+
+// A causal model with a head: one more token (the most likely) through the cache, and the full
+// recompute the cache replaces (a traced forward of the L + 1 tokens). False on memory.
+static bool time_next_token(const Trace *t, int runs, BenchTime *cached, BenchTime *full, Err *err) {
+  KVCache c;
+  if (!kv_init(&c, t->model, t->L + 1, err)) return false;
+  kv_fill(&c, t);
+  CacheStep st = {&c, t->L, gen_argmax(c.logits, t->cfg.V)};
+  *cached = time_calls(cache_call, &st, runs);
+  kv_free(&c);
+  int *ids = malloc(sizeof(int) * (size_t)(t->L + 1));
+  if (!ids) return err_set(err, "out of memory");
+  memcpy(ids, t->tokens.ids, sizeof(int) * (size_t)t->L);
+  ids[t->L] = st.id;
+  Trace *t1 = gen_trace_ids(t->model, ids, t->L + 1, 1.0f, err);
+  free(ids);
+  if (!t1) return false;
+  *full = time_forward(t1, runs);
+  trace_free(t1);
+  return true;
 }
 
 // Best GFLOP/s of C[n,n] = A[n,n]·B[n,n] over a few products.
@@ -292,24 +332,38 @@ static int bench_model(const BenchOpts *o) {
     model_free(m);
     return cli_fail("bench", err.msg);
   }
-  BenchTime full = time_forward(t, o->runs), dec = {0};
+  BenchTime full = time_forward(t, o->runs), dec = {0}, cached = {0}, next = {0};
+  bool causal = t->T == 0 && t->pred >= 0 && t->cfg.causal;
+  if (causal && !time_next_token(t, o->runs, &cached, &next, &err)) {
+    trace_free(t);
+    model_free(m);
+    return cli_fail("bench", err.msg);
+  }
   if (t->T > 0) {
     t->memory_ready = true; // what model_forward then skips was filled by the forwards above
     dec = time_forward(t, o->runs);
     t->memory_ready = false;
   }
   if (o->tsv) {
-    printf("model\tL\tT\tthreads\truns\tmedian_s\tmin_s\tdecoder_median_s\tdecoder_min_s\n");
-    printf("%s\t%d\t%d\t%d\t%d\t%.9f\t%.9f\t%.9f\t%.9f\n", m->source, t->L, t->T, o->threads, o->runs,
-           full.median_s, full.min_s, dec.median_s, dec.min_s);
+    printf("model\tL\tT\tthreads\truns\tmedian_s\tmin_s\tdecoder_median_s\tdecoder_min_s\tcached_median_s\t"
+           "cached_min_s\tnext_full_median_s\tnext_full_min_s\n");
+    printf("%s\t%d\t%d\t%d\t%d\t%.9f\t%.9f\t%.9f\t%.9f\t%.9f\t%.9f\t%.9f\t%.9f\n", m->source, t->L, t->T,
+           o->threads, o->runs, full.median_s, full.min_s, dec.median_s, dec.min_s, cached.median_s,
+           cached.min_s, next.median_s, next.min_s);
   } else {
-    printf("%s, L=%d%s%d, %d thread%s, %d runs: traced forward median %.4f ms (min %.4f)\n", m->source, t->L,
-           t->T > 0 ? " T=" : "", t->T > 0 ? t->T : 0, o->threads, o->threads > 1 ? "s" : "", o->runs,
-           full.median_s * 1e3, full.min_s * 1e3);
+    char dec_len[24] = ""; // an encoder-decoder's decoder input
+    if (t->T > 0) snprintf(dec_len, sizeof dec_len, " T=%d", t->T);
+    printf("%s, L=%d%s, %d thread%s, %d runs: traced forward median %.4f ms (min %.4f)\n", m->source, t->L,
+           dec_len, o->threads, o->threads > 1 ? "s" : "", o->runs, full.median_s * 1e3, full.min_s * 1e3);
     if (t->T > 0)
       printf("  one generation step (the decoder alone, memory and its K, V kept): median %.4f ms (min "
              "%.4f), %.2f%% of the full forward\n",
              dec.median_s * 1e3, dec.min_s * 1e3, 100.0 * dec.median_s / full.median_s);
+    if (causal)
+      printf("  one more token through the key/value cache: median %.4f ms (min %.4f); the full recompute of "
+             "L=%d it replaces: median %.4f ms (min %.4f), %.1fx\n",
+             cached.median_s * 1e3, cached.min_s * 1e3, t->L + 1, next.median_s * 1e3, next.min_s * 1e3,
+             next.median_s / cached.median_s);
   }
   trace_free(t);
   model_free(m);

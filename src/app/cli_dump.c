@@ -107,7 +107,8 @@ static bool write_all(OutDir *od, const Trace *t, const Model *m, Err *err) {
 static bool write_generation(const char *out, const Generation *g, Err *err) {
   char dir[4096];
   for (int k = 0; k < g->n_steps; k++) {
-    const Trace *t = g->steps[k].trace;
+    const Trace *t = gen_step_trace(g, k, err); // made for this step, dropped after it
+    if (!t) return false;
     if (snprintf(dir, sizeof dir, "%s/step%d", out, k + 1) >= (int)sizeof dir)
       return err_set(err, "--out %s: the path is too long", out);
     OutDir od;
@@ -123,6 +124,7 @@ static bool write_generation(const char *out, const Generation *g, Err *err) {
       outdir_abort(&od);
       return false;
     }
+    gen_step_release(g, k);
     if (!outdir_commit(&od, err)) return false;
   }
   char *sentence = gen_sentence(g);

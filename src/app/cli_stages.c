@@ -140,7 +140,8 @@ static int print_generation_table(const Generation *g, bool tsv, const char *tex
     printf("step\t");
     print_tsv(rows, 0);
     for (int k = 0; k < g->n_steps; k++) {
-      const Trace *t = g->steps[k].trace;
+      const Trace *t = gen_step_trace(g, k, &(Err){0});
+      if (!t) return free(rows), cli_fail("stages", "out of memory");
       Row *more = realloc(rows, sizeof *rows * (size_t)t->n_steps);
       if (!more) return free(rows), cli_fail("stages", "out of memory");
       rows = more;
@@ -150,6 +151,7 @@ static int print_generation_table(const Generation *g, bool tsv, const char *tex
         printf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%ld\t%ld\t%ld\t%s\n", k + 1, r->number, r->layer,
                r->title, r->name, r->file, r->shape, r->lo, r->hi, r->neg, r->pos, r->nan, r->tex);
       }
+      gen_step_release(g, k);
     }
   } else {
     printf("Stepformer: \"%s\"\nmodel: %s\n", text, g->model->source);

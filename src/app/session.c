@@ -2,11 +2,13 @@
 #include "session.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "formulas.h"     // defines: formulas_check
 #include "forward.h"      // defines: model_forward
 #include "model_tokens.h" // defines: model_tokenize
+#include "rng.h"          // defines: rng_seed, RNG_DEFAULT_SEED
 
 // The lesson's focus on a decoder stage: rows are the decoder's input words (of the step's
 // generation step), columns too, but cross-attention's columns are the source's words.
@@ -15,7 +17,7 @@ static void refocus_decoder(Session *s) {
     LessonStep *st = &s->lesson.steps[i];
     if (!st->has_stage || !stage_is_after_memory(st->stage)) continue;
     const Trace *t = s->trace;
-    if (s->gen) t = s->gen->steps[st->gen < s->gen->n_steps ? st->gen : s->gen->n_steps - 1].trace;
+    if (s->gen) t = session_step_trace(s, i);
     bool cross = st->stage >= STEP_CROSS_QKV && st->stage <= STEP_CROSS_OUTPROJ;
     st->row = st->row_spec ? lesson_find_token(&t->dec_tokens, st->row_spec) : -1;
     st->col = st->col_spec ? lesson_find_token(cross ? &t->tokens : &t->dec_tokens, st->col_spec) : -1;
@@ -72,6 +74,10 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
     return false;
   }
   snprintf(s->text, sizeof s->text, "%s", text);
+  s->prompt_len = strlen(s->text);
+  s->temperature = 1.0f;
+  s->seed = RNG_DEFAULT_SEED;
+  s->rng = rng_seed(s->seed);
   Err terr = {0};
   // the lesson's target: and generate: on, unless the command line says otherwise
   const char *target = o->target ? o->target : s->has_lesson && !o->generate ? s->lesson.target : NULL;
@@ -195,10 +201,77 @@ static bool set_text(Session *s, const char *text, Err *err) {
     trace_free(s->trace);
     s->trace = t;
     if (!add_sim_steps(s)) return err_set(err, "out of memory");
+    if (s->temperature != 1.0f) forward_set_temperature(t, s->temperature);
   }
   snprintf(s->text, sizeof s->text, "%s", text);
+  s->prompt_len = strlen(s->text);
+  s->n_appended = 0;
   session_refocus(s);
   return true;
+}
+
+bool session_can_append(const Session *s, Err *err) {
+  if (s->gen) return err_set(err, "the window generates with --generate already: step with , and .");
+  if (!s->model->cfg.causal || !s->model->has_head || model_is_seq2seq(s->model))
+    return err_set(err, "appending a token needs a causal model with a prediction head (GPT-2, --causal)");
+  return true;
+}
+
+// The trace of the sentence's tokens and ids appended[0..n) (the shown trace's first L - n_appended
+// ids are the sentence's), at the session's temperature; the text is rewritten to match.
+static bool retrace(Session *s, int n, Err *err) {
+  const Trace *old = s->trace;
+  int base = old->L - s->n_appended, L = base + n;
+  if (L > MODEL_SOURCE_MAX_TOKENS)
+    return err_set(err, "at most %d tokens: type a shorter sentence (E)", MODEL_SOURCE_MAX_TOKENS);
+  int *ids = malloc(sizeof(int) * (size_t)L);
+  char *tail = ids ? gen_decode(s->model, s->appended, n) : NULL;
+  if (!ids || !tail) {
+    free(ids);
+    free(tail);
+    return err_set(err, "out of memory");
+  }
+  memcpy(ids, old->tokens.ids, sizeof(int) * (size_t)base);
+  memcpy(ids + base, s->appended, sizeof(int) * (size_t)n);
+  bool fits = s->prompt_len + strlen(tail) < sizeof s->text;
+  Trace *t = fits ? gen_trace_ids(s->model, ids, L, s->temperature, err) : NULL;
+  free(ids);
+  if (!t) {
+    free(tail);
+    return fits ? false : err_set(err, "the text would be too long (at most %d bytes)", SESSION_MAX_TEXT - 1);
+  }
+  trace_free(s->trace);
+  s->trace = t;
+  s->n_appended = n;
+  snprintf(s->text + s->prompt_len, sizeof s->text - s->prompt_len, "%s", tail);
+  free(tail);
+  session_refocus(s);
+  return true;
+}
+
+int session_append(Session *s, bool sample, float *prob, Err *err) {
+  if (!session_can_append(s, err)) return -1;
+  if (s->n_appended >= SESSION_MAX_APPEND)
+    return err_set(err, "at most %d tokens appended: remove some (U)", SESSION_MAX_APPEND), -1;
+  uint64_t rng = s->rng;
+  float p;
+  int id = gen_next(s->trace, sample ? &rng : NULL, &p);
+  s->appended[s->n_appended] = id;
+  if (!retrace(s, s->n_appended + 1, err)) return -1;
+  if (sample) s->rng = rng, s->draws++;
+  if (prob) *prob = p;
+  return id;
+}
+
+bool session_undo_append(Session *s, Err *err) {
+  if (!session_can_append(s, err)) return false;
+  if (s->n_appended == 0) return err_set(err, "no appended token to remove: A or R appends one");
+  return retrace(s, s->n_appended - 1, err);
+}
+
+void session_set_temperature(Session *s, float T) {
+  s->temperature = T;
+  if (!s->gen) forward_set_temperature(s->trace, T);
 }
 
 const Trace *session_compare(const Session *s, int lesson_step, const char **text, int *row, int *col) {
@@ -234,8 +307,10 @@ void session_set_gen_step(Session *s, int k) {
   if (!s->gen) return;
   if (k >= s->gen->n_steps) k = s->gen->n_steps - 1;
   if (k < 0) k = 0;
+  Trace *t = gen_step_trace(s->gen, k, &(Err){0});
+  if (!t) return; // out of memory: the step shown stays
   s->gen_step = k;
-  s->trace = s->gen->steps[k].trace;
+  s->trace = t;
 }
 
 const Trace *session_step_trace(const Session *s, int lesson_step) {
@@ -243,7 +318,8 @@ const Trace *session_step_trace(const Session *s, int lesson_step) {
     return s->step_edits[lesson_step];
   if (!s->gen || !s->has_lesson || lesson_step < 0 || lesson_step >= s->lesson.n_steps) return s->trace;
   int k = s->lesson.steps[lesson_step].gen;
-  return s->gen->steps[k < s->gen->n_steps ? k : s->gen->n_steps - 1].trace;
+  const Trace *t = gen_step_trace(s->gen, k < s->gen->n_steps ? k : s->gen->n_steps - 1, &(Err){0});
+  return t ? t : s->trace;
 }
 
 int session_trace_step(const Session *s, int lesson_step) {

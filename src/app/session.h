@@ -23,6 +23,7 @@
 #include "model_source.h" // defines: ModelOpts, MODEL_SOURCE_MAX_TOKENS
 
 #define SESSION_MAX_TEXT 2048
+#define SESSION_MAX_APPEND 256 // tokens appended one at a time in the window (session_append)
 
 typedef struct {
   ModelOpts model;     // --model / --random / --vocab / --text / --causal
@@ -54,11 +55,34 @@ typedef struct {
   TraceEdits edits;
   Trace *base;
   Trace **step_edits; // [lesson.n_steps]: a step's own edit= / heads-off= pass (on the model's own), or NULL
+  // A causal model with a head, without --generate: the window appends tokens one at a time
+  // (session_append). `text` is then the sentence (its first prompt_len bytes) followed by the
+  // appended ids decoded (gen_decode); the trace is the sentence's tokens and the appended ids.
+  // Typing a new sentence starts again from it.
+  int appended[SESSION_MAX_APPEND];
+  int n_appended;
+  size_t prompt_len;
+  float temperature; // the prediction's: pred = softmax(logits / temperature); 1 by default
+  uint64_t seed;     // of the draws of sampled tokens (RNG_DEFAULT_SEED)
+  uint64_t rng;      // the generator's state after `draws` draws
+  int draws;
 } Session;
 
 bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err);
 bool session_set_text(Session *s, const char *text, Err *err);
 void session_close(Session *s);
+// Whether session_append can append (a causal model with a prediction head, not --generate);
+// false with one line saying why.
+bool session_can_append(const Session *s, Err *err);
+// Appends the next token after the trace, the most probable (sample false) or one drawn at the
+// session's temperature from s->rng, and recomputes the trace. Returns its id (and *prob its
+// probability at that temperature), or -1 with a message (the model's positions are all used,
+// the text would be too long, out of memory); the session is then unchanged.
+int session_append(Session *s, bool sample, float *prob, Err *err);
+// Removes the last appended token and recomputes; false with a message when none is left.
+bool session_undo_append(Session *s, Err *err);
+// The prediction's temperature T > 0, applied to the trace shown (and every later one).
+void session_set_temperature(Session *s, float T);
 // --generate: shows generation step k (0-based, clamped): `trace` becomes its trace.
 void session_set_gen_step(Session *s, int k);
 // The trace a lesson step shows: with generation, its generation step's (gen=N), else `trace`.

@@ -19,6 +19,7 @@
 #include "forward.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "edits.h" // defines: TraceEdits, edits_apply_scores, edits_head
@@ -79,13 +80,17 @@ static int split_at(int len, int parts, int p, int align) {
   return at - at % align;
 }
 
+// Row i of the sinusoid [D] (model_forward's P and the cache's row of position i).
+static void posenc_row(float *P, int i, int D) {
+  for (int k = 0; k < D; k += 2) {
+    double ang = i / pow(10000.0, (double)k / D);
+    P[k] = (float)sin(ang);
+    if (k + 1 < D) P[k + 1] = (float)cos(ang);
+  }
+}
+
 void forward_posenc(float *P, int L, int D) {
-  for (int i = 0; i < L; i++)
-    for (int k = 0; k < D; k += 2) {
-      double ang = i / pow(10000.0, (double)k / D);
-      P[(size_t)i * D + k] = (float)sin(ang);
-      if (k + 1 < D) P[(size_t)i * D + k + 1] = (float)cos(ang);
-    }
+  for (int i = 0; i < L; i++) posenc_row(P + (size_t)i * D, i, D);
 }
 
 // GPT-2's GELU (transformers' gelu_new, PyTorch's approximate="tanh"), element by element:
@@ -584,6 +589,26 @@ static void decoder_layer_forward(Trace *t, int j) {
     add_norm(res3, f_in, ffn, tmat(&T[y->norm3]), dw->norm3_weight, dw->norm3_bias, c->ln_eps);
 }
 
+// pred = softmax(logits / T) row by row [L, V] (T = t->temperature, 0 meaning 1). At T = 1 the
+// logits go to the softmax as they are (torch's bits); else they are divided first, into pred,
+// which the softmax then rewrites in place (it reads each element before writing it).
+static void predict_rows(Trace *t) {
+  Mat p = tmat(&t->t[t->pred]), z = tmat(&t->t[t->logits]);
+  float T = t->temperature > 0 ? t->temperature : 1.0f;
+  if (T == 1.0f) {
+    mat_softmax_rows(p, z);
+    return;
+  }
+  for (int i = 0; i < z.rows; i++)
+    for (int j = 0; j < z.cols; j++) MAT_AT(p, i, j) = MAT_AT(z, i, j) / T;
+  mat_softmax_rows(p, p);
+}
+
+void forward_set_temperature(Trace *t, float T) {
+  t->temperature = T;
+  if (t->pred >= 0 && t->T == 0) predict_rows(t);
+}
+
 // memory, then the decoder on its input tokens, then the prediction over the target vocabulary.
 static void decoder_forward(Trace *t) {
   const ModelConfig *c = &t->cfg;
@@ -668,7 +693,7 @@ void model_forward(Trace *t) {
     }
     // a tied head multiplies by E itself (head_weight == embed); head_bias may be NULL
     linear(tmat(&T[t->logits]), tmat(x), mat_view(m->head_weight, V, D), NULL, m->head_bias);
-    mat_softmax_rows(tmat(&T[t->pred]), tmat(&T[t->logits]));
+    predict_rows(t);
   } else if (t->class_pred >= 0) { // classifier: LayerNorm, mean over positions, class scores
     const TraceTensor *x = &T[t->layers[c->n_layers - 1].out];
     if (t->enc_norm >= 0) {
@@ -686,4 +711,136 @@ void model_forward(Trace *t) {
            NULL, m->classifier_bias);
     mat_softmax_rows(tmat(&T[t->class_pred]), tmat(&T[t->class_logits]));
   }
+}
+
+// ---------------------------------------------------------------- one token with a key/value cache
+
+// The row scratch: x, a_in, qkv (3D), concat, attn, res1, f_in, ffn, res2 [D each but qkv], the
+// FFN's pre-activation and hidden [F each], a head's scores and weights [cap each], the head's
+// transform [D] and the final norm [D].
+static size_t row_floats(const ModelConfig *c, int cap) {
+  return 13 * (size_t)c->D + 2 * (size_t)c->F + 2 * (size_t)cap;
+}
+
+bool kv_init(KVCache *c, const Model *m, int cap, Err *err) {
+  memset(c, 0, sizeof *c);
+  const ModelConfig *g = &m->cfg;
+  if (!g->causal || !m->has_head || g->n_dec_layers > 0)
+    return err_set(err, "a key/value cache needs a causal model with a prediction head");
+  size_t kv = (size_t)g->n_layers * g->D * (size_t)cap; // n_layers · H · cap · d_k
+  c->model = m;
+  c->cap = cap;
+  c->k = malloc(sizeof(float) * kv);
+  c->v = malloc(sizeof(float) * kv);
+  c->logits = malloc(sizeof(float) * (size_t)g->V);
+  c->row = malloc(sizeof(float) * row_floats(g, cap));
+  if (!c->k || !c->v || !c->logits || !c->row) {
+    kv_free(c);
+    return err_set(err, "out of memory for a key/value cache of %d tokens", cap);
+  }
+  return true;
+}
+
+void kv_free(KVCache *c) {
+  free(c->k);
+  free(c->v);
+  free(c->logits);
+  free(c->row);
+  memset(c, 0, sizeof *c);
+}
+
+// Layer l, head h of the cache: its keys (or values) [cap, d_k].
+static float *kv_at(const KVCache *c, float *base, int l, int h) {
+  int dk = c->model->cfg.D / c->model->cfg.H;
+  return base + ((size_t)l * c->model->cfg.H + h) * c->cap * dk;
+}
+
+void kv_fill(KVCache *c, const Trace *t) {
+  const ModelConfig *g = &c->model->cfg;
+  int L = t->L, dk = g->D / g->H;
+  EXPECT(L <= c->cap && t->model == c->model && t->pred >= 0);
+  for (int l = 0; l < g->n_layers; l++)
+    for (int h = 0; h < g->H; h++) {
+      memcpy(kv_at(c, c->k, l, h), t->t[t->layers[l].K].data + (size_t)h * L * dk, sizeof(float) * L * dk);
+      memcpy(kv_at(c, c->v, l, h), t->t[t->layers[l].V].data + (size_t)h * L * dk, sizeof(float) * L * dk);
+    }
+  const TraceTensor *z = &t->t[t->logits];
+  memcpy(c->logits, z->data + (size_t)(L - 1) * z->stride, sizeof(float) * (size_t)g->V);
+  c->n = L;
+}
+
+void kv_push(KVCache *c, int id) {
+  const Model *m = c->model;
+  const ModelConfig *g = &m->cfg;
+  int D = g->D, F = g->F, H = g->H, dk = D / H, p = c->n, V = g->V;
+  EXPECT(p < c->cap && (!g->learned_pos || p < g->max_pos) && id >= 0 && id < V);
+  float *r = c->row;
+  Mat x = mat_view(r, 1, D), a_in = mat_view(r + D, 1, D), qkv = mat_view(r + 2 * D, 1, 3 * D);
+  Mat concat = mat_view(r + 5 * D, 1, D), attn = mat_view(r + 6 * D, 1, D), res1 = mat_view(r + 7 * D, 1, D);
+  Mat f_in = mat_view(r + 8 * D, 1, D), ffn = mat_view(r + 9 * D, 1, D), res2 = mat_view(r + 10 * D, 1, D);
+  Mat hh = mat_view(r + 11 * D, 1, D), fnorm = mat_view(r + 12 * D, 1, D);
+  Mat pre = mat_view(r + 13 * D, 1, F), hidden = mat_view(r + 13 * D + F, 1, F);
+  float *sc = r + 13 * D + 2 * F, *wt = sc + c->cap;
+
+  // Z: the token's row of E, plus its position's row of P (+ t₀), as model_forward adds them
+  float *P = res2.data; // free until the first layer's residual
+  if (g->learned_pos)
+    memcpy(P, m->pos_embed + (size_t)p * D, sizeof(float) * (size_t)D);
+  else if (g->no_pos)
+    memset(P, 0, sizeof(float) * (size_t)D);
+  else
+    posenc_row(P, p, D);
+  mat_add(x, mat_view(m->embed + (size_t)id * D, 1, D), mat_view(P, 1, D));
+  if (m->token_type) mat_add(x, x, mat_view(m->token_type, 1, D));
+  if (m->has_embed_norm) {
+    mat_copy(a_in, x);
+    mat_layernorm_rows(x, a_in, m->embed_norm_weight, m->embed_norm_bias, g->ln_eps);
+  }
+
+  float scale = 1.0f / sqrtf((float)dk);
+  for (int l = 0; l < g->n_layers; l++) { // x is the layer's input and becomes its output
+    const LayerWeights *w = &m->layers[l];
+    Mat in = x;
+    Mat ai = in;
+    if (g->norm_first) {
+      ai = a_in;
+      add_norm(NO_MAT, in, NO_MAT, ai, w->norm1_weight, w->norm1_bias, g->ln_eps);
+    }
+    linear(qkv, ai, mat_view(w->in_proj_weight, 3 * D, D), &w->in_proj_packed, w->in_proj_bias);
+    for (int h = 0; h < H; h++) { // the new key and value join the cache; the query sees keys 0..p
+      float *K = kv_at(c, c->k, l, h), *Vh = kv_at(c, c->v, l, h);
+      memcpy(K + (size_t)p * dk, qkv.data + D + h * dk, sizeof(float) * (size_t)dk);
+      memcpy(Vh + (size_t)p * dk, qkv.data + 2 * D + h * dk, sizeof(float) * (size_t)dk);
+      Mat s = mat_view(sc, 1, p + 1), a = mat_view(wt, 1, p + 1);
+      mat_matmul_t_scaled(s, mat_view(qkv.data + h * dk, 1, dk), mat_view(K, p + 1, dk), scale);
+      mat_softmax_rows(a, s);
+      mat_matmul(mat_sub(concat, 0, h * dk, 1, dk), a, mat_view(Vh, p + 1, dk));
+    }
+    linear(attn, concat, mat_view(w->out_proj_weight, D, D), &w->out_proj_packed, w->out_proj_bias);
+    const float *gn = g->norm_first ? w->norm2_weight : w->norm1_weight;
+    const float *bn = g->norm_first ? w->norm2_bias : w->norm1_bias;
+    add_norm(res1, in, attn, f_in, gn, bn, g->ln_eps);
+    linear_act(pre, f_in, mat_view(w->linear1_weight, F, D), &w->linear1_packed, w->linear1_bias, hidden,
+               g->activation);
+    linear(ffn, hidden, mat_view(w->linear2_weight, D, F), &w->linear2_packed, w->linear2_bias);
+    if (g->norm_first)
+      add_norm(res2, res1, ffn, NO_MAT, NULL, NULL, g->ln_eps);
+    else
+      add_norm(res2, f_in, ffn, a_in, w->norm2_weight, w->norm2_bias, g->ln_eps);
+    mat_copy(x, g->norm_first ? res2 : a_in);
+  }
+  // the head on the last row: final LayerNorm, BERT's transform, logits
+  Mat y = x;
+  if (m->has_final_norm) {
+    mat_layernorm_rows(fnorm, y, m->norm_weight, m->norm_bias, g->ln_eps);
+    y = fnorm;
+  }
+  if (m->has_head_transform) {
+    linear_act(hh, y, mat_view(m->head_transform_weight, D, D), NULL, m->head_transform_bias, hh,
+               g->activation);
+    mat_layernorm_rows(a_in, hh, m->head_norm_weight, m->head_norm_bias, g->ln_eps);
+    y = a_in;
+  }
+  linear(mat_view(c->logits, 1, V), y, mat_view(m->head_weight, V, D), NULL, m->head_bias);
+  c->n = p + 1;
 }

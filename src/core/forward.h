@@ -17,9 +17,47 @@
 
 #include <stdbool.h>
 
+#include "err.h"   // defines: Err
 #include "trace.h" // defines: Trace
 
 void model_forward(Trace *t);
+
+// The prediction at temperature T > 0: sets t->temperature and recomputes every row of pred as
+// softmax(logits / T) from the logits already computed (no forward pass; a trace without a
+// prediction head only keeps T). T = 1 gives the same bits as model_forward's softmax(logits).
+void forward_set_temperature(Trace *t, float T);
+
+// ---- one token at a time with a per-layer key/value cache (a causal model with a head)
+//
+// Generating the next token needs only the new token's row of every stage: the rows before it do
+// not change (causal attention), and its attention needs only every layer's K and V of the tokens
+// before. A KVCache keeps those, [n_layers][H][cap][d_k] each, so that kv_push costs one row of each
+// product plus one row of attention (O(L·D) for the scores instead of O(L²·D), and no full trace).
+// The row goes through the same functions as model_forward's (linear, add_norm, softmax), so the
+// logits equal those of a full trace's last row to float rounding (tests/test_generate.c: 1e-5).
+//
+//     KVCache c;
+//     kv_init(&c, model, 64, &err);
+//     kv_fill(&c, trace);        // the keys and values of a computed trace's L tokens
+//     kv_push(&c, next_id);      // token L: c.logits [V] are the logits after it
+//     kv_free(&c);
+typedef struct {
+  const Model *model;
+  int n, cap;    // tokens cached, room for
+  float *k, *v;  // [n_layers][H][cap][d_k]
+  float *logits; // [V] after the last token pushed (or the filled trace's last row)
+  float *row;    // scratch for one token's stages
+} KVCache;
+
+bool kv_init(KVCache *c, const Model *m, int cap, Err *err); // a causal model with a head
+void kv_free(KVCache *c);
+// Takes the keys and values of every layer and the last row of logits from t (computed, on the
+// same model, at most cap tokens): n becomes t->L.
+void kv_fill(KVCache *c, const Trace *t);
+// Token id at position n: its row through the embedding and every layer (its K and V appended to
+// the cache), then the head: c->logits. n < cap and, with learned positions, n < max_pos (checked
+// by the caller).
+void kv_push(KVCache *c, int id);
 
 // Threads model_forward may use: 1 (the default; machines are shared) or 2. With 2 it splits
 // products by columns, attention by heads and row-wise stages by rows (par.h); BLAS products

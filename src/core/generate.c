@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forward.h" // defines: model_forward
+#include "bpe.h"          // defines: bpe_decode
+#include "forward.h"      // defines: model_forward, forward_set_temperature, KVCache
+#include "mat.h"          // defines: mat_softmax_rows
+#include "model_tokens.h" // defines: ModelTokenizer
+#include "rng.h"          // defines: rng_uniform
 
 int gen_default_limit(int S) {
   int n = 2 * S + 10;
@@ -71,14 +75,12 @@ static void share_encoder(Trace *t, const Trace *first) {
   t->memory_ready = true;
 }
 
-// The chosen word and the top candidates from the last row of pred.
-static void record(GenStep *s, const Trace *t) {
-  const TraceTensor *p = &t->t[t->pred];
-  int V = p->cols, last = p->rows - 1;
+// The chosen word and the top candidates from a row of probabilities p[V].
+static void record_row(GenStep *s, const float *p, int V) {
   s->n_top = V < GEN_TOP ? V : GEN_TOP;
   for (int k = 0; k < s->n_top; k++) s->top[k] = -1, s->top_p[k] = -1;
   for (int id = 0; id < V; id++) { // insertion into the sorted top list; ties keep the lower id first
-    float v = trace_at(p, 0, last, id);
+    float v = p[id];
     int k = s->n_top;
     while (k > 0 && (s->top[k - 1] < 0 || v > s->top_p[k - 1])) k--;
     if (k >= s->n_top) continue;
@@ -88,6 +90,87 @@ static void record(GenStep *s, const Trace *t) {
   }
   s->token = s->top[0];
   s->prob = s->top_p[0];
+}
+
+// The same from the last row of a trace's pred.
+static void record(GenStep *s, const Trace *t) {
+  const TraceTensor *p = &t->t[t->pred];
+  record_row(s, p->data + (size_t)(p->rows - 1) * p->stride, p->cols);
+}
+
+Trace *gen_trace_ids(const Model *m, const int *ids, int n, float T, Err *err) {
+  Tokens in;
+  if (!tokens_of_ids(&in, ids, n, &m->vocab)) {
+    tokens_release(&in);
+    return err_set(err, "out of memory"), NULL;
+  }
+  Trace *t = trace_new(m, &in, err);
+  tokens_release(&in);
+  if (!t) return NULL;
+  t->temperature = T;
+  model_forward(t);
+  return t;
+}
+
+int gen_argmax(const float *p, int V) {
+  int best = 0;
+  for (int id = 1; id < V; id++)
+    if (p[id] > p[best]) best = id;
+  return best;
+}
+
+int gen_sample(const float *p, int V, uint64_t *rng) {
+  double u = rng_uniform(rng), sum = 0;
+  int last = 0;
+  for (int id = 0; id < V; id++) {
+    if (!(p[id] > 0)) continue;
+    last = id;
+    sum += p[id];
+    if (sum > u) return id;
+  }
+  return last;
+}
+
+int gen_next(const Trace *t, uint64_t *rng, float *prob) {
+  const TraceTensor *p = &t->t[t->pred];
+  const float *row = p->data + (size_t)(p->rows - 1) * p->stride;
+  int id = rng ? gen_sample(row, p->cols, rng) : gen_argmax(row, p->cols);
+  if (prob) *prob = row[id];
+  return id;
+}
+
+char *gen_decode(const Model *m, const int *ids, int n) {
+  if (m->tok_kind == TOK_BPE && m->tokenizer) {
+    size_t len;
+    return bpe_decode(&m->tokenizer->bpe, ids, n, &len);
+  }
+  size_t cap = 1;
+  for (int k = 0; k < n; k++) cap += strlen(m->vocab.words[ids[k]]) + 1;
+  char *s = malloc(cap), *q = s;
+  if (!s) return NULL;
+  for (int k = 0; k < n; k++) {
+    if (m->tok_kind != TOK_CHARS) *q++ = ' ';
+    size_t w = strlen(m->vocab.words[ids[k]]);
+    memcpy(q, m->vocab.words[ids[k]], w);
+    q += w;
+  }
+  *q = 0;
+  return s;
+}
+
+// A causal model's steps 2.. from the cache: push the word before, softmax of its logits.
+static bool causal_step(Generation *g, KVCache *c, float *probs, int k, Err *err) {
+  const Model *m = g->model;
+  if (m->cfg.learned_pos && g->base + k > m->cfg.max_pos) { // the trace's own message says so
+    Trace *t = gen_trace_ids(m, g->ids, g->base + k, 1.0f, err);
+    if (t) trace_free(t); // (not reached: the positions are all used)
+    return false;
+  }
+  kv_push(c, g->ids[g->base + k - 1]);
+  int V = m->cfg.V;
+  mat_softmax_rows(mat_view(probs, 1, V), mat_view(c->logits, 1, V));
+  record_row(&g->steps[k], probs, V);
+  return true;
 }
 
 Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *err) {
@@ -109,48 +192,75 @@ Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *er
   }
   g->steps = calloc((size_t)g->limit, sizeof(GenStep));
   // the input of the last step: <bos> (or the prompt) and every word but the last
-  int base = g->seq2seq ? 1 : source->n;
-  int *ids = malloc(sizeof(int) * (size_t)(base + g->limit));
-  if (!g->steps || !ids) goto oom;
+  g->base = g->seq2seq ? 1 : source->n;
+  g->ids = malloc(sizeof(int) * (size_t)(g->base + g->limit));
+  KVCache cache = {0};
+  float *probs = NULL;
+  if (!g->steps || !g->ids) goto oom;
   if (g->seq2seq)
-    ids[0] = m->bos;
+    g->ids[0] = m->bos;
   else
-    memcpy(ids, source->ids, sizeof(int) * (size_t)source->n);
+    memcpy(g->ids, source->ids, sizeof(int) * (size_t)source->n);
   for (int k = 0; k < g->limit; k++) {
-    Tokens in;
-    const Vocab *v = g->seq2seq ? &m->tgt_vocab : &m->vocab;
-    if (!tokens_of_ids(&in, ids, base + k, v)) {
+    GenStep *s = &g->steps[k];
+    if (g->seq2seq) {
+      Tokens in;
+      if (!tokens_of_ids(&in, g->ids, g->base + k, &m->tgt_vocab)) {
+        tokens_release(&in);
+        goto oom;
+      }
+      s->trace = trace_new_seq2seq(m, source, &in, err);
       tokens_release(&in);
-      goto oom;
-    }
-    Trace *t = g->seq2seq ? trace_new_seq2seq(m, source, &in, err) : trace_new(m, &in, err);
-    tokens_release(&in);
-    if (!t) goto fail;
-    if (g->seq2seq && k > 0) share_encoder(t, g->steps[0].trace);
-    model_forward(t);
-    GenStep *s = &g->steps[g->n_steps++];
-    s->trace = t;
-    record(s, t);
-    ids[base + k] = s->token;
+      if (!s->trace) goto fail;
+      if (k > 0) share_encoder(s->trace, g->steps[0].trace);
+      model_forward(s->trace);
+      record(s, s->trace);
+    } else if (k == 0) { // the prompt's full trace; its keys and values fill the cache
+      if (!(s->trace = gen_trace_ids(m, g->ids, g->base, 1.0f, err))) goto fail;
+      record(s, s->trace);
+      if (g->limit > 1) {
+        if (!kv_init(&cache, m, g->base + g->limit, err)) goto fail;
+        if (!(probs = malloc(sizeof(float) * (size_t)m->cfg.V))) goto oom;
+        kv_fill(&cache, s->trace);
+      }
+    } else if (!causal_step(g, &cache, probs, k, err))
+      goto fail;
+    g->n_steps++;
+    g->ids[g->base + k] = s->token;
     if (s->token == g->end_token) {
       g->ended = true;
       break;
     }
   }
-  free(ids);
+  kv_free(&cache);
+  free(probs);
   return g;
 oom:
   err_set(err, "out of memory");
 fail:
-  free(ids);
+  kv_free(&cache);
+  free(probs);
   gen_free(g);
   return NULL;
 }
 
+Trace *gen_step_trace(const Generation *g, int k, Err *err) {
+  GenStep *s = &g->steps[k];
+  if (!s->trace) s->trace = gen_trace_ids(g->model, g->ids, g->base + k, 1.0f, err);
+  return s->trace;
+}
+
+void gen_step_release(const Generation *g, int k) {
+  if (g->seq2seq || k == 0) return;
+  trace_free(g->steps[k].trace);
+  g->steps[k].trace = NULL;
+}
+
 void gen_free(Generation *g) {
   if (!g) return;
-  for (int k = 0; k < g->n_steps; k++) trace_free(g->steps[k].trace);
+  for (int k = 0; g->steps && k < g->limit; k++) trace_free(g->steps[k].trace); // NULL: never made
   free(g->steps);
+  free(g->ids);
   free(g);
 }
 

@@ -10,8 +10,18 @@
 // appends the argmax of the last row; it stops at its "<eos>" or "<|endoftext|>" when its
 // vocabulary has one, else at the limit.
 //
-// Each step keeps its Trace (every stage of that step can be shown, dumped and exported), the
+// Each step has its Trace (every stage of that step can be shown, dumped and exported), the
 // chosen word and the five most probable words with their probabilities. Ties go to the lower id.
+//
+// A causal model chooses its words with a per-layer key/value cache (forward.h: KVCache): step 1
+// is a full trace of the prompt, whose keys and values fill the cache; every later step pushes
+// the word before it through the cache (one row per stage instead of the whole trace again) and
+// chooses from those logits. The full trace of a later step is computed only when it is asked
+// for (gen_step_trace: the window's step shown, each step of a dump or an export) and then kept
+// (gen_step_release drops it again). The cached logits equal the full trace's last row to float
+// rounding (bit for bit on the test fixtures; tests/test_generate.c), so the words are the
+// same unless two candidates tie within that rounding. An encoder-decoder computes every step's
+// trace at once, as before (its encoder part is shared, below).
 //
 //     Generation *g = gen_run(model, &source, 0, &err);  // 0: gen_default_limit(source.n)
 //     for (int k = 0; k < g->n_steps; k++)
@@ -21,6 +31,7 @@
 #define SF_GENERATE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "err.h"       // defines: Err
 #include "model.h"     // defines: Model
@@ -31,7 +42,8 @@
 #define GEN_MAX_STEPS 64 // the largest limit a caller may ask for
 
 typedef struct {
-  Trace *trace;         // this step's forward pass (decoder input: <bos> and the words before)
+  Trace *trace;         // this step's forward pass (decoder input: <bos> and the words before);
+                        // a causal model's steps after the first: NULL until gen_step_trace
   int token;            // the word written: the argmax of the last row of pred
   float prob;           // its probability
   int top[GEN_TOP];     // the most probable words, best first
@@ -47,6 +59,8 @@ typedef struct {
   bool ended;     // the last step wrote end_token
   GenStep *steps; // [n_steps]
   int n_steps;
+  int *ids; // a causal model's prompt and words written: step k's input is ids[0..base + k)
+  int base; // the prompt's length (seq2seq: 1, <bos>)
 } Generation;
 
 // The default limit for a source of S tokens: 2·S + 10, at most GEN_MAX_STEPS.
@@ -59,8 +73,34 @@ bool gen_supported(const Model *m, Err *err);
 // a message on failure (unsupported model, out of memory, a trace too large).
 Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *err);
 void gen_free(Generation *g);
+// Step k's trace, computed the first time it is asked for and kept in g->steps[k].trace (g is
+// const for its readers: only that memo changes). NULL with a message when it cannot be made
+// (out of memory).
+Trace *gen_step_trace(const Generation *g, int k, Err *err);
+// Frees step k's trace when it can be made again (a causal model's step after the first).
+void gen_step_release(const Generation *g, int k);
 // The word of an output id: the target vocabulary's (seq2seq) or the vocabulary's.
 const char *gen_word(const Generation *g, int id);
+// ---- one token at a time (the window's keys; gen_run's causal steps use the same calls)
+//
+// A causal model's trace on token ids (the prompt's and the tokens appended), computed at
+// temperature T (forward_set_temperature; 1 for torch's plain softmax). The tokens' labels are
+// the vocabulary's. NULL with a message (out of memory, more tokens than the model's positions).
+Trace *gen_trace_ids(const Model *m, const int *ids, int n, float T, Err *err);
+// The most probable id of p[0..V) (ties go to the lower id).
+int gen_argmax(const float *p, int V);
+// An id drawn from p[0..V) (p sums to 1 up to rounding): one u = rng_uniform(rng), then the first
+// id whose cumulative probability (summed in double) exceeds u; rounding left over goes to the
+// last id of non-zero probability. The same seed gives the same ids on every machine.
+int gen_sample(const float *p, int V, uint64_t *rng);
+// The next token after a causal trace: from the last row of pred (softmax(logits / T) at the
+// trace's temperature), the argmax (rng NULL) or a draw (gen_sample); *prob its probability.
+int gen_next(const Trace *t, uint64_t *rng, float *prob);
+// The text of ids as the model's tokenizer writes it: GPT-2's bytes (bpe_decode: " cat"), the
+// words tokenizer's words each after a space, the characters tokenizer's characters as they are.
+// malloc'd (NUL-terminated); NULL when out of memory.
+char *gen_decode(const Model *m, const int *ids, int n);
+
 // The words generated, space-separated, without the final end word ("<eos>"): the content of a
 // dump's generated.txt (with a newline). malloc'd; NULL when out of memory.
 char *gen_sentence(const Generation *g);

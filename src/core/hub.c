@@ -179,8 +179,13 @@ static bool transpose(Tx *x, const char *name, StTensor *t) {
   long a = (long)t->shape[0], b = (long)t->shape[1];
   float *d = malloc(sizeof(float) * (size_t)(a * b > 0 ? a * b : 1));
   if (!d) return err_set(x->err, "out of memory");
-  for (long i = 0; i < a; i++)
-    for (long j = 0; j < b; j++) d[j * a + i] = t->data[i * b + j];
+  enum { TILE = 32 }; // 32 × 32 tiles: both the rows read and the rows written stay in the L1 cache
+  for (long i0 = 0; i0 < a; i0 += TILE)
+    for (long j0 = 0; j0 < b; j0 += TILE) {
+      long i1 = i0 + TILE < a ? i0 + TILE : a, j1 = j0 + TILE < b ? j0 + TILE : b;
+      for (long j = j0; j < j1; j++)
+        for (long i = i0; i < i1; i++) d[j * a + i] = t->data[i * b + j];
+    }
   free(t->data);
   t->data = NULL;
   return put(x, name, d, b, a);

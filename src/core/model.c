@@ -399,6 +399,8 @@ void model_free(Model *m) {
   free(m->meta_keys);
   free(m->meta_values);
   free(m->params);
+  for (int i = 0; i < m->n_owned; i++) free(m->owned[i]);
+  free(m->owned);
   free(m->layers);
   free(m->dec_layers);
   for (int i = 0; m->class_names && i < m->n_classes; i++) free(m->class_names[i]);
@@ -836,10 +838,13 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
               path, name);
     goto fail;
   }
-  if (!model_carve(m, p, n, err)) goto fail;
-  if (m->tie_head) m->head_weight = m->embed; // the head is the embedding table itself
+  // every tensor's buffer is taken over from f as it is (no parameter block, no copy)
+  if (!(m->owned = calloc((size_t)n + 1, sizeof(float *)))) {
+    err_set(err, "out of memory");
+    goto fail;
+  }
   for (int i = 0; i < n; i++) {
-    StTensor *st = (StTensor *)st_find(&f, p[i].name); // f is ours: its buffers go as they are copied
+    StTensor *st = (StTensor *)st_find(&f, p[i].name); // f is ours: its buffers are taken over
     const float *src = st->data;
     long cnt = param_count(&p[i]);
     for (long k = 0; k < cnt; k++)
@@ -859,10 +864,11 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
                 at);
         goto fail;
       }
-    memcpy(*p[i].ptr, src, sizeof(float) * (size_t)cnt);
-    free(st->data); // so that the file's floats and the parameter block are not held twice at once
+    m->owned[m->n_owned++] = *p[i].ptr = st->data;
     st->data = NULL;
+    m->n_params += cnt;
   }
+  if (m->tie_head) m->head_weight = m->embed; // the head is the embedding table itself
   snprintf(m->source, sizeof m->source, "%s", base_name(path));
   // keep the metadata: take the arrays over from the StFile
   m->meta_keys = f.keys, m->meta_values = f.values, m->n_meta = f.n_meta;
@@ -876,6 +882,34 @@ fail:
   st_free(&f);
   model_free(m);
   return NULL;
+}
+
+float *model_weights_flat(const Model *m) {
+  Model copy = *m; // param_table takes a mutable Model: a shallow copy with the same pointers
+  LayerWeights *lw = malloc(sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
+  DecLayerWeights *dw = calloc((size_t)m->cfg.n_dec_layers + 1, sizeof(DecLayerWeights));
+  int cap = param_cap(&m->cfg);
+  Param *p = calloc((size_t)cap, sizeof(Param));
+  float *out = malloc(sizeof(float) * (size_t)(m->n_params > 0 ? m->n_params : 1));
+  if (lw && dw && p && out) {
+    memcpy(lw, m->layers, sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
+    if (m->cfg.n_dec_layers > 0)
+      memcpy(dw, m->dec_layers, sizeof(DecLayerWeights) * (size_t)m->cfg.n_dec_layers);
+    copy.layers = lw, copy.dec_layers = dw;
+    int n = param_table(&copy, p, cap);
+    long off = 0;
+    for (int i = 0; i < n && off + param_count(&p[i]) <= m->n_params; i++) {
+      memcpy(out + off, *p[i].ptr, sizeof(float) * (size_t)param_count(&p[i]));
+      off += param_count(&p[i]);
+    }
+  } else {
+    free(out);
+    out = NULL;
+  }
+  free(lw);
+  free(dw);
+  free(p);
+  return out;
 }
 
 bool model_save(const Model *m, const char *path, Err *err) {

@@ -158,7 +158,9 @@ typedef struct Model {
   DecLayerWeights *dec_layers;            // [n_dec_layers]
   float *enc_norm_weight, *enc_norm_bias; // [D] encoder.norm: memory = LN(last encoder output)
   float *dec_norm_weight, *dec_norm_bias; // [D] decoder.norm, before the head
-  float *params;                          // the one block all weight pointers point into
+  float *params;                          // the one block all weight pointers point into (a random model)
+  float **owned;                          // a loaded model's instead: each tensor's own buffer, taken
+  int n_owned;                            // over from the file read (model_from_st), not copied
   long n_params;
   bool has_seed;
   uint64_t seed;                   // the seed of a random model (or the one recorded in the file)
@@ -191,6 +193,10 @@ Model *model_from_st(StFile *f, const char *path, Err *err);
 // Seeded random weights; a configuration model_config_check refuses fails with "random model: ...".
 Model *model_random(const ModelConfig *c, const Vocab *vocab, uint64_t seed, Err *err);
 bool model_save(const Model *m, const char *path, Err *err);
+// Every weight of m, tensor after tensor in the order of the file model_save writes (n_params
+// floats; a tied head once): a random model's parameter block as it is, a loaded model's tensors
+// gathered (tests compare models with it). malloc'd; NULL when out of memory.
+float *model_weights_flat(const Model *m);
 void model_free(Model *m);
 // Parameters of a model of this configuration (an encoder-decoder: always with its norms and head),
 // learned positions included. A loaded model's exact count is m->n_params (the parameter block:

@@ -511,6 +511,13 @@ static const TensorNotation NOTATION[] = {
      "y E^\\top + b_{\\mathrm{out}}"},
     {"logits", WHEN_NO_HEAD_BIAS, T_LOGITS, ROWS(TOKEN, VOCAB), true, "Logits", "y W_{\\mathrm{out}}",
      "y W_{\\mathrm{out}}"},
+    // a causal model's prediction is the next token's distribution at a temperature T (1: torch's)
+    {"pred", WHEN_CAUSAL | WHEN_TIED_HEAD | WHEN_NO_HEAD_BIAS, T_PRED, ROWS(TOKEN, VOCAB), false,
+     "Prediction", "\\hat{p}", "\\hat{p} = \\operatorname{softmax}(y E^\\top / T)"},
+    {"pred", WHEN_CAUSAL | WHEN_TIED_HEAD, T_PRED, ROWS(TOKEN, VOCAB), false, "Prediction", "\\hat{p}",
+     "\\hat{p} = \\operatorname{softmax}((y E^\\top + b_{\\mathrm{out}}) / T)"},
+    {"pred", WHEN_CAUSAL | WHEN_NO_HEAD_BIAS, T_PRED, ROWS(TOKEN, VOCAB), false, "Prediction", "\\hat{p}",
+     "\\hat{p} = \\operatorname{softmax}(y W_{\\mathrm{out}} / T)"},
     {"pred", WHEN_TIED_HEAD | WHEN_NO_HEAD_BIAS, T_PRED, ROWS(TOKEN, VOCAB), false, "Prediction", "\\hat{p}",
      "\\hat{p} = \\operatorname{softmax}(y E^\\top)"},
     {"pred", WHEN_TIED_HEAD, T_PRED, ROWS(TOKEN, VOCAB), false, "Prediction", "\\hat{p}",
@@ -523,6 +530,8 @@ static const TensorNotation NOTATION[] = {
      "b_{\\mathrm{out}}"},
     {"logits", 0, T_LOGITS, ROWS(TOKEN, VOCAB), true, "Logits", "y W_{\\mathrm{out}} + b_{\\mathrm{out}}",
      "y W_{\\mathrm{out}} + b_{\\mathrm{out}}"},
+    {"pred", WHEN_CAUSAL, T_PRED, ROWS(TOKEN, VOCAB), false, "Prediction", "\\hat{p}",
+     "\\hat{p} = \\operatorname{softmax}((y W_{\\mathrm{out}} + b_{\\mathrm{out}}) / T)"},
     {"pred", 0, T_PRED, ROWS(TOKEN, VOCAB), false, "Prediction", "\\hat{p}",
      "\\hat{p} = \\operatorname{softmax}(y W_{\\mathrm{out}} + b_{\\mathrm{out}})"},
 

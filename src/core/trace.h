@@ -125,6 +125,9 @@ typedef struct {
   // edited copy of the model that `model` then points at, or NULL. Both owned (trace_free).
   struct TraceEdits *edits;
   struct Model *own_model;
+  // The temperature of the prediction: pred = softmax(logits / temperature) (0, as made by
+  // trace_new, means 1: torch's plain softmax). The window changes it (forward_set_temperature).
+  float temperature;
 } Trace;
 
 // Allocates a trace for `tokens` through `model` (copies the tokens). Fails on memory, when the

@@ -49,7 +49,9 @@ static const char *footer_line(const Trace *t, const char *sentence, char *buf, 
                    c->D, c->H, c->F, c->n_layers, c->n_layers > 1 ? "s" : "",
                    c->norm_first ? ", pre-norm" : "", c->causal ? ", causal" : "");
   if (m->has_seed && k < cap && !strstr(m->source, "seed"))
-    snprintf(buf + k, (size_t)(cap - k), " · seed %llu", (unsigned long long)m->seed);
+    k += snprintf(buf + k, (size_t)(cap - k), " · seed %llu", (unsigned long long)m->seed);
+  if (t->pred >= 0 && t->T == 0 && c->causal && k < cap) // the prediction's softmax(logits / T)
+    snprintf(buf + k, (size_t)(cap - k), " · temperature %g", t->temperature > 0 ? t->temperature : 1.0);
   return buf;
 }
 

@@ -396,9 +396,25 @@ static void stage_predict(Eq *e) {
   eq_tex(e, 0, "\\times");
   eq_put(e, 0, kw);
   if (t->bout >= 0) eq_tex(e, 0, "+ b_{\\mathrm{out}}");
+  bool temp = t->cfg.causal && t->T == 0; // the next token's distribution at a temperature T
+  if (temp) eq_tex(e, 0, "/\\, T");
   eq_delim(e, 0, ')');
   eq_tex(e, 0, "=");
   eq_put(e, 0, kp);
+  if (temp) { // eq_tex keeps the pointer until the equation is drawn: a literal for the window's
+    // temperatures (two equations of one page may differ), else a buffer of this thread's
+    static const float TS[] = {0.1f, 0.2f, 0.3f, 0.5f, 0.7f, 1.0f, 1.5f, 2.0f, 3.0f, 5.0f};
+    static const char *const TEX[] = {
+        ",\\quad T = 0.1", ",\\quad T = 0.2", ",\\quad T = 0.3", ",\\quad T = 0.5", ",\\quad T = 0.7",
+        ",\\quad T = 1",   ",\\quad T = 1.5", ",\\quad T = 2",   ",\\quad T = 3",   ",\\quad T = 5"};
+    static _Thread_local char tex[48];
+    float T = t->temperature > 0 ? t->temperature : 1.0f;
+    const char *shown = NULL;
+    for (int k = 0; k < 10 && !shown; k++)
+      if (T == TS[k]) shown = TEX[k];
+    if (!shown) snprintf(tex, sizeof tex, ",\\quad T = %g", T), shown = tex;
+    eq_tex(e, 0, shown);
+  }
   result(e, kp);
 }
 
