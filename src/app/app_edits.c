@@ -258,7 +258,7 @@ bool app_edits_key(App *a, const AppEvent *e) {
   }
   case 'x': toggle_head(a); return true;
   case 'u': // the edits first; with none, U falls to the window's own: the last appended token
-    if (edits_empty(&a->s->edits) && a->s->n_appended > 0) return false;
+    if (edits_empty(&a->s->edits) && session_can_append(a->s, &(Err){0})) return false;
     undo(a, shift);
     return true;
   case 'd':
