@@ -79,6 +79,11 @@ static void run_case(const char *name, const char *dir, const char *file, const 
   CHECK(t != NULL, "%s: %s", name, err.msg);
   if (t) {
     model_forward(t);
+    // the screen says what Q is: the einsum module's queries ÷ √H (its energy/√D), else Z W^q
+    const TraceTensor *q = trace_find(t, "l0.Q");
+    bool scaled = !heads && m->cfg.H > 1;
+    CHECK(q && (strstr(q->tex, "queries") != NULL) == scaled, "%s: Q's notation %s", name,
+          q ? q->tex : "none");
     DIR *d = opendir(dir);
     int nf = 0;
     double worst = 0;

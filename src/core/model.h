@@ -208,6 +208,9 @@ const char *model_features(const Model *m, char *buf, int cap);
 const char *model_tokenizer_name(ModelTokenizerKind k);
 // True for an encoder-decoder (cfg.n_dec_layers > 0).
 bool model_is_seq2seq(const Model *m);
+// True for the course's einsum module, whose energy is divided by √D: its loader keeps that in
+// W^q (its queries map ÷ √H) and says so in the metadata course_note, which the notation shows.
+bool model_q_scaled(const Model *m);
 const char *model_activation_name(Activation a);
 
 #endif

@@ -414,6 +414,8 @@ static const TensorNotation NOTATION[] = {
      "\\mathrm{LN}_1(Z) = \\gamma_1 \\cdot \\frac{Z - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}} + \\beta_1"},
 
     // Q, K, V. W^q = in_proj_weight[0:D]ᵀ: the stored rows 0..D-1 are W^q's columns.
+    {"Wq", WHEN_Q_SCALED, T_PROJ_W, ROWS(MODEL, QKV), false, "Query weights ÷ √H", "W^q",
+     "W^q = W^{\\text{queries}} / \\sqrt{H}"},
     {"Wq", 0, T_PROJ_W, ROWS(MODEL, QKV), false, "Query weights", "W^q",
      "W^q = [W^q_1 \\cdots W^q_H] \\in \\mathbb{R}^{D \\times D}"},
     {"Wk", 0, T_PROJ_W, ROWS(MODEL, QKV), false, "Key weights", "W^k",
@@ -423,6 +425,9 @@ static const TensorNotation NOTATION[] = {
     {"bq", 0, T_PROJ_B, ROWS(TOKEN, QKV), false, "Query bias", "b^q", "b^q"},
     {"bk", 0, T_PROJ_B, ROWS(TOKEN, QKV), false, "Key bias", "b^k", "b^k"},
     {"bv", 0, T_PROJ_B, ROWS(TOKEN, QKV), false, "Value bias", "b^v", "b^v"},
+    {"Q", WHEN_Q_SCALED, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Queries ÷ √H", "Q_h",
+     "Q = \\frac{Z W^{\\text{queries}}}{\\sqrt{H}},\\quad Q_h K_h^\\top / \\sqrt{d_k} = "
+     "Z W_h^{\\text{queries}} K_h^\\top / \\sqrt{D}"},
     {"Q", WHEN_NO_BIAS, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Queries", "Q_h",
      "Q = Z W^q,\\quad Q_h = Z W^q_h"},
     {"K", WHEN_NO_BIAS, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Keys", "K_h", "K = Z W^k,\\quad K_h = Z W^k_h"},

@@ -226,6 +226,8 @@ typedef enum {
   WHEN_TIED_HEAD = 1 << 17,     // the head is the embedding table: W_out = Eᵀ
   WHEN_NO_HEAD_BIAS = 1 << 18,  // the head has no bias (GPT-2)
   WHEN_NO_POS = 1 << 19,        // pos_encoding=none: P = 0, Z = OE
+  WHEN_Q_SCALED = 1 << 20,      // the course's einsum module: W^q is its queries map ÷ √H (metadata
+                                // course_note), so that S = QKᵀ/√d_k is its energy/√D
 } StageWhen;
 
 typedef struct {

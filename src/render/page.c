@@ -299,7 +299,9 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     title = info->group_title;
     tex = info->group_tex;
     if (info->kind == STEP_QKV && t->model->no_in_proj_bias) // attention without biases (model.h)
-      tex = "Q = Z W^q,\\quad K = Z W^k,\\quad V = Z W^v";
+      tex = model_q_scaled(t->model) // the course's einsum module: its energy/√D is QKᵀ/√d_k
+                ? "Q = Z W^q,\\ W^q = W^{\\text{queries}} / \\sqrt{H};\\quad K = Z W^k,\\quad V = Z W^v"
+                : "Q = Z W^q,\\quad K = Z W^k,\\quad V = Z W^v";
   }
   if (p->title) title = p->title;
   float y = hh + 46 * u;
