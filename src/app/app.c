@@ -114,6 +114,7 @@ static void enter_step(App *a, int step) {
   if (step >= n) step = n - 1;
   a->step = step;
   a->revealed = false; // a reveal= step opens hidden
+  app_marks_step(a);   // strokes and spotlight belong to the step they were drawn on
   a->layer_delta = 0;
   a->model = false;  // the model view belongs to the step it was opened on
   if (gen_mode(a)) { // the trace of the generation step this step belongs to
@@ -418,6 +419,7 @@ static void key(App *a, const AppEvent *e) {
   bool shift = e->mods & MOD_SHIFT, ctrl = e->mods & MOD_CTRL;
   if (a->editing) return field_key(a, e);
   if (app_edits_key(a, e)) return; // V, Ctrl+↑ ↓, X, U, D and the value field (app_edits.c)
+  if (app_marks_key(a, e)) return; // W, K, Z, Y, I: pen, spotlight, invariants (app_marks.c)
   if (a->model && !ctrl && model_key(a, e)) return;
   if (shift && (e->key == KEY_RIGHT || e->key == KEY_LEFT || e->key == KEY_UP || e->key == KEY_DOWN)) {
     move_cursor(a,
@@ -539,6 +541,7 @@ static void click_control(App *a, const Control *c) {
 
 static void mouse(App *a, const AppEvent *e) {
   a->mx = e->x, a->my = e->y;
+  if (app_marks_mouse(a, e)) return; // the pen draws (app_marks.c)
   size_t pos;
   if (e->kind == EV_MOUSE_UP) {
     a->dragging = false;
