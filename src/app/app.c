@@ -744,14 +744,17 @@ void app_describe(const App *a, char *buf, int cap) {
              gen_word(a->s->gen, a->s->gen->steps[a->s->gen_step].token));
   char edits[96]; // what-if edits (app_edits.c): counts, the difference view, the value being typed
   app_edits_describe(a, edits, sizeof edits);
+  char marks[160]; // the pen, the spotlight, the invariants panel (app_marks.c)
+  app_marks_describe(a, marks, sizeof marks);
   if (reveal_pending(a)) // a reveal= step before its click
     strncat(gen, " hidden=1", sizeof gen - strlen(gen) - 1);
   // the field's own message (a refused paste) comes first: it is about the last key
   const char *error = a->editing && a->field.error[0] ? a->field.error : a->edit_error;
-  snprintf(buf, (size_t)cap,
-           "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s%s theme=%s cmap=%s "
-           "numbers=%d size=%.1f fullscreen=%d help=%d L=%d%s%s text=\"%s\"%s%s%s",
-           a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing, field,
-           edits, theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), a->fullscreen,
-           a->help, t->L, model, gen, shown, error[0] ? " error=" : "", error, insp);
+  snprintf(
+      buf, (size_t)cap,
+      "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s%s%s theme=%s cmap=%s "
+      "numbers=%d size=%.1f fullscreen=%d help=%d L=%d%s%s text=\"%s\"%s%s%s",
+      a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing, field, edits,
+      marks, theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), a->fullscreen,
+      a->help, t->L, model, gen, shown, error[0] ? " error=" : "", error, insp);
 }

@@ -77,6 +77,7 @@ struct App {
   Spotlight lesson_spot;  // the lesson step's spotlight=, found in the shown trace's tokens
   bool invariants;        // I: the invariants panel
   PageClaim inv[INV_MAX]; // its lines, measured (app_page_spec)
+  int n_inv;
   Control ctl[APP_MAX_CONTROLS];
   int n_ctl;
   char status[512];
@@ -124,6 +125,9 @@ bool app_marks_key(App *a, const AppEvent *e);
 bool app_marks_mouse(App *a, const AppEvent *e);
 void app_marks_page(App *a, PageSpec *p);
 void app_marks_step(App *a); // a new step: its strokes and spotlight start empty
+// " pen=arrow/red strokes=2 at=640,360 spot=row:2 invariants=3/3" for app_describe ("" when unused);
+// at= is where the last stroke starts, in the window's pixels now
+void app_marks_describe(const App *a, char *buf, int cap);
 void app_edits_describe(const App *a, char *buf, int cap);
 
 #endif

@@ -119,6 +119,7 @@ void app_marks_page(App *a, PageSpec *p) {
   }
   if (a->marks.n > 0) p->marks = &a->marks;
   p->n_invariants = 0;
+  a->n_inv = 0;
   if (a->invariants && !p->hide && p->step >= 0) {
     InvFact f[INV_MAX];
     int n = invariants_measure(p->trace, p->step, p->view->head, f, INV_MAX);
@@ -128,5 +129,32 @@ void app_marks_page(App *a, PageSpec *p) {
       a->inv[k].state = f[k].state;
     }
     p->invariants = a->inv, p->n_invariants = n;
+    a->n_inv = n;
+  }
+}
+
+void app_marks_describe(const App *a, char *buf, int cap) {
+  int n = 0;
+  buf[0] = 0;
+  if (a->pen_on)
+    n += snprintf(buf + n, (size_t)(cap - n), " pen=%s/%s", marks_shape_name(a->pen_shape),
+                  marks_color_name(a->pen_color));
+  float x, y;
+  if (a->marks.n > 0 && n < cap) {
+    const MarkStroke *st = &a->marks.strokes[a->marks.n - 1];
+    n += snprintf(buf + n, (size_t)(cap - n), " strokes=%d", a->marks.n);
+    if (n < cap && marks_point_xy(&a->lay, &st->pts[0], &x, &y))
+      n += snprintf(buf + n, (size_t)(cap - n), " at=%.0f,%.0f", x, y);
+  }
+  const Spotlight *sp = a->spot_user || a->spot.kind != SPOT_OFF ? &a->spot : NULL;
+  const LessonStep *ls = app_lesson_step(a);
+  if (!sp && ls && ls->spot) sp = &a->lesson_spot;
+  if (sp && sp->kind != SPOT_OFF && n < cap)
+    n += snprintf(buf + n, (size_t)(cap - n), " spot=%s:%d,%d", marks_spot_name(sp->kind), sp->row + 1,
+                  sp->col + 1);
+  if (a->invariants && n < cap) {
+    int held = 0, facts = 0;
+    for (int k = 0; k < a->n_inv; k++) held += a->inv[k].state == 1, facts += a->inv[k].state >= 0;
+    snprintf(buf + n, (size_t)(cap - n), " invariants=%d/%d", held, facts);
   }
 }
