@@ -180,7 +180,11 @@ static void apply_spotlight(Opts *o, const char *v, size_t voff) {
   int k = 0;
   while (k < 3 && strcmp(kinds[k], kind)) k++;
   if (k == 3 || !colon[1]) {
-    const char *near = kind[0] ? lesson_nearest(kind, kinds, 3) : NULL;
+    const char *near = NULL; // "cel" is cell, "column" col: a prefix first, then the nearest name
+    for (int q = 0; q < 3 && kind[0] && !near; q++)
+      if (!strncmp(kinds[q], kind, strlen(kind)) || !strncmp(kinds[q], kind, strlen(kinds[q])))
+        near = kinds[q];
+    if (!near && kind[0]) near = lesson_nearest(kind, kinds, 3);
     char hint[48] = "";
     if (near) snprintf(hint, sizeof hint, " (did you mean %s:?)", near);
     lesson_error_at(o->c, voff,
