@@ -136,8 +136,9 @@ static void softmax_of(Out *o, const TraceTensor *A, const TraceTensor *S, int h
 }
 
 // S_h = Q_h K_hᵀ / √d_k: the scale, why the shapes fit, and the largest difference.
-static void scores(Out *o, const TraceTensor *S, const TraceTensor *Q, const TraceTensor *K, int head) {
-  int dk = Q->cols, h0, h1;
+static void scores(Out *o, const Trace *t, const TraceTensor *S, const TraceTensor *Q, const TraceTensor *K,
+                   int head) {
+  int dk = Q->cols, h0, h1, wi = 0, wj = 0;
   heads(S, head, &h0, &h1);
   double scale = 1 / sqrt((double)dk), worst = 0;
   for (int h = h0; h < h1; h++)
@@ -146,12 +147,16 @@ static void scores(Out *o, const TraceTensor *S, const TraceTensor *Q, const Tra
         double d = 0;
         for (int k = 0; k < dk; k++) d += (double)trace_at(Q, h, i, k) * trace_at(K, h, j, k);
         double s = trace_at(S, h, i, j);
-        if (!isinf(s)) worst = fmax(worst, fabs(d * scale - s));
+        if (!isinf(s) && fabs(d * scale - s) > worst) worst = fabs(d * scale - s), wi = i, wj = j;
       }
-  add(o, -1, Q->rows, K->rows, "Q·Kᵀ: %d×%d times %d×%d = %d×%d (inner sizes d_k = %d agree)", Q->rows, dk,
-      dk, K->rows, Q->rows, K->rows, dk);
+  add(o, K->cols == dk, Q->rows, K->rows, "Q·Kᵀ: %d×%d times %d×%d = %d×%d (inner sizes d_k = %d agree)",
+      Q->rows, dk, dk, K->rows, Q->rows, K->rows, dk);
   add(o, -1, scale, dk, "scale 1/√d_k = 1/√%d = %.4f", dk, scale);
-  add(o, worst <= 1e-3, worst, 0, "S = Q·Kᵀ/√d_k: largest difference %.2g", worst);
+  char ri[40] = "", cj[40] = "", at[96] = "";
+  if (worst > 1e-3) // where: the edited cell
+    snprintf(at, sizeof at, " at [%s, %s]", trace_axis_label(t, S->row_axis, wi, ri, sizeof ri),
+             trace_axis_label(t, S->col_axis, wj, cj, sizeof cj));
+  add(o, worst <= 1e-3, worst, 0, "S = Q·Kᵀ/√d_k: largest difference %.2g%s", worst, at);
 }
 
 // Mean and variance of row i of x (population variance, as LayerNorm).
@@ -218,7 +223,7 @@ int invariants_measure(const Trace *t, int step, int head, InvFact *out, int cap
     if (S->n_inputs == 1) S = tensor(t, S->inputs[0]);
     const TraceTensor *Q = S && S->n_inputs >= 2 ? tensor(t, S->inputs[0]) : NULL,
                       *K = S && S->n_inputs >= 2 ? tensor(t, S->inputs[1]) : NULL;
-    if (Q && K) scores(&o, S, Q, K, head);
+    if (Q && K) scores(&o, t, S, Q, K, head);
     if (k == STEP_MASK || k == STEP_DEC_MASK) masked(&o, x, head, true);
   } else if (x->n_inputs == 3 && strstr(x->name, "norm")) {
     const TraceTensor *in = tensor(t, x->inputs[0]);
