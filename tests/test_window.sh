@@ -245,6 +245,7 @@ check 'has pen 23 "status=pen off" && has pen 24 "cell=l0.A\[walks, by\]"' "W of
 check 'has pen 25 "spot=row:3,4" && has pen 26 "spot=column:3,4" && has pen 27 "spot=cell:3,4" && ! has pen 28 "spot="' "Y cycles the spotlight: row, column, cell, off"
 check 'has pen 29 "invariants=2/2"' "I on the softmax: both facts hold (rows sum to 1, A = softmax(S)): $(line pen 29 | grep -o "invariants=[0-9/]*")"
 check 'has pen 30 "stage=av .*invariants=0/0" && has pen 31 "stage=softmax .*invariants=2/2"' "the panel follows the stage on screen"
+check 'has pen 34 "strokes=1" && has pen 35 "head=2" && ! has pen 35 "strokes="' "a stroke belongs to the view it was drawn on: another head drops it"
 
 # 6. screenshots: one per event, the size of the drawing, and a resize takes effect
 run shots "$R/save.txt" --screenshot "$tmp/frames" $RANDOM_MODEL

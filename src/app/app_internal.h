@@ -72,6 +72,7 @@ struct App {
   PenShape pen_shape;     // W cycles: off, freehand, arrow, circle
   bool pen_on, pen_down;  // the pen is the mouse's tool; a stroke is being drawn
   int pen_color;          // K cycles the colours (marks_color)
+  long marks_view;        // the view the strokes were drawn on (app_marks.c: view_key)
   Spotlight spot;         // Y cycles row, column, cell, off on the selected cell
   bool spot_user;         // Y was pressed on this step: the lesson's spotlight= gives way
   Spotlight lesson_spot;  // the lesson step's spotlight=, found in the shown trace's tokens

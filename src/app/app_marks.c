@@ -80,12 +80,21 @@ bool app_marks_key(App *a, const AppEvent *e) {
   }
 }
 
+// What the strokes' operand numbers refer to: the step, head, layer and part shown, the difference
+// view. Strokes drawn on one view are dropped when another is shown (their cells are not there).
+static long view_key(const App *a) {
+  return (((((long)a->step * 64 + a->head + 1) * 64 + a->layer_delta + 32) * 8 + a->part) * 2 + a->diff) * 2 +
+         a->model;
+}
+
 bool app_marks_mouse(App *a, const AppEvent *e) {
+  if (e->kind == EV_MOUSE_LEAVE) a->pen_down = false; // a stroke ends where the pointer left
   if (!a->pen_on || a->model || a->editing) return false;
   MarkPoint pt;
   if (e->kind == EV_MOUSE_DOWN) {
     if (e->y < a->lay.area[1] || !marks_point_at(&a->lay, e->x, e->y, &pt))
       return false; // the header's controls
+    if (a->marks.n == 0) a->marks_view = view_key(a);
     if (!marks_begin(&a->marks, a->pen_shape, a->pen_color, &pt)) {
       app_set_status(a, "%d strokes are the most: Z clears them", MARKS_MAX_STROKES);
       return true;
@@ -117,6 +126,7 @@ void app_marks_page(App *a, PageSpec *p) {
   } else if (a->spot.kind != SPOT_OFF) {
     p->spotlight = &a->spot;
   }
+  if (a->marks.n > 0 && a->marks_view != view_key(a)) a->marks.n = 0, a->pen_down = false; // another view
   if (a->marks.n > 0) p->marks = &a->marks;
   p->n_invariants = 0;
   a->n_inv = 0;
