@@ -127,6 +127,36 @@ $FRONT
 ## A {stage=softmax row=cat reveal=prediction}
 EOF
 
+# spotlight= (issue 13.4): the three kinds check clean; a typo in the kind or a token gets FILE:LINE
+cases=$((cases + 1))
+cat >"$T/spotlight.md" <<EOF
+$FRONT
+## A row {stage=softmax spotlight=row:bank}
+## A column {stage=scores spotlight=col:the#2}
+## A cell {stage=softmax head=all spotlight=cell:bank,cat}
+EOF
+"$SF" check "$T/spotlight.md" >"$T/out" 2>"$T/err" || { fail "spotlight: a clean lesson fails:"; sed 's/^/    /' "$T/err" >&2; }
+
+expect spotlight-token 6 'spotlight=bnak is not in the sentence (did you mean bank?)' <<EOF
+$FRONT
+## A {stage=softmax spotlight=row:bnak}
+EOF
+
+expect spotlight-kind 6 'bad value spotlight=cel:bank,cat (did you mean cell:?)' <<EOF
+$FRONT
+## A {stage=softmax spotlight=cel:bank,cat}
+EOF
+
+expect spotlight-cell 6 'expected cell:ROW,COL' <<EOF
+$FRONT
+## A {stage=softmax spotlight=cell:bank}
+EOF
+
+expect spotlight-no-matrix 6 'spotlight= dims all but a part of the stage' <<EOF
+$FRONT
+## A {spotlight=row:bank}
+EOF
+
 expect unknown-option 6 'unknown option "colour"' <<EOF
 $FRONT
 ## Q {stage=qkv colour=red}

@@ -156,5 +156,20 @@ check '[ $? = 2 ] && [ "$(echo "$err" | wc -l)" = 1 ] && [ ! -e "$tmp/mv2" ]' "-
 err=$("$sf" export --random D=16,H=2,F=32,layers=2,seed=5 --model-view --format npy --out "$tmp/mv2" 2>&1)
 check '[ $? = 2 ] && echo "$err" | grep -q "one picture"' "--model-view with --format npy: exit 2: $err"
 
+# a lesson step's spotlight= (issue 13.4): the export dims every row but bank's towards the white
+# background (more near-white pixels than the same step without it); --invariants adds the panel
+probe=${PNG_PROBE:?set PNG_PROBE to tests/png_probe (tests/CMakeLists.txt)}
+for v in "" " spotlight=row:bank"; do
+  n=${v:+spot}; n=${n:-plain}
+  printf -- '---\ntitle: Spot\nsentence: The cat walks by the bank\nmodel: random D=16,H=2,F=32,layers=1,seed=3\n---\n\n# A {stage=softmax head=1 row=bank%s}\n' "$v" >"$tmp/$n.md"
+  "$sf" export --lesson "$tmp/$n.md" --no-text --size 1280x720 --out "$tmp/$n" >/dev/null 2>"$tmp/$n.err"
+  check '[ $? = 0 ]' "export of the $n lesson: $(cat "$tmp/$n.err")"
+done
+white() { "$probe" "$1" 255 255 255; }
+w0=$(white "$tmp"/plain/*.png) w1=$(white "$tmp"/spot/*.png)
+check '[ -n "$w0" ] && [ -n "$w1" ] && [ "$w1" -gt $((w0 + 3000)) ]' "the spotlight dims the other rows: $w0 → $w1 near-white pixels"
+"$sf" export --lesson "$tmp/spot.md" --invariants --format svg --out "$tmp/inv" >/dev/null 2>&1
+check 'grep -q "Invariants of this stage" "$tmp"/inv/*.svg && grep -q "each row sums to 1" "$tmp"/inv/*.svg' "--invariants draws the panel (its lines are in the SVG)"
+
 [ $fail = 0 ] && echo "test_export: all checks passed"
 exit $fail

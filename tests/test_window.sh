@@ -261,6 +261,33 @@ check 'has whatif 41 "heads_off=0 .*status=layer 1 head 4 on again"' "X a third 
 check 'has whatif 44 "heads_off=0 .*status=every edit undone"' "Shift+U undoes every edit"
 check 'has whatif 47 "edits=0 .*status=l0.Q cannot be edited"' "V on a cell that is not an input says what can be edited"
 
+# 5c. the pen, the spotlight and the invariants panel (tests/replay/pen.txt, the shipped bank model):
+#     a stroke drawn over A[cat, the] … A[cat, by] is in the saved PNG, at its cells, and moves with
+#     them when the window grows; Shift+W clears; Y spotlights the selected cell's row, column, cell; I
+#     measures the stage's invariants
+mkdir -p "$tmp/pen" && run pen "$R/pen.txt" --text "The cat walks by the bank" --save-dir "$tmp/pen"
+probe=${PNG_PROBE:-}
+red() { "$probe" "$1" 220 30 40 $(($2 - 8)) $(($3 - 8)) $(($2 + 8)) $(($3 + 8)); } # red pixels near (X, Y)
+at() { line pen "$1" | sed -n 's/.* at=\([0-9]*\),\([0-9]*\) .*/\1 \2/p'; }
+check 'has pen 8 "pen=freehand/red"' "W takes the pen (freehand, red)"
+check 'has pen 12 "strokes=1 at="' "a drag draws one stroke: $(line pen 12 | grep -o "strokes=.*at=[0-9,]*")"
+a1=$(at 12) a2=$(at 14)
+check '[ -n "$a1" ] && [ -n "$a2" ] && [ "$a1" != "$a2" ]' "the stroke's start moves with its cell when the window grows ($a1 → $a2)"
+if [ -n "$probe" ] && [ -n "$a1" ] && [ -n "$a2" ]; then
+  check '[ "$(red "$tmp/pen/stepformer-001-softmax.png" $a1)" = 0 ]' "before drawing, no red at the stroke's cell"
+  n2=$(red "$tmp/pen/stepformer-002-softmax.png" $a1) n3=$(red "$tmp/pen/stepformer-003-softmax.png" $a2)
+  check '[ "$n2" -gt 10 ] && [ "$n3" -gt 10 ]' "the saved PNGs have the stroke's red at its cell, at both sizes ($n2, $n3 pixels)"
+else
+  echo "FAILED: PNG_PROBE is not set (tests/CMakeLists.txt) or the stroke has no position"; fail=1
+fi
+check 'has pen 16 "pen=freehand/blue" && has pen 17 "pen=arrow/blue" && has pen 20 "strokes=2"' "K changes the colour, W the shape: a second stroke (an arrow)"
+check 'has pen 21 "status=strokes cleared" && ! has pen 21 "strokes="' "Shift+W clears the strokes"
+check 'has pen 23 "status=pen off" && has pen 24 "cell=l0.A\[walks, by\]"' "W off: a click selects a cell again"
+check 'has pen 25 "spot=row:3,4" && has pen 26 "spot=column:3,4" && has pen 27 "spot=cell:3,4" && ! has pen 28 "spot="' "Y cycles the spotlight: row, column, cell, off"
+check 'has pen 29 "invariants=2/2"' "I on the softmax: both facts hold (rows sum to 1, A = softmax(S)): $(line pen 29 | grep -o "invariants=[0-9/]*")"
+check 'has pen 30 "stage=av .*invariants=0/0" && has pen 31 "stage=softmax .*invariants=2/2"' "the panel follows the stage on screen"
+check 'has pen 34 "strokes=1" && has pen 35 "head=2" && ! has pen 35 "strokes="' "a stroke belongs to the view it was drawn on: another head drops it"
+
 # 6. screenshots: one per event, the size of the drawing, and a resize takes effect
 run shots "$R/save.txt" --screenshot "$tmp/frames" $RANDOM_MODEL
 check '[ "$(ls "$tmp/frames"/*.png | wc -l)" = 7 ]' "one screenshot per event"

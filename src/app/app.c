@@ -116,6 +116,7 @@ static void enter_step(App *a, int step) {
   if (step >= n) step = n - 1;
   a->step = step;
   a->revealed = false; // a reveal= step opens hidden
+  app_marks_step(a);   // strokes and spotlight belong to the step they were drawn on
   a->layer_delta = 0;
   a->model = false;  // the model view belongs to the step it was opened on
   if (gen_mode(a)) { // the trace of the generation step this step belongs to
@@ -580,6 +581,7 @@ static void key(App *a, const AppEvent *e) {
   bool shift = e->mods & MOD_SHIFT, ctrl = e->mods & MOD_CTRL;
   if (a->editing) return field_key(a, e);
   if (app_edits_key(a, e)) return; // V, Ctrl+↑ ↓, X, U, D and the value field (app_edits.c)
+  if (app_marks_key(a, e)) return; // W, K, Shift+W, Y, I: pen, spotlight, invariants (app_marks.c)
   if (a->model && !ctrl && model_key(a, e)) return;
   bool arrow = e->key == KEY_RIGHT || e->key == KEY_LEFT || e->key == KEY_UP || e->key == KEY_DOWN;
   if ((e->mods & MOD_ALT) && arrow) { // Alt + arrows move a zoomed picture by a fifth of the window
@@ -728,6 +730,7 @@ static void click_control(App *a, const Control *c) {
 
 static void mouse(App *a, const AppEvent *e) {
   a->mx = e->x, a->my = e->y;
+  if (app_marks_mouse(a, e)) return; // the pen draws (app_marks.c)
   size_t pos;
   if (e->kind == EV_MOUSE_UP) {
     a->dragging = a->panning = false;
@@ -946,6 +949,8 @@ void app_describe(const App *a, char *buf, int cap) {
              gen_word(a->s->gen, a->s->gen->steps[a->s->gen_step].token));
   char edits[96]; // what-if edits (app_edits.c): counts, the difference view, the value being typed
   app_edits_describe(a, edits, sizeof edits);
+  char marks[160]; // the pen, the spotlight, the invariants panel (app_marks.c)
+  app_marks_describe(a, marks, sizeof marks);
   if (reveal_pending(a)) // a reveal= step before its click
     strncat(gen, " hidden=1", sizeof gen - strlen(gen) - 1);
   // the picture: its zoom and pan, and the result's cells (width) and the numbers in them (size,
@@ -963,10 +968,11 @@ void app_describe(const App *a, char *buf, int cap) {
              (unsigned long long)a->s->seed, a->s->draws, a->s->n_appended);
   // the field's own message (a refused paste) comes first: it is about the last key
   const char *error = a->editing && a->field.error[0] ? a->field.error : a->edit_error;
-  snprintf(buf, (size_t)cap,
-           "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s%s theme=%s cmap=%s "
-           "numbers=%d size=%.1f%s fullscreen=%d help=%d L=%d%s%s%s text=\"%s\"%s%s%s",
-           a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing, field,
-           edits, theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), pic,
-           a->fullscreen, a->help, t->L, model, gen, tok, shown, error[0] ? " error=" : "", error, insp);
+  snprintf(
+      buf, (size_t)cap,
+      "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s%s%s theme=%s cmap=%s "
+      "numbers=%d size=%.1f%s fullscreen=%d help=%d L=%d%s%s%s text=\"%s\"%s%s%s",
+      a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing, field, edits,
+      marks, theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), pic, a->fullscreen,
+      a->help, t->L, model, gen, tok, shown, error[0] ? " error=" : "", error, insp);
 }

@@ -51,6 +51,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   // hidden: the claims would give the answer away
   p->n_claims = p->hide ? 0 : claims_measure(ls, p->trace, p->compare, a->claims, CLAIMS_MAX);
   p->claims = a->claims;
+  app_marks_page(a, p); // the spotlight, the pen's strokes, the invariants panel (app_marks.c)
 }
 
 // ---------------------------------------------------------------- the generation strip
@@ -372,6 +373,9 @@ static const char *const HELP[][2] = {
     {"D", "difference view: edited against the model's own"},
     {"A  R  U", "next token: top / sampled / U undo it"},
     {"H  L", "its temperature higher / lower"},
+    {"W  /  K  /  Shift + W", "pen: freehand, arrow, circle, off / colour / clear"},
+    {"Y", "spotlight the selected cell's row, column, cell, off"},
+    {"I", "invariants of this stage, measured"},
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},
     {"?  or  F1", "this help"},

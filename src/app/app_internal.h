@@ -6,12 +6,13 @@
 #include <stdarg.h>
 
 #include "app.h"
-#include "claims.h"    // defines: claims_measure, CLAIMS_MAX
-#include "explain.h"   // defines: Explanation, explain_cell
-#include "genstrip.h"  // defines: genstrip_draw, genstrip_height
-#include "page.h"      // defines: PageSpec
-#include "textfield.h" // defines: TextField
-#include "view.h"      // defines: ViewLayout
+#include "claims.h"     // defines: claims_measure, CLAIMS_MAX
+#include "explain.h"    // defines: Explanation, explain_cell
+#include "genstrip.h"   // defines: genstrip_draw, genstrip_height
+#include "invariants.h" // defines: InvFact, invariants_measure
+#include "page.h"       // defines: PageSpec
+#include "textfield.h"  // defines: TextField
+#include "view.h"       // defines: ViewLayout
 
 typedef enum { ACT_PREV, ACT_NEXT, ACT_HEAD, ACT_LAYER, ACT_HELP, ACT_EDIT, ACT_THEME, ACT_SAVE } Action;
 
@@ -70,6 +71,18 @@ struct App {
   ViewLayout lay;
   PageClaim claims[CLAIMS_MAX]; // the current step's claims, measured (app_page_spec)
   bool revealed;                // a reveal= step: the next click has shown what it hid
+  // the pen, the spotlight and the invariants panel (app_marks.c)
+  Marks marks;            // the strokes over this step (cell coordinates: they follow the layout)
+  PenShape pen_shape;     // W cycles: off, freehand, arrow, circle
+  bool pen_on, pen_down;  // the pen is the mouse's tool; a stroke is being drawn
+  int pen_color;          // K cycles the colours (marks_color)
+  long marks_view;        // the view the strokes were drawn on (app_marks.c: view_key)
+  Spotlight spot;         // Y cycles row, column, cell, off on the selected cell
+  bool spot_user;         // Y was pressed on this step: the lesson's spotlight= gives way
+  Spotlight lesson_spot;  // the lesson step's spotlight=, found in the shown trace's tokens
+  bool invariants;        // I: the invariants panel
+  PageClaim inv[INV_MAX]; // its lines, measured (app_page_spec)
+  int n_inv;
   Control ctl[APP_MAX_CONTROLS];
   int n_ctl;
   char status[512];
@@ -112,6 +125,14 @@ bool app_edits_key(App *a, const AppEvent *e);
 const Trace *app_shown_trace(const App *a); // a lesson step's own edited pass, else the session's trace
 void app_edits_page(const App *a, PageSpec *p);
 void app_edits_draw(App *a, Scene *s, float W, float H, float u);
+// app_marks.c: W, K, Shift+W, Y, I and the pen's drag; the step's spotlight, strokes and invariants
+bool app_marks_key(App *a, const AppEvent *e);
+bool app_marks_mouse(App *a, const AppEvent *e);
+void app_marks_page(App *a, PageSpec *p);
+void app_marks_step(App *a); // a new step: its strokes and spotlight start empty
+// " pen=arrow/red strokes=2 at=640,360 spot=row:2 invariants=3/3" for app_describe ("" when unused);
+// at= is where the last stroke starts, in the window's pixels now
+void app_marks_describe(const App *a, char *buf, int cap);
 void app_edits_describe(const App *a, char *buf, int cap);
 
 #endif

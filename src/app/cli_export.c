@@ -13,6 +13,7 @@ static const char *USAGE =
     "WxH]\n"
     "                         [--theme light|dark] [--head H|all] [--scale matrix|stage|global]\n"
     "                         [--no-text] [--no-numbers] [--threads N] [--model-view]\n"
+    "                         [--invariants]\n"
     "                         [--target TEXT | --generate [--max-steps N]]\n"
     "                         [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]...\n"
     "\n"
@@ -40,6 +41,9 @@ static const char *USAGE =
     "                  every layer (rows) and head (columns) as a grid of small heatmaps\n"
     "  --no-text       pictures without the lesson's narration\n"
     "  --no-numbers    no values printed in the cells\n"
+    "  --invariants    the invariants panel over each stage: softmax rows summing to 1, masked\n"
+    "                  weights 0, S = QKᵀ/√d_k and why the shapes fit, LayerNorm rows' mean and\n"
+    "                  variance, the residual's norms (✗ where a what-if edit breaks one)\n"
     "  --threads N     pictures drawn at once, 1 to 8 (default 2)\n"
     "  --vocab LIST    the words of a --random model (default: <unk> and the words of TEXT)\n"
     "  --causal        mask keys after each query (a decoder's self-attention)\n"
@@ -82,7 +86,7 @@ int cli_export(int argc, char **argv) {
   GenOpts gen = {0};
   const char *out = NULL;
   int formats = EXPORT_PNG, width = 1920, height = 1080, head_opt = -2, threads = 2;
-  bool show_text = true;
+  bool show_text = true, invariants = false;
   ViewOptions view = view_options_default(theme_get(THEME_LIGHT));
   Err err = {0};
   char msg[600];
@@ -102,8 +106,8 @@ int cli_export(int argc, char **argv) {
       snprintf(msg, sizeof msg, "%s needs a value (see stepformer export --help)", a);
       return cli_fail("export", msg);
     }
-    if (takes || !strcmp(a, "--no-text") || !strcmp(a, "--no-numbers") ||
-        !strcmp(a, "--model-view")) { // each option once
+    if (takes || !strcmp(a, "--no-text") || !strcmp(a, "--no-numbers") || !strcmp(a, "--model-view") ||
+        !strcmp(a, "--invariants")) { // each option once
       for (int k = 0; k < n_seen; k++)
         if (!strcmp(seen[k], a)) {
           snprintf(msg, sizeof msg, "%s is given twice: give it once", a);
@@ -168,6 +172,8 @@ int cli_export(int argc, char **argv) {
       view.numbers = false;
     else if (!strcmp(a, "--model-view"))
       view.model_view = true;
+    else if (!strcmp(a, "--invariants"))
+      invariants = true;
     else {
       snprintf(msg, sizeof msg, "unknown option \"%s\" (see stepformer export --help)", a);
       return cli_fail("export", msg);
@@ -194,6 +200,7 @@ int cli_export(int argc, char **argv) {
                      .height = height,
                      .head_opt = head_opt,
                      .show_text = show_text,
+                     .invariants = invariants,
                      .view = view,
                      .threads = threads};
   int rc = 0, files = 0, pictures = 0;

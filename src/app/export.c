@@ -11,16 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "claims.h"   // defines: claims_measure
-#include "fileio.h"   // defines: AtomicFile
-#include "genstrip.h" // defines: genstrip_draw, genstrip_height
-#include "npy.h"      // defines: npy_write
-#include "simfiles.h" // defines: simfiles_write
-#include "outdir.h"   // defines: OutDir
-#include "page.h"     // defines: PageSpec, page_render
-#include "pngio.h"    // defines: pngio_write
-#include "svg.h"      // defines: svg_write
-#include "tex.h"      // defines: tex_plain_title
+#include "claims.h"     // defines: claims_measure
+#include "fileio.h"     // defines: AtomicFile
+#include "genstrip.h"   // defines: genstrip_draw, genstrip_height
+#include "npy.h"        // defines: npy_write
+#include "simfiles.h"   // defines: simfiles_write
+#include "outdir.h"     // defines: OutDir
+#include "page.h"       // defines: PageSpec, page_render
+#include "pngio.h"      // defines: pngio_write
+#include "invariants.h" // defines: invariants_measure
+#include "svg.h"        // defines: svg_write
+#include "tex.h"        // defines: tex_plain_title
 
 typedef struct {
   int step;           // trace step, -1 for a narration-only lesson step
@@ -39,6 +40,7 @@ typedef struct {
   atomic_int next;
   int formats, width, height;
   bool show_text;
+  bool invariants; // ExportSpec.invariants
   ViewOptions view;
   OutDir *od;
   pthread_mutex_t lock; // guards od (outdir_path) and the first error
@@ -206,6 +208,22 @@ static void *worker(void *arg) {
     p.hide = j->hide;             // the hidden picture of a reveal= step: no claims to give it away
     p.n_claims = j->hide ? 0 : claims_measure(ls, jt, p.compare, claims, CLAIMS_MAX);
     p.claims = claims;
+    Spotlight spot; // a lesson step's spotlight=, on the tokens of the picture's trace (marks.h)
+    if (ls && ls->spot) {
+      spot = (Spotlight){(SpotKind)ls->spot, ls->spot_row ? lesson_find_token(&jt->tokens, ls->spot_row) : -1,
+                         ls->spot_col ? lesson_find_token(&jt->tokens, ls->spot_col) : -1};
+      p.spotlight = &spot;
+    }
+    PageClaim inv[INV_MAX]; // --invariants: the course's facts about the stage, measured
+    if (x->invariants && !j->hide && j->step >= 0) {
+      InvFact f[INV_MAX];
+      p.n_invariants = invariants_measure(jt, j->step, j->head, f, INV_MAX);
+      for (int q = 0; q < p.n_invariants; q++) {
+        memcpy(inv[q].text, f[q].text, sizeof f[q].text);
+        inv[q].state = f[q].state;
+      }
+      p.invariants = inv;
+    }
     // a generation: the strip of the generation step this picture shows
     int gk = -1;
     for (int g = 0; s->gen && g < s->gen->n_steps && gk < 0; g++)
@@ -342,6 +360,7 @@ bool export_run(Session *s, const char *out, const ExportSpec *spec, int *files,
               .width = spec->width,
               .height = spec->height,
               .show_text = spec->show_text,
+              .invariants = spec->invariants,
               .view = view,
               .od = &od};
   pthread_mutex_init(&x.lock, NULL);

@@ -49,6 +49,8 @@ static bool lines_init(LessonCtx *c) {
 static void step_free(LessonStep *s) {
   free(s->title);
   free(s->row_spec);
+  free(s->spot_row);
+  free(s->spot_col);
   free(s->col_spec);
   free(s->compare);
   free(s->edits);

@@ -63,7 +63,12 @@ typedef struct {
   // model and both sentences by lesson_check_edits.
   char *edits, *heads_off;
   LessonReveal
-      reveal;  // reveal=result|row|prediction: hidden until the next click (a second picture in exports)
+      reveal; // reveal=result|row|prediction: hidden until the next click (a second picture in exports)
+  // spotlight=row:TOKEN | col:TOKEN | cell:ROW,COL : all but that row, column or cell of the
+  // result dimmed (marks.h); spot is 0 none, 1 row, 2 column, 3 cell (SpotKind), the tokens as
+  // written (found in the trace's tokens when drawn, as row=)
+  int spot;
+  char *spot_row, *spot_col;
   Fact *facts; // expect="CLAIM; CLAIM": what the step claims about its numbers (facts.h)
   int n_facts;
   Doc narration;

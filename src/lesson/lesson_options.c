@@ -14,7 +14,8 @@
 #include "stages.h"  // defines: stage_info, stage_from_name, stage_nearest, stage_name_list
 #include "strdist.h" // defines: strdist_nearest
 
-#define KEY_LIST "stage, layer, head, row, col, cell, show, compare, gen, edit, heads-off, expect, reveal"
+#define KEY_LIST                                                                                             \
+  "stage, layer, head, row, col, cell, show, compare, gen, edit, heads-off, expect, reveal, spotlight"
 
 const char *lesson_stage_name(StepKind k) {
   const StageInfo *s = stage_info(k);
@@ -64,7 +65,7 @@ typedef struct {
   LessonCtx *c;
   LessonStep *s;
   size_t pos, end; // scanning [pos, end) of the input
-  bool seen[13];
+  bool seen[14];
   bool failed;            // a syntax error: stop reading this heading's options
   bool first;             // reading the first option (a brace in a title, if it fails)
   bool reveal_prediction; // reveal=prediction: only on a prediction stage
@@ -169,10 +170,60 @@ static void apply_edit_option(Opts *o, bool edit, const char *v, size_t voff) {
   set_string(o, edit ? &o->s->edits : &o->s->heads_off, v);
 }
 
+// spotlight=row:bank, col:river or cell:bank,river: the kind, then the token(s) as row= and col=
+// check them (did you mean ...).
+static void apply_spotlight(Opts *o, const char *v, size_t voff) {
+  static const char *kinds[] = {"row", "col", "cell"};
+  const char *colon = strchr(v, ':');
+  char kind[16] = "";
+  if (colon && colon - v < (long)sizeof kind) snprintf(kind, sizeof kind, "%.*s", (int)(colon - v), v);
+  int k = 0;
+  while (k < 3 && strcmp(kinds[k], kind)) k++;
+  if (k == 3 || !colon[1]) {
+    const char *near = NULL; // "cel" is cell, "column" col: a prefix first, then the nearest name
+    for (int q = 0; q < 3 && kind[0] && !near; q++)
+      if (!strncmp(kinds[q], kind, strlen(kind)) || !strncmp(kinds[q], kind, strlen(kinds[q])))
+        near = kinds[q];
+    if (!near && kind[0]) near = lesson_nearest(kind, kinds, 3);
+    char hint[48] = "";
+    if (near) snprintf(hint, sizeof hint, " (did you mean %s:?)", near);
+    lesson_error_at(o->c, voff,
+                    "bad value spotlight=%s%s: expected row:TOKEN, col:TOKEN or cell:ROW,COL "
+                    "(spotlight=row:bank)",
+                    v, hint);
+    return;
+  }
+  const char *a = colon + 1, *comma = strchr(a, ',');
+  size_t aoff = voff + (size_t)(a - v);
+  if ((k == 2) != (comma != NULL) || (comma && (comma == a || !comma[1] || strchr(comma + 1, ',')))) {
+    lesson_error_at(o->c, voff, "bad value spotlight=%s: %s", v,
+                    k == 2 ? "expected cell:ROW,COL, two tokens (spotlight=cell:bank,river)"
+                           : "expected one token after row: or col: (spotlight=row:bank)");
+    return;
+  }
+  LessonStep *s = o->s;
+  s->spot = k + 1;
+  if (k == 2) {
+    char *row = lesson_strndup(a, (size_t)(comma - a));
+    if (!row) {
+      o->c->oom = true;
+      return;
+    }
+    check_token(o, aoff, row, "spotlight");
+    check_token(o, aoff + (size_t)(comma - a) + 1, comma + 1, "spotlight");
+    free(s->spot_row);
+    s->spot_row = row;
+    set_string(o, &s->spot_col, comma + 1);
+    return;
+  }
+  check_token(o, aoff, a, "spotlight");
+  set_string(o, k == 0 ? &s->spot_row : &s->spot_col, a);
+}
+
 // Applies key=value (value starts at voff in the input).
 static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t voff) {
-  static const char *keys[] = {"stage",   "layer", "head", "row",       "col",    "cell",  "show",
-                               "compare", "gen",   "edit", "heads-off", "expect", "reveal"};
+  static const char *keys[] = {"stage",   "layer", "head", "row",       "col",    "cell",   "show",
+                               "compare", "gen",   "edit", "heads-off", "expect", "reveal", "spotlight"};
   enum { N_KEYS = sizeof keys / sizeof keys[0] };
   int k = 0;
   while (k < N_KEYS && strcmp(keys[k], key)) k++;
@@ -269,6 +320,9 @@ static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t v
           o->c, voff,
           "bad value reveal=%s: expected result (the whole result), row (the focus row) or prediction", v);
     if (!strcmp(v, "prediction")) o->reveal_prediction = true;
+    return;
+  case 13: // spotlight=row:TOKEN, col:TOKEN, cell:ROW,COL
+    apply_spotlight(o, v, voff);
     return;
   case 8: // gen: the generation step (generate: on in the front matter)
     if (parse_index(v, &n) && n <= GEN_MAX_STEPS)
@@ -434,6 +488,10 @@ void lesson_options_parse(LessonCtx *c, LessonStep *s, size_t b, size_t e, size_
   if (s->reveal && (!s->has_stage || s->stage == STEP_TOKENS))
     lesson_error_at(c, open,
                     "reveal= hides a part of the stage's result: this step shows no matrix (add stage=...)");
+  else if (s->spot && (!s->has_stage || s->stage == STEP_TOKENS))
+    lesson_error_at(
+        c, open,
+        "spotlight= dims all but a part of the stage's result: this step shows no matrix (add stage=...)");
   else if (s->reveal == REVEAL_ROW && !s->row_spec)
     lesson_error_at(c, open, "reveal=row hides the focus row: add row=TOKEN (reveal=row row=bank)");
   else if (o.reveal_prediction && s->stage != STEP_PREDICT && s->stage != STEP_DEC_PREDICT)

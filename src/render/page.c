@@ -260,6 +260,43 @@ static void cover_hidden(Scene *s, const PageSpec *p, const ViewLayout *lay, con
   }
 }
 
+// The invariants panel: a box across the foot of the view's area (x, bottom, w), one line per
+// fact with ✓ (green), ✗ (the warning colour) or · (a value, nothing claimed), in two columns
+// when they fit; the text shrinks until the longest line fits its column. Returns the height it
+// takes (the view is drawn above it); draw = false only measures.
+static float invariants_panel(Scene *s, const PageSpec *p, const Theme *th, float u, float x, float bottom,
+                              float w, bool draw) {
+  int n = p->n_invariants;
+  float size = 19 * u, pad = 10 * u, widest = 0;
+  int cols = 2;
+  for (int i = 0; i < n; i++) widest = fmaxf(widest, text_width(FONT_SANS, size, p->invariants[i].text));
+  if (n < 3 || widest + 2 * size > (w - 2 * pad) / 2 - 16 * u) cols = 1;
+  float colw = (w - 2 * pad) / (float)cols - (cols > 1 ? 16 * u : 0);
+  while (size > 11 * u && widest + 1.6f * size > colw) widest *= (size - u) / size, size -= u;
+  float lh = size * 1.4f;
+  int per = (n + cols - 1) / cols;
+  float h = lh * (float)(per + 1) + 2 * pad;
+  if (!draw) return h;
+  bool dark = th->id == THEME_DARK;
+  uint32_t good = dark ? SF_RGBA(95, 212, 122, 255) : SF_RGBA(20, 130, 50, 255);
+  float y = bottom - h;
+  scene_rect(s, x, y, w, h, th->panel);
+  scene_frame(s, x, y, w, h, fmaxf(1, 2 * u), th->frame);
+  scene_text(s, FONT_SANS_BOLD, size, x + pad, y + pad + lh * 0.75f, th->text, "Invariants of this stage");
+  for (int i = 0; i < n; i++) {
+    const PageClaim *c = &p->invariants[i];
+    float cx = x + pad + (float)(i / per) * (colw + 16 * u),
+          ty = y + pad + lh * (0.75f + 1 + (float)(i % per));
+    uint32_t col = c->state == 1 ? good : c->state == 0 ? th->warn : th->muted;
+    scene_text(s, FONT_SANS_BOLD, size, cx, ty, col, c->state == 1 ? "✓" : c->state == 0 ? "✗" : "·");
+    char line[352];
+    snprintf(line, sizeof line, "%s", c->text);
+    fit_text(line, FONT_SANS, size, colw - 1.6f * size);
+    scene_text(s, FONT_SANS, size, cx + 1.6f * size, ty, c->state == 0 ? th->warn : th->text, line);
+  }
+  return h;
+}
+
 void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   const ViewOptions *o = p->view;
   const Theme *th = o->theme;
@@ -370,6 +407,9 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
                      bottom - top - 10 * u - ch);
     vx = nw + 8 * u;
   }
+  float bottom_all = bottom; // the invariants panel takes the foot of the view's area
+  if (p->n_invariants > 0)
+    bottom -= invariants_panel(s, p, th, u, vx + 16 * u, bottom, W - vx - 32 * u, false) + 8 * u;
   ViewOptions vo = *o;
   vo.text_scale = page_unit(p);             // the picture has its own size (vo.zoom), the text its own (u)
   if (t->steps[p->step].kind == STEP_SIM) { // two sentences' vectors compared (view_sim.c)
@@ -390,4 +430,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     view_render(s, t, p->step, &vo, vx + 16 * u, top, W - vx - 32 * u, bottom - top, out);
   }
   if (p->hide) cover_hidden(s, p, out, th, u);
+  if ((p->spotlight && p->spotlight->kind != SPOT_OFF) || (p->marks && p->marks->n > 0))
+    marks_draw(s, out, p->marks, p->spotlight, th, u);
+  if (p->n_invariants > 0) invariants_panel(s, p, th, u, vx + 16 * u, bottom_all, W - vx - 32 * u, true);
 }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "doc.h"   // defines: Doc
+#include "marks.h" // defines: Marks, Spotlight
 #include "scene.h" // defines: Scene
 #include "view.h"  // defines: ViewOptions, ViewLayout
 
@@ -46,8 +47,14 @@ typedef struct {
   const char *caption_a, *caption_b;
   const PageClaim *claims; // the step's claims, measured (n_claims of them), or NULL
   int n_claims;
-  int hide;             // predict, then reveal: 0 shows all; 1 covers the step's result, 2 its focus row
-                        // (view->focus_row; compare_row in the compare sentence's result) with a "?"
+  int hide; // predict, then reveal: 0 shows all; 1 covers the step's result, 2 its focus row
+            // (view->focus_row; compare_row in the compare sentence's result) with a "?"
+  const Spotlight *spotlight; // dims all but a row, column or cell of the result (marks.h), or NULL
+  const Marks *marks;         // the pen's strokes over the view (marks.h), or NULL
+  // The invariants panel (the window's I, export --invariants): the facts the course states about
+  // the stage on screen, measured on this pass (invariants.h); drawn over the view's top right.
+  const PageClaim *invariants;
+  int n_invariants;
   float header_reserve; // pixels at the right of the header kept free (the window's controls)
   float footer_reserve; // pixels above the footer kept free (the window's generation strip)
   float width, height;
