@@ -624,16 +624,17 @@ static void draw_cells(Eq *e, ViewOperand *v) {
     // 60% of labels that did not grow with the cells): smaller still, a grid of numbers is noise
     // on a projector, and the colours say more
     float nf0 = nf, least = fmaxf(9.5f, e->fs * 0.38f);
-    if (need > cw * 0.9f) nf *= cw * 0.9f / need, need = cw * 0.9f;
+    // a number takes at most 80 % of its cell: a gap between neighbours, or "0.000.00" runs together
+    if (need > cw * 0.8f) nf *= cw * 0.8f / need, need = cw * 0.8f;
     // signed values: one decimal fewer rather than no numbers, or than numbers too small to read
     // from the back of a room (below 60 % of the labels) when that makes them a fifth larger
     bool compact = false;
     if (nf < e->fs * 0.6f && signed_vals && !onehot) {
       float nc = nf0, needc = text_width(FONT_MONO, nc, "-0.0");
-      if (needc > cw * 0.9f) nc *= cw * 0.9f / needc, needc = cw * 0.9f;
+      if (needc > cw * 0.8f) nc *= cw * 0.8f / needc, needc = cw * 0.8f;
       if (nc >= least && nc >= nf * 1.2f) nf = nc, need = needc, compact = true;
     }
-    if (nf >= least && need <= cw * 0.9f) {
+    if (nf >= least && need <= cw * 0.8f + 0.01f) {
       v->number_px = nf;
       for (int i = 0; i < R; i++)
         for (int j = 0; j < C; j++) {
