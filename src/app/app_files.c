@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 #include "app_internal.h"
-#include "export.h" // defines: export_run
-#include "pngio.h"  // defines: pngio_write
+#include "export.h"  // defines: export_run
+#include "pngio.h"   // defines: pngio_write
+#include "version.h" // defines: version_string, version_commit
 
 static const char *absolute(const char *path, char *buf, size_t cap) {
   char *r = realpath(path, NULL);
@@ -40,8 +41,10 @@ void app_save(App *a) {
     page_stage_label(a->s->trace, p.step, a->head, label, sizeof label);
   else
     snprintf(label, sizeof label, "%s", p.title ? p.title : "");
-  const char *kv[] = {"Title",    label,       "Sentence", a->s->text, "Model", a->s->model->source,
-                      "Software", "Stepformer"};
+  char software[96];
+  snprintf(software, sizeof software, "Stepformer %s (commit %s)", version_string(), version_commit());
+  const char *kv[] = {"Title",    label,   "Sentence", a->s->text, "Model", a->s->model->source,
+                      "Software", software};
   if (!pngio_write(c, tmp, kv, 4, &err)) {
     canvas_free(&c);
     return app_set_status(a, "cannot save: %s", err.msg);

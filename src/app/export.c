@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fileio.h"   // defines: AtomicFile
+#include "version.h"  // defines: version_string, version_commit
 #include "genstrip.h" // defines: genstrip_draw, genstrip_height
 #include "npy.h"      // defines: npy_write
 #include "outdir.h"   // defines: OutDir
@@ -162,7 +163,8 @@ static void *worker(void *arg) {
     fail(x, &e);
   }
   const Session *s = x->s;
-  char footer[512], label[256], model_line[256], seed[32];
+  char footer[512], label[256], model_line[256], seed[32], software[96];
+  snprintf(software, sizeof software, "Stepformer %s (commit %s)", version_string(), version_commit());
   page_footer(s->trace, s->text, footer, sizeof footer);
   snprintf(model_line, sizeof model_line, "%s", s->model->source);
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->model->seed);
@@ -205,7 +207,7 @@ static void *worker(void *arg) {
     if (x->formats & EXPORT_PNG) {
       scene_raster(&scene, cv, 0);
       const char *kv[] = {"Title",    label,  "Description", footer,     "Model",
-                          model_line, "Seed", seed,          "Software", "Stepformer"};
+                          model_line, "Seed", seed,          "Software", software};
       snprintf(name, sizeof name, "%s.png", j->base);
       if (!reserve(x, name, path, sizeof path, &e) || !pngio_write(cv, path, kv, 5, &e)) fail(x, &e);
     }

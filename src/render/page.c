@@ -7,6 +7,7 @@
 
 #include "docview.h" // defines: docview_render
 #include "tex.h"     // defines: tex_layout, tex_draw
+#include "version.h" // defines: version_string
 
 bool page_step_has_heads(const Trace *t, int step) {
   return stage_info(t->steps[step].kind)->heads == STAGE_PER_HEAD;
@@ -212,7 +213,8 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   float fh = 38 * u, fy0 = H - fh;
   scene_rect(s, 0, fy0, W, fh, th->panel);
   char right[128];
-  snprintf(right, sizeof right, "colour scale: %s · Stepformer", view_scale_name(o->scale));
+  snprintf(right, sizeof right, "colour scale: %s · Stepformer %s", view_scale_name(o->scale),
+           version_string());
   float rw = text_width(FONT_SANS, 17 * u, right);
   scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fy0 + fh * 0.66f, 1.0f, th->muted, right);
   page_footer(t, p->sentence, buf, sizeof buf);
