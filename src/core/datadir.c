@@ -119,9 +119,14 @@ static bool try_in(const char *dir, const char *name, char *out, size_t cap, cha
 bool datadir_find(DatadirKind kind, const char *name, char *out, size_t cap, char *looked, size_t lcap) {
   if (looked && lcap) looked[0] = 0;
   char dir[4200];
-  if (kind == DATADIR_LESSONS && datadir_user_lessons(dir, sizeof dir) && is_dir(dir) &&
-      try_in(dir, name, out, cap, looked, lcap))
-    return true;
+  if (kind == DATADIR_LESSONS && datadir_user_lessons(dir, sizeof dir)) { // the teacher's own first
+    if (is_dir(dir) && try_in(dir, name, out, cap, looked, lcap)) return true;
+    if (!is_dir(dir)) {
+      char miss[4300];
+      snprintf(miss, sizeof miss, "%.4200s (missing)", dir);
+      note(looked, lcap, miss);
+    }
+  }
   DatadirRoot roots[DATADIR_MAX_ROOTS];
   int n = datadir_roots(roots, DATADIR_MAX_ROOTS);
   const char *env = getenv("STEPFORMER_DATA");
