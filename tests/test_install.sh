@@ -102,7 +102,7 @@ done
 # starts from a clean environment: no STEPFORMER_DATA, no XDG folder that could hold a real install.
 cp "$SRC/tests/lsan.supp" "$T/lsan.supp"
 mkdir -p "$T/home" "$T/work" "$T/xdg/stepformer/lessons" "$T/alt/models"
-sed 's/^title: .*/title: My own lesson/' "$SRC/lessons/cat-eat-mouse.md" >"$T/xdg/stepformer/lessons/my-lesson.md"
+sed 's/^title: .*/title: My own lesson/' "$SRC/lessons/decoder.md" >"$T/xdg/stepformer/lessons/my-lesson.md"
 "$SF" dump --random D=16,H=2,F=32,layers=1,seed=5 --text "The cat walks by the bank" --out "$T/alt/dump" >/dev/null &&
   cp "$T/alt/dump/model.safetensors" "$T/alt/models/bank.safetensors" || bad "dump of a random model failed"
 cat >"$T/run.sh" <<'EOF'
@@ -153,7 +153,7 @@ grep -q "my-lesson.md  *$T/xdg/stepformer/lessons/my-lesson.md  (yours)" mine.tx
   grep -q "cat-bank.md  *$P/share/stepformer/lessons/cat-bank.md" mine.txt &&
   ok "the teacher's lesson is listed beside the shipped ones" || { bad "the teacher's lesson:"; cat mine.txt; }
 clean env XDG_DATA_HOME="$T/xdg" "$SF" check my-lesson.md >mine.log 2>&1 && grep -q "my-lesson.md: ok" mine.log &&
-  ok "check my-lesson.md opens the teacher's lesson by name" || { bad "check my-lesson.md:"; cat mine.log; }
+  ok "check my-lesson.md opens the teacher's lesson by name (a copy of decoder.md: its model from the shipped ones)" || { bad "check my-lesson.md:"; cat mine.log; }
 
 # found nowhere: one line that says where it looked
 mkdir -p bare/bin && cp "$SF" bare/bin/stepformer
