@@ -8,8 +8,13 @@ SF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SF_PKGS_RUN="gcc libc6-dev make cmake pkg-config libopenblas-dev libcjson-dev libutf8proc-dev libmd4c-dev
   libsdl2-dev libsdl2-ttf-dev libpng-dev zlib1g-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-lmodern"
 # Also needed by the tests: clang and its runtime for libFuzzer, a virtual X display for the
-# window tests, xmllint to check that SVG files are XML, clang-format for the style check.
-SF_PKGS_TEST="clang libclang-rt-14-dev xvfb xauth xdotool libxml2-utils clang-format"
+# window tests, xmllint to check that SVG files are XML, clang-format for the style check, and
+# for the install test (tests/test_install.sh) the checkers of the .desktop file, the AppStream
+# metadata and the man page.
+SF_PKGS_TEST="clang libclang-rt-14-dev xvfb xauth xdotool libxml2-utils clang-format
+  desktop-file-utils appstream man-db"
+# Needed by scripts/package to make and check the .deb: dpkg-shlibdeps (dpkg-dev), lintian.
+SF_PKGS_PACKAGE="dpkg-dev lintian"
 
 sf_missing() {
   local p missing=""

@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 #include "app_internal.h"
-#include "export.h" // defines: export_run
-#include "pngio.h"  // defines: pngio_write
+#include "export.h"  // defines: export_run
+#include "pngio.h"   // defines: pngio_write
+#include "version.h" // defines: version_string, version_commit
 
 static const char *absolute(const char *path, char *buf, size_t cap) {
   char *r = realpath(path, NULL);
@@ -42,8 +43,10 @@ void app_save(App *a) {
     snprintf(label, sizeof label, "%s", p.title ? p.title : "");
   char edits[1024]; // a what-if picture says so in its metadata too (edits.h)
   edits_describe(p.trace, edits, sizeof edits);
-  const char *kv[] = {"Title",    label,        "Sentence", a->s->text, "Model", a->s->model->source,
-                      "Software", "Stepformer", "Edits",    edits};
+  char software[96];
+  snprintf(software, sizeof software, "Stepformer %s (commit %s)", version_string(), version_commit());
+  const char *kv[] = {"Title",    label,    "Sentence", a->s->text, "Model", a->s->model->source,
+                      "Software", software, "Edits",    edits};
   if (!pngio_write(c, tmp, kv, edits[0] ? 5 : 4, &err)) {
     canvas_free(&c);
     return app_set_status(a, "cannot save: %s", err.msg);

@@ -8,6 +8,7 @@
 #define SF_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "err.h"          // defines: Err
 #include "model_source.h" // defines: ModelOpts, model_source_option, MODEL_SOURCE_DEFAULT_TEXT
@@ -34,12 +35,19 @@ int cli_generate_option(GenOpts *g, int argc, char **argv, int *i, Err *err);
 // The options that do not go with --generate, checked before the model opens: --max-steps
 // without --generate, --generate with --target.
 bool cli_generate_check(const GenOpts *g, const char *target, Err *err);
+// The lesson file `arg` names: arg itself when it is readable; else, for a bare file name
+// ("cat-bank.md", or "cat-bank"), the lesson of that name in the teacher's folder or the data
+// folders (datadir.h). Writes the path into out (cap bytes) and returns true; false with err
+// saying where it looked, in one line.
+bool cli_find_lesson(const char *arg, char *out, size_t cap, Err *err);
 // Prints "stepformer CMD: msg" and returns 2.
 int cli_fail(const char *cmd, const char *msg);
 bool cli_wants_help(int argc, char **argv);
 
 int cli_dump(int argc, char **argv);
 int cli_info(int argc, char **argv);
+// `stepformer info --paths` (cli_paths.c): the data folders searched, the lessons and models found.
+int cli_info_paths(void);
 int cli_stages(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_check(int argc, char **argv);

@@ -208,9 +208,16 @@ static int check_model(Lesson *l, LessonDiag *d) {
 }
 
 // Checks one file; returns true when it has no errors.
-static bool check_file(const char *path) {
+static bool check_file(const char *arg) {
   Lesson l;
   LessonDiag d = {0};
+  char path[4096]; // a lesson by name: the teacher's or a shipped one (cli_find_lesson)
+  Err err = {0};
+  if (!cli_find_lesson(arg, path, sizeof path, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    printf("%s: 1 problem\n", arg);
+    return false;
+  }
   lesson_load(&l, path, &d);
   Counts n = {l.n_steps, 0, 0};
   bool readable = l.path && (l.n_steps > 0 || l.title || l.sentence);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "datadir.h" // defines: datadir_find
 
 bool cli_parse_size(const char *s, int *w, int *h) {
   char *end;
@@ -71,6 +72,19 @@ bool cli_generate_check(const GenOpts *g, const char *target, Err *err) {
     return err_set(err, "--generate writes the target itself: leave --target out (or leave --generate out to "
                         "feed the target's words)");
   return true;
+}
+
+bool cli_find_lesson(const char *arg, char *out, size_t cap, Err *err) {
+  if (access(arg, R_OK) == 0 || strchr(arg, '/')) // a path: lesson_load says what is wrong with it
+    return snprintf(out, cap, "%s", arg) < (int)cap || err_set(err, "%.200s: the path is too long", arg);
+  char name[300], looked[1024];
+  size_t n = strlen(arg);
+  snprintf(name, sizeof name, "%.280s%s", arg, n > 3 && !strcmp(arg + n - 3, ".md") ? "" : ".md");
+  if (datadir_find(DATADIR_LESSONS, name, out, cap, looked, sizeof looked)) return true;
+  return err_set(err,
+                 "%.280s: no such lesson here, nor among the lessons (looked in %s); stepformer info --paths "
+                 "lists them",
+                 arg, looked);
 }
 
 int cli_fail(const char *cmd, const char *msg) {

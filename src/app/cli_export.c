@@ -184,6 +184,10 @@ int cli_export(int argc, char **argv) {
     return cli_fail("export", "--model-view shows every head: leave out --head");
   if (!cli_generate_check(&gen, so.target, &err)) return cli_fail("export", err.msg);
   so.generate = gen.on, so.max_steps = gen.max_steps;
+  char lesson_path[4096]; // a lesson by name: the teacher's or a shipped one (cli_find_lesson)
+  if (so.lesson && !cli_find_lesson(so.lesson, lesson_path, sizeof lesson_path, &err))
+    return cli_fail("export", err.msg);
+  if (so.lesson) so.lesson = lesson_path;
   if ((formats & (EXPORT_PNG | EXPORT_SVG)) && !text_init(&err)) return cli_fail("export", err.msg);
 
   struct timespec t0, t1;

@@ -7,6 +7,7 @@
 
 static const char *USAGE =
     "usage: stepformer info --model FILE|DIR\n"
+    "       stepformer info --paths\n"
     "\n"
     "Prints the configuration of a model -- a safetensors file, a torch.save .pt (with its .json)\n"
     "or a hub folder: D, H, d_k, F, layers, activation, norm, causal --, its vocabulary size and\n"
@@ -16,7 +17,13 @@ static const char *USAGE =
     "model.safetensors, tokenizer files), also the architecture,\n"
     "the tokenizer and the tensors of the file the model does not use. For the course notebooks'\n"
     "own modules (per-head AttentionHeads, einsum SelfAttention), their kind, and for the einsum\n"
-    "one a note: it divides its scores by sqrt(D), carried by its queries map (see README).\n";
+    "one a note: it divides its scores by sqrt(D), carried by its queries map (see README).\n"
+    "\n"
+    "  --model FILE|DIR  the model to describe\n"
+    "  --paths           where the shipped lessons and models are looked for, in order\n"
+    "                    (STEPFORMER_DATA, ../share/stepformer beside the program, the source\n"
+    "                    tree of a developer's build, XDG_DATA_DIRS), your own lessons\n"
+    "                    (XDG_DATA_HOME/stepformer/lessons), and every lesson and model found\n";
 
 // The metadata value of key in m, or NULL.
 static const char *model_meta(const Model *m, const char *key) {
@@ -41,6 +48,7 @@ static void hub_lines(const Model *m) {
 
 int cli_info(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
+  if (argc == 2 && !strcmp(argv[1], "--paths")) return cli_info_paths();
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--model") && i + 1 < argc && !path)
@@ -49,7 +57,8 @@ int cli_info(int argc, char **argv) {
       return cli_fail("info", path ? "--model is given twice: give it once" : "--model needs a file");
     else {
       char msg[256];
-      snprintf(msg, sizeof msg, "unknown option \"%s\" (usage: stepformer info --model FILE)", argv[i]);
+      snprintf(msg, sizeof msg,
+               "unknown option \"%s\" (usage: stepformer info --model FILE, or info --paths alone)", argv[i]);
       return cli_fail("info", msg);
     }
   }

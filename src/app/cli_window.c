@@ -6,13 +6,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "datadir.h" // defines: datadir_find
 #include "forward.h" // defines: forward_set_threads
 #include "text.h"    // defines: text_init
 #include "window.h"  // defines: window_run
-
-#ifndef SF_SOURCE_DIR
-#define SF_SOURCE_DIR "."
-#endif
 
 static const char *USAGE =
     "usage: stepformer [LESSON.md] [--text TEXT] [--compare TEXT] [--model FILE | --random SPEC [--vocab "
@@ -38,17 +35,6 @@ static const char *USAGE =
     "                   each event; --screenshot DIR saves every frame; --realtime keeps the times\n"
     "  --frame-stats    print the median and 99th percentile frame time when the window closes\n"
     "  --edit SPEC, --head-off L:H  what-if edits from the start (stepformer dump --help)\n";
-
-static const char *default_lesson(void) {
-  static char path[4096];
-  const char *dirs[] = {getenv("SF_SOURCE_DIR"), ".", SF_SOURCE_DIR};
-  for (int i = 0; i < 3; i++) {
-    if (!dirs[i]) continue;
-    snprintf(path, sizeof path, "%s/lessons/cat-bank.md", dirs[i]);
-    if (access(path, R_OK) == 0) return path;
-  }
-  return NULL;
-}
 
 // Appends ' WORD' to buf, single-quoted for the shell when it holds anything but plain
 // characters, so that the printed command can be pasted as it is.
@@ -144,8 +130,21 @@ int cli_window(int argc, char **argv) {
   if (!cli_generate_check(&gen, so.target, &err)) return cli_fail("window", err.msg);
   so.generate = gen.on, so.max_steps = gen.max_steps;
   // no lesson and no sentence of one's own: the cat/bank lesson
-  if (!so.lesson && !so.model.text && !so.model.model_path && !so.model.random_spec)
-    so.lesson = default_lesson();
+  char lesson_path[4096];
+  if (!so.lesson && !so.model.text && !so.model.model_path && !so.model.random_spec) {
+    char looked[1024];
+    if (datadir_find(DATADIR_LESSONS, "cat-bank.md", lesson_path, sizeof lesson_path, looked, sizeof looked))
+      so.lesson = lesson_path;
+    else
+      fprintf(
+          stderr,
+          "stepformer: note: the lesson cat-bank.md is not installed (looked in %s): showing its sentence\n",
+          looked);
+  } else if (so.lesson) {
+    if (!cli_find_lesson(so.lesson, lesson_path, sizeof lesson_path, &err))
+      return cli_fail("window", err.msg);
+    so.lesson = lesson_path;
+  }
   char hint[8192];
   export_hint(hint, sizeof hint, argv[0], &so);
   wo.export_hint = hint;

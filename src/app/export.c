@@ -22,6 +22,7 @@
 #include "invariants.h" // defines: invariants_measure
 #include "svg.h"        // defines: svg_write
 #include "tex.h"        // defines: tex_plain_title
+#include "version.h"    // defines: version_string, version_commit
 
 typedef struct {
   int step;           // trace step, -1 for a narration-only lesson step
@@ -177,7 +178,8 @@ static void *worker(void *arg) {
     fail(x, &e);
   }
   const Session *s = x->s;
-  char footer[512], label[256], model_line[256], seed[32];
+  char footer[512], label[256], model_line[256], seed[32], software[96];
+  snprintf(software, sizeof software, "Stepformer %s (commit %s)", version_string(), version_commit());
   snprintf(model_line, sizeof model_line, "%s", s->model->source);
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->model->seed);
   for (int k; cv.px && !x->failed && (k = atomic_fetch_add(&x->next, 1)) < x->n_jobs;) {
@@ -240,7 +242,7 @@ static void *worker(void *arg) {
     if (x->formats & EXPORT_PNG) {
       scene_raster(&scene, cv, 0);
       const char *kv[] = {"Title",    label,  "Description", footer,     "Model",
-                          model_line, "Seed", seed,          "Software", "Stepformer"};
+                          model_line, "Seed", seed,          "Software", software};
       snprintf(name, sizeof name, "%s.png", j->base);
       if (!reserve(x, name, path, sizeof path, &e) || !pngio_write(cv, path, kv, 5, &e)) fail(x, &e);
     }

@@ -8,6 +8,7 @@
 #endif
 
 #include "cli.h"
+#include "version.h" // defines: version_string, version_commit
 
 typedef struct {
   const char *name;
@@ -30,8 +31,10 @@ static void usage(FILE *f) {
       f,
       "Stepformer: step through a Transformer encoder, one stage at a time.\n\n"
       "usage: stepformer [LESSON.md] [OPTIONS]  opens the window (stepformer --text x --help: its options)\n"
-      "       stepformer COMMAND [OPTIONS]      (stepformer COMMAND --help for its options)\n\n");
+      "       stepformer COMMAND [OPTIONS]      (stepformer COMMAND --help for its options)\n"
+      "       stepformer --version              the version and the commit it was built from\n\n");
   for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+  fprintf(f, "\nThe shipped lessons and models: stepformer info --paths says where they were found.\n");
 }
 
 int main(int argc, char **argv) {
@@ -44,6 +47,10 @@ int main(int argc, char **argv) {
 #endif
   if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
     usage(stdout);
+    return 0;
+  }
+  if (argc >= 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
+    printf("stepformer %s (commit %s)\n", version_string(), version_commit());
     return 0;
   }
   for (int i = 0; argc >= 2 && i < N_COMMANDS; i++)

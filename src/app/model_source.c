@@ -108,13 +108,19 @@ static Model *random_model(const ModelOpts *o, Err *err) {
 Model *model_source_open(const ModelOpts *o, Err *err) {
   if (!model_source_check(o, err)) return NULL;
   Model *m = NULL;
-  char shipped[4400];
+  char shipped[4400], looked[1024];
   if (o->model_path)
     m = model_load(o->model_path, err);
-  else if (o->random_spec || !model_find_shipped(NULL, shipped, sizeof shipped))
+  else if (o->random_spec)
     m = random_model(o, err);
-  else
+  else if (model_find_shipped(shipped, sizeof shipped, looked, sizeof looked))
     m = model_load(shipped, err);
+  else if ((m = random_model(o, err)))
+    fprintf(stderr,
+            "stepformer: note: the shipped model " MODEL_FIND_SHIPPED " is not installed (looked in %s): "
+            "using a random model instead (give --model FILE, or set STEPFORMER_DATA to the folder holding "
+            "models/)\n",
+            looked);
   if (m && o->causal && model_is_seq2seq(m)) {
     err_set(err,
             "--causal: %s is an encoder-decoder, whose decoder is always masked and whose encoder sees the "

@@ -5,7 +5,8 @@
 // --model FILE, or --random SPEC (seeded weights; the vocabulary from --vocab or the words of
 // the sentence), or, with neither, the shipped model found by model_find_shipped (core,
 // model_find.h: the one search order, shared with the lesson layer), and a random stand-in with
-// the default configuration and seed 42 when it is not there. The core's messages say what is
+// the default configuration and seed 42 when it is not there (a note on stderr says where it
+// looked). The core's messages say what is
 // wrong; this module adds the flag that brought the value in ("--random: D=abc is not ...").
 // MODEL_SOURCE_MAX_TOKENS is the one limit on a sentence's length for dump, stages, export and
 // the window; model_source_trace enforces it and its message names it.

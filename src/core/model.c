@@ -14,6 +14,7 @@
 #include "model_tokens.h" // defines: model_tokenizer_free
 #include "rng.h"          // defines: rng_seed, rng_xavier_uniform, rng_fill_normal
 #include "safetensors.h"  // defines: StFile, st_read, st_write
+#include "version.h"      // defines: version_string, version_commit
 
 #define MAX_DIM 8192
 #define MAX_LAYERS 64
@@ -980,8 +981,8 @@ bool model_save(const Model *m, const char *path, Err *err) {
     FIXED_KEYS[FIXED] = "n_decoder_layers", fixed_vals[FIXED++] = dl;
     FIXED_KEYS[FIXED] = "tgt_vocab", fixed_vals[FIXED++] = tgt_vocab;
   }
-  keys = malloc(sizeof(char *) * (size_t)(FIXED + m->n_meta + 2));
-  vals = malloc(sizeof(char *) * (size_t)(FIXED + m->n_meta + 2));
+  keys = malloc(sizeof(char *) * (size_t)(FIXED + m->n_meta + 3));
+  vals = malloc(sizeof(char *) * (size_t)(FIXED + m->n_meta + 3));
   if (!keys || !vals) {
     err_set(err, "out of memory");
     goto done;
@@ -1002,6 +1003,13 @@ bool model_save(const Model *m, const char *path, Err *err) {
     seen_seed |= !strcmp(keys[k], "seed");
   }
   if (!seen_gen) keys[n_meta] = "generator", vals[n_meta++] = "stepformer";
+  // the version that wrote this copy (a dump's model.safetensors), replacing an earlier one's
+  char written_by[96];
+  snprintf(written_by, sizeof written_by, "stepformer %s (commit %s)", version_string(), version_commit());
+  int wk = 0;
+  while (wk < n_meta && strcmp(keys[wk], "written_by")) wk++;
+  keys[wk] = "written_by", vals[wk] = written_by;
+  if (wk == n_meta) n_meta++;
   if (!seen_seed && m->has_seed) keys[n_meta] = "seed", vals[n_meta++] = seed;
   ok = st_write(path, t, n, keys, vals, n_meta, err);
 done:

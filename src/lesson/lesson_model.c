@@ -6,6 +6,7 @@
 
 #include "lesson.h"
 #include "lesson_internal.h" // defines: lesson_random_spec
+#include "datadir.h"         // defines: datadir_find
 #include "model_find.h"      // defines: model_find_shipped, MODEL_FIND_SHIPPED
 
 int lesson_random_spec(const char *model, ModelConfig *mc, uint64_t *seed, Err *err) {
@@ -77,17 +78,16 @@ Model *lesson_open_model(const Lesson *l, Err *note, Err *err) {
   if (r > 0) {
     m = random_model(l, &mc, seed, err);
   } else if (!l->model || !strcmp(l->model, "default")) {
-    char dir[4096];
-    lesson_dir(l, dir, sizeof dir);
-    if (model_find_shipped(dir, path, sizeof path)) {
+    char looked[600];
+    if (model_find_shipped(path, sizeof path, looked, sizeof looked)) {
       m = model_load(path, err);
     } else {
       m = random_model(l, &mc, seed, err);
       if (m && note)
         err_set(note,
-                "the shipped model " MODEL_FIND_SHIPPED " is not there yet: using a random model "
-                "(D=%d, H=%d, %d layers, seed %llu) instead",
-                mc.D, mc.H, mc.n_layers, (unsigned long long)seed);
+                "the shipped model " MODEL_FIND_SHIPPED " is not installed (looked in %s): using a random "
+                "model (D=%d, H=%d, %d layers, seed %llu) instead",
+                looked, mc.D, mc.H, mc.n_layers, (unsigned long long)seed);
     }
   } else {
     char dir[4096];
@@ -97,6 +97,23 @@ Model *lesson_open_model(const Lesson *l, Err *note, Err *err) {
     else
       snprintf(path, sizeof path, "%s/%s", dir, l->model);
     bool there = access(path, R_OK) == 0;
+    // Not beside the lesson (a shipped lesson's "../assets/models/x.safetensors" once installed,
+    // or a teacher's copy of it): the shipped model of that file name, from the data folders.
+    char shipped[4400], looked[600] = "";
+    const char *base = strrchr(l->model, '/') ? strrchr(l->model, '/') + 1 : l->model;
+    if (!there && l->model[0] != '/' && *base &&
+        datadir_find(DATADIR_MODELS, base, shipped, sizeof shipped, looked, sizeof looked)) {
+      snprintf(path, sizeof path, "%s", shipped);
+      there = true;
+    }
+    if (!there && l->model[0] != '/' && err) { // one line: where it looked, how to fix
+      err_set(err,
+              "model: %s is not beside the lesson (%s) nor among the shipped models (looked in %s); model: "
+              "takes a .safetensors path relative to the lesson's folder, default, or random "
+              "D=16,H=2,F=64,layers=2,seed=42",
+              l->model, path, looked);
+      return NULL;
+    }
     m = model_load(path, err);
     if (!m && !there && err && strlen(err->msg) < sizeof err->msg - 130)
       snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),

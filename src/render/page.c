@@ -8,6 +8,7 @@
 #include "docview.h" // defines: docview_render
 #include "edits.h"   // defines: edits_describe
 #include "tex.h"     // defines: tex_layout, tex_draw
+#include "version.h" // defines: version_string
 
 bool page_step_has_heads(const Trace *t, int step) {
   return stage_info(t->steps[step].kind)->heads == STAGE_PER_HEAD;
@@ -375,10 +376,11 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   float fyl = H - fh; // the footer line's band
   char right[128];
   if (o->zoom > 0 && fabsf(o->zoom - 1.0f) > 0.005f) // the window's zoomed picture says its size
-    snprintf(right, sizeof right, "picture %.0f %% · colour scale: %s · Stepformer", o->zoom * 100.0f,
-             view_scale_name(o->scale));
+    snprintf(right, sizeof right, "picture %.0f %% · colour scale: %s · Stepformer %s", o->zoom * 100.0f,
+             view_scale_name(o->scale), version_string());
   else
-    snprintf(right, sizeof right, "colour scale: %s · Stepformer", view_scale_name(o->scale));
+    snprintf(right, sizeof right, "colour scale: %s · Stepformer %s", view_scale_name(o->scale),
+             version_string());
   float rw = text_width(FONT_SANS, 17 * u, right);
   scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fyl + fh * 0.66f, 1.0f, th->muted, right);
   footer_line(t, p->sentence, buf, sizeof buf);

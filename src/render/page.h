@@ -64,7 +64,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out);
 // "Stage 8/16 · softmax · layer 1 of 2 · head 1 of 2" for step `step`, into buf: stages counted
 // in DESIGN.md's order among those the model has (no mask stage in an encoder).
 const char *page_stage_label(const Trace *t, int step, int head, char *buf, int cap);
-// The footer text: sentence, model, seed.
+// The footer text: sentence, model, seed (the version of Stepformer is at the footer's right).
 const char *page_footer(const Trace *t, const char *sentence, char *buf, int cap);
 // True when the step's stage has one matrix per head (S, A, AV ...).
 bool page_step_has_heads(const Trace *t, int step);
