@@ -1,0 +1,91 @@
+// trainfiles.c -- see trainfiles.h.
+#include "trainfiles.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backward.h" // defines: TraceGrad, backward_new, backward_run, backward_param_grad
+#include "npy.h"      // defines: npy_write
+#include "train.h"    // defines: train_sgd_step, train_loss, TRAIN_DEFAULT_LR
+
+int trainfiles_option(TrainOpts *o, int argc, char **argv, int *i, Err *err) {
+  const char *a = argv[*i];
+  if (!strcmp(a, "--train")) {
+    o->on = true;
+    return 1;
+  }
+  if (!strcmp(a, "--lr")) {
+    char *end = NULL;
+    double v = *i + 1 < argc ? strtod(argv[*i + 1], &end) : 0;
+    if (*i + 1 >= argc || !end || *end || end == argv[*i + 1] || !(v > 0) || v > 1e6)
+      return err_set(err, "--lr needs a learning rate, a number above 0 such as 0.1"), -1;
+    o->lr = (float)v;
+    o->lr_set = true;
+    ++*i;
+    return 1;
+  }
+  if (!strcmp(a, "--labels")) {
+    if (*i + 1 >= argc)
+      return err_set(err, "--labels needs the targets: one word per token (\"-\" for none), or a class"), -1;
+    o->labels = argv[++*i];
+    return 1;
+  }
+  return 0;
+}
+
+static bool write_npy(OutDir *od, const char *name, const float *data, int nd, const int *shape, Err *err) {
+  char file[160], path[4096];
+  snprintf(file, sizeof file, "%s.npy", name);
+  return outdir_path(od, file, path, sizeof path, err) && npy_write(path, data, nd, shape, err);
+}
+
+bool trainfiles_write(OutDir *od, const Trace *t, const TrainOpts *o, char *summary, int cap, Err *err) {
+  int *target = calloc((size_t)t->L + 1, sizeof(int)), n_target = 0;
+  if (!target) return err_set(err, "out of memory");
+  if (o->labels && !backward_parse_labels(t, o->labels, target, &n_target, err)) return free(target), false;
+  TraceGrad *g = backward_new(t, o->labels ? target : NULL, n_target, err);
+  if (!g) return free(target), false;
+  float lr = o->lr_set ? o->lr : TRAIN_DEFAULT_LR;
+  float loss = backward_run(g);
+  int one = 1;
+  bool ok = write_npy(od, "loss", &loss, 1, &one, err);
+  int files = 0;
+  for (int k = 0; ok && k < t->n; k++) { // grad.<stage>: each activation's gradient, its own shape
+    if (!g->d[k]) continue;
+    char name[64];
+    int shape[3], nd = trace_dump_shape(&t->t[k], shape);
+    snprintf(name, sizeof name, "grad.%s", t->t[k].name);
+    ok = write_npy(od, name, g->d[k], nd, shape, err);
+    files++;
+  }
+  int tc = model_tensor_cap(t->model);
+  ModelTensor *mt = calloc((size_t)tc, sizeof *mt);
+  int n = mt ? model_tensor_list(t->model, mt, tc) : 0;
+  if (!mt) ok = err_set(err, "out of memory");
+  for (int k = 0; ok && k < n; k++) { // grad.<tensor>: each weight's gradient under its file name
+    char name[96];
+    int shape[2] = {(int)mt[k].shape[0], (int)mt[k].shape[1]};
+    snprintf(name, sizeof name, "grad.%s", mt[k].name);
+    ok = write_npy(od, name, backward_param_grad(g, mt[k].data), mt[k].ndim, shape, err);
+    files++;
+  }
+  free(mt);
+  float after = NAN;
+  if (ok) {
+    Model *next = train_sgd_step(t->model, g, lr, err);
+    ok = next != NULL;
+    if (ok) after = train_loss(next, &t->tokens, o->labels ? target : NULL, n_target, err);
+    ok = ok && !isnan(after) && write_npy(od, "loss_after", &after, 1, &one, err);
+    model_with_params_free(next);
+  }
+  if (ok)
+    snprintf(summary, (size_t)cap,
+             "training step: loss %.6g over %d target%s, after one step with η = %g: %.6g; %d gradient files "
+             "(grad.*.npy), loss.npy, loss_after.npy",
+             (double)loss, g->n_targets, g->n_targets == 1 ? "" : "s", (double)lr, (double)after, files);
+  backward_free(g);
+  free(target);
+  return ok;
+}
