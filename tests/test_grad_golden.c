@@ -13,7 +13,9 @@
 //   - central finite differences of the loss agree with a few entries of every weight tensor
 //     (through a model copy with one weight moved) and of the scores S (through a what-if edit):
 //     |fd − g| ≤ 0.02·|g| + 2e-3.
-// Also: a model without a head and a one-token sentence are refused; --labels parses.
+// The canonical extensions (tests/ref/ext: GPT-2-like, BERT-like, the course's classifier) by the
+// same finite differences. Also: a model without a head and a one-token sentence are refused;
+// --labels parses; one target's loss is −log p̂ of it.
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -175,11 +177,11 @@ static void check_two_threads(const char *cname, const Model *m, const Tokens *t
   forward_set_threads(1);
 }
 
-static float loss_with_params(const Model *m, const float *params, const Tokens *tok) {
+static float loss_with_params(const Model *m, const float *params, const TraceGrad *g) {
   Err err = {0};
   Model *c = model_with_params(m, params, &err);
   CHECK(c != NULL, "%s", err.msg);
-  float loss = c ? train_loss(c, tok, NULL, 0, &err) : NAN;
+  float loss = c ? train_loss(c, &g->t->tokens, g->target, m->has_classifier ? 1 : g->t->L, &err) : NAN;
   model_with_params_free(c);
   return loss;
 }
@@ -205,9 +207,9 @@ static int check_finite_differences(const char *cname, const Trace *t, const Tra
     for (int q = 0; q < 3; q++) {
       long k = off + at[q];
       p[k] = m->params[k] + eps;
-      double up = loss_with_params(m, p, &t->tokens);
+      double up = loss_with_params(m, p, g);
       p[k] = m->params[k] - eps;
-      double down = loss_with_params(m, p, &t->tokens);
+      double down = loss_with_params(m, p, g);
       p[k] = m->params[k];
       double fd = (up - down) / (2 * eps);
       CHECK(fd_near(fd, g->dparams[k]), "%s: d loss/d %s[%ld]: finite difference %.6g, backward %.6g", cname,
@@ -233,7 +235,7 @@ static int check_finite_differences(const char *cname, const Trace *t, const Tra
       CHECK(edits_add(&e, &x, &err), "%s", err.msg);
       Trace *te = edits_trace(t, &e, &err);
       CHECK(te != NULL, "%s", err.msg);
-      ls[side] = te ? backward_loss(te, NULL, 0) : NAN;
+      ls[side] = te ? backward_loss(te, g->target, m->has_classifier ? 1 : t->L) : NAN;
       trace_free(te);
       edits_free(&e);
     }
@@ -285,6 +287,42 @@ static void run_case(const char *refdir, const char *cname, const char *text) {
       int fd = check_finite_differences(cname, t, g);
       printf("  %-20s loss %.6f -> %.6f, %d reference files, %d finite differences\n", cname, g->loss, after,
              files, fd);
+    }
+    backward_free(g);
+    trace_free(t);
+  }
+  if (ok) tokens_free(&tok);
+  model_free(m);
+}
+
+// The canonical extensions (tests/ref/ext, gen_ref_ext.py's models: GPT-2's learned positions,
+// GELU-tanh and tied head without a bias; BERT's token type, embedding LayerNorm and head transform;
+// the course's classifier, its label class 1) by finite differences, and one and two threads.
+static void run_ext_case(const char *cname, const char *text) {
+  char ext[4096], dir[4096], path[4096];
+  const char *td = getenv("SF_TEST_DIR");
+  CHECK(path_join(ext, sizeof ext, td ? td : "tests", "ref/ext") && path_join(dir, sizeof dir, ext, cname) &&
+            path_join(path, sizeof path, dir, "model.safetensors"),
+        "path too long");
+  Err err = {0};
+  Model *m = model_load(path, &err);
+  CHECK(m != NULL, "%s: %s", cname, err.msg);
+  if (!m) return;
+  Tokens tok;
+  bool ok = tokens_from_text(&tok, &m->vocab, text, 0, &err);
+  CHECK(ok, "%s", err.msg);
+  Trace *t = ok ? trace_new(m, &tok, &err) : NULL;
+  if (t) {
+    model_forward(t);
+    int label = 0;
+    TraceGrad *g = backward_new(t, m->has_classifier ? &label : NULL, 1, &err);
+    CHECK(g != NULL, "%s: %s", cname, err.msg);
+    if (g) {
+      backward_run(g);
+      CHECK(isfinite(g->loss) && g->loss > 0, "%s: loss %g", cname, g->loss);
+      int fd = check_finite_differences(cname, t, g);
+      if (!m->has_classifier) check_two_threads(cname, m, &tok, g);
+      printf("  %-20s loss %.6f, %d finite differences\n", cname, g->loss, fd);
     }
     backward_free(g);
     trace_free(t);
@@ -366,6 +404,11 @@ int main(void) {
   int n = golden_read_rows(cases, 2, rows, 16);
   CHECK(n >= 4, "%s: %d cases", cases, n);
   for (int i = 0; i < n; i++) run_case(refdir, rows[i].f[0], rows[i].f[1]);
+  GoldenRow ext[8];
+  char ext_cases[4096];
+  CHECK(path_join(ext_cases, sizeof ext_cases, td ? td : "tests", "ref/ext/cases.txt"), "path too long");
+  int n_ext = golden_read_rows(ext_cases, 2, ext, 8);
+  for (int i = 0; i < n_ext; i++) run_ext_case(ext[i].f[0], ext[i].f[1]);
   check_refusals();
   return check_exit("test_grad_golden");
 }
