@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backward.h" // defines: TraceGrad, backward_new, backward_run (--train)
 #include "cli.h"
 #include "forward.h"      // defines: model_forward, forward_set_threads
 #include "model_tokens.h" // defines: model_tokenize
@@ -49,6 +50,7 @@ typedef struct {
   bool sizes[N_SIZES];
   bool machine, tsv, peak, peak_only;
   const char *model, *text, *target; // --model: time this model's forward instead of the sizes
+  bool train;                        // --train (with --model): forward + backward of one training step
 } BenchOpts;
 
 typedef struct {
@@ -112,12 +114,20 @@ static Trace *bench_trace(const BenchSize *s, Model **model, Err *err) {
   return t;
 }
 
+// With --train, the gradients of the trace being timed: each run is then forward + backward.
+static TraceGrad *train_grad;
+
+static void run_once(Trace *t) {
+  model_forward(t);
+  if (train_grad) backward_run(train_grad);
+}
+
 static BenchTime time_forward(Trace *t, int runs) {
   // warm up for ~0.1 s (at least 3 forwards), and learn how many forwards make a 1 ms run
   int warm = 0;
   double t0 = now_s(), el;
   do {
-    model_forward(t);
+    run_once(t);
     warm++;
     el = now_s() - t0;
   } while (warm < 3 || el < 0.1);
@@ -127,7 +137,7 @@ static BenchTime time_forward(Trace *t, int runs) {
   EXPECT(dt);
   for (int r = 0; r < runs; r++) {
     double a = now_s();
-    for (int k = 0; k < reps; k++) model_forward(t);
+    for (int k = 0; k < reps; k++) run_once(t);
     dt[r] = (now_s() - a) / reps;
   }
   BenchTime bt = {median(dt, runs), 0, reps};
@@ -182,7 +192,7 @@ static void print_machine(FILE *f, const char *prefix) {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: stepformer bench [--runs N] [--threads 1|2] [--sizes NAME,...] [--machine] [--tsv]\n"
-             "                        [--model FILE [--text TEXT] [--target TEXT]]\n"
+             "                        [--model FILE [--text TEXT] [--target TEXT] [--train]]\n"
              "                        [--no-peak | --peak-only] [--peak-n N]\n\n"
              "Times the full traced forward pass (model_forward: every stage kept in the trace) of one\n"
              "random encoder layer (post-norm, ReLU) and reports the median and min of N timed runs,\n"
@@ -205,7 +215,9 @@ static void usage(FILE *f) {
              "  --model FILE    time this model's traced forward instead (any model file or hub folder)\n"
              "                  on --text TEXT (default: \"" MODEL_SOURCE_DEFAULT_TEXT "\") and, for an\n"
              "                  encoder-decoder, --target TEXT (the decoder's input after <bos>); it\n"
-             "                  also times the decoder alone, as a generation step computes it\n\n"
+             "                  also times the decoder alone, as a generation step computes it\n"
+             "  --train         with --model: time one training step's forward + backward (the loss\n"
+             "                  against the next token, every stage's and weight's gradient)\n\n"
              "Run on an idle machine, or alternate and repeat runs and compare medians\n"
              "(scripts/bench_forward.py does that against PyTorch).\n");
 }
@@ -264,6 +276,8 @@ static bool parse_opts(BenchOpts *o, int argc, char **argv, Err *err) {
       o->target = argv[++i];
     else if (!strcmp(a, "--machine"))
       o->machine = true;
+    else if (!strcmp(a, "--train"))
+      o->train = true;
     else if (!strcmp(a, "--tsv"))
       o->tsv = true;
     else if (!strcmp(a, "--no-peak"))
@@ -274,6 +288,8 @@ static bool parse_opts(BenchOpts *o, int argc, char **argv, Err *err) {
       return err_set(err, "unknown option \"%s\" (see stepformer bench --help)", a);
   }
   if (!o->peak && o->peak_only) return err_set(err, "--no-peak and --peak-only exclude each other: give one");
+  if (o->train && !o->model)
+    return err_set(err, "--train times a model's training step: give --model FILE too");
   if (!o->model && (o->text || o->target))
     return err_set(err, "--text and --target time a model's forward: give --model FILE too");
   return true;
@@ -292,6 +308,14 @@ static int bench_model(const BenchOpts *o) {
     model_free(m);
     return cli_fail("bench", err.msg);
   }
+  if (o->train) {
+    model_forward(t);
+    if (!(train_grad = backward_new(t, NULL, 0, &err))) {
+      trace_free(t);
+      model_free(m);
+      return cli_fail("bench", err.msg);
+    }
+  }
   BenchTime full = time_forward(t, o->runs), dec = {0};
   if (t->T > 0) {
     t->memory_ready = true; // what model_forward then skips was filled by the forwards above
@@ -303,14 +327,16 @@ static int bench_model(const BenchOpts *o) {
     printf("%s\t%d\t%d\t%d\t%d\t%.9f\t%.9f\t%.9f\t%.9f\n", m->source, t->L, t->T, o->threads, o->runs,
            full.median_s, full.min_s, dec.median_s, dec.min_s);
   } else {
-    printf("%s, L=%d%s%d, %d thread%s, %d runs: traced forward median %.4f ms (min %.4f)\n", m->source, t->L,
-           t->T > 0 ? " T=" : "", t->T > 0 ? t->T : 0, o->threads, o->threads > 1 ? "s" : "", o->runs,
-           full.median_s * 1e3, full.min_s * 1e3);
+    printf("%s, L=%d%s%d, %d thread%s, %d runs: traced forward%s median %.4f ms (min %.4f)\n", m->source,
+           t->L, t->T > 0 ? " T=" : "", t->T > 0 ? t->T : 0, o->threads, o->threads > 1 ? "s" : "", o->runs,
+           train_grad ? " + backward" : "", full.median_s * 1e3, full.min_s * 1e3);
     if (t->T > 0)
       printf("  one generation step (the decoder alone, memory and its K, V kept): median %.4f ms (min "
              "%.4f), %.2f%% of the full forward\n",
              dec.median_s * 1e3, dec.min_s * 1e3, 100.0 * dec.median_s / full.median_s);
   }
+  backward_free(train_grad);
+  train_grad = NULL;
   trace_free(t);
   model_free(m);
   return 0;

@@ -41,12 +41,14 @@ static void linear_back(const float *dy, int n, int out, const float *x, int in,
                         float *dw, float *db) {
   if (dx) gemm_add(false, false, n, in, out, 1.0f, dy, out, w, in, dx, in);
   if (dw) gemm_add(true, false, out, in, n, 1.0f, dy, out, x, in, dw, in);
-  if (db)
-    for (int j = 0; j < out; j++) {
-      double s = 0;
-      for (int i = 0; i < n; i++) s += dy[(size_t)i * out + j];
-      db[j] += (float)s;
-    }
+  if (db) { // row by row into double sums (the rows are contiguous)
+    double *s = calloc((size_t)out, sizeof *s);
+    EXPECT(s);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < out; j++) s[j] += dy[(size_t)i * out + j];
+    for (int j = 0; j < out; j++) db[j] += (float)s[j];
+    free(s);
+  }
 }
 
 // LayerNorm y = γ∘x̂ + β, x̂ = (x − μ)/σ, σ = √(var + ε) per row of n values:
