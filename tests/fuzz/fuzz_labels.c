@@ -39,7 +39,8 @@ static Trace *the_trace(void) {
   m->head_weight = m->embed;
   Tokens tok;
   PROMISE(tokens_from_text(&tok, &m->vocab, "the cat walks", 0, &err));
-  t = trace_new(m, &tok, &err);
+  t = trace_new(m, &tok, &err); // copies the tokens
+  tokens_free(&tok);
   PROMISE(t != NULL);
   model_forward(t);
   return t; // kept for the process's life, as the model
