@@ -28,9 +28,10 @@
 #include "fileio.h"  // defines: path_join
 #include "forward.h" // defines: model_forward, forward_set_threads
 #include "golden_ref.h"
-#include "model.h" // defines: model_load, model_tensor_list, model_with_params
-#include "npy.h"   // defines: npy_read
-#include "train.h" // defines: train_sgd_step, train_loss
+#include "model.h"  // defines: model_load, model_tensor_list, model_with_params
+#include "npy.h"    // defines: npy_read
+#include "sqrtdk.h" // defines: sqrtdk_sweep
+#include "train.h"  // defines: train_sgd_step, train_loss
 
 static bool has_prefix(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
 
@@ -181,7 +182,9 @@ static float loss_with_params(const Model *m, const float *params, const TraceGr
   Err err = {0};
   Model *c = model_with_params(m, params, &err);
   CHECK(c != NULL, "%s", err.msg);
-  float loss = c ? train_loss(c, &g->t->tokens, g->target, m->has_classifier ? 1 : g->t->L, &err) : NAN;
+  float loss =
+      c ? train_loss(c, &g->t->tokens, g->target, m->has_classifier ? 1 : g->t->L, g->t->no_scale, &err)
+        : NAN;
   model_with_params_free(c);
   return loss;
 }
@@ -217,7 +220,7 @@ static int check_finite_differences(const char *cname, const Trace *t, const Tra
       checked++;
     }
   }
-  for (int l = 0; l < t->cfg.n_layers; l++) { // dS through a what-if edit of the score
+  for (int l = 0; l < t->cfg.n_layers && !t->no_scale; l++) { // dS through a what-if edit of the score
     int k = t->cfg.causal ? t->layers[l].S_raw : t->layers[l].S;
     const TraceTensor *s = &t->t[k];
     long n = (long)s->heads * s->rows * s->cols, big = 0;
@@ -274,14 +277,14 @@ static void run_case(const char *refdir, const char *cname, const char *text) {
       int files = compare_files(cname, dir, g);
       Model *next = train_sgd_step(m, g, 0.1f, &err);
       CHECK(next != NULL, "%s", err.msg);
-      float after = next ? train_loss(next, &tok, NULL, 0, &err) : NAN,
+      float after = next ? train_loss(next, &tok, NULL, 0, false, &err) : NAN,
             want_after = read_scalar(dir, "loss_after.npy");
       CHECK(fabsf(after - want_after) <= 1e-5f * fmaxf(1, fabsf(want_after)),
             "%s: loss after %.9g, torch %.9g", cname, after, want_after);
       CHECK(after < g->loss, "%s: the step does not lower the loss (%g -> %g)", cname, g->loss, after);
       model_with_params_free(next);
       // the model as loaded is untouched: its loss is the same again
-      CHECK(train_loss(m, &tok, NULL, 0, &err) == g->loss, "%s: the step changed the model", cname);
+      CHECK(train_loss(m, &tok, NULL, 0, false, &err) == g->loss, "%s: the step changed the model", cname);
       check_masked_zeros(cname, g);
       check_two_threads(cname, m, &tok, g);
       int fd = check_finite_differences(cname, t, g);
@@ -329,6 +332,59 @@ static void run_ext_case(const char *cname, const char *text) {
   }
   if (ok) tokens_free(&tok);
   model_free(m);
+}
+
+// The √d_k experiment: a pass without the scale is checked by finite differences of every weight;
+// the sweep of random queries and keys shows the scores spreading as √d_k without it, the softmax
+// saturating and dL/dS shrinking, and stays put with it.
+static void check_no_scale(void) {
+  char path[4096];
+  const char *td = getenv("SF_TEST_DIR");
+  CHECK(path_join(path, sizeof path, td ? td : "tests", "ref/grad/pre-gelu-causal-2/model.safetensors"),
+        "path too long");
+  Err err = {0};
+  Model *m = model_load(path, &err);
+  CHECK(m != NULL, "%s", err.msg);
+  if (!m) return;
+  Tokens tok;
+  CHECK(tokens_from_text(&tok, &m->vocab, "the mouse eats the money by the river", 0, &err), "%s", err.msg);
+  Trace *t = trace_new(m, &tok, &err), *ts = trace_new(m, &tok, &err);
+  model_forward(t);
+  ts->no_scale = true;
+  model_forward(ts);
+  const TraceTensor *s = trace_find(t, "l0.S_raw"), *s1 = trace_find(ts, "l0.S_raw");
+  float dk = (float)(m->cfg.D / m->cfg.H);
+  CHECK(fabsf(trace_at(s1, 0, 2, 1) - sqrtf(dk) * trace_at(s, 0, 2, 1)) < 1e-5f,
+        "no scale: S = √d_k · scaled S");
+  TraceGrad *g = backward_new(ts, NULL, 0, &err);
+  CHECK(g != NULL, "%s", err.msg);
+  if (g) {
+    backward_run(g);
+    int fd = check_finite_differences("no-scale", ts, g);
+    printf("  %-20s loss %.6f, %d finite differences\n", "no-scale", g->loss, fd);
+  }
+  backward_free(g);
+  trace_free(ts);
+  trace_free(t);
+  tokens_free(&tok);
+  model_free(m);
+
+  const int dks[4] = {4, 64, 1024, 4096};
+  SqrtDkRow r[4], again[4];
+  sqrtdk_sweep(42, 16, 256, dks, 4, r);
+  sqrtdk_sweep(42, 16, 256, dks, 4, again);
+  CHECK(!memcmp(r, again, sizeof r), "the sweep depends on its seed only");
+  for (int k = 0; k < 4; k++) {
+    CHECK(fabsf(r[k].score_std[0] - 1) < 0.1f, "d_k %d: scaled scores' std %g, not about 1", dks[k],
+          r[k].score_std[0]);
+    CHECK(fabsf(r[k].score_std[1] / sqrtf((float)dks[k]) - 1) < 0.15f,
+          "d_k %d: unscaled std %g, not about √d_k", dks[k], r[k].score_std[1]);
+    CHECK(r[k].max_a[0] < 0.3f, "d_k %d: the scaled softmax saturates (max A %g)", dks[k], r[k].max_a[0]);
+    if (k) CHECK(r[k].max_a[1] > r[k - 1].max_a[1], "unscaled: max A grows with d_k");
+  }
+  CHECK(r[3].max_a[1] > 0.95f, "d_k 4096 unscaled: max A %g, not saturated", r[3].max_a[1]);
+  CHECK(r[3].ds_rms[1] < 0.5f * r[3].ds_rms[0], "d_k 4096: dS unscaled %g is not well below scaled %g",
+        r[3].ds_rms[1], r[3].ds_rms[0]);
 }
 
 // Refusals and --labels.
@@ -409,6 +465,7 @@ int main(void) {
   CHECK(path_join(ext_cases, sizeof ext_cases, td ? td : "tests", "ref/ext/cases.txt"), "path too long");
   int n_ext = golden_read_rows(ext_cases, 2, ext, 8);
   for (int i = 0; i < n_ext; i++) run_ext_case(ext[i].f[0], ext[i].f[1]);
+  check_no_scale();
   check_refusals();
   return check_exit("test_grad_golden");
 }

@@ -50,6 +50,16 @@ cases=$((cases + 1))
 "$SF" dump --train --lr 0.5 --labels "cat,walks,by,the,bank,-" --out "$T/lab" >"$T/out" 2>&1 &&
   grep -q "over 5 targets, after one step with η = 0.5" "$T/out" || fail "--labels/--lr: $(cat "$T/out")"
 
+# --no-scale: the √d_k experiment's table, and the stages without the scale
+cases=$((cases + 1))
+if "$SF" dump --train --no-scale --out "$T/ns" >"$T/out" 2>&1; then
+  grep -q "scores without 1/sqrt(d_k)" "$T/out" || fail "--no-scale: $(cat "$T/out")"
+  [ -s "$T/ns/sqrt_dk.npy" ] && [ "$(grep -c '^[0-9]' "$T/ns/sqrt_dk.txt")" = 6 ] || fail "--no-scale: no sqrt_dk table"
+  cmp -s "$T/ns/l0.S.npy" "$T/bank/l0.S.npy" && fail "--no-scale: the scores are the scaled ones"
+else
+  fail "dump --train --no-scale: $(cat "$T/out")"
+fi
+
 # refusals: one line, exit 2
 refuse() { # expected-substring, args...
   local want=$1
@@ -64,7 +74,7 @@ refuse() { # expected-substring, args...
 refuse "no prediction head" --random D=8,H=2,F=16,layers=1,seed=1 --text "a b" --train --out "$T/x"
 refuse "one token" --text "bank" --train --out "$T/x"
 refuse "--lr needs a learning rate" --train --lr -1 --out "$T/x"
-refuse "--lr and --labels go with --train" --lr 0.1 --out "$T/x"
+refuse "go with --train" --lr 0.1 --out "$T/x"
 refuse "not in the model's vocabulary" --train --labels "zebra,-,-,-,-,-" --out "$T/x"
 refuse "give one per token" --train --labels "cat" --out "$T/x"
 refuse "leave out --generate" --train --generate --out "$T/x"

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "edits.h"      // defines: edits_describe
 #include "fileio.h"     // defines: file_write_atomic
+#include "forward.h"    // defines: model_forward (--no-scale)     // defines: file_write_atomic
 #include "npy.h"        // defines: npy_write
 #include "outdir.h"     // defines: OutDir
 #include "simfiles.h"   // defines: simfiles_write
@@ -15,7 +16,7 @@ static const char *USAGE =
     "usage: stepformer dump [--model FILE | --random SPEC [--vocab w1,w2,...]] [--text TEXT]\n"
     "                       [--target TEXT | --generate [--max-steps N] | --compare TEXT] [--causal]\n"
     "                       [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]...\n"
-    "                       [--train [--lr RATE] [--labels LIST]] --out DIR\n"
+    "                       [--train [--lr RATE] [--labels LIST] [--no-scale]] --out DIR\n"
     "\n"
     "Runs the encoder on TEXT and writes into DIR one float32 .npy per stage (O, X, P, Z,\n"
     "l0.Q ... l0.out, as in DESIGN.md), tokens.txt, and the model as model.safetensors, so that\n"
@@ -58,6 +59,10 @@ static const char *USAGE =
     "                  file name (grad.layers.0.self_attn.in_proj_weight.npy, grad.head.weight.npy)\n"
     "                  and loss_after.npy [1], the loss after one step W <- W - lr*dL/dW\n"
     "  --lr RATE       the learning rate of that step (default 0.1)\n"
+    "  --no-scale      the sqrt(d_k) experiment: scores S = QK^T without the 1/sqrt(d_k), in the\n"
+    "                  stages and the gradients; also writes sqrt_dk.npy and sqrt_dk.txt, random\n"
+    "                  queries and keys: the scores' spread, the softmax's largest weight and the\n"
+    "                  size of dL/dS for d_k = 4 .. 4096, with and without the scale\n"
     "  --labels LIST   other targets: one word per token, the word that position should predict,\n"
     "                  \"-\" for none (\"cat,walks,-,-,-,-\"); a classifier: its class, name or 1..C\n"
     "  --out DIR       the folder to write (created if missing)\n"
@@ -198,8 +203,8 @@ int cli_dump(int argc, char **argv) {
                             "--generate");
   if (gen.on && (o.n_edit || o.n_head_off))
     return cli_fail("dump", "--edit and --head-off do not go with --generate: give one or the other");
-  if ((train.lr_set || train.labels) && !train.on)
-    return cli_fail("dump", "--lr and --labels go with --train");
+  if ((train.lr_set || train.labels || train.no_scale) && !train.on)
+    return cli_fail("dump", "--lr, --labels and --no-scale go with --train");
   if (train.on && (gen.on || target || compare || o.n_edit || o.n_head_off))
     return cli_fail("dump",
                     "--train takes one step on the model's own encoder: leave out --generate, --target, "
@@ -227,6 +232,10 @@ int cli_dump(int argc, char **argv) {
   if (!t) {
     model_free(m);
     return cli_fail("dump", err.msg);
+  }
+  if (train.no_scale) { // the √d_k experiment: the same pass with scores QKᵀ, no 1/√d_k
+    t->no_scale = true;
+    model_forward(t);
   }
   Trace *tb = NULL;
   Sim *sim = NULL;

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "backward.h" // defines: TraceGrad, backward_new, backward_run, backward_param_grad
+#include "fileio.h"   // defines: file_write_atomic
 #include "npy.h"      // defines: npy_write
+#include "sqrtdk.h"   // defines: sqrtdk_sweep, sqrtdk_matrix
 #include "train.h"    // defines: train_sgd_step, train_loss, TRAIN_DEFAULT_LR
 
 int trainfiles_option(TrainOpts *o, int argc, char **argv, int *i, Err *err) {
@@ -24,6 +26,10 @@ int trainfiles_option(TrainOpts *o, int argc, char **argv, int *i, Err *err) {
     o->lr = (float)v;
     o->lr_set = true;
     ++*i;
+    return 1;
+  }
+  if (!strcmp(a, "--no-scale")) {
+    o->no_scale = true;
     return 1;
   }
   if (!strcmp(a, "--labels")) {
@@ -72,19 +78,41 @@ bool trainfiles_write(OutDir *od, const Trace *t, const TrainOpts *o, char *summ
     files++;
   }
   free(mt);
+  if (ok && t->no_scale) { // the √d_k experiment: random queries and keys, with and without the scale
+    enum { N_DK = 6 };
+    static const int dks[N_DK] = {4, 16, 64, 256, 1024, 4096};
+    SqrtDkRow r[N_DK];
+    sqrtdk_sweep(42, 16, 256, dks, N_DK, r);
+    float m[N_DK * SQRTDK_COLS];
+    sqrtdk_matrix(r, N_DK, m);
+    int shape[2] = {N_DK, SQRTDK_COLS};
+    char text[2048], path[4096];
+    int len = snprintf(text, sizeof text,
+                       "# sqrt_dk.npy: random q, k ~ N(0,1), 16 keys, 256 query rows, dA ~ N(0,1), seed 42\n"
+                       "# d_k\tstd(S) scaled\tstd(S) unscaled\tmax A scaled\tmax A unscaled\t"
+                       "rms(dS) scaled\trms(dS) unscaled\n");
+    for (int k = 0; k < N_DK && len < (int)sizeof text - 128; k++)
+      len += snprintf(text + len, sizeof text - (size_t)len, "%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.3g\t%.3g\n",
+                      r[k].dk, (double)r[k].score_std[0], (double)r[k].score_std[1], (double)r[k].max_a[0],
+                      (double)r[k].max_a[1], (double)r[k].ds_rms[0], (double)r[k].ds_rms[1]);
+    ok = write_npy(od, "sqrt_dk", m, 2, shape, err) &&
+         outdir_path(od, "sqrt_dk.txt", path, sizeof path, err) &&
+         file_write_atomic(path, text, (size_t)len, err);
+  }
   float after = NAN;
   if (ok) {
     Model *next = train_sgd_step(t->model, g, lr, err);
     ok = next != NULL;
-    if (ok) after = train_loss(next, &t->tokens, o->labels ? target : NULL, n_target, err);
+    if (ok) after = train_loss(next, &t->tokens, o->labels ? target : NULL, n_target, t->no_scale, err);
     ok = ok && !isnan(after) && write_npy(od, "loss_after", &after, 1, &one, err);
     model_with_params_free(next);
   }
   if (ok)
     snprintf(summary, (size_t)cap,
              "training step: loss %.6g over %d target%s, after one step with η = %g: %.6g; %d gradient files "
-             "(grad.*.npy), loss.npy, loss_after.npy",
-             (double)loss, g->n_targets, g->n_targets == 1 ? "" : "s", (double)lr, (double)after, files);
+             "(grad.*.npy), loss.npy, loss_after.npy%s",
+             (double)loss, g->n_targets, g->n_targets == 1 ? "" : "s", (double)lr, (double)after, files,
+             t->no_scale ? "; scores without 1/sqrt(d_k) (--no-scale), sqrt_dk.npy and sqrt_dk.txt" : "");
   backward_free(g);
   free(target);
   return ok;

@@ -17,6 +17,7 @@ typedef struct {
   float lr;           // --lr (TRAIN_DEFAULT_LR when not given)
   bool lr_set;        //
   const char *labels; // --labels, or NULL: the next token
+  bool no_scale; // --no-scale: the √d_k experiment (the caller sets Trace.no_scale and runs the forward)
 } TrainOpts;
 
 // Parses --train, --lr X and --labels SPEC at argv[*i] (dump): 1 when consumed (i moved on), 0 when

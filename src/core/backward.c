@@ -129,7 +129,7 @@ static double cross_entropy(const float *logits, int rows, int n, const int *tar
 static void attention_back(TraceGrad *g, const TraceLayer *y, float *dqkv) {
   const Trace *t = g->t;
   int L = t->L, D = t->cfg.D, H = t->cfg.H, dk = D / H;
-  float scale = 1.0f / sqrtf((float)dk);
+  float scale = t->no_scale ? 1.0f : 1.0f / sqrtf((float)dk); // the √d_k experiment: none
   const float *dcat = D_(g, y->concat);
   for (int h = 0; h < H; h++) {
     size_t hs = (size_t)h * L * L, hv = (size_t)h * L * dk;

@@ -125,6 +125,9 @@ typedef struct {
   // edited copy of the model that `model` then points at, or NULL. Both owned (trace_free).
   struct TraceEdits *edits;
   struct Model *own_model;
+  // The √d_k experiment (issue 21): when set, the encoder's scores are S_h = Q_h K_hᵀ without the
+  // 1/√d_k (model_forward and backward_run both); false for every model's own pass.
+  bool no_scale;
 } Trace;
 
 // Allocates a trace for `tokens` through `model` (copies the tokens). Fails on memory, when the

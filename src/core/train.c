@@ -24,9 +24,11 @@ Model *train_sgd_step(const Model *m, const TraceGrad *g, float lr, Err *err) {
   return next;
 }
 
-float train_loss(const Model *m, const Tokens *tokens, const int *target, int n_target, Err *err) {
+float train_loss(const Model *m, const Tokens *tokens, const int *target, int n_target, bool no_scale,
+                 Err *err) {
   Trace *t = trace_new(m, tokens, err);
   if (!t) return NAN;
+  t->no_scale = no_scale;
   model_forward(t);
   float loss = backward_loss(t, target, n_target);
   trace_free(t);

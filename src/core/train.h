@@ -22,7 +22,9 @@
 Model *train_sgd_step(const Model *m, const TraceGrad *g, float lr, Err *err);
 
 // The loss of `tokens` through model m for targets (backward_new's meaning), by a forward of its
-// own: the loss after a step. NaN with a message on failure.
-float train_loss(const Model *m, const Tokens *tokens, const int *target, int n_target, Err *err);
+// own (no_scale: scores without 1/√d_k, as Trace.no_scale): the loss after a step. NaN with a
+// message on failure.
+float train_loss(const Model *m, const Tokens *tokens, const int *target, int n_target, bool no_scale,
+                 Err *err);
 
 #endif
