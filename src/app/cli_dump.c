@@ -6,7 +6,7 @@
 #include "cli.h"
 #include "edits.h"      // defines: edits_describe
 #include "fileio.h"     // defines: file_write_atomic
-#include "forward.h"    // defines: model_forward (--no-scale)     // defines: file_write_atomic
+#include "forward.h"    // defines: model_forward (--no-scale)
 #include "npy.h"        // defines: npy_write
 #include "outdir.h"     // defines: OutDir
 #include "simfiles.h"   // defines: simfiles_write
