@@ -327,7 +327,7 @@ static int bench_model(const BenchOpts *o) {
     printf("%s\t%d\t%d\t%d\t%d\t%.9f\t%.9f\t%.9f\t%.9f\n", m->source, t->L, t->T, o->threads, o->runs,
            full.median_s, full.min_s, dec.median_s, dec.min_s);
   } else {
-    printf("%s, L=%d%s%d, %d thread%s, %d runs: traced forward%s median %.4f ms (min %.4f)\n", m->source,
+    printf("%s, L=%d%s%.0d, %d thread%s, %d runs: traced forward%s median %.4f ms (min %.4f)\n", m->source,
            t->L, t->T > 0 ? " T=" : "", t->T > 0 ? t->T : 0, o->threads, o->threads > 1 ? "s" : "", o->runs,
            train_grad ? " + backward" : "", full.median_s * 1e3, full.min_s * 1e3);
     if (t->T > 0)
