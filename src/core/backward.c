@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "par.h" // defines: par_run, par_threads
+
 // C[M, N] += alpha · op(A) · op(B), row-major; op transposes when ta / tb.
 static void gemm_add(bool ta, bool tb, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float *C, int ldc) {
@@ -37,16 +39,47 @@ static float *dp(const TraceGrad *g, const float *p) { return (float *)backward_
 
 // Linear layer Y[n, out] = X[n, in]·Wᵀ + b (W [out, in] as PyTorch stores it):
 //   dX += dY·W [n, in],  dW += dYᵀ·X [out, in],  db += Σ_rows dY [out].
+// The two products are cut into LINEAR_PARTS blocks (dX by columns, dW by rows), always the same
+// blocks whatever the number of threads, which run them (par.h): one and two threads give the same
+// bits, as each block is the same BLAS call either way.
+enum { LINEAR_PARTS = 4, SPLIT_MIN_MADDS = 1 << 18 };
+
+typedef struct {
+  const float *dy, *x, *w;
+  float *dx, *dw;
+  int n, out, in;
+} LinearBack;
+
+static int part_at(int len, int p) { return (int)((long)len * p / LINEAR_PARTS); }
+
+static void linear_back_part(void *ctx, int task) {
+  const LinearBack *j = ctx;
+  int p = task % LINEAR_PARTS;
+  if (task < LINEAR_PARTS) { // dX columns c0..c1-1 = dY · W[:, c0..c1-1]
+    int c0 = part_at(j->in, p), c1 = part_at(j->in, p + 1);
+    if (j->dx && c1 > c0)
+      gemm_add(false, false, j->n, c1 - c0, j->out, 1.0f, j->dy, j->out, j->w + c0, j->in, j->dx + c0, j->in);
+  } else { // dW rows r0..r1-1 = dY[:, r0..r1-1]ᵀ · X
+    int r0 = part_at(j->out, p), r1 = part_at(j->out, p + 1);
+    if (j->dw && r1 > r0)
+      gemm_add(true, false, r1 - r0, j->in, j->n, 1.0f, j->dy + r0, j->out, j->x, j->in,
+               j->dw + (size_t)r0 * j->in, j->in);
+  }
+}
+
 static void linear_back(const float *dy, int n, int out, const float *x, int in, float *dx, const float *w,
                         float *dw, float *db) {
-  if (dx) gemm_add(false, false, n, in, out, 1.0f, dy, out, w, in, dx, in);
-  if (dw) gemm_add(true, false, out, in, n, 1.0f, dy, out, x, in, dw, in);
+  LinearBack j = {dy, x, w, dx, dw, n, out, in};
+  if ((long)n * out * in >= SPLIT_MIN_MADDS && par_threads() > 1)
+    par_run(2 * LINEAR_PARTS, linear_back_part, &j);
+  else
+    for (int task = 0; task < 2 * LINEAR_PARTS; task++) linear_back_part(&j, task);
   if (db) { // row by row into double sums (the rows are contiguous)
     double *s = calloc((size_t)out, sizeof *s);
     EXPECT(s);
     for (int i = 0; i < n; i++)
-      for (int j = 0; j < out; j++) s[j] += dy[(size_t)i * out + j];
-    for (int j = 0; j < out; j++) db[j] += (float)s[j];
+      for (int jj = 0; jj < out; jj++) s[jj] += dy[(size_t)i * out + jj];
+    for (int jj = 0; jj < out; jj++) db[jj] += (float)s[jj];
     free(s);
   }
 }
@@ -126,12 +159,24 @@ static double cross_entropy(const float *logits, int rows, int n, const int *tar
 //   dA_h  = dAV_h · V_hᵀ [L, L],  dV_h = A_hᵀ · dAV_h [L, dk]
 //   dS_h  = A_h ∘ (dA_h − rowsum(dA_h ∘ A_h))     (the softmax's Jacobian; masked entries exactly 0)
 //   dQ_h  = (1/√dk) · dS_h · K_h,  dK_h = (1/√dk) · dS_hᵀ · Q_h
-static void attention_back(TraceGrad *g, const TraceLayer *y, float *dqkv) {
+// Heads are independent (each writes its own slices and its own columns of dqkv): one task per
+// head, run on the team (par.h) when there are two threads; the same bits either way.
+typedef struct {
+  TraceGrad *g;
+  const TraceLayer *y;
+  float *dqkv;
+} AttentionBack;
+
+static void attention_back_head(void *ctx, int h) {
+  const AttentionBack *job = ctx;
+  TraceGrad *g = job->g;
+  const TraceLayer *y = job->y;
+  float *dqkv = job->dqkv;
   const Trace *t = g->t;
   int L = t->L, D = t->cfg.D, H = t->cfg.H, dk = D / H;
   float scale = t->no_scale ? 1.0f : 1.0f / sqrtf((float)dk); // the √d_k experiment: none
   const float *dcat = D_(g, y->concat);
-  for (int h = 0; h < H; h++) {
+  {
     size_t hs = (size_t)h * L * L, hv = (size_t)h * L * dk;
     float *dav = D_(g, y->AV) + hv, *dA = D_(g, y->A) + hs, *dS = D_(g, y->S) + hs;
     float *dQ = D_(g, y->Q) + hv, *dK = D_(g, y->K) + hv, *dV = D_(g, y->V) + hv;
@@ -163,6 +208,15 @@ static void attention_back(TraceGrad *g, const TraceLayer *y, float *dqkv) {
         row[2 * D] = dV[(size_t)i * dk + c];
       }
   }
+}
+
+static void attention_back(TraceGrad *g, const TraceLayer *y, float *dqkv) {
+  AttentionBack job = {g, y, dqkv};
+  const Trace *t = g->t;
+  if (par_threads() > 1 && t->cfg.H > 1 && (long)t->L * t->L * t->cfg.D >= SPLIT_MIN_MADDS)
+    par_run(t->cfg.H, attention_back_head, &job);
+  else
+    for (int h = 0; h < t->cfg.H; h++) attention_back_head(&job, h);
 }
 
 // Layer l, from d out back to d in, the forward's stages in reverse.

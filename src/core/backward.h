@@ -12,8 +12,10 @@
 //   - dL/dθ for every parameter θ of the model, laid out exactly as model->params (so a weight's
 //     gradient is at the same offset as the weight: backward_param_grad). A tied head's E gets
 //     both contributions.
-// Everything is float32; sums run in BLAS (one thread) or in double, in a fixed order, so the
-// result does not depend on the number of threads the forward used.
+// Everything is float32; sums run in BLAS (one BLAS thread) or in double, in a fixed order. With
+// forward_set_threads(2) the heads of a layer and fixed blocks of each product's columns (dX) or
+// rows (dW) are shared between the two threads (par.h): the blocks are the same on one thread, so
+// the gradients of a given forward are the same bits on one and on two.
 //
 // The backward of each stage is one function in backward.c, written from its formula (the head and
 // softmax-cross-entropy p̂ − y; the FFN with ReLU's mask or GELU's derivative; LayerNorm's mean- and
