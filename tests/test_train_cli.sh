@@ -24,6 +24,9 @@ if out=$("$SF" dump --train --out "$T/bank" 2>&1); then
     grad.layers.0.self_attn.in_proj_weight grad.head.weight; do
     [ -s "$T/bank/$f.npy" ] || fail "dump --train wrote no $f.npy"
   done
+  [ "$(head -c 4 "$T/bank/backward-softmax.png" | tail -c 3)" = PNG ] || fail "no backward-softmax.png"
+  grep -aq "after one training step with η = 0.1" "$T/bank/backward-softmax.png" ||
+    fail "backward-softmax.png's description does not name the step"
   for s in "$T"/bank/*.npy; do # every stage file has its gradient (pred: the loss is taken from the logits)
     b=$(basename "$s" .npy)
     case $b in grad.* | loss | loss_after | pred) continue ;; esac

@@ -6,11 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backward.h" // defines: TraceGrad, backward_new, backward_run, backward_param_grad
-#include "fileio.h"   // defines: file_write_atomic
-#include "npy.h"      // defines: npy_write
-#include "sqrtdk.h"   // defines: sqrtdk_sweep, sqrtdk_matrix
-#include "train.h"    // defines: train_sgd_step, train_loss, TRAIN_DEFAULT_LR
+#include "backward.h"  // defines: TraceGrad, backward_new, backward_run, backward_param_grad
+#include "fileio.h"    // defines: file_write_atomic
+#include "npy.h"       // defines: npy_write
+#include "canvas.h"    // defines: canvas_new, canvas_free
+#include "pngio.h"     // defines: pngio_write
+#include "text.h"      // defines: text_init
+#include "sqrtdk.h"    // defines: sqrtdk_sweep, sqrtdk_matrix
+#include "view_grad.h" // defines: view_grad_softmax, view_grad_pick
+#include "train.h"     // defines: train_sgd_step, train_loss, TRAIN_DEFAULT_LR
 
 int trainfiles_option(TrainOpts *o, int argc, char **argv, int *i, Err *err) {
   const char *a = argv[*i];
@@ -107,11 +111,40 @@ bool trainfiles_write(OutDir *od, const Trace *t, const TrainOpts *o, char *summ
     ok = ok && !isnan(after) && write_npy(od, "loss_after", &after, 1, &one, err);
     model_with_params_free(next);
   }
+  char picture[300] = ", backward-softmax.png";
+  if (ok) { // the picture: the backward through one head's softmax, where the gradient is largest
+    int head, row, col;
+    view_grad_pick(t, g, &head, &row, &col);
+    enum { PW = 1280, PH = 720 };
+    Scene sc;
+    scene_init(&sc, PW, PH, 0);
+    char footer[512], path[4096];
+    snprintf(footer, sizeof footer, "%s · %d tokens · loss %.4g, after one training step with η = %g: %.4g",
+             t->model->source, t->L, (double)loss, (double)lr, (double)after);
+    Err ferr = {0};                // without fonts the dump goes on without the picture, and says so
+    bool fonts = text_init(&ferr); // before drawing: the layout measures the text (once per process)
+    if (fonts) view_grad_softmax(&sc, t, g, 0, head, row, col, footer, theme_get(THEME_LIGHT), PW, PH);
+    Canvas cv = canvas_new(PW, PH);
+    if (!fonts)
+      snprintf(picture, sizeof picture, " (no backward-softmax.png: %.200s)", ferr.msg);
+    else if (!cv.px)
+      ok = err_set(err, "out of memory for the picture");
+    else {
+      scene_raster(&sc, cv, 0);
+      const char *kv[] = {"Title",     "Backward through the softmax", "Description", footer, "Software",
+                          "Stepformer"};
+      ok = outdir_path(od, "backward-softmax.png", path, sizeof path, err) &&
+           pngio_write(cv, path, kv, 3, err);
+      canvas_free(&cv);
+    }
+    scene_free(&sc);
+  }
   if (ok)
     snprintf(summary, (size_t)cap,
              "training step: loss %.6g over %d target%s, after one step with η = %g: %.6g; %d gradient files "
-             "(grad.*.npy), loss.npy, loss_after.npy%s",
+             "(grad.*.npy), loss.npy, loss_after.npy%s%s",
              (double)loss, g->n_targets, g->n_targets == 1 ? "" : "s", (double)lr, (double)after, files,
+             picture,
              t->no_scale ? "; scores without 1/sqrt(d_k) (--no-scale), sqrt_dk.npy and sqrt_dk.txt" : "");
   backward_free(g);
   free(target);
