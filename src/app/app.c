@@ -393,6 +393,7 @@ static void cycle_part(App *a) {
 static void key(App *a, const AppEvent *e) {
   bool shift = e->mods & MOD_SHIFT, ctrl = e->mods & MOD_CTRL;
   if (a->editing) return field_key(a, e);
+  if (app_train_key(a, e)) return; // B: the training step's overlay (app_train.c)
   if (app_edits_key(a, e)) return; // V, Ctrl+↑ ↓, X, U, D and the value field (app_edits.c)
   if (a->model && !ctrl && model_key(a, e)) return;
   if (shift && (e->key == KEY_RIGHT || e->key == KEY_LEFT || e->key == KEY_UP || e->key == KEY_DOWN)) {
@@ -594,6 +595,7 @@ App *app_new(Session *s, const AppOptions *o, Err *err) {
 void app_free(App *a) {
   if (!a) return;
   scene_free(&a->scratch);
+  app_train_free(a);
   free(a);
 }
 

@@ -343,6 +343,7 @@ static const char *const HELP[][2] = {
     {"X", "switch the head shown off: zeroed, uniform, on"},
     {"U  /  Shift + U", "undo the last edit / all edits"},
     {"D", "difference view: edited against the model's own"},
+    {"B", "backward: one training step (→ step, ← undo, + − η)"},
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},
     {"?  or  F1", "this help"},
@@ -402,6 +403,7 @@ bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
   sentence_field(a, overlay, w, h, us);
   inspector(a, overlay, u);
   app_edits_draw(a, overlay, w, h, us);
+  app_train_draw(a, overlay, w, h, us);
   status_toast(a, overlay, w, h, us);
   help(a, overlay, w, h, us);
   a->dirty = a->base_dirty = false;
