@@ -343,7 +343,7 @@ static const char *const HELP[][2] = {
     {"X", "switch the head shown off: zeroed, uniform, on"},
     {"U  /  Shift + U", "undo the last edit / all edits"},
     {"D", "difference view: edited against the model's own"},
-    {"B", "backward: one training step (→ step, ← undo, + − η)"},
+    {"B", "the backward pass, training steps"},
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},
     {"?  or  F1", "this help"},

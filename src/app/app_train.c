@@ -5,7 +5,9 @@
 //   → or Space   take a training step, W ← W − η·∂L/∂W, and compute everything again (the loss
 //                after each step is listed: it falls over several);
 //   ← or Backspace   undo one step;  Home   back to the model as loaded;
-//   + / −        η twice / half as large;   B or Esc   close.
+//   + / −        η twice / half as large;   K   the √d_k experiment: the scores without 1/√d_k (the
+//                softmax saturates, ∂L/∂S shrinks) and a chart of ∂L/∂S's size against d_k for
+//                random queries and keys, with and without the scale;   B or Esc   close.
 // The steps are taken on copies of the model (model_with_params): the session's model, the page
 // under the overlay and everything else stay the model as loaded.
 #include <math.h>
@@ -16,7 +18,8 @@
 #include "backward.h"  // defines: TraceGrad, backward_new, backward_run
 #include "forward.h"   // defines: model_forward
 #include "train.h"     // defines: train_sgd_step, TRAIN_DEFAULT_LR
-#include "view_grad.h" // defines: view_grad_softmax, view_grad_pick
+#include "sqrtdk.h"    // defines: SqrtDkRow, sqrtdk_sweep
+#include "view_grad.h" // defines: view_grad_softmax, view_grad_pick, view_grad_sqrtdk_chart
 
 #define APP_TRAIN_MAX 64
 
@@ -27,8 +30,11 @@ struct AppTrain {
   Model *models[APP_TRAIN_MAX];  // models[k]: after k + 1 steps
   float loss[APP_TRAIN_MAX + 1]; // loss[k]: after k steps
   float lr_of[APP_TRAIN_MAX];    // the η of step k + 1
-  Trace *trace;                  // the forward of the current model on the session's sentence
-  TraceGrad *grad;               // its gradients
+  bool no_scale;                 // K: the √d_k experiment, scores without 1/√d_k
+  SqrtDkRow sweep[6];            // its chart (sqrtdk_sweep), made once
+  bool swept;
+  Trace *trace;    // the forward of the current model on the session's sentence
+  TraceGrad *grad; // its gradients
 };
 
 static const Model *current(const AppTrain *tr, const Model *loaded) {
@@ -49,6 +55,7 @@ static bool refresh(App *a) {
   const Trace *shown = a->s->base ? a->s->base : a->s->trace; // the model's own pass, not an edited one
   tr->trace = trace_new(current(tr, a->s->model), &shown->tokens, &err);
   if (tr->trace) {
+    tr->trace->no_scale = tr->no_scale;
     model_forward(tr->trace);
     tr->grad = backward_new(tr->trace, NULL, 0, &err);
   }
@@ -117,9 +124,20 @@ bool app_train_key(App *a, const AppEvent *e) {
   case KEY_PLUS:
   case KEY_MINUS: tr->lr = e->key == KEY_PLUS ? fminf(tr->lr * 2, 64) : fmaxf(tr->lr / 2, 1.0f / 1024); break;
   case KEY_CHAR:
-    if (b)
+    if (b) {
       tr->open = false;
-    else if (e->ch == '+' || e->ch == '=' || e->ch == '-')
+    } else if (e->ch == 'k') { // the √d_k experiment
+      tr->no_scale = !tr->no_scale;
+      if (!tr->swept) {
+        static const int dks[6] = {4, 16, 64, 256, 1024, 4096};
+        sqrtdk_sweep(42, 16, 256, dks, 6, tr->sweep);
+        tr->swept = true;
+      }
+      if (refresh(a))
+        app_set_status(a, "%s: loss %.4f",
+                       tr->no_scale ? "scores without 1/√d_k" : "scores with 1/√d_k again",
+                       (double)tr->loss[tr->n]);
+    } else if (e->ch == '+' || e->ch == '=' || e->ch == '-')
       tr->lr = e->ch == '-' ? fmaxf(tr->lr / 2, 1.0f / 1024) : fminf(tr->lr * 2, 64);
     break;
   default: break;
@@ -159,5 +177,8 @@ void app_train_draw(App *a, Scene *s, float W, float H, float u) {
   scene_text(s, FONT_SANS, fs * 0.75f, x + fs * 0.6f, y + lh * 3.1f, th->muted,
              "→ take a step   ← undo   Home: as loaded   + − η");
   scene_text(s, FONT_SANS, fs * 0.75f, x + fs * 0.6f, y + lh * 4.0f, th->muted,
-             "B or Esc: back to the forward stages (the model as loaded)");
+             tr->no_scale ? "K: scores WITHOUT 1/√d_k (K again: with)   B or Esc: close"
+                          : "K: scores without 1/√d_k   B or Esc: back to the forward stages");
+  if (tr->no_scale && tr->swept)
+    view_grad_sqrtdk_chart(s, tr->sweep, 6, W * 0.56f, H * 0.805f, W * 0.42f, H * 0.16f, th);
 }

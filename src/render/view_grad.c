@@ -52,6 +52,13 @@ static void heatmap(Scene *s, const Trace *t, const float *v, const ColorScale *
                      scene_strf(s, "%.3g", sc->hi));
 }
 
+// v in TeX with 4 significant digits: 0.0123, or 4.399 \cdot 10^{-9} for very small or large values.
+static const char *tex_num(Scene *s, double v) {
+  if (v == 0 || (fabs(v) >= 1e-4 && fabs(v) < 1e5)) return scene_strf(s, "%.4g", v);
+  int e = (int)floor(log10(fabs(v)));
+  return scene_strf(s, "%.4g \\cdot 10^{%d}", v / pow(10, e), e);
+}
+
 static ColorScale centred(const float *v, long n) {
   float m = 0;
   for (long k = 0; k < n; k++) m = fmaxf(m, fabsf(v[k]));
@@ -91,10 +98,10 @@ void view_grad_softmax(Scene *s, const Trace *t, const TraceGrad *g, int layer, 
   float ey = top + mw + fs * 4.6f;
   tex_draw(s,
            scene_strf(s,
-                      "\\frac{\\partial L}{\\partial S}[\\text{%s}, \\text{%s}] = %.4g \\cdot \\left(%.4g - "
-                      "(%.4g)\\right) = %.4g",
-                      wi, wj, (double)A[row * L + col], (double)dA[row * L + col], r,
-                      (double)dS[row * L + col]),
+                      "\\frac{\\partial L}{\\partial S}[\\text{%s}, \\text{%s}] = %s \\cdot \\left(%s - "
+                      "(%s)\\right) = %s",
+                      wi, wj, tex_num(s, A[row * L + col]), tex_num(s, dA[row * L + col]), tex_num(s, r),
+                      tex_num(s, dS[row * L + col])),
            fs * 1.15f, true, fs, ey, th->text);
   scene_text(s, FONT_SANS, fs * 0.8f, fs, ey + fs * 2.0f, th->muted,
              scene_strf(s,
@@ -102,6 +109,40 @@ void view_grad_softmax(Scene *s, const Trace *t, const TraceGrad *g, int layer, 
                         "nothing back",
                         r));
   if (footer) scene_text(s, FONT_SANS, fs * 0.75f, fs, h - fs * 0.7f, th->muted, footer);
+}
+
+void view_grad_sqrtdk_chart(Scene *s, const SqrtDkRow *r, int n, float x, float y, float w, float h,
+                            const Theme *th) {
+  if (n < 2) return;
+  float fs = h * 0.13f, top = fs * 2.1f, left = fs * 3.2f, bottom = fs * 1.6f;
+  float px = x + left, pw = w - left - fs, py = y + top, ph = h - top - bottom, hi = 0;
+  for (int k = 0; k < n; k++) hi = fmaxf(hi, fmaxf(r[k].ds_rms[0], r[k].ds_rms[1]));
+  hi *= 1.15f;
+  scene_rect(s, x, y, w, h, th->panel);
+  scene_frame(s, x, y, w, h, 1.5f, th->frame);
+  scene_text(s, FONT_SANS_BOLD, fs, x + fs * 0.5f, y + fs * 1.15f, th->text,
+             "size of dL/dS against d_k (random q, k)");
+  scene_line(s, px, py + ph, px + pw, py + ph, 1, th->muted);
+  scene_line(s, px, py, px, py + ph, 1, th->muted);
+  scene_text_aligned(s, FONT_SANS, fs * 0.8f, px - fs * 0.3f, py + fs * 0.3f, 1, th->muted,
+                     scene_strf(s, "%.2g", hi));
+  scene_text_aligned(s, FONT_SANS, fs * 0.8f, px - fs * 0.3f, py + ph, 1, th->muted, "0");
+  float l0 = log2f((float)r[0].dk), l1 = log2f((float)r[n - 1].dk);
+  for (int v = 0; v < 2; v++) {
+    uint32_t col = v ? th->warn : th->accent;
+    float ox = 0, oy = 0;
+    for (int k = 0; k < n; k++) {
+      float cx = px + pw * (log2f((float)r[k].dk) - l0) / (l1 - l0), cy = py + ph * (1 - r[k].ds_rms[v] / hi);
+      if (k) scene_line(s, ox, oy, cx, cy, 2.5f, col);
+      scene_rect(s, cx - 3, cy - 3, 6, 6, col);
+      ox = cx, oy = cy;
+      if (v == 0)
+        scene_text_aligned(s, FONT_SANS, fs * 0.8f, cx, py + ph + fs * 1.1f, 0.5f, th->muted,
+                           scene_strf(s, "%d", r[k].dk));
+    }
+    scene_text_aligned(s, FONT_SANS_BOLD, fs * 0.85f, px + pw, v ? oy - fs * 0.5f : oy - fs * 0.5f, 1, col,
+                       v ? "without 1/sqrt(d_k)" : "with 1/sqrt(d_k)");
+  }
 }
 
 void view_grad_pick(const Trace *t, const TraceGrad *g, int *head, int *row, int *col) {

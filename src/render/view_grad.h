@@ -17,9 +17,15 @@
 #include "backward.h" // defines: TraceGrad
 #include "colormap.h" // defines: Theme
 #include "scene.h"    // defines: Scene
+#include "sqrtdk.h"   // defines: SqrtDkRow
 
 void view_grad_softmax(Scene *s, const Trace *t, const TraceGrad *g, int layer, int head, int row, int col,
                        const char *footer, const Theme *th, float w, float h);
+
+// The √d_k experiment's chart in (x, y, w, h): the size of ∂L/∂S (root mean square) against d_k on
+// a log axis, with the 1/√d_k (accent) and without it (warning colour), from sqrtdk_sweep's rows.
+void view_grad_sqrtdk_chart(Scene *s, const SqrtDkRow *r, int n, float x, float y, float w, float h,
+                            const Theme *th);
 
 // The head and the cell a picture of one training step shows first: the query row with the largest
 // loss term (the worst prediction; a classifier: row 0), the head and key where |∂L/∂S| is
