@@ -19,6 +19,7 @@
 #include "forward.h"   // defines: model_forward
 #include "train.h"     // defines: train_sgd_step, TRAIN_DEFAULT_LR
 #include "sqrtdk.h"    // defines: SqrtDkRow, sqrtdk_sweep
+#include "tex.h"       // defines: tex_layout, tex_emit, tex_metrics
 #include "view_grad.h" // defines: view_grad_softmax, view_grad_pick, view_grad_sqrtdk_chart
 
 #define APP_TRAIN_MAX 64
@@ -179,6 +180,26 @@ void app_train_draw(App *a, Scene *s, float W, float H, float u) {
   scene_text(s, FONT_SANS, fs * 0.75f, x + fs * 0.6f, y + lh * 4.0f, th->muted,
              tr->no_scale ? "K: scores WITHOUT 1/√d_k (K again: with)   B or Esc: close"
                           : "K: scores without 1/√d_k   B or Esc: back to the forward stages");
-  if (tr->no_scale && tr->swept)
+  if (tr->no_scale && tr->swept) {
     view_grad_sqrtdk_chart(s, tr->sweep, 6, W * 0.56f, H * 0.805f, W * 0.42f, H * 0.16f, th);
+  } else if (tr->trace->logits >= 0 && tr->grad->target[row] >= 0) {
+    // the loss's worked equation: the term of the row shown (the worst prediction), then the mean
+    const Trace *t = tr->trace;
+    int id = tr->grad->target[row];
+    double p = t->t[t->pred].data[(size_t)row * t->cfg.V + id];
+    char word[64];
+    snprintf(word, sizeof word, "%s", t->model->vocab.words[id]);
+    for (char *c = word; *c; c++)
+      if (*c == '_' || *c == '#' || *c == '$' || *c == '%' || *c == '&' || *c == '{' || *c == '}' ||
+          *c == '\\')
+        *c = '?'; // TeX's special characters
+    const char *src =
+        scene_strf(s,
+                   "-\\log \\hat p_{%d}[\\text{%s}] = -\\log %.4g = %.3f,\\quad \\mathcal{L} = "
+                   "-\\frac{1}{%d}\\sum_i \\log \\hat p_i[x_{i+1}] = %.4f",
+                   row + 1, word, p, -log(p > 0 ? p : 1e-30), tr->grad->n_targets, (double)tr->loss[tr->n]);
+    TexBox *box = tex_layout(src, fs * 1.05f, true, NULL); // right-aligned: measured first
+    if (box) tex_emit(s, box, fmaxf(W * 0.4f, W - tex_metrics(box).width - fs), H * 0.87f, th->text);
+    tex_free(box);
+  }
 }
