@@ -349,5 +349,16 @@ else
   echo "note: xvfb-run is not installed; the X11 part was not run"
 fi
 
+# 10. the training step (issue 21): B, two steps with the loss falling, η halved, one undone, the
+#     √d_k switched off and on, closed
+run train "$R/train.txt"
+check 'has train 2 "status=after 1 training step, η = 0.1: loss 1.7190 (was 4.5125)"' "Right takes a step: $(line train 2)"
+check 'has train 3 "status=after 2 training steps, η = 0.1: loss 1.5672 (was 1.7190)"' "a second step lowers the loss again"
+check 'has train 4 "status=learning rate η = 0.05"' "minus halves the learning rate"
+check 'has train 6 "status=scores without 1/√d_k: loss"' "K takes the scale out: $(line train 6)"
+check 'has train 7 "status=scores with 1/√d_k again: loss 1.7190"' "K puts it back, after the one step left: $(line train 7)"
+check 'has train 8 "step 1/"' "the training view keeps the arrows (no page moved)"
+check 'has train 9 "step 2/"' "after Escape, Right steps through the stages again"
+
 [ $fail = 0 ] && echo "test_window: all checks passed"
 exit $fail

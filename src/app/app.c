@@ -580,6 +580,7 @@ static void cycle_part(App *a) {
 static void key(App *a, const AppEvent *e) {
   bool shift = e->mods & MOD_SHIFT, ctrl = e->mods & MOD_CTRL;
   if (a->editing) return field_key(a, e);
+  if (app_train_key(a, e)) return; // B: the training step's overlay (app_train.c)
   if (app_edits_key(a, e)) return; // V, Ctrl+↑ ↓, X, U, D and the value field (app_edits.c)
   if (app_marks_key(a, e)) return; // W, K, Shift+W, Y, I: pen, spotlight, invariants (app_marks.c)
   if (a->model && !ctrl && model_key(a, e)) return;
@@ -827,6 +828,7 @@ App *app_new(Session *s, const AppOptions *o, Err *err) {
 void app_free(App *a) {
   if (!a) return;
   scene_free(&a->scratch);
+  app_train_free(a);
   free(a);
 }
 

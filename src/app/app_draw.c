@@ -376,6 +376,7 @@ static const char *const HELP[][2] = {
     {"W  /  K  /  Shift + W", "pen: freehand, arrow, circle, off / colour / clear"},
     {"Y", "spotlight the selected cell's row, column, cell, off"},
     {"I", "invariants of this stage, measured"},
+    {"B", "the backward pass, training steps"},
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},
     {"?  or  F1", "this help"},
@@ -436,6 +437,7 @@ bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
   sentence_field(a, overlay, w, h, us);
   inspector(a, overlay, u);
   app_edits_draw(a, overlay, w, h, us);
+  app_train_draw(a, overlay, w, h, us);
   status_toast(a, overlay, w, h, us);
   help(a, overlay, w, h, us);
   a->dirty = a->base_dirty = false;

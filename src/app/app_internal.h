@@ -99,6 +99,7 @@ struct App {
   float value_now;
   AppUndo undo[APP_MAX_UNDO];
   int n_undo;
+  struct AppTrain *train; // the training step's overlay (app_train.c), or NULL before B
 };
 
 int app_n_steps(const App *a);
@@ -134,5 +135,12 @@ void app_marks_step(App *a); // a new step: its strokes and spotlight start empt
 // at= is where the last stroke starts, in the window's pixels now
 void app_marks_describe(const App *a, char *buf, int cap);
 void app_edits_describe(const App *a, char *buf, int cap);
+
+// The training step (app_train.c, issue 21): B opens the backward pass over the page; its keys
+// (true when the key was theirs: every key while it is open), its drawing, and freeing it.
+typedef struct AppTrain AppTrain;
+bool app_train_key(App *a, const AppEvent *e);
+void app_train_draw(App *a, Scene *s, float W, float H, float u);
+void app_train_free(App *a);
 
 #endif

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backward.h" // defines: TraceGrad, backward_new, backward_run (--train)
 #include "cli.h"
 #include "forward.h"      // defines: model_forward, forward_set_threads, KVCache
 #include "generate.h"     // defines: gen_trace_ids, gen_argmax
@@ -50,6 +51,7 @@ typedef struct {
   bool sizes[N_SIZES];
   bool machine, tsv, peak, peak_only;
   const char *model, *text, *target; // --model: time this model's forward instead of the sizes
+  bool train;                        // --train (with --model): forward + backward of one training step
 } BenchOpts;
 
 typedef struct {
@@ -113,6 +115,10 @@ static Trace *bench_trace(const BenchSize *s, Model **model, Err *err) {
   return t;
 }
 
+// With --train, the gradients of the trace being timed: each run of it is then forward + backward.
+static TraceGrad *train_grad;
+static const Trace *train_trace;
+
 // Times fn(ctx): warm up for ~0.1 s (at least 3 calls), learn how many calls make a 1 ms run,
 // then `runs` runs; median and min of the time of one call.
 static BenchTime time_calls(void (*fn)(void *), void *ctx, int runs) {
@@ -138,7 +144,10 @@ static BenchTime time_calls(void (*fn)(void *), void *ctx, int runs) {
   return bt;
 }
 
-static void forward_call(void *t) { model_forward(t); }
+static void forward_call(void *t) {
+  model_forward(t);
+  if (train_grad && t == train_trace) backward_run(train_grad);
+}
 
 static BenchTime time_forward(Trace *t, int runs) { return time_calls(forward_call, t, runs); }
 
@@ -222,7 +231,7 @@ static void print_machine(FILE *f, const char *prefix) {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: stepformer bench [--runs N] [--threads 1|2] [--sizes NAME,...] [--machine] [--tsv]\n"
-             "                        [--model FILE [--text TEXT] [--target TEXT]]\n"
+             "                        [--model FILE [--text TEXT] [--target TEXT] [--train]]\n"
              "                        [--no-peak | --peak-only] [--peak-n N]\n\n"
              "Times the full traced forward pass (model_forward: every stage kept in the trace) of one\n"
              "random encoder layer (post-norm, ReLU) and reports the median and min of N timed runs,\n"
@@ -245,7 +254,9 @@ static void usage(FILE *f) {
              "  --model FILE    time this model's traced forward instead (any model file or hub folder)\n"
              "                  on --text TEXT (default: \"" MODEL_SOURCE_DEFAULT_TEXT "\") and, for an\n"
              "                  encoder-decoder, --target TEXT (the decoder's input after <bos>); it\n"
-             "                  also times the decoder alone, as a generation step computes it\n\n"
+             "                  also times the decoder alone, as a generation step computes it\n"
+             "  --train         with --model: time one training step's forward + backward (the loss\n"
+             "                  against the next token, every stage's and weight's gradient)\n\n"
              "Run on an idle machine, or alternate and repeat runs and compare medians\n"
              "(scripts/bench_forward.py does that against PyTorch).\n");
 }
@@ -304,6 +315,8 @@ static bool parse_opts(BenchOpts *o, int argc, char **argv, Err *err) {
       o->target = argv[++i];
     else if (!strcmp(a, "--machine"))
       o->machine = true;
+    else if (!strcmp(a, "--train"))
+      o->train = true;
     else if (!strcmp(a, "--tsv"))
       o->tsv = true;
     else if (!strcmp(a, "--no-peak"))
@@ -314,6 +327,8 @@ static bool parse_opts(BenchOpts *o, int argc, char **argv, Err *err) {
       return err_set(err, "unknown option \"%s\" (see stepformer bench --help)", a);
   }
   if (!o->peak && o->peak_only) return err_set(err, "--no-peak and --peak-only exclude each other: give one");
+  if (o->train && !o->model)
+    return err_set(err, "--train times a model's training step: give --model FILE too");
   if (!o->model && (o->text || o->target))
     return err_set(err, "--text and --target time a model's forward: give --model FILE too");
   return true;
@@ -332,9 +347,20 @@ static int bench_model(const BenchOpts *o) {
     model_free(m);
     return cli_fail("bench", err.msg);
   }
+  if (o->train) {
+    model_forward(t);
+    if (!(train_grad = backward_new(t, NULL, 0, &err))) {
+      trace_free(t);
+      model_free(m);
+      return cli_fail("bench", err.msg);
+    }
+    train_trace = t;
+  }
   BenchTime full = time_forward(t, o->runs), dec = {0}, cached = {0}, next = {0};
-  bool causal = t->T == 0 && t->pred >= 0 && t->cfg.causal;
+  bool causal = t->T == 0 && t->pred >= 0 && t->cfg.causal && !o->train;
   if (causal && !time_next_token(t, o->runs, &cached, &next, &err)) {
+    backward_free(train_grad);
+    train_grad = NULL;
     trace_free(t);
     model_free(m);
     return cli_fail("bench", err.msg);
@@ -353,8 +379,9 @@ static int bench_model(const BenchOpts *o) {
   } else {
     char dec_len[24] = ""; // an encoder-decoder's decoder input
     if (t->T > 0) snprintf(dec_len, sizeof dec_len, " T=%d", t->T);
-    printf("%s, L=%d%s, %d thread%s, %d runs: traced forward median %.4f ms (min %.4f)\n", m->source, t->L,
-           dec_len, o->threads, o->threads > 1 ? "s" : "", o->runs, full.median_s * 1e3, full.min_s * 1e3);
+    printf("%s, L=%d%s, %d thread%s, %d runs: traced forward%s median %.4f ms (min %.4f)\n", m->source, t->L,
+           dec_len, o->threads, o->threads > 1 ? "s" : "", o->runs, train_grad ? " + backward" : "",
+           full.median_s * 1e3, full.min_s * 1e3);
     if (t->T > 0)
       printf("  one generation step (the decoder alone, memory and its K, V kept): median %.4f ms (min "
              "%.4f), %.2f%% of the full forward\n",
@@ -365,6 +392,8 @@ static int bench_model(const BenchOpts *o) {
              cached.median_s * 1e3, cached.min_s * 1e3, t->L + 1, next.median_s * 1e3, next.min_s * 1e3,
              next.median_s / cached.median_s);
   }
+  backward_free(train_grad);
+  train_grad = NULL;
   trace_free(t);
   model_free(m);
   return 0;

@@ -4,16 +4,19 @@
 #include <string.h>
 
 #include "cli.h"
-#include "edits.h"    // defines: edits_describe
-#include "fileio.h"   // defines: file_write_atomic
-#include "npy.h"      // defines: npy_write
-#include "outdir.h"   // defines: OutDir
-#include "simfiles.h" // defines: simfiles_write
+#include "edits.h"      // defines: edits_describe
+#include "fileio.h"     // defines: file_write_atomic
+#include "forward.h"    // defines: model_forward (--no-scale)
+#include "npy.h"        // defines: npy_write
+#include "outdir.h"     // defines: OutDir
+#include "simfiles.h"   // defines: simfiles_write
+#include "trainfiles.h" // defines: TrainOpts, trainfiles_option, trainfiles_write
 
 static const char *USAGE =
     "usage: stepformer dump [--model FILE | --random SPEC [--vocab w1,w2,...]] [--text TEXT]\n"
     "                       [--target TEXT | --generate [--max-steps N] | --compare TEXT] [--causal]\n"
-    "                       [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]... --out DIR\n"
+    "                       [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]...\n"
+    "                       [--train [--lr RATE] [--labels LIST] [--no-scale]] --out DIR\n"
     "\n"
     "Runs the encoder on TEXT and writes into DIR one float32 .npy per stage (O, X, P, Z,\n"
     "l0.Q ... l0.out, as in DESIGN.md), tokens.txt, and the model as model.safetensors, so that\n"
@@ -49,6 +52,20 @@ static const char *USAGE =
     "                  columns as the views label them (cat, the#2, 3): --edit \"S2[bank, river]=6\"\n"
     "  --head-off L:H[:zero|:uniform]  switch head H of layer L off (repeatable): its columns of\n"
     "                  the concatenation zeroed (the default), or its attention made uniform\n"
+    "  --train         one training step (a model with a prediction head or a classifier): also\n"
+    "                  writes loss.npy [1] (the mean cross-entropy of the prediction at positions\n"
+    "                  1 .. L-1 against the next token), grad.<stage>.npy for every stage (dL/dS as\n"
+    "                  grad.l0.S.npy, its stage's shape), grad.<tensor>.npy for every weight under its\n"
+    "                  file name (grad.layers.0.self_attn.in_proj_weight.npy, grad.head.weight.npy)\n"
+    "                  and loss_after.npy [1], the loss after one step W <- W - lr*dL/dW, and\n"
+    "                  backward-softmax.png, the backward through the softmax of one head\n"
+    "  --lr RATE       the learning rate of that step (default 0.1)\n"
+    "  --no-scale      the sqrt(d_k) experiment: scores S = QK^T without the 1/sqrt(d_k), in the\n"
+    "                  stages and the gradients; also writes sqrt_dk.npy and sqrt_dk.txt, random\n"
+    "                  queries and keys: the scores' spread, the softmax's largest weight and the\n"
+    "                  size of dL/dS for d_k = 4 .. 4096, with and without the scale\n"
+    "  --labels LIST   other targets: one word per token, the word that position should predict,\n"
+    "                  \"-\" for none (\"cat,walks,-,-,-,-\"); a classifier: its class, name or 1..C\n"
     "  --out DIR       the folder to write (created if missing)\n"
     "With --edit or --head-off the stage files are those of the edited pass, DIR gets edits.txt\n"
     "(the edits and heads off, one line) and model.safetensors stays the model's own.\n";
@@ -157,9 +174,11 @@ int cli_dump(int argc, char **argv) {
   ModelOpts o = {0};
   const char *out = NULL, *target = NULL, *compare = NULL;
   GenOpts gen = {0};
+  TrainOpts train = {0};
   Err err = {0};
   for (int i = 1; i < argc; i++) {
     int r = model_source_option(&o, argc, argv, &i, &err);
+    if (!r) r = trainfiles_option(&train, argc, argv, &i, &err);
     if (r < 0) return cli_fail("dump", err.msg);
     if (r) continue;
     r = cli_target_option(&target, argc, argv, &i, &err);
@@ -187,6 +206,12 @@ int cli_dump(int argc, char **argv) {
                             "--generate");
   if (gen.on && (o.n_edit || o.n_head_off))
     return cli_fail("dump", "--edit and --head-off do not go with --generate: give one or the other");
+  if ((train.lr_set || train.labels || train.no_scale) && !train.on)
+    return cli_fail("dump", "--lr, --labels and --no-scale go with --train");
+  if (train.on && (gen.on || target || compare || o.n_edit || o.n_head_off))
+    return cli_fail("dump",
+                    "--train takes one step on the model's own encoder: leave out --generate, --target, "
+                    "--compare, --edit and --head-off");
   Model *m = model_source_open(&o, &err);
   if (!m) return cli_fail("dump", err.msg);
   if (gen.on) {
@@ -211,6 +236,10 @@ int cli_dump(int argc, char **argv) {
     model_free(m);
     return cli_fail("dump", err.msg);
   }
+  if (train.no_scale) { // the √d_k experiment: the same pass with scores QKᵀ, no 1/√d_k
+    t->no_scale = true;
+    model_forward(t);
+  }
   Trace *tb = NULL;
   Sim *sim = NULL;
   if (compare) { // the second sentence and the similarity of the two
@@ -231,9 +260,11 @@ int cli_dump(int argc, char **argv) {
   }
   OutDir od;
   int rc = 0;
+  char train_line[512] = "";
   if (!outdir_begin(&od, out, &err))
     rc = 2;
-  else if (!write_all(&od, t, m, &err) || (sim && !simfiles_write(&od, sim, &err))) {
+  else if (!write_all(&od, t, m, &err) || (sim && !simfiles_write(&od, sim, &err)) ||
+           (train.on && !trainfiles_write(&od, t, &train, train_line, sizeof train_line, &err))) {
     outdir_abort(&od);
     rc = 2;
   } else if (!outdir_commit(&od, &err))
@@ -256,6 +287,7 @@ int cli_dump(int argc, char **argv) {
              m->source, out);
     char note[2048];
     if (edits_describe(t, note, sizeof note)[0]) printf("%s\n", note);
+    if (train_line[0]) printf("%s\n", train_line);
     if (sim) {
       char w[96] = "no shared word";
       if (sim->word_a >= 0) trace_axis_label(&sim->trace, AXIS_TOKEN, sim->word_a, w, sizeof w);

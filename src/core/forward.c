@@ -334,7 +334,7 @@ static Head head_views(const Trace *t, const AttnBlock *b, int h) {
       .av = head(&T[b->AV], h),
       .concat = mat_sub(tmat(&T[b->concat]), 0, h * dk, T[b->concat].rows, dk),
       .causal = b->causal,
-      .scale = 1.0f / sqrtf((float)dk),
+      .scale = t->no_scale && b->layer >= 0 ? 1.0f : 1.0f / sqrtf((float)dk), // no_scale: issue 21
       .edits = b->layer >= 0 ? t->edits : NULL,
       .layer = b->layer,
       .h = h,

@@ -1023,3 +1023,90 @@ done:
   free(tgt_vocab);
   return ok;
 }
+
+// ---------------------------------------------------------------- training (issue 21)
+
+int model_tensor_list(const Model *m, ModelTensor *out, int cap) {
+  Model copy = *m; // param_table takes a mutable Model: a shallow copy with the same pointers
+  LayerWeights *lw = malloc(sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
+  DecLayerWeights *dw = calloc((size_t)m->cfg.n_dec_layers + 1, sizeof(DecLayerWeights));
+  int pc = param_cap(&m->cfg), n = 0;
+  Param *p = calloc((size_t)pc, sizeof(Param));
+  if (lw && dw && p) {
+    memcpy(lw, m->layers, sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
+    if (m->cfg.n_dec_layers > 0)
+      memcpy(dw, m->dec_layers, sizeof(DecLayerWeights) * (size_t)m->cfg.n_dec_layers);
+    copy.layers = lw;
+    copy.dec_layers = dw;
+    int all = param_table(&copy, p, pc);
+    for (int i = 0; i < all && n < cap; i++, n++) {
+      snprintf(out[n].name, sizeof out[n].name, "%s", p[i].name);
+      out[n].data = *p[i].ptr;
+      out[n].ndim = p[i].ndim;
+      out[n].shape[0] = p[i].shape[0];
+      out[n].shape[1] = p[i].shape[1];
+    }
+  }
+  free(lw);
+  free(dw);
+  free(p);
+  return n;
+}
+
+int model_tensor_cap(const Model *m) { return param_cap(&m->cfg); }
+
+// A shallow copy of an encoder whose parameter block is its own; `m` first, so a Model * to it is a
+// StepModel *.
+typedef struct {
+  Model m;
+} StepModel;
+
+Model *model_with_params(const Model *m, const float *params, Err *err) {
+  if (model_is_seq2seq(m)) return err_set(err, "an encoder-decoder cannot take a training step yet"), NULL;
+  StepModel *s = calloc(1, sizeof *s);
+  Param *p = calloc((size_t)param_cap(&m->cfg), sizeof(Param));
+  if (!s || !p) {
+    free(s);
+    free(p);
+    return err_set(err, "out of memory for the model after the step"), NULL;
+  }
+  Model *c = &s->m;
+  *c = *m;
+  c->layers = malloc(sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
+  c->params = malloc(sizeof(float) * (size_t)(m->n_params > 0 ? m->n_params : 1));
+  if (!c->layers || !c->params) {
+    free(c->layers);
+    free(c->params);
+    free(s);
+    free(p);
+    return err_set(err, "out of memory for the model after the step"), NULL;
+  }
+  memcpy(c->layers, m->layers, sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
+  memcpy(c->params, params, sizeof(float) * (size_t)m->n_params);
+  int n = param_table(c, p, param_cap(&m->cfg));
+  for (int i = 0; i < n; i++) *p[i].ptr = c->params + (*p[i].ptr - m->params); // same offsets, new block
+  if (m->tie_head) c->head_weight = c->embed;
+  free(p);
+  for (int l = 0; l < m->cfg.n_layers; l++) { // packed afresh (or not at all, as the model's)
+    LayerWeights *w = &c->layers[l];
+    w->in_proj_packed = w->out_proj_packed = w->linear1_packed = w->linear2_packed = (GemmWeights){0};
+    const LayerWeights *o = &m->layers[l];
+    if (o->in_proj_packed.panels)
+      gemm_pack(&w->in_proj_packed, mat_view(w->in_proj_weight, 3 * c->cfg.D, c->cfg.D));
+    if (o->out_proj_packed.panels)
+      gemm_pack(&w->out_proj_packed, mat_view(w->out_proj_weight, c->cfg.D, c->cfg.D));
+    if (o->linear1_packed.panels)
+      gemm_pack(&w->linear1_packed, mat_view(w->linear1_weight, c->cfg.F, c->cfg.D));
+    if (o->linear2_packed.panels)
+      gemm_pack(&w->linear2_packed, mat_view(w->linear2_weight, c->cfg.D, c->cfg.F));
+  }
+  return c;
+}
+
+void model_with_params_free(Model *m) {
+  if (!m) return;
+  for (int l = 0; l < m->cfg.n_layers; l++) layer_unpack(&m->layers[l]);
+  free(m->layers);
+  free(m->params);
+  free((StepModel *)m);
+}

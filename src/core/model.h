@@ -213,4 +213,21 @@ bool model_is_seq2seq(const Model *m);
 bool model_q_scaled(const Model *m);
 const char *model_activation_name(Activation a);
 
+// Training (issue 21). Every parameter tensor of m in file order, under its file name
+// ("layers.0.self_attn.in_proj_weight"), pointing into m->params; at most cap (room:
+// model_tensor_cap(m)). Returns the count.
+typedef struct {
+  char name[64];
+  const float *data;
+  int ndim;
+  long shape[2];
+} ModelTensor;
+int model_tensor_list(const Model *m, ModelTensor *out, int cap);
+int model_tensor_cap(const Model *m);
+// A copy of encoder m whose parameter block is `params` (m->n_params floats, laid out as m->params:
+// the weights after a training step), sharing m's vocabulary, metadata and tokenizer (m must
+// outlive it); m itself is not changed. Freed by model_with_params_free, never model_free.
+Model *model_with_params(const Model *m, const float *params, Err *err);
+void model_with_params_free(Model *m);
+
 #endif

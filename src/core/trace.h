@@ -128,6 +128,9 @@ typedef struct {
   // The temperature of the prediction: pred = softmax(logits / temperature) (0, as made by
   // trace_new, means 1: torch's plain softmax). The window changes it (forward_set_temperature).
   float temperature;
+  // The √d_k experiment (issue 21): when set, the encoder's scores are S_h = Q_h K_hᵀ without the
+  // 1/√d_k (model_forward and backward_run both); false for every model's own pass.
+  bool no_scale;
 } Trace;
 
 // Allocates a trace for `tokens` through `model` (copies the tokens). Fails on memory, when the

@@ -1,0 +1,525 @@
+// backward.c -- see backward.h.
+// Legend: L tokens, V vocabulary, D model width, H heads, dk = D/H, F feed-forward width, C classes.
+//
+// One function per stage's backward, each the formula written out: it reads the forward's tensors
+// from the trace and the gradient of the stage's output, and adds (+=) into the gradients of its
+// inputs and weights, so a tensor read by two stages (a residual's input) collects both. The
+// order is the forward's, reversed: the loss, the head, the layers from the last to the first,
+// each stage of a layer from its output back to its input, then the embeddings. Products run in
+// BLAS with beta = 1 (it adds into the gradient); row sums in double.
+#include "backward.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "par.h" // defines: par_run, par_threads
+
+// C[M, N] += alpha · op(A) · op(B), row-major; op transposes when ta / tb.
+static void gemm_add(bool ta, bool tb, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float *C, int ldc) {
+  if (M <= 0 || N <= 0 || K <= 0) return;
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha,
+              A, lda, B, ldb, 1.0f, C, ldc);
+}
+
+static float *D_(const TraceGrad *g, int k) { return k >= 0 ? g->d[k] : NULL; }
+static const float *X_(const Trace *t, int k) { return t->t[k].data; }
+
+const float *backward_param_grad(const TraceGrad *g, const float *p) {
+  const float *base = g->t->model->params;
+  if (!p || p < base || p >= base + g->n_params) return NULL;
+  return g->dparams + (p - base);
+}
+
+static float *dp(const TraceGrad *g, const float *p) { return (float *)backward_param_grad(g, p); }
+
+// ---------------------------------------------------------------- the stages' backward
+
+// Linear layer Y[n, out] = X[n, in]·Wᵀ + b (W [out, in] as PyTorch stores it):
+//   dX += dY·W [n, in],  dW += dYᵀ·X [out, in],  db += Σ_rows dY [out].
+// The two products are cut into LINEAR_PARTS blocks (dX by columns, dW by rows), always the same
+// blocks whatever the number of threads, which run them (par.h): one and two threads give the same
+// bits, as each block is the same BLAS call either way.
+enum { LINEAR_PARTS = 4, SPLIT_MIN_MADDS = 1 << 18 };
+
+typedef struct {
+  const float *dy, *x, *w;
+  float *dx, *dw;
+  int n, out, in;
+} LinearBack;
+
+static int part_at(int len, int p) { return (int)((long)len * p / LINEAR_PARTS); }
+
+static void linear_back_part(void *ctx, int task) {
+  const LinearBack *j = ctx;
+  int p = task % LINEAR_PARTS;
+  if (task < LINEAR_PARTS) { // dX columns c0..c1-1 = dY · W[:, c0..c1-1]
+    int c0 = part_at(j->in, p), c1 = part_at(j->in, p + 1);
+    if (j->dx && c1 > c0)
+      gemm_add(false, false, j->n, c1 - c0, j->out, 1.0f, j->dy, j->out, j->w + c0, j->in, j->dx + c0, j->in);
+  } else { // dW rows r0..r1-1 = dY[:, r0..r1-1]ᵀ · X
+    int r0 = part_at(j->out, p), r1 = part_at(j->out, p + 1);
+    if (j->dw && r1 > r0)
+      gemm_add(true, false, r1 - r0, j->in, j->n, 1.0f, j->dy + r0, j->out, j->x, j->in,
+               j->dw + (size_t)r0 * j->in, j->in);
+  }
+}
+
+static void linear_back(const float *dy, int n, int out, const float *x, int in, float *dx, const float *w,
+                        float *dw, float *db) {
+  LinearBack j = {dy, x, w, dx, dw, n, out, in};
+  if ((long)n * out * in >= SPLIT_MIN_MADDS && par_threads() > 1)
+    par_run(2 * LINEAR_PARTS, linear_back_part, &j);
+  else
+    for (int task = 0; task < 2 * LINEAR_PARTS; task++) linear_back_part(&j, task);
+  if (db) { // row by row into double sums (the rows are contiguous)
+    double *s = calloc((size_t)out, sizeof *s);
+    EXPECT(s);
+    for (int i = 0; i < n; i++)
+      for (int jj = 0; jj < out; jj++) s[jj] += dy[(size_t)i * out + jj];
+    for (int jj = 0; jj < out; jj++) db[jj] += (float)s[jj];
+    free(s);
+  }
+}
+
+// LayerNorm y = γ∘x̂ + β, x̂ = (x − μ)/σ, σ = √(var + ε) per row of n values:
+//   with ĝ = dy∘γ:  dx += (1/σ)·(ĝ − mean(ĝ) − x̂·mean(ĝ∘x̂))   (the mean- and the variance-term)
+//   dγ += Σ_rows dy∘x̂,  dβ += Σ_rows dy.
+static void layernorm_back(const float *dy, const float *x, int rows, int n, const float *gamma, float eps,
+                           float *dx, float *dgamma, float *dbeta) {
+  for (int i = 0; i < rows; i++) {
+    const float *xi = x + (size_t)i * n, *dyi = dy + (size_t)i * n;
+    double mean = 0, var = 0;
+    for (int j = 0; j < n; j++) mean += xi[j];
+    mean /= n;
+    for (int j = 0; j < n; j++) var += (xi[j] - mean) * (xi[j] - mean);
+    var /= n;
+    double rstd = 1.0 / sqrt(var + eps), m1 = 0, m2 = 0;
+    for (int j = 0; j < n; j++) {
+      double xh = (xi[j] - mean) * rstd, gh = (double)dyi[j] * gamma[j];
+      m1 += gh;
+      m2 += gh * xh;
+    }
+    m1 /= n;
+    m2 /= n;
+    for (int j = 0; j < n; j++) {
+      double xh = (xi[j] - mean) * rstd, gh = (double)dyi[j] * gamma[j];
+      dx[(size_t)i * n + j] += (float)(rstd * (gh - m1 - xh * m2));
+      if (dgamma) dgamma[j] += (float)(dyi[j] * xh);
+      if (dbeta) dbeta[j] += dyi[j];
+    }
+  }
+}
+
+// The activation's derivative at the pre-activation x: d_pre += d_hidden · act'(x).
+//   ReLU: 1 where x > 0, else 0 (PyTorch's choice at 0);
+//   GELU (erf): Φ(x) + x·φ(x);
+//   GELU (tanh): 0.5(1 + tanh u) + 0.5x(1 − tanh² u)·√(2/π)(1 + 3·0.044715x²), u = √(2/π)(x + 0.044715x³).
+static void activation_back(Activation act, const float *dh, const float *x, long n, float *dpre) {
+  const double k = 0.7978845608028654, inv_sqrt2 = 0.7071067811865476, inv_sqrt_2pi = 0.3989422804014327;
+  for (long i = 0; i < n; i++) {
+    double v = x[i], d;
+    if (act == ACT_RELU)
+      d = v > 0 ? 1.0 : 0.0;
+    else if (act == ACT_GELU)
+      d = 0.5 * (1.0 + erf(v * inv_sqrt2)) + v * inv_sqrt_2pi * exp(-0.5 * v * v);
+    else {
+      double u = k * (v + 0.044715 * v * v * v), th = tanh(u);
+      d = 0.5 * (1.0 + th) + 0.5 * v * (1.0 - th * th) * k * (1.0 + 3.0 * 0.044715 * v * v);
+    }
+    dpre[i] += (float)(dh[i] * d);
+  }
+}
+
+// Softmax cross-entropy over rows of logits [rows, n]: the mean over rows with a target of
+// −log p̂[y] = logsumexp(row) − row[y]; dlogits (when given) += (p̂ − y)/N, the one-hot y.
+static double cross_entropy(const float *logits, int rows, int n, const int *target, int n_targets,
+                            float *dlogits) {
+  double loss = 0;
+  for (int i = 0; i < rows; i++) {
+    if (target[i] < 0) continue;
+    const float *r = logits + (size_t)i * n;
+    double mx = -INFINITY, s = 0;
+    for (int j = 0; j < n; j++) mx = r[j] > mx ? r[j] : mx;
+    for (int j = 0; j < n; j++) s += exp(r[j] - mx);
+    double lse = mx + log(s);
+    loss += lse - r[target[i]];
+    if (dlogits)
+      for (int j = 0; j < n; j++)
+        dlogits[(size_t)i * n + j] += (float)((exp(r[j] - lse) - (j == target[i])) / n_targets);
+  }
+  return loss / n_targets;
+}
+
+// Attention of one layer, back from d concat [L, D] to d Q|K|V [L, 3D] (dqkv, the projection's
+// output gradient), head by head:
+//   dAV_h = columns h·dk.. of d concat           (the concatenation split back into heads)
+//   dA_h  = dAV_h · V_hᵀ [L, L],  dV_h = A_hᵀ · dAV_h [L, dk]
+//   dS_h  = A_h ∘ (dA_h − rowsum(dA_h ∘ A_h))     (the softmax's Jacobian; masked entries exactly 0)
+//   dQ_h  = (1/√dk) · dS_h · K_h,  dK_h = (1/√dk) · dS_hᵀ · Q_h
+// Heads are independent (each writes its own slices and its own columns of dqkv): one task per
+// head, run on the team (par.h) when there are two threads; the same bits either way.
+typedef struct {
+  TraceGrad *g;
+  const TraceLayer *y;
+  float *dqkv;
+} AttentionBack;
+
+static void attention_back_head(void *ctx, int h) {
+  const AttentionBack *job = ctx;
+  TraceGrad *g = job->g;
+  const TraceLayer *y = job->y;
+  float *dqkv = job->dqkv;
+  const Trace *t = g->t;
+  int L = t->L, D = t->cfg.D, H = t->cfg.H, dk = D / H;
+  float scale = t->no_scale ? 1.0f : 1.0f / sqrtf((float)dk); // the √d_k experiment: none
+  const float *dcat = D_(g, y->concat);
+  {
+    size_t hs = (size_t)h * L * L, hv = (size_t)h * L * dk;
+    float *dav = D_(g, y->AV) + hv, *dA = D_(g, y->A) + hs, *dS = D_(g, y->S) + hs;
+    float *dQ = D_(g, y->Q) + hv, *dK = D_(g, y->K) + hv, *dV = D_(g, y->V) + hv;
+    const float *A = X_(t, y->A) + hs, *Q = X_(t, y->Q) + hv, *K = X_(t, y->K) + hv, *Vh = X_(t, y->V) + hv;
+    for (int i = 0; i < L; i++)
+      for (int c = 0; c < dk; c++) dav[(size_t)i * dk + c] += dcat[(size_t)i * D + h * dk + c];
+    gemm_add(false, true, L, L, dk, 1.0f, dav, dk, Vh, dk, dA, L);
+    gemm_add(true, false, L, dk, L, 1.0f, A, L, dav, dk, dV, dk);
+    for (int i = 0; i < L; i++) {
+      const float *a = A + (size_t)i * L, *da = dA + (size_t)i * L;
+      double r = 0;
+      for (int j = 0; j < L; j++) r += (double)da[j] * a[j];
+      for (int j = 0; j < L; j++)
+        dS[(size_t)i * L + j] += t->cfg.causal && j > i ? 0.0f : (float)(a[j] * (da[j] - r));
+    }
+    const float *dSr = dS;
+    if (y->S_raw >= 0) { // the mask adds a constant: the scores before it get the same gradient
+      float *d = D_(g, y->S_raw) + hs;
+      for (size_t k = 0; k < (size_t)L * L; k++) d[k] += dS[k];
+      dSr = d;
+    }
+    gemm_add(false, false, L, dk, L, scale, dSr, L, K, dk, dQ, dk);
+    gemm_add(true, false, L, dk, L, scale, dSr, L, Q, dk, dK, dk);
+    for (int i = 0; i < L; i++)
+      for (int c = 0; c < dk; c++) {
+        float *row = dqkv + (size_t)i * 3 * D + h * dk + c;
+        row[0] = dQ[(size_t)i * dk + c];
+        row[D] = dK[(size_t)i * dk + c];
+        row[2 * D] = dV[(size_t)i * dk + c];
+      }
+  }
+}
+
+static void attention_back(TraceGrad *g, const TraceLayer *y, float *dqkv) {
+  AttentionBack job = {g, y, dqkv};
+  const Trace *t = g->t;
+  if (par_threads() > 1 && t->cfg.H > 1 && (long)t->L * t->L * t->cfg.D >= SPLIT_MIN_MADDS)
+    par_run(t->cfg.H, attention_back_head, &job);
+  else
+    for (int h = 0; h < t->cfg.H; h++) attention_back_head(&job, h);
+}
+
+// Layer l, from d out back to d in, the forward's stages in reverse.
+static void layer_back(TraceGrad *g, int l, float *dqkv) {
+  const Trace *t = g->t;
+  const ModelConfig *c = &t->cfg;
+  const LayerWeights *w = &t->model->layers[l];
+  const TraceLayer *y = &t->layers[l];
+  int L = t->L, D = c->D, F = c->F;
+  float eps = c->ln_eps;
+  bool pre = c->norm_first;
+  int f_in = pre ? y->norm2 : y->norm1;
+  // 16 the layer's output. post-norm: out = LN2(res2), res2 = f_in + ffn; pre-norm: out = res2 = res1 + ffn
+  if (!pre)
+    layernorm_back(D_(g, y->norm2), X_(t, y->res2), L, D, w->norm2_weight, eps, D_(g, y->res2),
+                   dp(g, w->norm2_weight), dp(g, w->norm2_bias));
+  const float *dres2 = D_(g, y->res2);
+  float *dffn = D_(g, y->ffn), *dskip = D_(g, pre ? y->res1 : f_in);
+  for (long k = 0; k < (long)L * D; k++) {
+    dffn[k] += dres2[k];
+    dskip[k] += dres2[k]; // the residual: the gradient flows around the FFN unchanged
+  }
+  // 15 ffn = hidden · W_2ᵀ + b_2
+  linear_back(dffn, L, D, X_(t, y->ffn_hidden), F, D_(g, y->ffn_hidden), w->linear2_weight,
+              dp(g, w->linear2_weight), dp(g, w->linear2_bias));
+  // 14 hidden = act(ffn_pre), ffn_pre = f_in · W_1ᵀ + b_1
+  activation_back(c->activation, D_(g, y->ffn_hidden), X_(t, y->ffn_pre), (long)L * F, D_(g, y->ffn_pre));
+  linear_back(D_(g, y->ffn_pre), L, F, X_(t, f_in), D, D_(g, f_in), w->linear1_weight,
+              dp(g, w->linear1_weight), dp(g, w->linear1_bias));
+  // 13 f_in = LN(res1) (post-norm LN1, pre-norm LN2); res1 = in + attn
+  const float *g13 = pre ? w->norm2_weight : w->norm1_weight, *b13 = pre ? w->norm2_bias : w->norm1_bias;
+  layernorm_back(D_(g, f_in), X_(t, y->res1), L, D, g13, eps, D_(g, y->res1), dp(g, g13), dp(g, b13));
+  const float *dres1 = D_(g, y->res1);
+  float *dattn = D_(g, y->attn), *din = D_(g, y->in);
+  for (long k = 0; k < (long)L * D; k++) {
+    dattn[k] += dres1[k];
+    din[k] += dres1[k];
+  }
+  // 12 attn = concat · W^oᵀ + b^o
+  linear_back(dattn, L, D, X_(t, y->concat), D, D_(g, y->concat), w->out_proj_weight,
+              dp(g, w->out_proj_weight), w->out_proj_bias ? dp(g, w->out_proj_bias) : NULL);
+  // 11 … 7 the heads
+  memset(dqkv, 0, sizeof(float) * (size_t)L * 3 * D);
+  attention_back(g, y, dqkv);
+  // 6 [Q | K | V] = a_in · in_projᵀ + b; a_in = in (post-norm) or LN1(in) (pre-norm, 5½)
+  int a_in = pre ? y->norm1 : y->in;
+  linear_back(dqkv, L, 3 * D, X_(t, a_in), D, D_(g, a_in), w->in_proj_weight, dp(g, w->in_proj_weight),
+              w->in_proj_bias ? dp(g, w->in_proj_bias) : NULL);
+  if (pre)
+    layernorm_back(D_(g, y->norm1), X_(t, y->in), L, D, w->norm1_weight, eps, din, dp(g, w->norm1_weight),
+                   dp(g, w->norm1_bias));
+}
+
+// The prediction head, from the loss to d (last layer's out); or the classifier.
+static void head_back(TraceGrad *g, float *scratch) {
+  const Trace *t = g->t;
+  const Model *m = t->model;
+  const ModelConfig *c = &t->cfg;
+  int L = t->L, D = c->D, V = c->V;
+  int out = t->layers[c->n_layers - 1].out;
+  if (t->logits >= 0) {
+    // loss = mean −log p̂[y]; d logits = (p̂ − y)/N [L, V]
+    g->loss = (float)cross_entropy(X_(t, t->logits), L, V, g->target, g->n_targets, D_(g, t->logits));
+    int x = t->head_norm >= 0 ? t->head_norm : t->final_norm >= 0 ? t->final_norm : out;
+    // logits = x · W_outᵀ + b_out (a tied head: W_out is E, its gradient adds to E's)
+    linear_back(D_(g, t->logits), L, V, X_(t, x), D, D_(g, x), m->head_weight, dp(g, m->head_weight),
+                m->head_bias ? dp(g, m->head_bias) : NULL);
+    if (t->head_norm >= 0) { // BERT: head_norm = LN(hh), hh = act(pre), pre = x0 · W_tᵀ + b_t
+      int x0 = t->final_norm >= 0 ? t->final_norm : out;
+      layernorm_back(D_(g, t->head_norm), X_(t, t->head_hidden), L, D, m->head_norm_weight, c->ln_eps,
+                     D_(g, t->head_hidden), dp(g, m->head_norm_weight), dp(g, m->head_norm_bias));
+      // the forward keeps act(pre) only: pre is computed again
+      Mat pre = mat_view(scratch, L, D);
+      mat_matmul_t(pre, mat_view((float *)X_(t, x0), L, D), mat_view(m->head_transform_weight, D, D),
+                   m->head_transform_bias);
+      float *dpre = scratch + (size_t)L * D;
+      memset(dpre, 0, sizeof(float) * (size_t)L * D);
+      activation_back(c->activation, D_(g, t->head_hidden), scratch, (long)L * D, dpre);
+      linear_back(dpre, L, D, X_(t, x0), D, D_(g, x0), m->head_transform_weight,
+                  dp(g, m->head_transform_weight), dp(g, m->head_transform_bias));
+    }
+    if (t->final_norm >= 0)
+      layernorm_back(D_(g, t->final_norm), X_(t, out), L, D, m->norm_weight, c->ln_eps, D_(g, out),
+                     dp(g, m->norm_weight), dp(g, m->norm_bias));
+  } else {
+    int C = m->n_classes;
+    // loss = −log p̂[c]; d class_logits = p̂ − y [1, C]
+    g->loss = (float)cross_entropy(X_(t, t->class_logits), 1, C, g->target, 1, D_(g, t->class_logits));
+    linear_back(D_(g, t->class_logits), 1, C, X_(t, t->pool), D, D_(g, t->pool), m->classifier_weight,
+                dp(g, m->classifier_weight), dp(g, m->classifier_bias));
+    // pool = (1/L) Σᵢ xᵢ: every position gets d pool / L
+    int x = t->enc_norm >= 0 ? t->enc_norm : out;
+    float *dx = D_(g, x);
+    const float *dpool = D_(g, t->pool);
+    for (int i = 0; i < L; i++)
+      for (int d = 0; d < D; d++) dx[(size_t)i * D + d] += dpool[d] / (float)L;
+    if (t->enc_norm >= 0)
+      layernorm_back(dx, X_(t, out), L, D, m->norm_weight, c->ln_eps, D_(g, out), dp(g, m->norm_weight),
+                     dp(g, m->norm_bias));
+  }
+}
+
+// The embeddings: Z = X + P (+ t₀), or Z = LN(embed_sum); X = O·E (row id of E), P the positions.
+static void embed_back(TraceGrad *g) {
+  const Trace *t = g->t;
+  const Model *m = t->model;
+  const ModelConfig *c = &t->cfg;
+  int L = t->L, D = c->D, V = c->V;
+  int sum = t->Z;
+  if (t->embed_sum >= 0) {
+    sum = t->embed_sum;
+    layernorm_back(D_(g, t->Z), X_(t, t->embed_sum), L, D, m->embed_norm_weight,
+                   m->embed_norm_eps > 0 ? m->embed_norm_eps : c->ln_eps, D_(g, sum),
+                   dp(g, m->embed_norm_weight), dp(g, m->embed_norm_bias));
+  }
+  const float *ds = D_(g, sum);
+  float *dX = D_(g, t->X), *dP = D_(g, t->P);
+  for (long k = 0; k < (long)L * D; k++) {
+    dX[k] += ds[k];
+    dP[k] += ds[k];
+  }
+  if (m->token_type) { // t₀ is added to every row: its gradient is the sum of the rows
+    float *dt = dp(g, m->token_type);
+    for (int d = 0; d < D; d++) {
+      double s = 0;
+      for (int i = 0; i < L; i++) s += ds[(size_t)i * D + d];
+      dt[d] += (float)s;
+    }
+  }
+  if (c->learned_pos) { // P = rows 0..L-1 of the table
+    float *dpos = dp(g, m->pos_embed);
+    for (long k = 0; k < (long)L * D; k++) dpos[k] += dP[k];
+  }
+  float *dE = dp(g, m->embed); // X = O·E: row id(x_i) of E collects dX_i
+  for (int i = 0; i < L; i++)
+    for (int d = 0; d < D; d++) dE[(size_t)t->tokens.ids[i] * D + d] += dX[(size_t)i * D + d];
+  gemm_add(false, true, L, V, D, 1.0f, dX, D, m->embed, D, D_(g, t->O), V); // dO = dX · Eᵀ
+}
+
+// ---------------------------------------------------------------- the TraceGrad
+
+static bool targets_ok(const Trace *t, const int *target, int n, Err *err) {
+  if (t->logits >= 0) {
+    if (n != t->L) return err_set(err, "%d targets for %d tokens: give one per token", n, t->L);
+    for (int i = 0; i < n; i++)
+      if (target[i] < -1 || target[i] >= t->cfg.V)
+        return err_set(err, "target %d is not a word of the model", i + 1);
+  } else if (n != 1 || target[0] < 0 || target[0] >= t->model->n_classes)
+    return err_set(err, "a classifier takes one class label (1..%d)", t->model->n_classes);
+  return true;
+}
+
+// Fills g->target (defaults when target is NULL) and n_targets.
+static bool set_targets(const Trace *t, int *dst, int *n_dst, const int *target, int n_target, Err *err) {
+  const Model *m = t->model;
+  if (!m->has_head && !m->has_classifier)
+    return err_set(err,
+                   "%s has no prediction head: there is no loss to train (a trained model with a head, such "
+                   "as the shipped bank model)",
+                   m->source);
+  if (target) {
+    if (!targets_ok(t, target, n_target, err)) return false;
+    memcpy(dst, target, sizeof(int) * (size_t)n_target);
+  } else if (m->has_classifier) {
+    return err_set(err, "a classifier's loss needs its class: --labels CLASS");
+  } else {
+    if (t->L < 2)
+      return err_set(err, "a sentence of one token has no next word to predict: give at least two words");
+    for (int i = 0; i < t->L; i++) dst[i] = i + 1 < t->L ? t->tokens.ids[i + 1] : -1;
+  }
+  int n = 0;
+  for (int i = 0; i < (m->has_classifier ? 1 : t->L); i++) n += dst[i] >= 0;
+  if (n == 0) return err_set(err, "no position has a target: give at least one word in --labels");
+  *n_dst = n;
+  return true;
+}
+
+float backward_loss(const Trace *t, const int *target, int n_target) {
+  int *tg = calloc((size_t)t->L + 1, sizeof(int)), n = 0;
+  Err err = {0};
+  float loss = NAN;
+  if (tg && set_targets(t, tg, &n, target, n_target, &err)) {
+    if (t->logits >= 0)
+      loss = (float)cross_entropy(X_(t, t->logits), t->L, t->cfg.V, tg, n, NULL);
+    else
+      loss = (float)cross_entropy(X_(t, t->class_logits), 1, t->model->n_classes, tg, 1, NULL);
+  }
+  free(tg);
+  return loss;
+}
+
+void backward_free(TraceGrad *g) {
+  if (!g) return;
+  for (int k = 0; g->d && k < g->t->n; k++)
+    if (g->d_own[k]) free(g->d[k]);
+  free(g->d);
+  free(g->d_own);
+  free(g->dparams);
+  free(g->target);
+  free(g);
+}
+
+TraceGrad *backward_new(const Trace *t, const int *target, int n_target, Err *err) {
+  if (t->T > 0)
+    return err_set(err,
+                   "training an encoder-decoder is not there yet: an encoder with a prediction head or a "
+                   "classifier"),
+           NULL;
+  if (t->edits || t->own_model)
+    return err_set(err, "a trace with what-if edits cannot be trained: undo the edits first"), NULL;
+  TraceGrad *g = calloc(1, sizeof *g);
+  if (!g) return err_set(err, "out of memory for the gradients"), NULL;
+  g->t = t;
+  g->n_params = t->model->n_params;
+  if (!(g->target = calloc((size_t)t->L + 1, sizeof(int))) ||
+      !set_targets(t, g->target, &g->n_targets, target, n_target, err)) {
+    if (!err->msg[0]) err_set(err, "out of memory for the gradients");
+    backward_free(g);
+    return NULL;
+  }
+  g->d = calloc((size_t)t->n, sizeof *g->d);
+  g->d_own = calloc((size_t)t->n, sizeof *g->d_own);
+  g->dparams = calloc((size_t)g->n_params, sizeof(float));
+  bool ok = g->d && g->d_own && g->dparams;
+  for (int k = 0; ok && k < t->n; k++) {
+    const TraceTensor *x = &t->t[k];
+    if (x->is_weight || k == t->pred || k == t->class_pred) continue;
+    EXPECT(x->stride == x->cols || x->per_head);
+    for (int j = 0; j < k && !g->d[k]; j++) // a view of an earlier tensor shares its gradient
+      if (g->d[j] && t->t[j].data == x->data) g->d[k] = g->d[j];
+    if (!g->d[k]) {
+      g->d[k] = calloc((size_t)x->heads * x->rows * x->cols, sizeof(float));
+      g->d_own[k] = true;
+      ok = g->d[k] != NULL;
+    }
+  }
+  if (!ok) {
+    backward_free(g);
+    return err_set(err, "out of memory for the gradients"), NULL;
+  }
+  return g;
+}
+
+float backward_run(TraceGrad *g) {
+  const Trace *t = g->t;
+  for (int k = 0; k < t->n; k++)
+    if (g->d_own[k]) memset(g->d[k], 0, sizeof(float) * (size_t)t->t[k].heads * t->t[k].rows * t->t[k].cols);
+  memset(g->dparams, 0, sizeof(float) * (size_t)g->n_params);
+  int L = t->L, D = t->cfg.D;
+  float *scratch = malloc(sizeof(float) * (size_t)L * 3 * D);
+  if (!scratch) return NAN;
+  head_back(g, scratch);
+  for (int l = t->cfg.n_layers - 1; l >= 0; l--) layer_back(g, l, scratch);
+  embed_back(g);
+  free(scratch);
+  return g->loss;
+}
+
+// ---------------------------------------------------------------- --labels
+
+bool backward_parse_labels(const Trace *t, const char *spec, int *target, int *n_target, Err *err) {
+  const Model *m = t->model;
+  char buf[64];
+  if (m->has_classifier) {
+    int n = (int)strlen(spec);
+    while (n > 0 && spec[n - 1] == ' ') n--;
+    while (*spec == ' ') spec++, n--;
+    for (int c = 0; c < m->n_classes; c++)
+      if ((int)strlen(m->class_names[c]) == n && !strncmp(m->class_names[c], spec, (size_t)n)) {
+        target[0] = c, *n_target = 1;
+        return true;
+      }
+    char *end;
+    long c = strtol(spec, &end, 10);
+    if (end != spec && *end == 0 && c >= 1 && c <= m->n_classes) {
+      target[0] = (int)c - 1, *n_target = 1;
+      return true;
+    }
+    return err_set(err, "--labels \"%s\": not a class of the model: give its name or a number 1..%d", spec,
+                   m->n_classes);
+  }
+  int n = 0;
+  for (const char *p = spec;; n++) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    while (len > 0 && *p == ' ') p++, len--;
+    while (len > 0 && p[len - 1] == ' ') len--;
+    if (n >= t->L)
+      return err_set(err, "--labels has more than %d words: give one per token (\"-\" for none)", t->L);
+    if (len == 0 || len >= sizeof buf)
+      return err_set(err, "--labels: word %d is empty or too long: give a vocabulary word or \"-\"", n + 1);
+    memcpy(buf, p, len);
+    buf[len] = 0;
+    if (!strcmp(buf, "-"))
+      target[n] = -1;
+    else if ((target[n] = vocab_find(&m->vocab, buf)) < 0)
+      return err_set(err, "--labels: \"%s\" is not in the model's vocabulary", buf);
+    if (!comma) break;
+    p = comma + 1;
+  }
+  if (n + 1 != t->L)
+    return err_set(err, "--labels has %d word%s for %d tokens: give one per token (\"-\" for none)", n + 1,
+                   n ? "s" : "", t->L);
+  *n_target = t->L;
+  return true;
+}
