@@ -200,24 +200,25 @@ static bool fd_near(double fd, double g) { return fabs(fd - g) <= 0.02 * fabs(g)
 static int check_finite_differences(const char *cname, const Trace *t, const TraceGrad *g) {
   const Model *m = t->model;
   const float eps = 2e-3f; // small enough that no ReLU flips, large enough above float32 rounding
-  float *p = malloc(sizeof(float) * (size_t)m->n_params);
+  float *p = model_weights_flat(m), *p0 = model_weights_flat(m); // θ in the gradients' order
   int cap = model_tensor_cap(m), checked = 0;
   ModelTensor *mt = calloc((size_t)cap, sizeof *mt);
   int n_mt = model_tensor_list(m, mt, cap);
-  memcpy(p, m->params, sizeof(float) * (size_t)m->n_params);
   for (int i = 0; i < n_mt; i++) {
     long n = mt[i].ndim == 1 ? mt[i].shape[0] : mt[i].shape[0] * mt[i].shape[1];
-    long off = mt[i].data - m->params, big = 0;
+    long off = model_param_offset(m, mt[i].data), big = 0;
+    CHECK(off >= 0, "%s: %s is not a weight of the model", cname, mt[i].name);
+    if (off < 0) continue;
     for (long k = 1; k < n; k++)
       if (fabsf(g->dparams[off + k]) > fabsf(g->dparams[off + big])) big = k;
     long at[3] = {big, 0, n / 2};
     for (int q = 0; q < 3; q++) {
       long k = off + at[q];
-      p[k] = m->params[k] + eps;
+      p[k] = p0[k] + eps;
       double up = loss_with_params(m, p, g);
-      p[k] = m->params[k] - eps;
+      p[k] = p0[k] - eps;
       double down = loss_with_params(m, p, g);
-      p[k] = m->params[k];
+      p[k] = p0[k];
       double fd = (up - down) / (2 * eps);
       CHECK(fd_near(fd, g->dparams[k]), "%s: d loss/d %s[%ld]: finite difference %.6g, backward %.6g", cname,
             mt[i].name, at[q], fd, g->dparams[k]);
@@ -253,6 +254,7 @@ static int check_finite_differences(const char *cname, const Trace *t, const Tra
   }
   free(mt);
   free(p);
+  free(p0);
   return checked;
 }
 

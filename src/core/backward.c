@@ -28,9 +28,8 @@ static float *D_(const TraceGrad *g, int k) { return k >= 0 ? g->d[k] : NULL; }
 static const float *X_(const Trace *t, int k) { return t->t[k].data; }
 
 const float *backward_param_grad(const TraceGrad *g, const float *p) {
-  const float *base = g->t->model->params;
-  if (!p || p < base || p >= base + g->n_params) return NULL;
-  return g->dparams + (p - base);
+  long off = model_param_offset(g->t->model, p); // the flat order of model_weights_flat
+  return off < 0 || off >= g->n_params ? NULL : g->dparams + off;
 }
 
 static float *dp(const TraceGrad *g, const float *p) { return (float *)backward_param_grad(g, p); }

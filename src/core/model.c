@@ -919,6 +919,34 @@ float *model_weights_flat(const Model *m) {
   return out;
 }
 
+long model_param_offset(const Model *m, const float *x) {
+  if (!x) return -1;
+  Model copy = *m; // param_table takes a mutable Model: a shallow copy with the same pointers
+  LayerWeights *lw = malloc(sizeof(LayerWeights) * (size_t)(m->cfg.n_layers > 0 ? m->cfg.n_layers : 1));
+  DecLayerWeights *dw = calloc((size_t)m->cfg.n_dec_layers + 1, sizeof(DecLayerWeights));
+  int cap = param_cap(&m->cfg);
+  Param *p = calloc((size_t)cap, sizeof(Param));
+  long found = -1;
+  if (lw && dw && p) {
+    memcpy(lw, m->layers, sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
+    if (m->cfg.n_dec_layers > 0)
+      memcpy(dw, m->dec_layers, sizeof(DecLayerWeights) * (size_t)m->cfg.n_dec_layers);
+    copy.layers = lw, copy.dec_layers = dw;
+    int n = param_table(&copy, p, cap);
+    long off = 0;
+    for (int i = 0; i < n && found < 0; i++) {
+      long c = param_count(&p[i]);
+      const float *base = *p[i].ptr;
+      if (base && x >= base && x < base + c) found = off + (x - base);
+      off += c;
+    }
+  }
+  free(lw);
+  free(dw);
+  free(p);
+  return found;
+}
+
 bool model_save(const Model *m, const char *path, Err *err) {
   Model copy = *m; // param_table takes a mutable Model: a shallow copy with the same pointers
   LayerWeights *lw = malloc(sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
@@ -1084,7 +1112,9 @@ Model *model_with_params(const Model *m, const float *params, Err *err) {
   memcpy(c->layers, m->layers, sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
   memcpy(c->params, params, sizeof(float) * (size_t)m->n_params);
   int n = param_table(c, p, param_cap(&m->cfg));
-  for (int i = 0; i < n; i++) *p[i].ptr = c->params + (*p[i].ptr - m->params); // same offsets, new block
+  long off = 0; // the flat order of model_weights_flat: one block, tensor after tensor
+  for (int i = 0; i < n; i++) *p[i].ptr = c->params + off, off += param_count(&p[i]);
+  c->owned = NULL, c->n_owned = 0; // the copy owns its one block, not the loaded model's buffers
   if (m->tie_head) c->head_weight = c->embed;
   free(p);
   for (int l = 0; l < m->cfg.n_layers; l++) { // packed afresh (or not at all, as the model's)

@@ -197,6 +197,10 @@ bool model_save(const Model *m, const char *path, Err *err);
 // floats; a tied head once): a random model's parameter block as it is, a loaded model's tensors
 // gathered (tests compare models with it). malloc'd; NULL when out of memory.
 float *model_weights_flat(const Model *m);
+// The index of the weight element x in that flat order (a pointer into any tensor of m, a view
+// such as a tied head included), or -1 when x is not a weight of m. Gradients (backward.h) are
+// kept in this order.
+long model_param_offset(const Model *m, const float *x);
 void model_free(Model *m);
 // Parameters of a model of this configuration (an encoder-decoder: always with its norms and head),
 // learned positions included. A loaded model's exact count is m->n_params (the parameter block:

@@ -8,10 +8,10 @@
 
 Model *train_sgd_step(const Model *m, const TraceGrad *g, float lr, Err *err) {
   EXPECT(g->n_params == m->n_params);
-  float *p = malloc(sizeof(float) * (size_t)(m->n_params > 0 ? m->n_params : 1));
+  float *p = model_weights_flat(m); // θ, in the order of the gradients (model_param_offset)
   if (!p) return err_set(err, "out of memory for the step"), NULL;
   for (long k = 0; k < m->n_params; k++) { // θ ← θ − η·dL/dθ
-    p[k] = m->params[k] - lr * g->dparams[k];
+    p[k] -= lr * g->dparams[k];
     if (!isfinite(p[k])) {
       free(p);
       return err_set(err, "the step with η = %g gives a weight that is not finite: take a smaller η",
