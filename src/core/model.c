@@ -891,59 +891,62 @@ fail:
   return NULL;
 }
 
-float *model_weights_flat(const Model *m) {
-  Model copy = *m; // param_table takes a mutable Model: a shallow copy with the same pointers
-  LayerWeights *lw = malloc(sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
-  DecLayerWeights *dw = calloc((size_t)m->cfg.n_dec_layers + 1, sizeof(DecLayerWeights));
+// The parameter table of a const model: param_table takes a mutable Model, so it reads a shallow
+// copy with the same weight pointers (and copies of the layer arrays, whose fields it points at).
+typedef struct {
+  Model copy;
+  LayerWeights *lw;
+  DecLayerWeights *dw;
+  Param *p;
+  int n;
+} ParamView;
+
+static void param_view_free(ParamView *v) {
+  free(v->lw);
+  free(v->dw);
+  free(v->p);
+}
+
+static bool param_view(const Model *m, ParamView *v) {
+  v->copy = *m;
+  v->lw = malloc(sizeof(LayerWeights) * (size_t)(m->cfg.n_layers > 0 ? m->cfg.n_layers : 1));
+  v->dw = calloc((size_t)m->cfg.n_dec_layers + 1, sizeof(DecLayerWeights));
   int cap = param_cap(&m->cfg);
-  Param *p = calloc((size_t)cap, sizeof(Param));
+  v->p = calloc((size_t)cap, sizeof(Param));
+  v->n = 0;
+  if (!v->lw || !v->dw || !v->p) return param_view_free(v), false;
+  memcpy(v->lw, m->layers, sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
+  if (m->cfg.n_dec_layers > 0)
+    memcpy(v->dw, m->dec_layers, sizeof(DecLayerWeights) * (size_t)m->cfg.n_dec_layers);
+  v->copy.layers = v->lw, v->copy.dec_layers = v->dw;
+  v->n = param_table(&v->copy, v->p, cap);
+  return true;
+}
+
+float *model_weights_flat(const Model *m) {
+  ParamView v;
   float *out = malloc(sizeof(float) * (size_t)(m->n_params > 0 ? m->n_params : 1));
-  if (lw && dw && p && out) {
-    memcpy(lw, m->layers, sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
-    if (m->cfg.n_dec_layers > 0)
-      memcpy(dw, m->dec_layers, sizeof(DecLayerWeights) * (size_t)m->cfg.n_dec_layers);
-    copy.layers = lw, copy.dec_layers = dw;
-    int n = param_table(&copy, p, cap);
-    long off = 0;
-    for (int i = 0; i < n && off + param_count(&p[i]) <= m->n_params; i++) {
-      memcpy(out + off, *p[i].ptr, sizeof(float) * (size_t)param_count(&p[i]));
-      off += param_count(&p[i]);
-    }
-  } else {
-    free(out);
-    out = NULL;
+  if (!out || !param_view(m, &v)) return free(out), NULL;
+  long off = 0;
+  for (int i = 0; i < v.n && off + param_count(&v.p[i]) <= m->n_params; i++) {
+    memcpy(out + off, *v.p[i].ptr, sizeof(float) * (size_t)param_count(&v.p[i]));
+    off += param_count(&v.p[i]);
   }
-  free(lw);
-  free(dw);
-  free(p);
+  param_view_free(&v);
   return out;
 }
 
 long model_param_offset(const Model *m, const float *x) {
-  if (!x) return -1;
-  Model copy = *m; // param_table takes a mutable Model: a shallow copy with the same pointers
-  LayerWeights *lw = malloc(sizeof(LayerWeights) * (size_t)(m->cfg.n_layers > 0 ? m->cfg.n_layers : 1));
-  DecLayerWeights *dw = calloc((size_t)m->cfg.n_dec_layers + 1, sizeof(DecLayerWeights));
-  int cap = param_cap(&m->cfg);
-  Param *p = calloc((size_t)cap, sizeof(Param));
-  long found = -1;
-  if (lw && dw && p) {
-    memcpy(lw, m->layers, sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
-    if (m->cfg.n_dec_layers > 0)
-      memcpy(dw, m->dec_layers, sizeof(DecLayerWeights) * (size_t)m->cfg.n_dec_layers);
-    copy.layers = lw, copy.dec_layers = dw;
-    int n = param_table(&copy, p, cap);
-    long off = 0;
-    for (int i = 0; i < n && found < 0; i++) {
-      long c = param_count(&p[i]);
-      const float *base = *p[i].ptr;
-      if (base && x >= base && x < base + c) found = off + (x - base);
-      off += c;
-    }
+  ParamView v;
+  if (!x || !param_view(m, &v)) return -1;
+  long found = -1, off = 0;
+  for (int i = 0; i < v.n && found < 0; i++) {
+    long c = param_count(&v.p[i]);
+    const float *base = *v.p[i].ptr;
+    if (base && x >= base && x < base + c) found = off + (x - base);
+    off += c;
   }
-  free(lw);
-  free(dw);
-  free(p);
+  param_view_free(&v);
   return found;
 }
 
