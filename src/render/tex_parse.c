@@ -66,17 +66,16 @@ static TexChunk *chunk_new(size_t cap) {
 }
 
 static void chunk_free(TexChunk *c) {
+  bool kept = false;
   if (c->cap == CHUNK) {
     pthread_mutex_lock(&spare.lock);
-    bool kept = spare.n < SPARES;
-    if (kept) spare.list[spare.n++] = c;
-    pthread_mutex_unlock(&spare.lock);
-    if (kept) {
-      POISON(c->data, CHUNK);
-      return;
+    if ((kept = spare.n < SPARES)) {
+      POISON(c->data, CHUNK); // before another thread can take it
+      spare.list[spare.n++] = c;
     }
+    pthread_mutex_unlock(&spare.lock);
   }
-  free(c);
+  if (!kept) free(c);
 }
 
 void *tex_alloc(TexArena *a, size_t bytes) {
