@@ -1,7 +1,9 @@
 // stages.c -- see stages.h. The course's notation, reviewable in one place.
 #include "stages.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "strdist.h" // defines: strdist
@@ -153,25 +155,62 @@ char *stage_key(const char *name, char *out, int cap) {
   return out;
 }
 
-// Calls fn with every name of stage s: its name, its title, its aliases (each in stage_key form).
-// Stops and returns true when fn does.
-typedef bool (*NameFn)(const char *key, const StageInfo *s, void *ctx);
-static bool each_name(NameFn fn, void *ctx) {
+// Every name of every stage in the table's order: its name, its title, its aliases (each in
+// stage_key form), with its length and strdist_letters. Made once per process: a lesson (and the
+// lesson fuzzer, thousands of times a second) looks a name up for every stage= it meets.
+typedef struct {
+  const char *key;
+  size_t len;
+  uint64_t letters;
+  const StageInfo *s;
+} StageName;
+static StageName *NAMES;
+static int n_names;
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+// Calls add (when not NULL) with every name of stage s; returns how many there are.
+static int list_names(void (*add)(const char *key, const StageInfo *s)) {
   char key[64];
+  int n = 0;
   for (int i = 0; i < STAGE_COUNT; i++) {
     const StageInfo *s = &STAGE_TABLE[i];
-    if (fn(s->name, s, ctx) || fn(stage_key(s->title, key, sizeof key), s, ctx)) return true;
+    if (add) add(s->name, s), add(stage_key(s->title, key, sizeof key), s);
+    n += 2;
     for (const char *a = s->aliases; *a;) {
-      size_t n = strcspn(a, " ");
-      if (n > 0 && n < sizeof key) {
-        memcpy(key, a, n);
-        key[n] = 0;
-        if (fn(key, s, ctx)) return true;
+      size_t len = strcspn(a, " ");
+      if (len > 0 && len < sizeof key) {
+        memcpy(key, a, len);
+        key[len] = 0;
+        if (add) add(key, s);
+        n++;
       }
-      a += n;
+      a += len;
       while (*a == ' ') a++;
     }
   }
+  return n;
+}
+
+static void add_name(const char *key, const StageInfo *s) {
+  StageName *k = &NAMES[n_names++];
+  k->len = strlen(key);
+  k->key = key == s->name ? key : strdup(key); // made once, kept for the process
+  k->letters = strdist_letters(key, k->len);
+  k->s = s;
+  if (!k->key) n_names--;
+}
+
+static void make_names(void) {
+  NAMES = calloc((size_t)list_names(NULL), sizeof *NAMES);
+  if (NAMES) list_names(add_name);
+}
+
+// Calls fn with every name of every stage; stops and returns true when fn does.
+typedef bool (*NameFn)(const StageName *name, void *ctx);
+static bool each_name(NameFn fn, void *ctx) {
+  pthread_once(&names_once, make_names);
+  for (int i = 0; i < n_names; i++)
+    if (fn(&NAMES[i], ctx)) return true;
   return false;
 }
 
@@ -180,10 +219,10 @@ typedef struct {
   const StageInfo *found;
 } Find;
 
-static bool match(const char *key, const StageInfo *s, void *ctx) {
+static bool match(const StageName *name, void *ctx) {
   Find *f = ctx;
-  if (strcmp(key, f->want)) return false;
-  f->found = s;
+  if (strcmp(name->key, f->want)) return false;
+  f->found = name->s;
   return true;
 }
 
@@ -199,14 +238,19 @@ bool stage_from_name(const char *name, StepKind *k) {
 typedef struct {
   const char *want;
   size_t n;
+  uint64_t letters;
   int best;
   const StageInfo *found;
 } Near;
 
-static bool nearer(const char *key, const StageInfo *s, void *ctx) {
+static bool nearer(const StageName *name, void *ctx) {
   Near *f = ctx;
-  int d = strdist(f->want, f->n, key, strlen(key), f->best - 1, false);
-  if (d < f->best) f->best = d, f->found = s; // the first of the nearest, in the table's order
+  int limit = f->best - 1;
+  if ((name->len > f->n ? name->len - f->n : f->n - name->len) > (size_t)limit ||
+      strdist_bound(f->letters, name->letters) > limit)
+    return false; // cannot be within reach
+  int d = strdist(f->want, f->n, name->key, name->len, limit, false);
+  if (d < f->best) f->best = d, f->found = name->s; // the first of the nearest, in the table's order
   return false;
 }
 
@@ -216,7 +260,8 @@ const char *stage_nearest(const char *name) {
   stage_key(name, key, sizeof key);
   size_t n = strlen(key);
   if (n == 0) return NULL;
-  Near f = {key, n, (n > 5 ? 3 : 2) + 1, NULL}; // within 2 edits, or 3 for a longer name
+  Near f = {key, n, strdist_letters(key, n), (n > 5 ? 3 : 2) + 1,
+            NULL}; // within 2 edits, or 3 for a longer name
   each_name(nearer, &f);
   return f.found ? f.found->name : NULL;
 }

@@ -34,15 +34,18 @@ int lesson_col_of(const LessonCtx *c, size_t off) {
   return (int)(off - c->line_starts[line - 1]) + 1;
 }
 
+// The start of every line. memchr, not a loop over the bytes: the lesson fuzzer's coverage
+// instrumentation made the loop a sixth of the parse.
 static bool lines_init(LessonCtx *c) {
+  const char *end = c->text + c->len;
   int n = 1;
-  for (size_t i = 0; i < c->len; i++) n += c->text[i] == '\n';
+  for (const char *p = c->text; (p = memchr(p, '\n', (size_t)(end - p))); p++) n++;
   c->line_starts = malloc(sizeof(size_t) * (size_t)n);
   if (!c->line_starts) return false;
   c->n_lines = 0;
   c->line_starts[c->n_lines++] = 0;
-  for (size_t i = 0; i < c->len; i++)
-    if (c->text[i] == '\n') c->line_starts[c->n_lines++] = i + 1;
+  for (const char *p = c->text; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+    c->line_starts[c->n_lines++] = (size_t)(p - c->text) + 1;
   return true;
 }
 

@@ -6,6 +6,7 @@
 // group, `&`, `\\` and \end in an environment, \right after \left, `]` in \sqrt[...]); the
 // terminator is left for the context to consume, so a missing one is reported where it is
 // noticed. Every recursion goes through tex_p_enter()/tex_p_leave(), which cap the depth.
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,23 +17,77 @@
 
 // ---- arena
 
+// Under AddressSanitizer a spare chunk is poisoned, so that a pointer kept into a freed arena is
+// still reported when it is used, as it would be after free().
+#if defined(__SANITIZE_ADDRESS__)
+#define SF_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SF_ASAN 1
+#endif
+#endif
+#ifdef SF_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+#define CHUNK 8192 // bytes of a chunk; a bigger allocation gets a chunk of its own size
+#define SPARES 16  // chunks of CHUNK bytes kept for the next formulas (128 kB at most)
+
 struct TexChunk {
   TexChunk *next;
   size_t used, cap;
   _Alignas(16) char data[];
 };
 
+// Freed chunks of CHUNK bytes, reused by the next arena: a formula takes 2 to 4 of them (the
+// parse, the boxes, tex_check's parse), and a window or an export lays out thousands of
+// formulas, so most arenas never call malloc. Shared by the threads that draw at once.
+static struct {
+  pthread_mutex_t lock;
+  TexChunk *list[SPARES];
+  int n;
+} spare = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
+
+static TexChunk *chunk_new(size_t cap) {
+  TexChunk *c = NULL;
+  if (cap == CHUNK) {
+    pthread_mutex_lock(&spare.lock);
+    if (spare.n > 0) c = spare.list[--spare.n];
+    pthread_mutex_unlock(&spare.lock);
+    if (c) UNPOISON(c->data, CHUNK);
+  }
+  if (!c && (c = malloc(sizeof *c + cap))) c->cap = cap;
+  return c;
+}
+
+static void chunk_free(TexChunk *c) {
+  bool kept = false;
+  if (c->cap == CHUNK) {
+    pthread_mutex_lock(&spare.lock);
+    if ((kept = spare.n < SPARES)) {
+      POISON(c->data, CHUNK); // before another thread can take it
+      spare.list[spare.n++] = c;
+    }
+    pthread_mutex_unlock(&spare.lock);
+  }
+  if (!kept) free(c);
+}
+
 void *tex_alloc(TexArena *a, size_t bytes) {
   bytes = (bytes + 15) & ~(size_t)15;
   TexChunk *c = a->head;
   if (!c || c->used + bytes > c->cap) {
-    size_t cap = bytes > 8192 ? bytes : 8192;
-    c = malloc(sizeof *c + cap);
+    c = chunk_new(bytes > CHUNK ? bytes : CHUNK);
     if (!c) {
       a->oom = true;
       return NULL;
     }
-    c->cap = cap, c->used = 0, c->next = a->head;
+    c->used = 0, c->next = a->head;
     a->head = c;
   }
   void *p = c->data + c->used;
@@ -48,7 +103,7 @@ char *tex_strndup(TexArena *a, const char *s, size_t n) {
 }
 
 void tex_arena_free(TexArena *a) {
-  for (TexChunk *c = a->head, *next; c; c = next) next = c->next, free(c);
+  for (TexChunk *c = a->head, *next; c; c = next) next = c->next, chunk_free(c);
   a->head = NULL;
 }
 

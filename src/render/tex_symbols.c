@@ -445,6 +445,12 @@ typedef struct {
 static CpClass CLASSES[N_CMDS];
 static uint8_t CMD_LEN[N_CMDS];      // strlen of each name, for tex_cmd_nearest
 static uint64_t CMD_LETTERS[N_CMDS]; // strdist_letters of each name
+// The commands by the length of their names: BY_LEN[LEN_START[n] .. LEN_START[n + 1]) are the
+// indices into CMDS of the names n bytes long, in table order. tex_cmd_nearest looks only at
+// the lengths within reach (an unknown command meets a few dozen names instead of them all).
+static uint16_t BY_LEN[N_CMDS];
+_Static_assert(N_CMDS < 65536, "BY_LEN holds indices as uint16_t");
+static int LEN_START[257];
 static int n_classes;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -463,7 +469,12 @@ static void init_tables(void) {
     size_t n = strlen(CMDS[i].name);
     CMD_LEN[i] = (uint8_t)(n > 255 ? 255 : n);
     CMD_LETTERS[i] = strdist_letters(CMDS[i].name, n);
+    LEN_START[CMD_LEN[i] + 1]++;
   }
+  for (int n = 1; n <= 256; n++) LEN_START[n] += LEN_START[n - 1];
+  int next[256];
+  memcpy(next, LEN_START, sizeof next);
+  for (int i = 0; i < N_CMDS; i++) BY_LEN[next[CMD_LEN[i]]++] = (uint16_t)i;
   for (int i = 0; i < N_CMDS; i++)
     if (CMDS[i].kind == K_SYM && CMDS[i].cls != C_ORD && CMDS[i].cls != C_INNER && CMDS[i].cp > 0x7F)
       CLASSES[n_classes++] = (CpClass){CMDS[i].cp, CMDS[i].cls};
@@ -483,17 +494,20 @@ const TexCmd *tex_cmd_find(const char *name, size_t n) {
 const char *tex_cmd_nearest(const char *name, size_t n) {
   pthread_once(&once, init_tables);
   if (n < 2) return NULL;
-  const char *out = NULL;
-  int best = n <= 3 ? 2 : 3; // one edit more than allowed: "none yet"
+  int best = n <= 3 ? 2 : 3, best_i = -1; // one edit more than allowed: "none yet"
   uint64_t letters = strdist_letters(name, n);
-  for (int i = 0; i < N_CMDS; i++) { // the first of the nearest, in table order
-    int limit = best - 1;
-    if ((CMD_LEN[i] > n ? CMD_LEN[i] - n : n - CMD_LEN[i]) > (size_t)limit ||
-        strdist_bound(letters, CMD_LETTERS[i]) > limit)
-      continue; // cannot be within reach: no need for the table
-    int d = strdist(name, n, CMDS[i].name, CMD_LEN[i], limit, false);
-    if (d < best) best = d, out = CMDS[i].name;
+  size_t reach = (size_t)best - 1, lo = n > reach ? n - reach : 0, hi = n + reach < 255 ? n + reach : 255;
+  for (size_t len = lo; len <= hi; len++) {
+    for (int k = LEN_START[len]; k < LEN_START[len + 1]; k++) { // the first of the nearest, in table order
+      int i = BY_LEN[k];
+      int limit = best_i >= 0 && i < best_i ? best : best - 1; // an earlier name wins a tie
+      if ((len > n ? len - n : n - len) > (size_t)limit || strdist_bound(letters, CMD_LETTERS[i]) > limit)
+        continue; // cannot be within reach: no need for the table
+      int d = strdist(name, n, CMDS[i].name, len, limit, false);
+      if (d <= limit) best = d, best_i = i;
+    }
   }
+  const char *out = best_i >= 0 ? CMDS[best_i].name : NULL;
   if (!out) { // \operatorName, \Frac: the same name in other letters' case
     for (int i = 0; i < N_CMDS && !out; i++)
       if (strlen(CMDS[i].name) == n && !strncasecmp(CMDS[i].name, name, n)) out = CMDS[i].name;

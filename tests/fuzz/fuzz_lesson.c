@@ -28,9 +28,9 @@
     }                                                                                                        \
   } while (0)
 
-static int count_lines(const uint8_t *data, size_t size) {
+static int count_lines(const uint8_t *data, size_t size) { // memchr: not instrumented, so fast
   int n = 1;
-  for (size_t i = 0; i < size; i++) n += data[i] == '\n';
+  for (const uint8_t *p = data, *end = data + size; (p = memchr(p, '\n', (size_t)(end - p))); p++) n++;
   return n;
 }
 
