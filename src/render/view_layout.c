@@ -153,8 +153,11 @@ static float row_label_width(const Eq *e, const ViewOperand *v, float fs) {
   char buf[96];
   float w = 0;
   int n = v->op.rows;
-  if (!is_words(v->op.row_axis)) {
-    snprintf(buf, sizeof buf, "%d", n - 1);
+  if (!is_words(v->op.row_axis)) { // numbers, or the one row of a mean ("mean"), drawn smaller
+    if (v->op.row_axis == AXIS_ONE)
+      label(v->op.trace, v->op.row_axis, 0, buf, sizeof buf);
+    else
+      snprintf(buf, sizeof buf, "%d", n - 1);
     return text_width(FONT_SANS, fs * 0.85f, buf) + 8;
   }
   for (int i = 0; i < n && i < 512; i++)
