@@ -19,7 +19,8 @@ add_link_options(-msimd128 -sUSE_SDL=0 -sALLOW_MEMORY_GROWTH=1 -sSTACK_SIZE=1048
 # fontconfig is not for the web: an empty stand-in, so that sf_text links the same list
 add_library(PkgConfig::FONTCONFIG INTERFACE IMPORTED)
 add_compile_definitions(SF_WEB=1)
-set(SF_WEB_TEST_LINK_OPTIONS -sNODERAWFS=1 -sENVIRONMENT=node -sEXIT_RUNTIME=1)
+set(SF_WEB_TEST_LINK_OPTIONS -sNODERAWFS=1 -sENVIRONMENT=node -sEXIT_RUNTIME=1
+    "SHELL:--pre-js ${CMAKE_SOURCE_DIR}/web/node_env.js")
 
 # The page: stepformer links to stepformer.html (+ .js, .wasm) around web/shell.html, with the
 # folder SF_WEB_DATA (staged by scripts/web: fonts/, lessons/, assets/models/) packed as
@@ -29,10 +30,17 @@ function(sf_web_page)
   set_target_properties(stepformer PROPERTIES SUFFIX ".html")
   target_link_options(stepformer PRIVATE
     "SHELL:--shell-file ${CMAKE_SOURCE_DIR}/web/shell.html" -sMINIFY_HTML=0
-    -sEXPORTED_RUNTIME_METHODS=ccall,FS -sEXPORTED_FUNCTIONS=_main,_sf_web_paste)
+    -sEXPORTED_RUNTIME_METHODS=ccall,FS -sEXPORTED_FUNCTIONS=_main,_sf_web_paste,_sf_web_describe)
   if(SF_WEB_DATA)
     target_link_options(stepformer PRIVATE "SHELL:--preload-file ${SF_WEB_DATA}@/")
   endif()
   set_property(TARGET stepformer APPEND PROPERTY LINK_DEPENDS ${CMAKE_SOURCE_DIR}/web/shell.html)
 endfunction()
 cmake_language(DEFER CALL sf_web_page)
+
+# stepformer-cli: the same program as a command for Node (NODERAWFS: the real file system), for
+# `node --no-experimental-fetch build-web/cmake/stepformer-cli.js bench ...` (BENCHMARKS.md) and
+# any sub-command that opens no window.
+add_executable(stepformer-cli ${CMAKE_SOURCE_DIR}/src/app/main.c)
+target_link_libraries(stepformer-cli PRIVATE sf_app)
+target_link_options(stepformer-cli PRIVATE ${SF_WEB_TEST_LINK_OPTIONS})

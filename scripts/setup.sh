@@ -10,6 +10,11 @@ SF_PKGS_RUN="gcc libc6-dev make cmake pkg-config libopenblas-dev libcjson-dev li
 # Also needed by the tests: clang and its runtime for libFuzzer, a virtual X display for the
 # window tests, xmllint to check that SVG files are XML, clang-format for the style check.
 SF_PKGS_TEST="clang libclang-rt-14-dev xvfb xauth xdotool libxml2-utils clang-format"
+# The web build (scripts/web, scripts/test-web): Debian's emscripten and Node, dpkg-source for the
+# Debian source packages it builds for wasm, the fonts it puts in the page (fonts-dejavu-core,
+# fonts-lmodern above), and headless Chromium with python3-websocket for the browser test.
+SF_PKGS_WEB="emscripten nodejs dpkg-dev cmake make fonts-dejavu-core fonts-lmodern"
+SF_PKGS_WEB_TEST="chromium python3-websocket"
 
 sf_missing() {
   local p missing=""

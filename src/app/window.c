@@ -11,6 +11,7 @@
 #include "fileio.h" // defines: dir_ensure
 #include "pngio.h"  // defines: pngio_write
 #include "replay.h" // defines: Replay
+#include "web.h"    // defines: web_active, web_main_loop, web_copy, web_request_paste
 
 static double now_ms(void) {
   struct timespec ts;
@@ -29,6 +30,7 @@ static long rss_kib(void) {
 }
 
 static bool have_display(void) {
+  if (web_active()) return true; // the page's canvas
   const char *drv = getenv("SDL_VIDEODRIVER");
   if (drv && *drv) return true; // the caller chose (x11, wayland, offscreen, dummy ...)
   return (getenv("DISPLAY") && *getenv("DISPLAY")) ||
@@ -163,9 +165,12 @@ static void apply_requests(Shell *sh, App *app, bool *quit) {
     else
       SDL_StopTextInput();
   }
+  if (r.copy) web_copy(app_clipboard(app)); // (the page: SDL has no system clipboard there)
   if (r.copy && SDL_SetClipboardText(app_clipboard(app)) != 0)
     fprintf(stderr, "stepformer: cannot copy to the clipboard: %s\n", SDL_GetError());
-  if (r.paste) {
+  if (r.paste && web_active()) {
+    web_request_paste(); // asynchronous: the text arrives through paste_from_page
+  } else if (r.paste) {
     char *text = SDL_GetClipboardText(); // "" (not NULL) when empty, in SDL 2
     app_paste(app, text);
     SDL_free(text);
@@ -267,6 +272,27 @@ static void replay_step(Shell *sh, App *app, const ReplayItem *it, int k, const 
   }
 }
 
+// The page (web.h): the browser calls one iteration of the loop per animation frame; it waits for
+// nothing, since the browser sleeps between frames. What S and export wrote becomes downloads.
+typedef struct {
+  Shell sh;
+  App *app;
+} PageLoop;
+
+static void page_iteration(void *arg) {
+  PageLoop *p = arg;
+  SDL_Event e;
+  bool quit = false; // (a page cannot quit: Q does nothing there)
+  while (SDL_PollEvent(&e)) translate(&p->sh, p->app, &e, &quit);
+  app_event(p->app, &(AppEvent){.kind = EV_TICK, .time_ms = now_ms()});
+  apply_requests(&p->sh, p->app, &quit);
+  if (app_dirty(p->app)) frame(&p->sh, p->app);
+  web_offer_downloads();
+}
+
+static void paste_from_page(void *app, const char *text) { app_paste(app, text); }
+static void describe_for_page(void *app, char *buf, int cap) { app_describe(app, buf, cap); }
+
 int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
   const char *hint =
       wo->export_hint ? wo->export_hint : "stepformer export --lesson lessons/cat-bank.md --out slides";
@@ -321,6 +347,8 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
     goto done;
   }
   app_event(app, &(AppEvent){.kind = EV_RESIZE, .w = sh.dw, .h = sh.dh});
+  for (int k = 1; k < wo->start_step; k++) // --step N: N-1 steps forward, as the key would
+    app_event(app, &(AppEvent){.kind = EV_KEY, .key = KEY_RIGHT});
   if (wo->fullscreen) {
     AppEvent f = {.kind = EV_KEY, .key = KEY_F11};
     app_event(app, &f);
@@ -329,6 +357,13 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
   frame(&sh, app);
   sh.n_frames = sh.n_page_frames = 0; // the opening frame (fonts warming up) is start-up
   if (wo->replay) sh.events = calloc((size_t)replay.n + 1, sizeof(double));
+  if (web_active() && !wo->replay) { // the page: the browser runs the loop from here on
+    static PageLoop page;
+    page = (PageLoop){sh, app};
+    web_set_paste(paste_from_page, app);
+    web_set_describe(describe_for_page, app);
+    web_main_loop(page_iteration, &page); // (does not return)
+  }
   long rss0 = rss_kib();
   double start = now_ms();
   bool quit = false;

@@ -27,6 +27,7 @@ typedef struct {
   bool realtime;           // with replay: wait for each event's time (default: as fast as possible)
   bool frame_stats;        // print frame-time statistics at the end
   const char *export_hint; // the export command printed when there is no display
+  int start_step;          // --step N: open at step N (1-based; 0 or 1: the first)
 } WindowOptions;
 
 int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo);

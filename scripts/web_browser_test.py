@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""scripts/web_browser_test.py SITE -- the browser test of scripts/test-web (see there).
+
+Serves SITE on 127.0.0.1, starts headless Chromium at 1280x720 with a DevTools port, and talks to
+the page with the DevTools protocol (python3-websocket). Checks, each printed, any failure exits 1:
+  1. ?step=7 opens the cat/bank lesson at step 7 (the program's state line, sf_web_describe) within
+     the time limit, and the first picture is drawn (a screenshot that is not one flat colour);
+  2. the Right arrow key steps to 8 and the picture changes; the Left arrow back to 7;
+  3. S saves the view: a PNG arrives in the download folder;
+  4. ?text=the+bank+of+the+river opens that sentence.
+Nothing is timed as a pass/fail but the 60 s limit for the page to start; the time to the first
+step drawn is printed.
+"""
+import base64, functools, hashlib, http.server, json, os, shutil, socket, subprocess, sys, tempfile, threading, time, urllib.request
+import websocket
+
+SITE = sys.argv[1]
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    failures += 0 if ok else 1
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm"}
+
+    def log_message(self, *a):
+        pass
+
+
+web_port = free_port()
+server = http.server.ThreadingHTTPServer(("127.0.0.1", web_port), functools.partial(Quiet, directory=SITE))
+threading.Thread(target=server.serve_forever, daemon=True).start()
+
+devtools_port = free_port()
+profile = tempfile.mkdtemp(prefix="sf-chromium-")
+downloads = tempfile.mkdtemp(prefix="sf-downloads-")
+chromium = subprocess.Popen(
+    ["chromium", "--headless", "--no-sandbox", "--disable-gpu-sandbox", "--enable-unsafe-swiftshader",
+     "--hide-scrollbars", "--window-size=1280,720", f"--remote-debugging-port={devtools_port}",
+     f"--user-data-dir={profile}", "--no-first-run", "about:blank"],
+    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def cleanup():
+    chromium.terminate()
+    try:
+        chromium.wait(10)
+    except subprocess.TimeoutExpired:
+        chromium.kill()
+    server.shutdown()
+    shutil.rmtree(profile, ignore_errors=True)
+    shutil.rmtree(downloads, ignore_errors=True)
+
+
+try:
+    ws_url = None
+    for _ in range(200):  # Chromium starts slowly on a loaded machine
+        try:
+            pages = json.load(urllib.request.urlopen(f"http://127.0.0.1:{devtools_port}/json/list"))
+            ws_url = next(p["webSocketDebuggerUrl"] for p in pages if p.get("type") == "page")
+            break
+        except Exception:
+            time.sleep(0.2)
+    if not ws_url:
+        print("FAIL Chromium's DevTools did not answer")
+        sys.exit(1)
+    ws = websocket.create_connection(ws_url, timeout=60)
+    next_id = [0]
+
+    def call(method, **params):
+        next_id[0] += 1
+        ws.send(json.dumps({"id": next_id[0], "method": method, "params": params}))
+        while True:
+            msg = json.loads(ws.recv())
+            if msg.get("id") == next_id[0]:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+
+    def js(expr):
+        r = call("Runtime.evaluate", expression=expr, returnByValue=True)
+        return r.get("result", {}).get("value")
+
+    def describe():
+        return js("typeof Module !== 'undefined' && Module._sf_web_describe ? "
+                  "UTF8ToString(Module._sf_web_describe()) : ''") or ""
+
+    def wait_for(pred, limit):
+        t0 = time.time()
+        while time.time() - t0 < limit:
+            line = describe()
+            if pred(line):
+                return line, time.time() - t0
+            time.sleep(0.05)
+        return describe(), None
+
+    def screenshot():
+        return base64.b64decode(call("Page.captureScreenshot", format="png")["data"])
+
+    def key(name, code, vk, text=None):
+        for kind in ("keyDown", "keyUp"):
+            p = dict(type=kind, key=name, code=code, windowsVirtualKeyCode=vk, nativeVirtualKeyCode=vk)
+            if text and kind == "keyDown":
+                p["text"] = text
+            call("Input.dispatchKeyEvent", **p)
+        time.sleep(0.3)
+
+    def open_page(query):
+        call("Page.navigate", url=f"http://127.0.0.1:{web_port}/index.html{query}")
+
+    call("Page.enable")
+    call("Runtime.enable")
+    call("Emulation.setDeviceMetricsOverride", width=1280, height=720, deviceScaleFactor=1, mobile=False)
+    call("Browser.setDownloadBehavior", behavior="allow", downloadPath=downloads)
+
+    # 1. a lesson step from the address
+    open_page("?step=7")
+    line, took = wait_for(lambda l: l.startswith("step 7/"), 60)
+    check(took is not None, f"?step=7 opens the lesson at step 7 ({line[:70]!r})")
+    if took is not None:
+        print(f"     first step drawn {took:.2f} s after the page was asked for", flush=True)
+    time.sleep(0.5)
+    first = screenshot()
+    with open(os.path.join(tempfile.gettempdir(), "stepformer-web-step7.png"), "wb") as f:
+        f.write(first)
+    check(len(first) > 20000, f"the picture is drawn ({len(first)} bytes of PNG)")
+
+    # 2. keys step
+    js("Module.canvas.focus()")
+    key("ArrowRight", "ArrowRight", 39)
+    line, took = wait_for(lambda l: l.startswith("step 8/"), 10)
+    check(took is not None, f"Right arrow: step 8 ({line[:40]!r})")
+    second = screenshot()
+    check(hashlib.sha1(first).digest() != hashlib.sha1(second).digest(), "the picture changed")
+    key("ArrowLeft", "ArrowLeft", 37)
+    line, took = wait_for(lambda l: l.startswith("step 7/"), 10)
+    check(took is not None, f"Left arrow: back to step 7 ({line[:40]!r})")
+
+    # 3. S downloads the view as PNG
+    key("s", "KeyS", 83, "s")
+    got = []
+    for _ in range(100):
+        got = [f for f in os.listdir(downloads) if f.endswith(".png")]
+        if got:
+            break
+        time.sleep(0.1)
+    check(bool(got), f"S downloads a PNG ({', '.join(got) or 'none'})")
+
+    # 4. a sentence from the address
+    open_page("?text=the+bank+of+the+river")
+    line, took = wait_for(lambda l: "bank of the river" in l, 60)
+    check(took is not None, f"?text= opens the sentence ({line[:80]!r})")
+finally:
+    cleanup()
+
+print("test-web: " + ("all passed" if failures == 0 else f"{failures} failed"))
+sys.exit(1 if failures else 0)
