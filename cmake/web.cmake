@@ -15,7 +15,7 @@ if(SF_BLAS)
   message(FATAL_ERROR "The web build has no OpenBLAS: configure with -DSF_BLAS=OFF (scripts/web does)")
 endif()
 add_compile_options(-msimd128)
-add_link_options(-msimd128 -sUSE_SDL=0 -sALLOW_MEMORY_GROWTH=1 -sSTACK_SIZE=1048576)
+add_link_options(-msimd128 -sUSE_SDL=0 -sALLOW_MEMORY_GROWTH=1)
 # fontconfig is not for the web: an empty stand-in, so that sf_text links the same list
 add_library(PkgConfig::FONTCONFIG INTERFACE IMPORTED)
 add_compile_definitions(SF_WEB=1)

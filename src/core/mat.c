@@ -391,14 +391,18 @@ SF_KERNEL void mat_layernorm_rows(Mat y, Mat x, const float *weight, const float
 
 SF_KERNEL void mat_relu(Mat y, Mat x) {
   EXPECT(y.rows == x.rows && y.cols == x.cols);
-  F8 zero = f8_set(0.0f);
   for (int i = 0; i < x.rows; i++) {
     const float *xi = &MAT_AT(x, i, 0);
     float *yi = &MAT_AT(y, i, 0);
     int j = 0;
     for (; j + 8 <= x.cols; j += 8) {
       F8 v = f8_load(xi + j);
-      f8_store(yi + j, f8_max(zero, v)); // zero first: NaN and -0 pass through, as in torch.relu
+      // the bits of the negative lanes (below -0, up to -inf; not NaN) cleared to +0: NaN and -0
+      // pass through, as in torch.relu. Integer comparisons of the bits, because clang turns any
+      // float form (f8_max(zero, v), v & ~(v < 0)) into wasm's f32x4.max, which makes -0 into +0.
+      U8 b = (U8)v;
+      I8 negative = (I8)((b > 0x80000000u) & (b <= 0xff800000u));
+      f8_store(yi + j, (F8)((I8)b & ~negative));
     }
     for (; j < x.cols; j++) yi[j] = xi[j] < 0.0f ? 0.0f : xi[j];
   }
