@@ -149,7 +149,10 @@ try:
     check(took is not None, f"Left arrow: back to step 7 ({line[:40]!r})")
 
     # 3. S downloads the view as PNG
+    js("window.sfDownloads = []; Module.sfDownloaded = function(n, size) { sfDownloads.push(n); }")
     key("s", "KeyS", 83, "s")
+    time.sleep(1)
+    print("     after S: " + describe()[-120:] + " | offered: " + json.dumps(js("window.sfDownloads")), flush=True)
     got = []
     for _ in range(100):
         got = [f for f in os.listdir(downloads) if f.endswith(".png")]

@@ -145,7 +145,7 @@ int cli_window(int argc, char **argv) {
     }
   }
   if (wo.screenshot && !wo.replay) return cli_fail("window", "--screenshot needs --replay FILE");
-  if (web_active() && !ao.save_dir) ao.save_dir = WEB_SAVE_DIR; // the page: saved files become downloads
+  if (web_active()) ao.save_dir = WEB_SAVE_DIR; // the page: what S and Ctrl+E write becomes downloads
   if (!cli_generate_check(&gen, so.target, &err)) return cli_fail("window", err.msg);
   so.generate = gen.on, so.max_steps = gen.max_steps;
   // no lesson and no sentence of one's own: the cat/bank lesson

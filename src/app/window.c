@@ -291,7 +291,11 @@ static void page_iteration(void *arg) {
 }
 
 static void paste_from_page(void *app, const char *text) { app_paste(app, text); }
-static void describe_for_page(void *app, char *buf, int cap) { app_describe(app, buf, cap); }
+static void describe_for_page(void *app, char *buf, int cap) { // the state, then any status message
+  app_describe(app, buf, cap);
+  int n = (int)strlen(buf);
+  if (app_status(app)[0] && n < cap) snprintf(buf + n, (size_t)(cap - n), " status=%s", app_status(app));
+}
 
 int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
   const char *hint =
