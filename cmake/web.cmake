@@ -30,7 +30,7 @@ function(sf_web_page)
   set_target_properties(stepformer PROPERTIES SUFFIX ".html")
   target_link_options(stepformer PRIVATE
     "SHELL:--shell-file ${CMAKE_SOURCE_DIR}/web/shell.html" -sMINIFY_HTML=0
-    -sEXPORTED_RUNTIME_METHODS=ccall,FS -sEXPORTED_FUNCTIONS=_main,_sf_web_paste,_sf_web_describe)
+    -sEXPORTED_RUNTIME_METHODS=ccall,FS -sEXPORTED_FUNCTIONS=_main,_sf_web_paste,_sf_web_describe,_sf_web_open)
   if(SF_WEB_DATA)
     target_link_options(stepformer PRIVATE "SHELL:--preload-file ${SF_WEB_DATA}@/")
   endif()

@@ -7,7 +7,9 @@ the page with the DevTools protocol (python3-websocket). Checks, each printed, a
      the time limit, and the first picture is drawn (a screenshot that is not one flat colour);
   2. the Right arrow key steps to 8 and the picture changes; the Left arrow back to 7;
   3. S saves the view: a PNG arrives in the download folder;
-  4. ?text=the+bank+of+the+river opens that sentence.
+  4. a model file dropped on the page (translate.safetensors) opens; a broken one is refused with the
+     command line's one-line message, shown in the page;
+  5. ?text=the+bank+of+the+river opens that sentence.
 Nothing is timed as a pass/fail but the 60 s limit for the page to start; the time to the first
 step drawn is printed.
 """
@@ -161,7 +163,26 @@ try:
         time.sleep(0.1)
     check(bool(got), f"S downloads a PNG ({', '.join(got) or 'none'})")
 
-    # 4. a sentence from the address
+    # 4. a model file dropped on the page opens; a bad one is refused in one line, shown in the page
+    def drop(name, data):
+        b64 = base64.b64encode(data).decode()
+        js(f"sfOpenFile({json.dumps(name)}, Uint8Array.from(atob('{b64}'), c => c.charCodeAt(0)))")
+        time.sleep(1.0)
+        return js("document.getElementById('status').textContent") or ""
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "assets", "models", "translate.safetensors"), "rb") as f:
+        line = drop("translate.safetensors", f.read())
+    check(line.startswith("stepformer: opened /dropped/translate.safetensors"), f"a dropped model opens ({line!r})")
+    check(describe().startswith("step 1/") and "/25 " not in describe(),
+          f"... and is shown: its own steps, not the lesson's 25 ({describe()[:40]!r})")
+    before = describe()
+    line = drop("broken.pt", b"PK\x03\x04 this is not a model")
+    check(line.startswith("stepformer: ") and "broken.pt" in line and "opened" not in line,
+          f"a bad model is refused in one line in the page ({line[:100]!r})")
+    check(describe() == before, "... and the page keeps what it showed")
+
+    # 5. a sentence from the address
     open_page("?text=the+bank+of+the+river")
     line, took = wait_for(lambda l: "bank of the river" in l, 60)
     check(took is not None, f"?text= opens the sentence ({line[:80]!r})")

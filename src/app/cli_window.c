@@ -84,6 +84,23 @@ static void export_hint(char *buf, size_t cap, const char *argv0, const SessionO
   append_word(buf, cap, "slides");
 }
 
+// The page (web.h): a dropped file opens with the options the page started with, as a lesson
+// (.md) or as the model of the sentence shown (a model of other words starts on its own default).
+static SessionOpts page_opts;
+
+static bool page_reopen(const char *path, Session *out, Err *err) {
+  SessionOpts so = page_opts;
+  size_t n = strlen(path);
+  if (n > 3 && !strcmp(path + n - 3, ".md"))
+    so.lesson = path, so.model.model_path = NULL;
+  else
+    so.lesson = NULL, so.model.model_path = path, so.model.random_spec = NULL;
+  LessonDiag diag = {0};
+  if (session_open(out, &so, &diag, err)) return true;
+  lesson_diag_print(&diag, stderr); // FILE:LINE: what, as the command line prints them
+  return false;
+}
+
 int cli_window(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
   SessionOpts so = {0};
@@ -166,6 +183,7 @@ int cli_window(int argc, char **argv) {
   const ModelConfig *mc = &s.model->cfg;
   // (not in the page: the web build has no threads)
   if ((long)mc->D * mc->F * mc->n_layers >= 512L * 2048 && !web_active()) forward_set_threads(2);
+  page_opts = so, wo.reopen = page_reopen;
   int rc = window_run(&s, &ao, &wo);
   session_close(&s);
   text_shutdown();

@@ -87,6 +87,15 @@ EM_JS(void, web_request_paste, (void), {
       .catch(function(){});
 });
 
+static void (*open_fn)(void *, const char *);
+static void *open_arg;
+
+void web_set_open(void (*open)(void *arg, const char *path), void *arg) { open_fn = open, open_arg = arg; }
+
+EMSCRIPTEN_KEEPALIVE void sf_web_open(const char *path) {
+  if (open_fn) open_fn(open_arg, path);
+}
+
 static void (*describe_fn)(void *, char *, int);
 static void *describe_arg;
 
@@ -112,5 +121,6 @@ void web_request_paste(void) {}
 void web_set_describe(void (*describe)(void *arg, char *buf, int cap), void *arg) {
   (void)describe, (void)arg;
 }
+void web_set_open(void (*open)(void *arg, const char *path), void *arg) { (void)open, (void)arg; }
 
 #endif

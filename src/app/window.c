@@ -277,6 +277,9 @@ static void replay_step(Shell *sh, App *app, const ReplayItem *it, int k, const 
 typedef struct {
   Shell sh;
   App *app;
+  const AppOptions *ao;
+  const WindowOptions *wo;
+  Session *dropped; // the session of the last dropped file (heap), or NULL: the first one's
 } PageLoop;
 
 static void page_iteration(void *arg) {
@@ -291,7 +294,34 @@ static void page_iteration(void *arg) {
 }
 
 static void paste_from_page(void *app, const char *text) { app_paste(app, text); }
-static void describe_for_page(void *app, char *buf, int cap) { // the state, then any status message
+
+// A file dropped on the page: its session replaces the one shown, or its message is printed
+// (the page shows what the program prints on stderr) and nothing changes.
+static void open_in_page(void *arg, const char *path) {
+  PageLoop *p = arg;
+  Session *s = calloc(1, sizeof *s);
+  Err err = {0};
+  if (!s || !p->wo->reopen || !p->wo->reopen(path, s, &err)) {
+    if (err.msg[0]) fprintf(stderr, "stepformer: %s\n", err.msg);
+    free(s);
+    return;
+  }
+  App *app = app_new(s, p->ao, &err);
+  if (!app) {
+    fprintf(stderr, "stepformer: %s\n", err.msg);
+    session_close(s), free(s);
+    return;
+  }
+  app_free(p->app);
+  if (p->dropped) session_close(p->dropped), free(p->dropped);
+  p->app = app, p->dropped = s;
+  web_set_paste(paste_from_page, app);
+  app_event(app, &(AppEvent){.kind = EV_RESIZE, .w = p->sh.dw, .h = p->sh.dh});
+  frame(&p->sh, app);
+  fprintf(stderr, "stepformer: opened %s\n", path);
+}
+static void describe_for_page(void *arg, char *buf, int cap) { // the state, then any status message
+  App *app = ((PageLoop *)arg)->app;
   app_describe(app, buf, cap);
   int n = (int)strlen(buf);
   if (app_status(app)[0] && n < cap) snprintf(buf + n, (size_t)(cap - n), " status=%s", app_status(app));
@@ -363,9 +393,10 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
   if (wo->replay) sh.events = calloc((size_t)replay.n + 1, sizeof(double));
   if (web_active() && !wo->replay) { // the page: the browser runs the loop from here on
     static PageLoop page;
-    page = (PageLoop){sh, app};
+    page = (PageLoop){sh, app, ao, wo, NULL};
     web_set_paste(paste_from_page, app);
-    web_set_describe(describe_for_page, app);
+    web_set_describe(describe_for_page, &page);
+    web_set_open(open_in_page, &page);
     web_main_loop(page_iteration, &page); // (does not return)
   }
   long rss0 = rss_kib();
