@@ -5,7 +5,8 @@ Serves SITE on 127.0.0.1, starts headless Chromium at 1280x720 with a DevTools p
 the page with the DevTools protocol (python3-websocket). Checks, each printed, any failure exits 1:
   1. ?step=7 opens the cat/bank lesson at step 7 (the program's state line, sf_web_describe) within
      the time limit, and the first picture is drawn (a screenshot that is not one flat colour);
-  2. the Right arrow key steps to 8 and the picture changes; the Left arrow back to 7;
+  2. the Right arrow key steps to 8 and the picture changes; the Left arrow back to 7; a click
+     inspects a cell; E, typed keys and Enter change the sentence;
   3. S saves the view: a PNG arrives in the download folder;
   4. a model file dropped on the page (translate.safetensors) opens; a broken one is refused with the
      command line's one-line message, shown in the page;
@@ -149,6 +150,25 @@ try:
     key("ArrowLeft", "ArrowLeft", 37)
     line, took = wait_for(lambda l: l.startswith("step 7/"), 10)
     check(took is not None, f"Left arrow: back to step 7 ({line[:40]!r})")
+
+    # a click on a cell of Q (the right-hand matrix of step 7 at 1280x720) inspects and pins it
+    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+        call("Input.dispatchMouseEvent", type=kind, x=1100, y=400, button="left", clickCount=1)
+    time.sleep(0.5)
+    line = describe()
+    check(" cell=-" not in line and "pinned=1" in line, f"a click inspects a cell ({line[20:75]!r})")
+    key("Escape", "Escape", 27)
+
+    # typing a sentence: E, then keys, then Enter: the sentence of the page changes
+    key("e", "KeyE", 69, "e")
+    line, took = wait_for(lambda l: "editing=1" in l, 5)
+    check(took is not None, "E starts typing a sentence")
+    key("End", "End", 35)
+    for ch in " river":
+        key(ch, "Space" if ch == " " else "Key" + ch.upper(), 32 if ch == " " else ord(ch.upper()), ch)
+    key("Enter", "Enter", 13, "\r")
+    line, took = wait_for(lambda l: "editing=0" in l and 'bank river"' in l, 5)
+    check(took is not None, f"typed keys reach the sentence ({line[line.find('text='):][:50]!r})")
 
     # 3. S downloads the view as PNG
     js("window.sfDownloads = []; Module.sfDownloaded = function(n, size) { sfDownloads.push(n); }")
