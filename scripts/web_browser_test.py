@@ -7,7 +7,7 @@ the page with the DevTools protocol (python3-websocket). Checks, each printed, a
      the time limit, and the first picture is drawn (a screenshot that is not one flat colour);
   2. the Right arrow key steps to 8 and the picture changes; the Left arrow back to 7; a click
      inspects a cell; E, typed keys and Enter change the sentence;
-  3. S saves the view: a PNG arrives in the download folder;
+  3. S saves the view: a PNG arrives in the download folder; Ctrl+E: one zip of every step;
   4. a model file dropped on the page (translate.safetensors) opens; a broken one is refused with the
      command line's one-line message, shown in the page;
   5. ?text=the+bank+of+the+river opens that sentence.
@@ -182,6 +182,30 @@ try:
             break
         time.sleep(0.1)
     check(bool(got), f"S downloads a PNG ({', '.join(got) or 'none'})")
+
+    # Ctrl+E exports every step: one .zip download that holds a PNG of each step
+    # (SDL keeps the modifier state from the Control key's own events: press it first)
+    ctrl = dict(key="Control", code="ControlLeft", windowsVirtualKeyCode=17, location=1)
+    call("Input.dispatchKeyEvent", type="rawKeyDown", modifiers=2, **ctrl)
+    call("Input.dispatchKeyEvent", type="rawKeyDown", key="e", code="KeyE", windowsVirtualKeyCode=69, modifiers=2)
+    call("Input.dispatchKeyEvent", type="keyUp", key="e", code="KeyE", windowsVirtualKeyCode=69, modifiers=2)
+    call("Input.dispatchKeyEvent", type="keyUp", modifiers=0, **ctrl)
+    zips = []
+    for _ in range(600):
+        zips = [f for f in os.listdir(downloads) if f.endswith(".zip")]
+        if zips:
+            break
+        time.sleep(0.1)
+    names = []
+    if zips:
+        time.sleep(0.5)
+        import zipfile
+        with zipfile.ZipFile(os.path.join(downloads, zips[0])) as z:
+            bad = z.testzip()
+            names = [n for n in z.namelist() if n.endswith(".png")]
+        check(bad is None, "the export's zip reads back intact")
+    print("     after Ctrl+E: " + describe()[-150:] + " | offered: " + json.dumps(js("window.sfDownloads")), flush=True)
+    check(len(names) >= 20, f"Ctrl+E downloads the export as one zip ({zips}, {len(names)} PNG)")
 
     # 4. a model file dropped on the page opens; a bad one is refused in one line, shown in the page
     def drop(name, data):

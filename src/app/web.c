@@ -4,7 +4,9 @@
 #ifdef __EMSCRIPTEN__
 #include <dirent.h>
 #include <emscripten.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,27 +37,137 @@ EM_JS(void, js_download, (const char *path, const char *name), {
   if (Module.sfDownloaded) Module.sfDownloaded(n, bytes.length); // (the browser test counts them)
 });
 
-// Every file under dir (folders too: an export writes one), as downloads named by their path
-// below WEB_SAVE_DIR with '/' as '-', then removed.
+// ---------------------------------------------------------------- a folder as one .zip
+// An export writes a folder of pictures: the page offers it as one zip archive, its files stored
+// as they are (PNG and SVG compress little more). The format (PKWARE's APPNOTE 4.3): for each
+// file a local header, the name and the bytes; then a central directory entry for each; then the
+// end record. Sizes stay below 4 GB (no zip64): a page's export is a few MB.
+
+static uint32_t crc32_of(const uint8_t *p, size_t n) { // the CRC-32 of zip (and PNG), bit by bit
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0xedb88320u : c >> 1;
+  }
+  return ~c;
+}
+
+static void put16(FILE *f, unsigned v) { fputc((int)(v & 255), f), fputc((int)(v >> 8 & 255), f); }
+static void put32(FILE *f, uint32_t v) { put16(f, v & 0xffff), put16(f, v >> 16); }
+
+typedef struct {
+  char name[256];
+  uint32_t crc, size, offset;
+} ZipEntry;
+
+// Appends the files of dir (its sub-folders too, named "sub/file") to zip; false on an error.
+static bool zip_add_dir(FILE *zip, const char *dir, const char *prefix, ZipEntry *e, int *n, int cap) {
+  DIR *d = opendir(dir);
+  if (!d) return false;
+  struct dirent *de;
+  bool ok = true;
+  while (ok && (de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char path[1024], name[256];
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    snprintf(name, sizeof name, "%s%s", prefix, de->d_name);
+    struct stat st;
+    if (stat(path, &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      char sub[256];
+      snprintf(sub, sizeof sub, "%s/", name);
+      ok = zip_add_dir(zip, path, sub, e, n, cap);
+      continue;
+    }
+    FILE *in = fopen(path, "rb");
+    uint8_t *buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+    ok = in && buf && *n < cap && fread(buf, 1, (size_t)st.st_size, in) == (size_t)st.st_size;
+    if (ok) {
+      ZipEntry *z = &e[(*n)++];
+      snprintf(z->name, sizeof z->name, "%s", name);
+      z->crc = crc32_of(buf, (size_t)st.st_size), z->size = (uint32_t)st.st_size;
+      z->offset = (uint32_t)ftell(zip);
+      put32(zip, 0x04034b50), put16(zip, 20), put16(zip, 0), put16(zip, 0); // version, flags, stored
+      put16(zip, 0), put16(zip, 0x21);                                      // time, date (1980-01-01)
+      put32(zip, z->crc), put32(zip, z->size), put32(zip, z->size);
+      put16(zip, (unsigned)strlen(z->name)), put16(zip, 0);
+      fwrite(z->name, 1, strlen(z->name), zip);
+      fwrite(buf, 1, z->size, zip);
+    }
+    if (in) fclose(in);
+    free(buf);
+  }
+  closedir(d);
+  return ok;
+}
+
+// Writes the folder dir as the zip archive zip_path (its files under "NAME/", NAME the folder's).
+static bool zip_dir(const char *dir, const char *name, const char *zip_path) {
+  enum { CAP = 4096 };
+  ZipEntry *e = calloc(CAP, sizeof *e);
+  FILE *zip = fopen(zip_path, "wb");
+  int n = 0;
+  char prefix[256];
+  snprintf(prefix, sizeof prefix, "%s/", name);
+  bool ok = e && zip && zip_add_dir(zip, dir, prefix, e, &n, CAP);
+  if (ok) {
+    uint32_t start = (uint32_t)ftell(zip);
+    for (int i = 0; i < n; i++) {
+      put32(zip, 0x02014b50), put16(zip, 20), put16(zip, 20), put16(zip, 0), put16(zip, 0);
+      put16(zip, 0), put16(zip, 0x21);
+      put32(zip, e[i].crc), put32(zip, e[i].size), put32(zip, e[i].size);
+      put16(zip, (unsigned)strlen(e[i].name)), put16(zip, 0), put16(zip, 0); // name, extra, comment
+      put16(zip, 0), put16(zip, 0), put32(zip, 0), put32(zip, e[i].offset);  // disk, attributes
+      fwrite(e[i].name, 1, strlen(e[i].name), zip);
+    }
+    uint32_t size = (uint32_t)ftell(zip) - start;
+    put32(zip, 0x06054b50), put16(zip, 0), put16(zip, 0), put16(zip, (unsigned)n), put16(zip, (unsigned)n);
+    put32(zip, size), put32(zip, start), put16(zip, 0);
+  }
+  if (zip && fclose(zip) != 0) ok = false;
+  free(e);
+  return ok;
+}
+
+// Removes dir and everything in it.
+static void remove_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+      remove_tree(path);
+    else
+      unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+// Each file in WEB_SAVE_DIR as a download, then removed; each folder (an export) as one .zip.
 static void offer_dir(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return;
   struct dirent *e;
   while ((e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    char path[1024], name[512];
+    if (e->d_name[0] == '.') continue; // ".", "..", and files still being written (.stepformer-*)
+    char path[1024], zip[1100], name[300];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     struct stat st;
     if (stat(path, &st) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
-      offer_dir(path);
-      rmdir(path);
+      snprintf(zip, sizeof zip, "/tmp/%s.zip", e->d_name);
+      snprintf(name, sizeof name, "%s.zip", e->d_name);
+      if (zip_dir(path, e->d_name, zip)) js_download(zip, name);
+      unlink(zip);
+      remove_tree(path);
       continue;
     }
-    snprintf(name, sizeof name, "%s", path + strlen(WEB_SAVE_DIR) + 1);
-    for (char *c = name; *c; c++)
-      if (*c == '/') *c = '-';
-    js_download(path, name);
+    js_download(path, e->d_name);
     unlink(path);
   }
   closedir(d);

@@ -7,7 +7,7 @@
 //     animation frame, and never returns;
 //   - files cannot be written where the user sees them: what S and export write into
 //     WEB_SAVE_DIR (a folder of the page's memory file system) is offered as a download and removed
-//     (web_offer_downloads);
+//     (web_offer_downloads): a file as it is, a folder (Ctrl+E's export) as one .zip archive;
 //   - a model file or lesson dropped on the page opens (web_set_open);
 //   - SDL 2.26 has no system clipboard in the browser: web_copy writes it with
 //     navigator.clipboard, web_request_paste reads it and hands the text to the callback set with
