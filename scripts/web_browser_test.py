@@ -6,7 +6,8 @@ the page with the DevTools protocol (python3-websocket). Checks, each printed, a
   1. ?step=7 opens the cat/bank lesson at step 7 (the program's state line, sf_web_describe) within
      the time limit, and the first picture is drawn (a screenshot that is not one flat colour);
   2. the Right arrow key steps to 8 and the picture changes; the Left arrow back to 7; a click
-     inspects a cell; E, typed keys and Enter change the sentence;
+     inspects a cell; E, typed keys and Enter change the sentence; Ctrl+C copies it to the
+     system clipboard, Ctrl+V pastes from it;
   3. S saves the view: a PNG arrives in the download folder; Ctrl+E: one zip of every step;
   4. a model file dropped on the page (translate.safetensors) opens; a broken one is refused with the
      command line's one-line message, shown in the page;
@@ -170,6 +171,35 @@ try:
     line, took = wait_for(lambda l: "editing=0" in l and 'bank river"' in l, 5)
     check(took is not None, f"typed keys reach the sentence ({line[line.find('text='):][:50]!r})")
 
+    # copy: E, Ctrl+A, Ctrl+C put the sentence on the system clipboard (navigator.clipboard)
+    call("Browser.grantPermissions", permissions=["clipboardReadWrite", "clipboardSanitizedWrite"])
+    ctrl = dict(key="Control", code="ControlLeft", windowsVirtualKeyCode=17, location=1)
+
+    def ctrl_key(k, code, vk):  # (SDL keeps the modifier state from the Control key's own events)
+        call("Input.dispatchKeyEvent", type="rawKeyDown", modifiers=2, **ctrl)
+        call("Input.dispatchKeyEvent", type="rawKeyDown", key=k, code=code, windowsVirtualKeyCode=vk, modifiers=2)
+        call("Input.dispatchKeyEvent", type="keyUp", key=k, code=code, windowsVirtualKeyCode=vk, modifiers=2)
+        call("Input.dispatchKeyEvent", type="keyUp", modifiers=0, **ctrl)
+        time.sleep(0.3)
+
+    key("e", "KeyE", 69, "e")
+    ctrl_key("a", "KeyA", 65)
+    ctrl_key("c", "KeyC", 67)
+    key("Escape", "Escape", 27)
+    got = call("Runtime.evaluate", expression="navigator.clipboard.readText()", awaitPromise=True,
+               returnByValue=True).get("result", {}).get("value")
+    check(got == "The cat walks by the bank river", f"Ctrl+C copies the sentence to the system clipboard ({got!r})")
+
+    # paste: the system clipboard's text replaces the selected sentence (Ctrl+A, Ctrl+V, Enter)
+    call("Runtime.evaluate", expression="navigator.clipboard.writeText('A bank by the river')", awaitPromise=True)
+    key("e", "KeyE", 69, "e")
+    ctrl_key("a", "KeyA", 65)
+    ctrl_key("v", "KeyV", 86)
+    time.sleep(0.5)
+    key("Enter", "Enter", 13, "\r")
+    line, took = wait_for(lambda l: 'text="A bank by the river"' in l and "editing=0" in l, 5)
+    check(took is not None, f"Ctrl+V pastes the system clipboard ({line[line.find('text='):][:40]!r})")
+
     # 3. S downloads the view as PNG
     js("window.sfDownloads = []; Module.sfDownloaded = function(n, size) { sfDownloads.push(n); }")
     key("s", "KeyS", 83, "s")
@@ -184,12 +214,7 @@ try:
     check(bool(got), f"S downloads a PNG ({', '.join(got) or 'none'})")
 
     # Ctrl+E exports every step: one .zip download that holds a PNG of each step
-    # (SDL keeps the modifier state from the Control key's own events: press it first)
-    ctrl = dict(key="Control", code="ControlLeft", windowsVirtualKeyCode=17, location=1)
-    call("Input.dispatchKeyEvent", type="rawKeyDown", modifiers=2, **ctrl)
-    call("Input.dispatchKeyEvent", type="rawKeyDown", key="e", code="KeyE", windowsVirtualKeyCode=69, modifiers=2)
-    call("Input.dispatchKeyEvent", type="keyUp", key="e", code="KeyE", windowsVirtualKeyCode=69, modifiers=2)
-    call("Input.dispatchKeyEvent", type="keyUp", modifiers=0, **ctrl)
+    ctrl_key("e", "KeyE", 69)
     zips = []
     for _ in range(600):
         zips = [f for f in os.listdir(downloads) if f.endswith(".zip")]
