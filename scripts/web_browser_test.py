@@ -8,7 +8,8 @@ the page with the DevTools protocol (python3-websocket). Checks, each printed, a
   2. the Right arrow key steps to 8 and the picture changes; the Left arrow back to 7; a click
      inspects a cell; E, typed keys and Enter change the sentence; Ctrl+C copies it to the
      system clipboard, Ctrl+V pastes from it;
-  3. S saves the view: a PNG arrives in the download folder; Ctrl+E: one zip of every step;
+  3. S saves the view: a PNG arrives in the download folder; Ctrl+E: one zip of every step; the
+     canvas follows the browser window's size;
   4. a model file dropped on the page (translate.safetensors) opens; a broken one is refused with the
      command line's one-line message, shown in the page;
   5. ?text=the+bank+of+the+river opens that sentence.
@@ -231,6 +232,18 @@ try:
         check(bad is None, "the export's zip reads back intact")
     print("     after Ctrl+E: " + describe()[-150:] + " | offered: " + json.dumps(js("window.sfDownloads")), flush=True)
     check(len(names) >= 20, f"Ctrl+E downloads the export as one zip ({zips}, {len(names)} PNG)")
+
+    # the page follows the browser window's size: the canvas, and the picture drawn on it
+    call("Emulation.setDeviceMetricsOverride", width=1000, height=600, deviceScaleFactor=1, mobile=False)
+    js("window.dispatchEvent(new Event('resize'))")
+    time.sleep(1.0)
+    size = js("Module.canvas.width + 'x' + Module.canvas.height")
+    check(size == "1000x600", f"the canvas follows the window to 1000x600 ({size})")
+    with open(os.path.join(tempfile.gettempdir(), "stepformer-web-1000x600.png"), "wb") as f:
+        f.write(screenshot())
+    call("Emulation.setDeviceMetricsOverride", width=1280, height=720, deviceScaleFactor=1, mobile=False)
+    js("window.dispatchEvent(new Event('resize'))")
+    time.sleep(0.5)
 
     # 4. a model file dropped on the page opens; a bad one is refused in one line, shown in the page
     def drop(name, data):
