@@ -9,7 +9,7 @@ the page with the DevTools protocol (python3-websocket). Checks, each printed, a
      inspects a cell; E, typed keys and Enter change the sentence; Ctrl+C copies it to the
      system clipboard, Ctrl+V pastes from it;
   3. S saves the view: a PNG arrives in the download folder; Ctrl+E: one zip of every step; the
-     canvas follows the browser window's size;
+     canvas follows the browser window's size; F makes the page fullscreen;
   4. a model file dropped on the page (translate.safetensors) opens; a broken one is refused with the
      command line's one-line message, shown in the page;
   5. ?text=the+bank+of+the+river opens that sentence.
@@ -243,6 +243,19 @@ try:
         f.write(screenshot())
     call("Emulation.setDeviceMetricsOverride", width=1280, height=720, deviceScaleFactor=1, mobile=False)
     js("window.dispatchEvent(new Event('resize'))")
+    time.sleep(0.5)
+
+    # F: fullscreen (the browser's, asked for from the key press), Escape leaves it
+    # (SDL asks for it in the browser's next input event, as browsers want: a key held for a
+    # moment, as a person presses it, so that the key's release is that event)
+    call("Input.dispatchKeyEvent", type="keyDown", key="f", code="KeyF", windowsVirtualKeyCode=70, text="f")
+    time.sleep(0.4)
+    call("Input.dispatchKeyEvent", type="keyUp", key="f", code="KeyF", windowsVirtualKeyCode=70)
+    time.sleep(0.5)
+    full = js("!!document.fullscreenElement")
+    line = describe()
+    check(full and "fullscreen=1" in line, f"F makes the page fullscreen (document.fullscreenElement {full})")
+    key("Escape", "Escape", 27)
     time.sleep(0.5)
 
     # 4. a model file dropped on the page opens; a bad one is refused in one line, shown in the page
