@@ -284,19 +284,26 @@ static void check_forward(void) {
   model_free(m);
 }
 
-// Under GEMM_BLAS nothing is packed: not the weights, not a model's.
-static void check_blas_packs_nothing(void) {
+// Under GEMM_BLAS and GEMM_PORTABLE nothing is packed: not the weights, not a model's. A build
+// without BLAS cannot select GEMM_BLAS; every build can select GEMM_PORTABLE.
+static void check_unpacked_kernels_pack_nothing(void) {
   GemmKernel was = gemm_kernel();
-  CHECK(gemm_use(GEMM_BLAS) && !gemm_supported(), "gemm_use(GEMM_BLAS)");
-  GemmWeights pw;
-  float w[4] = {1, 2, 3, 4};
-  CHECK(!gemm_pack(&pw, mat_view(w, 2, 2)) && pw.panels == NULL, "blas: gemm_pack packs nothing");
+  CHECK(gemm_use(GEMM_BLAS) == SF_HAVE_BLAS, "gemm_use(GEMM_BLAS) in a build %s BLAS",
+        SF_HAVE_BLAS ? "with" : "without");
+  CHECK(gemm_use(GEMM_PORTABLE) && !gemm_supported(), "gemm_use(GEMM_PORTABLE)");
+  for (int k = GEMM_PORTABLE; k <= GEMM_BLAS; k++) {
+    if (!gemm_use((GemmKernel)k)) continue;
+    GemmWeights pw;
+    float w[4] = {1, 2, 3, 4};
+    CHECK(!gemm_pack(&pw, mat_view(w, 2, 2)) && pw.panels == NULL, "%s: gemm_pack packs nothing",
+          gemm_kernel_name((GemmKernel)k));
+  }
   gemm_use(was);
 }
 
 int main(void) {
   check_relu_like_torch(); // mat_relu: every CPU
-  check_blas_packs_nothing();
+  check_unpacked_kernels_pack_nothing();
   printf("test_gemm: kernel in use %s (SF_GEMM=%s)\n", gemm_kernel_name(gemm_kernel()),
          getenv("SF_GEMM") ? getenv("SF_GEMM") : "");
   // every packed kernel this CPU runs, widest first; the others are skipped, and say so

@@ -23,6 +23,20 @@ static const char *absolute(const char *path, char *buf, size_t cap) {
   return buf;
 }
 
+// Gives the finished file tmp the new name path, never replacing a file there (false, errno
+// EEXIST): a hard link, then tmp removed. The page's file system (emscripten's MEMFS) has no hard
+// links; there nothing but this program writes, so a rename after a check is as safe.
+static bool place_new(const char *tmp, const char *path) {
+#ifdef __EMSCRIPTEN__
+  if (access(path, F_OK) == 0) return errno = EEXIST, false;
+  return rename(tmp, path) == 0;
+#else
+  if (link(tmp, path) != 0) return false;
+  unlink(tmp);
+  return true;
+#endif
+}
+
 void app_save(App *a) {
   int w = (int)a->w, h = (int)a->h;
   PageSpec p;
@@ -55,10 +69,7 @@ void app_save(App *a) {
   const char *stage = p.step >= 0 ? lesson_stage_name(a->s->trace->steps[p.step].kind) : "text";
   for (int n = 1; n < 10000; n++) {
     snprintf(path, sizeof path, "%s/stepformer-%03d-%s.png", a->save_dir, n, stage);
-    if (link(tmp, path) == 0) {
-      unlink(tmp);
-      return app_set_status(a, "saved %s", absolute(path, shown, sizeof shown));
-    }
+    if (place_new(tmp, path)) return app_set_status(a, "saved %s", absolute(path, shown, sizeof shown));
     if (errno != EEXIST) break;
   }
   int e = errno;

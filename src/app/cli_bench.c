@@ -18,7 +18,6 @@
 // thread inside the forward, so the two never compete for the cores. OpenBLAS starts its own
 // threads when it loads (OPENBLAS_NUM_THREADS, else one per core); after the peak measurement
 // they spin for a moment before they sleep, so the bench pauses 0.3 s before timing.
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +27,12 @@
 
 #include "backward.h" // defines: TraceGrad, backward_new, backward_run (--train)
 #include "cli.h"
+#include "gemm.h" // defines: SF_HAVE_BLAS, gemm_kernel, gemm_kernel_name
+#if SF_HAVE_BLAS
+#include <cblas.h>
+#else // the web build: no OpenBLAS, so no peak to measure (reported as 0) and one thread
+static void openblas_set_num_threads(int n) { (void)n; }
+#endif
 #include "forward.h"      // defines: model_forward, forward_set_threads, KVCache
 #include "generate.h"     // defines: gen_trace_ids, gen_argmax
 #include "model_tokens.h" // defines: model_tokenize
@@ -187,6 +192,10 @@ static bool time_next_token(const Trace *t, int runs, BenchTime *cached, BenchTi
 
 // Best GFLOP/s of C[n,n] = A[n,n]·B[n,n] over a few products.
 static double sgemm_peak(int n) {
+#if !SF_HAVE_BLAS
+  (void)n;
+  return 0.0;
+#else
   size_t nn = (size_t)n * n;
   float *a = malloc(sizeof(float) * nn), *b = malloc(sizeof(float) * nn), *c = malloc(sizeof(float) * nn);
   EXPECT(a && b && c);
@@ -203,6 +212,7 @@ static double sgemm_peak(int n) {
   }
   free(a), free(b), free(c);
   return 2.0 * n * (double)n * n / best * 1e-9;
+#endif
 }
 
 static void print_machine(FILE *f, const char *prefix) {
@@ -225,8 +235,14 @@ static void print_machine(FILE *f, const char *prefix) {
   const char *sep = *prefix ? "\t" : ": ";
   fprintf(f, "%scpu%s%s\n", prefix, sep, model);
   fprintf(f, "%scores%s%ld\n", prefix, sep, sysconf(_SC_NPROCESSORS_ONLN));
+#if SF_HAVE_BLAS
   fprintf(f, "%sopenblas%s%s (kernels for %s)\n", prefix, sep, openblas_get_config(),
           openblas_get_corename());
+#else
+  fprintf(f, "%sopenblas%snone (a build without BLAS)\n", prefix, sep);
+#endif
+  fprintf(f, "%skernel%s%s (%s)\n", prefix, sep, gemm_kernel_name(gemm_kernel()),
+          gemm_kernel_about(gemm_kernel()));
 }
 
 static void usage(FILE *f) {

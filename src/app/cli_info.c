@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gemm.h"         // defines: gemm_kernel, gemm_kernel_name, gemm_kernel_about
 #include "model_tokens.h" // defines: ModelTokenizer
 
 static const char *USAGE =
@@ -111,6 +112,7 @@ int cli_info(int argc, char **argv) {
   char features[256];
   if (*model_features(m, features, sizeof features)) printf("features   %s\n", features);
   printf("parameters %ld\n", m->n_params);
+  printf("kernel     %s (%s)\n", gemm_kernel_name(gemm_kernel()), gemm_kernel_about(gemm_kernel()));
   if (m->has_seed) printf("seed       %llu\n", (unsigned long long)m->seed);
   model_free(m);
   return 0;

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "datadir.h" // defines: datadir_find
+#include "web.h"     // defines: web_active
 #include "forward.h" // defines: forward_set_threads
 #include "text.h"    // defines: text_init
 #include "window.h"  // defines: window_run
@@ -16,7 +17,7 @@ static const char *USAGE =
     "LIST]]\n"
     "                  [--causal] [--target TEXT | --generate [--max-steps N]]\n"
     "                  [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]...\n"
-    "                  [--size WxH] [--fullscreen] [--theme dark|light] [--save-dir DIR]\n"
+    "                  [--step N] [--size WxH] [--fullscreen] [--theme dark|light] [--save-dir DIR]\n"
     "                  [--replay FILE [--screenshot DIR] [--realtime]] [--frame-stats]\n"
     "\n"
     "Opens the window on a lesson (default: lessons/cat-bank.md), or, with --text and no lesson,\n"
@@ -72,6 +73,23 @@ static void export_hint(char *buf, size_t cap, const char *argv0, const SessionO
   append_word(buf, cap, "slides");
 }
 
+// The page (web.h): a dropped file opens with the options the page started with, as a lesson
+// (.md) or as the model of the sentence shown (a model of other words starts on its own default).
+static SessionOpts page_opts;
+
+static bool page_reopen(const char *path, Session *out, Err *err) {
+  SessionOpts so = page_opts;
+  size_t n = strlen(path);
+  if (n > 3 && !strcmp(path + n - 3, ".md"))
+    so.lesson = path, so.model.model_path = NULL;
+  else
+    so.lesson = NULL, so.model.model_path = path, so.model.random_spec = NULL;
+  LessonDiag diag = {0};
+  if (session_open(out, &so, &diag, err)) return true;
+  lesson_diag_print(&diag, stderr); // FILE:LINE: what, as the command line prints them
+  return false;
+}
+
 int cli_window(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
   SessionOpts so = {0};
@@ -88,7 +106,8 @@ int cli_window(int argc, char **argv) {
     if (r) continue;
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     bool takes = !strcmp(a, "--size") || !strcmp(a, "--compare") || !strcmp(a, "--theme") ||
-                 !strcmp(a, "--save-dir") || !strcmp(a, "--replay") || !strcmp(a, "--screenshot");
+                 !strcmp(a, "--save-dir") || !strcmp(a, "--replay") || !strcmp(a, "--screenshot") ||
+                 !strcmp(a, "--step");
     if (takes && !v) {
       snprintf(msg, sizeof msg, "%s needs a value (see stepformer --help)", a);
       return cli_fail("window", msg);
@@ -105,6 +124,11 @@ int cli_window(int argc, char **argv) {
         ao.theme = THEME_LIGHT;
       else
         return cli_fail("window", "--theme: use dark or light");
+    } else if (!strcmp(a, "--step")) { // (the page's ?step=N)
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (*end || n < 1 || n > 100000) return cli_fail("window", "--step: give a step number, from 1");
+      wo.start_step = (int)n;
     } else if (!strcmp(a, "--compare"))
       so.compare = v;
     else if (!strcmp(a, "--save-dir"))
@@ -127,6 +151,7 @@ int cli_window(int argc, char **argv) {
     }
   }
   if (wo.screenshot && !wo.replay) return cli_fail("window", "--screenshot needs --replay FILE");
+  if (web_active()) ao.save_dir = WEB_SAVE_DIR; // the page: what S and Ctrl+E write becomes downloads
   if (!cli_generate_check(&gen, so.target, &err)) return cli_fail("window", err.msg);
   so.generate = gen.on, so.max_steps = gen.max_steps;
   // no lesson and no sentence of one's own: the cat/bank lesson
@@ -158,7 +183,9 @@ int cli_window(int argc, char **argv) {
   if (s.note.msg[0]) fprintf(stderr, "stepformer: note: %s\n", s.note.msg);
   // typing recomputes the whole pass at every key: for a large model use both cores
   const ModelConfig *mc = &s.model->cfg;
-  if ((long)mc->D * mc->F * mc->n_layers >= 512L * 2048) forward_set_threads(2);
+  // (not in the page: the web build has no threads)
+  if ((long)mc->D * mc->F * mc->n_layers >= 512L * 2048 && !web_active()) forward_set_threads(2);
+  page_opts = so, wo.reopen = page_reopen;
   int rc = window_run(&s, &ao, &wo);
   session_close(&s);
   text_shutdown();

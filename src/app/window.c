@@ -12,6 +12,7 @@
 #include "pngio.h"  // defines: pngio_write
 #include "replay.h" // defines: Replay
 #include "tex.h"    // defines: tex_plain_title
+#include "web.h"    // defines: web_active, web_main_loop, web_copy, web_request_paste
 
 static double now_ms(void) {
   struct timespec ts;
@@ -30,6 +31,7 @@ static long rss_kib(void) {
 }
 
 static bool have_display(void) {
+  if (web_active()) return true; // the page's canvas
   const char *drv = getenv("SDL_VIDEODRIVER");
   if (drv && *drv) return true; // the caller chose (x11, wayland, offscreen, dummy ...)
   return (getenv("DISPLAY") && *getenv("DISPLAY")) ||
@@ -179,9 +181,12 @@ static void apply_requests(Shell *sh, App *app, bool *quit) {
     else
       SDL_StopTextInput();
   }
+  if (r.copy) web_copy(app_clipboard(app)); // (the page: SDL has no system clipboard there)
   if (r.copy && SDL_SetClipboardText(app_clipboard(app)) != 0)
     fprintf(stderr, "stepformer: cannot copy to the clipboard: %s\n", SDL_GetError());
-  if (r.paste) {
+  if (r.paste && web_active()) {
+    web_request_paste(); // asynchronous: the text arrives through paste_from_page
+  } else if (r.paste) {
     char *text = SDL_GetClipboardText(); // "" (not NULL) when empty, in SDL 2
     app_paste(app, text);
     SDL_free(text);
@@ -291,6 +296,61 @@ static void replay_step(Shell *sh, App *app, const ReplayItem *it, int k, const 
   }
 }
 
+// The page (web.h): the browser calls one iteration of the loop per animation frame; it waits for
+// nothing, since the browser sleeps between frames. What S and export wrote becomes downloads.
+typedef struct {
+  Shell sh;
+  App *app;
+  const AppOptions *ao;
+  const WindowOptions *wo;
+  Session *dropped; // the session of the last dropped file (heap), or NULL: the first one's
+} PageLoop;
+
+static void page_iteration(void *arg) {
+  PageLoop *p = arg;
+  SDL_Event e;
+  bool quit = false; // (a page cannot quit: Q does nothing there)
+  while (SDL_PollEvent(&e)) translate(&p->sh, p->app, &e, &quit);
+  app_event(p->app, &(AppEvent){.kind = EV_TICK, .time_ms = now_ms()});
+  apply_requests(&p->sh, p->app, &quit);
+  if (app_dirty(p->app)) frame(&p->sh, p->app);
+  web_offer_downloads();
+}
+
+static void paste_from_page(void *app, const char *text) { app_paste(app, text); }
+
+// A file dropped on the page: its session replaces the one shown, or its message is printed
+// (the page shows what the program prints on stderr) and nothing changes.
+static void open_in_page(void *arg, const char *path) {
+  PageLoop *p = arg;
+  Session *s = calloc(1, sizeof *s);
+  Err err = {0};
+  if (!s || !p->wo->reopen || !p->wo->reopen(path, s, &err)) {
+    if (err.msg[0]) fprintf(stderr, "stepformer: %s\n", err.msg);
+    free(s);
+    return;
+  }
+  App *app = app_new(s, p->ao, &err);
+  if (!app) {
+    fprintf(stderr, "stepformer: %s\n", err.msg);
+    session_close(s), free(s);
+    return;
+  }
+  app_free(p->app);
+  if (p->dropped) session_close(p->dropped), free(p->dropped);
+  p->app = app, p->dropped = s;
+  web_set_paste(paste_from_page, app);
+  app_event(app, &(AppEvent){.kind = EV_RESIZE, .w = p->sh.dw, .h = p->sh.dh});
+  frame(&p->sh, app);
+  fprintf(stderr, "stepformer: opened %s\n", path);
+}
+static void describe_for_page(void *arg, char *buf, int cap) { // the state, then any status message
+  App *app = ((PageLoop *)arg)->app;
+  app_describe(app, buf, cap);
+  int n = (int)strlen(buf);
+  if (app_status(app)[0] && n < cap) snprintf(buf + n, (size_t)(cap - n), " status=%s", app_status(app));
+}
+
 int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
   const char *hint =
       wo->export_hint ? wo->export_hint : "stepformer export --lesson lessons/cat-bank.md --out slides";
@@ -346,6 +406,8 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
   }
   app_event(app, &(AppEvent){.kind = EV_RESIZE, .w = sh.dw, .h = sh.dh});
   set_title(&sh, s);
+  for (int k = 1; k < wo->start_step; k++) // --step N: N-1 steps forward, as the key would
+    app_event(app, &(AppEvent){.kind = EV_KEY, .key = KEY_RIGHT});
   if (wo->fullscreen) {
     AppEvent f = {.kind = EV_KEY, .key = KEY_F11};
     app_event(app, &f);
@@ -354,6 +416,14 @@ int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo) {
   frame(&sh, app);
   sh.n_frames = sh.n_page_frames = 0; // the opening frame (fonts warming up) is start-up
   if (wo->replay) sh.events = calloc((size_t)replay.n + 1, sizeof(double));
+  if (web_active() && !wo->replay) { // the page: the browser runs the loop from here on
+    static PageLoop page;
+    page = (PageLoop){sh, app, ao, wo, NULL};
+    web_set_paste(paste_from_page, app);
+    web_set_describe(describe_for_page, &page);
+    web_set_open(open_in_page, &page);
+    web_main_loop(page_iteration, &page); // (does not return)
+  }
   long rss0 = rss_kib();
   double start = now_ms();
   bool quit = false;

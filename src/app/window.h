@@ -27,6 +27,10 @@ typedef struct {
   bool realtime;           // with replay: wait for each event's time (default: as fast as possible)
   bool frame_stats;        // print frame-time statistics at the end
   const char *export_hint; // the export command printed when there is no display
+  int start_step;          // --step N: open at step N (1-based; 0 or 1: the first)
+  // The page: opens the dropped file at path (a lesson .md, else a model) into *out, the way the
+  // command line would; false, with the command line's message in err, for a bad one.
+  bool (*reopen)(const char *path, Session *out, Err *err);
 } WindowOptions;
 
 int window_run(Session *s, const AppOptions *ao, const WindowOptions *wo);

@@ -36,46 +36,56 @@ void gemm_free(GemmWeights *p) {
   *p = (GemmWeights){0};
 }
 
-#if SF_HAVE_AVX2_FMA
-#include <immintrin.h>
-
-static int imin(int a, int b) { return a < b ? a : b; }
-
-// The panel of rows j0.. (j0 a multiple of NR) for the block of columns k0.. (kc of them)
-// starts at k0·np + j0·kc, where np is N rounded up to NR: blocks of k one after the other, and
-// in each, the panels in order, each [kc][NR].
-static float *panel_at(const GemmWeights *w, int j0, int k0, int kc) {
-  return w->panels + (size_t)k0 * ((w->n + NR - 1) / NR * NR) + (size_t)j0 * kc;
-}
-
 // ---------------------------------------------------------------- which kernel
 
-const char *gemm_kernel_name(GemmKernel k) {
-  return k == GEMM_AVX512 ? "avx512" : k == GEMM_AVX2 ? "avx2" : "blas";
+static const char *const KERNEL_NAMES[] = {"portable", "blas", "avx2", "avx512"}; // by GemmKernel
+
+const char *gemm_kernel_name(GemmKernel k) { return KERNEL_NAMES[k]; }
+
+const char *gemm_kernel_about(GemmKernel k) {
+  switch (k) {
+  case GEMM_AVX512: return "packed weights, AVX-512F micro-kernel";
+  case GEMM_AVX2: return "packed weights, AVX2 + FMA micro-kernel";
+  case GEMM_BLAS: return "OpenBLAS for large products, the core's loops for small ones";
+  default:
+#if defined(__wasm_simd128__)
+    return "the core's loop kernels on wasm SIMD128, no BLAS";
+#elif defined(__wasm__)
+    return "the core's loop kernels, scalar wasm, no BLAS";
+#else
+    return "the core's loop kernels on 8-float vectors, no BLAS";
+#endif
+  }
 }
 
 // Whether this CPU and build run kernel k.
 static bool can_run(GemmKernel k) {
+  if (k == GEMM_PORTABLE) return true;
+  if (k == GEMM_BLAS) return SF_HAVE_BLAS;
+#if SF_HAVE_AVX2_FMA
   __builtin_cpu_init();
   bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (k == GEMM_AVX2) return avx2;
   if (k == GEMM_AVX512) return GEMM_HAVE_AVX512 && avx2 && __builtin_cpu_supports("avx512f");
-  return true;
+#endif
+  return false;
 }
 
 static int chosen = -1; // the GemmKernel in use; -1 until the first call of gemm_kernel
 
 GemmKernel gemm_kernel(void) {
   if (chosen >= 0) return (GemmKernel)chosen;
-  GemmKernel best = can_run(GEMM_AVX512) ? GEMM_AVX512 : can_run(GEMM_AVX2) ? GEMM_AVX2 : GEMM_BLAS;
+  GemmKernel best = GEMM_PORTABLE;
+  for (int k = GEMM_AVX512; k > GEMM_PORTABLE && best == GEMM_PORTABLE; k--)
+    if (can_run((GemmKernel)k)) best = (GemmKernel)k;
   chosen = (int)best;
   const char *env = getenv("SF_GEMM");
   if (env && *env) {
     int want = -1;
-    for (int k = GEMM_BLAS; k <= GEMM_AVX512; k++)
+    for (int k = GEMM_PORTABLE; k <= GEMM_AVX512; k++)
       if (!strcmp(env, gemm_kernel_name((GemmKernel)k))) want = k;
     if (want < 0)
-      fprintf(stderr, "SF_GEMM=%s: unknown kernel (use avx512, avx2 or blas); using %s\n", env,
+      fprintf(stderr, "SF_GEMM=%s: unknown kernel (use avx512, avx2, blas or portable); using %s\n", env,
               gemm_kernel_name(best));
     else if (!can_run((GemmKernel)want))
       fprintf(stderr, "SF_GEMM=%s: this CPU or build cannot run it; using %s\n", env, gemm_kernel_name(best));
@@ -91,7 +101,19 @@ bool gemm_use(GemmKernel k) {
   return true;
 }
 
-bool gemm_supported(void) { return gemm_kernel() != GEMM_BLAS; }
+bool gemm_supported(void) { return gemm_kernel() >= GEMM_AVX2; }
+
+#if SF_HAVE_AVX2_FMA
+#include <immintrin.h>
+
+static int imin(int a, int b) { return a < b ? a : b; }
+
+// The panel of rows j0.. (j0 a multiple of NR) for the block of columns k0.. (kc of them)
+// starts at k0·np + j0·kc, where np is N rounded up to NR: blocks of k one after the other, and
+// in each, the panels in order, each [kc][NR].
+static float *panel_at(const GemmWeights *w, int j0, int k0, int kc) {
+  return w->panels + (size_t)k0 * ((w->n + NR - 1) / NR * NR) + (size_t)j0 * kc;
+}
 
 // Transposes the 8×8 block whose rows are m[0..7] (afterwards m[i][j] is the old m[j][i]): pairs
 // of rows interleaved, then pairs of pairs, then the 128-bit halves exchanged.
@@ -362,14 +384,7 @@ void gemm_matmul_t_scaled(Mat y, Mat x, const GemmWeights *w, float s) {
   matmul(y, x, w, 0, s, NULL, (Mat){0});
 }
 
-#else // no AVX2 + FMA kernel for this compiler or architecture: nothing is ever packed
-
-const char *gemm_kernel_name(GemmKernel k) {
-  return k == GEMM_AVX512 ? "avx512" : k == GEMM_AVX2 ? "avx2" : "blas";
-}
-GemmKernel gemm_kernel(void) { return GEMM_BLAS; }
-bool gemm_use(GemmKernel k) { return k == GEMM_BLAS; }
-bool gemm_supported(void) { return false; }
+#else // no AVX2 + FMA kernel for this compiler or architecture (wasm, ARM): nothing is ever packed
 
 bool gemm_pack(GemmWeights *p, Mat w) {
   (void)w;

@@ -25,9 +25,11 @@
 //
 // Which kernel, and the bits across machines (the decision of issue 15): the widest the CPU runs
 // -- AVX-512F where it has it, else AVX2 + FMA, else none: nothing is packed and the forward keeps
-// cblas_sgemm (forward.c). Each is compiled with a target attribute (no global -mavx512f), so
-// the same binary runs on AVX2-only and non-x86 machines, falling back as it always did.
-// SF_GEMM=avx512|avx2|blas in the environment (or gemm_use) picks another for comparisons and
+// cblas_sgemm (forward.c), or, in a build without BLAS (cmake -DSF_BLAS=OFF: the web build),
+// mat.c's loop kernels for every product ("portable": 8-float vectors, which clang compiles to
+// wasm SIMD128 under -msimd128, to SSE/AVX on x86, NEON on ARM). Each is compiled with a target attribute (no
+// global -mavx512f), so the same binary runs on AVX2-only and non-x86 machines, falling back as it always
+// did. SF_GEMM=avx512|avx2|blas|portable in the environment (or gemm_use) picks another for comparisons and
 // tests. Results may differ in the last bits between machines with and without AVX-512 (or FMA):
 // the earlier promise of the same result on every machine is withdrawn for speed. What stays
 // promised: one and two threads give the same bits on the same machine and kernel, and every
@@ -35,7 +37,7 @@
 // the same operations in the same order and so give the same bits; nothing relies on it.)
 //
 //     GemmWeights pw;
-//     if (gemm_pack(&pw, mat_view(w, N, K)))                // false under GEMM_BLAS
+//     if (gemm_pack(&pw, mat_view(w, N, K)))                // false unless AVX2/AVX-512
 //       gemm_matmul_t(y, x, &pw, 0, bias, (Mat){0});       // y[M,N] = x[M,K]·w[N,K]ᵀ + bias
 //     gemm_free(&pw);
 #ifndef SF_GEMM_H
@@ -56,20 +58,28 @@ typedef struct {
   int n, k;      // w's shape [N, K]
 } GemmWeights;
 
-// The kernels, widest last. GEMM_BLAS is none: nothing gets packed, the forward keeps BLAS.
-typedef enum { GEMM_BLAS, GEMM_AVX2, GEMM_AVX512 } GemmKernel;
+// SF_HAVE_BLAS: 1 when the core links OpenBLAS (cmake/blas.cmake defines it for every target).
+#ifndef SF_HAVE_BLAS
+#define SF_HAVE_BLAS 0
+#endif
 
-// The kernel in use: the widest this CPU runs, unless the environment variable SF_GEMM (avx512,
-// avx2 or blas) names another that it runs (else one line on stderr, and the widest). Decided at
-// the first call (model_make calls it, before any thread).
+// The kernels, widest last. GEMM_PORTABLE and GEMM_BLAS pack nothing: under GEMM_BLAS the
+// forward's large products go to cblas_sgemm, under GEMM_PORTABLE every product runs mat.c's
+// loop kernels (the only choice without BLAS and without AVX2: the web build).
+typedef enum { GEMM_PORTABLE, GEMM_BLAS, GEMM_AVX2, GEMM_AVX512 } GemmKernel;
+
+// The kernel in use: the widest this CPU and build run, unless the environment variable SF_GEMM
+// (avx512, avx2, blas or portable) names another that it runs (else one line on stderr, and the widest).
+// Decided at the first call (model_make calls it, before any thread).
 GemmKernel gemm_kernel(void);
 // Selects k for what follows (tests, benchmarks); false, and nothing changes, when this CPU or
 // build cannot run k. Weights packed before stay valid: the layout is the same for every kernel
-// (and under GEMM_BLAS, gemm_matmul_t on them runs the AVX2 kernel).
+// (and under GEMM_BLAS or GEMM_PORTABLE, gemm_matmul_t on them runs the AVX2 kernel).
 bool gemm_use(GemmKernel k);
-const char *gemm_kernel_name(GemmKernel k); // "avx512", "avx2", "blas"
+const char *gemm_kernel_name(GemmKernel k);  // "avx512", "avx2", "blas", "portable"
+const char *gemm_kernel_about(GemmKernel k); // a few words for info and the status line
 
-// True when a packed kernel is in use (gemm_kernel() != GEMM_BLAS): AVX2 + FMA at least.
+// True when a packed kernel is in use (GEMM_AVX2 or GEMM_AVX512).
 bool gemm_supported(void);
 
 // Packs w[N,K] (any stride) into p (allocates; false on no memory or !gemm_supported(), p then

@@ -5,11 +5,11 @@
 // for, in the same order where mat.h promises bit-identical results.
 #include "mat.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdbool.h>
 
 #include "err.h"
+#include "gemm.h" // defines: SF_HAVE_BLAS, gemm_kernel, GEMM_PORTABLE
 #include "simd.h" // defines: F8, f8_load, f8_store, f8_exp_neg, SF_KERNEL
 
 // Measured on Zen 5 with OpenBLAS 0.3.21 (Haswell kernels): the loop kernels are 1.1-1.8x
@@ -172,15 +172,22 @@ SF_KERNEL static void matmul_loops(Mat y, Mat a, Mat b) {
 
 // ---------------------------------------------------------------- the dispatching products
 
+#if SF_HAVE_BLAS
+#include <cblas.h>
 void mat_set_blas_threads(int n) { openblas_set_num_threads(n < 1 ? 1 : n); }
+#else // no BLAS (cmake -DSF_BLAS=OFF): every product runs the loop kernels
+void mat_set_blas_threads(int n) { (void)n; }
+#endif
 
 static bool use_loops(long m, long n, long k) {
-  if (mat_naive_max_madds <= 0) return false; // forced BLAS
+  if (!SF_HAVE_BLAS || gemm_kernel() == GEMM_PORTABLE) return true; // no BLAS, or SF_GEMM=portable
+  if (mat_naive_max_madds <= 0) return false;                       // forced BLAS
   return m * n * k <= mat_naive_max_madds || m <= mat_loop_max_rows;
 }
 
 // y = alpha · x·wᵀ (+ bias) through BLAS: y starts as the bias and the product is added to it.
 static void matmul_t_blas(Mat y, Mat x, Mat w, const float *bias, float alpha) {
+#if SF_HAVE_BLAS
   float beta = 0.0f;
   if (bias) {
     for (int i = 0; i < y.rows; i++) memcpy(&MAT_AT(y, i, 0), bias, sizeof(float) * (size_t)y.cols);
@@ -188,6 +195,9 @@ static void matmul_t_blas(Mat y, Mat x, Mat w, const float *bias, float alpha) {
   }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, y.rows, y.cols, x.cols, alpha, x.data, x.stride,
               w.data, w.stride, beta, y.data, y.stride);
+#else
+  (void)y, (void)x, (void)w, (void)bias, (void)alpha; // never called: use_loops is always true
+#endif
 }
 
 static void matmul_t(Mat y, Mat x, Mat w, const float *bias, float alpha) {
@@ -210,8 +220,10 @@ void mat_matmul(Mat y, Mat a, Mat b) {
     matmul_loops(y, a, b);
     return;
   }
+#if SF_HAVE_BLAS
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, y.rows, y.cols, a.cols, 1.0f, a.data, a.stride,
               b.data, b.stride, 0.0f, y.data, y.stride);
+#endif
 }
 
 // ---------------------------------------------------------------- elementwise
@@ -379,14 +391,18 @@ SF_KERNEL void mat_layernorm_rows(Mat y, Mat x, const float *weight, const float
 
 SF_KERNEL void mat_relu(Mat y, Mat x) {
   EXPECT(y.rows == x.rows && y.cols == x.cols);
-  F8 zero = f8_set(0.0f);
   for (int i = 0; i < x.rows; i++) {
     const float *xi = &MAT_AT(x, i, 0);
     float *yi = &MAT_AT(y, i, 0);
     int j = 0;
     for (; j + 8 <= x.cols; j += 8) {
       F8 v = f8_load(xi + j);
-      f8_store(yi + j, f8_max(zero, v)); // zero first: NaN and -0 pass through, as in torch.relu
+      // the bits of the negative lanes (below -0, up to -inf; not NaN) cleared to +0: NaN and -0
+      // pass through, as in torch.relu. Integer comparisons of the bits, because clang turns any
+      // float form (f8_max(zero, v), v & ~(v < 0)) into wasm's f32x4.max, which makes -0 into +0.
+      U8 b = (U8)v;
+      I8 negative = (I8)((b > 0x80000000u) & (b <= 0xff800000u));
+      f8_store(yi + j, (F8)((I8)b & ~negative));
     }
     for (; j < x.cols; j++) yi[j] = xi[j] < 0.0f ? 0.0f : xi[j];
   }

@@ -46,7 +46,8 @@ void mat_matmul_naive(Mat y, Mat a, Mat b);
 // Which kernel a product uses. Products with at most mat_naive_max_madds multiply-adds (M*N*K),
 // or with at most mat_loop_max_rows rows (M), skip BLAS and run the loop kernels, which equal
 // the _naive ones bit for bit. Tests force a path: mat_naive_max_madds = 0 sends every product
-// to BLAS (whatever its rows), LONG_MAX every product to the loops.
+// to BLAS (whatever its rows), LONG_MAX every product to the loops. Without BLAS (a build with
+// -DSF_BLAS=OFF, or SF_GEMM=portable: gemm.h) every product runs the loops.
 extern long mat_naive_max_madds;
 extern int mat_loop_max_rows;
 

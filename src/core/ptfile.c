@@ -139,7 +139,10 @@ static bool convert(StFile *f, const Ctx *c, const PtPickle *p, size_t file_len,
   const char *what = c->what;
   f->tensors = calloc((size_t)p->n + 1, sizeof(StTensor));
   if (!f->tensors) return err_set(err, "%s: out of memory", what);
-  int64_t total = 0, budget = (int64_t)(file_len < (size_t)1 << 40 ? file_len : (size_t)1 << 40) * 4 + 65536;
+  int64_t total = 0,
+          budget =
+              (int64_t)((uint64_t)file_len < (uint64_t)1 << 40 ? (uint64_t)file_len : (uint64_t)1 << 40) * 4 +
+              65536;
   if (budget > PT_MAX_FLOATS) budget = PT_MAX_FLOATS;
   for (int i = 0; i < p->n; i++) {
     const PtTensorRef *t = &p->tensors[i];

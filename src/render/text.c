@@ -6,7 +6,9 @@
 
 #include <SDL.h>
 #include <SDL_ttf.h>
+#if !SF_WEB
 #include <fontconfig/fontconfig.h>
+#endif
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -70,6 +72,38 @@ static struct {
   pthread_mutex_t lock;
 } T = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
 
+#if SF_WEB
+// The web page has no fontconfig: scripts/web puts these files in the page's data (/fonts), and
+// a pattern is found when its file is there.
+static const struct {
+  const char *pattern, *file;
+} WEB_FONTS[] = {
+    {"DejaVu Sans:style=Book", "/fonts/DejaVuSans.ttf"},
+    {"DejaVu Sans:style=Bold", "/fonts/DejaVuSans-Bold.ttf"},
+    {"DejaVu Sans:style=Oblique", "/fonts/DejaVuSans-Oblique.ttf"},
+    {"DejaVu Sans Mono:style=Book", "/fonts/DejaVuSansMono.ttf"},
+    {"DejaVu Serif:style=Book", "/fonts/DejaVuSerif.ttf"},
+    {"DejaVu Serif:style=Italic", "/fonts/DejaVuSerif-Italic.ttf"},
+    {"DejaVu Serif:style=Bold", "/fonts/DejaVuSerif-Bold.ttf"},
+    {"Latin Modern Math", "/fonts/latinmodern-math.otf"},
+    {"Latin Modern Roman:style=10 Regular", "/fonts/lmroman10-regular.otf"},
+    {"Latin Modern Roman:style=10 Italic", "/fonts/lmroman10-italic.otf"},
+    {"Latin Modern Roman:style=10 Bold", "/fonts/lmroman10-bold.otf"},
+};
+
+static bool find_font(const char *pattern, const char *family, char *file, size_t cap) {
+  (void)family;
+  for (size_t i = 0; i < sizeof WEB_FONTS / sizeof *WEB_FONTS; i++) {
+    FILE *f = strcmp(pattern, WEB_FONTS[i].pattern) ? NULL : fopen(WEB_FONTS[i].file, "rb");
+    if (!f) continue;
+    fclose(f);
+    snprintf(file, cap, "%s", WEB_FONTS[i].file);
+    return true;
+  }
+  return false;
+}
+#define FcInit() 1
+#else
 // Asks fontconfig for pattern; returns true and the file when the answer is of `family`.
 static bool find_font(const char *pattern, const char *family, char *file, size_t cap) {
   FcPattern *p = FcNameParse((const FcChar8 *)pattern);
@@ -93,6 +127,7 @@ static bool find_font(const char *pattern, const char *family, char *file, size_
   }
   return ok;
 }
+#endif
 
 bool text_init(Err *err) {
   pthread_mutex_lock(&T.lock);
