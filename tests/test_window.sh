@@ -363,8 +363,8 @@ check 'has train 9 "step 2/"' "after Escape, Right steps through the stages agai
 # per stage with a gradient, the replay line naming the stage; Left goes back one; Space steps
 run walk "$R/train_walk.txt"
 n=0
-for st in logits l0.out l0.res2 l0.ffn l0.ffn_hidden l0.ffn_pre l0.norm1 l0.res1 l0.attn l0.concat l0.AV \
-  l0.A l0.S l0.V l0.K l0.Q l0.in P X O; do
+for st in logits l0.norm2 l0.res2 l0.ffn l0.ffn_hidden l0.ffn_pre l0.norm1 l0.res1 l0.attn l0.concat l0.AV \
+  l0.A l0.S l0.V l0.K l0.Q Z P X O; do
   n=$((n + 1))
   check "has walk $((n + 1)) \"status=backward $n/20: $st, dL/d($st) beside the forward matrix\"" \
     "Right number $n shows $st and its gradient: $(line walk $((n + 1)))"

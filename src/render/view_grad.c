@@ -173,8 +173,12 @@ int view_grad_stages(const Trace *t, const TraceGrad *g, int *out, int max) {
   int n = 0;
   for (int k = t->n - 1; k >= 0 && n < max; k--) { // the table is in the forward's order
     if (t->t[k].is_weight || !g->d[k]) continue;
-    bool seen = false; // a view shares its gradient buffer: shown once
-    for (int m = 0; m < n; m++) seen |= g->d[out[m]] == g->d[k];
+    bool seen = false; // a view shares its gradient buffer: shown once, under the tensor that owns it
+    for (int m = 0; m < n; m++)
+      if (g->d[out[m]] == g->d[k]) {
+        seen = true;
+        if (g->d_own[k]) out[m] = k;
+      }
     if (!seen) out[n++] = k;
   }
   return n;
