@@ -165,6 +165,8 @@ bool app_train_key(App *a, const AppEvent *e) {
   return true; // while open, every key is the training view's
 }
 
+bool app_train_open(const App *a) { return a->train && a->train->open && a->train->grad; }
+
 void app_train_draw(App *a, Scene *s, float W, float H, float u) {
   AppTrain *tr = a->train;
   if (!tr || !tr->open || !tr->grad) return;
@@ -184,9 +186,12 @@ void app_train_draw(App *a, Scene *s, float W, float H, float u) {
   // the panel: the loss after each step, η, the keys
   (void)u; // the view scales with the window's height, the panel with it
   float fs = H * 0.024f, x = W * 0.56f, y = H * 0.035f, w = W * 0.42f, lh = fs * 1.35f;
-  if (tr->page > 0) y = H * 0.72f; // a stage's page: the title and formula take the top
-  scene_rect(s, x, y, w, lh * 4.6f, th->panel);
-  scene_frame(s, x, y, w, lh * 4.6f, 2, th->accent);
+  if (tr->page > 0) y = H * 0.70f; // a stage's page: the title and formula take the top
+  scene_rect(s, x, y, w, lh * 5.5f, th->panel);
+  scene_frame(s, x, y, w, lh * 5.5f, 2, th->accent);
+  if (a->status[0]) // the status line, here rather than in a toast over the pictures (app_draw.c)
+    scene_text(s, FONT_SANS_BOLD, fs * 0.8f, x + fs * 0.6f, y + lh * 5.0f, th->accent,
+               scene_strf(s, "%.110s", a->status));
   char line[512];
   int len = snprintf(line, sizeof line, "loss %.4f", (double)tr->loss[0]);
   int first = tr->n > 6 ? tr->n - 6 : 1;

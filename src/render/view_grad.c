@@ -18,7 +18,7 @@ static void heatmap(Scene *s, const Trace *t, const float *v, const ColorScale *
   uint32_t *c = scene_cells(s, x, y, cell * L, cell * L, L, L);
   for (int i = 0; c && i < L; i++)
     for (int j = 0; j < L; j++) c[i * L + j] = scale_color(sc, v[i * L + j]);
-  float nfs = cell * 0.17f;
+  float nfs = cell * 0.2f;
   if (nfs >= 9)
     for (int i = 0; i < L; i++)
       for (int j = 0; j < L; j++) {
@@ -81,8 +81,8 @@ void view_grad_softmax(Scene *s, const Trace *t, const TraceGrad *g, int layer, 
            "\\sum_k \\frac{\\partial L}{\\partial A_{ik}}\\, A_{ik}\\right)",
            fs * 1.25f, true, fs, fs * 4.6f, th->text);
   // three matrices side by side, with room for the row labels on the left
-  float label_w = fs * 5.5f, gap = fs * 2.2f, top = fs * 9.6f;
-  float cell = fminf((w - 2 * fs - label_w - 2 * gap) / (3.0f * L), (h - top - fs * 9.5f) / L);
+  float label_w = fs * 5.5f, gap = fs * 2.2f, top = fs * 10.4f; // under the window's panel (app_train.c)
+  float cell = fminf((w - 2 * fs - label_w - 2 * gap) / (3.0f * L), (h - top - fs * 11.2f) / L);
   float mw = cell * L, x0 = fs + label_w;
   ColorScale sa = scale_for(CMAP_VIRIDIS, 0, 1), sda = centred(dA, (long)L * L),
              sds = centred(dS, (long)L * L);
@@ -104,11 +104,11 @@ void view_grad_softmax(Scene *s, const Trace *t, const TraceGrad *g, int layer, 
                       wi, wj, tex_num(s, A[row * L + col]), tex_num(s, dA[row * L + col]), tex_num(s, r),
                       tex_num(s, dS[row * L + col])),
            fs * 1.15f, true, fs, ey, th->text);
-  scene_text(s, FONT_SANS, fs * 0.8f, fs, ey + fs * 2.0f, th->muted,
-             scene_strf(s,
-                        "the sum over the row: %.4g — a weight near 0, or a row near one-hot, passes almost "
-                        "nothing back",
-                        r));
+  // two short lines: the right part of the window's bottom may hold the √d_k chart (app_train.c)
+  scene_text(s, FONT_SANS, fs * 0.8f, fs, ey + fs * 1.9f, th->muted,
+             scene_strf(s, "the sum over the row: %.4g —", r));
+  scene_text(s, FONT_SANS, fs * 0.8f, fs, ey + fs * 3.0f, th->muted,
+             "a weight near 0, or a row near one-hot, passes almost nothing back");
   if (footer) scene_text(s, FONT_SANS, fs * 0.75f, fs, h - fs * 0.7f, th->muted, footer);
 }
 
