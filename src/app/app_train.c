@@ -142,6 +142,8 @@ bool app_train_key(App *a, const AppEvent *e) {
   case KEY_CHAR:
     if (b) {
       tr->open = false;
+    } else if (e->ch == 's') { // the picture shown, with its footer "after N training steps, η = …"
+      app_save(a);
     } else if (e->ch == 'k') { // the √d_k experiment
       tr->no_scale = !tr->no_scale;
       if (!tr->swept) {
@@ -163,6 +165,12 @@ bool app_train_key(App *a, const AppEvent *e) {
     app_set_status(a, "learning rate η = %g", (double)tr->lr);
   a->dirty = true;
   return true; // while open, every key is the training view's
+}
+
+void app_train_caption(const App *a, char *buf, size_t cap) {
+  const AppTrain *tr = a->train;
+  snprintf(buf, cap, "Backward pass: after %d training step%s, η = %g, loss %.4f", tr->n,
+           tr->n == 1 ? "" : "s", (double)tr->lr, (double)tr->loss[tr->n]);
 }
 
 bool app_train_open(const App *a) { return a->train && a->train->open && a->train->grad; }
@@ -205,7 +213,7 @@ void app_train_draw(App *a, Scene *s, float W, float H, float u) {
              "→ ← walk the stages   Space: take a step   Backspace: undo   Home   + − η");
   scene_text(s, FONT_SANS, fs * 0.75f, x + fs * 0.6f, y + lh * 4.0f, th->muted,
              tr->no_scale ? "K: scores WITHOUT 1/√d_k (K again: with)   B or Esc: close"
-                          : "K: scores without 1/√d_k   B or Esc: back to the forward stages");
+                          : "K: scores without 1/√d_k   S: save   B or Esc: close");
   if (tr->page > 0) {
     // a stage's page: the panel and its footer only
   } else if (tr->no_scale && tr->swept) {
