@@ -376,7 +376,7 @@ static const char *const HELP[][2] = {
     {"W  /  K  /  Shift + W", "pen: freehand, arrow, circle, off / colour / clear"},
     {"Y", "spotlight the selected cell's row, column, cell, off"},
     {"I", "invariants of this stage, measured"},
-    {"B", "the backward pass, training steps"},
+    {"B", "the backward pass: → ← stages, Space a step"},
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},
     {"?  or  F1", "this help"},
