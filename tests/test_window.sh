@@ -366,11 +366,11 @@ n=0
 for st in logits l0.norm2 l0.res2 l0.ffn l0.ffn_hidden l0.ffn_pre l0.norm1 l0.res1 l0.attn l0.concat l0.AV \
   l0.A l0.S l0.V l0.K l0.Q Z P X O; do
   n=$((n + 1))
-  check "has walk $((n + 1)) \"status=backward $n/20: $st, dL/d($st) beside the forward matrix\"" \
+  check "has walk $((n + 1)) \"status=backward $n/20: $st beside dL/d($st)\"" \
     "Right number $n shows $st and its gradient: $(line walk $((n + 1)))"
 done
-check 'has walk 41 "status=backward 20/20: O,"' "Right at the last stage stays there"
-check 'has walk 42 "status=backward 19/20: X,"' "Left walks forwards one stage"
+check 'has walk 41 "status=backward 20/20: O beside"' "Right at the last stage stays there"
+check 'has walk 42 "status=backward 19/20: X beside"' "Left walks forwards one stage"
 check 'has walk 43 "status=after 1 training step, η = 0.1: loss 1.7190 (was 4.5125)"' "Space takes a step on a stage's page"
 check 'has walk 44 "status=saved .*stepformer-001-backward.png"' "S saves the training overlay: $(line walk 44)"
 check 'grep -aq "after 1 training step, η = 0.1, loss 1.7190" "$tmp/walkshots"/stepformer-001-backward.png' \

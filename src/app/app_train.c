@@ -109,7 +109,7 @@ static void walk(App *a, int dir) {
   if (tr->page == 0)
     return app_set_status(a, "backward: the softmax of one head (→ walks back through the stages)");
   const TraceTensor *x = &tr->trace->t[ks[tr->page - 1]];
-  app_set_status(a, "backward %d/%d: %s, dL/d(%s) beside the forward matrix", tr->page, n, x->name, x->name);
+  app_set_status(a, "backward %d/%d: %s beside dL/d(%s)", tr->page, n, x->name, x->name);
 }
 
 bool app_train_key(App *a, const AppEvent *e) {
@@ -194,12 +194,12 @@ void app_train_draw(App *a, Scene *s, float W, float H, float u) {
   // the panel: the loss after each step, η, the keys
   (void)u; // the view scales with the window's height, the panel with it
   float fs = H * 0.024f, x = W * 0.56f, y = H * 0.035f, w = W * 0.42f, lh = fs * 1.35f;
-  if (tr->page > 0) y = H * 0.70f; // a stage's page: the title and formula take the top
+  if (tr->page > 0) y = H * 0.745f; // a stage's page: the title and formula take the top
   scene_rect(s, x, y, w, lh * 5.5f, th->panel);
   scene_frame(s, x, y, w, lh * 5.5f, 2, th->accent);
   if (a->status[0]) // the status line, here rather than in a toast over the pictures (app_draw.c)
-    scene_text(s, FONT_SANS_BOLD, fs * 0.8f, x + fs * 0.6f, y + lh * 5.0f, th->accent,
-               scene_strf(s, "%.110s", a->status));
+    scene_text(s, FONT_SANS_BOLD, fs * 0.75f, x + fs * 0.6f, y + lh * 5.0f, th->accent,
+               scene_strf(s, "%.90s", a->status));
   char line[512];
   int len = snprintf(line, sizeof line, "loss %.4f", (double)tr->loss[0]);
   int first = tr->n > 6 ? tr->n - 6 : 1;

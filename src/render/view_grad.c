@@ -372,8 +372,13 @@ void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int he
     free(buf);
   }
   ColorScale sd = scale_for(CMAP_DIVERGING, -m, m);
-  heatmap_rc(s, t, d, rows, cols, &sd, fs + label_w + cols * cw + gap, top, cw, ch, false, bi, bj, th,
-             scene_strf(s, "\\partial L / \\partial %s", x->symbol ? x->symbol : "Y"), fs);
+  const char *sym = x->symbol; // an expression ("yW_out + b_out") in brackets under the ∂
+  heatmap_rc(
+      s, t, d, rows, cols, &sd, fs + label_w + cols * cw + gap, top, cw, ch, false, bi, bj, th,
+      scene_strf(s,
+                 sym && strpbrk(sym, "+- ") ? "\\partial L / \\partial (%s)" : "\\partial L / \\partial %s",
+                 sym ? sym : "Y"),
+      fs);
   const char *eq = worked(s, t, g, k, hd, bi, bj);
   float ey = top + rows * ch + fs * 3.4f;
   if (eq)
