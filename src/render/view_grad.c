@@ -318,6 +318,22 @@ static const char *worked(Scene *s, const Trace *t, const TraceGrad *g, int k, i
       return scene_strf(s, "[%d, %d]:\\ %s \\cdot 1[%s > 0] = %s", i + 1, j + 1, tex_num(s, dh),
                         tex_num(s, p), tex_num(s, v));
     }
+    // per-head products: dA = dAV·Vᵀ (a row of dAV against a row of V), dQ = dS·K/√d_k
+    int dy = -1, other = -1;
+    double scale = 1;
+    if (k == y->A) dy = y->AV, other = y->V;
+    if (k == y->Q) dy = y->S, other = y->K, scale = t->no_scale ? 1 : 1 / sqrt((double)t->t[y->K].cols);
+    if (dy >= 0) {
+      const TraceTensor *D = &t->t[dy], *O = &t->t[other];
+      const float *drow = view_grad_shown(t, g, dy, head) + (size_t)i * D->cols;
+      const char *sum = "";
+      for (int m = 0; m < D->cols && m < 3; m++)
+        sum = scene_strf(s, "%s%s(%s)(%s)", sum, m ? " + " : "", tex_num(s, drow[m]),
+                         tex_num(s, k == y->A ? trace_at(O, head, j, m) : trace_at(O, head, m, j)));
+      return scene_strf(s, "[%d, %d]:\\ %s\\left(%s%s\\right) = %s", i + 1, j + 1,
+                        scale == 1 ? "" : scene_strf(s, "%s", tex_num(s, scale)), sum,
+                        D->cols > 3 ? " + \\cdots" : "", tex_num(s, v));
+    }
     if (k == y->S) {
       const float *A = t->t[y->A].data + (size_t)head * t->L * t->L, *dA = view_grad_shown(t, g, y->A, head);
       double r = 0;
