@@ -21,6 +21,7 @@
 #include "svg.h"
 #include "utf8.h" // defines: utf8_invalid_at
 #include "view.h"
+#include "view_grad.h" // defines: view_grad_stages, view_grad_shown, view_grad_stage
 
 static Trace *load_trace(const char *ref, const char *text, bool causal, Model **m) {
   char path[1024];
@@ -437,6 +438,50 @@ static void test_huge_scale(void) {
         scale_t(&sc, 3e38f));
 }
 
+// The walk backwards (issue 21 item 4): every activation with a gradient buffer of its own is a page,
+// the logits first; the gradient each page shows is the TraceGrad's (the same numbers as a second,
+// independent backward run), head by head; every page draws with its formula.
+static void test_grad_stages(const char *ref, const char *text) {
+  Model *m;
+  Trace *t = load_trace(ref, text, false, &m);
+  Err err = {0};
+  TraceGrad *g = backward_new(t, NULL, 0, &err), *g2 = backward_new(t, NULL, 0, &err);
+  CHECK(g && g2, "%s", err.msg);
+  if (!g || !g2) exit(1);
+  backward_run(g), backward_run(g2);
+  int ks[512], n = view_grad_stages(t, g, ks, 512);
+  CHECK(n > 10 && ks[0] == t->logits, "%s: %d stages, the first %d (logits %d)", ref, n, n ? ks[0] : -1,
+        t->logits);
+  for (int k = 0; k < t->n; k++) {
+    if (t->t[k].is_weight || !g->d[k] || !g->d_own[k]) continue;
+    bool listed = false;
+    for (int p = 0; p < n; p++) listed |= ks[p] == k;
+    CHECK(listed, "%s: %s has a gradient of its own but no page", ref, t->t[k].name);
+  }
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  for (int p = 0; p < n; p++) {
+    const TraceTensor *x = &t->t[ks[p]];
+    long rc = (long)x->rows * x->cols;
+    for (int h = 0; h < (x->per_head ? x->heads : 1); h++) {
+      const float *d = view_grad_shown(t, g, ks[p], h), *r = g2->d[ks[p]] + h * rc;
+      long bad = 0;
+      for (long q = 0; q < rc; q++) bad += memcmp(&d[q], &r[q], sizeof *d) != 0;
+      CHECK(bad == 0, "%s: page %d (%s head %d) shows %ld numbers that are not the gradient's", ref, p + 1,
+            x->name, h + 1, bad);
+    }
+    CHECK(view_grad_formula(t, ks[p])[0] != 0, "%s: %s has no formula", ref, x->name);
+    scene_reset(&s, 1280, 720, 0);
+    view_grad_stage(&s, t, g, ks[p], 1, p + 1, n, "footer", theme_get(THEME_LIGHT), 1280, 720);
+    CHECK(s.n > 5, "%s: page %d (%s) draws nothing", ref, p + 1, x->name);
+  }
+  scene_free(&s);
+  backward_free(g2);
+  backward_free(g);
+  trace_free(t);
+  model_free(m);
+}
+
 int main(void) {
   Err err = {0};
   if (!text_init(&err)) {
@@ -450,6 +495,8 @@ int main(void) {
                            false, &m3);
 
   for (int st = 1; st < cat->n_steps; st++) test_cell_colours(cat, st, 0);
+  test_grad_stages("grad/post-relu-1", "The cat walks by the bank");
+  test_grad_stages("grad/pre-gelu-causal-2", "the mouse eats the money by the river");
   test_cell_colours(causal, trace_step_find(causal, STEP_SOFTMAX, 0), 1);
   test_masked_hatched(causal);
   test_png_roundtrip();

@@ -359,6 +359,22 @@ check 'has train 6 "status=scores without 1/√d_k: loss"' "K takes the scale ou
 check 'has train 7 "status=scores with 1/√d_k again: loss 1.7190"' "K puts it back, after the one step left: $(line train 7)"
 check 'has train 8 "step 1/"' "the training view keeps the arrows (no page moved)"
 check 'has train 9 "step 2/"' "after Escape, Right steps through the stages again"
+# 10b. the walk backwards (issue 21 item 4): Right from the logits back to the one-hot rows, a page
+# per stage with a gradient, the replay line naming the stage; Left goes back one; Space steps
+mkdir -p "$tmp/walkshots" && run walk "$R/train_walk.txt" --save-dir "$tmp/walkshots"
+n=0
+for st in logits l0.norm2 l0.res2 l0.ffn l0.ffn_hidden l0.ffn_pre l0.norm1 l0.res1 l0.attn l0.concat l0.AV \
+  l0.A l0.S l0.V l0.K l0.Q Z P X O; do
+  n=$((n + 1))
+  check "has walk $((n + 1)) \"status=backward $n/20: $st beside dL/d($st)\"" \
+    "Right number $n shows $st and its gradient: $(line walk $((n + 1)))"
+done
+check 'has walk 41 "status=backward 20/20: O beside"' "Right at the last stage stays there"
+check 'has walk 42 "status=backward 19/20: X beside"' "Left walks forwards one stage"
+check 'has walk 43 "status=after 1 training step, η = 0.1: loss 1.7190 (was 4.5125)"' "Space takes a step on a stage's page"
+check 'has walk 44 "status=saved .*stepformer-001-backward.png"' "S saves the training overlay: $(line walk 44)"
+check 'grep -aq "after 1 training step, η = 0.1, loss 1.7190" "$tmp/walkshots"/stepformer-001-backward.png' \
+  "the saved picture says after how many steps, with which η"
 
 [ $fail = 0 ] && echo "test_window: all checks passed"
 exit $fail

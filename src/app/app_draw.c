@@ -330,7 +330,7 @@ static void sentence_field(App *a, Scene *s, float W, float H, float u) {
 }
 
 static void status_toast(App *a, Scene *s, float W, float H, float u) {
-  if (!a->status[0]) return;
+  if (!a->status[0] || app_train_open(a)) return; // the training overlay shows it in its panel
   const Theme *th = theme_get(a->theme);
   float fs = 22 * u, w = text_width(FONT_SANS_BOLD, fs, a->status) + 40 * u, h = 46 * u;
   float x = (W - w) / 2, y = H - 38 * u - h - 16 * u - (a->editing ? 30 * u : 0);
@@ -376,7 +376,7 @@ static const char *const HELP[][2] = {
     {"W  /  K  /  Shift + W", "pen: freehand, arrow, circle, off / colour / clear"},
     {"Y", "spotlight the selected cell's row, column, cell, off"},
     {"I", "invariants of this stage, measured"},
-    {"B", "the backward pass, training steps"},
+    {"B", "the backward pass: → ← stages, Space a step"},
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},
     {"?  or  F1", "this help"},

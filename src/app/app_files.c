@@ -44,6 +44,12 @@ void app_save(App *a) {
   app_page_spec(a, &p, &vo, (float)w, (float)h, false); // the view without the window's layer
   ViewLayout lay;
   page_render(&a->scratch, &p, &lay);
+  bool train = app_train_open(a); // the training overlay is the picture (its footer: after N steps, η)
+  if (train) {
+    scene_reset(&a->scratch, (float)w, (float)h, 0);
+    app_train_draw(a, &a->scratch, (float)w, (float)h, 1);
+    p.step = -1;
+  }
   Canvas c = canvas_new(w, h);
   if (!c.px) return app_set_status(a, "cannot save: out of memory");
   scene_raster(&a->scratch, c, 0);
@@ -51,7 +57,9 @@ void app_save(App *a) {
   snprintf(tmp, sizeof tmp, "%s/.stepformer-save-%ld.png", a->save_dir, (long)getpid());
   Err err = {0};
   char label[256];
-  if (p.step >= 0)
+  if (train)
+    app_train_caption(a, label, sizeof label);
+  else if (p.step >= 0)
     page_stage_label(a->s->trace, p.step, a->head, label, sizeof label);
   else
     snprintf(label, sizeof label, "%s", p.title ? p.title : "");
@@ -66,7 +74,9 @@ void app_save(App *a) {
     return app_set_status(a, "cannot save: %s", err.msg);
   }
   canvas_free(&c);
-  const char *stage = p.step >= 0 ? lesson_stage_name(a->s->trace->steps[p.step].kind) : "text";
+  const char *stage = p.step >= 0 ? lesson_stage_name(a->s->trace->steps[p.step].kind)
+                      : train     ? "backward"
+                                  : "text";
   for (int n = 1; n < 10000; n++) {
     snprintf(path, sizeof path, "%s/stepformer-%03d-%s.png", a->save_dir, n, stage);
     if (place_new(tmp, path)) return app_set_status(a, "saved %s", absolute(path, shown, sizeof shown));

@@ -142,5 +142,9 @@ typedef struct AppTrain AppTrain;
 bool app_train_key(App *a, const AppEvent *e);
 void app_train_draw(App *a, Scene *s, float W, float H, float u);
 void app_train_free(App *a);
+bool app_train_open(const App *a);
+void app_train_caption(const App *a, char *buf,
+                       size_t cap); // "Backward pass: after N training steps, η = …" // the overlay is shown
+                                    // (its panel holds the status line)
 
 #endif

@@ -2,9 +2,11 @@
 // shown, drawn by view_grad.c over the whole window: one head's softmax, A, ∂L/∂A and ∂L/∂S side by
 // side with the worked equation of the cell where the gradient of the worst prediction is largest,
 // and a panel with the loss and the keys. While it is open:
-//   → or Space   take a training step, W ← W − η·∂L/∂W, and compute everything again (the loss
+//   → / ←        walk backwards / forwards through the stages: from the loss's logits back to the
+//                embeddings, each page the forward matrix beside its gradient (view_grad_stage);
+//   Space or Enter   take a training step, W ← W − η·∂L/∂W, and compute everything again (the loss
 //                after each step is listed: it falls over several);
-//   ← or Backspace   undo one step;  Home   back to the model as loaded;
+//   Backspace    undo one step;  Home   back to the model as loaded;
 //   + / −        η twice / half as large;   K   the √d_k experiment: the scores without 1/√d_k (the
 //                softmax saturates, ∂L/∂S shrinks) and a chart of ∂L/∂S's size against d_k for
 //                random queries and keys, with and without the scale;   B or Esc   close.
@@ -34,6 +36,7 @@ struct AppTrain {
   bool no_scale;                 // K: the √d_k experiment, scores without 1/√d_k
   SqrtDkRow sweep[6];            // its chart (sqrtdk_sweep), made once
   bool swept;
+  int page;        // 0: the softmax's page; 1 … : the stages walked backwards (view_grad_stages)
   Trace *trace;    // the forward of the current model on the session's sentence
   TraceGrad *grad; // its gradients
 };
@@ -98,6 +101,17 @@ static void step(App *a) {
                    (double)tr->lr, (double)tr->loss[tr->n], (double)tr->loss[tr->n - 1]);
 }
 
+// The stages that have a gradient, walked backwards: page 0 is the softmax's, page p the p-th stage.
+static void walk(App *a, int dir) {
+  AppTrain *tr = a->train;
+  int ks[512], n = view_grad_stages(tr->trace, tr->grad, ks, 512);
+  tr->page = tr->page + dir < 0 ? 0 : tr->page + dir > n ? n : tr->page + dir;
+  if (tr->page == 0)
+    return app_set_status(a, "backward: the softmax of one head (→ walks back through the stages)");
+  const TraceTensor *x = &tr->trace->t[ks[tr->page - 1]];
+  app_set_status(a, "backward %d/%d: %s beside dL/d(%s)", tr->page, n, x->name, x->name);
+}
+
 bool app_train_key(App *a, const AppEvent *e) {
   if (e->kind != EV_KEY || (e->mods & (MOD_CTRL | MOD_ALT))) return false;
   AppTrain *tr = a->train;
@@ -113,8 +127,9 @@ bool app_train_key(App *a, const AppEvent *e) {
   switch (e->key) {
   case KEY_ESCAPE: tr->open = false; break;
   case KEY_RIGHT:
+  case KEY_LEFT: walk(a, e->key == KEY_RIGHT ? 1 : -1); break;
+  case KEY_ENTER:
   case KEY_SPACE: step(a); break;
-  case KEY_LEFT:
   case KEY_BACKSPACE:
     if (tr->n > 0) undo_to(a, tr->n - 1);
     break;
@@ -127,6 +142,8 @@ bool app_train_key(App *a, const AppEvent *e) {
   case KEY_CHAR:
     if (b) {
       tr->open = false;
+    } else if (e->ch == 's') { // the picture shown, with its footer "after N training steps, η = …"
+      app_save(a);
     } else if (e->ch == 'k') { // the √d_k experiment
       tr->no_scale = !tr->no_scale;
       if (!tr->swept) {
@@ -150,6 +167,14 @@ bool app_train_key(App *a, const AppEvent *e) {
   return true; // while open, every key is the training view's
 }
 
+void app_train_caption(const App *a, char *buf, size_t cap) {
+  const AppTrain *tr = a->train;
+  snprintf(buf, cap, "Backward pass: after %d training step%s, η = %g, loss %.4f", tr->n,
+           tr->n == 1 ? "" : "s", (double)tr->lr, (double)tr->loss[tr->n]);
+}
+
+bool app_train_open(const App *a) { return a->train && a->train->open && a->train->grad; }
+
 void app_train_draw(App *a, Scene *s, float W, float H, float u) {
   AppTrain *tr = a->train;
   if (!tr || !tr->open || !tr->grad) return;
@@ -160,12 +185,21 @@ void app_train_draw(App *a, Scene *s, float W, float H, float u) {
   snprintf(footer, sizeof footer, "%.120s · \"%.200s\" · after %d training step%s, η = %g · loss %.4f",
            a->s->model->source, a->s->text, tr->n, tr->n == 1 ? "" : "s", (double)tr->lr,
            (double)tr->loss[tr->n]);
-  view_grad_softmax(s, tr->trace, tr->grad, 0, head, row, col, footer, th, W, H);
+  int ks[512], n = view_grad_stages(tr->trace, tr->grad, ks, 512);
+  if (tr->page > n) tr->page = n;
+  if (tr->page > 0)
+    view_grad_stage(s, tr->trace, tr->grad, ks[tr->page - 1], head, tr->page, n, footer, th, W, H);
+  else
+    view_grad_softmax(s, tr->trace, tr->grad, 0, head, row, col, footer, th, W, H);
   // the panel: the loss after each step, η, the keys
   (void)u; // the view scales with the window's height, the panel with it
   float fs = H * 0.024f, x = W * 0.56f, y = H * 0.035f, w = W * 0.42f, lh = fs * 1.35f;
-  scene_rect(s, x, y, w, lh * 4.6f, th->panel);
-  scene_frame(s, x, y, w, lh * 4.6f, 2, th->accent);
+  if (tr->page > 0) y = H * 0.745f; // a stage's page: the title and formula take the top
+  scene_rect(s, x, y, w, lh * 5.5f, th->panel);
+  scene_frame(s, x, y, w, lh * 5.5f, 2, th->accent);
+  if (a->status[0]) // the status line, here rather than in a toast over the pictures (app_draw.c)
+    scene_text(s, FONT_SANS_BOLD, fs * 0.75f, x + fs * 0.6f, y + lh * 5.0f, th->accent,
+               scene_strf(s, "%.90s", a->status));
   char line[512];
   int len = snprintf(line, sizeof line, "loss %.4f", (double)tr->loss[0]);
   int first = tr->n > 6 ? tr->n - 6 : 1;
@@ -176,11 +210,13 @@ void app_train_draw(App *a, Scene *s, float W, float H, float u) {
              scene_strf(s, "after %d training step%s, η = %g", tr->n, tr->n == 1 ? "" : "s", (double)tr->lr));
   scene_text(s, FONT_SANS, fs * 0.9f, x + fs * 0.6f, y + lh * 2.1f, th->text, line);
   scene_text(s, FONT_SANS, fs * 0.75f, x + fs * 0.6f, y + lh * 3.1f, th->muted,
-             "→ take a step   ← undo   Home: as loaded   + − η");
+             "→ ← walk the stages   Space: take a step   Backspace: undo   Home   + − η");
   scene_text(s, FONT_SANS, fs * 0.75f, x + fs * 0.6f, y + lh * 4.0f, th->muted,
              tr->no_scale ? "K: scores WITHOUT 1/√d_k (K again: with)   B or Esc: close"
-                          : "K: scores without 1/√d_k   B or Esc: back to the forward stages");
-  if (tr->no_scale && tr->swept) {
+                          : "K: scores without 1/√d_k   S: save   B or Esc: close");
+  if (tr->page > 0) {
+    // a stage's page: the panel and its footer only
+  } else if (tr->no_scale && tr->swept) {
     view_grad_sqrtdk_chart(s, tr->sweep, 6, W * 0.56f, H * 0.805f, W * 0.42f, H * 0.16f, th);
   } else if (tr->trace->logits >= 0 && tr->grad->target[row] >= 0) {
     // the loss's worked equation: the term of the row shown (the worst prediction), then the mean

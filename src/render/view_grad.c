@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tex.h"  // defines: tex_draw
@@ -17,7 +18,7 @@ static void heatmap(Scene *s, const Trace *t, const float *v, const ColorScale *
   uint32_t *c = scene_cells(s, x, y, cell * L, cell * L, L, L);
   for (int i = 0; c && i < L; i++)
     for (int j = 0; j < L; j++) c[i * L + j] = scale_color(sc, v[i * L + j]);
-  float nfs = cell * 0.17f;
+  float nfs = cell * 0.2f;
   if (nfs >= 9)
     for (int i = 0; i < L; i++)
       for (int j = 0; j < L; j++) {
@@ -80,8 +81,8 @@ void view_grad_softmax(Scene *s, const Trace *t, const TraceGrad *g, int layer, 
            "\\sum_k \\frac{\\partial L}{\\partial A_{ik}}\\, A_{ik}\\right)",
            fs * 1.25f, true, fs, fs * 4.6f, th->text);
   // three matrices side by side, with room for the row labels on the left
-  float label_w = fs * 5.5f, gap = fs * 2.2f, top = fs * 9.6f;
-  float cell = fminf((w - 2 * fs - label_w - 2 * gap) / (3.0f * L), (h - top - fs * 9.5f) / L);
+  float label_w = fs * 5.5f, gap = fs * 2.2f, top = fs * 10.4f; // under the window's panel (app_train.c)
+  float cell = fminf((w - 2 * fs - label_w - 2 * gap) / (3.0f * L), (h - top - fs * 11.2f) / L);
   float mw = cell * L, x0 = fs + label_w;
   ColorScale sa = scale_for(CMAP_VIRIDIS, 0, 1), sda = centred(dA, (long)L * L),
              sds = centred(dS, (long)L * L);
@@ -103,11 +104,11 @@ void view_grad_softmax(Scene *s, const Trace *t, const TraceGrad *g, int layer, 
                       wi, wj, tex_num(s, A[row * L + col]), tex_num(s, dA[row * L + col]), tex_num(s, r),
                       tex_num(s, dS[row * L + col])),
            fs * 1.15f, true, fs, ey, th->text);
-  scene_text(s, FONT_SANS, fs * 0.8f, fs, ey + fs * 2.0f, th->muted,
-             scene_strf(s,
-                        "the sum over the row: %.4g — a weight near 0, or a row near one-hot, passes almost "
-                        "nothing back",
-                        r));
+  // two short lines: the right part of the window's bottom may hold the √d_k chart (app_train.c)
+  scene_text(s, FONT_SANS, fs * 0.8f, fs, ey + fs * 1.9f, th->muted,
+             scene_strf(s, "the sum over the row: %.4g —", r));
+  scene_text(s, FONT_SANS, fs * 0.8f, fs, ey + fs * 3.0f, th->muted,
+             "a weight near 0, or a row near one-hot, passes almost nothing back");
   if (footer) scene_text(s, FONT_SANS, fs * 0.75f, fs, h - fs * 0.7f, th->muted, footer);
 }
 
@@ -164,4 +165,243 @@ void view_grad_pick(const Trace *t, const TraceGrad *g, int *head, int *row, int
       float v = fabsf(dS[((size_t)h * L + *row) * L + j]);
       if (v > best) best = v, *head = h, *col = j;
     }
+}
+
+// ---- the walk backwards through the stages (issue 21 item 4) ----
+
+int view_grad_stages(const Trace *t, const TraceGrad *g, int *out, int max) {
+  int n = 0;
+  for (int k = t->n - 1; k >= 0 && n < max; k--) { // the table is in the forward's order
+    if (t->t[k].is_weight || !g->d[k]) continue;
+    bool seen = false; // a view shares its gradient buffer: shown once, under the tensor that owns it
+    for (int m = 0; m < n; m++)
+      if (g->d[out[m]] == g->d[k]) {
+        seen = true;
+        if (g->d_own[k]) out[m] = k;
+      }
+    if (!seen) out[n++] = k;
+  }
+  return n;
+}
+
+const float *view_grad_shown(const Trace *t, const TraceGrad *g, int k, int head) {
+  const TraceTensor *x = &t->t[k];
+  int h = x->per_head ? head : 0;
+  return g->d[k] + (size_t)h * x->rows * x->cols;
+}
+
+// The backward formula of tensor k, in TeX, written from its forward formula.
+const char *view_grad_formula(const Trace *t, int k) {
+  if (k == t->logits)
+    return "\\frac{\\partial L}{\\partial z_{ij}} = \\frac{1}{N}\\left(\\hat p_{ij} - 1[j = y_i]\\right)";
+  if (k == t->final_norm || k == t->head_norm || k == t->enc_norm)
+    return "\\frac{\\partial L}{\\partial Y} = \\frac{\\partial L}{\\partial \\mathrm{logits}}\\, "
+           "W_{out}^{\\top}";
+  if (k == t->Z || k == t->embed_sum || k == t->E || k == t->X ||
+      (t->cfg.n_layers > 0 && k == t->layers[0].in))
+    return "\\frac{\\partial L}{\\partial X} = \\frac{\\partial L}{\\partial Z}\\ \\text{(through the "
+           "layers)},\\quad \\frac{\\partial L}{\\partial E_w} = \\sum_{i: x_i = w} \\frac{\\partial "
+           "L}{\\partial "
+           "X_i}";
+  for (int l = 0; l < t->cfg.n_layers; l++) {
+    const TraceLayer *y = &t->layers[l];
+    if (k == y->out || k == y->norm2 || k == y->norm1)
+      return "\\frac{\\partial L}{\\partial x} = \\frac{\\gamma}{\\sigma}\\left(g - \\bar g - \\hat x\\, "
+             "\\overline{g\\hat x}\\right),\\quad g = \\frac{\\partial L}{\\partial \\mathrm{LN}(x)}";
+    if (k == y->res2 || k == y->res1)
+      return "r = x + f(x):\\quad \\frac{\\partial L}{\\partial x} = \\frac{\\partial L}{\\partial r} + "
+             "\\frac{\\partial L}{\\partial f}\\frac{\\partial f}{\\partial x}\\ \\text{(the gradient flows "
+             "around)}";
+    if (k == y->ffn)
+      return "\\frac{\\partial L}{\\partial F} = \\frac{\\partial L}{\\partial r_2},\\quad "
+             "\\frac{\\partial L}{\\partial W_2} = H^{\\top} \\frac{\\partial L}{\\partial F}";
+    if (k == y->ffn_hidden)
+      return "\\frac{\\partial L}{\\partial H} = \\frac{\\partial L}{\\partial F}\\, W_2^{\\top}";
+    if (k == y->ffn_pre)
+      return t->cfg.activation == ACT_RELU
+                 ? "\\frac{\\partial L}{\\partial P} = \\frac{\\partial L}{\\partial H} \\circ 1[P > 0]"
+                 : "\\frac{\\partial L}{\\partial P} = \\frac{\\partial L}{\\partial H} \\circ "
+                   "\\left(\\Phi(P) + P\\,\\varphi(P)\\right)";
+    if (k == y->attn)
+      return "\\frac{\\partial L}{\\partial O} = \\frac{\\partial L}{\\partial r_1},\\quad "
+             "\\frac{\\partial L}{\\partial W^o} = C^{\\top} \\frac{\\partial L}{\\partial O}";
+    if (k == y->concat)
+      return "\\frac{\\partial L}{\\partial C} = \\frac{\\partial L}{\\partial O}\\, W^{o\\top}";
+    if (k == y->AV)
+      return "\\frac{\\partial L}{\\partial (A_hV_h)} = \\text{head } h\\text{'s columns of } "
+             "\\frac{\\partial L}{\\partial C}";
+    if (k == y->A)
+      return "\\frac{\\partial L}{\\partial A_h} = \\frac{\\partial L}{\\partial (A_hV_h)}\\, V_h^{\\top}";
+    if (k == y->S)
+      return "\\frac{\\partial L}{\\partial S_{ij}} = A_{ij}\\left(\\frac{\\partial L}{\\partial A_{ij}} - "
+             "\\sum_k \\frac{\\partial L}{\\partial A_{ik}} A_{ik}\\right)";
+    if (k == y->S_raw)
+      return "\\frac{\\partial L}{\\partial (Q K^{\\top})} = \\frac{1}{\\sqrt{d_k}} \\frac{\\partial "
+             "L}{\\partial S}";
+    if (k == y->Q)
+      return "\\frac{\\partial L}{\\partial Q_h} = \\frac{1}{\\sqrt{d_k}}\\frac{\\partial L}{\\partial "
+             "S_h}\\, K_h";
+    if (k == y->K)
+      return "\\frac{\\partial L}{\\partial K_h} = \\frac{1}{\\sqrt{d_k}}\\frac{\\partial L}{\\partial "
+             "S_h}^{\\top} Q_h";
+    if (k == y->V)
+      return "\\frac{\\partial L}{\\partial V_h} = A_h^{\\top} \\frac{\\partial L}{\\partial (A_hV_h)}";
+  }
+  return "\\frac{\\partial L}{\\partial Y} \\text{ from the stages after it}";
+}
+
+// A rows×cols heatmap (any shape): cells cw×ch pixels, tokens on the rows when labels.
+static void heatmap_rc(Scene *s, const Trace *t, const float *v, int rows, int cols, const ColorScale *sc,
+                       float x, float y, float cw, float ch, bool labels, int row, int col, const Theme *th,
+                       const char *symbol, float fs) {
+  uint32_t *c = scene_cells(s, x, y, cw * cols, ch * rows, rows, cols);
+  for (int i = 0; c && i < rows; i++)
+    for (int j = 0; j < cols; j++) c[i * cols + j] = scale_color(sc, v[i * cols + j]);
+  float nfs = fminf(ch * 0.4f, cw * 0.2f);
+  if (nfs >= 9)
+    for (int i = 0; i < rows; i++)
+      for (int j = 0; j < cols; j++) {
+        float val = v[i * cols + j];
+        scene_text_aligned(s, FONT_MONO, nfs, x + (j + 0.5f) * cw, y + (i + 0.62f) * ch, 0.5f,
+                           cmap_ink_on(scale_color(sc, val)),
+                           fabsf(val) < 5e-5f ? "0"
+                                              : scene_strf(s, fabsf(val) >= 0.01f ? "%.2f" : "%.4f", val));
+      }
+  scene_frame(s, x, y, cw * cols, ch * rows, 1.5f, th->frame);
+  char buf[64];
+  if (labels && rows == t->L)
+    for (int i = 0; i < rows; i++)
+      scene_text_aligned(s, i == row ? FONT_SANS_BOLD : FONT_SANS, fminf(fs * 0.8f, ch * 0.8f), x - fs * 0.4f,
+                         y + (i + 0.62f) * ch, 1.0f, i == row ? th->text : th->muted,
+                         trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf));
+  scene_frame(s, x + col * cw - 1, y + row * ch - 1, cw + 2, ch + 2, 3, th->highlight); // the worked cell
+  tex_draw(s, symbol, fs * 1.1f, false, x, y - fs * 0.9f, th->text);
+  float bw = cw * cols, by = y + ch * rows + fs * 0.4f;
+  uint32_t *bar = scene_cells(s, x, by, bw, fs * 0.4f, 1, 64);
+  for (int j = 0; bar && j < 64; j++) bar[j] = cmap_color(sc->map, (j + 0.5f) / 64);
+  scene_text_aligned(s, FONT_SANS, fs * 0.65f, x, by + fs * 1.2f, 0, th->muted,
+                     scene_strf(s, "%.3g", sc->lo));
+  if (sc->map == CMAP_DIVERGING)
+    scene_text_aligned(s, FONT_SANS, fs * 0.65f, x + bw / 2, by + fs * 1.2f, 0.5f, th->muted, "0");
+  scene_text_aligned(s, FONT_SANS, fs * 0.65f, x + bw, by + fs * 1.2f, 1, th->muted,
+                     scene_strf(s, "%.3g", sc->hi));
+}
+
+// The displayed weight W[r, c] (stored transposed for PyTorch's W[out, in]).
+static float weight_at(const TraceTensor *w, int r, int c) { return trace_at(w, 0, r, c); }
+
+// The worked equation of gradient cell (i, j) of tensor k with the real numbers, where the formula is
+// a product's dot product or a mask; NULL else.
+static const char *worked(Scene *s, const Trace *t, const TraceGrad *g, int k, int head, int i, int j) {
+  const TraceTensor *x = &t->t[k];
+  const float *d = view_grad_shown(t, g, k, head);
+  float v = d[(size_t)i * x->cols + j];
+  for (int l = 0; l < t->cfg.n_layers; l++) {
+    const TraceLayer *y = &t->layers[l];
+    int out = -1, w = -1;
+    if (k == y->ffn_hidden) out = y->ffn, w = y->W2;
+    if (k == y->concat) out = y->attn, w = y->Wo;
+    if (out >= 0 && w >= 0) { // dX[i,j] = Σ_m dY[i,m] W[j,m]: the first terms of the dot product
+      const TraceTensor *W = &t->t[w];
+      const float *dy = g->d[out] + (size_t)i * t->t[out].cols;
+      int n = t->t[out].cols;
+      const char *sum = "";
+      for (int m = 0; m < n && m < 3; m++)
+        sum = scene_strf(s, "%s%s(%s)(%s)", sum, m ? " + " : "", tex_num(s, dy[m]),
+                         tex_num(s, weight_at(W, j, m)));
+      return scene_strf(
+          s, "[%d, %d]:\\ \\sum_{m=1}^{%d} \\frac{\\partial L}{\\partial Y}_{%d m} W_{%d m} = %s%s = %s",
+          i + 1, j + 1, n, i + 1, j + 1, sum, n > 3 ? " + \\cdots" : "", tex_num(s, v));
+    }
+    if (k == y->ffn_pre && t->cfg.activation == ACT_RELU) {
+      float p = trace_at(x, 0, i, j), dh = g->d[y->ffn_hidden][(size_t)i * x->cols + j];
+      return scene_strf(s, "[%d, %d]:\\ %s \\cdot 1[%s > 0] = %s", i + 1, j + 1, tex_num(s, dh),
+                        tex_num(s, p), tex_num(s, v));
+    }
+    // per-head products: dA = dAV·Vᵀ (a row of dAV against a row of V), dQ = dS·K/√d_k
+    int dy = -1, other = -1;
+    double scale = 1;
+    if (k == y->A) dy = y->AV, other = y->V;
+    if (k == y->Q) dy = y->S, other = y->K, scale = t->no_scale ? 1 : 1 / sqrt((double)t->t[y->K].cols);
+    if (dy >= 0) {
+      const TraceTensor *D = &t->t[dy], *O = &t->t[other];
+      const float *drow = view_grad_shown(t, g, dy, head) + (size_t)i * D->cols;
+      const char *sum = "";
+      for (int m = 0; m < D->cols && m < 3; m++)
+        sum = scene_strf(s, "%s%s(%s)(%s)", sum, m ? " + " : "", tex_num(s, drow[m]),
+                         tex_num(s, k == y->A ? trace_at(O, head, j, m) : trace_at(O, head, m, j)));
+      return scene_strf(s, "[%d, %d]:\\ %s\\left(%s%s\\right) = %s", i + 1, j + 1,
+                        scale == 1 ? "" : scene_strf(s, "%s", tex_num(s, scale)), sum,
+                        D->cols > 3 ? " + \\cdots" : "", tex_num(s, v));
+    }
+    if (k == y->S) {
+      const float *A = t->t[y->A].data + (size_t)head * t->L * t->L, *dA = view_grad_shown(t, g, y->A, head);
+      double r = 0;
+      for (int m = 0; m < t->L; m++) r += (double)dA[i * t->L + m] * A[i * t->L + m];
+      return scene_strf(s, "[%d, %d]:\\ %s \\cdot (%s - (%s)) = %s", i + 1, j + 1,
+                        tex_num(s, A[i * t->L + j]), tex_num(s, dA[i * t->L + j]), tex_num(s, r),
+                        tex_num(s, v));
+    }
+  }
+  if (k == t->logits && g->target[i] >= 0) {
+    float p = t->t[t->pred].data[(size_t)i * t->cfg.V + j];
+    return scene_strf(s, "[%d, %d]:\\ \\frac{1}{%d}(%s - %d) = %s", i + 1, j + 1, g->n_targets, tex_num(s, p),
+                      g->target[i] == j, tex_num(s, v));
+  }
+  return NULL;
+}
+
+void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int head, int page, int pages,
+                     const char *footer, const Theme *th, float w, float h) {
+  const TraceTensor *x = &t->t[k];
+  int rows = x->rows, cols = x->cols, hd = x->per_head ? head : 0;
+  const float *d = view_grad_shown(t, g, k, hd);
+  float fs = h * 0.028f;
+  scene_rect(s, 0, 0, w, h, th->bg);
+  scene_text(s, FONT_SANS_BOLD, fs * 1.2f, fs, fs * 1.8f, th->text,
+             scene_strf(s, "Backward %d/%d: %s — %s%s", page, pages, x->name, x->title ? x->title : "",
+                        x->per_head ? scene_strf(s, " (head %d)", hd + 1) : ""));
+  tex_draw(s, view_grad_formula(t, k), fs * 1.1f, true, fs, fs * 4.4f, th->text);
+  // the forward matrix and its gradient side by side; the worked cell: the largest |gradient|
+  int bi = 0, bj = 0;
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < cols; j++)
+      if (fabsf(d[(size_t)i * cols + j]) > fabsf(d[(size_t)bi * cols + bj])) bi = i, bj = j;
+  float label_w = fs * 5.0f, gap = fs * 2.0f, top = fs * 8.2f, avail_w = (w - 2 * fs - label_w - gap) / 2,
+        avail_h = h - top - fs * 6.5f;
+  float cw = fminf(avail_w / cols, fs * 3.2f), ch = fminf(avail_h / rows, fs * 2.2f);
+  // forward values of the head shown, copied row-major for the heatmap
+  long n = (long)rows * cols;
+  float *buf = malloc((size_t)n * sizeof *buf), lo = 0, hi = 0, m = 0;
+  for (int i = 0; i < rows && buf; i++)
+    for (int j = 0; j < cols; j++) {
+      float v = trace_at(x, hd, i, j);
+      buf[i * cols + j] = v, lo = fminf(lo, v), hi = fmaxf(hi, v);
+    }
+  for (long q = 0; q < n; q++) m = fmaxf(m, fabsf(d[q]));
+  if (buf) {
+    ColorScale sf = lo >= 0 && hi <= 1 && k != t->logits
+                        ? scale_for(CMAP_VIRIDIS, 0, 1)
+                        : scale_for(CMAP_DIVERGING, -fmaxf(-lo, hi), fmaxf(-lo, hi));
+    heatmap_rc(s, t, buf, rows, cols, &sf, fs + label_w, top, cw, ch, true, bi, bj, th,
+               x->symbol ? x->symbol : "Y", fs);
+    free(buf);
+  }
+  ColorScale sd = scale_for(CMAP_DIVERGING, -m, m);
+  const char *sym = x->symbol; // an expression ("yW_out + b_out") in brackets under the ∂
+  heatmap_rc(
+      s, t, d, rows, cols, &sd, fs + label_w + cols * cw + gap, top, cw, ch, false, bi, bj, th,
+      scene_strf(s,
+                 sym && strpbrk(sym, "+- ") ? "\\partial L / \\partial (%s)" : "\\partial L / \\partial %s",
+                 sym ? sym : "Y"),
+      fs);
+  const char *eq = worked(s, t, g, k, hd, bi, bj);
+  float ey = top + rows * ch + fs * 3.4f;
+  if (eq)
+    tex_draw(s, eq, fs * 1.0f, true, fs, ey, th->text);
+  else
+    scene_text(s, FONT_SANS, fs * 0.8f, fs, ey, th->muted,
+               scene_strf(s, "the largest gradient: [%d, %d] = %.4g", bi + 1, bj + 1,
+                          (double)d[(size_t)bi * cols + bj]));
+  if (footer) scene_text(s, FONT_SANS, fs * 0.75f, fs, h - fs * 0.7f, th->muted, footer);
 }

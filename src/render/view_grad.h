@@ -32,4 +32,19 @@ void view_grad_sqrtdk_chart(Scene *s, const SqrtDkRow *r, int n, float x, float 
 // largest in that row of the first layer. Writes *head, *row, *col.
 void view_grad_pick(const Trace *t, const TraceGrad *g, int *head, int *row, int *col);
 
+// The walk backwards through the stages (issue 21 item 4): the activations that have a gradient, in
+// the reverse of the forward's order (a view sharing its gradient buffer listed once), into out
+// (room for max); returns their count.
+int view_grad_stages(const Trace *t, const TraceGrad *g, int *out, int max);
+// The gradient matrix a stage's page shows: head `head` of tensor k's dL/dT ([rows, cols], row-major),
+// a pointer into g->d[k] (head ignored for a tensor without heads).
+const float *view_grad_shown(const Trace *t, const TraceGrad *g, int k, int head);
+// The backward formula of tensor k's gradient, in TeX.
+const char *view_grad_formula(const Trace *t, int k);
+// One stage's page (page of pages): the title, the backward formula, the forward matrix and its
+// gradient side by side (diverging, centred on 0), the worked equation of the largest gradient cell
+// with the real numbers where the formula is a dot product or a mask, and the footer.
+void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int head, int page, int pages,
+                     const char *footer, const Theme *th, float w, float h);
+
 #endif
