@@ -292,7 +292,7 @@ static const TensorNotation NOTATION[] = {
     {"memory", DEC, T_MEMORY, ROWS(TOKEN, MODEL), false, "Memory: the encoder's output", "M",
      "M = \\mathrm{LayerNorm}(Z'),\\quad M \\in \\mathbb{R}^{S \\times D}"},
     {"dec.O", DEC, T_ONEHOT, ROWS(TGT_TOKEN, TGT_VOCAB), false, "One-hot target tokens", "O_t",
-     "O_t \\in \\mathbb{R}^{T \\times V_t},\\quad y_1 = \\langle\\mathrm{bos}\\rangle"},
+     "O_t \\in \\mathbb{R}^{T \\times V_t},\\quad \\text{target word } 1 = \\langle\\mathrm{bos}\\rangle"},
     {"dec.E", DEC, T_EMBED_W, ROWS(TGT_VOCAB, MODEL), false, "Target embedding table", "E_t",
      "E_t \\in \\mathbb{R}^{V_t \\times D}"},
     {"dec.X", DEC, T_EMBED, ROWS(TGT_TOKEN, MODEL), false, "Target token embeddings", "Y",
@@ -412,7 +412,7 @@ static const TensorNotation NOTATION[] = {
      "y W_{\\mathrm{out}} + b_{\\mathrm{out}}", "y W_{\\mathrm{out}} + b_{\\mathrm{out}}"},
     {"pred", DEC, T_PRED, ROWS(TGT_TOKEN, TGT_VOCAB), false, "Prediction of the next target word", "\\hat{p}",
      "\\hat{p}_i = \\operatorname{softmax}(y_i W_{\\mathrm{out}} + b_{\\mathrm{out}}) \\text{: the word "
-     "after } y_i"},
+     "after target word } i"},
 
     // ---- the encoder (and an encoder-decoder's encoder)
     // before the layers
@@ -553,6 +553,31 @@ static const TensorNotation NOTATION[] = {
     {"norm.beta", 0, T_NORM_W, ROWS(TOKEN, MODEL), false, "Final LayerNorm shift", "\\beta", "\\beta"},
     {"final_norm", 0, T_NORM, ROWS(TOKEN, MODEL), true, "Final LayerNorm", "y",
      "y = \\mathrm{LayerNorm}(Z')"},
+    // no final LayerNorm (a post-norm model): the head reads the last layer's output Z' itself
+    {"logits", WHEN_HEAD_READS_Z | WHEN_TIED_HEAD | WHEN_NO_HEAD_BIAS, T_LOGITS, ROWS(TOKEN, VOCAB), true,
+     "Logits", "Z' E^\\top", "Z' E^\\top"},
+    {"logits", WHEN_HEAD_READS_Z | WHEN_TIED_HEAD, T_LOGITS, ROWS(TOKEN, VOCAB), true, "Logits",
+     "Z' E^\\top + b_{\\mathrm{out}}", "Z' E^\\top + b_{\\mathrm{out}}"},
+    {"logits", WHEN_HEAD_READS_Z | WHEN_NO_HEAD_BIAS, T_LOGITS, ROWS(TOKEN, VOCAB), true, "Logits",
+     "Z' W_{\\mathrm{out}}", "Z' W_{\\mathrm{out}}"},
+    {"logits", WHEN_HEAD_READS_Z, T_LOGITS, ROWS(TOKEN, VOCAB), true, "Logits",
+     "Z' W_{\\mathrm{out}} + b_{\\mathrm{out}}", "Z' W_{\\mathrm{out}} + b_{\\mathrm{out}}"},
+    {"pred", WHEN_HEAD_READS_Z | WHEN_CAUSAL | WHEN_TIED_HEAD | WHEN_NO_HEAD_BIAS, T_PRED, ROWS(TOKEN, VOCAB),
+     false, "Prediction", "\\hat{p}", "\\hat{p} = \\operatorname{softmax}(Z' E^\\top / T)"},
+    {"pred", WHEN_HEAD_READS_Z | WHEN_CAUSAL | WHEN_TIED_HEAD, T_PRED, ROWS(TOKEN, VOCAB), false,
+     "Prediction", "\\hat{p}", "\\hat{p} = \\operatorname{softmax}((Z' E^\\top + b_{\\mathrm{out}}) / T)"},
+    {"pred", WHEN_HEAD_READS_Z | WHEN_CAUSAL | WHEN_NO_HEAD_BIAS, T_PRED, ROWS(TOKEN, VOCAB), false,
+     "Prediction", "\\hat{p}", "\\hat{p} = \\operatorname{softmax}(Z' W_{\\mathrm{out}} / T)"},
+    {"pred", WHEN_HEAD_READS_Z | WHEN_TIED_HEAD | WHEN_NO_HEAD_BIAS, T_PRED, ROWS(TOKEN, VOCAB), false,
+     "Prediction", "\\hat{p}", "\\hat{p} = \\operatorname{softmax}(Z' E^\\top)"},
+    {"pred", WHEN_HEAD_READS_Z | WHEN_TIED_HEAD, T_PRED, ROWS(TOKEN, VOCAB), false, "Prediction", "\\hat{p}",
+     "\\hat{p} = \\operatorname{softmax}(Z' E^\\top + b_{\\mathrm{out}})"},
+    {"pred", WHEN_HEAD_READS_Z | WHEN_NO_HEAD_BIAS, T_PRED, ROWS(TOKEN, VOCAB), false, "Prediction",
+     "\\hat{p}", "\\hat{p} = \\operatorname{softmax}(Z' W_{\\mathrm{out}})"},
+    {"pred", WHEN_HEAD_READS_Z | WHEN_CAUSAL, T_PRED, ROWS(TOKEN, VOCAB), false, "Prediction", "\\hat{p}",
+     "\\hat{p} = \\operatorname{softmax}((Z' W_{\\mathrm{out}} + b_{\\mathrm{out}}) / T)"},
+    {"pred", WHEN_HEAD_READS_Z, T_PRED, ROWS(TOKEN, VOCAB), false, "Prediction", "\\hat{p}",
+     "\\hat{p} = \\operatorname{softmax}(Z' W_{\\mathrm{out}} + b_{\\mathrm{out}})"},
     {"Wout", WHEN_TIED_HEAD, T_HEAD_W, ROWS(MODEL, VOCAB), false, "Prediction weights (the embedding table)",
      "E^\\top", "W_{\\mathrm{out}} = E^\\top \\in \\mathbb{R}^{D \\times V} \\text{ (tied)}"},
     {"logits", WHEN_TIED_HEAD | WHEN_NO_HEAD_BIAS, T_LOGITS, ROWS(TOKEN, VOCAB), true, "Logits", "y E^\\top",
@@ -604,6 +629,8 @@ static const TensorNotation NOTATION[] = {
 
     // the classifier: final LayerNorm, mean over positions, class scores and their softmax
     {"enc_norm", 0, T_NORM, ROWS(TOKEN, MODEL), false, "Final LayerNorm", "y", "y = \\mathrm{LayerNorm}(Z')"},
+    {"pool", WHEN_HEAD_READS_Z, T_POOL, ROWS(ONE, MODEL), false, "Mean over positions", "\\bar{z}",
+     "\\bar{z} = \\frac{1}{L} \\sum_{i=1}^{L} Z'_i,\\quad \\bar{z} \\in \\mathbb{R}^{1 \\times D}"},
     {"pool", 0, T_POOL, ROWS(ONE, MODEL), false, "Mean over positions", "\\bar{z}",
      "\\bar{z} = \\frac{1}{L} \\sum_{i=1}^{L} y_i,\\quad \\bar{z} \\in \\mathbb{R}^{1 \\times D}"},
     {"Wc", 0, T_CLASS_W, ROWS(MODEL, CLASS), false, "Classifier weights", "W_c",
