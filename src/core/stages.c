@@ -318,11 +318,12 @@ static const TensorNotation NOTATION[] = {
      "V = Y W^v + b^v,\\quad V_h = Y W^v_h + b^v_h"},
     {"S_raw", DEC, T_SCORES, ROWS(TGT_TOKEN, TGT_TOKEN), true, "Scaled scores of the target", "S_h",
      "S_h = \\frac{Q_h K_h^\\top}{\\sqrt{d_k}}"},
-    {"S", DEC, T_MASKED, ROWS(TGT_TOKEN, TGT_TOKEN), false, "Look-ahead mask", "S_h + M",
-     "S_h \\leftarrow S_h + M,\\quad M_{ij} = -\\infty \\text{ for } j > i \\text{ (a word not yet "
-     "written)}"},
+    // the look-ahead mask is Mask here: M is the decoder's memory
+    {"S", DEC, T_MASKED, ROWS(TGT_TOKEN, TGT_TOKEN), false, "Look-ahead mask", "S_h + \\mathrm{Mask}",
+     "S_h \\leftarrow S_h + \\mathrm{Mask},\\quad \\mathrm{Mask}_{ij} = -\\infty \\text{ for } j > i "
+     "\\text{ (a word not yet written)}"},
     {"A", DEC, T_ATTN, ROWS(TGT_TOKEN, TGT_TOKEN), false, "Masked self-attention weights", "A_h",
-     "A_h = \\operatorname{softmax}(S_h + M)"},
+     "A_h = \\operatorname{softmax}(S_h + \\mathrm{Mask})"},
     {"AV", DEC, T_AV, ROWS(TGT_TOKEN, HEADDIM), false, "Weighted values of the target", "\\mathrm{head}_h",
      "\\mathrm{head}_h = A_h V_h"},
     {"concat", DEC, T_CONCAT, ROWS(TGT_TOKEN, QKV), false, "Heads concatenated", "\\mathrm{Concat}",

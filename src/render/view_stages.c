@@ -600,7 +600,7 @@ void view_symbol_describe(const ViewLayout *l, int k, char *buf, int cap) {
   // ("LayerNorm gain" stays)
   const TraceTensor *src = operand_src(&v->op);
   char what[128];
-  snprintf(what, sizeof what, "%s", src ? src->title : "the mask: -inf where a word may not look");
+  snprintf(what, sizeof what, "%s", src ? src->title : "the mask, −∞ where a word may not look");
   if (what[0] >= 'A' && what[0] <= 'Z' && what[1] >= 'a' && what[1] <= 'z')
     what[0] = (char)(what[0] - 'A' + 'a');
   snprintf(buf, (size_t)cap, "%s: %s%s, %s", sym, what,
