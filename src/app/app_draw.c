@@ -367,7 +367,7 @@ static const char *const HELP[][2] = {
     {"0  or  G", "all heads side by side"},
     {"[  ]", "previous / next layer"},
     {",  .", "--generate: previous / next generation step"},
-    {"hover, click", "inspect a cell; click pins it"},
+    {"hover, click", "inspect a cell or a symbol; click pins"},
     {"Shift + arrows", "move the cell cursor"},
     {"Enter", "pin / unpin the cell"},
     {"E, or click the sentence", "type a new sentence"},
