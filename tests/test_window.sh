@@ -87,6 +87,14 @@ check 'has generate 24 "stage=cross_scores layer=1 head=all"' "all heads of cros
 check 'has generate 25 "status=layer 1 is the last layer"' "] knows the decoder's layers"
 check 'has generate 32 "step 65/88 stage=dec_tokens .* gen=3/3 T=3"' "→ from a generation step's prediction goes on to the next step's decoder input"
 
+# 2e. the equation's symbols (tests/replay/symbol.txt): hovering Z', W_out, p-hat of the prediction
+#     says what each is and its shape with the real numbers; a cell or empty space says nothing
+run symbol "$R/symbol.txt" --text "The cat walks by the bank"
+check 'has symbol 2 "stage=predict.* symbol=\"Z′: layer output, L×D = 6×64\""' "Z' under the pointer: $(line symbol 2 | sed 's/.*symbol=//')"
+check 'has symbol 3 "symbol=\"W_out: prediction weights, D×V = 64×89\""' "W_out: $(line symbol 3 | sed 's/.*symbol=//')"
+check 'has symbol 4 "symbol=\"p̂: prediction, L×V = 6×89\""' "p-hat: $(line symbol 4 | sed 's/.*symbol=//')"
+check '! has symbol 5 "symbol=" && has symbol 5 "cell=l0.out\[walks" && ! has symbol 6 "symbol="' "a cell, or empty space, shows no symbol"
+
 # 2d. token by token on a causal model with a head (tests/replay/append.txt, gpt2-tiny): A appends
 #     the most likely token (the same as dump --generate's greedy tokens), R a sampled one (seed 42),
 #     U removes the last, H and L change the temperature of the prediction

@@ -71,6 +71,7 @@ int app_trace_step(const App *a) {
 
 static void clear_selection(App *a) {
   a->sel_op = -1;
+  a->sym_op = -1;
   a->pinned = false;
   a->cursor = false;
   a->dirty = true;
@@ -729,8 +730,15 @@ static void click_control(App *a, const Control *c) {
   }
 }
 
+int app_symbol_under(const App *a) {
+  int k;
+  return !a->model && !a->editing && view_symbol_hit(&a->lay, a->mx, a->my, &k) ? k : -1;
+}
+
 static void mouse(App *a, const AppEvent *e) {
   a->mx = e->x, a->my = e->y;
+  int sym = app_symbol_under(a); // the symbol's tooltip follows the pointer
+  if (sym != a->sym_op) a->sym_op = sym, a->dirty = true;
   if (app_marks_mouse(a, e)) return; // the pen draws (app_marks.c)
   size_t pos;
   if (e->kind == EV_MOUSE_UP) {
@@ -964,6 +972,13 @@ void app_describe(const App *a, char *buf, int cap) {
     snprintf(pic + pn, sizeof pic - (size_t)pn, " cellw=%.1f numpx=%.1f numw=%.1f", r->w / r->op.cols,
              r->number_px, r->number_w);
   }
+  char sym[192] = ""; // the symbol under the pointer and what the tooltip says of it
+  int so = app_symbol_under(a);
+  if (so >= 0) {
+    char d[160];
+    view_symbol_describe(&a->lay, so, d, sizeof d);
+    snprintf(sym, sizeof sym, " symbol=\"%s\"", d);
+  }
   char tok[96] = ""; // a causal model with a head: the temperature, the seed, the tokens appended
   if (session_can_append(a->s, &(Err){0}))
     snprintf(tok, sizeof tok, " temp=%g seed=%llu draws=%d appended=%d", a->s->temperature,
@@ -973,8 +988,8 @@ void app_describe(const App *a, char *buf, int cap) {
   snprintf(
       buf, (size_t)cap,
       "step %d/%d stage=%s layer=%d head=%s cell=%s pinned=%d cursor=%d editing=%d%s%s%s theme=%s cmap=%s "
-      "numbers=%d size=%.1f%s fullscreen=%d help=%d L=%d%s%s%s text=\"%s\"%s%s%s",
+      "numbers=%d size=%.1f%s fullscreen=%d help=%d L=%d%s%s%s text=\"%s\"%s%s%s%s",
       a->step + 1, app_n_steps(a), stage, layer, head, cell, a->pinned, a->cursor, a->editing, field, edits,
       marks, theme_get(a->theme)->name, cmap_name(a->cmap), a->numbers, app_text_scale(a), pic, a->fullscreen,
-      a->help, t->L, model, gen, tok, shown, error[0] ? " error=" : "", error, insp);
+      a->help, t->L, model, gen, tok, shown, error[0] ? " error=" : "", error, insp, sym);
 }

@@ -192,6 +192,24 @@ static void inspector(App *a, Scene *s, float u) {
   }
 }
 
+// The symbol under the pointer (Z′, Q_h …): what it stands for and its shape, in a small box
+// below the pointer (above it near the bottom), inside the window.
+static void symbol_tip(App *a, Scene *s, float u) {
+  int k = app_symbol_under(a);
+  if (k < 0) return;
+  const Theme *th = theme_get(a->theme);
+  char d[160];
+  view_symbol_describe(&a->lay, k, d, sizeof d);
+  float fs = 22 * u * app_text_scale(a), pad = 8 * u;
+  float w = text_width(FONT_SANS, fs, d) + 2 * pad, h = fs * 1.5f + 2 * pad;
+  float x = fminf(fmaxf(8, a->mx - w / 2), a->w - 8 - w), y = a->my + 24 * u;
+  if (y + h > a->h - 8) y = fmaxf(8, a->my - 16 * u - h);
+  scene_rect(s, x + 3 * u, y + 3 * u, w, h, SF_RGBA(0, 0, 0, 60)); // shadow
+  scene_rect(s, x, y, w, h, th->panel);
+  scene_frame(s, x, y, w, h, 1.5f * u, th->frame);
+  scene_text(s, FONT_SANS, fs, x + pad, y + pad + fs * 1.05f, th->text, d);
+}
+
 // ---------------------------------------------------------------- sentence, status, help
 
 // The width of text[from, to) of the field.
@@ -349,7 +367,7 @@ static const char *const HELP[][2] = {
     {"0  or  G", "all heads side by side"},
     {"[  ]", "previous / next layer"},
     {",  .", "--generate: previous / next generation step"},
-    {"hover, click", "inspect a cell; click pins it"},
+    {"hover, click", "inspect a cell or a symbol; click pins"},
     {"Shift + arrows", "move the cell cursor"},
     {"Enter", "pin / unpin the cell"},
     {"E, or click the sentence", "type a new sentence"},
@@ -436,6 +454,7 @@ bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
   header_controls(a, overlay, w, us, true);
   sentence_field(a, overlay, w, h, us);
   inspector(a, overlay, u);
+  symbol_tip(a, overlay, u);
   app_edits_draw(a, overlay, w, h, us);
   app_train_draw(a, overlay, w, h, us);
   status_toast(a, overlay, w, h, us);

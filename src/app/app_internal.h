@@ -65,6 +65,7 @@ struct App {
   int sel_op, sel_i, sel_j;
   bool pinned, cursor;
   float mx, my;
+  int sym_op;    // the operand whose symbol the pointer is on (app_symbol_under), for the redraw
   float insp[4]; // the inspector box of the last frame (x, y, w, h), w = 0 when none
   // the last frame
   float w, h;
@@ -129,6 +130,9 @@ void app_edits_draw(App *a, Scene *s, float W, float H, float u);
 // app_marks.c: W, K, Shift+W, Y, I and the pen's drag; the step's spotlight, strokes and invariants
 bool app_marks_key(App *a, const AppEvent *e);
 bool app_marks_mouse(App *a, const AppEvent *e);
+// The operand of the last frame whose symbol (Z′, Q_h …) is under the pointer, or -1: the window
+// shows what it is and its shape (view_symbol_describe).
+int app_symbol_under(const App *a);
 void app_marks_page(App *a, PageSpec *p);
 void app_marks_step(App *a); // a new step: its strokes and spotlight start empty
 // " pen=arrow/red strokes=2 at=640,360 spot=row:2 invariants=3/3" for app_describe ("" when unused);

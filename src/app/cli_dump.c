@@ -21,6 +21,8 @@ static const char *USAGE =
     "Runs the encoder on TEXT and writes into DIR one float32 .npy per stage (O, X, P, Z,\n"
     "l0.Q ... l0.out, as in DESIGN.md), tokens.txt, and the model as model.safetensors, so that\n"
     "a random model can be reopened with --model. Masked scores are -inf, as in PyTorch.\n"
+    "File names count layers from 0, as PyTorch's layers.0 does: l0. is what the window and the\n"
+    "lessons call layer 1 (they count from 1, as a teacher does).\n"
     "Files of the same names in DIR are replaced, and an earlier run's files of the same kinds\n"
     "that this one does not write again are removed (not those changed since); nothing else in\n"
     "DIR is touched.\n"

@@ -228,6 +228,8 @@ typedef enum {
   WHEN_NO_POS = 1 << 19,        // pos_encoding=none: P = 0, Z = OE
   WHEN_Q_SCALED = 1 << 20,      // the course's einsum module: W^q is its queries map ÷ √H (metadata
                                 // course_note), so that S = QKᵀ/√d_k is its energy/√D
+  WHEN_HEAD_READS_Z = 1 << 21,  // no final LayerNorm nor head transform: the head reads the last
+                                // layer's output Z′ itself (else y, introduced by the stage before)
 } StageWhen;
 
 typedef struct {

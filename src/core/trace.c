@@ -90,7 +90,10 @@ static int model_holds(const Model *m) {
          (m->has_embed_norm ? WHEN_EMBED_NORM : 0) | (m->no_in_proj_bias ? WHEN_NO_BIAS : 0) |
          (m->no_out_proj_bias ? WHEN_NO_OUT_BIAS : 0) |
          (m->token_type ? WHEN_TOKEN_TYPE : WHEN_NO_TOKEN_TYPE) | (m->tie_head ? WHEN_TIED_HEAD : 0) |
-         (m->has_head && !m->head_bias ? WHEN_NO_HEAD_BIAS : 0) | (model_q_scaled(m) ? WHEN_Q_SCALED : 0);
+         (m->has_head && !m->head_bias ? WHEN_NO_HEAD_BIAS : 0) | (model_q_scaled(m) ? WHEN_Q_SCALED : 0) |
+         ((m->has_head || m->has_classifier) && !m->has_final_norm && !m->has_head_transform
+              ? WHEN_HEAD_READS_Z
+              : 0);
 }
 
 static void add_layer(Builder *b, int l, int in) {

@@ -347,10 +347,12 @@ static void explain_kind(Ctx *c) {
     const TraceTensor *s = input(c, 0);
     char *l = next_line(c->ex);
     bool masked = c->c > c->r;
+    // a decoder's M is its memory: its look-ahead mask is written Mask (stages.c, view_decoder.c)
+    const char *m = x->row_axis == AXIS_TGT_TOKEN ? "\\mathrm{Mask}" : "M";
     if (masked)
-      add(l, "= S + M = %s + (-\\infty) = -\\infty", num(n1, at(s, c->h, c->r, c->c), false));
+      add(l, "= S + %s = %s + (-\\infty) = -\\infty", m, num(n1, at(s, c->h, c->r, c->c), false));
     else
-      add(l, "= S + M = %s + 0 = %s", num(n1, at(s, c->h, c->r, c->c), false),
+      add(l, "= S + %s = %s + 0 = %s", m, num(n1, at(s, c->h, c->r, c->c), false),
           num(n2, at(x, c->h, c->r, c->c), false));
     l = next_line(c->ex);
     if (masked)

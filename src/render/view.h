@@ -68,6 +68,8 @@ typedef struct {
   LinkKind link;
   int link_offset;
   const char *symbol; // TeX name shown above
+  float sym[4];       // the symbol's box as drawn (x, y, w, h; w = 0: not drawn): the window's hover
+  char shape[40];     // the shape written under the cells: "L×D = 6×64"
   bool result;
   // What was drawn, for tests and the window's status: the smallest word label (0: none),
   // whether the column labels are turned, and the numbers in the cells (size and widest width,
@@ -120,6 +122,11 @@ void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const V
 void view_draw_selection(Scene *s, const ViewLayout *l, const ViewOptions *o);
 // The operand and cell under (px, py), if any.
 bool view_hit(const ViewLayout *l, float px, float py, int *op, int *i, int *j);
+// The operand whose symbol (the TeX name above its cells) is under (px, py), if any.
+bool view_symbol_hit(const ViewLayout *l, float px, float py, int *op);
+// What operand k's symbol stands for and its shape, in plain text: "Z′: layer output, L×D = 6×64".
+// Empty when k is no operand of l.
+void view_symbol_describe(const ViewLayout *l, int k, char *buf, int cap);
 // Whether the Q, K, V stage shows all three projections for ViewOptions.part (0 asks for all
 // three, shown when the cells stay readable: else Q alone).
 bool view_qkv_all(const Trace *t, int part);

@@ -847,6 +847,10 @@ static void draw_operand(Eq *e, int k, const Units *u) {
   TexMetrics sm = measure_tex(v->symbol, fs * 1.45f);
   tex_draw(e->s, v->symbol, fs * 1.45f, false, v->x + (v->w - sm.width) / 2, top - fs * 0.55f - sm.descent,
            sc);
+  // where it went, for the window's hover (view_symbol_hit), and the shape it stands for
+  float sx = v->x + (v->w - sm.width) / 2, sb = top - fs * 0.55f - sm.descent;
+  v->sym[0] = sx, v->sym[1] = sb - sm.ascent, v->sym[2] = sm.width, v->sym[3] = sm.ascent + sm.descent;
+  shape_text(e, v, v->w, v->h, v->shape, sizeof v->shape);
   if (d->caption) {
     char fit[256];
     // centred over the cells when it fits there; else from the row labels to the right margin

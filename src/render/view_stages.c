@@ -575,3 +575,34 @@ bool view_hit(const ViewLayout *l, float px, float py, int *op_out, int *i, int 
   }
   return false;
 }
+
+bool view_symbol_hit(const ViewLayout *l, float px, float py, int *op) {
+  const float *c = l->clip; // a zoomed picture: symbols panned out of the area are not there
+  if (c[2] > 0 && (px < c[0] || py < c[1] || px >= c[0] + c[2] || py >= c[1] + c[3])) return false;
+  for (int k = l->n_ops - 1; k >= 0; k--) {
+    const float *b = l->ops[k].sym, m = b[3] * 0.15f; // a little margin round a thin symbol
+    if (b[2] > 0 && px >= b[0] - m && py >= b[1] - m && px < b[0] + b[2] + m && py < b[1] + b[3] + m) {
+      *op = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+void view_symbol_describe(const ViewLayout *l, int k, char *buf, int cap) {
+  if (cap <= 0) return;
+  buf[0] = 0;
+  if (k < 0 || k >= l->n_ops) return;
+  const ViewOperand *v = &l->ops[k];
+  char sym[64];
+  tex_plain(v->symbol ? v->symbol : "", sym, sizeof sym);
+  // the notation table's title ("Layer output"), its first letter small unless it starts a name
+  // ("LayerNorm gain" stays)
+  const TraceTensor *src = operand_src(&v->op);
+  char what[128];
+  snprintf(what, sizeof what, "%s", src ? src->title : "the mask, −∞ where a word may not look");
+  if (what[0] >= 'A' && what[0] <= 'Z' && what[1] >= 'a' && what[1] <= 'z')
+    what[0] = (char)(what[0] - 'A' + 'a');
+  snprintf(buf, (size_t)cap, "%s: %s%s, %s", sym, what,
+           v->op.minus_trace ? " (difference of the two sentences)" : "", v->shape);
+}
