@@ -11,6 +11,19 @@
 
 // One L×L heatmap at (x, y), `cell` pixels a cell: values v (row-major), coloured on sc; numbers
 // when the cells are wide enough; tokens on the rows (left, when labels) and columns (above).
+
+// A colour bar of scale sc at (x, y), w × h, its ends (and 0 on a diverging scale) labelled below.
+static void color_bar(Scene *s, const ColorScale *sc, const Theme *th, float fs, float x, float y, float w,
+                      float h) {
+  uint32_t *bar = scene_cells(s, x, y, w, h, 1, 64);
+  for (int j = 0; bar && j < 64; j++) bar[j] = cmap_color(sc->map, (j + 0.5f) / 64);
+  float ly = y + h + fs * 0.75f;
+  scene_text_aligned(s, FONT_SANS, fs * 0.65f, x, ly, 0, th->muted, scene_strf(s, "%.3g", sc->lo));
+  if (sc->map == CMAP_DIVERGING)
+    scene_text_aligned(s, FONT_SANS, fs * 0.65f, x + w / 2, ly, 0.5f, th->muted, "0");
+  scene_text_aligned(s, FONT_SANS, fs * 0.65f, x + w, ly, 1, th->muted, scene_strf(s, "%.3g", sc->hi));
+}
+
 static void heatmap(Scene *s, const Trace *t, const float *v, const ColorScale *sc, float x, float y,
                     float cell, bool labels, int row, int col, const Theme *th, const char *symbol,
                     float fs) {
@@ -41,16 +54,7 @@ static void heatmap(Scene *s, const Trace *t, const float *v, const ColorScale *
   scene_frame(s, x - 2, y + row * cell - 2, cell * L + 4, cell + 4, 3, th->accent); // the query row
   scene_frame(s, x + col * cell, y + row * cell, cell, cell, 3, th->highlight);     // the worked cell
   tex_draw(s, symbol, fs * 1.3f, false, x + cell * L / 2 - fs * 1.2f, y - fs * 1.6f, th->text);
-  // the colour bar under the matrix, its ends labelled
-  float bw = cell * L, by = y + cell * L + fs * 0.5f;
-  uint32_t *bar = scene_cells(s, x, by, bw, fs * 0.45f, 1, 64);
-  for (int j = 0; bar && j < 64; j++) bar[j] = cmap_color(sc->map, (j + 0.5f) / 64);
-  scene_text_aligned(s, FONT_SANS, fs * 0.65f, x, by + fs * 1.2f, 0, th->muted,
-                     scene_strf(s, "%.3g", sc->lo));
-  if (sc->map == CMAP_DIVERGING)
-    scene_text_aligned(s, FONT_SANS, fs * 0.65f, x + bw / 2, by + fs * 1.2f, 0.5f, th->muted, "0");
-  scene_text_aligned(s, FONT_SANS, fs * 0.65f, x + bw, by + fs * 1.2f, 1, th->muted,
-                     scene_strf(s, "%.3g", sc->hi));
+  color_bar(s, sc, th, fs, x, y + cell * L + fs * 0.5f, cell * L, fs * 0.45f); // under the matrix
 }
 
 // v in TeX with 4 significant digits: 0.0123, or 4.399 \cdot 10^{-9} for very small or large values.
@@ -276,15 +280,7 @@ static void heatmap_rc(Scene *s, const Trace *t, const float *v, int rows, int c
                          trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf));
   scene_frame(s, x + col * cw - 1, y + row * ch - 1, cw + 2, ch + 2, 3, th->highlight); // the worked cell
   tex_draw(s, symbol, fs * 1.1f, false, x, y - fs * 0.9f, th->text);
-  float bw = cw * cols, by = y + ch * rows + fs * 0.4f;
-  uint32_t *bar = scene_cells(s, x, by, bw, fs * 0.4f, 1, 64);
-  for (int j = 0; bar && j < 64; j++) bar[j] = cmap_color(sc->map, (j + 0.5f) / 64);
-  scene_text_aligned(s, FONT_SANS, fs * 0.65f, x, by + fs * 1.2f, 0, th->muted,
-                     scene_strf(s, "%.3g", sc->lo));
-  if (sc->map == CMAP_DIVERGING)
-    scene_text_aligned(s, FONT_SANS, fs * 0.65f, x + bw / 2, by + fs * 1.2f, 0.5f, th->muted, "0");
-  scene_text_aligned(s, FONT_SANS, fs * 0.65f, x + bw, by + fs * 1.2f, 1, th->muted,
-                     scene_strf(s, "%.3g", sc->hi));
+  color_bar(s, sc, th, fs, x, y + ch * rows + fs * 0.4f, cw * cols, fs * 0.4f);
 }
 
 // The displayed weight W[r, c] (stored transposed for PyTorch's W[out, in]).
