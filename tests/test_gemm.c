@@ -10,8 +10,8 @@
 // outside the views may be written; a NaN in x gives NaN in y and after ReLU (as torch.relu); splitting the
 // columns or the rows into two calls gives the same bits. Then the forward pass of a model large enough to
 // take the kernel: the trace has the same bits on one thread and on two, and stays within 1e-5 of the BLAS
-// path. All of it for each kernel this machine runs (AVX-512, AVX2: gemm_use), saying which it skips; and
-// under GEMM_BLAS (SF_GEMM=blas), nothing gets packed.
+// path. All of it for each kernel this machine runs (AVX-512, AVX2, wasm SIMD128: gemm_use), saying which it
+// skips; and under GEMM_BLAS (SF_GEMM=blas), nothing gets packed.
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -307,7 +307,7 @@ int main(void) {
   printf("test_gemm: kernel in use %s (SF_GEMM=%s)\n", gemm_kernel_name(gemm_kernel()),
          getenv("SF_GEMM") ? getenv("SF_GEMM") : "");
   // every packed kernel this CPU runs, widest first; the others are skipped, and say so
-  static const GemmKernel kernels[] = {GEMM_AVX512, GEMM_AVX2};
+  static const GemmKernel kernels[] = {GEMM_AVX512, GEMM_AVX2, GEMM_WASM_SIMD128};
   GemmKernel was = gemm_kernel();
   int ran = 0;
   for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++) {

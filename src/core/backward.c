@@ -9,19 +9,34 @@
 // BLAS with beta = 1 (it adds into the gradient); row sums in double.
 #include "backward.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "par.h" // defines: par_run, par_threads
+#include "gemm.h" // defines: SF_HAVE_BLAS
+#include "par.h"  // defines: par_run, par_threads
+#if SF_HAVE_BLAS
+#include <cblas.h>
+#endif
 
 // C[M, N] += alpha · op(A) · op(B), row-major; op transposes when ta / tb.
 static void gemm_add(bool ta, bool tb, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float *C, int ldc) {
   if (M <= 0 || N <= 0 || K <= 0) return;
+#if SF_HAVE_BLAS
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha,
               A, lda, B, ldb, 1.0f, C, ldc);
+#else // a build without BLAS (the web page): the same sums in plain loops, row by row of C
+  for (int i = 0; i < M; i++)
+    for (int k = 0; k < K; k++) {
+      float a = alpha * (ta ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k]);
+      float *c = C + (size_t)i * ldc;
+      if (tb)
+        for (int j = 0; j < N; j++) c[j] += a * B[(size_t)j * ldb + k];
+      else
+        for (int j = 0; j < N; j++) c[j] += a * B[(size_t)k * ldb + j];
+    }
+#endif
 }
 
 static float *D_(const TraceGrad *g, int k) { return k >= 0 ? g->d[k] : NULL; }

@@ -17,6 +17,7 @@
 
 #include "err.h"         // defines: EXPECT
 #include "gemm_avx512.h" // defines: gemm_avx512_matmul, GEMM_HAVE_AVX512
+#include "gemm_wasm.h"   // defines: gemm_wasm_matmul, gemm_wasm_pack, GEMM_HAVE_WASM
 #include "simd.h"        // defines: SF_AVX2_FMA, SF_INLINE, SF_UNROLL
 
 // A tile is 6 rows × 16 columns of y in 12 registers (6 × 2 vectors of 8), with 2 more for a
@@ -38,7 +39,8 @@ void gemm_free(GemmWeights *p) {
 
 // ---------------------------------------------------------------- which kernel
 
-static const char *const KERNEL_NAMES[] = {"portable", "blas", "avx2", "avx512"}; // by GemmKernel
+static const char *const KERNEL_NAMES[] = {"portable", "blas", "avx2", "avx512",
+                                           "wasm-simd128"}; // by GemmKernel
 
 const char *gemm_kernel_name(GemmKernel k) { return KERNEL_NAMES[k]; }
 
@@ -46,6 +48,7 @@ const char *gemm_kernel_about(GemmKernel k) {
   switch (k) {
   case GEMM_AVX512: return "packed weights, AVX-512F micro-kernel";
   case GEMM_AVX2: return "packed weights, AVX2 + FMA micro-kernel";
+  case GEMM_WASM_SIMD128: return "packed weights, wasm SIMD128 micro-kernel";
   case GEMM_BLAS: return "OpenBLAS for large products, the core's loops for small ones";
   default:
 #if defined(__wasm_simd128__)
@@ -62,6 +65,7 @@ const char *gemm_kernel_about(GemmKernel k) {
 static bool can_run(GemmKernel k) {
   if (k == GEMM_PORTABLE) return true;
   if (k == GEMM_BLAS) return SF_HAVE_BLAS;
+  if (k == GEMM_WASM_SIMD128) return GEMM_HAVE_WASM;
 #if SF_HAVE_AVX2_FMA
   __builtin_cpu_init();
   bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -76,17 +80,18 @@ static int chosen = -1; // the GemmKernel in use; -1 until the first call of gem
 GemmKernel gemm_kernel(void) {
   if (chosen >= 0) return (GemmKernel)chosen;
   GemmKernel best = GEMM_PORTABLE;
-  for (int k = GEMM_AVX512; k > GEMM_PORTABLE && best == GEMM_PORTABLE; k--)
+  for (int k = GEMM_WASM_SIMD128; k > GEMM_PORTABLE && best == GEMM_PORTABLE; k--)
     if (can_run((GemmKernel)k)) best = (GemmKernel)k;
   chosen = (int)best;
   const char *env = getenv("SF_GEMM");
   if (env && *env) {
     int want = -1;
-    for (int k = GEMM_PORTABLE; k <= GEMM_AVX512; k++)
+    for (int k = GEMM_PORTABLE; k <= GEMM_WASM_SIMD128; k++)
       if (!strcmp(env, gemm_kernel_name((GemmKernel)k))) want = k;
     if (want < 0)
-      fprintf(stderr, "SF_GEMM=%s: unknown kernel (use avx512, avx2, blas or portable); using %s\n", env,
-              gemm_kernel_name(best));
+      fprintf(stderr,
+              "SF_GEMM=%s: unknown kernel (use avx512, avx2, wasm-simd128, blas or portable); using %s\n",
+              env, gemm_kernel_name(best));
     else if (!can_run((GemmKernel)want))
       fprintf(stderr, "SF_GEMM=%s: this CPU or build cannot run it; using %s\n", env, gemm_kernel_name(best));
     else
@@ -384,7 +389,57 @@ void gemm_matmul_t_scaled(Mat y, Mat x, const GemmWeights *w, float s) {
   matmul(y, x, w, 0, s, NULL, (Mat){0});
 }
 
-#else // no AVX2 + FMA kernel for this compiler or architecture (wasm, ARM): nothing is ever packed
+#elif GEMM_HAVE_WASM // the web build: the same packed panels, read by gemm_wasm.c's kernel
+
+static void pack_checked(GemmWeights *p, float *buf, const float *src, int n, int k, size_t js, size_t ks) {
+  EXPECT(((uintptr_t)buf & 15) == 0);
+  gemm_wasm_pack(p, buf, src, n, k, js, ks);
+}
+
+void gemm_pack_into(GemmWeights *p, float *buf, Mat w) {
+  pack_checked(p, buf, w.data, w.rows, w.cols, (size_t)w.stride, 1);
+}
+
+void gemm_pack_t_into(GemmWeights *p, float *buf, Mat b) {
+  pack_checked(p, buf, b.data, b.cols, b.rows, 1, (size_t)b.stride);
+}
+
+bool gemm_pack(GemmWeights *p, Mat w) {
+  *p = (GemmWeights){0};
+  if (!gemm_supported()) return false;
+  size_t bytes = (gemm_packed_floats(w.rows, w.cols) * sizeof(float) + 63) / 64 * 64;
+  float *buf = aligned_alloc(64, bytes ? bytes : 64);
+  if (!buf) return false;
+  gemm_pack_into(p, buf, w);
+  return true;
+}
+
+static void matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias, Mat relu) {
+  int M = y.rows, N = y.cols, K = x.cols;
+  EXPECT(w->panels && x.rows == M && K == w->k && c0 >= 0 && c0 % NR == 0 && c0 + N <= w->n);
+  EXPECT(!relu.data || (relu.rows == M && relu.cols == N));
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    for (int i = 0; i < M; i++) // an empty sum: y = bias (or 0), and relu(y)
+      for (int j = 0; j < N; j++) {
+        float v = bias ? bias[j] : 0.0f;
+        MAT_AT(y, i, j) = v;
+        if (relu.data) MAT_AT(relu, i, j) = v < 0.0f ? 0.0f : v;
+      }
+    return;
+  }
+  gemm_wasm_matmul(y, x, w, c0, scale, bias, relu);
+}
+
+void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu) {
+  matmul(y, x, w, c0, 1.0f, bias, relu);
+}
+
+void gemm_matmul_t_scaled(Mat y, Mat x, const GemmWeights *w, float s) {
+  matmul(y, x, w, 0, s, NULL, (Mat){0});
+}
+
+#else // no packed kernel for this compiler or architecture (ARM, scalar wasm): nothing is ever packed
 
 bool gemm_pack(GemmWeights *p, Mat w) {
   (void)w;

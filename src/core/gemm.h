@@ -15,6 +15,8 @@
 //     (gemm_avx512.c) keeps an 8×48 tile of y in 24 zmm registers, three panels side by side, and
 //     adds 8×48 products per k with 24 FMAs; AVX2 + FMA keeps a 6×16 tile in 12 ymm registers
 //     with 12 FMAs per k. While they work they prefetch the next panels and the next tile of y;
+//     the web build (wasm, no AVX) has a third on the same panels, gemm_wasm.c: a 6×8 tile in 12
+//     v128 registers, multiply then add (wasm SIMD128 has no FMA), chosen at build time;
 //   - the epilogue scales (attention's 1/√d_k), adds the bias and, when asked, also writes
 //     relu(y) (FFN1's two stages in one pass).
 // Each y[i,j] sums its K products in order within a block of GEMM_KC, blocks in order, with
@@ -66,20 +68,22 @@ typedef struct {
 // The kernels, widest last. GEMM_PORTABLE and GEMM_BLAS pack nothing: under GEMM_BLAS the
 // forward's large products go to cblas_sgemm, under GEMM_PORTABLE every product runs mat.c's
 // loop kernels (the only choice without BLAS and without AVX2: the web build).
-typedef enum { GEMM_PORTABLE, GEMM_BLAS, GEMM_AVX2, GEMM_AVX512 } GemmKernel;
+// GEMM_WASM_SIMD128 (gemm_wasm.c) is the web build's packed kernel, the only one it runs
+// besides GEMM_PORTABLE; native builds never run it.
+typedef enum { GEMM_PORTABLE, GEMM_BLAS, GEMM_AVX2, GEMM_AVX512, GEMM_WASM_SIMD128 } GemmKernel;
 
 // The kernel in use: the widest this CPU and build run, unless the environment variable SF_GEMM
-// (avx512, avx2, blas or portable) names another that it runs (else one line on stderr, and the widest).
-// Decided at the first call (model_make calls it, before any thread).
+// (avx512, avx2, wasm-simd128, blas or portable) names another that it runs (else one line on stderr, and the
+// widest). Decided at the first call (model_make calls it, before any thread).
 GemmKernel gemm_kernel(void);
 // Selects k for what follows (tests, benchmarks); false, and nothing changes, when this CPU or
 // build cannot run k. Weights packed before stay valid: the layout is the same for every kernel
 // (and under GEMM_BLAS or GEMM_PORTABLE, gemm_matmul_t on them runs the AVX2 kernel).
 bool gemm_use(GemmKernel k);
-const char *gemm_kernel_name(GemmKernel k);  // "avx512", "avx2", "blas", "portable"
+const char *gemm_kernel_name(GemmKernel k);  // "avx512", "avx2", "wasm-simd128", "blas", "portable"
 const char *gemm_kernel_about(GemmKernel k); // a few words for info and the status line
 
-// True when a packed kernel is in use (GEMM_AVX2 or GEMM_AVX512).
+// True when a packed kernel is in use (GEMM_AVX2, GEMM_AVX512 or GEMM_WASM_SIMD128).
 bool gemm_supported(void);
 
 // Packs w[N,K] (any stride) into p (allocates; false on no memory or !gemm_supported(), p then
