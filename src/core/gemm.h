@@ -15,7 +15,7 @@
 //     (gemm_avx512.c) keeps an 8×48 tile of y in 24 zmm registers, three panels side by side, and
 //     adds 8×48 products per k with 24 FMAs; AVX2 + FMA keeps a 6×16 tile in 12 ymm registers
 //     with 12 FMAs per k. While they work they prefetch the next panels and the next tile of y;
-//     the web build (wasm, no AVX) has a third on the same panels, gemm_wasm.c: a 6×8 tile in 12
+//     the web build (wasm, no AVX) has a third on the same panels, gemm_wasm.c: a 4×8 tile in 8
 //     v128 registers, multiply then add (wasm SIMD128 has no FMA), chosen at build time;
 //   - the epilogue scales (attention's 1/√d_k), adds the bias and, when asked, also writes
 //     relu(y) (FFN1's two stages in one pass).

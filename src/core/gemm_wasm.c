@@ -1,6 +1,6 @@
 // gemm_wasm.c -- see gemm_wasm.h: gemm.h's packed product on wasm SIMD128 (the web build only;
 // elsewhere this file compiles to nothing). Shapes: y[M,n] = x[M,K]·w[c0..c0+n, K]ᵀ; tiles of
-// MR = 6 rows of x (and y) by 8 columns of y (half a packed panel); blocks of KC columns of x.
+// MR = 4 rows of x (and y) by TC = 8 columns of y (half a packed panel); blocks of KC columns.
 //
 // Loop order, as the AVX2 kernel's: for each block of KC columns k, for each block of at most MC
 // rows of x, for each panel of 16 columns of y and each half of it, for each tile of rows. y holds
@@ -14,7 +14,12 @@
 #include "simd.h" // defines: SF_INLINE, SF_UNROLL
 
 enum {
-  MR = 6,
+  // rows of y per tile and vectors of 4 columns per tile: 8 accumulators, + 2 panel vectors, a
+  // broadcast x and a product. Measured in Node at bert128 (BENCHMARKS.md): 4×8 about 46 ms, 6×8
+  // (12 accumulators: V8 spills) 61 ms, 2×16 49-56 ms, 3×16 65 ms, 5×8 60 ms.
+  MR = 4,
+  NV = 2,
+  TC = 4 * NV, // columns of y per tile (divides NR)
   NR = GEMM_NR,
   KC = GEMM_KC,
   MC = 192, // rows of x per block, at most
@@ -52,8 +57,8 @@ void gemm_wasm_pack(GemmWeights *p, float *buf, const float *src, int n, int k, 
 typedef struct {
   const float *x; // the tile's first row of x at the block's first column; rows xs apart
   size_t xs;
-  const float *w; // the half panel: [kc] rows of 8, NR floats apart
-  int kc, nc;     // nc: valid columns of the 8 (the others are the panel's zero rows of w)
+  const float *w; // the tile's part of the panel: [kc] rows of TC, NR floats apart
+  int kc, nc;     // nc: valid columns of the TC (the others are the panel's zero rows of w)
   int first, last;
   float *y; // rows ys apart
   size_t ys;
@@ -63,14 +68,14 @@ typedef struct {
   size_t rs;
 } Tile;
 
-// Stores the nc first lanes of a and b (8 floats) at p.
-SF_INLINE void store8(float *p, v128_t a, v128_t b, int nc) {
-  if (nc == 8) {
-    wasm_v128_store(p, a), wasm_v128_store(p + 4, b);
+// Stores the nc first lanes of the NV vectors v (TC floats) at p.
+SF_INLINE void store_row(float *p, const v128_t *v, int nc) {
+  if (nc == TC) {
+    SF_UNROLL for (int q = 0; q < NV; q++) wasm_v128_store(p + 4 * q, v[q]);
     return;
   }
-  float t[8];
-  wasm_v128_store(t, a), wasm_v128_store(t + 4, b);
+  float t[TC];
+  SF_UNROLL for (int q = 0; q < NV; q++) wasm_v128_store(t + 4 * q, v[q]);
   memcpy(p, t, (size_t)nc * sizeof(float));
 }
 
@@ -83,42 +88,50 @@ SF_INLINE v128_t load_part(const float *p, int n) { // the first n (0..4) floats
 // y[0..mr, 0..nc] (+)= Σ_k x[r, k]·w[k, :] over the block, then the epilogue. mr is a constant
 // in each caller, so the loops over r unroll and c[][] stays in locals (registers).
 SF_INLINE void tile_kernel(const int mr, const Tile *t) {
-  v128_t c[MR][2];
+  v128_t c[MR][NV];
   SF_UNROLL for (int r = 0; r < mr; r++) {
     float *yr = t->y + (size_t)r * t->ys;
-    if (t->first)
-      c[r][0] = c[r][1] = wasm_f32x4_splat(0.0f);
-    else if (t->nc == 8)
-      c[r][0] = wasm_v128_load(yr), c[r][1] = wasm_v128_load(yr + 4);
-    else
-      c[r][0] = load_part(yr, t->nc), c[r][1] = load_part(yr + 4, t->nc - 4);
+    SF_UNROLL for (int q = 0; q < NV; q++) {
+      if (t->first)
+        c[r][q] = wasm_f32x4_splat(0.0f);
+      else if (t->nc == TC)
+        c[r][q] = wasm_v128_load(yr + 4 * q);
+      else
+        c[r][q] = load_part(yr + 4 * q, t->nc - 4 * q);
+    }
   }
   const float *w = t->w, *xk = t->x;
   size_t xs = t->xs;
+  // (unrolled by 4: V8 checks for interrupts at every turn of a loop)
+#pragma clang loop unroll_count(4)
   for (int k = 0; k < t->kc; k++, w += NR, xk++) {
-    v128_t w0 = wasm_v128_load(w), w1 = wasm_v128_load(w + 4);
+    v128_t wv[NV];
+    SF_UNROLL for (int q = 0; q < NV; q++) wv[q] = wasm_v128_load(w + 4 * q);
     SF_UNROLL for (int r = 0; r < mr; r++) {
       v128_t xv = wasm_v128_load32_splat(xk + r * xs);
-      c[r][0] = wasm_f32x4_add(c[r][0], wasm_f32x4_mul(xv, w0));
-      c[r][1] = wasm_f32x4_add(c[r][1], wasm_f32x4_mul(xv, w1));
+      SF_UNROLL for (int q = 0; q < NV; q++) c[r][q] = wasm_f32x4_add(c[r][q], wasm_f32x4_mul(xv, wv[q]));
     }
   }
   if (t->last && t->scale != 1.0f) {
     v128_t sv = wasm_f32x4_splat(t->scale);
-    SF_UNROLL for (int r = 0; r < mr; r++) c[r][0] = wasm_f32x4_mul(c[r][0], sv),
-                                           c[r][1] = wasm_f32x4_mul(c[r][1], sv);
+    SF_UNROLL for (int r = 0; r < mr; r++) SF_UNROLL for (int q = 0; q < NV; q++) c[r][q] =
+        wasm_f32x4_mul(c[r][q], sv);
   }
   if (t->last && t->bias) {
-    v128_t b0 = load_part(t->bias, t->nc), b1 = load_part(t->bias + 4, t->nc - 4);
-    SF_UNROLL for (int r = 0; r < mr; r++) c[r][0] = wasm_f32x4_add(c[r][0], b0),
-                                           c[r][1] = wasm_f32x4_add(c[r][1], b1);
+    SF_UNROLL for (int q = 0; q < NV; q++) {
+      v128_t b = load_part(t->bias + 4 * q, t->nc - 4 * q);
+      SF_UNROLL for (int r = 0; r < mr; r++) c[r][q] = wasm_f32x4_add(c[r][q], b);
+    }
   }
-  SF_UNROLL for (int r = 0; r < mr; r++) store8(t->y + (size_t)r * t->ys, c[r][0], c[r][1], t->nc);
+  SF_UNROLL for (int r = 0; r < mr; r++) store_row(t->y + (size_t)r * t->ys, c[r], t->nc);
   if (t->last && t->relu) {
     v128_t zero = wasm_f32x4_splat(0.0f);
     // pmax(c, 0) is c < 0 ? 0 : c: NaN and -0 pass through, as in torch.relu and mat_relu
-    SF_UNROLL for (int r = 0; r < mr; r++) store8(t->relu + (size_t)r * t->rs, wasm_f32x4_pmax(c[r][0], zero),
-                                                  wasm_f32x4_pmax(c[r][1], zero), t->nc);
+    SF_UNROLL for (int r = 0; r < mr; r++) {
+      v128_t h[NV];
+      SF_UNROLL for (int q = 0; q < NV; q++) h[q] = wasm_f32x4_pmax(c[r][q], zero);
+      store_row(t->relu + (size_t)r * t->rs, h, t->nc);
+    }
   }
 }
 
@@ -128,7 +141,7 @@ __attribute__((noinline)) static void tile_4(const Tile *t) { tile_kernel(4, t);
 __attribute__((noinline)) static void tile_3(const Tile *t) { tile_kernel(3, t); }
 __attribute__((noinline)) static void tile_2(const Tile *t) { tile_kernel(2, t); }
 __attribute__((noinline)) static void tile_1(const Tile *t) { tile_kernel(1, t); }
-static void (*const SHORT_TILES[MR])(const Tile *) = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5};
+static void (*const SHORT_TILES[6])(const Tile *) = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5};
 
 void gemm_wasm_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias, Mat relu) {
   int M = y.rows, N = y.cols, K = x.cols;
@@ -136,10 +149,10 @@ void gemm_wasm_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, c
     int kc = imin(KC, K - k0);
     for (int i0 = 0; i0 < M; i0 += MC) {
       int mc = imin(MC, M - i0);
-      for (int j = 0; j < N; j += 8) { // half panels: 8 columns of y
+      for (int j = 0; j < N; j += TC) { // TC columns of y: all or part of a panel
         Tile t = {.xs = (size_t)x.stride,
                   .kc = kc,
-                  .nc = imin(8, N - j),
+                  .nc = imin(TC, N - j),
                   .first = k0 == 0,
                   .last = k0 + kc == K,
                   .ys = (size_t)y.stride,

@@ -2,9 +2,10 @@
 //
 // The web build (emscripten, -msimd128) has neither BLAS nor AVX: this kernel reads the same
 // packed panels as the AVX2 one (gemm.h: blocks of GEMM_KC columns, panels of GEMM_NR = 16 rows
-// of w, [kc][16] each), half a panel at a time. A tile is 6 rows × 8 columns of y in 12 v128
-// accumulators (4 floats each), with 2 more for the half panel row and 1 for a broadcast x: 15,
-// which fits the 16 xmm registers V8 gives wasm on x86. Wasm SIMD128 has no fused multiply-add
+// of w, [kc][16] each), half a panel at a time. A tile is 4 rows × 8 columns of y in 8 v128
+// accumulators (4 floats each), with 2 more for the half panel row, 1 for a broadcast x and 1 for
+// a product: wider tiles spill out of the 16 xmm registers V8 gives wasm on x86 (measured in
+// gemm_wasm.c). Wasm SIMD128 has no fused multiply-add
 // (relaxed SIMD's needs a flag in Node 20 and is not in emscripten 3.1.6's headers): each
 // product is a multiply then an add, two roundings, so the bits differ from the AVX kernels',
 // within the golden tests' tolerance. Compiled only where __wasm_simd128__ is defined
