@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "app_internal.h"
+#include "gemm.h" // defines: gemm_kernel, gemm_kernel_name, gemm_kernel_about
 #include "tex.h"  // defines: tex_layout, tex_emit
 #include "utf8.h" // defines: utf8_ceil, utf8_floor
 
@@ -406,7 +407,7 @@ static void help(App *a, Scene *s, float W, float H, float u) {
   if (!a->help) return;
   const Theme *th = theme_get(a->theme);
   int n = (int)(sizeof HELP / sizeof *HELP);
-  float fs = 22 * u, lh = fs * 1.55f, w = fminf(W - 80 * u, 1300 * u), h = lh * ((n + 1) / 2) + 110 * u;
+  float fs = 22 * u, lh = fs * 1.55f, w = fminf(W - 80 * u, 1300 * u), h = lh * ((n + 1) / 2) + 140 * u;
   float x = (W - w) / 2, y = fmaxf(20 * u, (H - h) / 2);
   scene_rect(s, 0, 0, W, H, SF_RGBA(0, 0, 0, 110));
   scene_rect(s, x, y, w, h, th->panel);
@@ -422,6 +423,10 @@ static void help(App *a, Scene *s, float W, float H, float u) {
     scene_text(s, FONT_SANS_BOLD, fs * 0.85f, cx, cy, th->accent, HELP[i][0]);
     scene_text(s, FONT_SANS, fs * 0.85f, cx + keyw[i % 2] + 18 * u, cy, th->text, HELP[i][1]);
   }
+  char kernel[160]; // which kernel computes the products (as `stepformer info` says): the page's is wasm's
+  snprintf(kernel, sizeof kernel, "matrix products: %s kernel (%s)", gemm_kernel_name(gemm_kernel()),
+           gemm_kernel_about(gemm_kernel()));
+  scene_text(s, FONT_SANS, fs * 0.75f, x + 30 * u, y + h - 22 * u, th->muted, kernel);
 }
 
 bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {

@@ -15,6 +15,7 @@
 #include "export.h"  // defines: export_run
 #include "pngio.h"   // defines: pngio_write
 #include "version.h" // defines: version_string, version_commit
+#include "web.h"     // defines: web_active
 
 static const char *absolute(const char *path, char *buf, size_t cap) {
   char *r = realpath(path, NULL);
@@ -79,7 +80,11 @@ void app_save(App *a) {
                                   : "text";
   for (int n = 1; n < 10000; n++) {
     snprintf(path, sizeof path, "%s/stepformer-%03d-%s.png", a->save_dir, n, stage);
-    if (place_new(tmp, path)) return app_set_status(a, "saved %s", absolute(path, shown, sizeof shown));
+    if (place_new(tmp, path)) {
+      if (web_active()) // the page hands the file to the browser as a download (web.h)
+        return app_set_status(a, "saved %s (downloaded by the browser)", strrchr(path, '/') + 1);
+      return app_set_status(a, "saved %s", absolute(path, shown, sizeof shown));
+    }
     if (errno != EEXIST) break;
   }
   int e = errno;
@@ -127,5 +132,7 @@ void app_export(App *a) {
     rmdir(dir); // (step folders already written stay)
     return app_set_status(a, "export failed: %s", err.msg);
   }
+  if (web_active()) // the page offers the folder as one zip archive (web.h)
+    return app_set_status(a, "exported %d pictures, downloaded as %s.zip", pictures, strrchr(dir, '/') + 1);
   app_set_status(a, "exported %d pictures to %s", pictures, absolute(dir, shown, sizeof shown));
 }
