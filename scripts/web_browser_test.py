@@ -258,7 +258,8 @@ try:
     key("Escape", "Escape", 27)
     time.sleep(0.5)
 
-    # 4. a model file dropped on the page opens; a bad one is refused in one line, shown in the page
+    # 4. a model file dropped on the page opens; a bad one is refused in one line, shown in the
+    # page; the file button opens a lesson
     def drop(name, data):
         b64 = base64.b64encode(data).decode()
         js(f"sfOpenFile({json.dumps(name)}, Uint8Array.from(atob('{b64}'), c => c.charCodeAt(0)))")
@@ -276,6 +277,23 @@ try:
     check(line.startswith("stepformer: ") and "broken.pt" in line and "opened" not in line,
           f"a bad model is refused in one line in the page ({line[:100]!r})")
     check(describe() == before, "... and the page keeps what it showed")
+
+    # the file button (web/shell.html) opens a chosen lesson as a drop does: a file given to its
+    # <input type=file> through the protocol, as the browser's file chooser would
+    vis = js("(function(){var r=document.getElementById('open').getBoundingClientRect();"
+             "return r.width>0&&r.height>0&&r.right<=innerWidth&&r.bottom<=innerHeight;})()")
+    check(vis is True, "the page shows a file button")
+    doc = call("DOM.getDocument")
+    node = call("DOM.querySelector", nodeId=doc["root"]["nodeId"], selector="#open-file")["nodeId"]
+    call("DOM.setFileInputFiles", nodeId=node, files=[os.path.join(root, "lessons", "masking.md")])
+    line = ""
+    for _ in range(50):
+        time.sleep(0.2)
+        line = js("document.getElementById('status').textContent") or ""
+        if "masking.md" in line:
+            break
+    check(line.startswith("stepformer: opened /dropped/masking.md"), f"the file button opens a lesson ({line!r})")
+    check(describe() != before, f"... and shows it ({describe()[:40]!r})")
 
     # 5. a sentence from the address
     open_page("?text=the+bank+of+the+river")
