@@ -5,10 +5,10 @@
 // of w, [kc][16] each), half a panel at a time. A tile is 4 rows × 8 columns of y in 8 v128
 // accumulators (4 floats each), with 2 more for the half panel row, 1 for a broadcast x and 1 for
 // a product: wider tiles spill out of the 16 xmm registers V8 gives wasm on x86 (measured in
-// gemm_wasm.c). Wasm SIMD128 has no fused multiply-add
-// (relaxed SIMD's needs a flag in Node 20 and is not in emscripten 3.1.6's headers): each
-// product is a multiply then an add, two roundings, so the bits differ from the AVX kernels',
-// within the golden tests' tolerance. Compiled only where __wasm_simd128__ is defined
+// gemm_wasm.c). Wasm SIMD128 has no fused multiply-add (relaxed SIMD's is not in emscripten
+// 3.1.6's headers, and clang 14's prototype of it emits an opcode Node 20 refuses: BENCHMARKS.md):
+// each product is a multiply then an add, two roundings, so the bits differ from the AVX
+// kernels', within the golden tests' tolerance. Compiled only where __wasm_simd128__ is defined
 // (GEMM_HAVE_WASM); gemm.c calls it when gemm_kernel() is GEMM_WASM_SIMD128.
 #ifndef SF_GEMM_WASM_H
 #define SF_GEMM_WASM_H
