@@ -16,9 +16,9 @@ SF_PKGS_TEST="clang libclang-rt-14-dev xvfb xauth xdotool libxml2-utils clang-fo
 # Needed by scripts/package to make and check the .deb: dpkg-shlibdeps (dpkg-dev), lintian.
 SF_PKGS_PACKAGE="dpkg-dev lintian"
 # The web build (scripts/web, scripts/test-web): Debian's emscripten and Node, dpkg-source for the
-# Debian source packages it builds for wasm, the fonts it puts in the page (fonts-dejavu-core,
-# fonts-lmodern above), and headless Chromium with python3-websocket for the browser test.
-SF_PKGS_WEB="emscripten nodejs dpkg-dev cmake make fonts-dejavu-core fonts-lmodern"
+# Debian source packages it builds for wasm, the fonts it puts in the page (fonts-dejavu-core and
+# fonts-lmodern above; fonts-dejavu-extra for DejaVu Sans Oblique, the page's italic), and headless Chromium with python3-websocket for the browser test.
+SF_PKGS_WEB="emscripten nodejs dpkg-dev cmake make fonts-dejavu-core fonts-dejavu-extra fonts-lmodern"
 SF_PKGS_WEB_TEST="chromium python3-websocket"
 
 sf_missing() {
