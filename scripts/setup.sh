@@ -17,7 +17,8 @@ SF_PKGS_TEST="clang libclang-rt-14-dev xvfb xauth xdotool libxml2-utils clang-fo
 SF_PKGS_PACKAGE="dpkg-dev lintian"
 # The web build (scripts/web, scripts/test-web): Debian's emscripten and Node, dpkg-source for the
 # Debian source packages it builds for wasm, the fonts it puts in the page (fonts-dejavu-core and
-# fonts-lmodern above; fonts-dejavu-extra for DejaVu Sans Oblique, the page's italic), and headless Chromium with python3-websocket for the browser test.
+# fonts-lmodern above; fonts-dejavu-extra for DejaVu Sans Oblique, the page's italic), and
+# headless Chromium with python3-websocket for the browser test.
 SF_PKGS_WEB="emscripten nodejs dpkg-dev cmake make fonts-dejavu-core fonts-dejavu-extra fonts-lmodern"
 SF_PKGS_WEB_TEST="chromium python3-websocket"
 
