@@ -54,6 +54,7 @@ downloads = tempfile.mkdtemp(prefix="sf-downloads-")
 chromium = subprocess.Popen(
     ["chromium", "--headless", "--no-sandbox", "--disable-gpu-sandbox", "--enable-unsafe-swiftshader",
      "--hide-scrollbars", "--window-size=1280,720", f"--remote-debugging-port={devtools_port}",
+     "--remote-allow-origins=*",
      f"--user-data-dir={profile}", "--no-first-run", "about:blank"],
     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -81,7 +82,9 @@ try:
     if not ws_url:
         print("FAIL Chromium's DevTools did not answer")
         sys.exit(1)
-    ws = websocket.create_connection(ws_url, timeout=60)
+    # no Origin header: Chromium refuses a DevTools connection from an origin it was not told of
+    # (403 on some Debian 12 Chromium builds), and --remote-allow-origins=* above allows it on others
+    ws = websocket.create_connection(ws_url, timeout=60, suppress_origin=True)
     next_id = [0]
 
     def call(method, **params):
