@@ -407,7 +407,19 @@ static void help(App *a, Scene *s, float W, float H, float u) {
   if (!a->help) return;
   const Theme *th = theme_get(a->theme);
   int n = (int)(sizeof HELP / sizeof *HELP);
-  float fs = 22 * u, lh = fs * 1.55f, w = fminf(W - 80 * u, 1300 * u), h = lh * ((n + 1) / 2) + 140 * u;
+  float fs = 22 * u, w = fminf(W - 60 * u, 1600 * u);
+  // each column as wide as its widest key plus its widest text: the font shrinks until both
+  // columns fit side by side, so that no text runs into the next column or out of the box
+  float need = 0;
+  for (int c = 0; c < 2; c++) {
+    float kw = 0, dw = 0;
+    for (int i = c; i < n; i += 2)
+      kw = fmaxf(kw, text_width(FONT_SANS_BOLD, fs * 0.85f, HELP[i][0])),
+      dw = fmaxf(dw, text_width(FONT_SANS, fs * 0.85f, HELP[i][1]));
+    need = fmaxf(need, kw + 18 * u + dw);
+  }
+  if (need > w / 2 - 60 * u) fs *= (w / 2 - 60 * u) / need;
+  float lh = fs * 1.55f, h = lh * ((n + 1) / 2) + 140 * u;
   float x = (W - w) / 2, y = fmaxf(20 * u, (H - h) / 2);
   scene_rect(s, 0, 0, W, H, SF_RGBA(0, 0, 0, 110));
   scene_rect(s, x, y, w, h, th->panel);
