@@ -375,12 +375,14 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   }
   float fyl = H - fh; // the footer line's band
   char right[128];
+  // the similarity's cosines are always on [-1, 1] (view_sim.c), whatever the scale mode
+  const char *scale =
+      p->step >= 0 && t->steps[p->step].kind == STEP_SIM ? "fixed, -1 to 1" : view_scale_name(o->scale);
   if (o->zoom > 0 && fabsf(o->zoom - 1.0f) > 0.005f) // the window's zoomed picture says its size
     snprintf(right, sizeof right, "picture %.0f %% · colour scale: %s · Stepformer %s", o->zoom * 100.0f,
-             view_scale_name(o->scale), version_string());
+             scale, version_string());
   else
-    snprintf(right, sizeof right, "colour scale: %s · Stepformer %s", view_scale_name(o->scale),
-             version_string());
+    snprintf(right, sizeof right, "colour scale: %s · Stepformer %s", scale, version_string());
   float rw = text_width(FONT_SANS, 17 * u, right);
   scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fyl + fh * 0.66f, 1.0f, th->muted, right);
   footer_line(t, p->sentence, buf, sizeof buf);
