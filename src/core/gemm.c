@@ -176,24 +176,10 @@ SF_AVX2_FMA static void pack(GemmWeights *p, float *buf, const float *src, int n
   }
 }
 
-void gemm_pack_into(GemmWeights *p, float *buf, Mat w) {
+// The packing of this branch's kernels (AVX2 and AVX-512 read the same panels): 32-byte rows.
+static void pack_checked(GemmWeights *p, float *buf, const float *src, int n, int k, size_t js, size_t ks) {
   EXPECT(((uintptr_t)buf & 31) == 0);
-  pack(p, buf, w.data, w.rows, w.cols, (size_t)w.stride, 1);
-}
-
-void gemm_pack_t_into(GemmWeights *p, float *buf, Mat b) {
-  EXPECT(((uintptr_t)buf & 31) == 0);
-  pack(p, buf, b.data, b.cols, b.rows, 1, (size_t)b.stride);
-}
-
-bool gemm_pack(GemmWeights *p, Mat w) {
-  *p = (GemmWeights){0};
-  if (!gemm_supported()) return false;
-  size_t bytes = (gemm_packed_floats(w.rows, w.cols) * sizeof(float) + 63) / 64 * 64;
-  float *buf = aligned_alloc(64, bytes ? bytes : 64);
-  if (!buf) return false;
-  gemm_pack_into(p, buf, w);
-  return true;
+  pack(p, buf, src, n, k, js, ks);
 }
 
 enum { FIRST = 1, LAST = 2 }; // the tile's first block of k (start from 0) / last (scale, bias, relu)
@@ -306,15 +292,6 @@ static void (*const SHORT_TILES[MR])(const Tile *) = {NULL, tile_1, tile_2, tile
 static int tile_rows(int left) { return left >= 7 && left <= 9 ? left - 4 : imin(MR, left); }
 
 // y = bias (or 0) and relu(y), for K = 0 (an empty sum).
-static void fill_bias(Mat y, const float *bias, Mat relu) { // (0 times any scale is 0)
-  for (int i = 0; i < y.rows; i++)
-    for (int j = 0; j < y.cols; j++) {
-      float v = bias ? bias[j] : 0.0f;
-      MAT_AT(y, i, j) = v;
-      if (relu.data) MAT_AT(relu, i, j) = v < 0.0f ? 0.0f : v;
-    }
-}
-
 // The AVX2 kernel's loops (the arguments checked by matmul).
 SF_AVX2_FMA static void avx2_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale,
                                     const float *bias, Mat relu) {
@@ -364,29 +341,14 @@ SF_AVX2_FMA static void avx2_matmul(Mat y, Mat x, const GemmWeights *w, int c0, 
   }
 }
 
-// Checks, the empty cases, then the kernel in use: AVX-512 when selected, else AVX2 (also when
-// the weights were packed before gemm_use(GEMM_BLAS)).
-static void matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias, Mat relu) {
-  int M = y.rows, N = y.cols, K = x.cols;
-  EXPECT(w->panels && x.rows == M && K == w->k && c0 >= 0 && c0 % NR == 0 && c0 + N <= w->n);
-  EXPECT(!relu.data || (relu.rows == M && relu.cols == N));
-  if (M == 0 || N == 0) return;
-  if (K == 0) {
-    fill_bias(y, bias, relu);
-    return;
-  }
+// The kernel in use: AVX-512 when selected, else AVX2 (also when the weights were packed before
+// gemm_use(GEMM_BLAS)). The arguments are checked by matmul.
+static void kernel_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias,
+                          Mat relu) {
   if (gemm_kernel() == GEMM_AVX512)
     gemm_avx512_matmul(y, x, w, c0, scale, bias, relu);
   else
     avx2_matmul(y, x, w, c0, scale, bias, relu);
-}
-
-void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu) {
-  matmul(y, x, w, c0, 1.0f, bias, relu);
-}
-
-void gemm_matmul_t_scaled(Mat y, Mat x, const GemmWeights *w, float s) {
-  matmul(y, x, w, 0, s, NULL, (Mat){0});
 }
 
 #elif GEMM_HAVE_WASM // the web build: the same packed panels, read by gemm_wasm.c's kernel
@@ -395,6 +357,15 @@ static void pack_checked(GemmWeights *p, float *buf, const float *src, int n, in
   EXPECT(((uintptr_t)buf & 15) == 0);
   gemm_wasm_pack(p, buf, src, n, k, js, ks);
 }
+
+static void kernel_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias,
+                          Mat relu) {
+  gemm_wasm_matmul(y, x, w, c0, scale, bias, relu);
+}
+
+#endif
+
+#if SF_HAVE_AVX2_FMA || GEMM_HAVE_WASM // what both packed kernels share
 
 void gemm_pack_into(GemmWeights *p, float *buf, Mat w) {
   pack_checked(p, buf, w.data, w.rows, w.cols, (size_t)w.stride, 1);
@@ -414,13 +385,14 @@ bool gemm_pack(GemmWeights *p, Mat w) {
   return true;
 }
 
+// Checks, the empty cases, then the kernel in use.
 static void matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias, Mat relu) {
   int M = y.rows, N = y.cols, K = x.cols;
   EXPECT(w->panels && x.rows == M && K == w->k && c0 >= 0 && c0 % NR == 0 && c0 + N <= w->n);
   EXPECT(!relu.data || (relu.rows == M && relu.cols == N));
   if (M == 0 || N == 0) return;
-  if (K == 0) {
-    for (int i = 0; i < M; i++) // an empty sum: y = bias (or 0), and relu(y)
+  if (K == 0) { // an empty sum: y = bias (or 0; 0 times any scale is 0), and relu(y)
+    for (int i = 0; i < M; i++)
       for (int j = 0; j < N; j++) {
         float v = bias ? bias[j] : 0.0f;
         MAT_AT(y, i, j) = v;
@@ -428,7 +400,7 @@ static void matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, cons
       }
     return;
   }
-  gemm_wasm_matmul(y, x, w, c0, scale, bias, relu);
+  kernel_matmul(y, x, w, c0, scale, bias, relu);
 }
 
 void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu) {
