@@ -54,4 +54,13 @@ int cli_check(int argc, char **argv);
 int cli_export(int argc, char **argv);
 int cli_window(int argc, char **argv);
 
+// The --help lines of --edit and --head-off (dump and export; stages and the window point to them).
+#define CLI_EDIT_HELP                                                                                        \
+  "  --edit SPEC     a what-if edit (repeatable): [LAYER:]NAME[ROW, COL]=VALUE, NAME one of E, S1..\n"       \
+  "                  (a head's score before the softmax), Wq Wk Wv Wo bq bk bv bo W1 b1 W2 b2,\n"            \
+  "                  gamma1 beta1 gamma2 beta2; LAYER 1-based (1 when left out); rows and\n"                 \
+  "                  columns as the views label them (cat, the#2, 3): --edit \"S2[bank, river]=6\"\n"        \
+  "  --head-off L:H[:zero|:uniform]  switch head H of layer L off (repeatable): its columns of\n"            \
+  "                  the concatenation zeroed (the default), or its attention made uniform\n"
+
 #endif
