@@ -68,6 +68,16 @@ static Trace *make_trace(const Lesson *l, const Model *m, const Tokens *tk, bool
   return t;
 }
 
+// The step's edited pass of t (its edit= and heads-off=), or t itself when its edits do not
+// parse: lesson_check_edits reports those. NULL with err set when the pass cannot be made.
+static Trace *step_edited(const Lesson *l, const LessonStep *s, Trace *t, Err *err) {
+  TraceEdits e = {0};
+  LessonDiag quiet = {0};
+  Trace *r = lesson_step_edits(l, s, t, &e, &quiet) ? edits_trace(t, &e, err) : t;
+  edits_free(&e);
+  return r;
+}
+
 // Measures every claim of the steps (expect=, facts.h) on the sentence or the step's compare
 // sentence; a claim that does not hold is an error with its measured value. Returns the count.
 // With generate: on, a step's claims are measured on the trace of its generation step (gen=).
@@ -78,7 +88,7 @@ static int check_claims(const Lesson *l, const Model *m, const Tokens *tk, Trace
   Err gerr = {0};
   for (int i = 0; i < l->n_steps; i++) {
     const LessonStep *s = &l->steps[i];
-    Trace *other = NULL;
+    Trace *other = NULL, *edited[2] = {NULL, NULL}; // the step's edited pass: sentence, compare
     for (int k = 0; k < s->n_facts; k++) {
       const Fact *f = &s->facts[k];
       Trace *t = main;
@@ -107,17 +117,14 @@ static int check_claims(const Lesson *l, const Model *m, const Tokens *tk, Trace
         computed = true;
       }
       // a step that edits or switches heads off is measured on its edited pass, as it is shown
-      Trace *edited = NULL;
+      // (made once per step and side)
       if ((s->edits || s->heads_off) && !l->generate) {
-        TraceEdits e = {0};
-        LessonDiag quiet = {0}; // problems of the edits are reported by lesson_check_edits
-        if (lesson_step_edits(l, s, t, &e, &quiet) && !(edited = edits_trace(t, &e, &err))) {
+        Trace **ed = &edited[f->compare ? 1 : 0];
+        if (!*ed && !(*ed = step_edited(l, s, t, &err))) {
           lesson_diag_add(d, l->path, s->line, 0, false, "claim \"%s\": %s", f->text, err.msg);
-          edits_free(&e);
           continue;
         }
-        edits_free(&e);
-        if (edited) t = edited;
+        t = *ed;
       }
       FactResult r;
       n++;
@@ -125,8 +132,9 @@ static int check_claims(const Lesson *l, const Model *m, const Tokens *tk, Trace
         lesson_diag_add(d, l->path, s->line, 0, false, "bad claim \"%s\": %s", f->text, r.statement);
       else if (!r.holds)
         lesson_diag_add(d, l->path, s->line, 0, false, "claim does not hold: %s", r.statement);
-      trace_free(edited);
     }
+    for (int q = 0; q < 2; q++)
+      if (edited[q] != main && edited[q] != other) trace_free(edited[q]);
     trace_free(other);
   }
   gen_free(g);
