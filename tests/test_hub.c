@@ -105,21 +105,24 @@ static void test_gpt2(const char *variant, const char *prefix, bool tied_by_lm_h
     expect_tensor(&f, n, D, -1, variant);
     snprintf(n, sizeof n, "layers.%d.norm2.bias", i);
     expect_tensor(&f, n, D, -1, variant);
-    // the Conv1D weights [in, out] arrive transposed: canonical[j][k] == hub[k][j]
+    // the Conv1D weights [in, out] arrive as the file stores them, marked transposed (model_from_st
+    // reads them as such): canonical[j][k] == hub[k][j]
+    CHECK(in && in->transposed && l1 && l1->transposed,
+          "%s: layer %d: the Conv1D weights are marked transposed", variant, i);
     long cnt = 0;
     snprintf(n, sizeof n, "%sh.%d.attn.c_attn.weight", prefix, i);
     float *c_attn = hub_tensor(dir, n, &cnt);
     CHECK(c_attn && cnt == 3 * D * D, "%s: hub %s", variant, n);
     int bad = 0;
     for (long j = 0; c_attn && in && j < 3 * D; j++)
-      for (long k = 0; k < D; k++) bad += in->data[j * D + k] != c_attn[k * 3 * D + j];
+      for (long k = 0; k < D; k++) bad += in->data[k * 3 * D + j] != c_attn[k * 3 * D + j];
     CHECK(c_attn && bad == 0, "%s: layer %d in_proj is not c_attn transposed (%d differ)", variant, i, bad);
     free(c_attn);
     snprintf(n, sizeof n, "%sh.%d.mlp.c_fc.weight", prefix, i);
     float *c_fc = hub_tensor(dir, n, &cnt);
     bad = 0;
     for (long j = 0; c_fc && l1 && j < F; j++)
-      for (long k = 0; k < D; k++) bad += l1->data[j * D + k] != c_fc[k * F + j];
+      for (long k = 0; k < D; k++) bad += l1->data[k * F + j] != c_fc[k * F + j];
     CHECK(c_fc && bad == 0, "%s: layer %d linear1 is not c_fc transposed (%d differ)", variant, i, bad);
     free(c_fc);
   }

@@ -441,6 +441,8 @@ TraceGrad *backward_new(const Trace *t, const int *target, int n_target, Err *er
            NULL;
   if (t->edits || t->own_model)
     return err_set(err, "a trace with what-if edits cannot be trained: undo the edits first"), NULL;
+  if (!model_canonical(t->model)) // the layer matrices in W[out, in] (a GPT-2 checkpoint's are not)
+    return err_set(err, "out of memory for the canonical copy of the layer weights"), NULL;
   TraceGrad *g = calloc(1, sizeof *g);
   if (!g) return err_set(err, "out of memory for the gradients"), NULL;
   g->t = t;

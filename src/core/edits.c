@@ -473,9 +473,20 @@ static Model *edited_model(const Trace *base, const TraceEdits *e, Err *err) {
     edits_model_free(em ? &em->m : NULL);
     return err_set(err, "out of memory for the edited model"), NULL;
   }
+  // a GPT-2 checkpoint's layer matrices in Conv1D layout: the edited model is made of their
+  // canonical copies (its trace's views read those, edited), so the weights edited are the forward's
+  if (!model_canonical(m)) {
+    free(a);
+    edits_model_free(&em->m);
+    return err_set(err, "out of memory for the edited model"), NULL;
+  }
   em->m = *m;
   memcpy(em->layers, m->layers, sizeof *em->layers * (size_t)nl);
   em->m.layers = em->layers;
+  em->m.map = NULL;
+  for (int l = 0; l < nl; l++)
+    em->layers[l].in_proj_xw = em->layers[l].out_proj_xw = em->layers[l].linear1_xw =
+        em->layers[l].linear2_xw = NULL;
   na = arrays_of(em, a);
   for (int k = 0; k < e->n; k++) {
     const TraceEdit *x = &e->e[k];
@@ -484,6 +495,7 @@ static Model *edited_model(const Trace *base, const TraceEdits *e, Err *err) {
     EXPECT(tt && tt->heads == 1);
     const float *p = tt->transposed ? tt->data + (size_t)x->j * tt->stride + x->i
                                     : tt->data + (size_t)x->i * tt->stride + x->j;
+    p = model_canonical_elem(m, p); // a view of a Conv1D layout: the same element, canonical
     int at = -1;
     for (int q = 0; q < na && at < 0; q++)
       if (a[q].orig && p >= a[q].orig && p < a[q].orig + a[q].len) at = q;

@@ -375,15 +375,23 @@ void gemm_pack_t_into(GemmWeights *p, float *buf, Mat b) {
   pack_checked(p, buf, b.data, b.cols, b.rows, 1, (size_t)b.stride);
 }
 
-bool gemm_pack(GemmWeights *p, Mat w) {
+// The packed copy of w [N, K] (or, transposed, of bᵀ for b [K, N]) in memory of its own.
+static bool pack_alloc(GemmWeights *p, Mat w, bool transposed) {
   *p = (GemmWeights){0};
   if (!gemm_supported()) return false;
-  size_t bytes = (gemm_packed_floats(w.rows, w.cols) * sizeof(float) + 63) / 64 * 64;
+  int n = transposed ? w.cols : w.rows, k = transposed ? w.rows : w.cols;
+  size_t bytes = (gemm_packed_floats(n, k) * sizeof(float) + 63) / 64 * 64;
   float *buf = aligned_alloc(64, bytes ? bytes : 64);
   if (!buf) return false;
-  gemm_pack_into(p, buf, w);
+  if (transposed)
+    gemm_pack_t_into(p, buf, w);
+  else
+    gemm_pack_into(p, buf, w);
   return true;
 }
+
+bool gemm_pack(GemmWeights *p, Mat w) { return pack_alloc(p, w, false); }
+bool gemm_pack_t(GemmWeights *p, Mat b) { return pack_alloc(p, b, true); }
 
 // Checks, the empty cases, then the kernel in use.
 static void matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias, Mat relu) {
@@ -418,6 +426,8 @@ bool gemm_pack(GemmWeights *p, Mat w) {
   *p = (GemmWeights){0};
   return false;
 }
+
+bool gemm_pack_t(GemmWeights *p, Mat b) { return gemm_pack(p, b); }
 
 static void unsupported(const char *what) {
   fprintf(stderr, "%s: this build or CPU has no AVX2 + FMA kernel (check gemm_supported())\n", what);

@@ -89,6 +89,9 @@ bool gemm_supported(void);
 // Packs w[N,K] (any stride) into p (allocates; false on no memory or !gemm_supported(), p then
 // stays empty). gemm_free releases it and leaves p empty; freeing an empty p does nothing.
 bool gemm_pack(GemmWeights *p, Mat w);
+// The same for y = x·b with b[K,N] (any stride; GPT-2's Conv1D weights as the file stores them):
+// the panels of gemm_pack(bᵀ), without making bᵀ.
+bool gemm_pack_t(GemmWeights *p, Mat b);
 void gemm_free(GemmWeights *p);
 
 // Packing into memory the caller owns, for operands that change at every forward (attention's

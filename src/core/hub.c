@@ -1,6 +1,7 @@
 // hub.c -- see hub.h. The translation moves each hub tensor's floats into the canonical file
-// (no copy) where the layout is the same, and transposes or stacks into a new buffer where it is
-// not, freeing the hub tensor at once, so that about one copy of the weights is held at a time.
+// (no copy; F32 tensors stay in the file mapping, st_read_mapped) where the layout is the same or
+// is GPT-2's Conv1D transpose (marked `transposed`, for model_from_st), and stacks BERT's Q, K, V
+// into a new buffer, freeing the hub tensors at once, so that about one copy of the weights is held.
 #include "hub.h"
 
 #include <cjson/cJSON.h>
@@ -154,7 +155,7 @@ static bool put(Tx *x, const char *name, float *data, long s0, long s1) {
   size_t k = strlen(name) + 1;
   o->name = malloc(k);
   if (!o->name) {
-    free(data);
+    if (!st_mapped(x->src, data)) free(data);
     return err_set(x->err, "out of memory");
   }
   memcpy(o->name, name, k);
@@ -174,21 +175,16 @@ static bool move(Tx *x, const char *name, StTensor *t) {
   return put(x, name, d, t->shape[0], t->ndim == 2 ? t->shape[1] : -1);
 }
 
-// hub [a, b] -> canonical [b, a]: a Conv1D's weight [in, out] becomes nn.Linear's [out, in].
+// hub [a, b] -> canonical [b, a]: a Conv1D's weight [in, out] is nn.Linear's [out, in] transposed.
+// Not transposed here: the canonical tensor keeps the file's floats (in the file mapping, F32) and
+// says so (`transposed`); model_from_st packs them as they are, or transposes them (model.h).
 static bool transpose(Tx *x, const char *name, StTensor *t) {
   long a = (long)t->shape[0], b = (long)t->shape[1];
-  float *d = malloc(sizeof(float) * (size_t)(a * b > 0 ? a * b : 1));
-  if (!d) return err_set(x->err, "out of memory");
-  enum { TILE = 32 }; // 32 × 32 tiles: both the rows read and the rows written stay in the L1 cache
-  for (long i0 = 0; i0 < a; i0 += TILE)
-    for (long j0 = 0; j0 < b; j0 += TILE) {
-      long i1 = i0 + TILE < a ? i0 + TILE : a, j1 = j0 + TILE < b ? j0 + TILE : b;
-      for (long j = j0; j < j1; j++)
-        for (long i = i0; i < i1; i++) d[j * a + i] = t->data[i * b + j];
-    }
-  free(t->data);
-  t->data = NULL;
-  return put(x, name, d, b, a);
+  if (!move(x, name, t)) return false;
+  StTensor *o = &x->out->tensors[x->out->n - 1];
+  o->shape[0] = b, o->shape[1] = a;
+  o->transposed = true;
+  return true;
 }
 
 // Stacks q, k, v (each [n] or [n, D]) into one [3n] or [3n, D]: rows Q, then K, then V.
@@ -199,7 +195,10 @@ static bool stack3(Tx *x, const char *name, StTensor *q, StTensor *k, StTensor *
   StTensor *parts[3] = {q, k, v};
   for (int p = 0; p < 3; p++) {
     memcpy(d + p * each, parts[p]->data, sizeof(float) * each);
-    free(parts[p]->data);
+    if (st_mapped(x->src, parts[p]->data))
+      st_release_pages(parts[p]->data, sizeof(float) * each); // copied: the file's pages go back
+    else
+      free(parts[p]->data);
     parts[p]->data = NULL;
   }
   return put(x, name, d, 3 * (long)q->shape[0], q->ndim == 2 ? q->shape[1] : -1);
@@ -615,7 +614,9 @@ bool hub_read(const char *dir, StFile *out, ModelTokenizer **tk_out, Err *err) {
     tk = NULL;
     goto done;
   }
-  if (!st_read_lenient(&src, wpath, err)) goto done;
+  if (!st_read_mapped(&src, wpath, err)) goto done;
+  // the canonical file borrows the mapping (its F32 tensors point into it) and owns it at the end
+  out->map = src.map, out->map_len = src.map_len, out->map_owner = false;
   used = calloc((size_t)src.n + 1, sizeof(bool));
   int cap = src.n + 8;
   out->tensors = calloc((size_t)cap, sizeof(StTensor));
@@ -637,10 +638,11 @@ bool hub_read(const char *dir, StFile *out, ModelTokenizer **tk_out, Err *err) {
        st_index(out, wpath, err);
 done:
   free(used);
+  if (ok && src.map_owner) src.map_owner = false, out->map_owner = true;
   st_free(&src);
   cJSON_Delete(c.root);
   if (!ok) {
-    st_free(out);
+    st_free(out); // its tensors in the mapping are not freed (src has unmapped it)
     model_tokenizer_free(tk);
     return false;
   }

@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "course.h"       // defines: course_read
 #include "hub.h"          // defines: hub_is_dir, hub_model_load
@@ -212,6 +214,7 @@ bool model_q_scaled(const Model *m) {
 typedef struct {
   char name[64];
   float **ptr; // where the tensor's pointer lives in the Model
+  float **xw;  // a layer matrix: where its Conv1D layout's pointer lives (LayerWeights' *_xw); else NULL
   int ndim;
   long shape[2];
   enum { INIT_NORMAL, INIT_XAVIER, INIT_ZERO, INIT_ONE } init;
@@ -268,8 +271,15 @@ static int param_table(Model *m, Param *p, int cap) {
   for (int i = 0; i < c->n_layers; i++) {
     LayerWeights *w = &m->layers[i];
     snprintf(prefix, sizeof prefix, s2s ? "encoder.layers.%d." : "layers.%d.", i);
+    int first = n;
     ATTN("self_attn", w->in_proj_weight, w->in_proj_bias, w->out_proj_weight, w->out_proj_bias);
     FFN_NORMS(w);
+    for (int k = first; k < n; k++) // the four matrices a GPT-2 checkpoint keeps in Conv1D layout
+      p[k].xw = p[k].ptr == &w->in_proj_weight    ? &w->in_proj_xw
+                : p[k].ptr == &w->out_proj_weight ? &w->out_proj_xw
+                : p[k].ptr == &w->linear1_weight  ? &w->linear1_xw
+                : p[k].ptr == &w->linear2_weight  ? &w->linear2_xw
+                                                  : NULL;
   }
   if (s2s) {
     ADD("encoder.norm.weight", m->enc_norm_weight, 1, D, 0, INIT_ONE);
@@ -357,18 +367,95 @@ static bool model_alloc(Model *m, Param **table, int *n_table, Err *err) {
   return false;
 }
 
+// dst[b, a] = src[a, b]ᵀ, in 32 × 32 tiles: both the rows read and the rows written stay in the L1
+// cache.
+static void transpose_into(float *dst, const float *src, long a, long b) {
+  enum { TILE = 32 };
+  for (long i0 = 0; i0 < a; i0 += TILE)
+    for (long j0 = 0; j0 < b; j0 += TILE) {
+      long i1 = i0 + TILE < a ? i0 + TILE : a, j1 = j0 + TILE < b ? j0 + TILE : b;
+      for (long j = j0; j < j1; j++)
+        for (long i = i0; i < i1; i++) dst[j * a + i] = src[i * b + j];
+    }
+}
+
+// The four matrices of layer w: where the canonical pointer lives, the Conv1D layout, [N, K].
+typedef struct {
+  float **canon;
+  const float *xw;
+  long n, k;
+} LayerMatrix;
+
+static void layer_matrices(const ModelConfig *c, LayerWeights *w, LayerMatrix out[4]) {
+  long D = c->D, F = c->F;
+  out[0] = (LayerMatrix){&w->in_proj_weight, w->in_proj_xw, 3 * D, D};
+  out[1] = (LayerMatrix){&w->out_proj_weight, w->out_proj_xw, D, D};
+  out[2] = (LayerMatrix){&w->linear1_weight, w->linear1_xw, F, D};
+  out[3] = (LayerMatrix){&w->linear2_weight, w->linear2_xw, D, F};
+}
+
+static pthread_mutex_t canonical_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bool model_canonical(const Model *cm) {
+  Model *m = (Model *)cm; // a cache of the same numbers in the other layout
+  bool ok = true;
+  pthread_mutex_lock(&canonical_lock);
+  for (int l = 0; ok && m->layers && l < m->cfg.n_layers; l++) {
+    LayerMatrix mx[4];
+    layer_matrices(&m->cfg, &m->layers[l], mx);
+    for (int k = 0; ok && k < 4; k++) {
+      if (!mx[k].xw || *mx[k].canon) continue;
+      float *d = malloc(sizeof(float) * (size_t)(mx[k].n * mx[k].k));
+      if (d) transpose_into(d, mx[k].xw, mx[k].k, mx[k].n); // [K, N] -> [N, K]
+      ok = (*mx[k].canon = d) != NULL;
+    }
+  }
+  pthread_mutex_unlock(&canonical_lock);
+  return ok;
+}
+
+const float *model_canonical_elem(const Model *m, const float *p) {
+  for (int l = 0; p && l < m->cfg.n_layers; l++) {
+    LayerMatrix mx[4];
+    layer_matrices(&m->cfg, &m->layers[l], mx);
+    for (int k = 0; k < 4; k++)
+      if (mx[k].xw && p >= mx[k].xw && p < mx[k].xw + mx[k].n * mx[k].k) {
+        long o = p - mx[k].xw; // [K, N]: row o / N, column o % N
+        EXPECT(*mx[k].canon != NULL);
+        return *mx[k].canon + (o % mx[k].n) * mx[k].k + o / mx[k].n;
+      }
+  }
+  return p;
+}
+
 // Packs each layer's weight matrices for gemm_matmul_t, once. Without AVX2 + FMA, or without
-// the memory, a matrix stays unpacked and the forward multiplies it with BLAS.
+// the memory, a matrix stays unpacked and the forward multiplies it with BLAS (from the canonical
+// layout, made then for a GPT-2 checkpoint). A matrix in Conv1D layout is packed from it in place
+// (the same panels), and its pages then go back to the page cache: the forward reads the packed
+// copy, and a view of the weights reads them again from the page cache.
 static void model_pack(Model *m) {
   const ModelConfig *c = &m->cfg;
-  if (!gemm_supported()) return;
+  if (!gemm_supported()) {
+    model_canonical(m); // (out of memory: the forward's checks report the missing weights)
+    return;
+  }
+  bool all = true;
   for (int l = 0; l < c->n_layers; l++) {
     LayerWeights *w = &m->layers[l];
-    gemm_pack(&w->in_proj_packed, mat_view(w->in_proj_weight, 3 * c->D, c->D));
-    gemm_pack(&w->out_proj_packed, mat_view(w->out_proj_weight, c->D, c->D));
-    gemm_pack(&w->linear1_packed, mat_view(w->linear1_weight, c->F, c->D));
-    gemm_pack(&w->linear2_packed, mat_view(w->linear2_weight, c->D, c->F));
+    LayerMatrix mx[4];
+    layer_matrices(c, w, mx);
+    GemmWeights *packed[4] = {&w->in_proj_packed, &w->out_proj_packed, &w->linear1_packed,
+                              &w->linear2_packed};
+    for (int k = 0; k < 4; k++) {
+      if (mx[k].xw) {
+        all &= gemm_pack_t(packed[k], mat_view((float *)mx[k].xw, (int)mx[k].k, (int)mx[k].n));
+        st_release_pages(mx[k].xw, sizeof(float) * (size_t)(mx[k].n * mx[k].k));
+      } else {
+        all &= gemm_pack(packed[k], mat_view(*mx[k].canon, (int)mx[k].n, (int)mx[k].k));
+      }
+    }
   }
+  if (!all) model_canonical(m); // a matrix left unpacked is multiplied from the canonical layout
   for (int j = 0; j < c->n_dec_layers; j++) { // a decoder layer: its self-attention, FFN and cross
     DecLayerWeights *d = &m->dec_layers[j];
     LayerWeights *w = &d->self;
@@ -391,7 +478,14 @@ static void layer_unpack(LayerWeights *w) {
 
 void model_free(Model *m) {
   if (!m) return;
-  for (int l = 0; m->layers && l < m->cfg.n_layers; l++) layer_unpack(&m->layers[l]);
+  for (int l = 0; m->layers && l < m->cfg.n_layers; l++) {
+    layer_unpack(&m->layers[l]);
+    LayerMatrix mx[4];
+    layer_matrices(&m->cfg, &m->layers[l], mx);
+    for (int k = 0; k < 4; k++)
+      if (mx[k].xw) free(*mx[k].canon); // model_canonical's copy (the Conv1D layout is the mapping's)
+  }
+  if (m->map) munmap(m->map, m->map_len);
   for (int j = 0; m->dec_layers && j < m->cfg.n_dec_layers; j++) {
     DecLayerWeights *d = &m->dec_layers[j];
     layer_unpack(&d->self);
@@ -845,20 +939,25 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
               path, name);
     goto fail;
   }
-  // every tensor's buffer is taken over from f as it is (no parameter block, no copy)
+  // every tensor's buffer is taken over from f as it is (no parameter block, no copy); a tensor in
+  // f's file mapping stays there (model.h)
   if (!(m->owned = calloc((size_t)n + 1, sizeof(float *)))) {
     err_set(err, "out of memory");
     goto fail;
   }
+  bool uses_map = false;
   for (int i = 0; i < n; i++) {
     StTensor *st = (StTensor *)st_find(&f, p[i].name); // f is ours: its buffers are taken over
     const float *src = st->data;
     long cnt = param_count(&p[i]);
+    bool tr = st->transposed && p[i].ndim == 2; // src holds [shape[1], shape[0]]
     for (long k = 0; k < cnt; k++)
       if (!isfinite(src[k])) {
         char at[48];
         if (p[i].ndim == 1)
           snprintf(at, sizeof at, "[%ld]", k);
+        else if (tr)
+          snprintf(at, sizeof at, "[%ld,%ld]", k % p[i].shape[0], k / p[i].shape[0]);
         else
           snprintf(at, sizeof at, "[%ld,%ld]", k / p[i].shape[1], k % p[i].shape[1]);
         err_set(err,
@@ -871,9 +970,32 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
                 at);
         goto fail;
       }
-    m->owned[m->n_owned++] = *p[i].ptr = st->data;
+    bool mapped = st_mapped(&f, st->data);
+    if (mapped) // checked: its pages go back to the page cache until something reads them
+      st_release_pages(st->data, sizeof(float) * (size_t)cnt);
+    if (tr && !(mapped && p[i].xw)) { // only a mapped layer matrix stays in Conv1D layout
+      float *d = malloc(sizeof(float) * (size_t)cnt);
+      if (!d) {
+        err_set(err, "out of memory");
+        goto fail;
+      }
+      transpose_into(d, st->data, p[i].shape[1], p[i].shape[0]);
+      if (!mapped) free(st->data);
+      st->data = d, mapped = tr = false;
+    }
+    if (tr)
+      *p[i].xw = st->data;
+    else
+      *p[i].ptr = st->data;
+    if (!mapped) m->owned[m->n_owned++] = st->data;
+    uses_map |= mapped;
     st->data = NULL;
     m->n_params += cnt;
+  }
+  if (uses_map) { // the model's tensors point into it: it stays while the model lives
+    EXPECT(f.map_owner);
+    m->map = f.map, m->map_len = f.map_len;
+    f.map_owner = false;
   }
   if (m->tie_head) m->head_weight = m->embed; // the head is the embedding table itself
   snprintf(m->source, sizeof m->source, "%s", base_name(path));
@@ -929,8 +1051,12 @@ float *model_weights_flat(const Model *m) {
   if (!out || !param_view(m, &v)) return free(out), NULL;
   long off = 0;
   for (int i = 0; i < v.n && off + param_count(&v.p[i]) <= m->n_params; i++) {
-    memcpy(out + off, *v.p[i].ptr, sizeof(float) * (size_t)param_count(&v.p[i]));
-    off += param_count(&v.p[i]);
+    const Param *q = &v.p[i];
+    if (!*q->ptr && q->xw && *q->xw) // Conv1D layout [K, N] -> [N, K]
+      transpose_into(out + off, *q->xw, q->shape[1], q->shape[0]);
+    else
+      memcpy(out + off, *q->ptr, sizeof(float) * (size_t)param_count(q));
+    off += param_count(q);
   }
   param_view_free(&v);
   return out;
@@ -942,8 +1068,12 @@ long model_param_offset(const Model *m, const float *x) {
   long found = -1, off = 0;
   for (int i = 0; i < v.n && found < 0; i++) {
     long c = param_count(&v.p[i]);
-    const float *base = *v.p[i].ptr;
+    const float *base = *v.p[i].ptr, *xw = v.p[i].xw ? *v.p[i].xw : NULL;
     if (base && x >= base && x < base + c) found = off + (x - base);
+    if (xw && x >= xw && x < xw + c) { // Conv1D layout [K, N]: row o / N, column o % N
+      long o = x - xw, N = v.p[i].shape[0], K = v.p[i].shape[1];
+      found = off + (o % N) * K + o / N;
+    }
     off += c;
   }
   param_view_free(&v);
@@ -978,6 +1108,8 @@ bool model_save(const Model *m, const char *path, Err *err) {
     t[i].shape[1] = p[i].shape[1];
     t[i].count = param_count(&p[i]);
     t[i].data = *p[i].ptr;
+    if (!t[i].data && p[i].xw && *p[i].xw) // written in the canonical layout by st_write
+      t[i].data = *p[i].xw, t[i].transposed = true;
   }
   const ModelConfig *c = &m->cfg;
   char d[16], h[16], f[16], l[16], nf[4], ca[4], eps[32], seed[32], dl[16];
@@ -1042,7 +1174,7 @@ bool model_save(const Model *m, const char *path, Err *err) {
   keys[wk] = "written_by", vals[wk] = written_by;
   if (wk == n_meta) n_meta++;
   if (!seen_seed && m->has_seed) keys[n_meta] = "seed", vals[n_meta++] = seed;
-  ok = st_write(path, t, n, keys, vals, n_meta, err);
+  ok = st_write_mapped(path, t, n, keys, vals, n_meta, m->map, m->map_len, err);
 done:
   free(keys);
   free(vals);
@@ -1058,6 +1190,7 @@ done:
 // ---------------------------------------------------------------- training (issue 21)
 
 int model_tensor_list(const Model *m, ModelTensor *out, int cap) {
+  if (!model_canonical(m)) return 0; // the data pointers are the canonical layout's
   Model copy = *m; // param_table takes a mutable Model: a shallow copy with the same pointers
   LayerWeights *lw = malloc(sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
   DecLayerWeights *dw = calloc((size_t)m->cfg.n_dec_layers + 1, sizeof(DecLayerWeights));
@@ -1118,6 +1251,10 @@ Model *model_with_params(const Model *m, const float *params, Err *err) {
   long off = 0; // the flat order of model_weights_flat: one block, tensor after tensor
   for (int i = 0; i < n; i++) *p[i].ptr = c->params + off, off += param_count(&p[i]);
   c->owned = NULL, c->n_owned = 0; // the copy owns its one block, not the loaded model's buffers
+  c->map = NULL, c->map_len = 0;
+  for (int l = 0; l < m->cfg.n_layers; l++) // its matrices are the block's, in the canonical layout
+    c->layers[l].in_proj_xw = c->layers[l].out_proj_xw = c->layers[l].linear1_xw = c->layers[l].linear2_xw =
+        NULL;
   if (m->tie_head) c->head_weight = c->embed;
   free(p);
   for (int l = 0; l < m->cfg.n_layers; l++) { // packed afresh (or not at all, as the model's)

@@ -63,6 +63,17 @@
 // made by model_load and model_random (the weights must not change afterwards); model_free
 // releases all of it.
 //
+// Memory of a large checkpoint (a 500 MB GPT-2, issue 12): a canonical StFile may hold tensors
+// that point into a file mapping (StFile.map, st_read_mapped) and 2-D tensors marked `transposed`
+// (GPT-2's Conv1D [in, out], the hub loader). model_from_st keeps mapped tensors where they are
+// (no copy; their pages are given back to the page cache once checked and packed, and come back
+// when read), keeps a mapped transposed layer matrix in place as LayerWeights' *_xw (packed straight
+// from it), and transposes any other transposed tensor into a buffer of its own. The process then
+// holds the packed copies and what it reads, not the file twice. What needs the canonical layout
+// of such a layer matrix (the forward without packed weights, backward, what-if edits,
+// model_tensor_list) calls model_canonical first; model_save, model_weights_flat and
+// model_param_offset read either layout.
+//
 // model_load reads a file (today: safetensors) into an StFile of canonical names and metadata and
 // hands it to model_from_st, which validates it and builds the Model.
 //
@@ -112,6 +123,11 @@ typedef struct {
   // The four weight matrices packed once for gemm_matmul_t (gemm.h), on machines with AVX2 and
   // FMA; empty (panels NULL) elsewhere, and the forward then multiplies with BLAS.
   GemmWeights in_proj_packed, out_proj_packed, linear1_packed, linear2_packed;
+  // A GPT-2 checkpoint's four matrices as its file stores them, GPT-2's Conv1D layout [in, out]
+  // (y = x·W: the transpose of the four above), read in place from the file mapping; NULL for every
+  // other model. When set, the packed copies are made from them, the trace's weight views read
+  // them, and in_proj_weight .. linear2_weight stay NULL until model_canonical makes them.
+  float *in_proj_xw, *out_proj_xw, *linear1_xw, *linear2_xw; // [D, 3D], [D, D], [D, F], [F, D]
 } LayerWeights;
 
 // A decoder layer of nn.Transformer: masked self-attention, cross-attention over memory, FFN.
@@ -161,6 +177,8 @@ typedef struct Model {
   float *params;                          // the one block all weight pointers point into (a random model)
   float **owned;                          // a loaded model's instead: each tensor's own buffer, taken
   int n_owned;                            // over from the file read (model_from_st), not copied
+  uint8_t *map;                           // or the file mapping its F32 tensors point into (a hub
+  size_t map_len;                         // folder's checkpoint, st_read_mapped); model_free unmaps it
   long n_params;
   bool has_seed;
   uint64_t seed;                   // the seed of a random model (or the one recorded in the file)
@@ -202,6 +220,13 @@ float *model_weights_flat(const Model *m);
 // kept in this order.
 long model_param_offset(const Model *m, const float *x);
 void model_free(Model *m);
+// Makes the canonical [out, in] copies of the layer matrices kept in GPT-2's Conv1D layout (*_xw),
+// once (later calls return at once; thread-safe); true when there are none. False when out of memory.
+// m is const as a cache is: its numbers do not change.
+bool model_canonical(const Model *m);
+// The element of a layer matrix that p points at, in its canonical copy when p lies in a Conv1D
+// layout (*_xw; model_canonical must have made the copy), else p itself.
+const float *model_canonical_elem(const Model *m, const float *p);
 // Parameters of a model of this configuration (an encoder-decoder: always with its norms and head),
 // learned positions included. A loaded model's exact count is m->n_params (the parameter block:
 // a tied head counts once; biases that are absent do not count).

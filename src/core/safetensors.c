@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fileio.h"
 
@@ -133,11 +136,17 @@ static bool json_uint(const cJSON *j, uint64_t *out) {
   return true;
 }
 
+bool st_mapped(const StFile *f, const void *p) {
+  const uint8_t *b = p;
+  return f->map && b >= f->map && b < f->map + f->map_len;
+}
+
 void st_free(StFile *f) {
   for (int i = 0; i < f->n; i++) {
     free(f->tensors[i].name);
-    free(f->tensors[i].data);
+    if (!st_mapped(f, f->tensors[i].data)) free(f->tensors[i].data);
   }
+  if (f->map && f->map_owner) munmap(f->map, f->map_len);
   for (int i = 0; i < f->n_meta; i++) {
     free(f->keys[i]);
     free(f->values[i]);
@@ -216,14 +225,20 @@ bool st_index(StFile *f, const char *what, Err *err) {
 // Gives the pages wholly inside [p, p + n) of a file mapping back to the kernel: a tensor's bytes,
 // once converted, are not needed again, so the process does not hold the file and its floats at
 // once (the pages are the page cache's; reading them again would fetch them again).
-static void release_pages(const uint8_t *p, size_t n) {
+void st_release_pages(const void *p, size_t n) {
   uintptr_t page = 4096, lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + n) & ~(page - 1);
   if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
-// mapped: bytes is a read-only file mapping whose pages may be released as tensors are converted.
+static bool little_endian(void) {
+  const uint16_t one = 1;
+  return *(const uint8_t *)&one;
+}
+
+// mapped: bytes is a file mapping whose pages may be released as tensors are converted; keep: it
+// stays (f owns it) and aligned F32 tensors point into it instead of being copied.
 static bool parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, bool lenient, bool mapped,
-                  Err *err) {
+                  bool keep, Err *err) {
   memset(f, 0, sizeof *f);
   cJSON *root = NULL;
   Span *spans = NULL;
@@ -349,14 +364,17 @@ static bool parse(StFile *f, const uint8_t *bytes, size_t len, const char *what,
       err_set(err, "%s: out of memory", what);
       goto fail;
     }
-    if (count && dt->floats) {
+    if (count && dt->floats && keep && !strcmp(dt->name, "F32") && little_endian() &&
+        (uintptr_t)(buf + b) % sizeof(float) == 0) {
+      t->data = (float *)(void *)(buf + b); // the file's bytes are the floats: no copy
+    } else if (count && dt->floats) {
       t->data = malloc(count * 4);
       if (!t->data) {
         err_set(err, "%s: out of memory for tensor \"%.80s\"", what, name);
         goto fail;
       }
       convert(t->data, buf + b, count, dt->name);
-      if (mapped) release_pages(buf + b, en - b);
+      if (mapped) st_release_pages(buf + b, en - b);
     }
     spans[f->n] = (Span){b, en, t->name};
     f->n++;
@@ -382,25 +400,43 @@ static bool parse(StFile *f, const uint8_t *bytes, size_t len, const char *what,
 fail:
   free(spans);
   cJSON_Delete(root);
+  if (keep) f->map = (uint8_t *)bytes, f->map_len = len; // so that st_free does not free its tensors
+  f->map_owner = false;                                  // the caller unmaps it
   st_free(f);
   return false;
 }
 
 bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err *err) {
-  return parse(f, bytes, len, what, false, false, err);
+  return parse(f, bytes, len, what, false, false, false, err);
 }
 
 // Maps the file (pages come from the page cache as they are converted, and leave with the
 // mapping: no second full copy of the file is held), then parses it.
-static bool read_file(StFile *f, const char *path, bool lenient, Err *err) {
+// A private mapping of the whole file, readable and writable (a write is the process's own copy of
+// the page); NULL for an empty file, a pipe or a directory.
+static uint8_t *map_private(const char *path, size_t *len) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return NULL;
+  struct stat st;
+  void *p = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  close(fd); // the mapping stays valid
+  if (p == MAP_FAILED) return NULL;
+  *len = (size_t)st.st_size;
+  return p;
+}
+
+// keep: the mapping stays with f (st_read_mapped).
+static bool read_file(StFile *f, const char *path, bool lenient, bool keep, Err *err) {
   memset(f, 0, sizeof *f);
   size_t len;
   Err map_err = {0};
-  const void *bytes = file_map(path, &len, &map_err);
+  const void *bytes = keep ? map_private(path, &len) : file_map(path, &len, &map_err);
   if (!bytes) { // an empty file, a pipe: read it the plain way (which names what is wrong)
     char *all = file_read_all(path, &len, ST_MAX_FILE, err);
     if (!all) return false;
-    bool ok = parse(f, (const uint8_t *)all, len, path, lenient, false, err);
+    bool ok = parse(f, (const uint8_t *)all, len, path, lenient, false, false, err);
     free(all);
     return ok;
   }
@@ -409,14 +445,25 @@ static bool read_file(StFile *f, const char *path, bool lenient, Err *err) {
     return err_set(err, "%s: %zu bytes is larger than the largest model Stepformer reads (2 GiB of floats)",
                    path, len);
   }
-  madvise((void *)bytes, len, MADV_SEQUENTIAL); // read ahead: the tensors are converted in file order
-  bool ok = parse(f, (const uint8_t *)bytes, len, path, lenient, true, err);
-  file_unmap(bytes, len);
+  if (!keep) // read ahead: the tensors are converted in file order (a kept mapping is read at random)
+    madvise((void *)bytes, len, MADV_SEQUENTIAL);
+  bool ok = parse(f, (const uint8_t *)bytes, len, path, lenient, true, keep, err);
+  bool used = false; // the mapping is kept only while a tensor points into it
+  if (ok && keep) {
+    for (int i = 0; i < f->n && !used; i++)
+      used = f->tensors[i].data && (const uint8_t *)f->tensors[i].data >= (const uint8_t *)bytes &&
+             (const uint8_t *)f->tensors[i].data < (const uint8_t *)bytes + len;
+  }
+  if (used)
+    f->map = (uint8_t *)bytes, f->map_len = len, f->map_owner = true;
+  else
+    file_unmap(bytes, len);
   return ok;
 }
 
-bool st_read(StFile *f, const char *path, Err *err) { return read_file(f, path, false, err); }
-bool st_read_lenient(StFile *f, const char *path, Err *err) { return read_file(f, path, true, err); }
+bool st_read(StFile *f, const char *path, Err *err) { return read_file(f, path, false, false, err); }
+bool st_read_lenient(StFile *f, const char *path, Err *err) { return read_file(f, path, true, false, err); }
+bool st_read_mapped(StFile *f, const char *path, Err *err) { return read_file(f, path, true, true, err); }
 
 const StTensor *st_find(const StFile *f, const char *name) {
   int lo = 0, hi = f->by_name ? f->n : 0;
@@ -437,8 +484,40 @@ const char *st_meta(const StFile *f, const char *key) {
   return NULL;
 }
 
+static bool write_floats(FILE *fp, const float *d, int64_t count) {
+  for (int64_t j = 0; j < count; j++) { // little-endian, whatever the host
+    uint32_t u;
+    memcpy(&u, &d[j], 4);
+    uint8_t b[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
+    fwrite(b, 1, 4, fp);
+  }
+  return true;
+}
+
+// A transposed tensor (data [cols, rows]) in its canonical layout [rows, cols], 32 rows at a time:
+// each stored row gives 32 consecutive floats, so the source is read in order.
+static bool write_transposed(FILE *fp, const StTensor *t) {
+  enum { ROWS = 32 };
+  int64_t rows = t->shape[0], cols = t->shape[1];
+  float *block = malloc(sizeof(float) * (size_t)(ROWS * (cols > 0 ? cols : 1)));
+  if (!block) return false;
+  for (int64_t r0 = 0; r0 < rows; r0 += ROWS) {
+    int64_t nr = rows - r0 < ROWS ? rows - r0 : ROWS;
+    for (int64_t c = 0; c < cols; c++)
+      for (int64_t r = 0; r < nr; r++) block[r * cols + c] = t->data[c * rows + r0 + r];
+    write_floats(fp, block, nr * cols);
+  }
+  free(block);
+  return true;
+}
+
 bool st_write(const char *path, const StTensor *tensors, int n, const char *const *keys,
               const char *const *values, int n_meta, Err *err) {
+  return st_write_mapped(path, tensors, n, keys, values, n_meta, NULL, 0, err);
+}
+
+bool st_write_mapped(const char *path, const StTensor *tensors, int n, const char *const *keys,
+                     const char *const *values, int n_meta, const void *map, size_t map_len, Err *err) {
   cJSON *root = cJSON_CreateObject();
   if (!root) return err_set(err, "%s: out of memory", path);
   if (n_meta > 0) {
@@ -472,12 +551,16 @@ bool st_write(const char *path, const StTensor *tensors, int n, const char *cons
   fwrite(json, 1, jl, af.fp);
   for (size_t i = jl; i < padded; i++) fputc(' ', af.fp);
   free(json);
-  for (int i = 0; i < n; i++)
-    for (int64_t j = 0; j < tensors[i].count; j++) { // little-endian, whatever the host
-      uint32_t u;
-      memcpy(&u, &tensors[i].data[j], 4);
-      uint8_t b[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
-      fwrite(b, 1, 4, af.fp);
-    }
+  bool ok = true;
+  for (int i = 0; i < n && ok; i++) {
+    const StTensor *t = &tensors[i];
+    ok = t->transposed ? write_transposed(af.fp, t) : write_floats(af.fp, t->data, t->count);
+    const uint8_t *d = (const uint8_t *)t->data, *m = map;
+    if (m && d >= m && d < m + map_len) st_release_pages(d, sizeof(float) * (size_t)t->count);
+  }
+  if (!ok) {
+    atomic_abort(&af);
+    return err_set(err, "%s: out of memory", path);
+  }
   return atomic_commit(&af, err);
 }

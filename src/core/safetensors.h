@@ -18,7 +18,8 @@
 // position_ids) accepts every safetensors dtype: tensors that are not floats keep data NULL and
 // their dtype, for the caller to ignore or refuse by name.
 //
-// An StFile owns copies of all tensors (aligned floats) and metadata; st_free releases them.
+// An StFile owns copies of all tensors (aligned floats) and metadata; st_free releases them
+// (st_read_mapped: the mapping instead of copies of its F32 tensors, see there).
 //
 //     StFile f;
 //     if (!st_read(&f, "model.safetensors", &err)) ...;
@@ -43,6 +44,10 @@ typedef struct {
   int64_t count; // prod(shape)
   float *data;   // count floats (NULL when count == 0, or for a dtype st_read_lenient skips)
   char dtype[8]; // as the file names it: "F32", "F16", "BF16" (converted), or "I64"... (skipped)
+  // data holds the [shape[1], shape[0]] transpose of this 2-D tensor: GPT-2's Conv1D weight [in,
+  // out] kept as the file stores it under the canonical [out, in] name (set by the hub loader only;
+  // st_write writes the canonical layout)
+  bool transposed;
 } StTensor;
 
 typedef struct {
@@ -51,12 +56,29 @@ typedef struct {
   int *by_name;          // indices of tensors sorted by name, for st_find
   char **keys, **values; // __metadata__
   int n_meta;
+  // st_read_mapped only: the file's private mapping, which the data of its aligned F32 tensors point
+  // into (not copies; st_mapped tells them apart). The owner unmaps it in st_free; a borrower (the
+  // hub's canonical file, built from tensors of a mapped one) only knows not to free those pointers.
+  uint8_t *map;
+  size_t map_len;
+  bool map_owner;
 } StFile;
 
 // `what` names the source in messages (a path, or "<fuzz input>").
 bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err *err);
 bool st_read(StFile *f, const char *path, Err *err);
 bool st_read_lenient(StFile *f, const char *path, Err *err);
+// st_read_lenient, but F32 tensors (little-endian host, 4-byte aligned) are not copied: their data
+// points into the file's mapping (MAP_PRIVATE, readable and writable: a write stays in this process,
+// copy-on-write), which f owns. A 500 MB checkpoint then costs no copy, and its pages come and go
+// with the page cache (st_release_pages). F16/BF16 tensors are converted as st_read's.
+bool st_read_mapped(StFile *f, const char *path, Err *err);
+// True when p points into f's mapping (not a malloc'd buffer: never free it).
+bool st_mapped(const StFile *f, const void *p);
+// Gives the pages wholly inside [p, p + bytes) of a file mapping back to the kernel (madvise
+// MADV_DONTNEED); they are read again from the page cache when touched. Only for pages that were
+// never written (a written page of a private mapping would lose the write).
+void st_release_pages(const void *p, size_t bytes);
 // Exact conversions of IEEE half and bfloat16 bit patterns to float (subnormals, inf, NaN).
 float st_f16_to_f32(uint16_t h);
 float st_bf16_to_f32(uint16_t h);
@@ -67,8 +89,14 @@ const StTensor *st_find(const StFile *f, const char *name);
 bool st_index(StFile *f, const char *what, Err *err);
 const char *st_meta(const StFile *f, const char *key);
 
-// Writes tensors (in the given order) and metadata atomically to path.
+// Writes tensors (in the given order) and metadata atomically to path; a `transposed` tensor is
+// written in its canonical layout [shape[0], shape[1]].
 bool st_write(const char *path, const StTensor *tensors, int n, const char *const *keys,
               const char *const *values, int n_meta, Err *err);
+// st_write, but the pages of the tensors that lie in the file mapping [map, map + map_len) (a
+// model's, never written to) go back to the page cache once written (st_release_pages): saving a
+// mapped 500 MB checkpoint does not hold the whole file in the process at the end.
+bool st_write_mapped(const char *path, const StTensor *tensors, int n, const char *const *keys,
+                     const char *const *values, int n_meta, const void *map, size_t map_len, Err *err);
 
 #endif

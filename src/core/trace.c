@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "edits.h"        // defines: edits_free, edits_model_free
+#include "forward.h"      // defines: forward_use_gemm
 #include "gemm.h"         // defines: gemm_supported, gemm_packed_floats
+#include "mat.h"          // defines: mat_naive_max_madds
 #include "model_tokens.h" // defines: model_tokenize_target
 #include "stages.h"       // defines: stage_info, stage_notation
 
@@ -96,6 +98,17 @@ static int model_holds(const Model *m) {
               : 0);
 }
 
+// A layer matrix's view [rows, cols] as the forward multiplies it (x·W): the transpose of the
+// stored W[out, in] (rows off.. of canon), or a GPT-2 checkpoint's Conv1D layout [in, out] read in
+// place (columns off.. of xw, whose stored rows hold xw_cols floats).
+static int weight_view(Builder *b, const char *name, int l, int rows, int cols, float *canon, float *xw,
+                       int xw_cols, size_t off) {
+  if (!xw) return add_view(b, name, l, rows, cols, canon + off * (size_t)rows, true);
+  int i = add_view(b, name, l, rows, cols, xw + off, false);
+  b->t->t[i].stride = xw_cols;
+  return i;
+}
+
 static void add_layer(Builder *b, int l, int in) {
   Trace *t = b->t;
   const ModelConfig *c = &t->cfg;
@@ -115,9 +128,9 @@ static void add_layer(Builder *b, int l, int in) {
     a_in = y->norm1;
   }
   // W^q = in_proj_weight[0:D]ᵀ: the stored rows 0..D-1 are W^q's columns.
-  y->Wq = add_view(b, "Wq", l, D, D, w->in_proj_weight, true);
-  y->Wk = add_view(b, "Wk", l, D, D, w->in_proj_weight + (size_t)D * D, true);
-  y->Wv = add_view(b, "Wv", l, D, D, w->in_proj_weight + (size_t)2 * D * D, true);
+  y->Wq = weight_view(b, "Wq", l, D, D, w->in_proj_weight, w->in_proj_xw, 3 * D, 0);
+  y->Wk = weight_view(b, "Wk", l, D, D, w->in_proj_weight, w->in_proj_xw, 3 * D, (size_t)D);
+  y->Wv = weight_view(b, "Wv", l, D, D, w->in_proj_weight, w->in_proj_xw, 3 * D, (size_t)2 * D);
   if (w->in_proj_bias) { // absent: Q = Z W^q (the course's bias-free projections)
     y->bq = add_view(b, "bq", l, 1, D, w->in_proj_bias, false);
     y->bk = add_view(b, "bk", l, 1, D, w->in_proj_bias + D, false);
@@ -144,7 +157,7 @@ static void add_layer(Builder *b, int l, int in) {
   inputs(t, y->AV, y->A, y->V, -1, -1);
   y->concat = add(b, "concat", l, false, L, D);
   inputs(t, y->concat, y->AV, -1, -1, -1);
-  y->Wo = add_view(b, "Wo", l, D, D, w->out_proj_weight, true);
+  y->Wo = weight_view(b, "Wo", l, D, D, w->out_proj_weight, w->out_proj_xw, D, 0);
   if (w->out_proj_bias) y->bo = add_view(b, "bo", l, 1, D, w->out_proj_bias, false);
   y->attn = add(b, "attn", l, false, L, D);
   inputs(t, y->attn, y->concat, y->Wo, y->bo, -1);
@@ -164,13 +177,13 @@ static void add_layer(Builder *b, int l, int in) {
     inputs(t, y->norm1, y->res1, y->norm1_g, y->norm1_b, -1);
     f_in = y->norm1;
   }
-  y->W1 = add_view(b, "W1", l, D, F, w->linear1_weight, true);
+  y->W1 = weight_view(b, "W1", l, D, F, w->linear1_weight, w->linear1_xw, F, 0);
   y->b1 = add_view(b, "b1", l, 1, F, w->linear1_bias, false);
   y->ffn_pre = add(b, "ffn_pre", l, false, L, F);
   inputs(t, y->ffn_pre, f_in, y->W1, y->b1, -1);
   y->ffn_hidden = add(b, "ffn_hidden", l, false, L, F);
   inputs(t, y->ffn_hidden, y->ffn_pre, -1, -1, -1);
-  y->W2 = add_view(b, "W2", l, F, D, w->linear2_weight, true);
+  y->W2 = weight_view(b, "W2", l, F, D, w->linear2_weight, w->linear2_xw, D, 0);
   y->b2 = add_view(b, "b2", l, 1, D, w->linear2_bias, false);
   y->ffn = add(b, "ffn", l, false, L, D);
   inputs(t, y->ffn, y->ffn_hidden, y->W2, y->b2, -1);
@@ -388,6 +401,21 @@ bool trace_decoder_tokens(Tokens *out, const Model *model, const char *target, i
 
 #define TRACE_MAX_FLOATS (1L << 29) // 2 GiB
 
+// True when the forward may multiply a layer of m without its packed copy (forward.c's linear: a
+// product of at most mat_naive_max_madds multiply-adds, forward_use_gemm off, a matrix not packed):
+// it then reads the canonical layout. The smallest product is one row's, N·K.
+static bool forward_may_unpack(const Model *m) {
+  const ModelConfig *c = &m->cfg;
+  if (!forward_use_gemm || (long)c->D * (c->F < c->D ? c->F : c->D) <= mat_naive_max_madds) return true;
+  for (int l = 0; l < c->n_layers; l++) {
+    const LayerWeights *w = &m->layers[l];
+    if (!w->in_proj_packed.panels || !w->out_proj_packed.panels || !w->linear1_packed.panels ||
+        !w->linear2_packed.panels)
+      return true;
+  }
+  return false;
+}
+
 Trace *trace_new(const Model *model, const Tokens *tokens, Err *err) {
   return trace_new_seq2seq(model, tokens, NULL, err);
 }
@@ -401,6 +429,10 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
                    "target's tokens: trace_new_seq2seq)",
                    model->source),
            NULL;
+  // a GPT-2 checkpoint's layer matrices are kept in its Conv1D layout (model.h): their canonical
+  // copies are made once, when the forward may read them
+  if (!s2s && model->layers[0].in_proj_xw && forward_may_unpack(model) && !model_canonical(model))
+    return err_set(err, "out of memory for the canonical copy of the layer weights"), NULL;
   Trace *t = calloc(1, sizeof *t);
   if (!t) return err_set(err, "out of memory"), NULL;
   t->model = model;
