@@ -9,9 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backward.h" // defines: backward_new, backward_run
 #include "check.h"
+#include "edits.h"        // defines: edits_for_cell, edits_trace
 #include "fileio.h"       // defines: file_read_all, file_write_atomic
+#include "forward.h"      // defines: model_forward
+#include "gemm.h"         // defines: gemm_supported
 #include "hub.h"          // defines: hub_read
+#include "mat.h"          // defines: mat_naive_max_madds
 #include "model.h"        // defines: Model
 #include "model_tokens.h" // defines: model_tokenize, model_tokenizer_vocab
 #include "npy.h"          // defines: npy_read
@@ -468,8 +473,119 @@ static void test_bad(void) {
   remove_fixture(dir);
 }
 
+// ---- the file mapping (model.h: a GPT-2 checkpoint's F32 weights stay in the file mapping)
+
+// Every tensor of a and b, bit for bit (same names and shapes); the count of elements that differ,
+// each tensor that differs reported when same.
+static long trace_diff(const Trace *a, const Trace *b, bool same, const char *what) {
+  long bad = 0;
+  CHECK(a->n == b->n, "%s: %d and %d tensors", what, a->n, b->n);
+  for (int k = 0; k < a->n && k < b->n; k++) {
+    const TraceTensor *x = &a->t[k], *y = &b->t[k];
+    CHECK(!strcmp(x->name, y->name) && x->heads == y->heads && x->rows == y->rows && x->cols == y->cols,
+          "%s: tensor %d is %s and %s", what, k, x->name, y->name);
+    if (!x->data || !y->data || x->heads != y->heads || x->rows != y->rows || x->cols != y->cols) continue;
+    long here = 0;
+    for (int h = 0; h < x->heads; h++)
+      for (int i = 0; i < x->rows; i++)
+        for (int j = 0; j < x->cols; j++) {
+          float u = trace_at(x, h, i, j), v = trace_at(y, h, i, j);
+          here += memcmp(&u, &v, sizeof u) != 0;
+        }
+    if (same) CHECK(here == 0, "%s: %s differs in %ld elements", what, x->name, here);
+    bad += here;
+  }
+  return bad;
+}
+
+// The mapped GPT-2 fixture against the same weights saved by model_save and loaded as a plain file
+// (canonical layout, copies): the weights, every stage through the packed kernel (no canonical copy
+// made) and through the loops (made then), a what-if edit of W^k and the gradients are the same
+// bits; the F16 fixture cannot stay mapped.
+static void test_mapped(void) {
+  char dir[4200], saved[4200];
+  snprintf(dir, sizeof dir, "%s/hub/gpt2-tiny", ref);
+  snprintf(saved, sizeof saved, "/tmp/sf_test_hub_mapped_%d.safetensors", (int)getpid());
+  Err err = {0};
+  Model *m = model_load(dir, &err);
+  CHECK(m, "mapped: %s", err.msg);
+  if (!m) return;
+  const LayerWeights *w = &m->layers[1];
+  CHECK(m->map && w->in_proj_xw && w->out_proj_xw && w->linear1_xw && w->linear2_xw && !w->in_proj_weight &&
+            !w->linear2_weight,
+        "mapped: the F32 GPT-2 keeps its Conv1D matrices in the mapping, without canonical copies");
+  CHECK(m->embed >= (float *)(void *)m->map && m->embed < (float *)(void *)(m->map + m->map_len),
+        "mapped: wte is read in place");
+  CHECK(model_save(m, saved, &err), "mapped: save: %s", err.msg);
+  CHECK(!w->in_proj_weight, "mapped: model_save wrote the canonical layout without a canonical copy");
+  Model *c = model_load(saved, &err);
+  unlink(saved);
+  CHECK(c && !c->map && c->layers[1].in_proj_weight && !c->layers[1].in_proj_xw,
+        "mapped: the saved copy is a plain canonical file: %s", err.msg);
+  if (!c) return model_free(m);
+  float *fm = model_weights_flat(m), *fc = model_weights_flat(c);
+  CHECK(fm && fc && m->n_params == c->n_params && !memcmp(fm, fc, sizeof(float) * (size_t)m->n_params),
+        "mapped: the weights in flat order are those of the saved copy");
+  free(fm), free(fc);
+  Tokens tk;
+  CHECK(model_tokenize(m, "The cat walks by the bank", 64, &tk, &err), "mapped: %s", err.msg);
+  long threshold = mat_naive_max_madds;
+  for (int pass = 0; pass < 2; pass++) { // the packed kernel for every product, then the loops
+    mat_naive_max_madds = pass == 0 ? 0 : threshold;
+    Trace *tm = trace_new(m, &tk, &err), *tc = trace_new(c, &tk, &err);
+    CHECK(tm && tc, "mapped: %s", err.msg);
+    if (!tm || !tc) break;
+    model_forward(tm), model_forward(tc);
+    if (pass == 0 && gemm_supported())
+      CHECK(!w->in_proj_weight, "mapped: the packed forward made no canonical copy");
+    if (pass == 1) CHECK(w->in_proj_weight != NULL, "mapped: the forward by loops made the canonical copy");
+    CHECK(trace_diff(tm, tc, true, pass ? "mapped, loops" : "mapped, packed") == 0,
+          "mapped: the stages differ");
+    // W^k of layer 2 viewed in place: the same element of the parameters as the canonical view's
+    const TraceTensor *vm = trace_find(tm, "l1.Wk"), *vc = trace_find(tc, "l1.Wk");
+    CHECK(vm && vc && !vm->transposed && vc->transposed, "mapped: W^k is a view of the Conv1D layout");
+    if (vm && vc)
+      CHECK(model_param_offset(m, vm->data + 3 * vm->stride + 5) ==
+                model_param_offset(c, vc->data + 5 * vc->stride + 3),
+            "mapped: model_param_offset of a Conv1D view's element");
+    // a what-if edit of W^k[3, 5] and the gradients of the next-token loss
+    TraceEdit x;
+    TraceEdits e = {0};
+    int k = (int)(vm - tm->t);
+    CHECK(edits_for_cell(tm, k, 0, 3, 5, 2.5f, &x, &err) && edits_add(&e, &x, &err), "mapped: %s", err.msg);
+    Trace *em = edits_trace(tm, &e, &err), *ec = edits_trace(tc, &e, &err);
+    CHECK(em && ec, "mapped: edit: %s", err.msg);
+    if (em && ec) {
+      CHECK(trace_diff(em, ec, true, "mapped, edited") == 0, "mapped: the edited stages differ");
+      CHECK(trace_at(trace_find(em, "l1.Wk"), 0, 3, 5) == 2.5f, "mapped: the edited view shows the edit");
+      CHECK(trace_diff(em, tm, false, "mapped, edit vs none") > 0, "mapped: the edit changed nothing");
+    }
+    trace_free(em), trace_free(ec), edits_free(&e);
+    TraceGrad *gm = backward_new(tm, NULL, 0, &err), *gc = backward_new(tc, NULL, 0, &err);
+    CHECK(gm && gc, "mapped: backward: %s", err.msg);
+    if (gm && gc) {
+      backward_run(gm), backward_run(gc);
+      CHECK(gm->loss == gc->loss && !memcmp(gm->dparams, gc->dparams, sizeof(float) * (size_t)gm->n_params),
+            "mapped: the loss and the gradients are the saved copy's");
+    }
+    backward_free(gm), backward_free(gc);
+    trace_free(tm), trace_free(tc);
+  }
+  mat_naive_max_madds = threshold;
+  tokens_free(&tk);
+  model_free(c);
+  model_free(m);
+  // half precision becomes floats of its own: nothing stays mapped
+  snprintf(dir, sizeof dir, "%s/hub/gpt2-tiny-f16", ref);
+  m = model_load(dir, &err);
+  CHECK(m && !m->map && m->layers[0].in_proj_weight && !m->layers[0].in_proj_xw,
+        "mapped: the F16 GPT-2 is converted, not mapped: %s", err.msg);
+  model_free(m);
+}
+
 int main(void) {
   snprintf(ref, sizeof ref, "%s/ref", check_test_dir());
+  test_mapped();
   test_conversions();
   test_gpt2("gpt2-tiny", "", false);
   test_gpt2("gpt2-tiny-f16", "transformer.", true);
