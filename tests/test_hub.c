@@ -498,6 +498,22 @@ static long trace_diff(const Trace *a, const Trace *b, bool same, const char *wh
   return bad;
 }
 
+// How many mappings of files whose path ends with `tail` the process has (/proc/self/maps); -1
+// when it cannot tell.
+static int mappings_of(const char *tail) {
+  FILE *fp = fopen("/proc/self/maps", "r");
+  if (!fp) return -1;
+  char line[8192];
+  int n = 0;
+  size_t k = strlen(tail);
+  while (fgets(line, sizeof line, fp)) {
+    size_t len = strcspn(line, "\n");
+    n += len >= k && !strncmp(line + len - k, tail, k);
+  }
+  fclose(fp);
+  return n;
+}
+
 // The mapped GPT-2 fixture against the same weights saved by model_save and loaded as a plain file
 // (canonical layout, copies): the weights, every stage through the packed kernel (no canonical copy
 // made) and through the loops (made then), a what-if edit of W^k and the gradients are the same
@@ -510,6 +526,9 @@ static void test_mapped(void) {
   Model *m = model_load(dir, &err);
   CHECK(m, "mapped: %s", err.msg);
   if (!m) return;
+  const char *tail = "gpt2-tiny/model.safetensors";
+  int maps = mappings_of(tail);
+  CHECK(maps != 0, "mapped: the model holds its file's mapping (%d)", maps);
   const LayerWeights *w = &m->layers[1];
   CHECK(m->map && w->in_proj_xw && w->out_proj_xw && w->linear1_xw && w->linear2_xw && !w->in_proj_weight &&
             !w->linear2_weight,
@@ -575,11 +594,14 @@ static void test_mapped(void) {
   tokens_free(&tk);
   model_free(c);
   model_free(m);
+  CHECK(maps < 0 || mappings_of(tail) == 0, "mapped: model_free unmapped the file");
   // half precision becomes floats of its own: nothing stays mapped
   snprintf(dir, sizeof dir, "%s/hub/gpt2-tiny-f16", ref);
   m = model_load(dir, &err);
   CHECK(m && !m->map && m->layers[0].in_proj_weight && !m->layers[0].in_proj_xw,
         "mapped: the F16 GPT-2 is converted, not mapped: %s", err.msg);
+  CHECK(maps < 0 || mappings_of("gpt2-tiny-f16/model.safetensors") == 0,
+        "mapped: a file no tensor points into is not kept mapped");
   model_free(m);
 }
 
