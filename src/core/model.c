@@ -452,6 +452,9 @@ static void model_pack(Model *m) {
         st_release_pages(mx[k].xw, sizeof(float) * (size_t)(mx[k].n * mx[k].k));
       } else {
         all &= gemm_pack(packed[k], mat_view(*mx[k].canon, (int)mx[k].n, (int)mx[k].k));
+        const uint8_t *cw = (const uint8_t *)*mx[k].canon; // a BERT checkpoint's, in the mapping
+        if (m->map && cw >= m->map && cw < m->map + m->map_len)
+          st_release_pages(cw, sizeof(float) * (size_t)(mx[k].n * mx[k].k));
       }
     }
   }
