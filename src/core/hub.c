@@ -255,9 +255,12 @@ static bool meta_vocab(Tx *x, const ModelTokenizer *tk) {
 }
 
 // True when both tensors hold the same floats (a head saved beside the embedding it is tied to).
-static bool same_floats(const StTensor *a, const StTensor *b) {
-  return a->count == b->count && a->ndim == b->ndim && a->data && b->data &&
-         !memcmp(a->data, b->data, sizeof(float) * (size_t)a->count);
+// A tied copy a in the file mapping is not read again: its pages go back.
+static bool same_floats(const Tx *x, const StTensor *a, const StTensor *b) {
+  bool same = a->count == b->count && a->ndim == b->ndim && a->data && b->data &&
+              !memcmp(a->data, b->data, sizeof(float) * (size_t)a->count);
+  if (same && st_mapped(x->src, a->data)) st_release_pages(a->data, sizeof(float) * (size_t)a->count);
+  return same;
 }
 
 // The metadata "hub_unused": the hub tensors not taken, with layer numbers folded into {i}
@@ -378,7 +381,7 @@ static bool gpt2(Tx *x, const Config *c, const ModelTokenizer *tk) {
                    "to another model",
                    x->wpath, tk->bpe.n_vocab, V);
   StTensor *head = maybe(x, "lm_head.weight");
-  bool tied = !head || same_floats(head, wte);
+  bool tied = !head || same_floats(x, head, wte);
   if (head && !tied) {
     snprintf(why, sizeof why, "vocab_size=%d, n_embd=%d", V, D);
     if (!need(x, "lm_head.weight", V, D, why) || !move(x, "head.weight", head)) return false;
@@ -465,7 +468,7 @@ static bool bert(Tx *x, const Config *c, const ModelTokenizer *tk) {
   StTensor *dec = maybe(x, "cls.predictions.decoder.weight");
   StTensor *pbias = maybe(x, "cls.predictions.bias"), *dbias = maybe(x, "cls.predictions.decoder.bias");
   bool has_head = find(x, "cls.predictions.transform.dense.weight") != NULL;
-  bool tied = !dec || same_floats(dec, we);
+  bool tied = !dec || same_floats(x, dec, we);
   if (has_head) {
     if (dec && !tied &&
         (!need(x, "cls.predictions.decoder.weight", V, D, why) || !move(x, "head.weight", dec)))

@@ -406,7 +406,10 @@ bool model_canonical(const Model *cm) {
     for (int k = 0; ok && k < 4; k++) {
       if (!mx[k].xw || *mx[k].canon) continue;
       float *d = malloc(sizeof(float) * (size_t)(mx[k].n * mx[k].k));
-      if (d) transpose_into(d, mx[k].xw, mx[k].k, mx[k].n); // [K, N] -> [N, K]
+      if (d) { // [K, N] -> [N, K]; the mapping's pages, read once, go back
+        transpose_into(d, mx[k].xw, mx[k].k, mx[k].n);
+        st_release_pages(mx[k].xw, sizeof(float) * (size_t)(mx[k].n * mx[k].k));
+      }
       ok = (*mx[k].canon = d) != NULL;
     }
   }
@@ -1055,10 +1058,14 @@ float *model_weights_flat(const Model *m) {
   long off = 0;
   for (int i = 0; i < v.n && off + param_count(&v.p[i]) <= m->n_params; i++) {
     const Param *q = &v.p[i];
-    if (!*q->ptr && q->xw && *q->xw) // Conv1D layout [K, N] -> [N, K]
-      transpose_into(out + off, *q->xw, q->shape[1], q->shape[0]);
+    const float *src = *q->ptr ? *q->ptr : q->xw ? *q->xw : NULL;
+    size_t bytes = sizeof(float) * (size_t)param_count(q);
+    if (!*q->ptr && src) // Conv1D layout [K, N] -> [N, K]
+      transpose_into(out + off, src, q->shape[1], q->shape[0]);
     else
-      memcpy(out + off, *q->ptr, sizeof(float) * (size_t)param_count(q));
+      memcpy(out + off, src, bytes);
+    const uint8_t *b = (const uint8_t *)src; // copied from the file mapping: its pages go back
+    if (m->map && b >= m->map && b < m->map + m->map_len) st_release_pages(src, bytes);
     off += param_count(q);
   }
   param_view_free(&v);

@@ -72,7 +72,10 @@
 // holds the packed copies and what it reads, not the file twice. What needs the canonical layout
 // of such a layer matrix (the forward without packed weights, backward, what-if edits,
 // model_tensor_list) calls model_canonical first; model_save, model_weights_flat and
-// model_param_offset read either layout.
+// model_param_offset read either layout. The file must not be rewritten in place while such a model
+// is open (a writer that truncates it and writes again): the mapping would show the new bytes, or
+// stop the process (SIGBUS) past a shorter end. A writer that puts a new file in its place by a
+// rename (Stepformer's own, atomic_commit) leaves the mapping the old file's.
 //
 // model_load reads a file (today: safetensors) into an StFile of canonical names and metadata and
 // hands it to model_from_st, which validates it and builds the Model.

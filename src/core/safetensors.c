@@ -410,8 +410,6 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
   return parse(f, bytes, len, what, false, false, false, err);
 }
 
-// Maps the file (pages come from the page cache as they are converted, and leave with the
-// mapping: no second full copy of the file is held), then parses it.
 // A private mapping of the whole file, readable and writable (a write is the process's own copy of
 // the page); NULL for an empty file, a pipe or a directory.
 static uint8_t *map_private(const char *path, size_t *len) {
@@ -427,7 +425,9 @@ static uint8_t *map_private(const char *path, size_t *len) {
   return p;
 }
 
-// keep: the mapping stays with f (st_read_mapped).
+// Maps the file (pages come from the page cache as they are converted, and leave with the
+// mapping: no second full copy of the file is held), then parses it. keep (st_read_mapped): the
+// mapping stays with f while a tensor points into it.
 static bool read_file(StFile *f, const char *path, bool lenient, bool keep, Err *err) {
   memset(f, 0, sizeof *f);
   size_t len;
@@ -450,14 +450,15 @@ static bool read_file(StFile *f, const char *path, bool lenient, bool keep, Err 
   bool ok = parse(f, (const uint8_t *)bytes, len, path, lenient, true, keep, err);
   bool used = false; // the mapping is kept only while a tensor points into it
   if (ok && keep) {
-    for (int i = 0; i < f->n && !used; i++)
-      used = f->tensors[i].data && (const uint8_t *)f->tensors[i].data >= (const uint8_t *)bytes &&
-             (const uint8_t *)f->tensors[i].data < (const uint8_t *)bytes + len;
+    f->map = (uint8_t *)bytes, f->map_len = len;
+    for (int i = 0; i < f->n && !used; i++) used = st_mapped(f, f->tensors[i].data);
   }
-  if (used)
-    f->map = (uint8_t *)bytes, f->map_len = len, f->map_owner = true;
-  else
+  if (used) {
+    f->map_owner = true;
+  } else {
+    f->map = NULL, f->map_len = 0;
     file_unmap(bytes, len);
+  }
   return ok;
 }
 
