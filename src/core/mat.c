@@ -19,6 +19,16 @@ int mat_loop_max_rows = 16;
 
 Mat mat_view(float *data, int rows, int cols) { return (Mat){data, rows, cols, cols}; }
 
+void mat_transpose(float *dst, const float *src, long rows, long cols) {
+  enum { TILE = 32 };
+  for (long i0 = 0; i0 < rows; i0 += TILE)
+    for (long j0 = 0; j0 < cols; j0 += TILE) {
+      long i1 = i0 + TILE < rows ? i0 + TILE : rows, j1 = j0 + TILE < cols ? j0 + TILE : cols;
+      for (long j = j0; j < j1; j++)
+        for (long i = i0; i < i1; i++) dst[j * rows + i] = src[i * cols + j];
+    }
+}
+
 Mat mat_sub(Mat m, int r0, int c0, int rows, int cols) {
   EXPECT(r0 >= 0 && c0 >= 0 && rows >= 0 && cols >= 0);
   EXPECT(r0 + rows <= m.rows && c0 + cols <= m.cols);

@@ -32,6 +32,9 @@ typedef struct {
 Mat mat_view(float *data, int rows, int cols);
 // Rows r0..r0+rows-1 and columns c0..c0+cols-1 of m, sharing its memory.
 Mat mat_sub(Mat m, int r0, int c0, int rows, int cols);
+// dst[cols, rows] = src[rows, cols]ᵀ (both contiguous, not overlapping), in 32 × 32 tiles: the rows
+// read and the rows written stay in the L1 cache.
+void mat_transpose(float *dst, const float *src, long rows, long cols);
 
 // y[M,N] = x[M,K] · w[N,K]ᵀ (+ bias[N] on every row when bias is not NULL).
 void mat_matmul_t(Mat y, Mat x, Mat w, const float *bias);

@@ -367,18 +367,6 @@ static bool model_alloc(Model *m, Param **table, int *n_table, Err *err) {
   return false;
 }
 
-// dst[b, a] = src[a, b]ᵀ, in 32 × 32 tiles: both the rows read and the rows written stay in the L1
-// cache.
-static void transpose_into(float *dst, const float *src, long a, long b) {
-  enum { TILE = 32 };
-  for (long i0 = 0; i0 < a; i0 += TILE)
-    for (long j0 = 0; j0 < b; j0 += TILE) {
-      long i1 = i0 + TILE < a ? i0 + TILE : a, j1 = j0 + TILE < b ? j0 + TILE : b;
-      for (long j = j0; j < j1; j++)
-        for (long i = i0; i < i1; i++) dst[j * a + i] = src[i * b + j];
-    }
-}
-
 // The four matrices of layer w: where the canonical pointer lives, the Conv1D layout, [N, K].
 typedef struct {
   float **canon;
@@ -407,7 +395,7 @@ bool model_canonical(const Model *cm) {
       if (!mx[k].xw || *mx[k].canon) continue;
       float *d = malloc(sizeof(float) * (size_t)(mx[k].n * mx[k].k));
       if (d) { // [K, N] -> [N, K]; the mapping's pages, read once, go back
-        transpose_into(d, mx[k].xw, mx[k].k, mx[k].n);
+        mat_transpose(d, mx[k].xw, mx[k].k, mx[k].n);
         st_release_pages(mx[k].xw, sizeof(float) * (size_t)(mx[k].n * mx[k].k));
       }
       ok = (*mx[k].canon = d) != NULL;
@@ -985,7 +973,7 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
         err_set(err, "out of memory");
         goto fail;
       }
-      transpose_into(d, st->data, p[i].shape[1], p[i].shape[0]);
+      mat_transpose(d, st->data, p[i].shape[1], p[i].shape[0]);
       if (!mapped) free(st->data);
       st->data = d, mapped = tr = false;
     }
@@ -1061,7 +1049,7 @@ float *model_weights_flat(const Model *m) {
     const float *src = *q->ptr ? *q->ptr : q->xw ? *q->xw : NULL;
     size_t bytes = sizeof(float) * (size_t)param_count(q);
     if (!*q->ptr && src) // Conv1D layout [K, N] -> [N, K]
-      transpose_into(out + off, src, q->shape[1], q->shape[0]);
+      mat_transpose(out + off, src, q->shape[1], q->shape[0]);
     else
       memcpy(out + off, src, bytes);
     const uint8_t *b = (const uint8_t *)src; // copied from the file mapping: its pages go back
