@@ -168,11 +168,30 @@ static void add_attention(Builder *b, int l, const char *pre, AttnSlots y, int q
 #undef NAME
 }
 
+// The feed-forward network of layer l on tensor f_in [rows, D]: W1 [D, F], b1, ffn_pre [rows, F],
+// ffn_hidden = act(ffn_pre), W2 [F, D], b2, ffn [rows, D]; their indices go to *W1 ... *ffn (the
+// fields of a TraceLayer or a TraceDecLayer).
+static void add_ffn(Builder *b, int l, const LayerWeights *w, int f_in, int rows, int *W1, int *b1, int *pre,
+                    int *hidden, int *W2, int *b2, int *ffn) {
+  Trace *t = b->t;
+  int D = t->cfg.D, F = t->cfg.F;
+  *W1 = add_view(b, "W1", l, D, F, w->linear1_weight, true);
+  *b1 = add_view(b, "b1", l, 1, F, w->linear1_bias, false);
+  *pre = add(b, "ffn_pre", l, false, rows, F);
+  inputs(t, *pre, f_in, *W1, *b1, -1);
+  *hidden = add(b, "ffn_hidden", l, false, rows, F);
+  inputs(t, *hidden, *pre, -1, -1, -1);
+  *W2 = add_view(b, "W2", l, F, D, w->linear2_weight, true);
+  *b2 = add_view(b, "b2", l, 1, D, w->linear2_bias, false);
+  *ffn = add(b, "ffn", l, false, rows, D);
+  inputs(t, *ffn, *hidden, *W2, *b2, -1);
+}
+
 static void add_layer(Builder *b, int l, int in) {
   Trace *t = b->t;
   const ModelConfig *c = &t->cfg;
   const LayerWeights *w = &t->model->layers[l];
-  int L = t->L, D = c->D, F = c->F;
+  int L = t->L, D = c->D;
   TraceLayer *y = &t->layers[l];
   memset(y, -1, sizeof *y);
   b->holds = model_holds(t->model) | (l == 0 ? WHEN_FIRST_LAYER : WHEN_LATER_LAYER);
@@ -190,16 +209,7 @@ static void add_layer(Builder *b, int l, int in) {
                                                   &y->norm2_g, &y->norm2_b))
                            : (y->norm1 = add_norm(b, l, 1, w->norm1_weight, w->norm1_bias, L, y->res1,
                                                   &y->norm1_g, &y->norm1_b));
-  y->W1 = add_view(b, "W1", l, D, F, w->linear1_weight, true);
-  y->b1 = add_view(b, "b1", l, 1, F, w->linear1_bias, false);
-  y->ffn_pre = add(b, "ffn_pre", l, false, L, F);
-  inputs(t, y->ffn_pre, f_in, y->W1, y->b1, -1);
-  y->ffn_hidden = add(b, "ffn_hidden", l, false, L, F);
-  inputs(t, y->ffn_hidden, y->ffn_pre, -1, -1, -1);
-  y->W2 = add_view(b, "W2", l, F, D, w->linear2_weight, true);
-  y->b2 = add_view(b, "b2", l, 1, D, w->linear2_bias, false);
-  y->ffn = add(b, "ffn", l, false, L, D);
-  inputs(t, y->ffn, y->ffn_hidden, y->W2, y->b2, -1);
+  add_ffn(b, l, w, f_in, L, &y->W1, &y->b1, &y->ffn_pre, &y->ffn_hidden, &y->W2, &y->b2, &y->ffn);
   if (c->norm_first) { // the residual is the layer's output
     y->res2 = add(b, "res2", l, false, L, D);
     inputs(t, y->res2, y->res1, y->ffn, -1, -1);
@@ -225,7 +235,7 @@ static void add_dec_layer(Builder *b, int l, int in) {
   const ModelConfig *c = &t->cfg;
   const DecLayerWeights *dw = &t->model->dec_layers[l];
   const LayerWeights *w = &dw->self;
-  int T = t->T, S = t->L, D = c->D, F = c->F;
+  int T = t->T, S = t->L, D = c->D;
   bool pre = c->norm_first;
   TraceDecLayer *y = &t->dec_layers[l];
   memset(y, -1, sizeof *y);
@@ -258,16 +268,7 @@ static void add_dec_layer(Builder *b, int l, int in) {
                  add_norm(b, l, 3, dw->norm3_weight, dw->norm3_bias, T, y->res2, &y->norm3_g, &y->norm3_b))
           : (y->norm2 =
                  add_norm(b, l, 2, w->norm2_weight, w->norm2_bias, T, y->res2, &y->norm2_g, &y->norm2_b));
-  y->W1 = add_view(b, "W1", l, D, F, w->linear1_weight, true);
-  y->b1 = add_view(b, "b1", l, 1, F, w->linear1_bias, false);
-  y->ffn_pre = add(b, "ffn_pre", l, false, T, F);
-  inputs(t, y->ffn_pre, f_in, y->W1, y->b1, -1);
-  y->ffn_hidden = add(b, "ffn_hidden", l, false, T, F);
-  inputs(t, y->ffn_hidden, y->ffn_pre, -1, -1, -1);
-  y->W2 = add_view(b, "W2", l, F, D, w->linear2_weight, true);
-  y->b2 = add_view(b, "b2", l, 1, D, w->linear2_bias, false);
-  y->ffn = add(b, "ffn", l, false, T, D);
-  inputs(t, y->ffn, y->ffn_hidden, y->W2, y->b2, -1);
+  add_ffn(b, l, w, f_in, T, &y->W1, &y->b1, &y->ffn_pre, &y->ffn_hidden, &y->W2, &y->b2, &y->ffn);
   // residual + LayerNorm 3, the layer's output: pre-norm res3 = res2 + ffn; post-norm LN3(f_in + ffn)
   y->res3 = add(b, "res3", l, false, T, D);
   inputs(t, y->res3, pre ? y->res2 : f_in, y->ffn, -1, -1);
