@@ -210,13 +210,7 @@ bool view_decoder_compose(Eq *e, const TraceStep *st) {
     int ko = eq_tensor(e, t->dO, 0, false, "O_t", LINK_ROW),
         ke = eq_tensor(e, t->dE, 0, false, "E_t", LINK_COL);
     int kx = eq_tensor(e, t->dX, 0, false, "Y", LINK_NONE);
-    e->deco[ko].row_labels = e->deco[ke].row_labels = true;
-    eq_put(e, 0, ko);
-    eq_tex(e, 0, "\\times");
-    eq_put(e, 0, ke);
-    eq_tex(e, 0, "=");
-    eq_put(e, 0, kx);
-    eq_result(e, kx);
+    eq_product(e, ko, ke, kx);
     break;
   }
   case STEP_DEC_POSENC: eq_single(e, t->dP, "P"); break;

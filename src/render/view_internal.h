@@ -86,6 +86,8 @@ void eq_linear(Eq *e, int row, const char *fn, int x, const char *xs, int W, con
 // fn([a]) = [r] in row `row`: a function applied to one matrix, row by row (softmax, LayerNorm);
 // r is the result.
 void eq_apply(Eq *e, int row, const char *fn, int ka, int kr);
+// [a] × [b] = [r] in row 0 from operands already made: a and b with their row labels, r the result.
+void eq_product(Eq *e, int ka, int kb, int kr);
 void eq_single(Eq *e, int index, const char *sym); // one matrix with its token labels (one-hot, P)
 // [a] + [b] = [out], or norm([a] + [b]) = [out] when norm is not NULL: a residual.
 void eq_add_norm(Eq *e, int a, const char *as, int b, const char *bs, int out, const char *os,

@@ -107,6 +107,16 @@ void eq_apply(Eq *e, int row, const char *fn, int ka, int kr) {
   eq_result(e, kr);
 }
 
+void eq_product(Eq *e, int ka, int kb, int kr) {
+  e->deco[ka].row_labels = e->deco[kb].row_labels = true;
+  eq_put(e, 0, ka);
+  eq_tex(e, 0, "\\times");
+  eq_put(e, 0, kb);
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, kr);
+  eq_result(e, kr);
+}
+
 void eq_single(Eq *e, int index, const char *sym) {
   int k = eq_tensor(e, index, 0, false, sym, LINK_NONE);
   e->deco[k].row_labels = true;
@@ -185,14 +195,8 @@ void eq_attn_av(Eq *e, const EqAttn *b, int h) {
   int ka = eq_tensor(e, b->A, h, false, attn_symbol(e, b, b->a, h, ""), LINK_ROW);
   int kv = eq_tensor(e, b->V, h, false, attn_symbol(e, b, b->v, h, ""), LINK_COL);
   int kr = eq_tensor(e, b->AV, h, false, attn_symbol(e, b, b->head, h, ""), LINK_NONE);
-  e->deco[ka].row_labels = e->deco[kv].row_labels = true;
   eq_head_color(e, ka, h), eq_head_color(e, kv, h), eq_head_color(e, kr, h);
-  eq_put(e, 0, ka);
-  eq_tex(e, 0, "\\times");
-  eq_put(e, 0, kv);
-  eq_tex(e, 0, "=");
-  eq_put(e, 0, kr);
-  eq_result(e, kr);
+  eq_product(e, ka, kv, kr);
 }
 
 void eq_attn_concat(Eq *e, const EqAttn *b) {
@@ -424,17 +428,9 @@ static void compose(Eq *e, const TraceStep *st) {
   case STEP_TOKENS: stage_tokens(e); break;
   case STEP_ONEHOT: eq_single(e, t->O, "O"); break;
   case STEP_EMBED: {
-    int ko = eq_tensor(e, t->O, 0, false, "O", LINK_ROW);
-    e->deco[ko].row_labels = true;
-    int ke = eq_tensor(e, t->E, 0, false, "E", LINK_COL);
-    e->deco[ke].row_labels = true;
+    int ko = eq_tensor(e, t->O, 0, false, "O", LINK_ROW), ke = eq_tensor(e, t->E, 0, false, "E", LINK_COL);
     int kz = eq_tensor(e, t->X, 0, false, "Z", LINK_NONE);
-    eq_put(e, 0, ko);
-    eq_tex(e, 0, "\\times");
-    eq_put(e, 0, ke);
-    eq_tex(e, 0, "=");
-    eq_put(e, 0, kz);
-    eq_result(e, kz);
+    eq_product(e, ko, ke, kz);
     break;
   }
   case STEP_POSENC: eq_single(e, t->P, "P"); break;
