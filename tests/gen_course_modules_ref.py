@@ -36,7 +36,8 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import course_modules as cm  # noqa: E402
-from gen_course_ref import VOCAB, write_seed  # noqa: E402
+from gen_course_ref import (VOCAB, perturb_vectors, save_pt, vocab_tokens,  # noqa: E402
+                            write_seed, write_stages)
 from gen_ref import tokenize, write_safetensors  # noqa: E402
 
 OUT = os.path.join(HERE, "ref", "course-modules")
@@ -200,13 +201,9 @@ def generate(case):
     V = len(VOCAB)
     torch.manual_seed(seed)
     enc = build(fam, V, D, H, Fw, layers, M, o)
-    with torch.no_grad():  # biases and LayerNorm weights: away from 0 and 1, so bugs show
-        for n, p in enc.named_parameters():
-            if p.dim() == 1:
-                p.add_(0.1 * torch.randn(p.shape))
+    perturb_vectors(enc)
     enc.eval()
-    toks = [t if t in VOCAB else "<unk>" for t in tokenize(text)]
-    ids = [VOCAB.index(t) for t in toks]
+    toks, ids = vocab_tokens(text)
     assert not M or len(ids) <= M
     with torch.no_grad():
         st = explicit(fam, enc, ids, V, D, H, M)
@@ -223,22 +220,13 @@ def generate(case):
         config["embed_eps"] = o["embed_eps"]
     meta = None
     if form == "pt":
-        torch.save(sd, os.path.join(d, "model.pt"))
-        with open(os.path.join(d, "model.json"), "w") as f:
-            json.dump(config, f, indent=1)
-            f.write("\n")
-        back = torch.load(os.path.join(d, "model.pt"))
-        assert all(torch.equal(back[k], v) for k, v in sd.items())
-        mfile = "model.pt"
+        mfile = save_pt(d, sd, config)
     else:  # the config in __metadata__: strings, the vocabulary joined by newlines
         meta = {k: (str(v) if not isinstance(v, list) else "\n".join(v)) for k, v in config.items()}
         write_safetensors(os.path.join(d, "model.safetensors"), list(sd.items()), meta)
         mfile = "model.safetensors"
     write_seed("modules-" + name, sd, config if form == "pt" else None, meta)
-    for k, v in st.items():
-        np.save(os.path.join(d, k + ".npy"), np.ascontiguousarray(v.detach().numpy().astype(np.float32)))
-    with open(os.path.join(d, "tokens.txt"), "w") as f:
-        f.write("".join(t + "\n" for t in toks))
+    write_stages(d, st, toks)
     print(json.dumps({"case": name, "tokens": toks, "tensors": len(sd), "max_abs_diff_vs_modules": diff}))
     return f"{name}\t{mfile}\t{text}\n"
 

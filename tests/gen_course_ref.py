@@ -129,13 +129,9 @@ def generate(case):
          "eps": eps if eps else 1e-5}
     torch.manual_seed(seed)
     model = Transformer(c, C)
-    with torch.no_grad():  # biases and LayerNorm weights: away from 0 and 1, so bugs show
-        for n, p in model.named_parameters():
-            if p.dim() == 1:
-                p.add_(0.1 * torch.randn(p.shape))
+    perturb_vectors(model)
     model.eval()
-    toks = [t if t in VOCAB else "<unk>" for t in tokenize(text)]
-    ids = [VOCAB.index(t) for t in toks]
+    toks, ids = vocab_tokens(text)
     assert len(ids) <= M
     with torch.no_grad():
         st = explicit(model, c, ids)
@@ -155,13 +151,7 @@ def generate(case):
             sd[k] = sd[k].t().contiguous().t()
             assert not sd[k].is_contiguous()
     if form == "pt":
-        torch.save(sd, os.path.join(d, "model.pt"))
-        with open(os.path.join(d, "model.json"), "w") as f:
-            json.dump(config, f, indent=1)
-            f.write("\n")
-        back = torch.load(os.path.join(d, "model.pt"))
-        assert all(torch.equal(back[k], v) for k, v in sd.items())
-        mfile = "model.pt"
+        mfile = save_pt(d, sd, config)
     else:  # the config in __metadata__: strings (vocab joined by newlines, classes as JSON)
         meta = {"n_heads": str(H), "vocab": "\n".join(VOCAB)}
         if classes:
@@ -169,13 +159,45 @@ def generate(case):
         write_safetensors(os.path.join(d, "model.safetensors"), list(sd.items()), meta)
         mfile = "model.safetensors"
     write_seed(name, sd, config if form == "pt" else None, None if form == "pt" else meta)
+    write_stages(d, st, toks)
+    print(json.dumps({"case": name, "tokens": toks, "max_abs_diff_vs_modules": diff,
+                      "pred": [round(float(p), 4) for p in st["class_pred"][0]]}))
+    return f"{name}\t{mfile}\t{text}\n"
+
+
+def perturb_vectors(model):
+    """Every 1-D parameter (biases, LayerNorm weights) += 0.1·N(0,1): away from 0 and 1, so bugs
+    show."""
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if p.dim() == 1:
+                p.add_(0.1 * torch.randn(p.shape))
+
+
+def vocab_tokens(text):
+    """The sentence's words ("<unk>" for a word outside VOCAB) and their ids."""
+    toks = [t if t in VOCAB else "<unk>" for t in tokenize(text)]
+    return toks, [VOCAB.index(t) for t in toks]
+
+
+def save_pt(d, sd, config):
+    """d/model.pt (torch.save of the state dict, read back to check) with the config in
+    d/model.json beside it, as a notebook user saves a model; returns "model.pt"."""
+    torch.save(sd, os.path.join(d, "model.pt"))
+    with open(os.path.join(d, "model.json"), "w") as f:
+        json.dump(config, f, indent=1)
+        f.write("\n")
+    back = torch.load(os.path.join(d, "model.pt"))
+    assert all(torch.equal(back[k], v) for k, v in sd.items())
+    return "model.pt"
+
+
+def write_stages(d, st, toks):
+    """One float32 .npy per stage of st (name -> tensor) and tokens.txt into folder d."""
     for k, v in st.items():
         np.save(os.path.join(d, k + ".npy"), np.ascontiguousarray(v.detach().numpy().astype(np.float32)))
     with open(os.path.join(d, "tokens.txt"), "w") as f:
         f.write("".join(t + "\n" for t in toks))
-    print(json.dumps({"case": name, "tokens": toks, "max_abs_diff_vs_modules": diff,
-                      "pred": [round(float(p), 4) for p in st["class_pred"][0]]}))
-    return f"{name}\t{mfile}\t{text}\n"
 
 
 def write_seed(name, sd, config, meta):

@@ -7,9 +7,15 @@
 //     GoldenRow rows[16];
 //     int n = golden_read_rows("tests/ref/ext/cases.txt", 2, rows, 16); // folder, sentence
 //     golden_compare("gpt2-like", dir, "l0.A", trace);   // CHECKs every value, returns max |diff|
+//
+// The paths every case runs (golden_path, golden_path_use): the default kernels; plain loops for
+// every product; BLAS for every product; and each packed kernel of gemm.h for every product
+// (linear layers and attention), once per kernel this machine runs, so that each is held to
+// PyTorch, not only the one chosen by itself. A machine without one skips its path and says so.
 #ifndef SF_TEST_GOLDEN_REF_H
 #define SF_TEST_GOLDEN_REF_H
 
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +24,7 @@
 
 #include "check.h"
 #include "fileio.h" // defines: file_read_all, path_join
+#include "gemm.h"   // defines: GemmKernel, gemm_use
 #include "npy.h"    // defines: npy_read, NPY_MAX_DIMS
 #include "trace.h"  // defines: Trace, trace_find, trace_at, trace_dump_shape
 
@@ -97,6 +104,41 @@ static inline double golden_compare(const char *cname, const char *dir, const ch
   CHECK(bad == 0, "%s/%s: %ld values differ, max |diff| %.3g", cname, name, bad, maxd);
   free(ref);
   return maxd;
+}
+
+typedef struct {
+  const char *what;
+  long threshold;    // mat_naive_max_madds for the path; -1: the default
+  bool gemm;         // forward_use_gemm
+  int kernel;        // the GemmKernel the path selects; -1: the one in use when the test started
+  const char *needs; // for a packed kernel: what the machine needs to run it, said when skipped
+} GoldenPath;
+
+enum { GOLDEN_PATHS = 6 };
+
+static inline const GoldenPath *golden_path(int i) {
+  static const GoldenPath paths[GOLDEN_PATHS] = {
+      {"default kernels", -1, true, -1, NULL},
+      {"plain loops only", LONG_MAX, false, -1, NULL},
+      {"BLAS only", 0, false, -1, NULL},
+      {"AVX-512 packed kernel for every product", 0, true, GEMM_AVX512, "an x86-64 CPU with AVX-512F"},
+      {"AVX2 packed kernel for every product", 0, true, GEMM_AVX2, "an x86-64 CPU with AVX2 + FMA"},
+      {"wasm SIMD128 packed kernel for every product", 0, true, GEMM_WASM_SIMD128,
+       "the web build (wasm SIMD128)"},
+  };
+  return &paths[i];
+}
+
+// Selects the kernel of path p (was: the kernel in use when the test started) and prints the
+// path's heading. False, with a line that says which kernel is skipped and why, when this CPU or
+// build does not run it.
+static inline bool golden_path_use(const GoldenPath *p, GemmKernel was) {
+  if (!gemm_use(p->kernel < 0 ? was : (GemmKernel)p->kernel)) {
+    printf("== %s: skipped, it needs %s\n", p->what, p->needs);
+    return false;
+  }
+  printf("== %s\n", p->what);
+  return true;
 }
 
 #endif

@@ -19,20 +19,8 @@
 #include "npy.h"         // defines: npy_read
 #include "safetensors.h" // defines: StFile, st_read, st_meta
 #include "tokenizer.h"   // defines: Tokens, tokens_from_text
+#include "trace_util.h"  // defines: model_meta, argmax_row
 #include "trace.h"       // defines: Trace, trace_new, trace_find, trace_at
-
-static const char *model_meta(const Model *m, const char *key) {
-  for (int i = 0; i < m->n_meta; i++)
-    if (!strcmp(m->meta_keys[i], key)) return m->meta_values[i];
-  return NULL;
-}
-
-static int argmax_row(const TraceTensor *x, int h, int i) {
-  int best = 0;
-  for (int j = 1; j < x->cols; j++)
-    if (trace_at(x, h, i, j) > trace_at(x, h, i, best)) best = j;
-  return best;
-}
 
 // Tokenizes text (every word must be known), runs the forward pass; NULL on failure.
 static Trace *run_text(const Model *m, const char *text, Tokens *tok) {

@@ -18,18 +18,14 @@
 #include "model.h"        // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 #include "rng.h"          // defines: rng_seed, rng_uniform
+#include "trace_util.h"   // defines: load_ref_model, argmax_row
 
 #define LIMIT 6 // tests/gen_ref_seq2seq.py's GREEDY_LIMIT
-
-static const char *ref_dir(void) {
-  const char *d = getenv("SF_TEST_DIR");
-  return d ? d : "tests";
-}
 
 // The case's source sentence from seq2seq_cases.txt (into out).
 static bool case_source(const char *name, char *out, size_t cap) {
   char path[4096], line[1024];
-  snprintf(path, sizeof path, "%s/ref/seq2seq_cases.txt", ref_dir());
+  snprintf(path, sizeof path, "%s/ref/seq2seq_cases.txt", check_test_dir());
   FILE *f = fopen(path, "r");
   if (!f) return false;
   bool found = false;
@@ -77,16 +73,14 @@ static void check_shared_trace(const char *name, const Model *m, const Tokens *s
 static void run_case(const char *name) {
   char path[4096], source[512];
   CHECK(case_source(name, source, sizeof source), "%s: not in seq2seq_cases.txt", name);
-  snprintf(path, sizeof path, "%s/ref/%s/model.safetensors", ref_dir(), name);
   Err err = {0};
-  Model *m = model_load(path, &err);
-  CHECK(m != NULL, "%s: %s", name, err.msg);
+  Model *m = load_ref_model(name);
   if (!m) return;
   Tokens src = {0};
   CHECK(tokens_from_text(&src, &m->vocab, source, 0, &err), "%s: %s", name, err.msg);
   Generation *g = gen_run(m, &src, LIMIT, &err);
   CHECK(g != NULL, "%s: %s", name, err.msg);
-  snprintf(path, sizeof path, "%s/ref/%s/generated.txt", ref_dir(), name);
+  snprintf(path, sizeof path, "%s/ref/%s/generated.txt", check_test_dir(), name);
   FILE *f = fopen(path, "r");
   CHECK(f != NULL, "%s: cannot open %s", name, path);
   if (g && f) {
@@ -134,11 +128,8 @@ static void run_case(const char *name) {
 
 // GPT-style: a causal model with a head appends the argmax of its last row and recomputes.
 static void run_causal(void) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/ref/head/model.safetensors", ref_dir());
   Err err = {0};
-  Model *m = model_load(path, &err);
-  CHECK(m != NULL, "head: %s", err.msg);
+  Model *m = load_ref_model("head");
   if (!m) return;
   Tokens prompt = {0};
   CHECK(tokens_from_text(&prompt, &m->vocab, "the cat", 0, &err), "head: %s", err.msg);
@@ -155,9 +146,7 @@ static void run_causal(void) {
       if (k > 0)
         CHECK(t->tokens.ids[t->L - 1] == g->steps[k - 1].token, "head step %d: appended word", k + 1);
       const TraceTensor *p = &t->t[t->pred];
-      int best = 0;
-      for (int j = 1; j < p->cols; j++)
-        if (trace_at(p, 0, p->rows - 1, j) > trace_at(p, 0, p->rows - 1, best)) best = j;
+      int best = argmax_row(p, 0, p->rows - 1);
       CHECK(g->steps[k].token == best, "head step %d: argmax %d, chose %d", k + 1, best, g->steps[k].token);
       CHECK(g->steps[k].top_p[0] >= g->steps[k].top_p[1], "head step %d: sorted", k + 1);
       for (int r = 0; r < g->steps[k].n_top; r++) // the cache's probabilities: the full trace's
@@ -175,9 +164,7 @@ static void run_causal(void) {
   model_free(m);
 
   // an encoder without a causal head cannot generate
-  snprintf(path, sizeof path, "%s/ref/head-nonorm/model.safetensors", ref_dir());
-  m = model_load(path, &err);
-  CHECK(m != NULL, "head-nonorm: %s", err.msg);
+  m = load_ref_model("head-nonorm");
   if (m) {
     CHECK(!gen_supported(m, &err) && strstr(err.msg, "--generate"), "head-nonorm: %s", err.msg);
     model_free(m);
@@ -189,11 +176,8 @@ static void run_causal(void) {
 // T = 1 again gives model_forward's bits; the ids drawn with seed 42 are the inverse CDF of
 // rng_uniform's stream (computed here), a fixed sequence, and follow p over many draws.
 static void run_temperature(void) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/ref/head/model.safetensors", ref_dir());
   Err err = {0};
-  Model *m = model_load(path, &err);
-  CHECK(m != NULL, "head: %s", err.msg);
+  Model *m = load_ref_model("head");
   if (!m) return;
   Tokens prompt = {0};
   CHECK(tokens_from_text(&prompt, &m->vocab, "the cat sat", 0, &err), "head: %s", err.msg);
@@ -325,7 +309,7 @@ static void run_cache(void) {
                                          {"hub/gpt2-tiny-f16", "The cat walks by the bank"},
                                          {"head/model.safetensors", "the cat sat on the"}};
   for (int i = 0; i < 3; i++) {
-    snprintf(path, sizeof path, "%s/ref/%s", ref_dir(), CASES[i][0]);
+    snprintf(path, sizeof path, "%s/ref/%s", check_test_dir(), CASES[i][0]);
     Model *m = model_load(path, &err);
     CHECK(m != NULL, "%s: %s", CASES[i][0], err.msg);
     if (m) check_cache(CASES[i][0], m, CASES[i][1]);

@@ -5,16 +5,15 @@
 // model.safetensors, tokenizes the sentence, runs model_forward and compares every .npy of the
 // folder with the trace tensor of the same name: |c - r| <= 1e-5·max(1, |r|), non-finite entries
 // (the -inf of masked scores) exactly. tokens.txt must match the token labels. Each case runs
-// with the default kernels, with plain loops only, with BLAS only and (on machines with AVX2 +
-// FMA) with the packed-weight kernel (gemm.h) for every product, linear layers and attention, so
-// every kernel is held to PyTorch. Prints the max difference of every tensor and the
+// with the default kernels, with plain loops only, with BLAS only and with each packed kernel of
+// gemm.h this machine runs (AVX-512, AVX2, wasm SIMD128; golden_path) for every product, linear
+// layers and attention, so every kernel is held to PyTorch. Prints the max difference of every tensor and the
 // first mismatches of a failing one (-q: one summary line per case); exits 1 on any failure.
 //
 // tests/ref/seq2seq_cases.txt lists the encoder-decoder cases (folder, source, target) of
 // tests/gen_ref_seq2seq.py: the same comparison of every .npy of the folder, on the trace of the
 // source and the decoder's input ("<bos>" + the target), and dec_tokens.txt as well.
 #include <dirent.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +23,7 @@
 #include "golden_ref.h" // defines: golden_read_rows
 #include "fileio.h"     // defines: file_read_all
 #include "forward.h"    // defines: model_forward, forward_use_gemm
-#include "gemm.h"       // defines: gemm_supported
+#include "gemm.h"       // defines: gemm_kernel, gemm_use
 #include "mat.h"        // defines: mat_naive_max_madds
 #include "model.h"      // defines: Model, model_load
 #include "npy.h"        // defines: npy_read
@@ -380,23 +379,13 @@ int main(int argc, char **argv) {
   int n2 = read_seq2seq_cases(manifest, s2s, 16);
   CHECK(n2 >= 3, "%s lists %d cases, expected at least 3", manifest, n2);
 
-  const struct {
-    const char *what;
-    long threshold; // mat_naive_max_madds, -1: the default
-    bool gemm;      // forward_use_gemm
-  } paths[] = {{"default kernels", -1, true},
-               {"plain loops only", LONG_MAX, false},
-               {"BLAS only", 0, false},
-               {"packed-weight kernel for every product", 0, true}};
+  GemmKernel was = gemm_kernel();
   long saved = mat_naive_max_madds;
-  for (size_t p = 0; p < sizeof paths / sizeof *paths; p++) {
-    if (p == 3 && !gemm_supported()) {
-      printf("== %s: skipped, this CPU has no AVX2 + FMA\n", paths[p].what);
-      continue;
-    }
-    printf("== %s\n", paths[p].what);
-    mat_naive_max_madds = paths[p].threshold < 0 ? saved : paths[p].threshold;
-    forward_use_gemm = paths[p].gemm;
+  for (int p = 0; p < GOLDEN_PATHS; p++) {
+    const GoldenPath *path = golden_path(p);
+    if (!golden_path_use(path, was)) continue; // says which packed kernel it skips, and why
+    mat_naive_max_madds = path->threshold < 0 ? saved : path->threshold;
+    forward_use_gemm = path->gemm;
     int stages = 0;
     for (int i = 0; i < n; i++) stages += run_case(&cases[i], refdir, verbose && p == 0);
     int s2s_stages = 0;
@@ -405,5 +394,6 @@ int main(int argc, char **argv) {
   }
   mat_naive_max_madds = saved;
   forward_use_gemm = true;
+  gemm_use(was);
   return check_exit("test_golden");
 }

@@ -8,11 +8,10 @@
 // stage the model has is among the references (and that the references are all there), runs
 // model_forward and compares every .npy with the trace tensor of its name:
 // |c - r| <= 1e-5·max(1, |r|), -inf exactly. Each case runs with the default kernels, plain loops,
-// BLAS and (with AVX2 + FMA) the packed-weight kernel for every product. It also checks what the
+// BLAS and each packed kernel this machine runs (golden_path) for every product. It also checks what the
 // loader records (the features of each model) and that a sentence longer than the learned position
 // table is refused in one line. Exits 1 on any failure.
 #include <dirent.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +21,7 @@
 #include "golden_ref.h" // defines: golden_read_rows, golden_compare
 #include "fileio.h"     // defines: file_read_all
 #include "forward.h"    // defines: model_forward, forward_use_gemm
-#include "gemm.h"       // defines: gemm_supported
+#include "gemm.h"       // defines: gemm_kernel, gemm_use
 #include "mat.h"        // defines: mat_naive_max_madds
 #include "model.h"      // defines: Model, model_load
 #include "npy.h"        // defines: npy_read
@@ -174,25 +173,19 @@ int main(int argc, char **argv) {
   int n = read_cases(manifest, cases, 16);
   CHECK(n >= 3, "%s lists %d cases, expected at least 3", manifest, n);
   for (int i = 0; i < n; i++) check_features(refdir, &cases[i]);
-  const struct {
-    const char *what;
-    long threshold;
-    bool gemm;
-  } paths[] = {{"default kernels", -1, true},
-               {"plain loops only", LONG_MAX, false},
-               {"BLAS only", 0, false},
-               {"packed-weight kernel for every product", 0, true}};
+  GemmKernel was = gemm_kernel();
   long saved = mat_naive_max_madds;
-  for (size_t p = 0; p < sizeof paths / sizeof *paths; p++) {
-    if (p == 3 && !gemm_supported()) continue;
-    printf("== %s\n", paths[p].what);
-    mat_naive_max_madds = paths[p].threshold < 0 ? saved : paths[p].threshold;
-    forward_use_gemm = paths[p].gemm;
+  for (int p = 0; p < GOLDEN_PATHS; p++) {
+    const GoldenPath *path = golden_path(p);
+    if (!golden_path_use(path, was)) continue; // says which packed kernel it skips, and why
+    mat_naive_max_madds = path->threshold < 0 ? saved : path->threshold;
+    forward_use_gemm = path->gemm;
     int stages = 0;
     for (int i = 0; i < n; i++) stages += run_case(refdir, &cases[i], verbose && p == 0);
     CHECK(stages > 0, "no stage compared");
   }
   mat_naive_max_madds = saved;
   forward_use_gemm = true;
+  gemm_use(was);
   return check_exit("test_golden_ext");
 }

@@ -34,6 +34,14 @@ static const StTensor *expect_tensor(const StFile *f, const char *name, long s0,
   return t;
 }
 
+// expect_tensor of "layers.<i>.<name>".
+static const StTensor *expect_layer_tensor(const StFile *f, int i, const char *name, long s0, long s1,
+                                           const char *what) {
+  char n[96];
+  snprintf(n, sizeof n, "layers.%d.%s", i, name);
+  return expect_tensor(f, n, s0, s1, what);
+}
+
 static void expect_meta(const StFile *f, const char *key, const char *value, const char *what) {
   const char *v = st_meta(f, key);
   CHECK(v && !strcmp(v, value), "%s: metadata %s = \"%s\", expected \"%s\"", what, key, v ? v : "(none)",
@@ -84,15 +92,21 @@ static float *hub_tensor(const char *dir, const char *name, long *count) {
   return d;
 }
 
+// hub_read of fixture `variant` (its folder into dir[4200]); a failure is a failed check.
+static bool read_fixture(const char *variant, char *dir, StFile *f, ModelTokenizer **tk) {
+  Err err = {0};
+  snprintf(dir, 4200, "%s/hub/%s", ref, variant);
+  bool ok = hub_read(dir, f, tk, &err);
+  CHECK(ok, "%s: %s", variant, err.msg);
+  return ok;
+}
+
 static void test_gpt2(const char *variant, const char *prefix, bool tied_by_lm_head) {
   char dir[4200];
-  snprintf(dir, sizeof dir, "%s/hub/%s", ref, variant);
   StFile f;
   ModelTokenizer *tk;
   Err err = {0};
-  bool ok = hub_read(dir, &f, &tk, &err);
-  CHECK(ok, "%s: %s", variant, err.msg);
-  if (!ok) return;
+  if (!read_fixture(variant, dir, &f, &tk)) return;
   const long D = 16, F = 64, V = tk->bpe.n_vocab;
   expect_tensor(&f, "embed.weight", V, D, variant);
   expect_tensor(&f, "pos_embed.weight", 32, D, variant);
@@ -100,16 +114,11 @@ static void test_gpt2(const char *variant, const char *prefix, bool tied_by_lm_h
   CHECK(!st_find(&f, "head.weight"), "%s: the head is tied, not copied", variant);
   for (int i = 0; i < 2; i++) {
     char n[96];
-    snprintf(n, sizeof n, "layers.%d.self_attn.in_proj_weight", i);
-    const StTensor *in = expect_tensor(&f, n, 3 * D, D, variant);
-    snprintf(n, sizeof n, "layers.%d.linear1.weight", i);
-    const StTensor *l1 = expect_tensor(&f, n, F, D, variant);
-    snprintf(n, sizeof n, "layers.%d.linear2.weight", i);
-    expect_tensor(&f, n, D, F, variant);
-    snprintf(n, sizeof n, "layers.%d.self_attn.out_proj.bias", i);
-    expect_tensor(&f, n, D, -1, variant);
-    snprintf(n, sizeof n, "layers.%d.norm2.bias", i);
-    expect_tensor(&f, n, D, -1, variant);
+    const StTensor *in = expect_layer_tensor(&f, i, "self_attn.in_proj_weight", 3 * D, D, variant);
+    const StTensor *l1 = expect_layer_tensor(&f, i, "linear1.weight", F, D, variant);
+    expect_layer_tensor(&f, i, "linear2.weight", D, F, variant);
+    expect_layer_tensor(&f, i, "self_attn.out_proj.bias", D, -1, variant);
+    expect_layer_tensor(&f, i, "norm2.bias", D, -1, variant);
     // the Conv1D weights [in, out] arrive as the file stores them, marked transposed (model_from_st
     // reads them as such): canonical[j][k] == hub[k][j]
     CHECK(in && in->transposed && l1 && l1->transposed,
@@ -172,13 +181,9 @@ static void test_gpt2(const char *variant, const char *prefix, bool tied_by_lm_h
 
 static void test_bert(const char *variant) {
   char dir[4200];
-  snprintf(dir, sizeof dir, "%s/hub/%s", ref, variant);
   StFile f;
   ModelTokenizer *tk;
-  Err err = {0};
-  bool ok = hub_read(dir, &f, &tk, &err);
-  CHECK(ok, "%s: %s", variant, err.msg);
-  if (!ok) return;
+  if (!read_fixture(variant, dir, &f, &tk)) return;
   const long D = 16, F = 64, V = tk->wp.n;
   expect_tensor(&f, "embed.weight", V, D, variant);
   expect_tensor(&f, "pos_embed.weight", 32, D, variant);
@@ -192,16 +197,11 @@ static void test_bert(const char *variant) {
   CHECK(!st_find(&f, "head.weight") && !st_find(&f, "norm.weight"), "%s: tied head, no final norm", variant);
   for (int i = 0; i < 2; i++) {
     char n[96];
-    snprintf(n, sizeof n, "layers.%d.self_attn.in_proj_weight", i);
-    const StTensor *in = expect_tensor(&f, n, 3 * D, D, variant);
-    snprintf(n, sizeof n, "layers.%d.self_attn.in_proj_bias", i);
-    const StTensor *inb = expect_tensor(&f, n, 3 * D, -1, variant);
-    snprintf(n, sizeof n, "layers.%d.linear1.weight", i);
-    expect_tensor(&f, n, F, D, variant);
-    snprintf(n, sizeof n, "layers.%d.linear2.weight", i);
-    expect_tensor(&f, n, D, F, variant);
-    snprintf(n, sizeof n, "layers.%d.norm1.weight", i);
-    expect_tensor(&f, n, D, -1, variant);
+    const StTensor *in = expect_layer_tensor(&f, i, "self_attn.in_proj_weight", 3 * D, D, variant);
+    const StTensor *inb = expect_layer_tensor(&f, i, "self_attn.in_proj_bias", 3 * D, -1, variant);
+    expect_layer_tensor(&f, i, "linear1.weight", F, D, variant);
+    expect_layer_tensor(&f, i, "linear2.weight", D, F, variant);
+    expect_layer_tensor(&f, i, "norm1.weight", D, -1, variant);
     // rows 0..D-1 query, D..2D-1 key, 2D..3D-1 value, as nn.Linear stores them
     const char *parts[3] = {"query", "key", "value"};
     const char *prefix = strstr(variant, "bf16") ? "" : "bert.";
@@ -249,15 +249,11 @@ static char *read_text(const char *path) {
 
 static void test_tokenize(const char *variant) {
   char dir[4200];
-  snprintf(dir, sizeof dir, "%s/hub/%s", ref, variant);
   StFile f;
   Model m = {0};
   Err err = {0};
   m.tok_kind = strstr(variant, "gpt2") ? TOK_BPE : TOK_WORDPIECE;
-  if (!hub_read(dir, &f, &m.tokenizer, &err)) {
-    CHECK(0, "%s: %s", variant, err.msg);
-    return;
-  }
+  if (!read_fixture(variant, dir, &f, &m.tokenizer)) return;
   st_free(&f);
   CHECK(model_tokenizer_vocab(m.tokenizer, &m.vocab, &err), "%s: labels: %s", variant, err.msg);
   for (int s = 0; s < 2; s++) {
@@ -396,6 +392,27 @@ static void expect_refused(const char *why, const char *dir, const char *k1, con
   CHECK(f.n == 0 && f.tensors == NULL && tk == NULL, "%s: outputs not cleared", why);
 }
 
+// hub_read refuses a copy of fixture `variant` in which `from` in file `name` became `to`.
+static void refused_edit(const char *why, const char *variant, const char *name, const char *from,
+                         const char *to, const char *k1, const char *k2) {
+  char dir[64];
+  copy_fixture(variant, dir);
+  edit_file(dir, name, from, to);
+  expect_refused(why, dir, k1, k2);
+  remove_fixture(dir);
+}
+
+// hub_read refuses a copy of fixture `variant` without its file `name`.
+static void refused_without(const char *why, const char *variant, const char *name, const char *k1,
+                            const char *k2) {
+  char dir[64], p[4300];
+  copy_fixture(variant, dir);
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  unlink(p);
+  expect_refused(why, dir, k1, k2);
+  remove_fixture(dir);
+}
+
 static void test_bad(void) {
   char dir[64], p[4300];
   copy_fixture("gpt2-tiny", dir);
@@ -410,36 +427,20 @@ static void test_bad(void) {
   expect_refused("no model_type", dir, "model_type", NULL);
   remove_fixture(dir);
 
-  copy_fixture("gpt2-tiny", dir);
-  edit_file(dir, "config.json", "\"n_embd\": 16", "\"n_embd\": 32");
-  expect_refused("n_embd disagrees", dir, "wte.weight", "n_embd=32");
-  remove_fixture(dir);
-  copy_fixture("gpt2-tiny", dir);
-  edit_file(dir, "config.json", "\"n_layer\": 2", "\"n_layer\": 3");
-  expect_refused("n_layer too large", dir, "h.2.ln_1.weight", "missing");
-  remove_fixture(dir);
-  copy_fixture("gpt2-tiny", dir);
-  edit_file(dir, "config.json", "\"n_layer\": 2", "\"n_layer\": 1");
-  expect_refused("n_layer too small", dir, "h.1.ln_1.weight", "n_layer=1");
-  remove_fixture(dir);
-  copy_fixture("gpt2-tiny", dir);
-  edit_file(dir, "config.json", "\"n_positions\": 32", "\"n_positions\": 1024");
-  expect_refused("n_positions disagrees", dir, "wpe.weight", "n_positions=1024");
-  remove_fixture(dir);
-  copy_fixture("gpt2-tiny", dir);
-  edit_file(dir, "config.json", "\"gelu_new\"", "\"swish\"");
-  expect_refused("unknown activation", dir, "swish", "gelu_new");
-  remove_fixture(dir);
+  refused_edit("n_embd disagrees", "gpt2-tiny", "config.json", "\"n_embd\": 16", "\"n_embd\": 32",
+               "wte.weight", "n_embd=32");
+  refused_edit("n_layer too large", "gpt2-tiny", "config.json", "\"n_layer\": 2", "\"n_layer\": 3",
+               "h.2.ln_1.weight", "missing");
+  refused_edit("n_layer too small", "gpt2-tiny", "config.json", "\"n_layer\": 2", "\"n_layer\": 1",
+               "h.1.ln_1.weight", "n_layer=1");
+  refused_edit("n_positions disagrees", "gpt2-tiny", "config.json", "\"n_positions\": 32",
+               "\"n_positions\": 1024", "wpe.weight", "n_positions=1024");
+  refused_edit("unknown activation", "gpt2-tiny", "config.json", "\"gelu_new\"", "\"swish\"", "swish",
+               "gelu_new");
 
-  copy_fixture("gpt2-tiny", dir);
-  snprintf(p, sizeof p, "%s/merges.txt", dir);
-  unlink(p);
-  expect_refused("no merges.txt", dir, "merges.txt", NULL);
-  remove_fixture(dir);
-  copy_fixture("gpt2-tiny", dir);
-  edit_file(dir, "vocab.json", ", \"<|endoftext|>\": 292}", "}");
-  expect_refused("vocabulary smaller than wte", dir, "292 tokens", "293 rows");
-  remove_fixture(dir);
+  refused_without("no merges.txt", "gpt2-tiny", "merges.txt", "merges.txt", NULL);
+  refused_edit("vocabulary smaller than wte", "gpt2-tiny", "vocab.json", ", \"<|endoftext|>\": 292}", "}",
+               "292 tokens", "293 rows");
   copy_fixture("gpt2-tiny", dir);
   snprintf(p, sizeof p, "%s/model.safetensors", dir);
   unlink(p);
@@ -450,27 +451,14 @@ static void test_bad(void) {
   expect_refused("no weights", dir, "model.safetensors is missing", "huggingface-cli");
   remove_fixture(dir);
 
-  copy_fixture("bert-tiny", dir);
-  snprintf(p, sizeof p, "%s/vocab.txt", dir);
-  unlink(p);
-  expect_refused("no vocab.txt", dir, "vocab.txt", NULL);
-  remove_fixture(dir);
-  copy_fixture("bert-tiny", dir);
-  edit_file(dir, "config.json", "\"intermediate_size\": 64", "\"intermediate_size\": 32");
-  expect_refused("intermediate_size disagrees", dir, "intermediate.dense.weight", "intermediate_size=32");
-  remove_fixture(dir);
-  copy_fixture("bert-tiny", dir);
-  edit_file(dir, "config.json", "\"hidden_size\": 16", "\"hidden_size\": 8");
-  expect_refused("hidden_size disagrees", dir, "word_embeddings", "hidden_size=8");
-  remove_fixture(dir);
-  copy_fixture("bert-tiny", dir);
-  edit_file(dir, "config.json", "\"absolute\"", "\"relative_key\"");
-  expect_refused("relative positions", dir, "relative_key", "absolute");
-  remove_fixture(dir);
-  copy_fixture("bert-tiny", dir);
-  edit_file(dir, "vocab.txt", "[PAD]\n", "");
-  expect_refused("vocab.txt one short", dir, "vocab.txt", "rows");
-  remove_fixture(dir);
+  refused_without("no vocab.txt", "bert-tiny", "vocab.txt", "vocab.txt", NULL);
+  refused_edit("intermediate_size disagrees", "bert-tiny", "config.json", "\"intermediate_size\": 64",
+               "\"intermediate_size\": 32", "intermediate.dense.weight", "intermediate_size=32");
+  refused_edit("hidden_size disagrees", "bert-tiny", "config.json", "\"hidden_size\": 16",
+               "\"hidden_size\": 8", "word_embeddings", "hidden_size=8");
+  refused_edit("relative positions", "bert-tiny", "config.json", "\"absolute\"", "\"relative_key\"",
+               "relative_key", "absolute");
+  refused_edit("vocab.txt one short", "bert-tiny", "vocab.txt", "[PAD]\n", "", "vocab.txt", "rows");
 }
 
 // ---- the file mapping (model.h: a GPT-2 checkpoint's F32 weights stay in the file mapping)

@@ -19,25 +19,13 @@
 #include <string.h>
 
 #include "check.h"
-#include "forward.h"   // defines: model_forward
-#include "model.h"     // defines: Model, model_load
-#include "tokenizer.h" // defines: Tokens, tokens_from_text, vocab_find
-#include "trace.h"     // defines: Trace, trace_new_seq2seq, trace_find, trace_at
+#include "forward.h"    // defines: model_forward
+#include "model.h"      // defines: Model, model_load
+#include "tokenizer.h"  // defines: Tokens, tokens_from_text, vocab_find
+#include "trace_util.h" // defines: model_meta, argmax_row
+#include "trace.h"      // defines: Trace, trace_new_seq2seq, trace_find, trace_at
 
 #define MAX_OUT 24
-
-static const char *model_meta(const Model *m, const char *key) {
-  for (int i = 0; i < m->n_meta; i++)
-    if (!strcmp(m->meta_keys[i], key)) return m->meta_values[i];
-  return NULL;
-}
-
-static int argmax_row(const TraceTensor *x, int h, int i) {
-  int best = 0;
-  for (int j = 1; j < x->cols; j++)
-    if (trace_at(x, h, i, j) > trace_at(x, h, i, best)) best = j;
-  return best;
-}
 
 // The decoder's input <bos> + ids[0..n-1] as Tokens whose words point into the target vocabulary
 // (trace_new_seq2seq copies them, so the arrays may live on the stack).

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "fileio.h"  // defines: file_read_all, path_join
+#include "ids.h"     // defines: Ids, ids_push
 #include "unicode.h" // defines: uni_decode, uni_is_letter, uni_is_number
 
 #define BPE_MAX_FILE (64u << 20) // a larger vocab.json or merges.txt is refused
@@ -235,23 +236,6 @@ int bpe_find(const Bpe *b, const char *token) { return strtab_get(&b->index, tok
 
 // ---- encoding
 
-// Growable int array.
-typedef struct {
-  int *v;
-  int n, cap;
-} BpeInts;
-
-static bool bpe_push(BpeInts *a, int x) {
-  if (a->n == a->cap) {
-    int cap = a->cap ? 2 * a->cap : 64;
-    int *more = realloc(a->v, (size_t)cap * sizeof *more);
-    if (!more) return false;
-    a->v = more, a->cap = cap;
-  }
-  a->v[a->n++] = x;
-  return true;
-}
-
 // A candidate merge: the symbols at pos (left) and its next, with the ids they had when it was
 // made (it is stale when they changed since).
 typedef struct {
@@ -328,7 +312,7 @@ static bool bpe_cand_live(const BpeWork *w, BpeCand c) {
 // Merges the m bytes of one piece and appends their ids to out. The reference merges the
 // lowest-ranked pair at every place it occurs, left to right, and only then looks again: so all
 // candidates of one rank are taken off the heap before the pairs their merges make are queued.
-static bool bpe_merge_piece(const Bpe *b, BpeWork *w, const unsigned char *s, int m, BpeInts *out) {
+static bool bpe_merge_piece(const Bpe *b, BpeWork *w, const unsigned char *s, int m, Ids *out) {
   int cap = w->cap;
   if (!bpe_grow((void **)&w->id, &cap, m, sizeof *w->id)) return false;
   cap = w->cap;
@@ -369,7 +353,7 @@ static bool bpe_merge_piece(const Bpe *b, BpeWork *w, const unsigned char *s, in
     }
   }
   for (int i = 0; i >= 0; i = w->next[i])
-    if (!bpe_push(out, w->id[i])) return false;
+    if (!ids_push(out, w->id[i])) return false;
   return true;
 }
 
@@ -407,7 +391,7 @@ static int bpe_contraction(const char *s, size_t n) {
 }
 
 bool bpe_encode(const Bpe *b, const char *text, size_t len, int **ids, int *n, Err *err) {
-  BpeInts out = {0};
+  Ids out = {0};
   BpeWork w = {0};
   // characters: start offsets [nc + 1] and classes [nc]
   size_t *at = malloc((len + 1) * sizeof *at);

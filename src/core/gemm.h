@@ -36,7 +36,9 @@
 // the earlier promise of the same result on every machine is withdrawn for speed. What stays
 // promised: one and two threads give the same bits on the same machine and kernel, and every
 // path is within the golden tests' tolerance of PyTorch. (Today the two kernels happen to do
-// the same operations in the same order and so give the same bits; nothing relies on it.)
+// the same operations in the same order and so give the same bits; nothing relies on it.) The
+// softmax follows the same decision: under GEMM_AVX2 and GEMM_AVX512 its exp is in FMA form
+// (mat.c, f8_exp_neg_fma in simd.h), elsewhere in the portable form.
 //
 //     GemmWeights pw;
 //     if (gemm_pack(&pw, mat_view(w, N, K)))                // false unless AVX2/AVX-512

@@ -98,6 +98,32 @@ static int model_holds(const Model *m) {
               : 0);
 }
 
+// A LayerNorm of the layer being built, with its gain and shift: norm `k` (1, 2, 3) of tensor `in`
+// [rows, D].
+static int add_norm(Builder *b, int l, int k, const float *gain, const float *shift, int rows, int in, int *g,
+                    int *be) {
+  char name[24];
+  snprintf(name, sizeof name, "norm%d.gamma", k);
+  *g = add_view(b, name, l, 1, b->t->cfg.D, (float *)gain, false);
+  snprintf(name, sizeof name, "norm%d.beta", k);
+  *be = add_view(b, name, l, 1, b->t->cfg.D, (float *)shift, false);
+  snprintf(name, sizeof name, "norm%d", k);
+  int i = add(b, name, l, false, rows, b->t->cfg.D);
+  inputs(b->t, i, in, *g, *be, -1);
+  return i;
+}
+
+// Where one attention block's tensor indices go: fields of a TraceLayer or a TraceDecLayer
+// (S_raw NULL for a block without a mask).
+typedef struct {
+  int *Wq, *Wk, *Wv, *bq, *bk, *bv, *Q, *K, *V, *S_raw, *S, *A, *AV, *concat, *Wo, *bo, *attn;
+} AttnSlots;
+
+// The self-attention fields of y, a TraceLayer or a TraceDecLayer (both name them alike).
+#define SELF_ATTN_SLOTS(y)                                                                                   \
+  ((AttnSlots){&(y)->Wq, &(y)->Wk, &(y)->Wv, &(y)->bq, &(y)->bk, &(y)->bv, &(y)->Q, &(y)->K, &(y)->V,        \
+               &(y)->S_raw, &(y)->S, &(y)->A, &(y)->AV, &(y)->concat, &(y)->Wo, &(y)->bo, &(y)->attn})
+
 // A layer matrix's view [rows, cols] as the forward multiplies it (x·W): the transpose of the
 // stored W[out, in] (rows off.. of canon), or a GPT-2 checkpoint's Conv1D layout [in, out] read in
 // place (columns off.. of xw, whose stored rows hold xw_cols floats).
@@ -109,84 +135,97 @@ static int weight_view(Builder *b, const char *name, int l, int rows, int cols, 
   return i;
 }
 
+// One attention block of layer l, in the order of its stages, named `pre` + the self-attention's
+// names ("c": "cWq" ... "cattn"): W^q, W^k, W^v, views of in_w [3D, D] (PyTorch's in_proj_weight,
+// whose rows 0..D-1 are W^q's columns), and b^q, b^k, b^v from in_b [3D] (none when NULL); Q
+// [H, Lq, d_k] from tensor q_in, K and V [H, Lk, d_k] from kv_in; the scores (masked: S_raw
+// before the mask, then S) and A [H, Lq, Lk], AV, concat [Lq, D]; W^o, b^o (none when NULL), attn.
+// in_xw, out_xw: the two matrices in a GPT-2 checkpoint's Conv1D layout (model.h), viewed in place
+// instead; NULL else.
+static void add_attention(Builder *b, int l, const char *pre, AttnSlots y, int q_in, int Lq, int kv_in,
+                          int Lk, bool masked, float *in_w, float *in_xw, float *in_b, float *out_w,
+                          float *out_xw, float *out_b) {
+  Trace *t = b->t;
+  int D = t->cfg.D, dk = D / t->cfg.H;
+  char n[24];
+#define NAME(s) (snprintf(n, sizeof n, "%s%s", pre, s), n)
+  *y.Wq = weight_view(b, NAME("Wq"), l, D, D, in_w, in_xw, 3 * D, 0);
+  *y.Wk = weight_view(b, NAME("Wk"), l, D, D, in_w, in_xw, 3 * D, (size_t)D);
+  *y.Wv = weight_view(b, NAME("Wv"), l, D, D, in_w, in_xw, 3 * D, (size_t)2 * D);
+  if (in_b) { // absent: Q = Z W^q (the course's bias-free projections)
+    *y.bq = add_view(b, NAME("bq"), l, 1, D, in_b, false);
+    *y.bk = add_view(b, NAME("bk"), l, 1, D, in_b + D, false);
+    *y.bv = add_view(b, NAME("bv"), l, 1, D, in_b + 2 * D, false);
+  }
+  *y.Q = add(b, NAME("Q"), l, true, Lq, dk);
+  *y.K = add(b, NAME("K"), l, true, Lk, dk);
+  *y.V = add(b, NAME("V"), l, true, Lk, dk);
+  inputs(t, *y.Q, q_in, *y.Wq, *y.bq, -1);
+  inputs(t, *y.K, kv_in, *y.Wk, *y.bk, -1);
+  inputs(t, *y.V, kv_in, *y.Wv, *y.bv, -1);
+  int scores = *y.Q; // the scores' first input: Q, or S_raw under a mask
+  if (masked) {
+    *y.S_raw = add(b, NAME("S_raw"), l, true, Lq, Lk);
+    inputs(t, *y.S_raw, *y.Q, *y.K, -1, -1);
+    scores = *y.S_raw;
+  }
+  *y.S = add(b, NAME("S"), l, true, Lq, Lk);
+  inputs(t, *y.S, scores, masked ? -1 : *y.K, -1, -1);
+  *y.A = add(b, NAME("A"), l, true, Lq, Lk);
+  inputs(t, *y.A, *y.S, -1, -1, -1);
+  *y.AV = add(b, NAME("AV"), l, true, Lq, dk);
+  inputs(t, *y.AV, *y.A, *y.V, -1, -1);
+  *y.concat = add(b, NAME("concat"), l, false, Lq, D);
+  inputs(t, *y.concat, *y.AV, -1, -1, -1);
+  *y.Wo = weight_view(b, NAME("Wo"), l, D, D, out_w, out_xw, D, 0);
+  if (out_b) *y.bo = add_view(b, NAME("bo"), l, 1, D, out_b, false);
+  *y.attn = add(b, NAME("attn"), l, false, Lq, D);
+  inputs(t, *y.attn, *y.concat, *y.Wo, *y.bo, -1);
+#undef NAME
+}
+
+// The feed-forward network of layer l on tensor f_in [rows, D]: W1 [D, F], b1, ffn_pre [rows, F],
+// ffn_hidden = act(ffn_pre), W2 [F, D], b2, ffn [rows, D]; their indices go to *W1 ... *ffn (the
+// fields of a TraceLayer or a TraceDecLayer).
+static void add_ffn(Builder *b, int l, const LayerWeights *w, int f_in, int rows, int *W1, int *b1, int *pre,
+                    int *hidden, int *W2, int *b2, int *ffn) {
+  Trace *t = b->t;
+  int D = t->cfg.D, F = t->cfg.F;
+  *W1 = weight_view(b, "W1", l, D, F, w->linear1_weight, w->linear1_xw, F, 0);
+  *b1 = add_view(b, "b1", l, 1, F, w->linear1_bias, false);
+  *pre = add(b, "ffn_pre", l, false, rows, F);
+  inputs(t, *pre, f_in, *W1, *b1, -1);
+  *hidden = add(b, "ffn_hidden", l, false, rows, F);
+  inputs(t, *hidden, *pre, -1, -1, -1);
+  *W2 = weight_view(b, "W2", l, F, D, w->linear2_weight, w->linear2_xw, D, 0);
+  *b2 = add_view(b, "b2", l, 1, D, w->linear2_bias, false);
+  *ffn = add(b, "ffn", l, false, rows, D);
+  inputs(t, *ffn, *hidden, *W2, *b2, -1);
+}
+
 static void add_layer(Builder *b, int l, int in) {
   Trace *t = b->t;
   const ModelConfig *c = &t->cfg;
   const LayerWeights *w = &t->model->layers[l];
-  int L = t->L, D = c->D, H = c->H, dk = D / H, F = c->F;
+  int L = t->L, D = c->D;
   TraceLayer *y = &t->layers[l];
   memset(y, -1, sizeof *y);
   b->holds = model_holds(t->model) | (l == 0 ? WHEN_FIRST_LAYER : WHEN_LATER_LAYER);
   y->in = add_view(b, "in", l, L, D, t->t[in].data, false);
   inputs(t, y->in, in, -1, -1, -1);
   int a_in = y->in;
-  if (c->norm_first) { // LN1 before attention
-    y->norm1_g = add_view(b, "norm1.gamma", l, 1, D, w->norm1_weight, false);
-    y->norm1_b = add_view(b, "norm1.beta", l, 1, D, w->norm1_bias, false);
-    y->norm1 = add(b, "norm1", l, false, L, D);
-    inputs(t, y->norm1, y->in, y->norm1_g, y->norm1_b, -1);
-    a_in = y->norm1;
-  }
-  // W^q = in_proj_weight[0:D]ᵀ: the stored rows 0..D-1 are W^q's columns.
-  y->Wq = weight_view(b, "Wq", l, D, D, w->in_proj_weight, w->in_proj_xw, 3 * D, 0);
-  y->Wk = weight_view(b, "Wk", l, D, D, w->in_proj_weight, w->in_proj_xw, 3 * D, (size_t)D);
-  y->Wv = weight_view(b, "Wv", l, D, D, w->in_proj_weight, w->in_proj_xw, 3 * D, (size_t)2 * D);
-  if (w->in_proj_bias) { // absent: Q = Z W^q (the course's bias-free projections)
-    y->bq = add_view(b, "bq", l, 1, D, w->in_proj_bias, false);
-    y->bk = add_view(b, "bk", l, 1, D, w->in_proj_bias + D, false);
-    y->bv = add_view(b, "bv", l, 1, D, w->in_proj_bias + 2 * D, false);
-  }
-  y->Q = add(b, "Q", l, true, L, dk);
-  y->K = add(b, "K", l, true, L, dk);
-  y->V = add(b, "V", l, true, L, dk);
-  inputs(t, y->Q, a_in, y->Wq, y->bq, -1);
-  inputs(t, y->K, a_in, y->Wk, y->bk, -1);
-  inputs(t, y->V, a_in, y->Wv, y->bv, -1);
-  if (c->causal) { // S is the masked scores, S_raw the scores before the mask
-    y->S_raw = add(b, "S_raw", l, true, L, L);
-    inputs(t, y->S_raw, y->Q, y->K, -1, -1);
-    y->S = add(b, "S", l, true, L, L);
-    inputs(t, y->S, y->S_raw, -1, -1, -1);
-  } else {
-    y->S = add(b, "S", l, true, L, L);
-    inputs(t, y->S, y->Q, y->K, -1, -1);
-  }
-  y->A = add(b, "A", l, true, L, L);
-  inputs(t, y->A, y->S, -1, -1, -1);
-  y->AV = add(b, "AV", l, true, L, dk);
-  inputs(t, y->AV, y->A, y->V, -1, -1);
-  y->concat = add(b, "concat", l, false, L, D);
-  inputs(t, y->concat, y->AV, -1, -1, -1);
-  y->Wo = weight_view(b, "Wo", l, D, D, w->out_proj_weight, w->out_proj_xw, D, 0);
-  if (w->out_proj_bias) y->bo = add_view(b, "bo", l, 1, D, w->out_proj_bias, false);
-  y->attn = add(b, "attn", l, false, L, D);
-  inputs(t, y->attn, y->concat, y->Wo, y->bo, -1);
+  if (c->norm_first) // LN1 before attention
+    a_in = y->norm1 = add_norm(b, l, 1, w->norm1_weight, w->norm1_bias, L, y->in, &y->norm1_g, &y->norm1_b);
+  add_attention(b, l, "", SELF_ATTN_SLOTS(y), a_in, L, a_in, L, c->causal, w->in_proj_weight, w->in_proj_xw,
+                w->in_proj_bias, w->out_proj_weight, w->out_proj_xw, w->out_proj_bias);
   y->res1 = add(b, "res1", l, false, L, D);
   inputs(t, y->res1, y->in, y->attn, -1, -1);
-  int f_in;
-  if (c->norm_first) { // LN2 of the residual: the feed-forward's input
-    y->norm2_g = add_view(b, "norm2.gamma", l, 1, D, w->norm2_weight, false);
-    y->norm2_b = add_view(b, "norm2.beta", l, 1, D, w->norm2_bias, false);
-    y->norm2 = add(b, "norm2", l, false, L, D);
-    inputs(t, y->norm2, y->res1, y->norm2_g, y->norm2_b, -1);
-    f_in = y->norm2;
-  } else { // LN1 of the residual
-    y->norm1_g = add_view(b, "norm1.gamma", l, 1, D, w->norm1_weight, false);
-    y->norm1_b = add_view(b, "norm1.beta", l, 1, D, w->norm1_bias, false);
-    y->norm1 = add(b, "norm1", l, false, L, D);
-    inputs(t, y->norm1, y->res1, y->norm1_g, y->norm1_b, -1);
-    f_in = y->norm1;
-  }
-  y->W1 = weight_view(b, "W1", l, D, F, w->linear1_weight, w->linear1_xw, F, 0);
-  y->b1 = add_view(b, "b1", l, 1, F, w->linear1_bias, false);
-  y->ffn_pre = add(b, "ffn_pre", l, false, L, F);
-  inputs(t, y->ffn_pre, f_in, y->W1, y->b1, -1);
-  y->ffn_hidden = add(b, "ffn_hidden", l, false, L, F);
-  inputs(t, y->ffn_hidden, y->ffn_pre, -1, -1, -1);
-  y->W2 = weight_view(b, "W2", l, F, D, w->linear2_weight, w->linear2_xw, D, 0);
-  y->b2 = add_view(b, "b2", l, 1, D, w->linear2_bias, false);
-  y->ffn = add(b, "ffn", l, false, L, D);
-  inputs(t, y->ffn, y->ffn_hidden, y->W2, y->b2, -1);
+  // the feed-forward's input: pre-norm LN2 of the residual, post-norm LN1 of it
+  int f_in = c->norm_first ? (y->norm2 = add_norm(b, l, 2, w->norm2_weight, w->norm2_bias, L, y->res1,
+                                                  &y->norm2_g, &y->norm2_b))
+                           : (y->norm1 = add_norm(b, l, 1, w->norm1_weight, w->norm1_bias, L, y->res1,
+                                                  &y->norm1_g, &y->norm1_b));
+  add_ffn(b, l, w, f_in, L, &y->W1, &y->b1, &y->ffn_pre, &y->ffn_hidden, &y->W2, &y->b2, &y->ffn);
   if (c->norm_first) { // the residual is the layer's output
     y->res2 = add(b, "res2", l, false, L, D);
     inputs(t, y->res2, y->res1, y->ffn, -1, -1);
@@ -204,21 +243,6 @@ static void add_layer(Builder *b, int l, int in) {
   inputs(t, y->out, c->norm_first ? y->res2 : y->norm2, -1, -1, -1);
 }
 
-// A LayerNorm of the decoder layer being built, with its gain and shift: norm `k` (1, 2, 3) of
-// tensor `in` [rows, D].
-static int dec_norm(Builder *b, int l, int k, const float *gain, const float *shift, int rows, int in, int *g,
-                    int *be) {
-  char name[24];
-  snprintf(name, sizeof name, "norm%d.gamma", k);
-  *g = add_view(b, name, l, 1, b->t->cfg.D, (float *)gain, false);
-  snprintf(name, sizeof name, "norm%d.beta", k);
-  *be = add_view(b, name, l, 1, b->t->cfg.D, (float *)shift, false);
-  snprintf(name, sizeof name, "norm%d", k);
-  int i = add(b, name, l, false, rows, b->t->cfg.D);
-  inputs(b->t, i, in, *g, *be, -1);
-  return i;
-}
-
 // Decoder layer l of an encoder-decoder (names "d{l}.*"), in the order of its stages: masked
 // self-attention over the target, residual and LayerNorm, cross-attention (queries from the
 // decoder, keys and values from memory), residual and LayerNorm, FFN, residual and LayerNorm.
@@ -227,7 +251,7 @@ static void add_dec_layer(Builder *b, int l, int in) {
   const ModelConfig *c = &t->cfg;
   const DecLayerWeights *dw = &t->model->dec_layers[l];
   const LayerWeights *w = &dw->self;
-  int T = t->T, S = t->L, D = c->D, H = c->H, dk = D / H, F = c->F;
+  int T = t->T, S = t->L, D = c->D;
   bool pre = c->norm_first;
   TraceDecLayer *y = &t->dec_layers[l];
   memset(y, -1, sizeof *y);
@@ -236,91 +260,36 @@ static void add_dec_layer(Builder *b, int l, int in) {
   inputs(t, y->in, in, -1, -1, -1);
   int a_in = y->in; // masked self-attention's input: pre-norm LN1(in)
   if (pre)
-    a_in = y->norm1 = dec_norm(b, l, 1, w->norm1_weight, w->norm1_bias, T, y->in, &y->norm1_g, &y->norm1_b);
+    a_in = y->norm1 = add_norm(b, l, 1, w->norm1_weight, w->norm1_bias, T, y->in, &y->norm1_g, &y->norm1_b);
   // masked self-attention [H, T, T]: S is the masked scores, S_raw the scores before the mask
-  y->Wq = add_view(b, "Wq", l, D, D, w->in_proj_weight, true);
-  y->Wk = add_view(b, "Wk", l, D, D, w->in_proj_weight + (size_t)D * D, true);
-  y->Wv = add_view(b, "Wv", l, D, D, w->in_proj_weight + (size_t)2 * D * D, true);
-  if (w->in_proj_bias) { // absent: Q = Z W^q (the course's bias-free projections)
-    y->bq = add_view(b, "bq", l, 1, D, w->in_proj_bias, false);
-    y->bk = add_view(b, "bk", l, 1, D, w->in_proj_bias + D, false);
-    y->bv = add_view(b, "bv", l, 1, D, w->in_proj_bias + 2 * D, false);
-  }
-  y->Q = add(b, "Q", l, true, T, dk);
-  y->K = add(b, "K", l, true, T, dk);
-  y->V = add(b, "V", l, true, T, dk);
-  inputs(t, y->Q, a_in, y->Wq, y->bq, -1);
-  inputs(t, y->K, a_in, y->Wk, y->bk, -1);
-  inputs(t, y->V, a_in, y->Wv, y->bv, -1);
-  y->S_raw = add(b, "S_raw", l, true, T, T);
-  inputs(t, y->S_raw, y->Q, y->K, -1, -1);
-  y->S = add(b, "S", l, true, T, T);
-  inputs(t, y->S, y->S_raw, -1, -1, -1);
-  y->A = add(b, "A", l, true, T, T);
-  inputs(t, y->A, y->S, -1, -1, -1);
-  y->AV = add(b, "AV", l, true, T, dk);
-  inputs(t, y->AV, y->A, y->V, -1, -1);
-  y->concat = add(b, "concat", l, false, T, D);
-  inputs(t, y->concat, y->AV, -1, -1, -1);
-  y->Wo = add_view(b, "Wo", l, D, D, w->out_proj_weight, true);
-  if (w->out_proj_bias) y->bo = add_view(b, "bo", l, 1, D, w->out_proj_bias, false);
-  y->attn = add(b, "attn", l, false, T, D);
-  inputs(t, y->attn, y->concat, y->Wo, y->bo, -1);
+  add_attention(b, l, "", SELF_ATTN_SLOTS(y), a_in, T, a_in, T, true, w->in_proj_weight, w->in_proj_xw,
+                w->in_proj_bias, w->out_proj_weight, w->out_proj_xw, w->out_proj_bias);
   y->res1 = add(b, "res1", l, false, T, D);
   inputs(t, y->res1, y->in, y->attn, -1, -1);
   // residual + LayerNorm 1: post-norm LN1(res1), pre-norm LN2(res1): the cross-attention's input x1
   int x1 = pre ? (y->norm2 =
-                      dec_norm(b, l, 2, w->norm2_weight, w->norm2_bias, T, y->res1, &y->norm2_g, &y->norm2_b))
-               : (y->norm1 = dec_norm(b, l, 1, w->norm1_weight, w->norm1_bias, T, y->res1, &y->norm1_g,
+                      add_norm(b, l, 2, w->norm2_weight, w->norm2_bias, T, y->res1, &y->norm2_g, &y->norm2_b))
+               : (y->norm1 = add_norm(b, l, 1, w->norm1_weight, w->norm1_bias, T, y->res1, &y->norm1_g,
                                       &y->norm1_b));
   // cross-attention: Q^c [H, T, d_k] from x1, K^c and V^c [H, S, d_k] from memory, S^c [H, T, S]
-  y->cWq = add_view(b, "cWq", l, D, D, dw->cross_in_proj_weight, true);
-  y->cWk = add_view(b, "cWk", l, D, D, dw->cross_in_proj_weight + (size_t)D * D, true);
-  y->cWv = add_view(b, "cWv", l, D, D, dw->cross_in_proj_weight + (size_t)2 * D * D, true);
-  y->cbq = add_view(b, "cbq", l, 1, D, dw->cross_in_proj_bias, false);
-  y->cbk = add_view(b, "cbk", l, 1, D, dw->cross_in_proj_bias + D, false);
-  y->cbv = add_view(b, "cbv", l, 1, D, dw->cross_in_proj_bias + 2 * D, false);
-  y->cQ = add(b, "cQ", l, true, T, dk);
-  y->cK = add(b, "cK", l, true, S, dk);
-  y->cV = add(b, "cV", l, true, S, dk);
-  inputs(t, y->cQ, x1, y->cWq, y->cbq, -1);
-  inputs(t, y->cK, t->memory, y->cWk, y->cbk, -1);
-  inputs(t, y->cV, t->memory, y->cWv, y->cbv, -1);
-  y->cS = add(b, "cS", l, true, T, S);
-  inputs(t, y->cS, y->cQ, y->cK, -1, -1);
-  y->cA = add(b, "cA", l, true, T, S);
-  inputs(t, y->cA, y->cS, -1, -1, -1);
-  y->cAV = add(b, "cAV", l, true, T, dk);
-  inputs(t, y->cAV, y->cA, y->cV, -1, -1);
-  y->cconcat = add(b, "cconcat", l, false, T, D);
-  inputs(t, y->cconcat, y->cAV, -1, -1, -1);
-  y->cWo = add_view(b, "cWo", l, D, D, dw->cross_out_proj_weight, true);
-  y->cbo = add_view(b, "cbo", l, 1, D, dw->cross_out_proj_bias, false);
-  y->cattn = add(b, "cattn", l, false, T, D);
-  inputs(t, y->cattn, y->cconcat, y->cWo, y->cbo, -1);
+  AttnSlots cross = {&y->cWq, &y->cWk, &y->cWv, &y->cbq, &y->cbk,     &y->cbv, &y->cQ,  &y->cK,   &y->cV,
+                     NULL,    &y->cS,  &y->cA,  &y->cAV, &y->cconcat, &y->cWo, &y->cbo, &y->cattn};
+  add_attention(b, l, "c", cross, x1, T, t->memory, S, false, dw->cross_in_proj_weight, NULL,
+                dw->cross_in_proj_bias, dw->cross_out_proj_weight, NULL, dw->cross_out_proj_bias);
   y->res2 = add(b, "res2", l, false, T, D);
   inputs(t, y->res2, pre ? y->res1 : x1, y->cattn, -1, -1);
   // residual + LayerNorm 2: post-norm LN2(res2), pre-norm LN3(res2): the FFN's input
   int f_in =
       pre ? (y->norm3 =
-                 dec_norm(b, l, 3, dw->norm3_weight, dw->norm3_bias, T, y->res2, &y->norm3_g, &y->norm3_b))
+                 add_norm(b, l, 3, dw->norm3_weight, dw->norm3_bias, T, y->res2, &y->norm3_g, &y->norm3_b))
           : (y->norm2 =
-                 dec_norm(b, l, 2, w->norm2_weight, w->norm2_bias, T, y->res2, &y->norm2_g, &y->norm2_b));
-  y->W1 = add_view(b, "W1", l, D, F, w->linear1_weight, true);
-  y->b1 = add_view(b, "b1", l, 1, F, w->linear1_bias, false);
-  y->ffn_pre = add(b, "ffn_pre", l, false, T, F);
-  inputs(t, y->ffn_pre, f_in, y->W1, y->b1, -1);
-  y->ffn_hidden = add(b, "ffn_hidden", l, false, T, F);
-  inputs(t, y->ffn_hidden, y->ffn_pre, -1, -1, -1);
-  y->W2 = add_view(b, "W2", l, F, D, w->linear2_weight, true);
-  y->b2 = add_view(b, "b2", l, 1, D, w->linear2_bias, false);
-  y->ffn = add(b, "ffn", l, false, T, D);
-  inputs(t, y->ffn, y->ffn_hidden, y->W2, y->b2, -1);
+                 add_norm(b, l, 2, w->norm2_weight, w->norm2_bias, T, y->res2, &y->norm2_g, &y->norm2_b));
+  add_ffn(b, l, w, f_in, T, &y->W1, &y->b1, &y->ffn_pre, &y->ffn_hidden, &y->W2, &y->b2, &y->ffn);
   // residual + LayerNorm 3, the layer's output: pre-norm res3 = res2 + ffn; post-norm LN3(f_in + ffn)
   y->res3 = add(b, "res3", l, false, T, D);
   inputs(t, y->res3, pre ? y->res2 : f_in, y->ffn, -1, -1);
   if (!pre)
-    y->norm3 = dec_norm(b, l, 3, dw->norm3_weight, dw->norm3_bias, T, y->res3, &y->norm3_g, &y->norm3_b);
+    y->norm3 = add_norm(b, l, 3, dw->norm3_weight, dw->norm3_bias, T, y->res3, &y->norm3_g, &y->norm3_b);
   y->out = add_view(b, "out", l, T, D, NULL, false);
   inputs(t, y->out, pre ? y->res3 : y->norm3, -1, -1, -1);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fileio.h"  // defines: file_read_all, path_join
+#include "ids.h"     // defines: Ids, ids_push
 #include "unicode.h" // defines: uni_decode, uni_category, uni_nfc, uni_nfd
 #include "utf8.h"    // defines: utf8_invalid_at
 
@@ -153,33 +154,17 @@ static bool wp_str_cp(WpStr *b, int32_t c) {
   return wp_str_add(b, u, (size_t)k);
 }
 
-typedef struct {
-  int *v;
-  int n, cap;
-} WpInts;
-
-static bool wp_push(WpInts *a, int x) {
-  if (a->n == a->cap) {
-    int cap = a->cap ? 2 * a->cap : 64;
-    int *more = realloc(a->v, (size_t)cap * sizeof *more);
-    if (!more) return false;
-    a->v = more, a->cap = cap;
-  }
-  a->v[a->n++] = x;
-  return true;
-}
-
 // ---- WordPiece proper: one word (no space, no punctuation inside), s[0..n) UTF-8
 
-static bool wp_word(const WordPiece *w, const char *s, size_t n, WpInts *out, WpStr *scratch) {
+static bool wp_word(const WordPiece *w, const char *s, size_t n, Ids *out, WpStr *scratch) {
   size_t at[WP_MAX_WORD_CHARS + 2], nc = 0; // character starts
   for (size_t i = 0; i < n; nc++) {
-    if (nc > WP_MAX_WORD_CHARS) return wp_push(out, w->unk);
+    if (nc > WP_MAX_WORD_CHARS) return ids_push(out, w->unk);
     int32_t cp;
     at[nc] = i;
     i += (size_t)uni_decode(s + i, n - i, &cp);
   }
-  if (nc > WP_MAX_WORD_CHARS) return wp_push(out, w->unk);
+  if (nc > WP_MAX_WORD_CHARS) return ids_push(out, w->unk);
   at[nc] = n;
   int first = out->n;
   for (size_t start = 0; start < nc;) {
@@ -194,9 +179,9 @@ static bool wp_word(const WordPiece *w, const char *s, size_t n, WpInts *out, Wp
     }
     if (id < 0) { // no piece starts here: the whole word is unknown
       out->n = first;
-      return wp_push(out, w->unk);
+      return ids_push(out, w->unk);
     }
-    if (!wp_push(out, id)) return false;
+    if (!ids_push(out, id)) return false;
     start = end;
   }
   return true;
@@ -222,7 +207,7 @@ static bool wp_cps_push(WpWork *k, int32_t c) {
 }
 
 // Lowercases, strips accents (with lower), splits at punctuation and WordPieces the word cps[0..n).
-static bool wp_basic_word(const WordPiece *w, WpWork *k, const int32_t *cps, size_t n, WpInts *out) {
+static bool wp_basic_word(const WordPiece *w, WpWork *k, const int32_t *cps, size_t n, Ids *out) {
   k->low.n = 0;
   for (size_t i = 0; i < n; i++) {
     int32_t c = cps[i];
@@ -269,7 +254,7 @@ static bool wp_basic_word(const WordPiece *w, WpWork *k, const int32_t *cps, siz
   return ok;
 }
 
-static bool wp_basic(const WordPiece *w, WpWork *k, const char *text, size_t len, WpInts *out) {
+static bool wp_basic(const WordPiece *w, WpWork *k, const char *text, size_t len, Ids *out) {
   k->clean.n = 0;
   for (size_t i = 0; i < len;) {
     int32_t c;
@@ -310,9 +295,9 @@ static bool wp_basic(const WordPiece *w, WpWork *k, const char *text, size_t len
 bool wp_encode(const WordPiece *w, const char *text, size_t len, int **ids, int *n, Err *err) {
   static const char *special[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
   int special_id[5] = {w->pad, w->unk, w->cls, w->sep, w->mask};
-  WpInts out = {0};
+  Ids out = {0};
   WpWork k = {0};
-  bool ok = wp_push(&out, w->cls);
+  bool ok = ids_push(&out, w->cls);
   size_t from = 0;
   for (size_t i = 0; ok && i <= len;) {
     int hit = -1;
@@ -327,14 +312,14 @@ bool wp_encode(const WordPiece *w, const char *text, size_t len, int **ids, int 
     }
     ok = wp_basic(w, &k, text + from, i - from, &out);
     if (ok && hit >= 0) {
-      ok = wp_push(&out, special_id[hit] >= 0 ? special_id[hit] : w->unk);
+      ok = ids_push(&out, special_id[hit] >= 0 ? special_id[hit] : w->unk);
       i += strlen(special[hit]);
     } else {
       i++;
     }
     from = i;
   }
-  ok = ok && wp_push(&out, w->sep);
+  ok = ok && ids_push(&out, w->sep);
   free(k.clean.s), free(k.word.s), free(k.low.s), free(k.scratch.s), free(k.cps);
   if (!ok) {
     free(out.v);

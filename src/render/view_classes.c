@@ -10,25 +10,9 @@
 #include "bars.h" // defines: bars_draw
 #include "view_internal.h"
 
+// These stages' tensors have no head axis.
 static int op(Eq *e, int index, const char *symbol, LinkKind link) {
   return eq_op(e, operand_tensor(e->t, index, 0, false), symbol, link);
-}
-
-static void result(Eq *e, int k) {
-  e->lay->result = k;
-  e->lay->ops[k].result = true;
-  e->lay->ops[k].link = LINK_NONE;
-}
-
-// fn([a]) = [r] in row `row`.
-static void apply(Eq *e, int row, const char *fn, int ka, int kr) {
-  e->deco[ka].row_labels = e->deco[kr].row_labels = true;
-  eq_tex(e, row, fn);
-  eq_delim(e, row, '(');
-  eq_put(e, row, ka);
-  eq_delim(e, row, ')');
-  eq_tex(e, row, "=");
-  eq_put(e, row, kr);
 }
 
 // [Z] + [P] (+ [t₀]) = [sum]: the embeddings, positions and (BERT) token type row 0.
@@ -48,7 +32,7 @@ static void stage_addpos(Eq *e) {
   }
   eq_tex(e, 0, "=");
   eq_put(e, 0, ks);
-  result(e, ks);
+  eq_result(e, ks);
 }
 
 // BERT: act([Z'] × [W_t] + [b_t]) = [g], then LayerNorm([g]) = [y].
@@ -71,8 +55,7 @@ static void stage_head_transform(Eq *e) {
   eq_delim(e, 0, ')');
   eq_tex(e, 0, "=");
   eq_put(e, 0, kg);
-  apply(e, 1, "\\mathrm{LayerNorm}", kg2, ky);
-  result(e, ky);
+  eq_apply(e, 1, "\\mathrm{LayerNorm}", kg2, ky);
 }
 
 // The classifier's mean: [y] (L×D) on top, z̄ = (1/L) Σᵢ yᵢ (1×D) under it, column by column.
@@ -87,7 +70,7 @@ static void stage_pool(Eq *e) {
          scene_strf(e->s, "\\bar{z} = \\frac{1}{%d} \\sum_{i=1}^{%d} %s_i =", t->L, t->L,
                     t->enc_norm >= 0 ? "y" : "z'"));
   eq_put(e, 1, kz);
-  result(e, kz);
+  eq_result(e, kz);
 }
 
 // [z̄] × [W_c] + [b_c] = [s].
@@ -103,7 +86,7 @@ static void stage_class_scores(Eq *e) {
   eq_put(e, 0, kb);
   eq_tex(e, 0, "=");
   eq_put(e, 0, ks);
-  result(e, ks);
+  eq_result(e, ks);
 }
 
 // softmax([s]) = [p̂] in the top third; under it one bar per class, its name and its probability
@@ -115,8 +98,7 @@ static void stage_class_pred(Eq *e) {
   int C = p->cols;
   float top = e->h * 0.34f;
   int ks = op(e, t->class_logits, "s", LINK_CELL), kp = op(e, t->class_pred, "\\hat{p}", LINK_NONE);
-  apply(e, 0, "\\operatorname{softmax}", ks, kp);
-  result(e, kp);
+  eq_apply(e, 0, "\\operatorname{softmax}", ks, kp);
   int best = 0;
   for (int c = 1; c < C; c++)
     if (p->data[c] > p->data[best]) best = c;
@@ -143,15 +125,13 @@ bool view_stage_ext(Eq *e, const TraceStep *st) {
   case STEP_EMBED_NORM: {
     int ka = op(e, t->embed_sum, t->t0 >= 0 ? "Z + P + t_0" : "Z + P", LINK_ROW);
     int kz = op(e, t->Z, "Z", LINK_NONE);
-    apply(e, 0, "\\mathrm{LayerNorm}", ka, kz);
-    result(e, kz);
+    eq_apply(e, 0, "\\mathrm{LayerNorm}", ka, kz);
     return true;
   }
   case STEP_HEAD_TRANSFORM: stage_head_transform(e); return true;
   case STEP_ENC_NORM: {
     int ka = op(e, t->t[t->enc_norm].inputs[0], "Z'", LINK_ROW), ky = op(e, t->enc_norm, "y", LINK_NONE);
-    apply(e, 0, "\\mathrm{LayerNorm}", ka, ky);
-    result(e, ky);
+    eq_apply(e, 0, "\\mathrm{LayerNorm}", ka, ky);
     return true;
   }
   case STEP_POOL: stage_pool(e); return true;

@@ -14,100 +14,7 @@
 #include "tex.h" // defines: tex_draw
 #include "view_internal.h"
 
-// ---------------------------------------------------------------- helpers (as view_stages.c's)
-
-static int op(Eq *e, int index, int head, bool transpose, const char *symbol, LinkKind link) {
-  return eq_op(e, operand_tensor(e->t, index, head, transpose), symbol, link);
-}
-
-static const char *hsym(Eq *e, const char *base, int h) { return scene_strf(e->s, "%s_{%d}", base, h + 1); }
-
-static void head_color(Eq *e, int k, int h) { e->deco[k].symbol_color = theme_head(e->o->theme, h); }
-
-static void result(Eq *e, int k) {
-  e->lay->result = k;
-  e->lay->ops[k].result = true;
-  e->lay->ops[k].link = LINK_NONE;
-}
-
-// Row `row`: [x] × [W] + [b] = [y], or fn( ... ) = [y].
-static void linear_row(Eq *e, int row, const char *fn, int x, const char *xs, int W, const char *ws, int b,
-                       const char *bs, int y, const char *ys) {
-  int kx = op(e, x, 0, false, xs, LINK_ROW);
-  int kw = op(e, W, 0, false, ws, LINK_COL);
-  int kb = op(e, b, 0, false, bs, LINK_COL);
-  int ky = op(e, y, -1, false, ys, LINK_NONE);
-  e->deco[kx].row_labels = true;
-  if (fn) {
-    eq_tex(e, row, fn);
-    eq_delim(e, row, '(');
-  }
-  eq_put(e, row, kx);
-  eq_tex(e, row, "\\times");
-  eq_put(e, row, kw);
-  eq_tex(e, row, "+");
-  eq_put(e, row, kb);
-  if (fn) eq_delim(e, row, ')');
-  eq_tex(e, row, "=");
-  eq_put(e, row, ky);
-  if (row == 0 || e->lay->result < 0) result(e, ky);
-}
-
-// fn([a]) = [r], row by row.
-static void apply_row(Eq *e, const char *fn, int a, const char *as, int r, const char *rs) {
-  int ka = op(e, a, 0, false, as, LINK_ROW), kr = op(e, r, 0, false, rs, LINK_NONE);
-  e->deco[ka].row_labels = e->deco[kr].row_labels = true;
-  eq_tex(e, 0, fn);
-  eq_delim(e, 0, '(');
-  eq_put(e, 0, ka);
-  eq_delim(e, 0, ')');
-  eq_tex(e, 0, "=");
-  eq_put(e, 0, kr);
-  result(e, kr);
-}
-
-// [a] + [b] = [out], optionally inside norm( ... ).
-static void add_norm(Eq *e, int a, const char *as, int b, const char *bs, int out, const char *os,
-                     const char *norm) {
-  int ka = op(e, a, 0, false, as, norm ? LINK_ROW : LINK_CELL);
-  int kb = op(e, b, 0, false, bs, norm ? LINK_ROW : LINK_CELL);
-  int ko = op(e, out, 0, false, os, LINK_NONE);
-  e->deco[ka].row_labels = true;
-  if (norm) {
-    eq_tex(e, 0, norm);
-    eq_delim(e, 0, '(');
-  }
-  eq_put(e, 0, ka);
-  eq_tex(e, 0, "+");
-  eq_put(e, 0, kb);
-  if (norm) eq_delim(e, 0, ')');
-  eq_tex(e, 0, "=");
-  eq_put(e, 0, ko);
-  result(e, ko);
-}
-
-// A single matrix with its token labels (one-hot, positions).
-static void single(Eq *e, int index, const char *sym) {
-  int k = op(e, index, 0, false, sym, LINK_NONE);
-  e->deco[k].row_labels = true;
-  eq_put(e, 0, k);
-  result(e, k);
-}
-
-// Every head's matrix in a grid of small multiples (head = -1).
-static void all_heads(Eq *e, int index, const char *base) {
-  int H = e->t->cfg.H, per_row = H <= 3 ? H : H <= 4 ? 2 : 4;
-  for (int h = 0; h < H; h++) {
-    int r = h / per_row;
-    if (r >= VIEW_MAX_ROWS) break;
-    int k = op(e, index, h, false, hsym(e, base, h), LINK_NONE);
-    e->deco[k].row_labels = h % per_row == 0;
-    head_color(e, k, h);
-    if (h == 0) result(e, k);
-    e->lay->ops[k].result = true;
-    eq_put(e, r, k);
-  }
-}
+// ---------------------------------------------------------------- helpers (view_internal.h has the others)
 
 // A line of plain text under the equation (what a stage reuses, where its sides come from): the
 // equation gets the view's height less two lines.
@@ -120,85 +27,34 @@ static void note(Eq *e, const char *text) {
 
 // ---------------------------------------------------------------- attention (self and cross)
 
-// The indices of one attention block's tensors: the decoder's masked self-attention or its
-// cross-attention, and the TeX names they carry ("Q" or "Q^c").
-typedef struct {
-  int Q, K, V, S_raw, S, A, AV, concat, Wo, bo, attn;
-  const char *q, *k, *v, *s, *a, *head, *w_o, *b_o, *out;
-} Block;
-
-static Block self_block(const TraceDecLayer *y) {
-  return (Block){y->Q,
-                 y->K,
-                 y->V,
-                 y->S_raw,
-                 y->S,
-                 y->A,
-                 y->AV,
-                 y->concat,
-                 y->Wo,
-                 y->bo,
-                 y->attn,
-                 "Q",
-                 "K",
-                 "V",
-                 "S",
-                 "A",
-                 "\\mathrm{head}",
-                 "W^o",
-                 "b^o",
-                 "\\mathrm{MaskedMH}(Y)"};
+// The decoder's masked self-attention and its cross-attention, with the TeX names they carry.
+static EqAttn self_block(const TraceDecLayer *y) {
+  EqAttn b = EQ_SELF_ATTN(y, "\\mathrm{MaskedMH}(Y)");
+  b.braced = true;
+  return b;
 }
 
-static Block cross_block(const TraceDecLayer *y) {
-  return (Block){y->cQ,
-                 y->cK,
-                 y->cV,
-                 y->cS,
-                 y->cS,
-                 y->cA,
-                 y->cAV,
-                 y->cconcat,
-                 y->cWo,
-                 y->cbo,
-                 y->cattn,
-                 "Q^c",
-                 "K^c",
-                 "V^c",
-                 "S^c",
-                 "A^c",
-                 "\\mathrm{head}^c",
-                 "W^{oc}",
-                 "b^{oc}",
-                 "\\mathrm{CrossMH}(x, M)"};
+static EqAttn cross_block(const TraceDecLayer *y) {
+  EqAttn b = {0};
+  b.Q = y->cQ, b.K = y->cK, b.V = y->cV, b.S_raw = b.S = y->cS, b.A = y->cA, b.AV = y->cAV;
+  b.concat = y->cconcat, b.Wo = y->cWo, b.bo = y->cbo, b.attn = y->cattn;
+  b.q = "Q^c", b.k = "K^c", b.v = "V^c", b.s = "S^c", b.a = "A^c", b.head = "\\mathrm{head}^c";
+  b.w_o = "W^{oc}", b.b_o = "b^{oc}", b.out = "\\mathrm{CrossMH}(x, M)", b.braced = true;
+  return b;
 }
 
-// h-th head's symbol of a block's base ("Q^c" -> "Q^c_{1}").
-static const char *bsym(Eq *e, const char *base, int h) { return scene_strf(e->s, "{%s}_{%d}", base, h + 1); }
-
-static void scores(Eq *e, const Block *b, int h, bool cross) {
-  if (h < 0) return all_heads(e, b->S_raw, cross ? "S^c" : "S");
-  int kq = op(e, b->Q, h, false, bsym(e, b->q, h), LINK_ROW);
-  int kk = op(e, b->K, h, true, scene_strf(e->s, "{%s}_{%d}^\\top", b->k, h + 1), LINK_COL);
-  int ks = op(e, b->S_raw, h, false, bsym(e, b->s, h), LINK_NONE);
-  e->deco[kq].row_labels = e->deco[ks].row_labels = true;
-  head_color(e, kq, h), head_color(e, kk, h), head_color(e, ks, h);
-  if (cross) note(e, "queries from the decoder (target words) · keys from memory (source words)");
-  eq_put(e, 0, kq);
-  eq_tex(e, 0, "\\times");
-  eq_put(e, 0, kk);
-  eq_tex(e, 0, scene_strf(e->s, "\\cdot \\frac{1}{\\sqrt{%d}} =", e->t->cfg.D / e->t->cfg.H));
-  eq_put(e, 0, ks);
-  result(e, ks);
+// A cross-attention stage's line under the equation, for one head (the grid of all heads has none).
+static void cross_note(Eq *e, int h, const char *text) {
+  if (h >= 0) note(e, text);
 }
 
-static void mask(Eq *e, const Block *b, int h) {
-  if (h < 0) return all_heads(e, b->S, "S");
+static void mask(Eq *e, const EqAttn *b, int h) {
+  if (h < 0) return eq_all_heads(e, b->S, "S");
   int T = e->t->T;
-  int ks = op(e, b->S_raw, h, false, bsym(e, "S", h), LINK_CELL);
+  int ks = eq_tensor(e, b->S_raw, h, false, scene_strf(e->s, "{S}_{%d}", h + 1), LINK_CELL);
   int km = eq_op(e, (Operand){e->t, -1, 0, false, T, T, AXIS_TGT_TOKEN, AXIS_TGT_TOKEN, T, NULL, -1},
                  "\\mathrm{Mask}", LINK_CELL);
-  int kr = op(e, b->S, h, false, scene_strf(e->s, "S_{%d} + \\mathrm{Mask}", h + 1), LINK_NONE);
+  int kr = eq_tensor(e, b->S, h, false, scene_strf(e->s, "S_{%d} + \\mathrm{Mask}", h + 1), LINK_NONE);
   e->deco[ks].row_labels = e->deco[kr].row_labels = true;
   note(e, "a word being written may not look at the words after it: −∞ above the diagonal");
   eq_put(e, 0, ks);
@@ -206,61 +62,7 @@ static void mask(Eq *e, const Block *b, int h) {
   eq_put(e, 0, km);
   eq_tex(e, 0, "=");
   eq_put(e, 0, kr);
-  result(e, kr);
-}
-
-static void softmax(Eq *e, const Block *b, int h, bool cross) {
-  if (h < 0) return all_heads(e, b->A, cross ? "A^c" : "A");
-  int ks = op(e, b->S, h, false, bsym(e, b->s, h), LINK_ROW);
-  int ka = op(e, b->A, h, false, bsym(e, b->a, h), LINK_NONE);
-  e->deco[ks].row_labels = e->deco[ka].row_labels = true;
-  e->deco[ka].row_sums = true;
-  head_color(e, ks, h), head_color(e, ka, h);
-  if (cross) note(e, "each target word's weights over the source words sum to 1");
-  eq_tex(e, 0, "\\operatorname{softmax}");
-  eq_delim(e, 0, '(');
-  eq_put(e, 0, ks);
-  eq_delim(e, 0, ')');
-  eq_tex(e, 0, "=");
-  eq_put(e, 0, ka);
-  result(e, ka);
-}
-
-static void weighted(Eq *e, const Block *b, int h, bool cross) {
-  if (h < 0) return all_heads(e, b->AV, cross ? "\\mathrm{head}^c" : "\\mathrm{head}");
-  int ka = op(e, b->A, h, false, bsym(e, b->a, h), LINK_ROW);
-  int kv = op(e, b->V, h, false, bsym(e, b->v, h), LINK_COL);
-  int kr = op(e, b->AV, h, false, bsym(e, b->head, h), LINK_NONE);
-  e->deco[ka].row_labels = e->deco[kv].row_labels = true;
-  head_color(e, ka, h), head_color(e, kv, h), head_color(e, kr, h);
-  if (cross) note(e, "a mix of memory's rows (the source words) for each target word");
-  eq_put(e, 0, ka);
-  eq_tex(e, 0, "\\times");
-  eq_put(e, 0, kv);
-  eq_tex(e, 0, "=");
-  eq_put(e, 0, kr);
-  result(e, kr);
-}
-
-static void concat(Eq *e, const Block *b) {
-  int H = e->t->cfg.H, dk = e->t->cfg.D / H;
-  eq_delim(e, 0, '[');
-  for (int h = 0; h < H && h < 16; h++) {
-    int k = op(e, b->AV, h, false, bsym(e, b->head, h), LINK_COLBLOCK);
-    e->lay->ops[k].link_offset = h * dk;
-    e->deco[k].row_labels = h == 0;
-    head_color(e, k, h);
-    eq_put(e, 0, k);
-  }
-  eq_delim(e, 0, ']');
-  eq_tex(e, 0, "=");
-  int kc = op(e, b->concat, 0, false, "\\mathrm{Concat}", LINK_NONE);
-  eq_put(e, 0, kc);
-  result(e, kc);
-}
-
-static void outproj(Eq *e, const Block *b) {
-  linear_row(e, 0, NULL, b->concat, "\\mathrm{Concat}", b->Wo, b->w_o, b->bo, b->b_o, b->attn, b->out);
+  eq_result(e, kr);
 }
 
 // The three projections; all three rows when they fit (as view_qkv_all), else the part asked for.
@@ -273,9 +75,9 @@ static void self_qkv(Eq *e, const TraceDecLayer *y) {
   const char *xs = e->t->cfg.norm_first ? "\\mathrm{LN}_1(Y)" : "Y";
   int part = e->o->part;
   bool all = qkv_all(e);
-  if (all || part <= 1) linear_row(e, 0, NULL, x, xs, y->Wq, "W^q", y->bq, "b^q", y->Q, "Q");
-  if (all || part == 2) linear_row(e, all ? 1 : 0, NULL, x, xs, y->Wk, "W^k", y->bk, "b^k", y->K, "K");
-  if (all || part == 3) linear_row(e, all ? 2 : 0, NULL, x, xs, y->Wv, "W^v", y->bv, "b^v", y->V, "V");
+  if (all || part <= 1) eq_linear(e, 0, NULL, x, xs, y->Wq, "W^q", y->bq, "b^q", y->Q, "Q");
+  if (all || part == 2) eq_linear(e, all ? 1 : 0, NULL, x, xs, y->Wk, "W^k", y->bk, "b^k", y->K, "K");
+  if (all || part == 3) eq_linear(e, all ? 2 : 0, NULL, x, xs, y->Wv, "W^v", y->bv, "b^v", y->V, "V");
 }
 
 // Q^c from the decoder's rows; K^c and V^c from memory's, the same matrix M in both rows.
@@ -285,11 +87,11 @@ static void cross_qkv(Eq *e, const TraceDecLayer *y) {
   int part = e->o->part;
   // all three rows for a model up to D = 128: memory M is then seen feeding both K^c and V^c
   bool all = part == 0 && t->T <= 16 && t->L <= 16 && t->cfg.D <= 128;
-  if (all || part <= 1) linear_row(e, 0, NULL, x, "x", y->cWq, "W^{qc}", y->cbq, "b^{qc}", y->cQ, "Q^c");
+  if (all || part <= 1) eq_linear(e, 0, NULL, x, "x", y->cWq, "W^{qc}", y->cbq, "b^{qc}", y->cQ, "Q^c");
   if (all || part == 2)
-    linear_row(e, all ? 1 : 0, NULL, t->memory, "M", y->cWk, "W^{kc}", y->cbk, "b^{kc}", y->cK, "K^c");
+    eq_linear(e, all ? 1 : 0, NULL, t->memory, "M", y->cWk, "W^{kc}", y->cbk, "b^{kc}", y->cK, "K^c");
   if (all || part == 3)
-    linear_row(e, all ? 2 : 0, NULL, t->memory, "M", y->cWv, "W^{vc}", y->cbv, "b^{vc}", y->cV, "V^c");
+    eq_linear(e, all ? 2 : 0, NULL, t->memory, "M", y->cWv, "W^{vc}", y->cbv, "b^{vc}", y->cV, "V^c");
   note(e, (all || part == 2 || part == 3)
               ? "K and V of memory M are computed once per layer and reused at every generation step"
               : "queries from the decoder; keys and values from memory M (the encoder's output)");
@@ -355,24 +157,18 @@ static void dec_tokens(Eq *e) {
 static void memory(Eq *e) {
   const Trace *t = e->t;
   int last = t->layers[t->cfg.n_layers - 1].out;
-  int ka = op(e, last, 0, false, "Z'", LINK_ROW), kr = op(e, t->memory, 0, false, "M", LINK_NONE);
-  e->deco[ka].row_labels = e->deco[kr].row_labels = true;
+  int ka = eq_tensor(e, last, 0, false, "Z'", LINK_ROW),
+      kr = eq_tensor(e, t->memory, 0, false, "M", LINK_NONE);
   note(e, "memory M: what the decoder reads of the source; K and V of memory are computed once per "
           "layer and reused at every generation step");
-  eq_tex(e, 0, "\\mathrm{LayerNorm}");
-  eq_delim(e, 0, '(');
-  eq_put(e, 0, ka);
-  eq_delim(e, 0, ')');
-  eq_tex(e, 0, "=");
-  eq_put(e, 0, kr);
-  result(e, kr);
+  eq_apply(e, 0, "\\mathrm{LayerNorm}", ka, kr);
 }
 
 static void predict(Eq *e) {
   const Trace *t = e->t;
-  int kx = op(e, t->dec_norm, 0, false, "y", LINK_ROW);
-  int kw = op(e, t->Wout, 0, false, "W_{\\mathrm{out}}", LINK_COL);
-  int kp = op(e, t->pred, 0, false, "\\hat{p}", LINK_NONE);
+  int kx = eq_tensor(e, t->dec_norm, 0, false, "y", LINK_ROW);
+  int kw = eq_tensor(e, t->Wout, 0, false, "W_{\\mathrm{out}}", LINK_COL);
+  int kp = eq_tensor(e, t->pred, 0, false, "\\hat{p}", LINK_NONE);
   e->deco[kx].row_labels = true;
   note(e, "each row predicts the word after its input word: the last row is the next word to write");
   eq_tex(e, 0, "\\operatorname{softmax}");
@@ -384,7 +180,7 @@ static void predict(Eq *e) {
   eq_delim(e, 0, ')');
   eq_tex(e, 0, "=");
   eq_put(e, 0, kp);
-  result(e, kp);
+  eq_result(e, kp);
   eq_pred_chart(e, kp); // the next word's candidates as large bars (view_stages.c)
 }
 
@@ -392,9 +188,9 @@ static void ffn(Eq *e, const TraceDecLayer *y, bool hidden) {
   bool pre = e->t->cfg.norm_first;
   const char *act = e->t->cfg.activation == ACT_GELU ? "\\mathrm{GELU}" : "\\mathrm{ReLU}";
   if (hidden)
-    linear_row(e, 0, act, pre ? y->norm3 : y->norm2, "x", y->W1, "W_1", y->b1, "b_1", y->ffn_hidden, "h");
+    eq_linear(e, 0, act, pre ? y->norm3 : y->norm2, "x", y->W1, "W_1", y->b1, "b_1", y->ffn_hidden, "h");
   else
-    linear_row(e, 0, NULL, y->ffn_hidden, "h", y->W2, "W_2", y->b2, "b_2", y->ffn, "\\mathrm{FFN}(x)");
+    eq_linear(e, 0, NULL, y->ffn_hidden, "h", y->W2, "W_2", y->b2, "b_2", y->ffn, "\\mathrm{FFN}(x)");
 }
 
 bool view_decoder_compose(Eq *e, const TraceStep *st) {
@@ -404,63 +200,70 @@ bool view_decoder_compose(Eq *e, const TraceStep *st) {
   if (t->T <= 0) return false;
   const TraceDecLayer *y = l >= 0 ? &t->dec_layers[l] : NULL;
   bool pre = t->cfg.norm_first;
-  Block sb, cb;
+  EqAttn sb, cb;
   if (y) sb = self_block(y), cb = cross_block(y);
   switch (st->kind) {
   case STEP_MEMORY: memory(e); break;
   case STEP_DEC_TOKENS: dec_tokens(e); break;
-  case STEP_DEC_ONEHOT: single(e, t->dO, "O_t"); break;
+  case STEP_DEC_ONEHOT: eq_single(e, t->dO, "O_t"); break;
   case STEP_DEC_EMBED: {
-    int ko = op(e, t->dO, 0, false, "O_t", LINK_ROW), ke = op(e, t->dE, 0, false, "E_t", LINK_COL);
-    int kx = op(e, t->dX, 0, false, "Y", LINK_NONE);
-    e->deco[ko].row_labels = e->deco[ke].row_labels = true;
-    eq_put(e, 0, ko);
-    eq_tex(e, 0, "\\times");
-    eq_put(e, 0, ke);
-    eq_tex(e, 0, "=");
-    eq_put(e, 0, kx);
-    result(e, kx);
+    int ko = eq_tensor(e, t->dO, 0, false, "O_t", LINK_ROW),
+        ke = eq_tensor(e, t->dE, 0, false, "E_t", LINK_COL);
+    int kx = eq_tensor(e, t->dX, 0, false, "Y", LINK_NONE);
+    eq_product(e, ko, ke, kx);
     break;
   }
-  case STEP_DEC_POSENC: single(e, t->dP, "P"); break;
-  case STEP_DEC_ADDPOS: add_norm(e, t->dX, "Y", t->dP, "P", t->dZ, "Y", NULL); break;
-  case STEP_DEC_PRENORM:
-    apply_row(e, "\\mathrm{LayerNorm}_1", y->in, "Y", y->norm1, "\\mathrm{LN}_1(Y)");
+  case STEP_DEC_POSENC: eq_single(e, t->dP, "P"); break;
+  case STEP_DEC_ADDPOS: eq_add_norm(e, t->dX, "Y", t->dP, "P", t->dZ, "Y", NULL); break;
+  case STEP_DEC_PRENORM: {
+    int ka = eq_tensor(e, y->in, 0, false, "Y", LINK_ROW),
+        kr = eq_tensor(e, y->norm1, 0, false, "\\mathrm{LN}_1(Y)", LINK_NONE);
+    eq_apply(e, 0, "\\mathrm{LayerNorm}_1", ka, kr);
     break;
+  }
   case STEP_DEC_QKV: self_qkv(e, y); break;
-  case STEP_DEC_SCORES: scores(e, &sb, h, false); break;
+  case STEP_DEC_SCORES: eq_attn_scores(e, &sb, h); break;
   case STEP_DEC_MASK: mask(e, &sb, h); break;
-  case STEP_DEC_SOFTMAX: softmax(e, &sb, h, false); break;
-  case STEP_DEC_AV: weighted(e, &sb, h, false); break;
-  case STEP_DEC_CONCAT: concat(e, &sb); break;
-  case STEP_DEC_OUTPROJ: outproj(e, &sb); break;
+  case STEP_DEC_SOFTMAX: eq_attn_softmax(e, &sb, h); break;
+  case STEP_DEC_AV: eq_attn_av(e, &sb, h); break;
+  case STEP_DEC_CONCAT: eq_attn_concat(e, &sb); break;
+  case STEP_DEC_OUTPROJ: eq_attn_outproj(e, &sb); break;
   case STEP_DEC_ADDNORM1:
     if (pre)
-      add_norm(e, y->in, "Y", y->attn, "\\mathrm{MaskedMH}", y->norm2, "x", "\\mathrm{LN}_2");
+      eq_add_norm(e, y->in, "Y", y->attn, "\\mathrm{MaskedMH}", y->norm2, "x", "\\mathrm{LN}_2");
     else
-      add_norm(e, y->in, "Y", y->attn, "\\mathrm{MaskedMH}(Y)", y->norm1, "x", "\\mathrm{LayerNorm}_1");
+      eq_add_norm(e, y->in, "Y", y->attn, "\\mathrm{MaskedMH}(Y)", y->norm1, "x", "\\mathrm{LayerNorm}_1");
     break;
   case STEP_CROSS_QKV: cross_qkv(e, y); break;
-  case STEP_CROSS_SCORES: scores(e, &cb, h, true); break;
-  case STEP_CROSS_SOFTMAX: softmax(e, &cb, h, true); break;
-  case STEP_CROSS_AV: weighted(e, &cb, h, true); break;
-  case STEP_CROSS_CONCAT: concat(e, &cb); break;
-  case STEP_CROSS_OUTPROJ: outproj(e, &cb); break;
+  case STEP_CROSS_SCORES:
+    cross_note(e, h, "queries from the decoder (target words) · keys from memory (source words)");
+    eq_attn_scores(e, &cb, h);
+    break;
+  case STEP_CROSS_SOFTMAX:
+    cross_note(e, h, "each target word's weights over the source words sum to 1");
+    eq_attn_softmax(e, &cb, h);
+    break;
+  case STEP_CROSS_AV:
+    cross_note(e, h, "a mix of memory's rows (the source words) for each target word");
+    eq_attn_av(e, &cb, h);
+    break;
+  case STEP_CROSS_CONCAT: eq_attn_concat(e, &cb); break;
+  case STEP_CROSS_OUTPROJ: eq_attn_outproj(e, &cb); break;
   case STEP_DEC_ADDNORM2:
     if (pre)
-      add_norm(e, y->res1, "Y + \\mathrm{MMH}", y->cattn, "\\mathrm{CrossMH}", y->norm3, "x'",
-               "\\mathrm{LN}_3");
+      eq_add_norm(e, y->res1, "Y + \\mathrm{MMH}", y->cattn, "\\mathrm{CrossMH}", y->norm3, "x'",
+                  "\\mathrm{LN}_3");
     else
-      add_norm(e, y->norm1, "x", y->cattn, "\\mathrm{CrossMH}(x, M)", y->norm2, "x'",
-               "\\mathrm{LayerNorm}_2");
+      eq_add_norm(e, y->norm1, "x", y->cattn, "\\mathrm{CrossMH}(x, M)", y->norm2, "x'",
+                  "\\mathrm{LayerNorm}_2");
     break;
   case STEP_DEC_FFN_HIDDEN: ffn(e, y, true); break;
   case STEP_DEC_FFN_OUT: ffn(e, y, false); break;
   case STEP_DEC_ADDNORM3:
     if (pre)
-      add_norm(e, y->res2, "x + \\mathrm{CMH}", y->ffn, "\\mathrm{FFN}(x')", y->out, "Y'", NULL);
+      eq_add_norm(e, y->res2, "x + \\mathrm{CMH}", y->ffn, "\\mathrm{FFN}(x')", y->out, "Y'", NULL);
     else
-      add_norm(e, y->norm2, "x'", y->ffn, "\\mathrm{FFN}(x')", y->out, "Y'", "\\mathrm{LayerNorm}_3");
+      eq_add_norm(e, y->norm2, "x'", y->ffn, "\\mathrm{FFN}(x')", y->out, "Y'", "\\mathrm{LayerNorm}_3");
     break;
   case STEP_DEC_PREDICT: predict(e); break;
   default: return false;

@@ -1,5 +1,6 @@
 // view_internal.h -- shared between view_layout.c (the equation engine: operands and operators
-// in rows, sized, placed and drawn) and view_stages.c (which operands each stage shows).
+// in rows, sized, placed and drawn) and view_stages.c, view_decoder.c, view_classes.c (which
+// operands each stage shows).
 // Not part of the render layer's public API.
 #ifndef SF_VIEW_INTERNAL_H
 #define SF_VIEW_INTERNAL_H
@@ -71,6 +72,50 @@ void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, 
 // The k most likely columns of row `row` of a probability operand, best first, into idx; returns
 // how many (fewer when there are fewer columns).
 int view_top_words(const Operand *op, int row, int k, int *idx);
+
+// Pieces of the stages' equations (view_stages.c), shared by the files that compose stages.
+// Trace tensor `index` as an operand: head h of a per-head tensor, or -1 for the heads side by side.
+int eq_tensor(Eq *e, int index, int head, bool transpose, const char *symbol, LinkKind link);
+const char *eq_head_symbol(Eq *e, const char *base, int h); // head h of base: "Q_{1}" (1-based)
+void eq_head_color(Eq *e, int k, int h);                    // operand k's symbol in head h's colour
+void eq_result(Eq *e, int k);                               // operand k is what the stage computes
+// Row `row`: [x] × [W] + [b] = [y], or fn([x] × [W] + [b]) = [y] when fn is not NULL (b < 0: no
+// bias); x links by rows, W and b by columns. y is the result unless an earlier row gave one.
+void eq_linear(Eq *e, int row, const char *fn, int x, const char *xs, int W, const char *ws, int b,
+               const char *bs, int y, const char *ys);
+// fn([a]) = [r] in row `row`: a function applied to one matrix, row by row (softmax, LayerNorm);
+// r is the result.
+void eq_apply(Eq *e, int row, const char *fn, int ka, int kr);
+// [a] × [b] = [r] in row 0 from operands already made: a and b with their row labels, r the result.
+void eq_product(Eq *e, int ka, int kb, int kr);
+void eq_single(Eq *e, int index, const char *sym); // one matrix with its token labels (one-hot, P)
+// [a] + [b] = [out], or norm([a] + [b]) = [out] when norm is not NULL: a residual.
+void eq_add_norm(Eq *e, int a, const char *as, int b, const char *bs, int out, const char *os,
+                 const char *norm);
+// Every head's matrix of a per-head tensor in a grid of small multiples (the stage's head = -1).
+void eq_all_heads(Eq *e, int index, const char *base);
+
+// One attention block's tensors and the TeX names they carry: an encoder layer's or a decoder
+// layer's self-attention ("Q", "K", ...), or a decoder layer's cross-attention ("Q^c", ...).
+// S_raw is the scores before the mask (S where there is none).
+typedef struct {
+  int Q, K, V, S_raw, S, A, AV, concat, Wo, bo, attn;
+  const char *q, *k, *v, *s, *a, *head, *w_o, *b_o, *out;
+  bool braced; // head h's symbols as {Q^c}_{1} (the decoder's, self-attention too), else Q_{1}
+} EqAttn;
+// The self-attention of y, a TraceLayer or a TraceDecLayer (both name its tensors alike), under
+// the course's names; `out` names its result ("\\mathrm{MultiHead}(Z)").
+#define EQ_SELF_ATTN(y, out)                                                                                 \
+  ((EqAttn){(y)->Q,      (y)->K,  (y)->V,           (y)->S_raw, (y)->S, (y)->A, (y)->AV,                     \
+            (y)->concat, (y)->Wo, (y)->bo,          (y)->attn,  "Q",    "K",    "V",                         \
+            "S",         "A",     "\\mathrm{head}", "W^o",      "b^o",  (out),  false})
+// Its stages for head h (-1: all heads): Q_h K_hᵀ / √d_k = S_h; softmax(S_h) = A_h;
+// A_h V_h = head_h; [head_1 ... head_H] = Concat; Concat × W^o + b^o = out.
+void eq_attn_scores(Eq *e, const EqAttn *b, int h);
+void eq_attn_softmax(Eq *e, const EqAttn *b, int h);
+void eq_attn_av(Eq *e, const EqAttn *b, int h);
+void eq_attn_concat(Eq *e, const EqAttn *b);
+void eq_attn_outproj(Eq *e, const EqAttn *b);
 
 float view_text_size(const ViewOptions *o); // base label size in pixels (17 per 1080 lines, zoomed)
 float view_zoom(const ViewOptions *o);      // o->zoom within 0.5 .. 3

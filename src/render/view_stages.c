@@ -52,29 +52,32 @@ void view_global_range(const Trace *t, float *lo, float *hi) {
 }
 
 // ---------------------------------------------------------------- helpers for compositions
+// (view_internal.h: view_decoder.c and view_classes.c compose with them too)
 
-static int op(Eq *e, int index, int head, bool transpose, const char *symbol, LinkKind link) {
+int eq_tensor(Eq *e, int index, int head, bool transpose, const char *symbol, LinkKind link) {
   return eq_op(e, operand_tensor(e->t, index, head, transpose), symbol, link);
 }
 
-// Symbol of head h of a per-head tensor: "Q_1" (1-based, as the course writes heads).
-static const char *head_symbol(Eq *e, const char *base, int h) {
+const char *eq_head_symbol(Eq *e, const char *base, int h) {
   return scene_strf(e->s, "%s_{%d}", base, h + 1);
 }
 
-static void color_symbol_by_head(Eq *e, int k, int h) {
-  e->deco[k].symbol_color = theme_head(e->o->theme, h);
-}
+void eq_head_color(Eq *e, int k, int h) { e->deco[k].symbol_color = theme_head(e->o->theme, h); }
 
-static void result(Eq *e, int k) {
+void eq_result(Eq *e, int k) {
   e->lay->result = k;
   e->lay->ops[k].result = true;
   e->lay->ops[k].link = LINK_NONE;
 }
 
-// Row `row`: [x] × [W] + [b] = [y], or fn([x] × [W] + [b]) = [y] when fn is not NULL; x links
-// by rows, W and b by columns. y becomes the result unless an earlier row already gave one.
-static void linear_row(Eq *e, int row, const char *fn, int kx, int kw, int kb, int ky) {
+// Operands are made in named steps: C does not fix the order in which a call's arguments are
+// evaluated, and the order of the operands is the layout's.
+void eq_linear(Eq *e, int row, const char *fn, int x, const char *xs, int W, const char *ws, int b,
+               const char *bs, int y, const char *ys) {
+  int kx = eq_tensor(e, x, 0, false, xs, LINK_ROW);
+  int kw = eq_tensor(e, W, 0, false, ws, LINK_COL);
+  int kb = b >= 0 ? eq_tensor(e, b, 0, false, bs, LINK_COL) : -1;
+  int ky = eq_tensor(e, y, -1, false, ys, LINK_NONE);
   e->deco[kx].row_labels = true;
   if (fn) {
     eq_tex(e, row, fn);
@@ -83,37 +86,138 @@ static void linear_row(Eq *e, int row, const char *fn, int kx, int kw, int kb, i
   eq_put(e, row, kx);
   eq_tex(e, row, "\\times");
   eq_put(e, row, kw);
-  if (kb >= 0) { // no bias (kb < 0): [x] × [W] = [y]
+  if (kb >= 0) { // no bias (b < 0): [x] × [W] = [y]
     eq_tex(e, row, "+");
     eq_put(e, row, kb);
   }
   if (fn) eq_delim(e, row, ')');
   eq_tex(e, row, "=");
   eq_put(e, row, ky);
-  if (row == 0 || e->lay->result < 0) result(e, ky);
+  if (row == 0 || e->lay->result < 0) eq_result(e, ky);
 }
 
-// fn([a]) = [r]: a function applied to one matrix, row by row (softmax, LayerNorm).
-static void apply_row(Eq *e, const char *fn, int ka, int kr) {
+void eq_apply(Eq *e, int row, const char *fn, int ka, int kr) {
   e->deco[ka].row_labels = e->deco[kr].row_labels = true;
-  eq_tex(e, 0, fn);
-  eq_delim(e, 0, '(');
+  eq_tex(e, row, fn);
+  eq_delim(e, row, '(');
+  eq_put(e, row, ka);
+  eq_delim(e, row, ')');
+  eq_tex(e, row, "=");
+  eq_put(e, row, kr);
+  eq_result(e, kr);
+}
+
+void eq_product(Eq *e, int ka, int kb, int kr) {
+  e->deco[ka].row_labels = e->deco[kb].row_labels = true;
   eq_put(e, 0, ka);
-  eq_delim(e, 0, ')');
+  eq_tex(e, 0, "\\times");
+  eq_put(e, 0, kb);
   eq_tex(e, 0, "=");
   eq_put(e, 0, kr);
-  result(e, kr);
+  eq_result(e, kr);
 }
 
-// One projection row: [Z] × [W] + [b] = [Y] (all heads side by side). Operands are made in
-// named steps: C does not fix the order in which a call's arguments are evaluated.
-static void projection_row(Eq *e, int row, int x, int W, int b, int Y, const char *ws, const char *bs,
-                           const char *ys) {
-  int kx = op(e, x, 0, false, e->t->t[x].symbol, LINK_ROW);
-  int kw = op(e, W, 0, false, ws, LINK_COL);
-  int kb = b >= 0 ? op(e, b, 0, false, bs, LINK_COL) : -1;
-  int ky = op(e, Y, -1, false, ys, LINK_NONE);
-  linear_row(e, row, NULL, kx, kw, kb, ky);
+void eq_single(Eq *e, int index, const char *sym) {
+  int k = eq_tensor(e, index, 0, false, sym, LINK_NONE);
+  e->deco[k].row_labels = true;
+  eq_put(e, 0, k);
+  eq_result(e, k);
+}
+
+void eq_add_norm(Eq *e, int a, const char *as, int b, const char *bs, int out, const char *os,
+                 const char *norm) {
+  int ka = eq_tensor(e, a, 0, false, as, norm ? LINK_ROW : LINK_CELL);
+  e->deco[ka].row_labels = true;
+  int kb = eq_tensor(e, b, 0, false, bs, norm ? LINK_ROW : LINK_CELL);
+  int ko = eq_tensor(e, out, 0, false, os, LINK_NONE);
+  if (norm) {
+    eq_tex(e, 0, norm);
+    eq_delim(e, 0, '(');
+  }
+  eq_put(e, 0, ka);
+  eq_tex(e, 0, "+");
+  eq_put(e, 0, kb);
+  if (norm) eq_delim(e, 0, ')');
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, ko);
+  eq_result(e, ko);
+}
+
+void eq_all_heads(Eq *e, int index, const char *base) {
+  int H = e->t->cfg.H, per_row = H <= 3 ? H : H <= 4 ? 2 : 4;
+  for (int h = 0; h < H; h++) {
+    int r = h / per_row;
+    if (r >= VIEW_MAX_ROWS) break;
+    int k = eq_tensor(e, index, h, false, eq_head_symbol(e, base, h), LINK_NONE);
+    e->deco[k].row_labels = h % per_row == 0;
+    eq_head_color(e, k, h);
+    if (h == 0) eq_result(e, k);
+    e->lay->ops[k].result = true; // each panel is the result of its head
+    eq_put(e, r, k);
+  }
+}
+
+// ---------------------------------------------------------------- attention (encoder and decoder)
+
+// Head h's symbol of one of a block's names: "Q_{1}", or braced "{Q^c}_{1}"; `after` follows it
+// ("^\\top").
+static const char *attn_symbol(Eq *e, const EqAttn *b, const char *base, int h, const char *after) {
+  return scene_strf(e->s, b->braced ? "{%s}_{%d}%s" : "%s_{%d}%s", base, h + 1, after);
+}
+
+void eq_attn_scores(Eq *e, const EqAttn *b, int h) {
+  if (h < 0) return eq_all_heads(e, b->S_raw, b->s);
+  int kq = eq_tensor(e, b->Q, h, false, attn_symbol(e, b, b->q, h, ""), LINK_ROW);
+  int kk = eq_tensor(e, b->K, h, true, attn_symbol(e, b, b->k, h, "^\\top"), LINK_COL);
+  int ks = eq_tensor(e, b->S_raw, h, false, attn_symbol(e, b, b->s, h, ""), LINK_NONE);
+  e->deco[kq].row_labels = e->deco[ks].row_labels = true;
+  eq_head_color(e, kq, h), eq_head_color(e, kk, h), eq_head_color(e, ks, h);
+  eq_put(e, 0, kq);
+  eq_tex(e, 0, "\\times");
+  eq_put(e, 0, kk);
+  eq_tex(e, 0,
+         scene_strf(e->s, "\\cdot \\frac{1}{\\sqrt{%d}} =", e->t->cfg.D / e->t->cfg.H)); // 1/√d_k, d_k = D/H
+  eq_put(e, 0, ks);
+  eq_result(e, ks);
+}
+
+void eq_attn_softmax(Eq *e, const EqAttn *b, int h) {
+  if (h < 0) return eq_all_heads(e, b->A, b->a);
+  int ks = eq_tensor(e, b->S, h, false, attn_symbol(e, b, b->s, h, ""), LINK_ROW);
+  int ka = eq_tensor(e, b->A, h, false, attn_symbol(e, b, b->a, h, ""), LINK_NONE);
+  e->deco[ka].row_sums = true;
+  eq_head_color(e, ks, h), eq_head_color(e, ka, h);
+  eq_apply(e, 0, "\\operatorname{softmax}", ks, ka);
+}
+
+void eq_attn_av(Eq *e, const EqAttn *b, int h) {
+  if (h < 0) return eq_all_heads(e, b->AV, b->head);
+  int ka = eq_tensor(e, b->A, h, false, attn_symbol(e, b, b->a, h, ""), LINK_ROW);
+  int kv = eq_tensor(e, b->V, h, false, attn_symbol(e, b, b->v, h, ""), LINK_COL);
+  int kr = eq_tensor(e, b->AV, h, false, attn_symbol(e, b, b->head, h, ""), LINK_NONE);
+  eq_head_color(e, ka, h), eq_head_color(e, kv, h), eq_head_color(e, kr, h);
+  eq_product(e, ka, kv, kr);
+}
+
+void eq_attn_concat(Eq *e, const EqAttn *b) {
+  int H = e->t->cfg.H, dk = e->t->cfg.D / H;
+  eq_delim(e, 0, '[');
+  for (int h = 0; h < H && h < 16; h++) {
+    int k = eq_tensor(e, b->AV, h, false, attn_symbol(e, b, b->head, h, ""), LINK_COLBLOCK);
+    e->lay->ops[k].link_offset = h * dk;
+    e->deco[k].row_labels = h == 0;
+    eq_head_color(e, k, h);
+    eq_put(e, 0, k);
+  }
+  eq_delim(e, 0, ']');
+  eq_tex(e, 0, "=");
+  int kc = eq_tensor(e, b->concat, 0, false, "\\mathrm{Concat}", LINK_NONE);
+  eq_put(e, 0, kc);
+  eq_result(e, kc);
+}
+
+void eq_attn_outproj(Eq *e, const EqAttn *b) {
+  eq_linear(e, 0, NULL, b->concat, "\\mathrm{Concat}", b->Wo, b->w_o, b->bo, b->b_o, b->attn, b->out);
 }
 
 // ---------------------------------------------------------------- stages
@@ -176,157 +280,52 @@ bool view_qkv_all(const Trace *t, int part) { return part == 0 && t->L <= 12 && 
 static void stage_qkv(Eq *e, int l) {
   const TraceLayer *y = &e->t->layers[l];
   int x = e->t->cfg.norm_first ? y->norm1 : y->in;
+  const char *xs = e->t->t[x].symbol;
   int part = e->o->part;
   bool all = view_qkv_all(e->t, part);
-  if (all || part <= 1) projection_row(e, all ? 0 : 0, x, y->Wq, y->bq, y->Q, "W^q", "b^q", "Q");
-  if (all || part == 2) projection_row(e, all ? 1 : 0, x, y->Wk, y->bk, y->K, "W^k", "b^k", "K");
-  if (all || part == 3) projection_row(e, all ? 2 : 0, x, y->Wv, y->bv, y->V, "W^v", "b^v", "V");
+  if (all || part <= 1) eq_linear(e, 0, NULL, x, xs, y->Wq, "W^q", y->bq, "b^q", y->Q, "Q");
+  if (all || part == 2) eq_linear(e, all ? 1 : 0, NULL, x, xs, y->Wk, "W^k", y->bk, "b^k", y->K, "K");
+  if (all || part == 3) eq_linear(e, all ? 2 : 0, NULL, x, xs, y->Wv, "W^v", y->bv, "b^v", y->V, "V");
 }
 
-// Per-head stages with head = -1: the result of every head in a grid of small multiples.
-static void all_heads(Eq *e, int index, const char *base) {
-  int H = e->t->cfg.H, per_row = H <= 3 ? H : H <= 4 ? 2 : H <= 8 ? 4 : H <= 12 ? 4 : 4;
-  for (int h = 0; h < H; h++) {
-    int r = h / per_row;
-    if (r >= VIEW_MAX_ROWS) break;
-    int k = op(e, index, h, false, head_symbol(e, base, h), LINK_NONE);
-    e->deco[k].row_labels = h % per_row == 0;
-    color_symbol_by_head(e, k, h);
-    if (h == 0) result(e, k);
-    e->lay->ops[k].result = true; // each panel is the result of its head
-    eq_put(e, r, k);
-  }
-}
-
-static void stage_scores(Eq *e, int l, int h) {
-  const TraceLayer *y = &e->t->layers[l];
-  int S = e->t->cfg.causal ? y->S_raw : y->S;
-  if (h < 0) return all_heads(e, S, "S");
-  int kq = op(e, y->Q, h, false, head_symbol(e, "Q", h), LINK_ROW);
-  e->deco[kq].row_labels = true;
-  int kk = op(e, y->K, h, true, scene_strf(e->s, "K_{%d}^\\top", h + 1), LINK_COL);
-  int ks = op(e, S, h, false, head_symbol(e, "S", h), LINK_NONE);
-  e->deco[ks].row_labels = true;
-  color_symbol_by_head(e, kq, h), color_symbol_by_head(e, kk, h), color_symbol_by_head(e, ks, h);
-  eq_put(e, 0, kq);
-  eq_tex(e, 0, "\\times");
-  eq_put(e, 0, kk);
-  eq_tex(e, 0,
-         scene_strf(e->s, "\\cdot \\frac{1}{\\sqrt{%d}} =", e->t->cfg.D / e->t->cfg.H)); // 1/√d_k, d_k = D/H
-  eq_put(e, 0, ks);
-  result(e, ks);
+// An encoder layer's attention: S_raw is the scores before the mask (S without one).
+static EqAttn layer_attn(const Trace *t, const TraceLayer *y) {
+  EqAttn b = EQ_SELF_ATTN(y, "\\mathrm{MultiHead}(Z)");
+  if (!t->cfg.causal) b.S_raw = y->S;
+  return b;
 }
 
 static void stage_mask(Eq *e, int l, int h) {
   const TraceLayer *y = &e->t->layers[l];
-  if (h < 0) return all_heads(e, y->S, "S");
-  int ks = op(e, y->S_raw, h, false, head_symbol(e, "S", h), LINK_CELL);
+  if (h < 0) return eq_all_heads(e, y->S, "S");
+  int ks = eq_tensor(e, y->S_raw, h, false, eq_head_symbol(e, "S", h), LINK_CELL);
   e->deco[ks].row_labels = true;
   int km = eq_op(e, operand_mask(e->t), "M", LINK_CELL);
-  int kr = op(e, y->S, h, false, scene_strf(e->s, "S_{%d} + M", h + 1), LINK_NONE);
+  int kr = eq_tensor(e, y->S, h, false, scene_strf(e->s, "S_{%d} + M", h + 1), LINK_NONE);
   e->deco[kr].row_labels = true;
   eq_put(e, 0, ks);
   eq_tex(e, 0, "+");
   eq_put(e, 0, km);
   eq_tex(e, 0, "=");
   eq_put(e, 0, kr);
-  result(e, kr);
-}
-
-static void stage_softmax(Eq *e, int l, int h) {
-  const TraceLayer *y = &e->t->layers[l];
-  if (h < 0) {
-    all_heads(e, y->A, "A");
-    for (int k = 0; k < e->lay->n_ops; k++) e->deco[k].row_sums = false;
-    return;
-  }
-  int ks = op(e, y->S, h, false, head_symbol(e, "S", h), LINK_ROW);
-  int ka = op(e, y->A, h, false, head_symbol(e, "A", h), LINK_NONE);
-  e->deco[ka].row_sums = true;
-  color_symbol_by_head(e, ks, h), color_symbol_by_head(e, ka, h);
-  apply_row(e, "\\operatorname{softmax}", ks, ka);
-}
-
-static void stage_av(Eq *e, int l, int h) {
-  const TraceLayer *y = &e->t->layers[l];
-  if (h < 0) return all_heads(e, y->AV, "\\mathrm{head}");
-  int ka = op(e, y->A, h, false, head_symbol(e, "A", h), LINK_ROW);
-  e->deco[ka].row_labels = true;
-  int kv = op(e, y->V, h, false, head_symbol(e, "V", h), LINK_COL);
-  e->deco[kv].row_labels = true;
-  int kr = op(e, y->AV, h, false, head_symbol(e, "\\mathrm{head}", h), LINK_NONE);
-  color_symbol_by_head(e, ka, h), color_symbol_by_head(e, kv, h), color_symbol_by_head(e, kr, h);
-  eq_put(e, 0, ka);
-  eq_tex(e, 0, "\\times");
-  eq_put(e, 0, kv);
-  eq_tex(e, 0, "=");
-  eq_put(e, 0, kr);
-  result(e, kr);
-}
-
-static void stage_concat(Eq *e, int l) {
-  const TraceLayer *y = &e->t->layers[l];
-  int H = e->t->cfg.H, dk = e->t->cfg.D / H;
-  eq_delim(e, 0, '[');
-  for (int h = 0; h < H && h < 16; h++) {
-    int k = op(e, y->AV, h, false, head_symbol(e, "\\mathrm{head}", h), LINK_COLBLOCK);
-    e->lay->ops[k].link_offset = h * dk;
-    e->deco[k].row_labels = h == 0;
-    color_symbol_by_head(e, k, h);
-    eq_put(e, 0, k);
-  }
-  eq_delim(e, 0, ']');
-  eq_tex(e, 0, "=");
-  int kc = op(e, y->concat, 0, false, "\\mathrm{Concat}", LINK_NONE);
-  eq_put(e, 0, kc);
-  result(e, kc);
-}
-
-static void stage_outproj(Eq *e, int l) {
-  const TraceLayer *y = &e->t->layers[l];
-  int kc = op(e, y->concat, 0, false, "\\mathrm{Concat}", LINK_ROW);
-  int kw = op(e, y->Wo, 0, false, "W^o", LINK_COL);
-  int kb = y->bo >= 0 ? op(e, y->bo, 0, false, "b^o", LINK_COL) : -1;
-  int kr = op(e, y->attn, 0, false, "\\mathrm{MultiHead}(Z)", LINK_NONE);
-  linear_row(e, 0, NULL, kc, kw, kb, kr);
-}
-
-// [a] + [b] = [sum], optionally inside LayerNorm( ... ) = [out]
-static void add_norm(Eq *e, int a, const char *as, int b, const char *bs, int out, const char *os,
-                     const char *norm) {
-  int ka = op(e, a, 0, false, as, norm ? LINK_ROW : LINK_CELL);
-  e->deco[ka].row_labels = true;
-  int kb = op(e, b, 0, false, bs, norm ? LINK_ROW : LINK_CELL);
-  int ko = op(e, out, 0, false, os, LINK_NONE);
-  if (norm) {
-    eq_tex(e, 0, norm);
-    eq_delim(e, 0, '(');
-  }
-  eq_put(e, 0, ka);
-  eq_tex(e, 0, "+");
-  eq_put(e, 0, kb);
-  if (norm) eq_delim(e, 0, ')');
-  eq_tex(e, 0, "=");
-  eq_put(e, 0, ko);
-  result(e, ko);
+  eq_result(e, kr);
 }
 
 static void stage_prenorm(Eq *e, int l) {
   const TraceLayer *y = &e->t->layers[l];
-  int kz = op(e, y->in, 0, false, "Z", LINK_ROW);
-  int kn = op(e, y->norm1, 0, false, "\\mathrm{LN}_1(Z)", LINK_NONE);
-  apply_row(e, "\\mathrm{LayerNorm}_1", kz, kn);
+  int kz = eq_tensor(e, y->in, 0, false, "Z", LINK_ROW);
+  int kn = eq_tensor(e, y->norm1, 0, false, "\\mathrm{LN}_1(Z)", LINK_NONE);
+  eq_apply(e, 0, "\\mathrm{LayerNorm}_1", kz, kn);
 }
 
 static void stage_ffn(Eq *e, int l, bool hidden) {
   const TraceLayer *y = &e->t->layers[l];
   const char *act = e->t->cfg.activation != ACT_RELU ? "\\mathrm{GELU}" : "\\mathrm{ReLU}";
-  int x = hidden ? (e->t->cfg.norm_first ? y->norm2 : y->norm1) : y->ffn_hidden;
-  int kx = op(e, x, 0, false, hidden ? "x" : "h", LINK_ROW);
-  int kw = op(e, hidden ? y->W1 : y->W2, 0, false, hidden ? "W_1" : "W_2", LINK_COL);
-  int kb = op(e, hidden ? y->b1 : y->b2, 0, false, hidden ? "b_1" : "b_2", LINK_COL);
-  int kr = op(e, hidden ? y->ffn_hidden : y->ffn, 0, false, hidden ? "h" : "\\mathrm{FFN}(x)", LINK_NONE);
-  linear_row(e, 0, hidden ? act : NULL, kx, kw, kb, kr);
+  if (hidden)
+    eq_linear(e, 0, act, e->t->cfg.norm_first ? y->norm2 : y->norm1, "x", y->W1, "W_1", y->b1, "b_1",
+              y->ffn_hidden, "h");
+  else
+    eq_linear(e, 0, NULL, y->ffn_hidden, "h", y->W2, "W_2", y->b2, "b_2", y->ffn, "\\mathrm{FFN}(x)");
 }
 
 #define PRED_TOP 8      // words in the prediction's chart
@@ -385,10 +384,10 @@ static void stage_predict(Eq *e) {
   int x = t->head_norm >= 0    ? t->head_norm
           : t->final_norm >= 0 ? t->final_norm
                                : t->layers[t->cfg.n_layers - 1].out;
-  int kx = op(e, x, 0, false, x != t->layers[t->cfg.n_layers - 1].out ? "y" : "Z'", LINK_ROW);
+  int kx = eq_tensor(e, x, 0, false, x != t->layers[t->cfg.n_layers - 1].out ? "y" : "Z'", LINK_ROW);
   e->deco[kx].row_labels = true;
-  int kw = op(e, t->Wout, 0, false, t->model->tie_head ? "E^\\top" : "W_{\\mathrm{out}}", LINK_COL);
-  int kp = op(e, t->pred, 0, false, "\\hat{p}", LINK_NONE);
+  int kw = eq_tensor(e, t->Wout, 0, false, t->model->tie_head ? "E^\\top" : "W_{\\mathrm{out}}", LINK_COL);
+  int kp = eq_tensor(e, t->pred, 0, false, "\\hat{p}", LINK_NONE);
   eq_pred_chart(e, kp);
   eq_tex(e, 0, "\\operatorname{softmax}");
   eq_delim(e, 0, '(');
@@ -415,67 +414,48 @@ static void stage_predict(Eq *e) {
     if (!shown) snprintf(tex, sizeof tex, ",\\quad T = %g", T), shown = tex;
     eq_tex(e, 0, shown);
   }
-  result(e, kp);
+  eq_result(e, kp);
 }
 
 static void compose(Eq *e, const TraceStep *st) {
   const Trace *t = e->t;
   int l = st->layer, h = e->o->head;
   if (h >= t->cfg.H) h = t->cfg.H - 1;
-  const TraceLayer *y = l >= 0 ? &t->layers[l] : NULL;
+  const TraceLayer *y = l >= 0 && l < t->cfg.n_layers ? &t->layers[l] : NULL;
+  EqAttn a = y ? layer_attn(t, y) : (EqAttn){0};
   if (view_stage_ext(e, st)) return; // the canonical extensions' stages: view_classes.c
   switch (st->kind) {
   case STEP_TOKENS: stage_tokens(e); break;
-  case STEP_ONEHOT: {
-    int k = op(e, t->O, 0, false, "O", LINK_NONE);
-    e->deco[k].row_labels = true;
-    eq_put(e, 0, k);
-    result(e, k);
-    break;
-  }
+  case STEP_ONEHOT: eq_single(e, t->O, "O"); break;
   case STEP_EMBED: {
-    int ko = op(e, t->O, 0, false, "O", LINK_ROW);
-    e->deco[ko].row_labels = true;
-    int ke = op(e, t->E, 0, false, "E", LINK_COL);
-    e->deco[ke].row_labels = true;
-    int kz = op(e, t->X, 0, false, "Z", LINK_NONE);
-    eq_put(e, 0, ko);
-    eq_tex(e, 0, "\\times");
-    eq_put(e, 0, ke);
-    eq_tex(e, 0, "=");
-    eq_put(e, 0, kz);
-    result(e, kz);
+    int ko = eq_tensor(e, t->O, 0, false, "O", LINK_ROW), ke = eq_tensor(e, t->E, 0, false, "E", LINK_COL);
+    int kz = eq_tensor(e, t->X, 0, false, "Z", LINK_NONE);
+    eq_product(e, ko, ke, kz);
     break;
   }
-  case STEP_POSENC: {
-    int k = op(e, t->P, 0, false, "P", LINK_NONE);
-    e->deco[k].row_labels = true;
-    eq_put(e, 0, k);
-    result(e, k);
-    break;
-  }
-  case STEP_ADDPOS: add_norm(e, t->X, "Z", t->P, "P", t->Z, "Z", NULL); break;
+  case STEP_POSENC: eq_single(e, t->P, "P"); break;
+  case STEP_ADDPOS: eq_add_norm(e, t->X, "Z", t->P, "P", t->Z, "Z", NULL); break;
   case STEP_PRENORM: stage_prenorm(e, l); break;
   case STEP_QKV: stage_qkv(e, l); break;
-  case STEP_SCORES: stage_scores(e, l, h); break;
+  case STEP_SCORES: eq_attn_scores(e, &a, h); break;
   case STEP_MASK: stage_mask(e, l, h); break;
-  case STEP_SOFTMAX: stage_softmax(e, l, h); break;
-  case STEP_AV: stage_av(e, l, h); break;
-  case STEP_CONCAT: stage_concat(e, l); break;
-  case STEP_OUTPROJ: stage_outproj(e, l); break;
+  case STEP_SOFTMAX: eq_attn_softmax(e, &a, h); break;
+  case STEP_AV: eq_attn_av(e, &a, h); break;
+  case STEP_CONCAT: eq_attn_concat(e, &a); break;
+  case STEP_OUTPROJ: eq_attn_outproj(e, &a); break;
   case STEP_ADDNORM1:
     if (t->cfg.norm_first)
-      add_norm(e, y->in, "Z", y->attn, "\\mathrm{MultiHead}", y->norm2, "x", "\\mathrm{LN}_2");
+      eq_add_norm(e, y->in, "Z", y->attn, "\\mathrm{MultiHead}", y->norm2, "x", "\\mathrm{LN}_2");
     else
-      add_norm(e, y->in, "Z", y->attn, "\\mathrm{MultiHead}(Z)", y->norm1, "x", "\\mathrm{LayerNorm}");
+      eq_add_norm(e, y->in, "Z", y->attn, "\\mathrm{MultiHead}(Z)", y->norm1, "x", "\\mathrm{LayerNorm}");
     break;
   case STEP_FFN_HIDDEN: stage_ffn(e, l, true); break;
   case STEP_FFN_OUT: stage_ffn(e, l, false); break;
   case STEP_ADDNORM2:
     if (t->cfg.norm_first)
-      add_norm(e, y->res1, "Z + \\mathrm{MH}", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", NULL);
+      eq_add_norm(e, y->res1, "Z + \\mathrm{MH}", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", NULL);
     else
-      add_norm(e, y->norm1, "x", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", "\\mathrm{LayerNorm}");
+      eq_add_norm(e, y->norm1, "x", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", "\\mathrm{LayerNorm}");
     break;
   case STEP_PREDICT: stage_predict(e); break;
   default: view_decoder_compose(e, st); break; // an encoder-decoder's stages (view_decoder.c)
@@ -514,14 +494,14 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
   if (heads && o->head < 0 && a->cfg.H <= 8) { // all heads: a row per sentence, a column per head
     const char *base = a->t[ia].kind == T_ATTN ? "A" : a->t[ia].kind == T_AV ? "\\mathrm{head}" : "S";
     for (int hd = 0; hd < a->cfg.H; hd++) {
-      int ka = eq_op(&e, operand_tensor(a, ia, hd, false), head_symbol(&e, base, hd), LINK_NONE);
-      int kb2 = eq_op(&e, operand_tensor(b, ib, hd, false), head_symbol(&e, base, hd), LINK_NONE);
+      int ka = eq_op(&e, operand_tensor(a, ia, hd, false), eq_head_symbol(&e, base, hd), LINK_NONE);
+      int kb2 = eq_op(&e, operand_tensor(b, ib, hd, false), eq_head_symbol(&e, base, hd), LINK_NONE);
       e.deco[ka].row_labels = e.deco[kb2].row_labels = hd == 0;
       if (hd == 0) e.deco[ka].caption = caption_a, e.deco[kb2].caption = caption_b;
       e.deco[ka].caption_row = e.deco[kb2].caption_row = true;
       e.deco[kb2].own_focus = true, e.deco[kb2].focus_row = focus_row_b, e.deco[kb2].focus_col = focus_col_b;
-      color_symbol_by_head(&e, ka, hd), color_symbol_by_head(&e, kb2, hd);
-      if (hd == 0) result(&e, ka);
+      eq_head_color(&e, ka, hd), eq_head_color(&e, kb2, hd);
+      if (hd == 0) eq_result(&e, ka);
       e.lay->ops[ka].result = e.lay->ops[kb2].result = true;
       eq_put(&e, 0, ka); // a row per sentence, the heads side by side
       eq_put(&e, 1, kb2);
@@ -531,7 +511,7 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
   }
   int head = heads ? (o->head < 0 ? 0 : o->head) : -1;
   const char *base = a->t[ia].kind == T_ATTN ? "A" : a->t[ia].kind == T_AV ? "\\mathrm{head}" : "S";
-  const char *sym = heads ? head_symbol(&e, base, head) : a->t[ia].symbol;
+  const char *sym = heads ? eq_head_symbol(&e, base, head) : a->t[ia].symbol;
   int ka = eq_op(&e, operand_tensor(a, ia, head, false), sym, LINK_NONE);
   int kb2 = eq_op(&e, operand_tensor(b, ib, head, false), sym, LINK_NONE);
   e.deco[ka].row_labels = e.deco[kb2].row_labels = true;
@@ -546,8 +526,8 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
     pred_chart(&e, b, rb, e.x + cw, e.y + e.h - ch, cw, ch);
     e.bars_h = e.h, e.h -= ch;
   }
-  if (heads) color_symbol_by_head(&e, ka, head), color_symbol_by_head(&e, kb2, head);
-  result(&e, ka);
+  if (heads) eq_head_color(&e, ka, head), eq_head_color(&e, kb2, head);
+  eq_result(&e, ka);
   e.lay->ops[kb2].result = true;
   eq_put(&e, 0, ka);
   eq_put(&e, 0, kb2);
