@@ -7,10 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fileio.h"
 #include "mat.h" // defines: mat_transpose
@@ -411,21 +408,6 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
   return parse(f, bytes, len, what, false, false, false, err);
 }
 
-// A private mapping of the whole file, readable and writable (a write is the process's own copy of
-// the page); NULL for an empty file, a pipe or a directory.
-static uint8_t *map_private(const char *path, size_t *len) {
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return NULL;
-  struct stat st;
-  void *p = MAP_FAILED;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-    p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-  close(fd); // the mapping stays valid
-  if (p == MAP_FAILED) return NULL;
-  *len = (size_t)st.st_size;
-  return p;
-}
-
 // Maps the file (pages come from the page cache as they are converted, and leave with the
 // mapping: no second full copy of the file is held), then parses it. keep (st_read_mapped): the
 // mapping stays with f while a tensor points into it.
@@ -433,7 +415,10 @@ static bool read_file(StFile *f, const char *path, bool lenient, bool keep, Err 
   memset(f, 0, sizeof *f);
   size_t len;
   Err map_err = {0};
-  const void *bytes = keep ? map_private(path, &len) : file_map(path, &len, &map_err);
+  // (a private, read-only mapping: the weights are never written in place -- what-if edits and
+  // training steps write copies -- and a write by mistake stops at once instead of being lost when
+  // st_release_pages gives its page back)
+  const void *bytes = file_map(path, &len, &map_err);
   if (!bytes) { // an empty file, a pipe: read it the plain way (which names what is wrong)
     char *all = file_read_all(path, &len, ST_MAX_FILE, err);
     if (!all) return false;

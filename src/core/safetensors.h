@@ -69,9 +69,9 @@ bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err
 bool st_read(StFile *f, const char *path, Err *err);
 bool st_read_lenient(StFile *f, const char *path, Err *err);
 // st_read_lenient, but F32 tensors (little-endian host, 4-byte aligned) are not copied: their data
-// points into the file's mapping (MAP_PRIVATE, readable and writable: a write stays in this process,
-// copy-on-write), which f owns. A 500 MB checkpoint then costs no copy, and its pages come and go
-// with the page cache (st_release_pages). F16/BF16 tensors are converted as st_read's.
+// points into the file's mapping (MAP_PRIVATE, read-only: the floats must never be written in place;
+// a write would stop the process), which f owns. A 500 MB checkpoint then costs no copy, and its pages come
+// and go with the page cache (st_release_pages). F16/BF16 tensors are converted as st_read's.
 bool st_read_mapped(StFile *f, const char *path, Err *err);
 // True when p points into f's mapping (not a malloc'd buffer: never free it).
 bool st_mapped(const StFile *f, const void *p);
