@@ -511,6 +511,8 @@ static void test_mapped(void) {
   snprintf(dir, sizeof dir, "%s/hub/gpt2-tiny", ref);
   snprintf(saved, sizeof saved, "/tmp/sf_test_hub_mapped_%d.safetensors", (int)getpid());
   Err err = {0};
+  size_t map_min = st_map_min_bytes;
+  st_map_min_bytes = 0; // the fixture is small: mapped all the same
   Model *m = model_load(dir, &err);
   CHECK(m, "mapped: %s", err.msg);
   if (!m) return;
@@ -590,6 +592,12 @@ static void test_mapped(void) {
         "mapped: the F16 GPT-2 is converted, not mapped: %s", err.msg);
   CHECK(maps < 0 || mappings_of("gpt2-tiny-f16/model.safetensors") == 0,
         "mapped: a file no tensor points into is not kept mapped");
+  model_free(m);
+  st_map_min_bytes = map_min; // a small file is copied as before
+  snprintf(dir, sizeof dir, "%s/hub/gpt2-tiny", ref);
+  m = model_load(dir, &err);
+  CHECK(m && !m->map && m->layers[0].in_proj_weight && !m->layers[0].in_proj_xw,
+        "mapped: a small F32 checkpoint is copied, not mapped: %s", err.msg);
   model_free(m);
 }
 

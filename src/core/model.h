@@ -75,7 +75,8 @@
 // model_param_offset read either layout. The file must not be rewritten in place while such a model
 // is open (a writer that truncates it and writes again): the mapping would show the new bytes, or
 // stop the process (SIGBUS) past a shorter end. A writer that puts a new file in its place by a
-// rename (Stepformer's own, atomic_commit) leaves the mapping the old file's.
+// rename (Stepformer's own, atomic_commit) leaves the mapping the old file's. Only large files are
+// kept mapped (st_map_min_bytes); a small checkpoint is copied and transposed as before.
 //
 // model_load reads a file (today: safetensors) into an StFile of canonical names and metadata and
 // hands it to model_from_st, which validates it and builds the Model.

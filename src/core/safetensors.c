@@ -431,6 +431,7 @@ static bool read_file(StFile *f, const char *path, bool lenient, bool keep, Err 
     return err_set(err, "%s: %zu bytes is larger than the largest model Stepformer reads (2 GiB of floats)",
                    path, len);
   }
+  keep = keep && len >= st_map_min_bytes; // a small file is copied (see safetensors.h)
   if (!keep) // read ahead: the tensors are converted in file order (a kept mapping is read at random)
     madvise((void *)bytes, len, MADV_SEQUENTIAL);
   bool ok = parse(f, (const uint8_t *)bytes, len, path, lenient, true, keep, err);
@@ -447,6 +448,8 @@ static bool read_file(StFile *f, const char *path, bool lenient, bool keep, Err 
   }
   return ok;
 }
+
+size_t st_map_min_bytes = (size_t)64 << 20;
 
 bool st_read(StFile *f, const char *path, Err *err) { return read_file(f, path, false, false, err); }
 bool st_read_lenient(StFile *f, const char *path, Err *err) { return read_file(f, path, true, false, err); }

@@ -73,6 +73,11 @@ bool st_read_lenient(StFile *f, const char *path, Err *err);
 // a write would stop the process), which f owns. A 500 MB checkpoint then costs no copy, and its pages come
 // and go with the page cache (st_release_pages). F16/BF16 tensors are converted as st_read's.
 bool st_read_mapped(StFile *f, const char *path, Err *err);
+// The smallest file st_read_mapped keeps mapped (64 MiB); a smaller one is read as st_read_lenient
+// reads it. Memory matters for large checkpoints only, and a small model stays safe from a file
+// rewritten in place under it (a notebook saving the model again while the window shows it: a
+// mapping would then read the new bytes, or stop the process past a shorter end). Tests set 0.
+extern size_t st_map_min_bytes;
 // True when p points into f's mapping (not a malloc'd buffer: never free it).
 bool st_mapped(const StFile *f, const void *p);
 // Gives the pages wholly inside [p, p + bytes) of a file mapping back to the kernel (madvise
