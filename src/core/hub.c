@@ -13,6 +13,7 @@
 
 #include "fileio.h" // defines: file_read_all, path_join
 #include "model.h"  // defines: Model, model_from_st, TOK_BPE
+#include "nocov.h"  // defines: SF_NO_COVERAGE
 
 #define HUB_MAX_CONFIG (1u << 20) // config.json and tokenizer_config.json: a few KB
 #define HUB_MAX_SIZE (1 << 20)    // any size in config.json (a width, a vocabulary)
@@ -174,8 +175,9 @@ static bool move(Tx *x, const char *name, StTensor *t) {
   return put(x, name, d, t->shape[0], t->ndim == 2 ? t->shape[1] : -1);
 }
 
-// hub [a, b] -> canonical [b, a]: a Conv1D's weight [in, out] becomes nn.Linear's [out, in].
-static bool transpose(Tx *x, const char *name, StTensor *t) {
+// hub [a, b] -> canonical [b, a]: a Conv1D's weight [in, out] becomes nn.Linear's [out, in]. A
+// loop over floats: SF_NO_COVERAGE (nocov.h).
+SF_NO_COVERAGE static bool transpose(Tx *x, const char *name, StTensor *t) {
   long a = (long)t->shape[0], b = (long)t->shape[1];
   float *d = malloc(sizeof(float) * (size_t)(a * b > 0 ? a * b : 1));
   if (!d) return err_set(x->err, "out of memory");
