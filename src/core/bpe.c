@@ -74,11 +74,12 @@ typedef struct {
 
 static bool json_space(char c) { return (unsigned char)c <= 32; } // as cJSON skips it
 
-// The usual vocab.json without cJSON, whose tree costs two allocations per token (100 000 for
-// GPT-2's, and most of the hub fuzzer's time under AddressSanitizer): one flat object of
-// "token": id, the tokens without control characters and without escapes but \" \\ \/, the ids
-// one to nine digits. Anything else returns false, and cJSON reads the file: the same list (cJSON
-// keeps repeated keys, stops at the object's end, and reads "007" as 7), or its own error.
+// A plain vocab.json without cJSON, whose tree costs two allocations per token (most of the hub
+// fuzzer's time under AddressSanitizer): one flat object of "token": id, the tokens without
+// control characters and without escapes but \" \\ \/ (UTF-8 as it is), the ids one to nine
+// digits. Anything else returns false, and cJSON reads the file (GPT-2's own, whose tokens are
+// \u escapes, goes there too): the same list (cJSON keeps repeated keys, stops at the object's
+// end, and reads "007" as 7), or its own error.
 static bool vocab_items_fast(const char *json, size_t len, VocabItem **items, int *count, char **block) {
   size_t i = 0;
   while (i < len && json_space(json[i])) i++;
