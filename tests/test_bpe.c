@@ -151,6 +151,79 @@ static const char *tiny_vocab_json(void) {
   return json;
 }
 
+// The tiny vocabulary again with its tokens as UTF-8 bytes (\" and \\ escaped): what most
+// vocab.json files hold, which bpe.c reads without cJSON (tiny_vocab_json's \u escapes go through
+// cJSON).
+static const char *tiny_vocab_utf8(void) {
+  static char json[1 << 14];
+  if (json[0]) return json;
+  size_t k = (size_t)snprintf(json, sizeof json, "{");
+  for (int b = 0; b < 256; b++) {
+    int cp = b, n = 0;
+    if (!((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174)) {
+      for (int c = 0; c < b; c++) n += !((c >= 33 && c <= 126) || (c >= 161 && c <= 172) || c >= 174);
+      cp = 256 + n;
+    }
+    char u[8];
+    if (cp == '"' || cp == '\\')
+      snprintf(u, sizeof u, "\\%c", cp);
+    else if (cp < 0x80)
+      snprintf(u, sizeof u, "%c", cp);
+    else
+      snprintf(u, sizeof u, "%c%c", 0xC0 | cp >> 6, 0x80 | (cp & 0x3F));
+    k += (size_t)snprintf(json + k, sizeof json - k, "\"%s\": %d, ", u, b);
+  }
+  snprintf(json + k, sizeof json - k, "\"ab\": 256, \"abc\": 257, \"aa\": 258, \"bc\": 259}");
+  return json;
+}
+
+// Both readers of vocab.json give the same tokens, ids and messages: the UTF-8 form against the
+// \u form, and each case as it is (read without cJSON when it can be) against the same bytes after
+// a UTF-8 byte order mark (which only cJSON reads).
+static void test_two_readers(void) {
+  const char *merges = "a b\n";
+  Bpe x, y;
+  Err ex = {0}, ey = {0};
+  const char *fast = tiny_vocab_utf8(), *slow = tiny_vocab_json();
+  CHECK(bpe_load(&x, fast, strlen(fast), "v.json", merges, strlen(merges), "m.txt", &ex), "%s", ex.msg);
+  CHECK(bpe_load(&y, slow, strlen(slow), "v.json", merges, strlen(merges), "m.txt", &ey), "%s", ey.msg);
+  CHECK(x.n_vocab == 260 && y.n_vocab == 260, "V=%d and %d", x.n_vocab, y.n_vocab);
+  for (int i = 0; i < x.n_vocab && i < y.n_vocab; i++)
+    CHECK(x.token_lens[i] == y.token_lens[i] && !memcmp(x.tokens[i], y.tokens[i], (size_t)x.token_lens[i]),
+          "token %d", i);
+  bpe_free(&x);
+  bpe_free(&y);
+  const char *cases[] = {
+      "{}",
+      " \t{ } trailing",
+      "{\"a\": 0, \"a\": 1}",
+      "{\"a\": 0, \"b\": 0}",
+      "{\"a\": 007}",
+      "{\"a\": 1e0}",
+      "{\"a\": 1000000000}",
+      "{\"a\": 999999999}",
+      "{\"a\": -0}",
+      "{\"a\": 0,}",
+      "{\"a\" 0}",
+      "{\"a\": 0 \"b\": 1}",
+      "{\"a\\/b\": 0}",
+      "{\"a\\\"\": 1}",
+      "{\"\\u0041\": 0}",
+      "{\"a\": 0}x",
+      "{\"a\": 0} {",
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char bom[128];
+    snprintf(bom, sizeof bom, "\xEF\xBB\xBF%s", cases[i]);
+    ex = ey = (Err){0};
+    bool okx = bpe_load(&x, cases[i], strlen(cases[i]), "v.json", merges, strlen(merges), "m.txt", &ex);
+    bool oky = bpe_load(&y, bom, strlen(bom), "v.json", merges, strlen(merges), "m.txt", &ey);
+    bool json_error = strstr(ex.msg, "not valid JSON") != NULL; // its byte offset moves by the mark
+    CHECK(!okx && !oky && (json_error ? strstr(ey.msg, "not valid JSON") != NULL : !strcmp(ex.msg, ey.msg)),
+          "case %zu: \"%s\" vs \"%s\"", i, ex.msg, ey.msg);
+  }
+}
+
 static void test_tiny_and_errors(void) {
   const char *json = tiny_vocab_json();
   Bpe b;
@@ -229,6 +302,7 @@ int main(void) {
   test_labels();
   test_invalid_utf8();
   test_tiny_and_errors();
+  test_two_readers();
   bpe_free(&gpt2);
   return check_exit("test_bpe");
 }

@@ -67,29 +67,112 @@ void bpe_free(Bpe *b) {
   *b = (Bpe){0};
 }
 
+// vocab.json as the list of its (token, id) in file order, which bpe_read_vocab checks and keeps.
+typedef struct {
+  const char *token; // NUL-terminated
+  double id;         // 0.5 when the value is not a number
+} VocabItem;
+
+static bool json_space(char c) { return (unsigned char)c <= 32; } // as cJSON skips it
+
+// A plain vocab.json without cJSON, whose tree costs two allocations per token (most of the hub
+// fuzzer's time under AddressSanitizer): one flat object of "token": id, the tokens without
+// control characters and without escapes but \" \\ \/ (UTF-8 as it is), the ids one to nine
+// digits. Anything else returns false, and cJSON reads the file (GPT-2's own, whose tokens are
+// \u escapes, goes there too): the same list (cJSON keeps repeated keys, stops at the object's
+// end, and reads "007" as 7), or its own error.
+static bool vocab_items_fast(const char *json, size_t len, VocabItem **items, int *count, char **block) {
+  size_t i = 0;
+  while (i < len && json_space(json[i])) i++;
+  if (i >= len || json[i] != '{') return false; // (also a UTF-8 byte order mark, which cJSON skips)
+  i++;
+  char *out = malloc(len + 1), *o = out;
+  VocabItem *v = NULL;
+  int n = 0, cap = 0;
+  for (bool first = true;; first = false) {
+    while (i < len && json_space(json[i])) i++;
+    if (first && i < len && json[i] == '}') break; // {}
+    if (i >= len || json[i] != '"' || !out) goto slow;
+    const char *token = o;
+    for (i++; i < len && json[i] != '"'; i++) {
+      char c = json[i];
+      if ((unsigned char)c < 32) goto slow;
+      if (c == '\\') {
+        if (i + 1 >= len || (json[i + 1] != '"' && json[i + 1] != '\\' && json[i + 1] != '/')) goto slow;
+        c = json[++i];
+      }
+      *o++ = c;
+    }
+    if (i >= len) goto slow;
+    *o++ = 0;
+    for (i++; i < len && json_space(json[i]); i++) {
+    }
+    if (i >= len || json[i] != ':') goto slow;
+    for (i++; i < len && json_space(json[i]); i++) {
+    }
+    long id = 0;
+    int digits = 0;
+    for (; i < len && json[i] >= '0' && json[i] <= '9' && digits < 10; i++, digits++)
+      id = id * 10 + (json[i] - '0');
+    if (digits == 0 || digits > 9 || (i < len && strchr("0123456789+-eE.", json[i]) && json[i])) goto slow;
+    if (n == cap) {
+      VocabItem *more = realloc(v, sizeof *v * (size_t)(cap = cap ? 2 * cap : 1024));
+      if (!more) goto slow;
+      v = more;
+    }
+    v[n++] = (VocabItem){token, (double)id};
+    while (i < len && json_space(json[i])) i++;
+    if (i < len && json[i] == ',') {
+      i++;
+      continue;
+    }
+    if (i < len && json[i] == '}') break;
+    goto slow;
+  }
+  *items = v, *count = n, *block = out;
+  return true;
+slow:
+  free(v);
+  free(out);
+  return false;
+}
+
 static bool bpe_read_vocab(Bpe *b, const char *json, size_t len, const char *name, Err *err) {
   const char *fix = "use the vocab.json of a GPT-2 (byte-level BPE) tokenizer";
-  cJSON *root = cJSON_ParseWithLength(json, len);
-  if (!root) {
-    const char *at = cJSON_GetErrorPtr();
-    long off = at && at >= json && at <= json + len ? (long)(at - json) : -1;
-    return err_set(err, "%s: not valid JSON (near byte %ld): %s", name, off, fix);
+  VocabItem *items = NULL;
+  char *keys = NULL;
+  cJSON *root = NULL;
+  int n = 0;
+  if (!vocab_items_fast(json, len, &items, &n, &keys)) {
+    root = cJSON_ParseWithLength(json, len);
+    if (!root) {
+      const char *at = cJSON_GetErrorPtr();
+      long off = at && at >= json && at <= json + len ? (long)(at - json) : -1;
+      return err_set(err, "%s: not valid JSON (near byte %ld): %s", name, off, fix);
+    }
+    if (!cJSON_IsObject(root)) {
+      cJSON_Delete(root);
+      return err_set(err, "%s: not a JSON object of token -> id: %s", name, fix);
+    }
+    for (cJSON *it = root->child; it; it = it->next) n++;
+    if (!(items = malloc(sizeof *items * (size_t)(n ? n : 1)))) {
+      cJSON_Delete(root);
+      return err_set(err, "%s: out of memory for %d tokens", name, n);
+    }
+    n = 0;
+    for (cJSON *it = root->child; it; it = it->next)
+      items[n++] = (VocabItem){it->string, cJSON_IsNumber(it) ? it->valuedouble : 0.5};
   }
   bool ok = false;
   size_t bytes = 0;
-  int n = 0;
-  if (!cJSON_IsObject(root)) {
-    err_set(err, "%s: not a JSON object of token -> id: %s", name, fix);
-    goto done;
-  }
-  for (cJSON *it = root->child; it; it = it->next, n++) {
-    double id = cJSON_IsNumber(it) ? it->valuedouble : 0.5; // a cast to int only within its range
+  for (int i = 0; i < n; i++) {
+    double id = items[i].id; // a cast to int only within its range
     if (!(id >= -1e9 && id <= 1e9) || id != (double)(long)id) {
-      err_set(err, "%s: the id of token \"%.80s\" is not a whole number below 1e9: %s", name, it->string,
+      err_set(err, "%s: the id of token \"%.80s\" is not a whole number below 1e9: %s", name, items[i].token,
               fix);
       goto done;
     }
-    bytes += strlen(it->string) + 1;
+    bytes += strlen(items[i].token) + 1;
   }
   if (n == 0) {
     err_set(err, "%s: the vocabulary is empty: %s", name, fix);
@@ -104,19 +187,20 @@ static bool bpe_read_vocab(Bpe *b, const char *json, size_t len, const char *nam
     goto done;
   }
   char *p = b->block;
-  for (cJSON *it = root->child; it; it = it->next) {
-    int id = (int)it->valuedouble, k = (int)strlen(it->string);
+  for (int i = 0; i < n; i++) {
+    const char *token = items[i].token;
+    int id = (int)items[i].id, k = (int)strlen(token);
     if (id < 0 || id >= n) {
-      err_set(err, "%s: token \"%.80s\" has id %d, outside 0..%d: ids must be 0..V-1, each once", name,
-              it->string, id, n - 1);
+      err_set(err, "%s: token \"%.80s\" has id %d, outside 0..%d: ids must be 0..V-1, each once", name, token,
+              id, n - 1);
       goto done;
     }
     if (b->tokens[id]) {
       err_set(err, "%s: tokens \"%.80s\" and \"%.80s\" share id %d: ids must be 0..V-1, each once", name,
-              b->tokens[id], it->string, id);
+              b->tokens[id], token, id);
       goto done;
     }
-    memcpy(p, it->string, (size_t)k + 1);
+    memcpy(p, token, (size_t)k + 1);
     b->tokens[id] = p, b->token_lens[id] = k;
     int was = strtab_put(&b->index, p, k, id);
     if (was != -1) {
@@ -137,6 +221,8 @@ static bool bpe_read_vocab(Bpe *b, const char *json, size_t len, const char *nam
   }
   ok = true;
 done:
+  free(items);
+  free(keys);
   cJSON_Delete(root);
   return ok;
 }

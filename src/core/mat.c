@@ -2,15 +2,17 @@
 //
 // The kernels marked SF_KERNEL are written on the 8-float vector of simd.h and compiled for
 // baseline x86-64 and for AVX2 (simd.h). Each keeps the arithmetic of the plain loop it stands
-// for, in the same order where mat.h promises bit-identical results.
+// for, in the same order where mat.h promises bit-identical results. They are also SF_NO_COVERAGE
+// (nocov.h): the fuzz targets that run a forward pass learn nothing from their loop counters.
 #include "mat.h"
 
 #include <math.h>
 #include <stdbool.h>
 
 #include "err.h"
-#include "gemm.h" // defines: SF_HAVE_BLAS, gemm_kernel, GEMM_PORTABLE, GEMM_AVX2, GEMM_AVX512
-#include "simd.h" // defines: F8, f8_load, f8_store, f8_exp_neg, f8_exp_neg_fma, SF_KERNEL
+#include "gemm.h"  // defines: SF_HAVE_BLAS, gemm_kernel, GEMM_PORTABLE, GEMM_AVX2, GEMM_AVX512
+#include "nocov.h" // defines: SF_NO_COVERAGE
+#include "simd.h"  // defines: F8, f8_load, f8_store, f8_exp_neg, f8_exp_neg_fma, SF_KERNEL
 
 // Measured on Zen 5 with OpenBLAS 0.3.21 (Haswell kernels): the loop kernels are 1.1-1.8x
 // faster than sgemm up to 16 rows whatever N and K, about even at 32, slower from 64 on.
@@ -19,7 +21,7 @@ int mat_loop_max_rows = 16;
 
 Mat mat_view(float *data, int rows, int cols) { return (Mat){data, rows, cols, cols}; }
 
-void mat_transpose(float *dst, const float *src, long rows, long cols) {
+SF_NO_COVERAGE void mat_transpose(float *dst, const float *src, long rows, long cols) {
   enum { TILE = 32 };
   for (long i0 = 0; i0 < rows; i0 += TILE)
     for (long j0 = 0; j0 < cols; j0 += TILE) {
@@ -134,7 +136,7 @@ SF_INLINE void matmul_t_tile(Mat y, Mat w, const float *xt, Tile t, const float 
 }
 
 // y[M,N] = alpha · x[M,K]·w[N,K]ᵀ (+ bias[N]).
-SF_KERNEL static void matmul_t_loops(Mat y, Mat x, Mat w, const float *bias, float alpha) {
+SF_NO_COVERAGE SF_KERNEL static void matmul_t_loops(Mat y, Mat x, Mat w, const float *bias, float alpha) {
   int M = y.rows, N = y.cols, K = x.cols;
   float xt[TILE_K * TILE_M];
   if (K == 0) { // an empty sum: y = bias or 0
@@ -156,7 +158,7 @@ SF_KERNEL static void matmul_t_loops(Mat y, Mat x, Mat w, const float *bias, flo
 
 // y[M,N] = a[M,K]·b[K,N]: four rows of y at a time, 8 columns per vector, k in order (the
 // naive kernel's order, bit for bit).
-SF_KERNEL static void matmul_loops(Mat y, Mat a, Mat b) {
+SF_NO_COVERAGE SF_KERNEL static void matmul_loops(Mat y, Mat a, Mat b) {
   int M = y.rows, N = y.cols, K = a.cols;
   for (int i0 = 0; i0 < M; i0 += 4) {
     int mr = imin(4, M - i0);
@@ -238,7 +240,7 @@ void mat_matmul(Mat y, Mat a, Mat b) {
 
 // ---------------------------------------------------------------- elementwise
 
-SF_KERNEL void mat_copy(Mat dst, Mat src) {
+SF_NO_COVERAGE SF_KERNEL void mat_copy(Mat dst, Mat src) {
   EXPECT(dst.rows == src.rows && dst.cols == src.cols);
   for (int i = 0; i < src.rows; i++) {
     float *d = &MAT_AT(dst, i, 0);
@@ -253,7 +255,7 @@ SF_KERNEL void mat_copy(Mat dst, Mat src) {
   }
 }
 
-SF_KERNEL void mat_add(Mat y, Mat a, Mat b) {
+SF_NO_COVERAGE SF_KERNEL void mat_add(Mat y, Mat a, Mat b) {
   EXPECT(y.rows == a.rows && y.cols == a.cols && a.rows == b.rows && a.cols == b.cols);
   for (int i = 0; i < y.rows; i++) {
     float *yi = &MAT_AT(y, i, 0);
@@ -264,7 +266,7 @@ SF_KERNEL void mat_add(Mat y, Mat a, Mat b) {
   }
 }
 
-SF_KERNEL void mat_scale(Mat m, float s) {
+SF_NO_COVERAGE SF_KERNEL void mat_scale(Mat m, float s) {
   for (int i = 0; i < m.rows; i++) {
     float *mi = &MAT_AT(m, i, 0);
     int j = 0;
@@ -361,7 +363,7 @@ static bool exp_fma(void) {
   return SF_HAVE_AVX2_FMA && (k == GEMM_AVX2 || k == GEMM_AVX512);
 }
 
-SF_KERNEL void mat_softmax_rows(Mat y, Mat x) {
+SF_NO_COVERAGE SF_KERNEL void mat_softmax_rows(Mat y, Mat x) {
   EXPECT(y.rows == x.rows && y.cols == x.cols);
   int n = x.cols;
   bool fma = exp_fma();
@@ -412,7 +414,8 @@ SF_INLINE void row_moments(const float *x, int n, double *mean, double *var) {
   *var = v > 0.0 ? v : 0.0;
 }
 
-SF_KERNEL void mat_layernorm_rows(Mat y, Mat x, const float *weight, const float *bias, float eps) {
+SF_NO_COVERAGE SF_KERNEL void mat_layernorm_rows(Mat y, Mat x, const float *weight, const float *bias,
+                                                 float eps) {
   EXPECT(y.rows == x.rows && y.cols == x.cols);
   int n = x.cols;
   for (int i = 0; i < x.rows; i++) {
@@ -438,7 +441,7 @@ SF_KERNEL void mat_layernorm_rows(Mat y, Mat x, const float *weight, const float
   }
 }
 
-SF_KERNEL void mat_relu(Mat y, Mat x) {
+SF_NO_COVERAGE SF_KERNEL void mat_relu(Mat y, Mat x) {
   EXPECT(y.rows == x.rows && y.cols == x.cols);
   for (int i = 0; i < x.rows; i++) {
     const float *xi = &MAT_AT(x, i, 0);

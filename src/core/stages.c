@@ -2,6 +2,7 @@
 #include "stages.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -645,8 +646,36 @@ static const TensorNotation NOTATION[] = {
 #undef POST
 #undef DEC
 
+enum { N_NOTATION = sizeof NOTATION / sizeof NOTATION[0] };
+
+// The rows of NOTATION sorted by name, rows of one name in table order: a trace names ~50 to 200
+// tensors, and a scan of the whole table with strcmp for each was most of trace_new.
+static uint16_t by_name[N_NOTATION];
+static pthread_once_t by_name_once = PTHREAD_ONCE_INIT;
+
+static int notation_cmp(const void *a, const void *b) {
+  uint16_t x = *(const uint16_t *)a, y = *(const uint16_t *)b;
+  int c = strcmp(NOTATION[x].name, NOTATION[y].name);
+  return c ? c : (x > y) - (x < y);
+}
+
+static void sort_notation(void) {
+  for (int i = 0; i < N_NOTATION; i++) by_name[i] = (uint16_t)i;
+  qsort(by_name, N_NOTATION, sizeof by_name[0], notation_cmp);
+}
+
 const TensorNotation *stage_notation(const char *name, int holds) {
-  for (size_t i = 0; i < sizeof NOTATION / sizeof NOTATION[0]; i++)
-    if ((NOTATION[i].when & ~holds) == 0 && !strcmp(NOTATION[i].name, name)) return &NOTATION[i];
+  pthread_once(&by_name_once, sort_notation);
+  int lo = 0, hi = N_NOTATION; // the first row whose name is not below `name`
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (strcmp(NOTATION[by_name[mid]].name, name) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  // the first row of that name, in table order, whose conditions the model meets
+  for (int k = lo; k < N_NOTATION && !strcmp(NOTATION[by_name[k]].name, name); k++)
+    if ((NOTATION[by_name[k]].when & ~holds) == 0) return &NOTATION[by_name[k]];
   return NULL;
 }

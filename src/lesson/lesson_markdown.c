@@ -210,9 +210,12 @@ static bool escaped(const LessonCtx *c, size_t off) {
 static void stray_dollars(Md *m, const char *src, size_t n) {
   LessonCtx *c = m->c;
   if (!src || !in_input(m, src) || m->math || m->code_span || (m->in_text && m->kind == BLOCK_CODE)) return;
-  size_t off = offset_of(m, src);
-  for (size_t i = off; i < off + n && i < c->len; i++) {
-    if (c->text[i] != '$' || escaped(c, i)) continue;
+  size_t off = offset_of(m, src), end = off + n < c->len ? off + n : c->len;
+  for (size_t i = off; i < end; i++) {
+    const char *d = memchr(c->text + i, '$', end - i);
+    if (!d) break;
+    i = (size_t)(d - c->text);
+    if (escaped(c, i)) continue;
     bool two = i + 1 < off + n && c->text[i + 1] == '$';
     if (m->in_head) {
       if (m->n_dollars < 8) m->dollars[m->n_dollars++] = i;
@@ -588,6 +591,7 @@ static int on_leave_span(MD_SPANTYPE type, void *detail, void *user) {
 
 // Counts the `$$` of a line outside code spans and escapes.
 static int count_display_marks(const char *t, size_t b, size_t e) {
+  if (!memchr(t + b, '$', e - b)) return 0; // most lines
   int n = 0;
   bool code = false;
   for (size_t p = b; p < e; p++) {

@@ -9,6 +9,8 @@
 #include <sys/mman.h> // madvise
 #endif
 
+#include "nocov.h" // defines: SF_NO_COVERAGE
+
 Canvas canvas_new(int w, int h) {
   Canvas c = {0};
   if (w <= 0 || h <= 0) return c;
@@ -51,16 +53,11 @@ void canvas_clear(Canvas c, uint32_t color) {
 }
 
 // The per-pixel loops below are no parser of outside input: under the fuzzers' coverage
-// instrumentation (clang, -fsanitize=fuzzer-no-link) their comparisons cost the TeX fuzzer a
-// tenth of its time and told it nothing. ASan and UBSan still check them.
-#if defined(__clang__)
-#define NO_COVERAGE __attribute__((no_sanitize("coverage")))
-#else
-#define NO_COVERAGE
-#endif
+// instrumentation their comparisons cost the TeX fuzzer a tenth of its time and told it
+// nothing (nocov.h). ASan and UBSan still check them.
 
 // dst over src blending with 8-bit alpha a (0..255), on straight (not premultiplied) colours.
-NO_COVERAGE static inline uint32_t blend(uint32_t dst, uint32_t src, unsigned a) {
+SF_NO_COVERAGE static inline uint32_t blend(uint32_t dst, uint32_t src, unsigned a) {
   if (a >= 255) return src | 0xFF000000u;
   if (a == 0) return dst;
   unsigned ia = 255 - a;
@@ -155,8 +152,8 @@ void canvas_line(Canvas c, float x0, float y0, float x1, float y1, float width, 
     }
 }
 
-NO_COVERAGE void canvas_blend_mask(Canvas c, int x, int y, const uint8_t *mask, int mw, int mh, int mstride,
-                                   uint32_t color) {
+SF_NO_COVERAGE void canvas_blend_mask(Canvas c, int x, int y, const uint8_t *mask, int mw, int mh,
+                                      int mstride, uint32_t color) {
   int sx0 = x < 0 ? -x : 0, sy0 = y < 0 ? -y : 0;
   int sx1 = x + mw > c.w ? c.w - x : mw, sy1 = y + mh > c.h ? c.h - y : mh;
   unsigned ca = SF_A(color);

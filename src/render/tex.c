@@ -9,13 +9,13 @@
 
 // ---- boxes
 
-TexBoxNode *tex_box_new(TexLay *L, TexBoxKind k) {
+SF_NO_COVERAGE TexBoxNode *tex_box_new(TexLay *L, TexBoxKind k) {
   TexBoxNode *b = tex_alloc(L->arena, sizeof *b);
   if (b) b->kind = (uint8_t)k;
   return b;
 }
 
-void tex_box_add(TexBoxNode *parent, TexBoxNode *child, float x, float y) {
+SF_NO_COVERAGE void tex_box_add(TexBoxNode *parent, TexBoxNode *child, float x, float y) {
   if (!parent || !child) return;
   child->x = x, child->y = y;
   if (parent->last)
@@ -73,27 +73,35 @@ TexBoxNode *tex_box_line(TexLay *L, float x0, float y0, float x1, float y1, floa
 
 // ---- entry points
 
-TexBox *tex_layout_n(const char *src, size_t len, float size_px, bool display, TexDiag *diag) {
-  if (diag) memset(diag, 0, sizeof *diag);
-  if (!src) src = "", len = 0;
+TexBox *tex_layout_tree(TexArena *parse, const TexNode *list, const char *src, float size_px, bool display,
+                        TexDiag *diag) {
   TexBox *b = calloc(1, sizeof *b);
-  if (!b) return NULL;
-  TexArena parse = {0};
-  const TexNode *list = tex_parse(&parse, src, len, diag);
+  if (!b) {
+    tex_arena_free(parse);
+    return NULL;
+  }
   float size = roundf(size_px);
   if (!(size >= 4)) size = 4; // also NaN
   if (size > 200) size = 200;
   TexLay L = {.arena = &b->arena, .diag = diag, .src = src, .base = size};
   if (!tex_fonts_ready()) tex_diag_add(diag, src, 0, "no fonts: call text_init first");
   L.lm = tex_lm_math();
-  if (!parse.oom) b->root = tex_lay_formula(&L, list, display);
-  bool ok = !parse.oom && !b->arena.oom && b->root;
-  tex_arena_free(&parse);
+  if (!parse->oom) b->root = tex_lay_formula(&L, list, display);
+  bool ok = !parse->oom && !b->arena.oom && b->root;
+  tex_arena_free(parse);
   if (!ok) {
     tex_free(b);
     return NULL;
   }
   return b;
+}
+
+TexBox *tex_layout_n(const char *src, size_t len, float size_px, bool display, TexDiag *diag) {
+  if (diag) memset(diag, 0, sizeof *diag);
+  if (!src) src = "", len = 0;
+  TexArena parse = {0};
+  const TexNode *list = tex_parse(&parse, src, len, diag);
+  return tex_layout_tree(&parse, list, src, size_px, display, diag);
 }
 
 TexBox *tex_layout(const char *src, float size_px, bool display, TexDiag *diag) {

@@ -18,12 +18,12 @@ static Slot slots[SLOTS];
 static int n_used;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static unsigned slot_of(FontFace f, int px, uint32_t cp) {
+SF_NO_COVERAGE static unsigned slot_of(FontFace f, int px, uint32_t cp) {
   uint32_t h = cp * 2654435761u ^ (uint32_t)px * 40503u ^ (uint32_t)f * 2246822519u;
   return (h ^ h >> 15) % SLOTS;
 }
 
-bool tex_glyph(FontFace f, int px, uint32_t cp, GlyphInfo *g) {
+SF_NO_COVERAGE bool tex_glyph(FontFace f, int px, uint32_t cp, GlyphInfo *g) {
   unsigned i = slot_of(f, px, cp);
   pthread_mutex_lock(&lock);
   for (;; i = (i + 1) % SLOTS) {
@@ -110,7 +110,7 @@ FontFace tex_face_for(uint32_t cp, uint32_t *out_cp) {
   return FONT_MATH; // absent everywhere: the caller reports it
 }
 
-int tex_utf8_put(uint32_t cp, char out[5]) {
+SF_NO_COVERAGE int tex_utf8_put(uint32_t cp, char out[5]) {
   int n;
   if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
   if (cp < 0x80)

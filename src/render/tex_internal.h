@@ -1,5 +1,6 @@
 // tex_internal.h -- what the tex_*.c files share: the arena, the parse tree (TexNode), the box
-// tree (TexBoxNode), the symbol tables and the font helpers. Not for use outside tex_*.c.
+// tree (TexBoxNode), the symbol tables and the font helpers. Not for use outside tex_*.c (and
+// tests/fuzz/fuzz_tex.c, which parses once for tex_check and tex_layout: tex_check_tree).
 //
 // The parser (tex_parse.c) turns source into a tree of TexNodes allocated from an arena; the
 // layout (tex_layout.c, tex_delim.c) turns the nodes into TexBoxNodes from another arena;
@@ -8,7 +9,8 @@
 #define SF_TEX_INTERNAL_H
 
 #include "tex.h"
-#include "text.h" // defines: FontFace, GlyphInfo
+#include "nocov.h" // defines: SF_NO_COVERAGE
+#include "text.h"  // defines: FontFace, GlyphInfo
 
 // ---- arena: zeroed allocations freed all at once
 typedef struct TexChunk TexChunk;
@@ -85,6 +87,15 @@ struct TexNode {
 
 // Parses src[0..len) into a list; always returns something unless out of memory (a->oom).
 TexNode *tex_parse(TexArena *a, const char *src, size_t len, TexDiag *diag);
+
+// tex_check_n and tex_layout_n in two halves, for a caller that wants both answers from one
+// parse (the TeX fuzz target, where a parse was a sixth of the time). tex_check_tree parses as
+// tex_check_n does (diag cleared, then filled; the same answer) and leaves the tree in *a and
+// *list (list may be NULL); tex_layout_tree lays that tree out as tex_layout_n does, adding its
+// problems to those diag (may be NULL) holds, and frees *a.
+bool tex_check_tree(TexArena *a, const char *src, size_t len, TexDiag *diag, const TexNode **list);
+TexBox *tex_layout_tree(TexArena *parse, const TexNode *list, const char *src, float size_px, bool display,
+                        TexDiag *diag);
 
 // ---- symbol tables (tex_symbols.c)
 typedef enum {

@@ -6,7 +6,7 @@
 
 #include "tex_layout.h"
 
-float tex_style_size(const TexLay *L, TexStyle st) {
+SF_NO_COVERAGE float tex_style_size(const TexLay *L, TexStyle st) {
   float s = st == ST_S ? roundf(L->base * 0.7f) : st == ST_SS ? roundf(L->base * 0.5f) : L->base;
   return s < 4 ? 4 : s;
 }

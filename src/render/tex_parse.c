@@ -78,7 +78,7 @@ static void chunk_free(TexChunk *c) {
   if (!kept) free(c);
 }
 
-void *tex_alloc(TexArena *a, size_t bytes) {
+SF_NO_COVERAGE void *tex_alloc(TexArena *a, size_t bytes) {
   bytes = (bytes + 15) & ~(size_t)15;
   TexChunk *c = a->head;
   if (!c || c->used + bytes > c->cap) {
@@ -96,7 +96,7 @@ void *tex_alloc(TexArena *a, size_t bytes) {
   return p;
 }
 
-char *tex_strndup(TexArena *a, const char *s, size_t n) {
+SF_NO_COVERAGE char *tex_strndup(TexArena *a, const char *s, size_t n) {
   char *p = tex_alloc(a, n + 1);
   if (p) memcpy(p, s, n);
   return p;
@@ -536,23 +536,24 @@ TexNode *tex_p_parse_list(P *p, int term) {
 
 TexNode *tex_parse(TexArena *a, const char *src, size_t len, TexDiag *diag) {
   P p = {.s = src, .n = len, .A = a, .diag = diag, .alpha = AL_MATH};
-  for (size_t i = 0; i < len; i++)
-    if (!src[i]) { // stop at a NUL inside the given length
-      p.n = i;
-      break;
-    }
+  const char *nul = memchr(src, 0, len); // stop at a NUL inside the given length
+  if (nul) p.n = (size_t)(nul - src);
   return tex_p_parse_list(&p, 0);
+}
+
+bool tex_check_tree(TexArena *a, const char *src, size_t len, TexDiag *diag, const TexNode **list) {
+  memset(diag, 0, sizeof *diag);
+  const TexNode *l = tex_parse(a, src ? src : "", src ? len : 0, diag);
+  if (list) *list = l;
+  return diag->count == 0 && !a->oom;
 }
 
 bool tex_check_n(const char *src, size_t len, TexDiag *diag) {
   TexDiag local;
-  if (!diag) diag = &local;
-  memset(diag, 0, sizeof *diag);
   TexArena a = {0};
-  tex_parse(&a, src ? src : "", src ? len : 0, diag);
-  bool oom = a.oom;
+  bool ok = tex_check_tree(&a, src, len, diag ? diag : &local, NULL);
   tex_arena_free(&a);
-  return diag->count == 0 && !oom;
+  return ok;
 }
 
 bool tex_check(const char *src, TexDiag *diag) { return tex_check_n(src, src ? strlen(src) : 0, diag); }

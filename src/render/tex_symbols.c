@@ -508,9 +508,9 @@ const char *tex_cmd_nearest(const char *name, size_t n) {
     }
   }
   const char *out = best_i >= 0 ? CMDS[best_i].name : NULL;
-  if (!out) { // \operatorName, \Frac: the same name in other letters' case
-    for (int i = 0; i < N_CMDS && !out; i++)
-      if (strlen(CMDS[i].name) == n && !strncasecmp(CMDS[i].name, name, n)) out = CMDS[i].name;
+  if (!out && n <= 255) { // \operatorName, \Frac: the same name in other letters' case
+    for (int k = LEN_START[n]; k < LEN_START[n + 1] && !out; k++) // in table order, as above
+      if (!strncasecmp(CMDS[BY_LEN[k]].name, name, n)) out = CMDS[BY_LEN[k]].name;
   }
   return out;
 }

@@ -2,6 +2,7 @@
 #include "text.h"
 
 #include "fileio.h" // defines: file_map
+#include "nocov.h"  // defines: SF_NO_COVERAGE
 #include "utf8.h"   // defines: utf8_is_cont, utf8_lead_len
 
 #include <SDL.h>
@@ -312,7 +313,9 @@ static void pen_offsets(TTF_Font *fo, const char *s, int *xoff, int *yoff) {
 }
 
 // Renders e's text into its coverage mask; caller holds the lock.
-static bool rasterize(Entry *e) {
+// A glyph string drawn by SDL_ttf, its alpha copied into a mask: no outside bytes decided here
+// (nocov.h).
+SF_NO_COVERAGE static bool rasterize(Entry *e) {
   TTF_Font *fo = font((FontFace)e->face, e->px);
   if (!fo) return false;
   SDL_Color white = {255, 255, 255, 255};
