@@ -92,6 +92,20 @@ static char *unescape(const char *s, size_t *bad) {
   return out;
 }
 
+// A number of a replay line: all of `s`, finite, within [lo, hi]; whole when `whole`. Otherwise
+// one line that says which and its range (a coordinate of 1e30 or a size of 8006666666 would
+// overflow the int the window keeps it in).
+static bool number(const char *s, double lo, double hi, bool whole, double *out, const char *what,
+                   const char *path, int lineno, Err *err) {
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || *end || !isfinite(v) || v < lo || v > hi || (whole && v != floor(v)))
+    return err_set(err, "%s:%d: %s \"%s\" is not a%s number from %g to %g", path, lineno, what, s,
+                   whole ? " whole" : "", lo, hi);
+  *out = v;
+  return true;
+}
+
 static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno, Err *err) {
   char *save = NULL;
   char *ms = strtok_r(line, " \t", &save), *verb = strtok_r(NULL, " \t", &save);
@@ -132,25 +146,36 @@ static bool parse_line(char *line, ReplayItem *it, const char *path, int lineno,
              !strcmp(verb, "release") || !strcmp(verb, "resize")) {
     a = strtok_r(NULL, " \t", &save), b = strtok_r(NULL, " \t", &save);
     if (!a || !b) return err_set(err, "%s:%d: %s needs two numbers", path, lineno, verb);
-    float x = strtof(a, NULL), y = strtof(b, NULL);
-    if (!strcmp(verb, "resize"))
+    bool resize = !strcmp(verb, "resize");
+    double x, y, lo = resize ? 1 : -100000, hi = resize ? 16384 : 100000; // pixels
+    if (!number(a, lo, hi, resize, &x, resize ? "width" : "x", path, lineno, err) ||
+        !number(b, lo, hi, resize, &y, resize ? "height" : "y", path, lineno, err))
+      return false;
+    if (resize)
       it->ev.kind = EV_RESIZE, it->ev.w = (int)x, it->ev.h = (int)y;
     else
       it->ev.kind = verb[0] == 'm'   ? EV_MOUSE_MOVE
                     : verb[0] == 'r' ? EV_MOUSE_UP
                                      : EV_MOUSE_DOWN,
-      it->ev.x = x, it->ev.y = y, it->ev.clicks = verb[0] == 'd' ? 2 : 1;
+      it->ev.x = (float)x, it->ev.y = (float)y, it->ev.clicks = verb[0] == 'd' ? 2 : 1;
     snprintf(it->label, sizeof it->label, "%s", verb);
   } else if (!strcmp(verb, "hover") || !strcmp(verb, "click-cell")) {
     a = strtok_r(NULL, " \t", &save), b = strtok_r(NULL, " \t", &save), c = strtok_r(NULL, " \t", &save);
     if (!a || !b || !c) return err_set(err, "%s:%d: %s needs OP I J", path, lineno, verb);
     it->kind = verb[0] == 'h' ? RP_HOVER : RP_CLICK_CELL;
-    it->op = !strcmp(a, "result") ? -1 : atoi(a), it->i = atoi(b), it->j = atoi(c);
+    double op = -1, i, j; // cells are checked against the view when the event is played
+    if ((strcmp(a, "result") && !number(a, 0, 1000000, true, &op, "operand", path, lineno, err)) ||
+        !number(b, 0, 1000000, true, &i, "row", path, lineno, err) ||
+        !number(c, 0, 1000000, true, &j, "column", path, lineno, err))
+      return false;
+    it->op = (int)op, it->i = (int)i, it->j = (int)j;
     snprintf(it->label, sizeof it->label, "%s", verb);
   } else if (!strcmp(verb, "wheel")) { // wheel N [ctrl]: N notches, Ctrl held or not
     a = strtok_r(NULL, " \t", &save), b = strtok_r(NULL, " \t", &save);
     if (!a) return err_set(err, "%s:%d: wheel needs a number of notches", path, lineno);
-    it->ev.kind = EV_WHEEL, it->ev.wheel = atoi(a), it->ev.mods = b && !strcasecmp(b, "ctrl") ? MOD_CTRL : 0;
+    double n;
+    if (!number(a, -1000, 1000, true, &n, "notches", path, lineno, err)) return false;
+    it->ev.kind = EV_WHEEL, it->ev.wheel = (int)n, it->ev.mods = b && !strcasecmp(b, "ctrl") ? MOD_CTRL : 0;
     snprintf(it->label, sizeof it->label, "wheel");
   } else if (!strcmp(verb, "leave")) {
     it->ev.kind = EV_MOUSE_LEAVE;

@@ -43,7 +43,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     PROMISE(memchr(it->label, 0, sizeof it->label) && it->label[0]);
     PROMISE(memchr(it->ev.text, 0, sizeof it->ev.text));
     PROMISE((it->kind == RP_CLIPBOARD) == (it->clipboard != NULL));
-    if (it->kind == RP_EVENT) PROMISE(it->ev.kind >= EV_KEY && it->ev.kind <= EV_TICK);
+    if (it->kind == RP_EVENT) PROMISE(it->ev.kind >= EV_KEY && it->ev.kind <= EV_WHEEL);
+    if (it->kind == RP_EVENT && it->ev.kind == EV_RESIZE)
+      PROMISE(it->ev.w >= 1 && it->ev.w <= 16384 && it->ev.h >= 1 && it->ev.h <= 16384);
+    if (it->kind == RP_EVENT && it->ev.kind == EV_WHEEL)
+      PROMISE(it->ev.wheel >= -1000 && it->ev.wheel <= 1000);
   }
   replay_free(&r);
   return 0;
