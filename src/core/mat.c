@@ -334,14 +334,18 @@ SF_INLINE float row_exp(float *y, const float *x, int n, float mx) {
 SF_AVX2_FMA static float row_exp_fma(float *y, const float *x, int n, float mx) {
   F8 sum = _mm256_setzero_ps();
   int j = 0;
+  // Loads by intrinsics, not f8_load / row_tail: clang refuses a call that returns an F8 from a
+  // function of another target (the ABI of a 256-bit return differs), even one always inlined.
   for (; j + 8 <= n; j += 8) {
-    F8 v = f8_load(x + j) - mx;
+    F8 v = _mm256_loadu_ps(x + j) - mx;
     F8 e = f8_exp_neg_fma(&v);
     f8_store(y + j, e);
     sum += e;
   }
   if (j < n) {
-    F8 v = row_tail(x + j, n - j) - mx, e = f8_exp_neg_fma(&v);
+    float tail[8];
+    for (int k = 0; k < 8; k++) tail[k] = j + k < n ? x[j + k] : -INFINITY; // exp(-inf) = 0
+    F8 v = _mm256_loadu_ps(tail) - mx, e = f8_exp_neg_fma(&v);
     float out[8];
     f8_store(out, e);
     memcpy(y + j, out, sizeof(float) * (size_t)(n - j));
