@@ -42,6 +42,15 @@ bool cli_generate_check(const GenOpts *g, const char *target, Err *err);
 bool cli_find_lesson(const char *arg, char *out, size_t cap, Err *err);
 // Prints "stepformer CMD: msg" and returns 2.
 int cli_fail(const char *cmd, const char *msg);
+// A large checkpoint stays mapped from its file (safetensors.h, st_map_min_bytes): if another
+// program rewrites that file in place while Stepformer runs (a notebook saving the model again to
+// the same path), the next read of a weight page raises SIGBUS. cli_catch_sigbus (main calls it
+// first) turns that into one line on stderr and exit code 2 instead of a crash; nothing is being
+// written by Stepformer at that moment except an export's temporary file, which is left behind.
+void cli_catch_sigbus(void);
+#define CLI_SIGBUS_MESSAGE                                                                                   \
+  "stepformer: a model file changed on disk while it was open (rewritten in place, perhaps saved "           \
+  "again by a notebook): open it again\n"
 bool cli_wants_help(int argc, char **argv);
 
 int cli_dump(int argc, char **argv);

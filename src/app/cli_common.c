@@ -1,4 +1,6 @@
 // cli_common.c -- what every sub-command shares (see cli.h).
+#define _POSIX_C_SOURCE 200809L // sigaction
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +8,26 @@
 
 #include "cli.h"
 #include "datadir.h" // defines: datadir_find
+
+#if defined(SIGBUS) && !defined(__EMSCRIPTEN__)
+static void on_sigbus(int sig) {
+  (void)sig;
+  // only async-signal-safe calls here: write and _exit
+  ssize_t r = write(2, CLI_SIGBUS_MESSAGE, sizeof CLI_SIGBUS_MESSAGE - 1);
+  (void)r;
+  _exit(2);
+}
+
+void cli_catch_sigbus(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigbus;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, NULL);
+}
+#else
+void cli_catch_sigbus(void) {} // the web build maps no file
+#endif
 
 bool cli_parse_size(const char *s, int *w, int *h) {
   char *end;

@@ -45,6 +45,7 @@ int main(int argc, char **argv) {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 128 << 20);
 #endif
+  cli_catch_sigbus(); // a mapped model file rewritten under us: one line, exit 2 (cli.h)
   if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
     usage(stdout);
     return 0;

@@ -74,7 +74,8 @@
 // model_tensor_list) calls model_canonical first; model_save, model_weights_flat and
 // model_param_offset read either layout. The file must not be rewritten in place while such a model
 // is open (a writer that truncates it and writes again): the mapping would show the new bytes, or
-// stop the process (SIGBUS) past a shorter end. A writer that puts a new file in its place by a
+// stop the process (SIGBUS) past a shorter end — which the command line turns into one line and
+// exit code 2 (cli.h, cli_catch_sigbus; test_sigbus). A writer that puts a new file in its place by a
 // rename (Stepformer's own, atomic_commit) leaves the mapping the old file's. Only large files are
 // kept mapped (st_map_min_bytes); a small checkpoint is copied and transposed as before.
 //

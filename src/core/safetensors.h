@@ -76,7 +76,8 @@ bool st_read_mapped(StFile *f, const char *path, Err *err);
 // The smallest file st_read_mapped keeps mapped (64 MiB); a smaller one is read as st_read_lenient
 // reads it. Memory matters for large checkpoints only, and a small model stays safe from a file
 // rewritten in place under it (a notebook saving the model again while the window shows it: a
-// mapping would then read the new bytes, or stop the process past a shorter end). Tests set 0.
+// mapping would then read the new bytes, or stop the process past a shorter end: SIGBUS, which
+// the command line turns into one line and exit code 2, cli.h's cli_catch_sigbus). Tests set 0.
 extern size_t st_map_min_bytes;
 // True when p points into f's mapping (not a malloc'd buffer: never free it).
 bool st_mapped(const StFile *f, const void *p);
