@@ -89,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   text[size] = 0;
   StFile in, out;
   const char *json = parse(&in, text);
+  bool notebook = course_is_notebook(&in); // else a canonical file, copied through with its metadata
   Err err = {0};
   bool ok = course_translate(&in, json, json ? "model.json" : NULL, "<fuzz input>", &out, &err);
   if (!ok) {
@@ -105,8 +106,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (i) PROMISE(by_name_cmp_base(&out, out.by_name[i - 1], out.by_name[i]) < 0);
     }
     const char *fmt = st_meta(&out, "format");
-    if (fmt &&
-        !strncmp(fmt, "course", 6)) { // the notebook's Transformer, or its modules (course-heads|einsum)
+    // A notebook's file translated: the notebook's Transformer, or its modules (course-heads|einsum).
+    // (A canonical file's "format" is whatever its config says: model_from_st checks it later.)
+    if (notebook && fmt && !strncmp(fmt, "course", 6)) {
       long D = strtol(st_meta(&out, "d_model"), NULL, 10), L = strtol(st_meta(&out, "n_layers"), NULL, 10);
       const char *pe = st_meta(&out, "pos_encoding");
       bool learned = pe && !strcmp(pe, "learned");
