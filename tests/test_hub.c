@@ -11,6 +11,7 @@
 
 #include "backward.h" // defines: backward_new, backward_run
 #include "check.h"
+#include "hub_fixture.h"  // defines: hub_fixture_copy, hub_fixture_remove
 #include "edits.h"        // defines: edits_for_cell, edits_trace
 #include "fileio.h"       // defines: file_read_all, file_write_atomic
 #include "forward.h"      // defines: model_forward
@@ -318,36 +319,7 @@ static void test_chars(void) {
 
 // ---- bad folders
 
-static const char *FILES[] = {"config.json", "model.safetensors", "vocab.json",
-                              "merges.txt",  "vocab.txt",         "tokenizer_config.json"};
-
-// A copy of a fixture in a fresh temporary folder (returned in dir).
-static void copy_fixture(const char *variant, char *dir) {
-  strcpy(dir, "/tmp/sf-hub-XXXXXX");
-  EXPECT(mkdtemp(dir));
-  for (size_t i = 0; i < sizeof FILES / sizeof *FILES; i++) {
-    char src[4300], dst[4300];
-    snprintf(src, sizeof src, "%s/hub/%s/%s", ref, variant, FILES[i]);
-    snprintf(dst, sizeof dst, "%s/%s", dir, FILES[i]);
-    size_t len;
-    Err err = {0};
-    char *d = file_read_all(src, &len, 1 << 24, &err);
-    if (d) EXPECT(file_write_atomic(dst, d, len, &err));
-    free(d);
-  }
-}
-
-static void remove_fixture(const char *dir) {
-  for (size_t i = 0; i < sizeof FILES / sizeof *FILES; i++) {
-    char p[4300];
-    snprintf(p, sizeof p, "%s/%s", dir, FILES[i]);
-    unlink(p);
-  }
-  char p[4300];
-  snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir);
-  unlink(p);
-  rmdir(dir);
-}
+static const char *const INDEX_FILE[] = {"model.safetensors.index.json", NULL}; // made by one case
 
 static void write_file(const char *dir, const char *name, const char *text) {
   char p[4300];
@@ -396,26 +368,26 @@ static void expect_refused(const char *why, const char *dir, const char *k1, con
 static void refused_edit(const char *why, const char *variant, const char *name, const char *from,
                          const char *to, const char *k1, const char *k2) {
   char dir[64];
-  copy_fixture(variant, dir);
+  hub_fixture_copy(variant, dir);
   edit_file(dir, name, from, to);
   expect_refused(why, dir, k1, k2);
-  remove_fixture(dir);
+  hub_fixture_remove(dir, INDEX_FILE);
 }
 
 // hub_read refuses a copy of fixture `variant` without its file `name`.
 static void refused_without(const char *why, const char *variant, const char *name, const char *k1,
                             const char *k2) {
   char dir[64], p[4300];
-  copy_fixture(variant, dir);
+  hub_fixture_copy(variant, dir);
   snprintf(p, sizeof p, "%s/%s", dir, name);
   unlink(p);
   expect_refused(why, dir, k1, k2);
-  remove_fixture(dir);
+  hub_fixture_remove(dir, INDEX_FILE);
 }
 
 static void test_bad(void) {
   char dir[64], p[4300];
-  copy_fixture("gpt2-tiny", dir);
+  hub_fixture_copy("gpt2-tiny", dir);
   snprintf(p, sizeof p, "%s/config.json", dir);
   unlink(p);
   expect_refused("no config.json", dir, "config.json", "download");
@@ -425,7 +397,7 @@ static void test_bad(void) {
   expect_refused("unknown model_type", dir, "llama", "gpt2, bert");
   write_file(dir, "config.json", "{\"n_embd\": 16}");
   expect_refused("no model_type", dir, "model_type", NULL);
-  remove_fixture(dir);
+  hub_fixture_remove(dir, INDEX_FILE);
 
   refused_edit("n_embd disagrees", "gpt2-tiny", "config.json", "\"n_embd\": 16", "\"n_embd\": 32",
                "wte.weight", "n_embd=32");
@@ -441,7 +413,7 @@ static void test_bad(void) {
   refused_without("no merges.txt", "gpt2-tiny", "merges.txt", "merges.txt", NULL);
   refused_edit("vocabulary smaller than wte", "gpt2-tiny", "vocab.json", ", \"<|endoftext|>\": 292}", "}",
                "292 tokens", "293 rows");
-  copy_fixture("gpt2-tiny", dir);
+  hub_fixture_copy("gpt2-tiny", dir);
   snprintf(p, sizeof p, "%s/model.safetensors", dir);
   unlink(p);
   write_file(dir, "model.safetensors.index.json", "{\"weight_map\": {}}");
@@ -449,7 +421,7 @@ static void test_bad(void) {
   snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir);
   unlink(p);
   expect_refused("no weights", dir, "model.safetensors is missing", "huggingface-cli");
-  remove_fixture(dir);
+  hub_fixture_remove(dir, INDEX_FILE);
 
   refused_without("no vocab.txt", "bert-tiny", "vocab.txt", "vocab.txt", NULL);
   refused_edit("intermediate_size disagrees", "bert-tiny", "config.json", "\"intermediate_size\": 64",

@@ -1,7 +1,7 @@
 // test_sigbus.c -- a mapped checkpoint rewritten in place under a running Stepformer (cli.h,
 // cli_catch_sigbus): one line on stderr and exit code 2, not a crash.
 //
-// A child process copies the GPT-2 fixture into a temporary folder, opens it mapped
+// A child process copies the GPT-2 fixture into a temporary folder (hub_fixture.h), opens it mapped
 // (st_map_min_bytes = 0: the fixture is small), then truncates model.safetensors, as a notebook
 // saving the model again to the same path does, and reads the weights (model_save reads every
 // tensor from the mapping): the read raises SIGBUS. The parent checks the child's exit code and
@@ -15,31 +15,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "hub_fixture.h" // defines: hub_fixture_copy, hub_fixture_remove
 #include "cli.h"         // defines: cli_catch_sigbus, CLI_SIGBUS_MESSAGE
 #include "fileio.h"      // defines: file_read_all, file_write_atomic
 #include "model.h"       // defines: model_load, model_save, model_free
 #include "safetensors.h" // defines: st_map_min_bytes
-
-static const char *FILES[] = {"config.json", "model.safetensors", "vocab.json", "merges.txt"};
-
-// The fixture's files copied into dir; false on any failure (said on stderr).
-static bool copy_fixture(const char *dir) {
-  for (size_t i = 0; i < sizeof FILES / sizeof *FILES; i++) {
-    char from[4200], to[4200];
-    snprintf(from, sizeof from, "%s/ref/hub/gpt2-tiny/%s", check_test_dir(), FILES[i]);
-    snprintf(to, sizeof to, "%s/%s", dir, FILES[i]);
-    Err err = {0};
-    size_t len;
-    char *data = file_read_all(from, &len, 64u << 20, &err);
-    bool ok = data && file_write_atomic(to, data, len, &err);
-    free(data);
-    if (!ok) {
-      fprintf(stderr, "test_sigbus: copying %s: %s\n", FILES[i], err.msg);
-      return false;
-    }
-  }
-  return true;
-}
 
 // Runs a child that opens dir's model mapped, truncates its file when `truncate_it`, then saves
 // it; returns the child's wait status, with its stderr in err_path.
@@ -71,10 +51,9 @@ static int run_child(const char *dir, bool truncate_it, const char *err_path) {
 }
 
 int main(void) {
-  char dir[] = "/tmp/sf_test_sigbus_XXXXXX", err_path[256];
-  CHECK(mkdtemp(dir), "mkdtemp");
+  char dir[64], err_path[256];
+  hub_fixture_copy("gpt2-tiny", dir);
   snprintf(err_path, sizeof err_path, "%s/stderr.txt", dir);
-  CHECK(copy_fixture(dir), "the fixture copied");
 
   int st = run_child(dir, false, err_path);
   CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "control: the mapped model saves (status %d)", st);
@@ -88,16 +67,6 @@ int main(void) {
   CHECK(msg && !strcmp(msg, CLI_SIGBUS_MESSAGE), "rewritten in place: the one line on stderr, got \"%s\"",
         msg ? msg : err.msg);
   free(msg);
-
-  for (size_t i = 0; i < sizeof FILES / sizeof *FILES; i++) {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", dir, FILES[i]);
-    remove(p);
-  }
-  char p[4200];
-  snprintf(p, sizeof p, "%s/saved.safetensors", dir);
-  remove(p);
-  remove(err_path);
-  rmdir(dir);
+  hub_fixture_remove(dir, (const char *const[]){"saved.safetensors", "stderr.txt", NULL});
   return check_exit("test_sigbus");
 }
