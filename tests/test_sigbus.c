@@ -23,6 +23,8 @@
 
 // Runs a child that opens dir's model mapped, truncates its file when `truncate_it`, then saves
 // it; returns the child's wait status, with its stderr in err_path.
+static pid_t last_child; // its save's temporary file (saved.safetensors.tmp-PID) stays behind
+
 static int run_child(const char *dir, bool truncate_it, const char *err_path) {
   fflush(NULL);
   pid_t pid = fork();
@@ -47,6 +49,7 @@ static int run_child(const char *dir, bool truncate_it, const char *err_path) {
   }
   int status = -1;
   if (pid > 0) waitpid(pid, &status, 0);
+  last_child = pid;
   return status;
 }
 
@@ -67,6 +70,8 @@ int main(void) {
   CHECK(msg && !strcmp(msg, CLI_SIGBUS_MESSAGE), "rewritten in place: the one line on stderr, got \"%s\"",
         msg ? msg : err.msg);
   free(msg);
-  hub_fixture_remove(dir, (const char *const[]){"saved.safetensors", "stderr.txt", NULL});
+  char tmp[64]; // the save the signal cut short leaves its temporary file, as cli.h says
+  snprintf(tmp, sizeof tmp, "saved.safetensors.tmp-%d", (int)last_child);
+  hub_fixture_remove(dir, (const char *const[]){"saved.safetensors", "stderr.txt", tmp, NULL});
   return check_exit("test_sigbus");
 }
