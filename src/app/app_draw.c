@@ -348,15 +348,16 @@ static void sentence_field(App *a, Scene *s, float W, float H, float u) {
   }
 }
 
+// The status ("appended …", "saved …", an error) for its 4.5 s: a band in the text colour over the
+// footer's own line (sentence, model), which it hides for that time, so that it covers no picture
+// (a toast above the footer hid the prediction's last bar). Above the sentence or value field
+// while one is open: they take the footer's place.
 static void status_toast(App *a, Scene *s, float W, float H, float u) {
   if (!a->status[0] || app_train_open(a)) return; // the training overlay shows it in its panel
   const Theme *th = theme_get(a->theme);
-  float fs = 22 * u, w = text_width(FONT_SANS_BOLD, fs, a->status) + 40 * u, h = 46 * u;
-  float x = (W - w) / 2, y = H - 38 * u - h - 16 * u - (a->editing ? 30 * u : 0);
-  if (a->s->gen) y -= app_strip_height(a, H); // above the generation strip
-  if (app_shown_trace(a)->edits) y -= 34 * u; // above the what-if band (page.c)
-  if (a->value_editing) y -= 30 * u;          // above the value field (app_edits.c)
-  scene_rect(s, x, y, w, h, th->text);
+  float fs = 22 * u, h = 38 * u, y = H - h;
+  if (a->editing || a->value_editing) y = H - 64 * u - h; // the fields are 64 high (sentence_field)
+  scene_rect(s, 0, y, W, h, th->text);
   scene_text_aligned(s, FONT_SANS_BOLD, fs, W / 2, y + h / 2 + fs * 0.36f, 0.5f, th->bg, a->status);
 }
 
