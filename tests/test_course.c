@@ -152,6 +152,35 @@ static void make_file(StFile *f, const char *const *names, const int (*shapes)[3
   f->n = n;
 }
 
+// course_read of a large file (st_map_min_bytes = 0 makes every file large): a canonical file stays
+// mapped, its F32 tensors read in place; a notebook's is read again as copies, since the translation
+// moves and rewrites its tensors. Either way the same tensors as the copying read at the default size.
+static void check_mapped(const char *path, bool canonical) {
+  StFile a, b;
+  Err err = {0};
+  CHECK(course_read(path, &a, &err), "%s: %s", path, err.msg);
+  size_t min = st_map_min_bytes;
+  st_map_min_bytes = 0;
+  bool ok = course_read(path, &b, &err);
+  st_map_min_bytes = min;
+  CHECK(ok, "%s (mapped): %s", path, err.msg);
+  if (!ok) return st_free(&a);
+  CHECK((b.map != NULL) == canonical && b.map_owner == canonical, "%s: %s", path,
+        canonical ? "a canonical file stays mapped" : "a notebook's file is read into copies");
+  CHECK(a.n == b.n && a.n_meta == b.n_meta, "%s: %d/%d tensors, %d/%d metadata", path, a.n, b.n, a.n_meta,
+        b.n_meta);
+  int in_map = 0;
+  for (int i = 0; i < a.n && i < b.n; i++) {
+    const StTensor *x = &a.tensors[i], *y = st_find(&b, x->name);
+    CHECK(y && y->count == x->count && same_values(x->data, y->data, x->count), "%s: tensor %s", path,
+          x->name);
+    in_map += y && st_mapped(&b, y->data);
+  }
+  CHECK(canonical ? in_map == b.n : in_map == 0, "%s: %d of %d tensors in the mapping", path, in_map, b.n);
+  printf("  mapped read of %s: %d tensors, %d in the mapping\n", path, b.n, in_map);
+  st_free(&a), st_free(&b);
+}
+
 // course_translate on the fixture's tensors with this config must fail with a line holding a and b.
 static void refused(const char *pt, const char *json, const char *a, const char *b) {
   StFile in, out;
@@ -178,6 +207,12 @@ int main(void) {
     path_join(cdir, sizeof cdir, dir, cases[i].name);
     check_case(cdir, &cases[i]);
   }
+
+  char file[4200];
+  snprintf(file, sizeof file, "%s/l2-h2-safetensors/model.safetensors", dir);
+  check_mapped(file, false);
+  snprintf(file, sizeof file, "%s/../cat-bank/model.safetensors", dir);
+  check_mapped(file, true);
 
   // configs that contradict the tensors (l1-h2-nobias: V=11, D=8, M=12, C=2, F=16, one block)
   char pt[4200];

@@ -628,10 +628,17 @@ bool course_read(const char *path, StFile *out, Err *err) {
   // which alone would look like a pickle's PROTO
   bool pt = pt_sniff(head, got) && !(got == 9 && head[8] == '{');
   StFile in;
-  if (pt ? !pt_read(&in, path, err) : !st_read(&in, path, err)) return false;
+  // a large .safetensors stays mapped (st_read_mapped, st_map_min_bytes): a canonical one's F32
+  // weights are then read in place, as a checkpoint folder's are, not copied (GPT-2 small's dump
+  // held 1.7x its file)
+  if (pt ? !pt_read(&in, path, err) : !st_read_mapped(&in, path, false, err)) return false;
   if (!pt && !course_is_notebook(&in)) { // a canonical .safetensors: as it is
     *out = in;
     return true;
+  }
+  if (in.map) { // a notebook's names: the translation moves and rewrites tensors, so read copies
+    st_free(&in);
+    if (!st_read(&in, path, err)) return false;
   }
   char cpath[4096];
   config_path(cpath, sizeof cpath, path);

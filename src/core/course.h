@@ -41,7 +41,8 @@
 // course_module (and course_note for the rescaled queries), which `stepformer info` prints.
 //
 // course_read takes any model file: a torch.save file (pt_sniff on its first bytes, whatever its
-// extension) or a .safetensors; one with canonical names passes through unchanged (st_read).
+// extension) or a .safetensors; one with canonical names passes through unchanged, and when large
+// stays mapped (st_read_mapped: its F32 tensors point into the mapping, which *out owns).
 // The StFile it fills is freed with st_free. Errors: one line, false, *out empty.
 //
 //     StFile f;

@@ -617,7 +617,7 @@ bool hub_read(const char *dir, StFile *out, ModelTokenizer **tk_out, Err *err) {
     tk = NULL;
     goto done;
   }
-  if (!st_read_mapped(&src, wpath, err)) goto done;
+  if (!st_read_mapped(&src, wpath, true, err)) goto done;
   // the canonical file borrows the mapping (its F32 tensors point into it) and owns it at the end
   out->map = src.map, out->map_len = src.map_len, out->map_owner = false;
   used = calloc((size_t)src.n + 1, sizeof(bool));

@@ -63,8 +63,9 @@
 // made by model_load and model_random (the weights must not change afterwards); model_free
 // releases all of it.
 //
-// Memory of a large checkpoint (a 500 MB GPT-2, issue 12): a canonical StFile may hold tensors
-// that point into a file mapping (StFile.map, st_read_mapped) and 2-D tensors marked `transposed`
+// Memory of a large checkpoint (a 500 MB GPT-2, issue 12; a large canonical .safetensors too, as
+// `dump` writes it): a canonical StFile may hold tensors that point into a file mapping (StFile.map,
+// st_read_mapped) and 2-D tensors marked `transposed`
 // (GPT-2's Conv1D [in, out], the hub loader). model_from_st keeps mapped tensors where they are
 // (no copy; their pages are given back to the page cache once checked and packed, and come back
 // when read), keeps a mapped transposed layer matrix in place as LayerWeights' *_xw (packed straight

@@ -456,7 +456,9 @@ size_t st_map_min_bytes = (size_t)64 << 20;
 
 bool st_read(StFile *f, const char *path, Err *err) { return read_file(f, path, false, false, err); }
 bool st_read_lenient(StFile *f, const char *path, Err *err) { return read_file(f, path, true, false, err); }
-bool st_read_mapped(StFile *f, const char *path, Err *err) { return read_file(f, path, true, true, err); }
+bool st_read_mapped(StFile *f, const char *path, bool lenient, Err *err) {
+  return read_file(f, path, lenient, true, err);
+}
 
 const StTensor *st_find(const StFile *f, const char *name) {
   int lo = 0, hi = f->by_name ? f->n : 0;

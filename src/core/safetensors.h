@@ -68,11 +68,12 @@ typedef struct {
 bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err *err);
 bool st_read(StFile *f, const char *path, Err *err);
 bool st_read_lenient(StFile *f, const char *path, Err *err);
-// st_read_lenient, but F32 tensors (little-endian host, 4-byte aligned) are not copied: their data
-// points into the file's mapping (MAP_PRIVATE, read-only: the floats must never be written in place;
-// a write would stop the process), which f owns. A 500 MB checkpoint then costs no copy, and its pages come
-// and go with the page cache (st_release_pages). F16/BF16 tensors are converted as st_read's.
-bool st_read_mapped(StFile *f, const char *path, Err *err);
+// st_read (lenient: st_read_lenient), but F32 tensors (little-endian host, 4-byte aligned) are not
+// copied: their data points into the file's mapping (MAP_PRIVATE, read-only: the floats must never be
+// written in place; a write would stop the process), which f owns. A 500 MB checkpoint then costs no
+// copy, and its pages come and go with the page cache (st_release_pages). F16/BF16 tensors are
+// converted as st_read's. Used for a checkpoint folder (lenient) and a model file (strict).
+bool st_read_mapped(StFile *f, const char *path, bool lenient, Err *err);
 // The smallest file st_read_mapped keeps mapped (64 MiB); a smaller one is read as st_read_lenient
 // reads it. Memory matters for large checkpoints only, and a small model stays safe from a file
 // rewritten in place under it (a notebook saving the model again while the window shows it: a
