@@ -482,6 +482,91 @@ static void test_grad_stages(const char *ref, const char *text) {
   model_free(m);
 }
 
+// A text command of the scene equal to t, else NULL.
+static const Cmd *text_cmd(const Scene *s, const char *t) {
+  for (int i = 0; i < s->n; i++)
+    if (s->cmds[i].kind == CMD_TEXT && !strcmp(s->cmds[i].text, t)) return &s->cmds[i];
+  return NULL;
+}
+
+// The tokens stage of t at 1280x720, light theme, into s (scene_free it).
+static void render_tokens(Scene *s, const Trace *t) {
+  scene_init(s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  PageSpec p = {.trace = t,
+                .step = trace_step_find(t, STEP_TOKENS, -1),
+                .view = &o,
+                .sentence = "x",
+                .width = 1280,
+                .height = 720};
+  ViewLayout lay;
+  page_render(s, &p, &lay);
+}
+
+// The tokens stage (view_tokens.c): the caption says how this model tokenizes; a vocabulary that
+// fits is listed whole, as large as the page allows (at least 0.55 of the tokens' size), inside the
+// page above the footer; one that does not (20 000 words) lists the rows of the text's tokens with
+// their neighbours and "…".
+static void test_tokens_stage(const Trace *t, const char *caption, const char *first, const char *last,
+                              const char *absent) {
+  Scene s;
+  render_tokens(&s, t);
+  const Cmd *cap = text_cmd(&s, caption);
+  CHECK(cap != NULL, "tokens: the caption \"%s\"", caption);
+  const Cmd *a = text_cmd(&s, first), *b = text_cmd(&s, last);
+  CHECK(a && b, "tokens: the vocabulary shows \"%s\" and \"%s\"", first, last);
+  CHECK(!absent || !text_cmd(&s, absent), "tokens: \"%s\" is not listed", absent);
+  float fs = cap ? cap->size / 0.8f : 0; // the caption is 0.8 of the tokens' size
+  if (a && b) {
+    CHECK(a->size >= 0.55f * fs - 0.01f && b->size == a->size, "tokens: the vocabulary at %g (tokens %g)",
+          a->size, fs);
+    CHECK(b->y < 720 - 40 * 720 / 1080.0f && b->x + text_width(b->font, b->size, b->text) <= 1280,
+          "tokens: \"%s\" is inside the page (%g, %g)", last, b->x, b->y);
+  }
+  scene_free(&s);
+}
+
+static void test_tokens_stages(const Trace *cat) {
+  test_tokens_stage(cat,
+                    "the sentence, lowercased and split into words; each word gets its row in the vocabulary",
+                    "0 <unk>", "10 mouse", NULL);
+  // 20 000 words: w1 … w19999 after <unk>
+  size_t cap = 20000 * 8;
+  char *lines = malloc(cap);
+  int k = snprintf(lines, cap, "<unk>");
+  for (int i = 1; i < 20000; i++) k += snprintf(lines + k, cap - (size_t)k, "\nw%d", i);
+  Vocab v;
+  Err err = {0};
+  CHECK(vocab_from_lines(&v, lines, &err), "%s", err.msg);
+  free(lines);
+  ModelConfig c = model_config_default();
+  c.D = 8, c.H = 2, c.F = 16, c.n_layers = 1;
+  Model *m = model_random(&c, &v, 1, &err);
+  CHECK(m, "%s", err.msg);
+  Tokens tok;
+  CHECK(m && tokens_from_text(&tok, &m->vocab, "w5 w12000 w19999", 0, &err), "%s", err.msg);
+  Trace *t = m ? trace_new(m, &tok, &err) : NULL;
+  if (t) {
+    model_forward(t);
+    test_tokens_stage(
+        t, "the sentence, lowercased and split into words; each word gets its row in the vocabulary",
+        "11998 w11998", "19999 w19999", "100 w100");
+    Scene s;
+    render_tokens(&s, t);
+    int gaps = 0;
+    for (int i = 0; i < s.n; i++) gaps += s.cmds[i].kind == CMD_TEXT && !strcmp(s.cmds[i].text, "…");
+    CHECK(gaps == 3, "tokens: 20 000 words: \"…\" before w3, after w7 and before w11998 (%d)", gaps);
+    CHECK(text_cmd(&s, "3 w3") && text_cmd(&s, "7 w7") && !text_cmd(&s, "8 w8") &&
+              text_cmd(&s, "12002 w12002"),
+          "tokens: 20 000 words: each token's row with two neighbours on each side");
+    scene_free(&s);
+    trace_free(t);
+  }
+  tokens_free(&tok);
+  model_free(m);
+  vocab_free(&v);
+}
+
 int main(void) {
   Err err = {0};
   if (!text_init(&err)) {
@@ -503,6 +588,7 @@ int main(void) {
   test_huge_scale();
   test_compare(cat, m1);
   test_header_fits(cat);
+  test_tokens_stages(cat);
   test_qkv_title(causal);
   test_title_dollar(cat);
   test_display_math_fits();

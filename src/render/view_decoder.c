@@ -102,7 +102,7 @@ static void cross_qkv(Eq *e, const TraceDecLayer *y) {
 static void dec_tokens(Eq *e) {
   const Theme *th = e->o->theme;
   const Trace *t = e->t;
-  float fs = view_text_size(e->o) * 1.3f, pad = fs * 0.6f, gap = fs * 0.8f;
+  float fs = view_text_size(e->o) * 1.3f;
   char buf[160];
   // the source, small, above: what memory holds
   float y0 = e->y + e->h * 0.12f;
@@ -112,46 +112,8 @@ static void dec_tokens(Eq *e) {
   scene_text_aligned(e->s, FONT_SANS, fs * 0.8f, e->x + e->w / 2, y0, 0.5f, th->muted, buf);
   scene_text_aligned(e->s, FONT_SANS, fs * 0.8f, e->x + e->w / 2, y0 + fs * 2.0f, 0.5f, th->muted,
                      "the decoder's input: <bos>, then the words written so far (one more each step)");
-  float total = 0, widths[256];
-  int T = t->T < 256 ? t->T : 256;
-  for (int i = 0; i < T; i++) {
-    widths[i] = text_width(FONT_SANS_BOLD, fs, t->dec_tokens.words[i]) + 2 * pad;
-    if (widths[i] < fs * 3.5f) widths[i] = fs * 3.5f;
-    total += widths[i] + (i ? gap : 0);
-  }
-  float scale = total > e->w * 0.95f ? e->w * 0.95f / total : 1.0f;
-  float x = e->x + (e->w - total * scale) / 2, y = e->y + e->h * 0.38f, bh = fs * 2.2f * scale;
-  for (int i = 0; i < T; i++) {
-    float w = widths[i] * scale;
-    bool unk = t->dec_tokens.unknown[i];
-    scene_rect(e->s, x, y, w, bh, th->panel);
-    scene_frame(e->s, x, y, w, bh, 2, unk ? th->unk : th->frame);
-    scene_text_aligned(e->s, FONT_SANS_BOLD, fs * scale, x + w / 2, y + bh * 0.68f, 0.5f,
-                       unk ? th->unk : th->text, t->dec_tokens.words[i]);
-    snprintf(buf, sizeof buf, "y_{%d}", i);
-    tex_draw(e->s, buf, fs * 0.9f * scale, false, x + w / 2 - fs * 0.5f * scale, y - fs * 0.5f, th->muted);
-    snprintf(buf, sizeof buf, "id %d", t->dec_tokens.ids[i]);
-    scene_text_aligned(e->s, FONT_SANS, fs * 0.7f * scale, x + w / 2, y + bh + fs * 1.1f, 0.5f, th->muted,
-                       buf);
-    x += w + gap * scale;
-  }
-  // the target vocabulary, the input's words marked
-  const Vocab *v = &t->model->tgt_vocab;
-  float vy = y + bh + fs * 4.0f, vx = e->x + fs, lf = fs * 0.62f;
-  snprintf(buf, sizeof buf, "target vocabulary: V_t = %d words", v->n);
-  scene_text(e->s, FONT_SANS_BOLD, lf, vx, vy, th->text, buf);
-  vy += lf * 1.8f;
-  for (int id = 0; id < v->n && vy < e->y + e->h - lf; id++) {
-    bool used = false;
-    for (int i = 0; i < t->T; i++) used |= t->dec_tokens.ids[i] == id;
-    snprintf(buf, sizeof buf, "%d %s", id, v->words[id]);
-    float w = text_width(FONT_SANS, lf, buf) + lf;
-    if (vx + w > e->x + e->w - fs) vx = e->x + fs, vy += lf * 1.6f;
-    if (used) scene_rect(e->s, vx - 3, vy - lf, w - lf + 6, lf * 1.35f, th->highlight);
-    scene_text(e->s, FONT_SANS, lf, vx, vy, used ? SF_RGBA(0, 0, 0, 255) : th->muted, buf);
-    vx += w;
-  }
-  e->lay->result = -1;
+  eq_token_row(e, &t->dec_tokens, &t->model->tgt_vocab, "y", 0, e->y + e->h * 0.38f,
+               "target vocabulary: V_t");
 }
 
 static void memory(Eq *e) {

@@ -68,6 +68,13 @@ float eq_bar_width(const Eq *e); // the width the side colour bars take at the r
 // the equation keeps the top half of the area. pred_chart_of draws such a chart for row `row`
 // of trace tensor `index` in x, y, w, h.
 void eq_pred_chart(Eq *e, int kp);
+// The tokens stages (view_tokens.c): tok's tokens as boxes at height y of the area, each with its
+// symbol sym_{first + i} above and its id below, then the vocabulary v under them ("vocab_title = V
+// words"), the tokens' rows marked, as large as the rest of the area allows.
+void eq_token_row(Eq *e, const Tokens *tok, const Vocab *v, const char *sym, int first, float y,
+                  const char *vocab_title);
+// What the model's tokenizer did to the sentence, in a line (words, characters, BPE, WordPiece).
+const char *view_tokens_caption(const Model *m);
 void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, float w, float h);
 // The k most likely columns of row `row` of a probability operand, best first, into idx; returns
 // how many (fewer when there are fewer columns).

@@ -223,56 +223,11 @@ void eq_attn_outproj(Eq *e, const EqAttn *b) {
 // ---------------------------------------------------------------- stages
 
 static void stage_tokens(Eq *e) {
-  const Theme *th = e->o->theme;
   const Trace *t = e->t;
-  float fs = view_text_size(e->o) * 1.3f, pad = fs * 0.6f, gap = fs * 0.8f;
-  float total = 0, widths[1024];
-  int L = t->L < 1024 ? t->L : 1024;
-  char buf[160];
-  for (int i = 0; i < L; i++) {
-    widths[i] = fmaxf(text_width(FONT_SANS_BOLD, fs, t->tokens.words[i]),
-                      text_width(FONT_SANS, fs * 0.7f, "id 999")) +
-                2 * pad;
-    total += widths[i] + (i ? gap : 0);
-  }
-  float scale = total > e->w * 0.95f ? e->w * 0.95f / total : 1.0f;
-  float x = e->x + (e->w - total * scale) / 2, y = e->y + e->h * 0.35f, bh = fs * 2.2f;
-  scene_text_aligned(
-      e->s, FONT_SANS, fs * 0.8f, e->x + e->w / 2, y - fs * 2.2f, 0.5f, th->muted,
-      "the sentence, lowercased and split into words; each word gets its row in the vocabulary");
-  for (int i = 0; i < L; i++) {
-    float w = widths[i] * scale;
-    bool unk = t->tokens.unknown[i];
-    scene_rect(e->s, x, y, w, bh * scale, th->panel);
-    scene_frame(e->s, x, y, w, bh * scale, 2, unk ? th->unk : th->frame);
-    scene_text_aligned(e->s, FONT_SANS_BOLD, fs * scale, x + w / 2, y + bh * scale * 0.68f, 0.5f,
-                       unk ? th->unk : th->text, t->tokens.words[i]);
-    snprintf(buf, sizeof buf, "x_{%d}", i + 1);
-    tex_draw(e->s, buf, fs * 0.9f * scale, false, x + w / 2 - fs * 0.5f * scale, y - fs * 0.5f, th->muted);
-    if (unk)
-      snprintf(buf, sizeof buf, "<unk> · id 0");
-    else
-      snprintf(buf, sizeof buf, "id %d", t->tokens.ids[i]);
-    scene_text_aligned(e->s, FONT_SANS, fs * 0.7f * scale, x + w / 2, y + bh * scale + fs * 1.1f, 0.5f,
-                       unk ? th->unk : th->muted, buf);
-    x += w + gap * scale;
-  }
-  // the vocabulary, with the sentence's words marked
-  const Vocab *v = &t->model->vocab;
-  float vy = y + bh + fs * 4.0f, vx = e->x + fs, lf = fs * 0.62f;
-  snprintf(buf, sizeof buf, "vocabulary: V = %d words", v->n);
-  scene_text(e->s, FONT_SANS_BOLD, lf, vx, vy, th->text, buf);
-  vy += lf * 1.8f;
-  for (int id = 0; id < v->n && vy < e->y + e->h - lf; id++) {
-    bool used = trace_uses_word(t, id);
-    snprintf(buf, sizeof buf, "%d %s", id, v->words[id]);
-    float w = text_width(FONT_SANS, lf, buf) + lf;
-    if (vx + w > e->x + e->w - fs) vx = e->x + fs, vy += lf * 1.6f;
-    if (used) scene_rect(e->s, vx - 3, vy - lf, w - lf + 6, lf * 1.35f, th->highlight);
-    scene_text(e->s, FONT_SANS, lf, vx, vy, used ? SF_RGBA(0, 0, 0, 255) : th->muted, buf);
-    vx += w;
-  }
-  e->lay->result = -1;
+  float fs = view_text_size(e->o) * 1.3f, y = e->y + e->h * 0.35f;
+  scene_text_aligned(e->s, FONT_SANS, fs * 0.8f, e->x + e->w / 2, y - fs * 2.2f, 0.5f, e->o->theme->muted,
+                     view_tokens_caption(t->model));
+  eq_token_row(e, &t->tokens, &t->model->vocab, "x", 1, y, "vocabulary: V");
 }
 
 bool view_qkv_all(const Trace *t, int part) { return part == 0 && t->L <= 12 && t->cfg.D <= 32; }

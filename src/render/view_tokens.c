@@ -1,0 +1,162 @@
+// view_tokens.c -- the tokens stages (the encoder's and the decoder's): the tokens as boxes with
+// their symbols and ids, and the vocabulary below them with the tokens' rows marked (view_internal.h,
+// eq_token_row). Shared so that both sides draw a token and a vocabulary the same way.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_tokens.h" // defines: ModelTokenizer (WordPiece's lower)
+#include "tex.h"          // defines: tex_draw
+#include "view_internal.h"
+
+const char *view_tokens_caption(const Model *m) {
+  switch (m->tok_kind) {
+  case TOK_CHARS:
+    return "the sentence, one token per character as typed (spaces dropped); each token gets its row in "
+           "the vocabulary";
+  case TOK_BPE:
+    return "GPT-2's byte-level BPE: bytes merged into frequent pieces, a space kept at the front of the next "
+           "token (␣); each token gets its row in the vocabulary";
+  case TOK_WORDPIECE:
+    return m->tokenizer && !m->tokenizer->wp.lower
+               ? "BERT's WordPiece: [CLS] … [SEP] around the text, a word the vocabulary lacks cut into "
+                 "pieces "
+                 "(## goes on a word); each token gets its row"
+               : "BERT's WordPiece: lowercased, [CLS] … [SEP] around the text, a word the vocabulary lacks "
+                 "cut "
+                 "into pieces (## goes on a word); each token gets its row";
+  default: return "the sentence, lowercased and split into words; each word gets its row in the vocabulary";
+  }
+}
+
+static bool uses(const Tokens *tok, int n, int id) {
+  for (int i = 0; i < n; i++)
+    if (tok->ids[i] == id) return true;
+  return false;
+}
+
+// How many lines the entries of ids[0..n) (-1: "…") take at size lf in a width w (the wrap of
+// vocab_draw); stops counting past max_lines.
+static int lines_needed(const Vocab *v, const int *ids, int n, float lf, float w, int max_lines) {
+  char buf[160];
+  float x = 0;
+  int lines = 1;
+  for (int k = 0; k < n && lines <= max_lines; k++) {
+    if (ids[k] < 0)
+      snprintf(buf, sizeof buf, "…");
+    else
+      snprintf(buf, sizeof buf, "%d %s", ids[k], v->words[ids[k]]);
+    float iw = text_width(FONT_SANS, lf, buf) + lf;
+    if (x > 0 && x + iw > w) x = 0, lines++;
+    x += iw;
+  }
+  return lines;
+}
+
+// The largest size from 0.85 fs down to 0.55 fs at which the entries fit between y and bottom; 0
+// when none does.
+static float fit_size(const Vocab *v, const int *ids, int n, float fs, float w, float y, float bottom) {
+  for (int k = 0; k <= 6; k++) {
+    float size = fs * (0.85f - 0.05f * (float)k);
+    int room = (int)((bottom - y - size * 1.8f) / (size * 1.6f)) + 1;
+    if (room >= 1 && lines_needed(v, ids, n, size, w, room) <= room) return size;
+  }
+  return 0;
+}
+
+// The vocabulary from y down to the bottom of the area, as large as it fits (at most 0.85 of the
+// token size fs): every word when they fit at 0.55 fs or more; else (GPT-2's 50 257) the tokens'
+// rows with two neighbours on each side, "…" between the runs, so that the marked rows show.
+static void vocab_draw(Eq *e, const Tokens *tok, int n, const Vocab *v, float y, float fs,
+                       const char *title) {
+  const Theme *th = e->o->theme;
+  float x0 = e->x + fs, w = e->w - 2 * fs, bottom = e->y + e->h - fs * 0.3f;
+  int *ids = malloc(sizeof(int) * (size_t)(v->n + 2));
+  if (!ids) return;
+  for (int id = 0; id < v->n; id++) ids[id] = id;
+  int m = v->n;
+  float lf = fit_size(v, ids, m, fs, w, y, bottom);
+  bool sparse = lf == 0;
+  if (sparse) { // the tokens' rows and their neighbours, in order, -1 for a gap ("…")
+    m = 0;
+    for (int id = 0; id < v->n; id++) {
+      bool near = false;
+      for (int d = -2; d <= 2 && !near; d++) near = id + d >= 0 && id + d < v->n && uses(tok, n, id + d);
+      if (near) {
+        if (m == 0 ? id > 0 : ids[m - 1] != id - 1) ids[m++] = -1;
+        ids[m++] = id;
+      }
+    }
+    if (m > 0 && ids[m - 1] < v->n - 1) ids[m++] = -1;
+    lf = fit_size(v, ids, m, fs, w, y, bottom);
+    if (lf == 0) lf = fs * 0.55f; // a long text: its rows as far as they go
+  }
+  char buf[200];
+  if (sparse)
+    snprintf(buf, sizeof buf, "%s = %d tokens: the rows of this text's tokens, with their neighbours", title,
+             v->n);
+  else
+    snprintf(buf, sizeof buf, "%s = %d %s%s", title, v->n,
+             e->t->model->tok_kind == TOK_WORDS ? "word" : "token", v->n == 1 ? "" : "s");
+  scene_text(e->s, FONT_SANS_BOLD, lf, x0, y, th->text, buf);
+  float vx = x0, vy = y + lf * 1.8f;
+  for (int k = 0; k < m && vy < bottom; k++) {
+    if (ids[k] < 0)
+      snprintf(buf, sizeof buf, "…");
+    else
+      snprintf(buf, sizeof buf, "%d %s", ids[k], v->words[ids[k]]);
+    float iw = text_width(FONT_SANS, lf, buf) + lf;
+    if (vx > x0 && vx + iw > x0 + w) {
+      vx = x0, vy += lf * 1.6f;
+      if (vy >= bottom) break;
+    }
+    bool used = ids[k] >= 0 && uses(tok, n, ids[k]);
+    if (used) scene_rect(e->s, vx - 3, vy - lf, iw - lf + 6, lf * 1.35f, th->highlight);
+    scene_text(e->s, FONT_SANS, lf, vx, vy, used ? SF_RGBA(0, 0, 0, 255) : th->muted, buf);
+    vx += iw;
+  }
+  free(ids);
+}
+
+void eq_token_row(Eq *e, const Tokens *tok, const Vocab *v, const char *sym, int first, float y,
+                  const char *vocab_title) {
+  const Theme *th = e->o->theme;
+  float fs = view_text_size(e->o) * 1.3f, pad = fs * 0.6f, gap = fs * 0.8f;
+  enum { MAX_SHOWN = 1024 };
+  int n = tok->n < MAX_SHOWN ? tok->n : MAX_SHOWN;
+  float *widths = malloc(sizeof(float) * (size_t)(n + 1)), total = 0;
+  if (!widths) return;
+  char buf[160];
+  for (int i = 0; i < n; i++) { // a box as wide as its word or its id line, whichever is wider
+    if (tok->unknown[i])
+      snprintf(buf, sizeof buf, "<unk> · id %d", tok->ids[i]);
+    else
+      snprintf(buf, sizeof buf, "id %d", tok->ids[i]);
+    widths[i] =
+        fmaxf(text_width(FONT_SANS_BOLD, fs, tok->words[i]), text_width(FONT_SANS, fs * 0.7f, buf)) + 2 * pad;
+    total += widths[i] + (i ? gap : 0);
+  }
+  float scale = total > e->w * 0.95f ? e->w * 0.95f / total : 1.0f;
+  float x = e->x + (e->w - total * scale) / 2, bh = fs * 2.2f * scale;
+  for (int i = 0; i < n; i++) {
+    float w = widths[i] * scale;
+    bool unk = tok->unknown[i];
+    scene_rect(e->s, x, y, w, bh, th->panel);
+    scene_frame(e->s, x, y, w, bh, 2, unk ? th->unk : th->frame);
+    scene_text_aligned(e->s, FONT_SANS_BOLD, fs * scale, x + w / 2, y + bh * 0.68f, 0.5f,
+                       unk ? th->unk : th->text, tok->words[i]);
+    snprintf(buf, sizeof buf, "%s_{%d}", sym, first + i);
+    tex_draw(e->s, buf, fs * 0.9f * scale, false, x + w / 2 - fs * 0.5f * scale, y - fs * 0.5f, th->muted);
+    if (unk)
+      snprintf(buf, sizeof buf, "<unk> · id %d", tok->ids[i]);
+    else
+      snprintf(buf, sizeof buf, "id %d", tok->ids[i]);
+    scene_text_aligned(e->s, FONT_SANS, fs * 0.7f * scale, x + w / 2, y + bh + fs * 1.1f, 0.5f,
+                       unk ? th->unk : th->muted, buf);
+    x += w + gap * scale;
+  }
+  free(widths);
+  vocab_draw(e, tok, n, v, y + bh + fs * 2.8f, fs, vocab_title);
+  e->lay->result = -1;
+}
