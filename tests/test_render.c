@@ -526,6 +526,34 @@ static void test_tokens_stage(const Trace *t, const char *caption, const char *f
   scene_free(&s);
 }
 
+// The one-hot O of a 20 000-word vocabulary at 1280x720 is drawn by block maxima: the pixel over
+// the column of the second token (id `id`) in its row is the colour of 1, not of 1/(columns a pixel
+// covers) as a mean would make it; and its caption says so.
+static void test_onehot_max(const Trace *t, int id) {
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  o.numbers = false;
+  ViewLayout lay;
+  view_render(&s, t, trace_step_find(t, STEP_ONEHOT, -1), &o, 0, 0, 1280, 720, &lay);
+  Canvas c = canvas_new(1280, 720);
+  scene_raster(&s, c, SCENE_NO_TEXT);
+  CHECK(lay.n_ops == 1 && lay.ops[0].dcols < lay.ops[0].op.cols, "one-hot: one operand, averaged (%d)",
+        lay.n_ops);
+  if (lay.n_ops == 1) {
+    const ViewOperand *v = &lay.ops[0];
+    int j = (int)((long)id * v->dcols / v->op.cols); // the block that holds column id
+    uint32_t got =
+        canvas_get(c, (int)(v->x + (j + 0.5f) * v->w / v->dcols), (int)(v->y + 1.5f * v->h / v->drows));
+    uint32_t want = scale_color(&v->scale, 1.0f);
+    CHECK(abs((int)SF_R(got) - (int)SF_R(want)) <= 1 && abs((int)SF_G(got) - (int)SF_G(want)) <= 1,
+          "one-hot: the 1 of row 2 shows: pixel %08x, the colour of 1 %08x", got, want);
+    CHECK(text_cmd(&s, "area maximum: every 1 shows") != NULL, "one-hot: the caption names the maximum");
+  }
+  canvas_free(&c);
+  scene_free(&s);
+}
+
 static void test_tokens_stages(const Trace *cat) {
   test_tokens_stage(cat,
                     "the sentence, lowercased and split into words; each word gets its row in the vocabulary",
@@ -560,6 +588,7 @@ static void test_tokens_stages(const Trace *cat) {
               text_cmd(&s, "12002 w12002"),
           "tokens: 20 000 words: each token's row with two neighbours on each side");
     scene_free(&s);
+    test_onehot_max(t, 12000);
     trace_free(t);
   }
   tokens_free(&tok);

@@ -77,6 +77,16 @@ static float generic_block_mean(const Operand *o, int r0, int r1, int c0, int c1
   return n ? (float)(sum / (double)n) : -INFINITY;
 }
 
+float operand_block_max(const Operand *o, int r0, int r1, int c0, int c1) {
+  float m = -INFINITY;
+  for (int i = r0; i < r1; i++)
+    for (int j = c0; j < c1; j++) {
+      float v = operand_at(o, i, j);
+      if (isfinite(v) && v > m) m = v;
+    }
+  return m;
+}
+
 float operand_block_mean(const Operand *o, int r0, int r1, int c0, int c1) {
   if (o->minus_index >= 0) return generic_block_mean(o, r0, r1, c0, c1);
   if (o->index < 0) { // the mask: finite below and on the diagonal

@@ -36,6 +36,9 @@ const TraceTensor *operand_src(const Operand *o); // NULL for the mask
 float operand_at(const Operand *o, int i, int j);
 // Mean of the finite entries of rows [r0, r1) × cols [c0, c1); -inf when all are -inf.
 float operand_block_mean(const Operand *o, int r0, int r1, int c0, int c1);
+// Largest of the finite entries of the block; -inf when all are -inf. A one-hot matrix of a large
+// vocabulary is drawn with it, so that each token's 1 shows (a mean of 44 columns is 1/44: white).
+float operand_block_max(const Operand *o, int r0, int r1, int c0, int c1);
 // Min and max of the finite entries.
 void operand_range(const Operand *o, float *lo, float *hi);
 

@@ -579,6 +579,8 @@ static void draw_cells(Eq *e, ViewOperand *v) {
   v->drows = R <= (int)v->h ? R : (int)fmaxf(1, v->h / 2);
   v->dcols = C <= (int)v->w ? C : (int)fmaxf(1, v->w / 2);
   bool exact = v->drows == R && v->dcols == C;
+  const TraceTensor *src = operand_src(&v->op);
+  bool onehot = src && src->kind == T_ONEHOT && !v->op.minus_trace; // blocks by their maximum
   uint32_t *colors = scene_cells(e->s, v->x, v->y, v->w, v->h, v->drows, v->dcols);
   if (!colors) return;
   bool mask_op = v->op.index < 0;
@@ -588,7 +590,9 @@ static void draw_cells(Eq *e, ViewOperand *v) {
     int r0 = (int)((long)i * R / v->drows), r1 = (int)((long)(i + 1) * R / v->drows);
     for (int j = 0; j < v->dcols; j++) {
       int c0 = (int)((long)j * C / v->dcols), c1 = (int)((long)(j + 1) * C / v->dcols);
-      float val = exact ? operand_at(&v->op, i, j) : operand_block_mean(&v->op, r0, r1, c0, c1);
+      float val = exact    ? operand_at(&v->op, i, j)
+                  : onehot ? operand_block_max(&v->op, r0, r1, c0, c1)
+                           : operand_block_mean(&v->op, r0, r1, c0, c1);
       size_t k = (size_t)i * v->dcols + j;
       masked[k] = !isfinite(val);
       colors[k] = masked[k] ? th->mask_bg : mask_op ? th->bg : scale_color(&v->scale, val);
@@ -616,8 +620,6 @@ static void draw_cells(Eq *e, ViewOperand *v) {
     for (int h = 1; h < e->t->cfg.H; h++) scene_rect(e->s, v->x, v->y + h * dk * ch - 1, v->w, 2, th->bg);
   }
   // numbers
-  const TraceTensor *src = operand_src(&v->op);
-  bool onehot = src && src->kind == T_ONEHOT;
   if (e->o->numbers && exact) {
     float nf = fminf(e->fs * 0.95f, ch * 0.42f);
     char buf[32];
@@ -878,9 +880,12 @@ static void draw_operand(Eq *e, int k, const Units *u) {
   bool averaged = shape_text(e, v, v->w, v->h, buf, sizeof buf);
   scene_text_aligned(e->s, FONT_SANS, fs * 0.85f, v->x + v->w / 2, v->y + v->h + fs * 1.35f, 0.5f, th->muted,
                      buf);
-  if (averaged)
+  if (averaged) { // draw_cells: a one-hot matrix by the maximum of each block, the others by the mean
+    const TraceTensor *src = operand_src(&v->op);
+    bool onehot = src && src->kind == T_ONEHOT && !v->op.minus_trace;
     scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.7f, v->x + v->w / 2, v->y + v->h + fs * 2.2f, 0.5f,
-                       th->muted, "area-averaged");
+                       th->muted, onehot ? "area maximum: every 1 shows" : "area-averaged");
+  }
   if (e->o->scale == SCALE_MATRIX && v->op.index >= 0)
     draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * (averaged ? 2.7f : 1.75f));
   if (d->row_sums) draw_row_sums(e, v, fs);
