@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bars.h" // defines: bars_draw, Bar
 #include "check.h"
 #include "docview.h"
 #include "forward.h"
@@ -596,6 +597,20 @@ static void test_tokens_stages(const Trace *cat) {
   vocab_free(&v);
 }
 
+// The bars' percentages: one decimal from 0.1 %, two significant digits below it, "< 0.001 %" under
+// that (a flat prediction over 50 257 tokens must not read "0.0 %" on every bar).
+static void test_bar_percents(void) {
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  Bar b[6] = {{"a", 0.62f, true},      {"b", 0.001f, false}, {"c", 0.00018f, false},
+              {"d", 0.000021f, false}, {"e", 4e-6f, false},  {"f", 0.0f, false}};
+  bars_draw(&s, theme_get(THEME_LIGHT), b, 6, 0, 0, 1280, 600, 40);
+  const char *want[] = {"62.0 %", "0.1 %", "0.018 %", "0.0021 %", "< 0.001 %", "0.0 %"};
+  for (int i = 0; i < 6; i++)
+    CHECK(text_cmd(&s, want[i]) != NULL, "bars: p = %g reads \"%s\"", b[i].p, want[i]);
+  scene_free(&s);
+}
+
 int main(void) {
   Err err = {0};
   if (!text_init(&err)) {
@@ -618,6 +633,7 @@ int main(void) {
   test_compare(cat, m1);
   test_header_fits(cat);
   test_tokens_stages(cat);
+  test_bar_percents();
   test_qkv_title(causal);
   test_title_dollar(cat);
   test_display_math_fits();
