@@ -88,6 +88,14 @@ out=$tmp/deep
 check '[ -s "$out/001-tokens.png" ] && [ -s "$out/105-l10-addnorm2.png" ] && [ -s "$out/097-l10-scores-all.png" ]' "3-digit picture numbers"
 check '[ -z "$(ls "$out" | grep -v "^[0-9][0-9][0-9]-")" ]' "every name has 3 digits: $(ls "$out" | grep -v "^[0-9][0-9][0-9]-" | head -3)"
 
+# 6b. ten heads or more: -h01 … -h10, so that a file list sorts the heads in order (one layer, D=20)
+out=$tmp/tenheads
+"$sf" export --random D=20,H=10,F=8,layers=1,seed=1 --out "$out" >/dev/null 2>&1
+check '[ -s "$out/08-softmax-h01.png" ] && [ -s "$out/08-softmax-h10.png" ] && [ ! -e "$out/08-softmax-h1.png" ]' \
+  "ten heads: two-digit head numbers: $(ls "$out" | grep softmax | head -3 | tr '\n' ' ')"
+check '[ "$(ls "$out" | grep -- "-softmax-h" | head -2 | tr "\n" " ")" = "08-softmax-h01.png 08-softmax-h02.png " ]' \
+  "ten heads: the names sort in head order"
+
 # 7. values that overflow (a LayerNorm gain of 3e38, finite, so the model loads): NaN in a CSV is
 # "nan", never printf's "-nan"; stages counts the NaN and inf values instead of hiding them
 model=$tmp/overflow.safetensors

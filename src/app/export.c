@@ -111,7 +111,7 @@ static int plan(Export *x, int head_opt) {
         if (j->head < 0)
           snprintf(hd, sizeof hd, "-all");
         else
-          snprintf(hd, sizeof hd, "-h%d", j->head + 1);
+          snprintf(hd, sizeof hd, "-h%0*d", t->cfg.H >= 10 ? 2 : 1, j->head + 1);
       }
       snprintf(j->base, sizeof j->base, "%0*d-%s%s%s", width, i + 1, lay, s[0] ? s : "step", hd);
       if (l->steps[i].reveal != REVEAL_NONE && j->step >= 0) { // predict, then reveal: two pictures
@@ -126,6 +126,7 @@ static int plan(Export *x, int head_opt) {
     }
     return n;
   }
+  int hdigits = t->cfg.H >= 10 ? 2 : 1; // -h01 … -h12: a file list sorts the heads in order
   for (int k = 0; k < t->n_steps; k++, number++) {
     char lay[16] = "";
     if (layers && t->steps[k].layer >= 0) snprintf(lay, sizeof lay, "l%d-", t->steps[k].layer + 1);
@@ -145,7 +146,8 @@ static int plan(Export *x, int head_opt) {
       if (heads && h < 0)
         snprintf(j->base, sizeof j->base, "%0*d-%s%s-all", digits, number, lay, step_slug(t, k));
       else if (heads)
-        snprintf(j->base, sizeof j->base, "%0*d-%s%s-h%d", digits, number, lay, step_slug(t, k), h + 1);
+        snprintf(j->base, sizeof j->base, "%0*d-%s%s-h%0*d", digits, number, lay, step_slug(t, k), hdigits,
+                 h + 1);
       else
         snprintf(j->base, sizeof j->base, "%0*d-%s%s", digits, number, lay, step_slug(t, k));
     }
