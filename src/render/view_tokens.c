@@ -30,12 +30,6 @@ const char *view_tokens_caption(const Model *m) {
   }
 }
 
-static bool uses(const Tokens *tok, int n, int id) {
-  for (int i = 0; i < n; i++)
-    if (tok->ids[i] == id) return true;
-  return false;
-}
-
 // How many lines the entries of ids[0..n) (-1: "…") take at size lf in a width w (the wrap of
 // vocab_draw); stops counting past max_lines.
 static int lines_needed(const Vocab *v, const int *ids, int n, float lf, float w, int max_lines) {
@@ -72,8 +66,14 @@ static void vocab_draw(Eq *e, const Tokens *tok, int n, const Vocab *v, float y,
                        const char *title) {
   const Theme *th = e->o->theme;
   float x0 = e->x + fs, w = e->w - 2 * fs, bottom = e->y + e->h - fs * 0.3f;
-  int *ids = malloc(sizeof(int) * (size_t)(v->n + 2));
-  if (!ids) return;
+  int *ids = malloc(sizeof(int) * (size_t)(v->n + 2)); // the entries shown (sparse: gaps need no more room)
+  bool *used = calloc((size_t)v->n + 2, sizeof(bool)); // [V + 2]: the rows of the tokens, 2 past the end
+  if (!ids || !used) {
+    free(ids), free(used);
+    return;
+  }
+  for (int i = 0; i < n; i++)
+    if (tok->ids[i] >= 0 && tok->ids[i] < v->n) used[tok->ids[i]] = true;
   for (int id = 0; id < v->n; id++) ids[id] = id;
   int m = v->n;
   float lf = fit_size(v, ids, m, fs, w, y, bottom);
@@ -81,8 +81,8 @@ static void vocab_draw(Eq *e, const Tokens *tok, int n, const Vocab *v, float y,
   if (sparse) { // the tokens' rows and their neighbours, in order, -1 for a gap ("…")
     m = 0;
     for (int id = 0; id < v->n; id++) {
-      bool near = false;
-      for (int d = -2; d <= 2 && !near; d++) near = id + d >= 0 && id + d < v->n && uses(tok, n, id + d);
+      bool near =
+          used[id] || used[id + 1] || used[id + 2] || (id >= 1 && used[id - 1]) || (id >= 2 && used[id - 2]);
       if (near) {
         if (m == 0 ? id > 0 : ids[m - 1] != id - 1) ids[m++] = -1;
         ids[m++] = id;
@@ -111,12 +111,13 @@ static void vocab_draw(Eq *e, const Tokens *tok, int n, const Vocab *v, float y,
       vx = x0, vy += lf * 1.6f;
       if (vy >= bottom) break;
     }
-    bool used = ids[k] >= 0 && uses(tok, n, ids[k]);
-    if (used) scene_rect(e->s, vx - 3, vy - lf, iw - lf + 6, lf * 1.35f, th->highlight);
-    scene_text(e->s, FONT_SANS, lf, vx, vy, used ? SF_RGBA(0, 0, 0, 255) : th->muted, buf);
+    bool mark = ids[k] >= 0 && used[ids[k]];
+    if (mark) scene_rect(e->s, vx - 3, vy - lf, iw - lf + 6, lf * 1.35f, th->highlight);
+    scene_text(e->s, FONT_SANS, lf, vx, vy, mark ? SF_RGBA(0, 0, 0, 255) : th->muted, buf);
     vx += iw;
   }
   free(ids);
+  free(used);
 }
 
 void eq_token_row(Eq *e, const Tokens *tok, const Vocab *v, const char *sym, int first, float y,
