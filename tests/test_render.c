@@ -16,6 +16,7 @@
 #include "check.h"
 #include "docview.h"
 #include "forward.h"
+#include "model_tokens.h" // defines: model_tokenize
 #include "page.h"
 #include "pngio.h"
 #include <png.h>
@@ -555,6 +556,59 @@ static void test_onehot_max(const Trace *t, int id) {
   scene_free(&s);
 }
 
+// The prediction of the GPT-2 fixture (293 tokens, L = 5) at 1280x720 is narrower than its
+// columns: each pixel block shows its largest probability, so the last row's most likely token
+// keeps its colour (a mean with its neighbours would not), and the caption says so.
+static void test_pred_max(void) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/ref/hub/gpt2-tiny", check_test_dir());
+  Err err = {0};
+  Model *m = model_load(path, &err);
+  CHECK(m, "gpt2-tiny: %s", err.msg);
+  if (!m) return;
+  Tokens tok;
+  Trace *t = model_tokenize(m, "The cat walks by the", 0, &tok, &err) ? trace_new(m, &tok, &err) : NULL;
+  CHECK(t, "gpt2-tiny: %s", err.msg);
+  if (t) {
+    model_forward(t);
+    Scene s;
+    scene_init(&s, 1280, 720, 0);
+    ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+    o.numbers = false;
+    ViewLayout lay;
+    view_render(&s, t, trace_step_find(t, STEP_PREDICT, -1), &o, 0, 0, 1280, 720, &lay);
+    Canvas c = canvas_new(1280, 720);
+    scene_raster(&s, c, SCENE_NO_TEXT);
+    const ViewOperand *p = NULL;
+    for (int k = 0; k < lay.n_ops; k++)
+      if (lay.ops[k].op.index == t->pred) p = &lay.ops[k];
+    CHECK(p && p->dcols < p->op.cols, "gpt2-tiny: the prediction is drawn by blocks");
+    if (p && p->dcols < p->op.cols) {
+      int i = p->op.rows - 1, best = 0;
+      for (int j = 1; j < p->op.cols; j++)
+        if (operand_at(&p->op, i, j) > operand_at(&p->op, i, best)) best = j;
+      int b = 0, c0 = 0, c1 = 0; // the block of columns [c0, c1) that holds best, as draw_cells cuts them
+      for (; b < p->dcols; b++) {
+        c0 = (int)((long)b * p->op.cols / p->dcols), c1 = (int)((long)(b + 1) * p->op.cols / p->dcols);
+        if (best >= c0 && best < c1) break;
+      }
+      uint32_t got = canvas_get(c, (int)(p->x + (b + 0.5f) * p->w / p->dcols),
+                                (int)(p->y + (i + 0.5f) * p->h / p->drows));
+      uint32_t want = scale_color(&p->scale, operand_at(&p->op, i, best)),
+               mean = scale_color(&p->scale, operand_block_mean(&p->op, i, i + 1, c0, c1));
+      CHECK(got == want && want != mean,
+            "gpt2-tiny: the best token's block %08x, its p %08x (the mean's %08x)", got, want, mean);
+      CHECK(text_cmd(&s, "area maximum: every peak shows") != NULL,
+            "gpt2-tiny: the caption names the maximum");
+    }
+    canvas_free(&c);
+    scene_free(&s);
+    trace_free(t);
+    tokens_free(&tok);
+  }
+  model_free(m);
+}
+
 static void test_tokens_stages(const Trace *cat) {
   test_tokens_stage(cat,
                     "the sentence, lowercased and split into words; each word gets its row in the vocabulary",
@@ -634,6 +688,7 @@ int main(void) {
   test_header_fits(cat);
   test_tokens_stages(cat);
   test_bar_percents();
+  test_pred_max();
   test_qkv_title(causal);
   test_title_dollar(cat);
   test_display_math_fits();

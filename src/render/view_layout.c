@@ -572,6 +572,16 @@ static void format_value(char *buf, int cap, float v, bool onehot, bool compact)
     snprintf(buf, (size_t)cap, "%.2f", v);
 }
 
+// A one-hot matrix and a prediction over a vocabulary too wide for whole pixels are drawn by the
+// largest value of each block, not the mean: a token's 1 (a word's probability peak) among the 44
+// columns a pixel covers of GPT-2's 50 257 would average to almost nothing.
+typedef enum { BLOCK_MEAN, BLOCK_MAX_ONEHOT, BLOCK_MAX_PRED } BlockRule;
+static BlockRule block_rule(const ViewOperand *v) {
+  const TraceTensor *src = operand_src(&v->op);
+  if (!src || v->op.minus_trace) return BLOCK_MEAN; // a difference of two sentences: by the mean
+  return src->kind == T_ONEHOT ? BLOCK_MAX_ONEHOT : src->kind == T_PRED ? BLOCK_MAX_PRED : BLOCK_MEAN;
+}
+
 static void draw_cells(Eq *e, ViewOperand *v) {
   const Theme *th = e->o->theme;
   int R = v->op.rows, C = v->op.cols;
@@ -580,7 +590,7 @@ static void draw_cells(Eq *e, ViewOperand *v) {
   v->dcols = C <= (int)v->w ? C : (int)fmaxf(1, v->w / 2);
   bool exact = v->drows == R && v->dcols == C;
   const TraceTensor *src = operand_src(&v->op);
-  bool onehot = src && src->kind == T_ONEHOT && !v->op.minus_trace; // blocks by their maximum
+  bool onehot = src && src->kind == T_ONEHOT, by_max = block_rule(v) != BLOCK_MEAN;
   uint32_t *colors = scene_cells(e->s, v->x, v->y, v->w, v->h, v->drows, v->dcols);
   if (!colors) return;
   bool mask_op = v->op.index < 0;
@@ -591,7 +601,7 @@ static void draw_cells(Eq *e, ViewOperand *v) {
     for (int j = 0; j < v->dcols; j++) {
       int c0 = (int)((long)j * C / v->dcols), c1 = (int)((long)(j + 1) * C / v->dcols);
       float val = exact    ? operand_at(&v->op, i, j)
-                  : onehot ? operand_block_max(&v->op, r0, r1, c0, c1)
+                  : by_max ? operand_block_max(&v->op, r0, r1, c0, c1)
                            : operand_block_mean(&v->op, r0, r1, c0, c1);
       size_t k = (size_t)i * v->dcols + j;
       masked[k] = !isfinite(val);
@@ -880,11 +890,13 @@ static void draw_operand(Eq *e, int k, const Units *u) {
   bool averaged = shape_text(e, v, v->w, v->h, buf, sizeof buf);
   scene_text_aligned(e->s, FONT_SANS, fs * 0.85f, v->x + v->w / 2, v->y + v->h + fs * 1.35f, 0.5f, th->muted,
                      buf);
-  if (averaged) { // draw_cells: a one-hot matrix by the maximum of each block, the others by the mean
-    const TraceTensor *src = operand_src(&v->op);
-    bool onehot = src && src->kind == T_ONEHOT && !v->op.minus_trace;
+  if (averaged) { // as draw_cells drew the blocks
+    BlockRule rule = block_rule(v);
     scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.7f, v->x + v->w / 2, v->y + v->h + fs * 2.2f, 0.5f,
-                       th->muted, onehot ? "area maximum: every 1 shows" : "area-averaged");
+                       th->muted,
+                       rule == BLOCK_MAX_ONEHOT ? "area maximum: every 1 shows"
+                       : rule == BLOCK_MAX_PRED ? "area maximum: every peak shows"
+                                                : "area-averaged");
   }
   if (e->o->scale == SCALE_MATRIX && v->op.index >= 0)
     draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * (averaged ? 2.7f : 1.75f));
