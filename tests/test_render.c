@@ -528,18 +528,25 @@ static void test_tokens_stage(const Trace *t, const char *caption, const char *f
   scene_free(&s);
 }
 
+// Stage step of t at 1280x720 (light, no numbers) into s and its pixels into the returned canvas
+// (canvas_free and scene_free them).
+static Canvas render_pixels(Scene *s, const Trace *t, int step, ViewLayout *lay) {
+  scene_init(s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  o.numbers = false;
+  view_render(s, t, step, &o, 0, 0, 1280, 720, lay);
+  Canvas c = canvas_new(1280, 720);
+  scene_raster(s, c, SCENE_NO_TEXT);
+  return c;
+}
+
 // The one-hot O of a 20 000-word vocabulary at 1280x720 is drawn by block maxima: the pixel over
 // the column of the second token (id `id`) in its row is the colour of 1, not of 1/(columns a pixel
 // covers) as a mean would make it; and its caption says so.
 static void test_onehot_max(const Trace *t, int id) {
   Scene s;
-  scene_init(&s, 1280, 720, 0);
-  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
-  o.numbers = false;
   ViewLayout lay;
-  view_render(&s, t, trace_step_find(t, STEP_ONEHOT, -1), &o, 0, 0, 1280, 720, &lay);
-  Canvas c = canvas_new(1280, 720);
-  scene_raster(&s, c, SCENE_NO_TEXT);
+  Canvas c = render_pixels(&s, t, trace_step_find(t, STEP_ONEHOT, -1), &lay);
   CHECK(lay.n_ops == 1 && lay.ops[0].dcols < lay.ops[0].op.cols, "one-hot: one operand, averaged (%d)",
         lay.n_ops);
   if (lay.n_ops == 1) {
@@ -572,13 +579,8 @@ static void test_pred_max(void) {
   if (t) {
     model_forward(t);
     Scene s;
-    scene_init(&s, 1280, 720, 0);
-    ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
-    o.numbers = false;
     ViewLayout lay;
-    view_render(&s, t, trace_step_find(t, STEP_PREDICT, -1), &o, 0, 0, 1280, 720, &lay);
-    Canvas c = canvas_new(1280, 720);
-    scene_raster(&s, c, SCENE_NO_TEXT);
+    Canvas c = render_pixels(&s, t, trace_step_find(t, STEP_PREDICT, -1), &lay);
     const ViewOperand *p = NULL;
     for (int k = 0; k < lay.n_ops; k++)
       if (lay.ops[k].op.index == t->pred) p = &lay.ops[k];
