@@ -6,8 +6,9 @@
 // [Q_h] × [K_hᵀ] · 1/√d_k = [S_h], softmax([S_h]) = [A_h] with each row's sum, ... Every operand
 // is a heatmap with tokens on its token axes (rows are queries, columns keys), its symbol above
 // and its shape below (L×D = 6×16), numbers in the cells when they fit, masked cells hatched;
-// a colour bar gives the scale. Operands too large for whole-pixel cells are area-averaged
-// (their true shape stays labelled). With head = -1 a per-head stage shows all heads as a grid.
+// a colour bar gives the scale. Operands too large for whole-pixel cells are area-averaged (a
+// one-hot O and a prediction by the maximum of each block, so that a 1 or a peak shows), their true
+// shape labelled. With head = -1 a per-head stage shows all heads as a grid.
 //
 // The layout is returned (ViewLayout) so the window can hit-test the cursor and the inspector
 // can follow links: each operand says how it relates to a cell (i, j) of the result (row i of
