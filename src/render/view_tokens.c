@@ -19,15 +19,20 @@ const char *view_tokens_caption(const Model *m) {
     return "GPT-2's byte-level BPE: bytes merged into frequent pieces, a space kept at the front of the next "
            "token (␣); each token gets its row in the vocabulary";
   case TOK_WORDPIECE:
-    return m->tokenizer && !m->tokenizer->wp.lower
-               ? "BERT's WordPiece: [CLS] … [SEP] around the text, a word the vocabulary lacks cut into "
-                 "pieces "
-                 "(## goes on a word); each token gets its row"
-               : "BERT's WordPiece: lowercased, [CLS] … [SEP] around the text, a word the vocabulary lacks "
-                 "cut "
-                 "into pieces (## goes on a word); each token gets its row";
+    if (m->tokenizer && !m->tokenizer->wp.lower) // a cased BERT
+      return "BERT's WordPiece: [CLS] … [SEP] around the text, a word the vocabulary lacks cut into "
+             "pieces (## goes on a word); each token gets its row";
+    return "BERT's WordPiece: lowercased, [CLS] … [SEP] around the text, a word the vocabulary lacks "
+           "cut into pieces (## goes on a word); each token gets its row";
   default: return "the sentence, lowercased and split into words; each word gets its row in the vocabulary";
   }
+}
+
+// The text of a vocabulary entry: "id word", or "…" for a gap (id -1).
+static const char *entry(char *buf, size_t cap, const Vocab *v, int id) {
+  if (id < 0) return "…";
+  snprintf(buf, cap, "%d %s", id, v->words[id]);
+  return buf;
 }
 
 // How many lines the entries of ids[0..n) (-1: "…") take at size lf in a width w (the wrap of
@@ -37,11 +42,7 @@ static int lines_needed(const Vocab *v, const int *ids, int n, float lf, float w
   float x = 0;
   int lines = 1;
   for (int k = 0; k < n && lines <= max_lines; k++) {
-    if (ids[k] < 0)
-      snprintf(buf, sizeof buf, "…");
-    else
-      snprintf(buf, sizeof buf, "%d %s", ids[k], v->words[ids[k]]);
-    float iw = text_width(FONT_SANS, lf, buf) + lf;
+    float iw = text_width(FONT_SANS, lf, entry(buf, sizeof buf, v, ids[k])) + lf;
     if (x > 0 && x + iw > w) x = 0, lines++;
     x += iw;
   }
@@ -102,18 +103,15 @@ static void vocab_draw(Eq *e, const Tokens *tok, int n, const Vocab *v, float y,
   scene_text(e->s, FONT_SANS_BOLD, lf, x0, y, th->text, buf);
   float vx = x0, vy = y + lf * 1.8f;
   for (int k = 0; k < m && vy < bottom; k++) {
-    if (ids[k] < 0)
-      snprintf(buf, sizeof buf, "…");
-    else
-      snprintf(buf, sizeof buf, "%d %s", ids[k], v->words[ids[k]]);
-    float iw = text_width(FONT_SANS, lf, buf) + lf;
+    const char *text = entry(buf, sizeof buf, v, ids[k]);
+    float iw = text_width(FONT_SANS, lf, text) + lf;
     if (vx > x0 && vx + iw > x0 + w) {
       vx = x0, vy += lf * 1.6f;
       if (vy >= bottom) break;
     }
     bool mark = ids[k] >= 0 && used[ids[k]];
     if (mark) scene_rect(e->s, vx - 3, vy - lf, iw - lf + 6, lf * 1.35f, th->highlight);
-    scene_text(e->s, FONT_SANS, lf, vx, vy, mark ? SF_RGBA(0, 0, 0, 255) : th->muted, buf);
+    scene_text(e->s, FONT_SANS, lf, vx, vy, mark ? SF_RGBA(0, 0, 0, 255) : th->muted, text);
     vx += iw;
   }
   free(ids);
