@@ -605,6 +605,24 @@ static void test_pred_max(void) {
     }
     canvas_free(&c);
     scene_free(&s);
+    // its tokens stage on a small page: the BPE caption (on two lines) and every text inside it
+    scene_init(&s, 640, 480, 0);
+    ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+    view_render(&s, t, trace_step_find(t, STEP_TOKENS, -1), &o, 0, 0, 640, 480, &lay);
+    int outside = 0, bpe = 0;
+    for (int i = 0; i < s.n; i++) {
+      const Cmd *x = &s.cmds[i];
+      if (x->kind != CMD_TEXT || x->turned) continue;
+      bool out = x->x < 0 || x->x + text_width(x->font, x->size, x->text) > 640.5f;
+      if (out)
+        printf("  outside the 640-pixel page: \"%s\" at %g, %g wide\n", x->text, x->x,
+               text_width(x->font, x->size, x->text));
+      outside += out;
+      bpe += strstr(x->text, "GPT-2's byte-level BPE") != NULL;
+    }
+    CHECK(outside == 0 && bpe == 1, "gpt2-tiny at 640x480: %d texts outside the page, BPE caption %d",
+          outside, bpe);
+    scene_free(&s);
     trace_free(t);
     tokens_free(&tok);
   }

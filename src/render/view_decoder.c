@@ -100,7 +100,6 @@ static void cross_qkv(Eq *e, const TraceDecLayer *y) {
 // ---------------------------------------------------------------- the decoder's other stages
 
 static void dec_tokens(Eq *e) {
-  const Theme *th = e->o->theme;
   const Trace *t = e->t;
   float fs = view_text_size(e->o) * 1.3f;
   char buf[160];
@@ -109,9 +108,9 @@ static void dec_tokens(Eq *e) {
   int k = snprintf(buf, sizeof buf, "source (in memory):");
   for (int i = 0; i < t->L && k < (int)sizeof buf - 40; i++)
     k += snprintf(buf + k, sizeof buf - (size_t)k, " %s", tokens_label(&t->tokens, &t->model->vocab, i));
-  scene_text_aligned(e->s, FONT_SANS, fs * 0.8f, e->x + e->w / 2, y0, 0.5f, th->muted, buf);
-  scene_text_aligned(e->s, FONT_SANS, fs * 0.8f, e->x + e->w / 2, y0 + fs * 2.0f, 0.5f, th->muted,
-                     "the decoder's input: <bos>, then the words written so far (one more each step)");
+  eq_tokens_note(e, buf, y0);
+  eq_tokens_note(e, "the decoder's input: <bos>, then the words written so far (one more each step)",
+                 y0 + fs * 2.0f);
   eq_token_row(e, &t->dec_tokens, &t->model->tgt_vocab, "y", 0, e->y + e->h * 0.38f,
                "target vocabulary: V_t");
 }

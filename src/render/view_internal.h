@@ -75,6 +75,9 @@ void eq_token_row(Eq *e, const Tokens *tok, const Vocab *v, const char *sym, int
                   const char *vocab_title);
 // What the model's tokenizer did to the sentence, in a line (words, characters, BPE, WordPiece).
 const char *view_tokens_caption(const Model *m);
+// A note of the tokens stages, centred on baseline y at 0.8 of the tokens' size: on two lines (cut
+// at its "; ") when it is wider than the area, and smaller still if a line does not fit.
+void eq_tokens_note(Eq *e, const char *text, float y);
 void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, float w, float h);
 // The k most likely columns of row `row` of a probability operand, best first, into idx; returns
 // how many (fewer when there are fewer columns).

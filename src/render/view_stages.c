@@ -225,8 +225,7 @@ void eq_attn_outproj(Eq *e, const EqAttn *b) {
 static void stage_tokens(Eq *e) {
   const Trace *t = e->t;
   float fs = view_text_size(e->o) * 1.3f, y = e->y + e->h * 0.35f;
-  scene_text_aligned(e->s, FONT_SANS, fs * 0.8f, e->x + e->w / 2, y - fs * 2.2f, 0.5f, e->o->theme->muted,
-                     view_tokens_caption(t->model));
+  eq_tokens_note(e, view_tokens_caption(t->model), y - fs * 2.2f);
   eq_token_row(e, &t->tokens, &t->model->vocab, "x", 1, y, "vocabulary: V");
 }
 

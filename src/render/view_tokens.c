@@ -28,6 +28,24 @@ const char *view_tokens_caption(const Model *m) {
   }
 }
 
+void eq_tokens_note(Eq *e, const char *text, float y) {
+  float fs = view_text_size(e->o) * 1.3f * 0.8f, maxw = e->w * 0.95f, cx = e->x + e->w / 2;
+  uint32_t ink = e->o->theme->muted;
+  float w = text_width(FONT_SANS, fs, text);
+  const char *cut = strstr(text, "; ");
+  if (w > maxw && cut) { // two lines: the part before "; " above, the rest on the baseline y
+    char first[256];
+    snprintf(first, sizeof first, "%.*s;", (int)(cut - text), text);
+    const char *second = cut + 2;
+    float wide = fmaxf(text_width(FONT_SANS, fs, first), text_width(FONT_SANS, fs, second));
+    float size = wide > maxw ? fs * maxw / wide : fs;
+    scene_text_aligned(e->s, FONT_SANS, size, cx, y - size * 1.4f, 0.5f, ink, first);
+    scene_text_aligned(e->s, FONT_SANS, size, cx, y, 0.5f, ink, second);
+    return;
+  }
+  scene_text_aligned(e->s, FONT_SANS, w > maxw ? fs * maxw / w : fs, cx, y, 0.5f, ink, text);
+}
+
 // The text of a vocabulary entry: "id word", or "…" for a gap (id -1).
 static const char *entry(char *buf, size_t cap, const Vocab *v, int id) {
   if (id < 0) return "…";
@@ -100,7 +118,8 @@ static void vocab_draw(Eq *e, const Tokens *tok, int n, const Vocab *v, float y,
   else
     snprintf(buf, sizeof buf, "%s = %d %s%s", title, v->n,
              e->t->model->tok_kind == TOK_WORDS ? "word" : "token", v->n == 1 ? "" : "s");
-  scene_text(e->s, FONT_SANS_BOLD, lf, x0, y, th->text, buf);
+  float tw = text_width(FONT_SANS_BOLD, lf, buf); // the title, smaller if it is wider than the area
+  scene_text(e->s, FONT_SANS_BOLD, tw > w ? lf * w / tw : lf, x0, y, th->text, buf);
   float vx = x0, vy = y + lf * 1.8f;
   for (int k = 0; k < m && vy < bottom; k++) {
     const char *text = entry(buf, sizeof buf, v, ids[k]);
