@@ -62,6 +62,7 @@ typedef struct {
   const float *dy, *x, *w;
   float *dx, *dw;
   int n, out, in;
+  bool conv1d; // w is held as [in, out] (a mapped GPT-2 layer matrix, LayerWeights' *_xw)
 } LinearBack;
 
 static int part_at(int len, int p) { return (int)((long)len * p / LINEAR_PARTS); }
@@ -71,7 +72,10 @@ static void linear_back_part(void *ctx, int task) {
   int p = task % LINEAR_PARTS;
   if (task < LINEAR_PARTS) { // dX columns c0..c1-1 = dY · W[:, c0..c1-1]
     int c0 = part_at(j->in, p), c1 = part_at(j->in, p + 1);
-    if (j->dx && c1 > c0)
+    if (j->dx && c1 > c0 && j->conv1d) // W[:, c0..c1-1] is rows c0..c1-1 of the [in, out] layout, transposed
+      gemm_add(false, true, j->n, c1 - c0, j->out, 1.0f, j->dy, j->out, j->w + (size_t)c0 * j->out, j->out,
+               j->dx + c0, j->in);
+    else if (j->dx && c1 > c0)
       gemm_add(false, false, j->n, c1 - c0, j->out, 1.0f, j->dy, j->out, j->w + c0, j->in, j->dx + c0, j->in);
   } else { // dW rows r0..r1-1 = dY[:, r0..r1-1]ᵀ · X
     int r0 = part_at(j->out, p), r1 = part_at(j->out, p + 1);
@@ -81,9 +85,9 @@ static void linear_back_part(void *ctx, int task) {
   }
 }
 
-static void linear_back(const float *dy, int n, int out, const float *x, int in, float *dx, const float *w,
-                        float *dw, float *db) {
-  LinearBack j = {dy, x, w, dx, dw, n, out, in};
+static void linear_back_w(const float *dy, int n, int out, const float *x, int in, float *dx, const float *w,
+                          bool conv1d, float *dw, float *db) {
+  LinearBack j = {dy, x, w, dx, dw, n, out, in, conv1d};
   if ((long)n * out * in >= SPLIT_MIN_MADDS && par_threads() > 1)
     par_run(2 * LINEAR_PARTS, linear_back_part, &j);
   else
@@ -96,6 +100,20 @@ static void linear_back(const float *dy, int n, int out, const float *x, int in,
     for (int jj = 0; jj < out; jj++) db[jj] += (float)s[jj];
     free(s);
   }
+}
+
+static void linear_back(const float *dy, int n, int out, const float *x, int in, float *dx, const float *w,
+                        float *dw, float *db) {
+  linear_back_w(dy, n, out, x, in, dx, w, false, dw, db);
+}
+
+// A layer matrix as the model holds it: canonical W [out, in], or only the Conv1D layout xw [in, out]
+// of a mapped GPT-2 (no canonical copy is made for the backward: 340 MB for GPT-2 small). Its
+// gradient is kept in canonical order either way (model_param_offset maps xw[0] to W[0][0]).
+static void layer_linear_back(const TraceGrad *g, const float *dy, int n, int out, const float *x, int in,
+                              float *dx, const float *canon, const float *xw, const float *bias) {
+  const float *w = canon ? canon : xw;
+  linear_back_w(dy, n, out, x, in, dx, w, !canon, dp(g, w), bias ? dp(g, bias) : NULL);
 }
 
 // LayerNorm y = γ∘x̂ + β, x̂ = (x − μ)/σ, σ = √(var + ε) per row of n values:
@@ -254,12 +272,12 @@ static void layer_back(TraceGrad *g, int l, float *dqkv) {
     dskip[k] += dres2[k]; // the residual: the gradient flows around the FFN unchanged
   }
   // 15 ffn = hidden · W_2ᵀ + b_2
-  linear_back(dffn, L, D, X_(t, y->ffn_hidden), F, D_(g, y->ffn_hidden), w->linear2_weight,
-              dp(g, w->linear2_weight), dp(g, w->linear2_bias));
+  layer_linear_back(g, dffn, L, D, X_(t, y->ffn_hidden), F, D_(g, y->ffn_hidden), w->linear2_weight,
+                    w->linear2_xw, w->linear2_bias);
   // 14 hidden = act(ffn_pre), ffn_pre = f_in · W_1ᵀ + b_1
   activation_back(c->activation, D_(g, y->ffn_hidden), X_(t, y->ffn_pre), (long)L * F, D_(g, y->ffn_pre));
-  linear_back(D_(g, y->ffn_pre), L, F, X_(t, f_in), D, D_(g, f_in), w->linear1_weight,
-              dp(g, w->linear1_weight), dp(g, w->linear1_bias));
+  layer_linear_back(g, D_(g, y->ffn_pre), L, F, X_(t, f_in), D, D_(g, f_in), w->linear1_weight, w->linear1_xw,
+                    w->linear1_bias);
   // 13 f_in = LN(res1) (post-norm LN1, pre-norm LN2); res1 = in + attn
   const float *g13 = pre ? w->norm2_weight : w->norm1_weight, *b13 = pre ? w->norm2_bias : w->norm1_bias;
   layernorm_back(D_(g, f_in), X_(t, y->res1), L, D, g13, eps, D_(g, y->res1), dp(g, g13), dp(g, b13));
@@ -270,15 +288,15 @@ static void layer_back(TraceGrad *g, int l, float *dqkv) {
     din[k] += dres1[k];
   }
   // 12 attn = concat · W^oᵀ + b^o
-  linear_back(dattn, L, D, X_(t, y->concat), D, D_(g, y->concat), w->out_proj_weight,
-              dp(g, w->out_proj_weight), w->out_proj_bias ? dp(g, w->out_proj_bias) : NULL);
+  layer_linear_back(g, dattn, L, D, X_(t, y->concat), D, D_(g, y->concat), w->out_proj_weight, w->out_proj_xw,
+                    w->out_proj_bias);
   // 11 … 7 the heads
   memset(dqkv, 0, sizeof(float) * (size_t)L * 3 * D);
   attention_back(g, y, dqkv);
   // 6 [Q | K | V] = a_in · in_projᵀ + b; a_in = in (post-norm) or LN1(in) (pre-norm, 5½)
   int a_in = pre ? y->norm1 : y->in;
-  linear_back(dqkv, L, 3 * D, X_(t, a_in), D, D_(g, a_in), w->in_proj_weight, dp(g, w->in_proj_weight),
-              w->in_proj_bias ? dp(g, w->in_proj_bias) : NULL);
+  layer_linear_back(g, dqkv, L, 3 * D, X_(t, a_in), D, D_(g, a_in), w->in_proj_weight, w->in_proj_xw,
+                    w->in_proj_bias);
   if (pre)
     layernorm_back(D_(g, y->norm1), X_(t, y->in), L, D, w->norm1_weight, eps, din, dp(g, w->norm1_weight),
                    dp(g, w->norm1_bias));
@@ -441,8 +459,6 @@ TraceGrad *backward_new(const Trace *t, const int *target, int n_target, Err *er
            NULL;
   if (t->edits || t->own_model)
     return err_set(err, "a trace with what-if edits cannot be trained: undo the edits first"), NULL;
-  if (!model_canonical(t->model)) // the layer matrices in W[out, in] (a GPT-2 checkpoint's are not)
-    return err_set(err, "out of memory for the canonical copy of the layer weights"), NULL;
   TraceGrad *g = calloc(1, sizeof *g);
   if (!g) return err_set(err, "out of memory for the gradients"), NULL;
   g->t = t;

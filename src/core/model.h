@@ -71,14 +71,14 @@
 // when read), keeps a mapped transposed layer matrix in place as LayerWeights' *_xw (packed straight
 // from it), and transposes any other transposed tensor into a buffer of its own. The process then
 // holds the packed copies and what it reads, not the file twice. What needs the canonical layout
-// of such a layer matrix (the forward without packed weights, backward, what-if edits,
-// model_tensor_list) calls model_canonical first; model_save, model_weights_flat and
-// model_param_offset read either layout. The file must not be rewritten in place while such a model
-// is open (a writer that truncates it and writes again): the mapping would show the new bytes, or
-// stop the process (SIGBUS) past a shorter end — which the command line turns into one line and
-// exit code 2 (cli.h, cli_catch_sigbus; test_sigbus). A writer that puts a new file in its place by a
-// rename (Stepformer's own, atomic_commit) leaves the mapping the old file's. Only large files are
-// kept mapped (st_map_min_bytes); a small checkpoint is copied and transposed as before.
+// of such a layer matrix (the forward without packed weights, what-if edits, model_tensor_list)
+// calls model_canonical first; model_save, model_weights_flat, model_param_offset and the backward
+// (backward.c, a transposed product) read either layout. The file must not be rewritten in place while such a
+// model is open (a writer that truncates it and writes again): the mapping would show the new bytes, or stop
+// the process (SIGBUS) past a shorter end — which the command line turns into one line and exit code 2
+// (cli.h, cli_catch_sigbus; test_sigbus). A writer that puts a new file in its place by a rename
+// (Stepformer's own, atomic_commit) leaves the mapping the old file's. Only large files are kept mapped
+// (st_map_min_bytes); a small checkpoint is copied and transposed as before.
 //
 // model_load reads a file (today: safetensors) into an StFile of canonical names and metadata and
 // hands it to model_from_st, which validates it and builds the Model.
