@@ -82,6 +82,7 @@ static int plan(Export *x, int head_opt) {
   if (!x->jobs) return -1;
   int n = 0, number = 1;
   int digits = t->n_steps >= 100 ? 3 : 2; // 007-… sorts before 100-… in any file browser
+  int hdigits = t->cfg.H >= 10 ? 2 : 1;   // -h01 … -h12 likewise
   bool layers = t->cfg.n_layers > 1;
   if (x->view.model_view) { // --model-view: one picture, the first softmax step as the model view
     Job *j = &x->jobs[n++];
@@ -111,7 +112,7 @@ static int plan(Export *x, int head_opt) {
         if (j->head < 0)
           snprintf(hd, sizeof hd, "-all");
         else
-          snprintf(hd, sizeof hd, "-h%0*d", t->cfg.H >= 10 ? 2 : 1, j->head + 1);
+          snprintf(hd, sizeof hd, "-h%0*d", hdigits, j->head + 1);
       }
       snprintf(j->base, sizeof j->base, "%0*d-%s%s%s", width, i + 1, lay, s[0] ? s : "step", hd);
       if (l->steps[i].reveal != REVEAL_NONE && j->step >= 0) { // predict, then reveal: two pictures
@@ -126,7 +127,6 @@ static int plan(Export *x, int head_opt) {
     }
     return n;
   }
-  int hdigits = t->cfg.H >= 10 ? 2 : 1; // -h01 … -h12: a file list sorts the heads in order
   for (int k = 0; k < t->n_steps; k++, number++) {
     char lay[16] = "";
     if (layers && t->steps[k].layer >= 0) snprintf(lay, sizeof lay, "l%d-", t->steps[k].layer + 1);

@@ -72,10 +72,11 @@ static void linear_back_part(void *ctx, int task) {
   int p = task % LINEAR_PARTS;
   if (task < LINEAR_PARTS) { // dX columns c0..c1-1 = dY · W[:, c0..c1-1]
     int c0 = part_at(j->in, p), c1 = part_at(j->in, p + 1);
-    if (j->dx && c1 > c0 && j->conv1d) // W[:, c0..c1-1] is rows c0..c1-1 of the [in, out] layout, transposed
+    if (!j->dx || c1 <= c0) return;
+    if (j->conv1d) // W[:, c0..c1-1] is rows c0..c1-1 of the [in, out] layout, transposed
       gemm_add(false, true, j->n, c1 - c0, j->out, 1.0f, j->dy, j->out, j->w + (size_t)c0 * j->out, j->out,
                j->dx + c0, j->in);
-    else if (j->dx && c1 > c0)
+    else
       gemm_add(false, false, j->n, c1 - c0, j->out, 1.0f, j->dy, j->out, j->w + c0, j->in, j->dx + c0, j->in);
   } else { // dW rows r0..r1-1 = dY[:, r0..r1-1]ᵀ · X
     int r0 = part_at(j->out, p), r1 = part_at(j->out, p + 1);

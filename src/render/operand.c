@@ -65,42 +65,42 @@ static const float *stored(const Operand *o, int h, long *rs, long *cs) {
   return base;
 }
 
+// A block's finite entries, summed and counted (for the mean) and their largest (for the maximum).
+typedef struct {
+  double sum;
+  long n;
+  float max;
+} Block;
+
+static void block_add(Block *b, float v) {
+  if (!isfinite(v)) return;
+  b->sum += v, b->n++;
+  if (v > b->max) b->max = v;
+}
+
 // The slow, general way (differences): element by element.
-static float generic_block_mean(const Operand *o, int r0, int r1, int c0, int c1) {
-  double sum = 0;
-  long n = 0;
+static void generic_block(const Operand *o, int r0, int r1, int c0, int c1, Block *b) {
   for (int i = r0; i < r1; i++)
-    for (int j = c0; j < c1; j++) {
-      float v = operand_at(o, i, j);
-      if (isfinite(v)) sum += v, n++;
-    }
-  return n ? (float)(sum / (double)n) : -INFINITY;
+    for (int j = c0; j < c1; j++) block_add(b, operand_at(o, i, j));
 }
 
-float operand_block_max(const Operand *o, int r0, int r1, int c0, int c1) {
-  float m = -INFINITY;
-  for (int i = r0; i < r1; i++)
-    for (int j = c0; j < c1; j++) {
-      float v = operand_at(o, i, j);
-      if (isfinite(v) && v > m) m = v;
-    }
-  return m;
-}
-
-float operand_block_mean(const Operand *o, int r0, int r1, int c0, int c1) {
-  if (o->minus_index >= 0) return generic_block_mean(o, r0, r1, c0, c1);
-  if (o->index < 0) { // the mask: finite below and on the diagonal
-    for (int i = r0; i < r1; i++)
-      if (c0 <= i) return 0.0f;
-    return -INFINITY;
+// The finite entries of rows [r0, r1) × cols [c0, c1), read along the stored layout.
+static Block block_of(const Operand *o, int r0, int r1, int c0, int c1) {
+  Block b = {0, 0, -INFINITY};
+  if (o->minus_index >= 0) {
+    generic_block(o, r0, r1, c0, c1, &b);
+    return b;
+  }
+  if (o->index < 0) { // the mask: finite (0) below and on the diagonal
+    for (int i = r0; i < r1 && !b.n; i++)
+      if (c0 <= i) block_add(&b, 0.0f);
+    return b;
   }
   if (o->transpose) { // a block of the transpose is the transposed block
     int t0 = r0, t1 = r1;
     r0 = c0, r1 = c1, c0 = t0, c1 = t1;
   }
   const TraceTensor *x = &o->trace->t[o->index];
-  double sum = 0;
-  long n = 0;
   // columns of an all-heads operand cross head blocks: walk each head's part
   for (int c = c0; c < c1;) {
     int h = o->head >= 0 ? o->head : c / x->cols, cc = o->head >= 0 ? c : c % x->cols;
@@ -111,19 +111,26 @@ float operand_block_mean(const Operand *o, int r0, int r1, int c0, int c1) {
     if (cs == 1) { // rows contiguous: read along them
       for (int i = r0; i < r1; i++) {
         const float *row = base + i * rs + cc;
-        for (int j = 0; j < ccount; j++)
-          if (isfinite(row[j])) sum += row[j], n++;
+        for (int j = 0; j < ccount; j++) block_add(&b, row[j]);
       }
     } else { // stored transposed (weights): read along the stored rows
       for (int j = 0; j < ccount; j++) {
         const float *col = base + (long)(cc + j) * cs;
-        for (int i = r0; i < r1; i++)
-          if (isfinite(col[i])) sum += col[i], n++;
+        for (int i = r0; i < r1; i++) block_add(&b, col[i]);
       }
     }
     c = cend;
   }
-  return n ? (float)(sum / (double)n) : -INFINITY;
+  return b;
+}
+
+float operand_block_mean(const Operand *o, int r0, int r1, int c0, int c1) {
+  Block b = block_of(o, r0, r1, c0, c1);
+  return b.n ? (float)(b.sum / (double)b.n) : -INFINITY;
+}
+
+float operand_block_max(const Operand *o, int r0, int r1, int c0, int c1) {
+  return block_of(o, r0, r1, c0, c1).max;
 }
 
 void operand_range(const Operand *o, float *lo, float *hi) {
