@@ -19,18 +19,27 @@ tests/gen_course_modules_ref.py.
    head h: softmax(q(x) k(x)ᵀ / √d_k) v(x); the heads concatenated (torch.cat, dim=-1), then
    output_linear.
 
-2. The einsum family: SelfAttention + TransformerBlock + Encoder ("Transformer from scratch"):
+2. The einsum family: SelfAttention + TransformerBlock, exactly as the course's einsum notebook
+   (shared/seeds/004) writes them, in an Encoder with word and position embeddings:
 
     word_embedding.weight                         [V, D]
     position_embedding.weight                     [M, D]  (positions="learned"; else sinusoid)
-    layers.{i}.attention.values|keys|queries.weight    [d_k, d_k] (shared=True: the classic form,
-                                                  applied to each head's slice of x) or [D, D]
-    layers.{i}.attention.fc_out.weight|bias       [D, D], [D]
+    layers.{i}.attention.values|keys|queries.weight    [D, D], no bias
+    layers.{i}.attention.fc_out.weight            [D, D], no bias
     layers.{i}.norm1|norm2.weight|bias            [D]   post-norm: norm1(attention + query)
-    layers.{i}.feed_forward.0|2.weight|bias       [F, D] / [D, F]  ReLU between
+    layers.{i}.feed_forward.0|2.weight|bias       [F, D] / [D, F]  GELU (erf) between
 
-   energy = einsum("nqhd,nkhd->nhqk", queries, keys); attention = softmax(energy / √D) -- the
-   module divides by √embed_size, not √d_k; out = einsum("nhql,nlhd->nqhd", attention, values).
+   attn_scores = einsum("nqhd,nkhd->nhqk", queries, keys); attention = softmax(attn_scores /
+   head_dim**0.5); out = einsum("nhql,nlhd->nqhd", attention, values), then fc_out. (The
+   notebook indents TransformerBlock.forward inside __init__, so its block has no forward: here it
+   is a method, as the notebook meant.)
+
+   The "Transformer from scratch" tutorial the notebook resembles is the variant
+   (TutorialSelfAttention, TutorialTransformerBlock): one [d_k, d_k] map shared by the heads
+   (shared=True) or [D, D] maps, fc_out with a bias, softmax(energy / embed_size**0.5), ReLU.
+   Encoder(form="notebook" | "tutorial"); the tutorial's classes take `energy_scale` ("head_dim" |
+   "embed_size"), `activation` ("gelu" | "relu") and `fc_bias`, for a student's own mixture of the
+   two (the notebook's weights with the tutorial's √D and ReLU: what model.json must then say).
 """
 import math
 
@@ -153,7 +162,67 @@ class TransformerEncoder(nn.Module):
 
 # ---------------------------------------------------------------- 2. the einsum family
 class SelfAttention(nn.Module):
-    def __init__(self, embed_size, heads, shared=True):
+    """The course notebook's, line for line (its comments shortened)."""
+
+    def __init__(self, embed_size, heads):
+        super(SelfAttention, self).__init__()
+        self.embed_size = embed_size
+        self.heads = heads
+        self.head_dim = embed_size // heads
+        assert (self.head_dim * heads == embed_size), "Embedding size needs to be divisible by number of heads"
+        self.values = nn.Linear(embed_size, embed_size, bias=False)
+        self.keys = nn.Linear(embed_size, embed_size, bias=False)
+        self.queries = nn.Linear(embed_size, embed_size, bias=False)
+        self.fc_out = nn.Linear(embed_size, embed_size, bias=False)
+
+    def forward(self, values, keys, query, mask=None):
+        N = query.shape[0]
+        values_len, key_len, query_len = values.shape[1], keys.shape[1], query.shape[1]
+        values = self.values(values)
+        keys = self.keys(keys)
+        queries = self.queries(query)
+        values = values.reshape(N, values_len, self.heads, self.head_dim)
+        keys = keys.reshape(N, key_len, self.heads, self.head_dim)
+        queries = queries.reshape(N, query_len, self.heads, self.head_dim)
+        attn_scores = torch.einsum("nqhd,nkhd->nhqk", [queries, keys])
+        if mask is not None:
+            attn_scores = attn_scores.masked_fill(mask == 0, float("-1e20"))
+        attention = torch.softmax(attn_scores / (self.head_dim ** 0.5), dim=3)
+        self.attn = attention  # (not the notebook's) for the generator's check
+        out = torch.einsum("nhql,nlhd->nqhd", [attention, values])
+        out = out.reshape(N, query_len, self.heads * self.head_dim)
+        out = self.fc_out(out)
+        return out
+
+
+class TransformerBlock(nn.Module):
+    """The course notebook's: post-norm, GELU."""
+
+    def __init__(self, embed_size, heads, dropout, forward_expansion):
+        super(TransformerBlock, self).__init__()
+        self.attention = SelfAttention(embed_size, heads)
+        self.norm1 = nn.LayerNorm(embed_size)
+        self.norm2 = nn.LayerNorm(embed_size)
+        self.feed_forward = nn.Sequential(
+            nn.Linear(embed_size, forward_expansion * embed_size),
+            nn.GELU(),
+            nn.Linear(forward_expansion * embed_size, embed_size)
+        )
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, values, key, query, mask):
+        attention = self.attention(values, key, query, mask)
+        x = self.dropout(self.norm1(attention + query))
+        forward = self.feed_forward(x)
+        out = self.dropout(self.norm2(forward + x))
+        return out
+
+
+class TutorialSelfAttention(nn.Module):
+    """The "Transformer from scratch" tutorial's: shared [d_k, d_k] maps (or [D, D]), fc_out with a
+    bias, energy / √embed_size -- or a mixture: energy_scale "head_dim" divides by √head_dim."""
+
+    def __init__(self, embed_size, heads, shared=True, energy_scale="embed_size", fc_bias=True):
         super().__init__()
         self.embed_size, self.heads = embed_size, heads
         self.head_dim = embed_size // heads
@@ -162,8 +231,8 @@ class SelfAttention(nn.Module):
         self.values = nn.Linear(k, k, bias=False)
         self.keys = nn.Linear(k, k, bias=False)
         self.queries = nn.Linear(k, k, bias=False)
-        self.fc_out = nn.Linear(heads * self.head_dim, embed_size)
-        self.shared = shared
+        self.fc_out = nn.Linear(heads * self.head_dim, embed_size, bias=fc_bias)
+        self.shared, self.energy_scale = shared, energy_scale
 
     def forward(self, values, keys, query, mask):
         N = query.shape[0]
@@ -178,22 +247,26 @@ class SelfAttention(nn.Module):
         energy = torch.einsum("nqhd,nkhd->nhqk", [queries, keys])
         if mask is not None:
             energy = energy.masked_fill(mask == 0, float("-1e20"))
-        attention = torch.softmax(energy / (self.embed_size ** (1 / 2)), dim=3)
+        scale = self.embed_size if self.energy_scale == "embed_size" else self.head_dim
+        attention = torch.softmax(energy / (scale ** (1 / 2)), dim=3)
         self.attn = attention  # for the generator's check
         out = torch.einsum("nhql,nlhd->nqhd", [attention, values]).reshape(
             N, query_len, self.heads * self.head_dim)
         return self.fc_out(out)
 
 
-class TransformerBlock(nn.Module):
-    def __init__(self, embed_size, heads, dropout, forward_expansion, shared=True):
+class TutorialTransformerBlock(nn.Module):
+    """The tutorial's block: post-norm, ReLU (activation="gelu" for a mixture)."""
+
+    def __init__(self, embed_size, heads, dropout, forward_expansion, shared=True, energy_scale="embed_size",
+                 activation="relu", fc_bias=True):
         super().__init__()
-        self.attention = SelfAttention(embed_size, heads, shared)
+        self.attention = TutorialSelfAttention(embed_size, heads, shared, energy_scale, fc_bias)
         self.norm1 = nn.LayerNorm(embed_size)
         self.norm2 = nn.LayerNorm(embed_size)
         self.feed_forward = nn.Sequential(
             nn.Linear(embed_size, forward_expansion * embed_size),
-            nn.ReLU(),
+            nn.ReLU() if activation == "relu" else nn.GELU(),
             nn.Linear(forward_expansion * embed_size, embed_size),
         )
         self.dropout = nn.Dropout(dropout)
@@ -206,16 +279,25 @@ class TransformerBlock(nn.Module):
 
 
 class Encoder(nn.Module):
+    """Word and position embeddings, then the blocks. form="notebook": the course notebook's
+    TransformerBlock as written; form="tutorial": the tutorial's (shared: one d_k x d_k map;
+    energy_scale, activation and fc_bias=False make a student's mixture of the two)."""
+
     def __init__(self, src_vocab_size, embed_size, num_layers, heads, forward_expansion, dropout,
-                 max_length, shared=True, positions="learned"):
+                 max_length, form="notebook", shared=True, positions="learned", energy_scale="embed_size",
+                 activation="relu", fc_bias=True):
         super().__init__()
         self.embed_size = embed_size
         self.word_embedding = nn.Embedding(src_vocab_size, embed_size)
         if positions == "learned":
             self.position_embedding = nn.Embedding(max_length, embed_size)
         self.positions = positions
-        self.layers = nn.ModuleList([TransformerBlock(embed_size, heads, dropout, forward_expansion, shared)
-                                     for _ in range(num_layers)])
+        if form == "notebook":
+            blocks = [TransformerBlock(embed_size, heads, dropout, forward_expansion) for _ in range(num_layers)]
+        else:
+            blocks = [TutorialTransformerBlock(embed_size, heads, dropout, forward_expansion, shared, energy_scale,
+                                               activation, fc_bias) for _ in range(num_layers)]
+        self.layers = nn.ModuleList(blocks)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x, mask=None):

@@ -15,9 +15,11 @@ as strings in __metadata__ -- tokens.txt, and one float32 .npy per stage with th
 O X P Z (and embed_sum = X + P before the embedding LayerNorm), then per layer in Q K V S A AV
 concat attn res1 norm1 ffn_pre ffn_hidden ffn res2 norm2 out, in the pre-norm or post-norm
 convention of tests/gen_ref.py. Per-head tensors are [H, L, d_k] or [H, L, L].
-The einsum SelfAttention divides its energy by √D, not √d_k; Stepformer carries the difference
-on the queries map, so the reference Q here is the module's queries / √H, and S = QKᵀ/√d_k,
-asserted equal to the module's energy / √D. Every stage computed explicitly is asserted equal to
+The course notebook's einsum SelfAttention divides its energy by √head_dim and has GELU in its
+block (cases einsum-nb-*); the tutorial's divides by √D (embed_size) with ReLU: Stepformer carries
+the √D on the queries map, so the reference Q of those cases is the module's queries / √H, and
+S = QKᵀ/√d_k, asserted equal to the module's energy / √D. A mixture (einsum-mix-*, the notebook's
+weights with √D and ReLU; einsum-shared-json-*, the other way) says so in its model.json. Every stage computed explicitly is asserted equal to
 the modules' forward (each layer, the whole encoder, the einsum attention weights) to 1e-5 before
 anything is written. LayerNorm weights and every bias are perturbed with 0.1*N(0,1), so a bug
 there shows. Each case also writes a seed of tests/fuzz/fuzz_course.c (corpus/course/modules-*).
@@ -44,7 +46,9 @@ OUT = os.path.join(HERE, "ref", "course-modules")
 
 # name, family, seed, layers, D, H, F, M (learned positions; 0: sinusoidal), options, form,
 # sentence. Options: bias (per-head q|k|v biases), embed_norm, embed_eps, norm_first (None: the
-# module's own), shared (einsum: one d_k x d_k map), prefix (saved as a wrapper's .encoder).
+# module's own), prefix (saved as a wrapper's .encoder); einsum: tutorial (the tutorial's classes,
+# not the notebook's), shared (one d_k x d_k map), energy_scale, activation, fc_bias (the tutorial
+# classes' knobs), json (keys written into model.json / __metadata__).
 CASES = [
     ("heads-l2-h2", "heads", 20, 2, 8, 2, 16, 12, dict(bias=True, embed_norm=True), "pt",
      "The cat walks by the bank"),
@@ -53,11 +57,26 @@ CASES = [
     ("heads-l1-h1-post-st", "heads", 22, 1, 8, 1, 8, 10,
      dict(bias=True, embed_norm=True, embed_eps=1e-5, norm_first=False), "safetensors",
      "The cat eats the zebra"),
-    ("einsum-l2-h3-shared", "einsum", 23, 2, 12, 3, 24, 10, dict(shared=True), "pt",
+    # the course notebook's own SelfAttention / TransformerBlock, saved as the README says
+    ("einsum-nb-l2-h4", "einsum", 26, 2, 16, 4, 64, 16, dict(), "pt", "The cat walks by the bank"),
+    ("einsum-nb-l1-h2-sin-enc-st", "einsum", 27, 1, 8, 2, 16, 0, dict(prefix=True), "safetensors",
+     "the mouse sleeps by the river bank"),
+    # a student's mixture: the notebook's weights (D x D, fc_out without bias) with √D and ReLU,
+    # which only model.json can tell
+    ("einsum-mix-l2-h2-json", "einsum", 28, 2, 8, 2, 16, 12,
+     dict(tutorial=True, shared=False, fc_bias=False, energy_scale="embed_size", activation="relu",
+          json=dict(energy_scale="embed_size", activation="relu")), "pt", "The cat walks by the money bank"),
+    # the tutorial's forms: a shared d_k x d_k map, or fc_out with a bias (√D and ReLU assumed) ...
+    ("einsum-l2-h3-shared", "einsum", 23, 2, 12, 3, 24, 10, dict(tutorial=True, shared=True), "pt",
      "The cat walks by the bank"),
-    ("einsum-l2-h4-full-enc", "einsum", 24, 2, 16, 4, 64, 16, dict(shared=False, prefix=True), "pt",
-     "the cat walks by the money bank"),
-    ("einsum-l1-h2-sin-st", "einsum", 25, 1, 8, 2, 16, 0, dict(shared=True), "safetensors", "bank"),
+    ("einsum-l2-h4-full-enc", "einsum", 24, 2, 16, 4, 64, 16, dict(tutorial=True, shared=False, prefix=True),
+     "pt", "the cat walks by the money bank"),
+    ("einsum-l1-h2-sin-st", "einsum", 25, 1, 8, 2, 16, 0, dict(tutorial=True, shared=True), "safetensors",
+     "bank"),
+    # ... or told otherwise by the config
+    ("einsum-shared-json-st", "einsum", 29, 1, 8, 2, 16, 8,
+     dict(tutorial=True, shared=True, energy_scale="head_dim", activation="gelu",
+          json=dict(energy_scale="head_dim", activation="gelu")), "safetensors", "the cat sleeps"),
 ]
 
 
@@ -75,6 +94,12 @@ def lin(x, m):
 
 def ln(x, m):
     return F.layer_norm(x, (x.shape[-1],), m.weight, m.bias, m.eps)
+
+
+def sqrt_D(sa):
+    """True when the einsum module divides its energy by √embed_size (the tutorial's), not √head_dim
+    (the notebook's SelfAttention)."""
+    return isinstance(sa, cm.TutorialSelfAttention) and sa.energy_scale == "embed_size"
 
 
 def explicit(fam, enc, ids, V, D, H, M):
@@ -104,7 +129,8 @@ def explicit(fam, enc, ids, V, D, H, M):
             ff1, ff2, act = layer.feed_forward.linear_1, layer.feed_forward.linear_2, F.gelu
         else:
             nf, n1, n2 = False, layer.norm1, layer.norm2
-            ff1, ff2, act = layer.feed_forward[0], layer.feed_forward[2], F.relu
+            act = F.relu if isinstance(layer.feed_forward[1], nn.ReLU) else F.gelu
+            ff1, ff2 = layer.feed_forward[0], layer.feed_forward[2]
         norm1 = ln(x_in, n1) if nf else None
         a_in = norm1 if nf else x_in
         if fam == "heads":
@@ -117,11 +143,13 @@ def explicit(fam, enc, ids, V, D, H, M):
             sa = layer.attention
 
             def proj(m):
-                if sa.shared:  # each head's slice through the one map
+                if getattr(sa, "shared", False):  # each head's slice through the one map
                     return (a_in.reshape(L, H, dk) @ m.weight.T).transpose(0, 1)
                 return (a_in @ m.weight.T).reshape(L, H, dk).transpose(0, 1)
 
-            Q = proj(sa.queries) / math.sqrt(H)  # energy/√D = (Q/√H)Kᵀ/√d_k
+            Q = proj(sa.queries)
+            if sqrt_D(sa):  # energy/√D = (Q/√H)Kᵀ/√d_k: Stepformer shows Q/√H
+                Q = Q / math.sqrt(H)
             K, Vv = proj(sa.keys), proj(sa.values)
             out_lin = sa.fc_out
         S = Q @ K.transpose(1, 2) / math.sqrt(dk)
@@ -172,12 +200,13 @@ def check(fam, enc, st, ids, D):
                 diffs[f"l{i}.A"] = float((st[f"l{i}.A"] - sa.attn[0]).abs().max())
                 q = xin.reshape(1, -1, sa.heads, sa.head_dim)
                 k = q
-                if sa.shared:
+                if getattr(sa, "shared", False):
                     q, k = sa.queries(q), sa.keys(k)
                 else:
                     q = sa.queries(xin).reshape(q.shape)
                     k = sa.keys(xin).reshape(k.shape)
-                energy = torch.einsum("nqhd,nkhd->nhqk", [q, k])[0] / D ** 0.5
+                # the module's own scaled energy, whichever scale it divides by
+                energy = torch.einsum("nqhd,nkhd->nhqk", [q, k])[0] / (D if sqrt_D(sa) else sa.head_dim) ** 0.5
                 diffs[f"l{i}.S"] = float((st[f"l{i}.S"] - energy).abs().max())
     bad = {k: v for k, v in diffs.items() if not v <= 1e-5}
     assert not bad, f"explicit stages differ from the modules: {bad}"
@@ -192,8 +221,11 @@ def build(fam, V, D, H, Fw, layers, M, o):
                                      embed_norm=o.get("embed_norm", True),
                                      embed_eps=o.get("embed_eps", 1e-12))
     assert Fw % D == 0
-    return cm.Encoder(V, D, layers, H, Fw // D, 0.1, max(M, 1), shared=o.get("shared", True),
-                      positions="learned" if M else "sinusoidal")
+    tut = o.get("tutorial", False)
+    return cm.Encoder(V, D, layers, H, Fw // D, 0.1, max(M, 1), form="tutorial" if tut else "notebook",
+                      shared=o.get("shared", True), positions="learned" if M else "sinusoidal",
+                      energy_scale=o.get("energy_scale", "embed_size"), activation=o.get("activation", "relu"),
+                      fc_bias=o.get("fc_bias", True))
 
 
 def generate(case):
@@ -218,6 +250,7 @@ def generate(case):
         config["norm_first"] = int(o["norm_first"])
     if o.get("embed_eps"):
         config["embed_eps"] = o["embed_eps"]
+    config.update(o.get("json", {}))
     meta = None
     if form == "pt":
         mfile = save_pt(d, sd, config)

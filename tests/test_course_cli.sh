@@ -99,6 +99,19 @@ if "$SF" stages --model "$MOD/einsum-l2-h3-shared/model.pt" --text "The cat walk
 else
   fail "einsum stages/info: $(cat "$T/stderr")"
 fi
+# the course notebook's own einsum module: read as it computes (√d_k, GELU), the assumption said in
+# info's note and in the export's footer (the SVG's description)
+cases=$((cases + 1))
+NB="$MOD/einsum-nb-l2-h4/model.pt"
+if "$SF" info --model "$NB" >"$T/info" 2>"$T/stderr" &&
+  "$SF" export --model "$NB" --text "The cat walks by the bank" --format svg --head 1 --out "$T/nb" >/dev/null 2>>"$T/stderr"; then
+  grep -q "^note .*assumed energy/sqrt(d_k), GELU" "$T/info" || fail "einsum notebook: info does not say what it assumed"
+  grep -q "^activation *gelu" "$T/info" || fail "einsum notebook: activation is not GELU: $(grep activation "$T/info")"
+  ! grep -q "energy by sqrt(D)" "$T/info" || fail "einsum notebook: info still says sqrt(D)"
+  grep -lq "assumed energy/sqrt(d_k), GELU" "$T"/nb/*.svg || fail "einsum notebook: the export's footer does not say what was assumed"
+else
+  fail "einsum notebook info/export: $(cat "$T/stderr")"
+fi
 
 # the shipped classifier: opens and steps to the class bars; a sentence beyond its 24 positions
 # is refused in one line at trace creation

@@ -9,7 +9,8 @@
 // prefix) the model opens through model_load, the sentence runs through model_forward, and every
 // .npy of the folder equals the trace tensor of its name (golden_ref.h: |c - r| <= 1e-5·max(1, |r|)).
 // tokens.txt must match, the embedding LayerNorm's ε must be the module's (1e-12 unless the config
-// says), and an einsum model with several heads must carry its note on the rescaled queries.
+// says); the course notebook's einsum module (√d_k, GELU) is read as it computes, what was assumed
+// is said ("course_assumed"), and the tutorial's (√D) carries its note on the rescaled queries.
 // Then course_translate on the fixtures' tensors changed in memory: a head missing, a head of
 // another shape, heads that do not make D, a config whose n_heads contradicts the shapes or does
 // not divide D, a decoder's or a classifier's tensor, a bias where the module has none -- each
@@ -56,8 +57,20 @@ static void run_case(const char *name, const char *dir, const char *file, const 
     CHECK(m->embed_norm_eps == want, "%s: embedding LayerNorm eps %g, expected %g", name,
           (double)m->embed_norm_eps, (double)want);
   }
-  if (!heads && m->cfg.H > 1)
-    CHECK(meta(m, "course_note") && strstr(meta(m, "course_note"), "sqrt(H)"), "%s: the note on Q", name);
+  // the einsum family: the course notebook's own module (-nb-) divides by √d_k and has GELU, said as
+  // assumed; the tutorial's (a shared map, or fc_out's bias) divides by √D, carried on Q and noted;
+  // a config that says both (-json-) leaves nothing assumed
+  bool notebook = strstr(name, "-nb-") || strstr(name, "shared-json"), json = strstr(name, "-json") != NULL;
+  bool scaled = !heads && !notebook && m->cfg.H > 1;
+  CHECK((meta(m, "course_note") && strstr(meta(m, "course_note"), "sqrt(H)")) == scaled, "%s: the note on Q",
+        name);
+  if (!heads) {
+    const char *as = meta(m, "course_assumed");
+    CHECK(json ? !as : as && strstr(as, notebook ? "energy/sqrt(d_k), GELU" : "energy/sqrt(D), ReLU"),
+          "%s: what was assumed: %s", name, as ? as : "nothing");
+    CHECK(m->cfg.activation == (notebook ? ACT_GELU : ACT_RELU), "%s: activation %s", name,
+          model_activation_name(m->cfg.activation));
+  }
   Tokens tok;
   CHECK(tokens_from_text(&tok, &m->vocab, text, 0, &err), "%s: tokens", name);
   // tokens.txt: the words PyTorch saw
@@ -81,7 +94,6 @@ static void run_case(const char *name, const char *dir, const char *file, const 
     model_forward(t);
     // the screen says what Q is: the einsum module's queries ÷ √H (its energy/√D), else Z W^q
     const TraceTensor *q = trace_find(t, "l0.Q");
-    bool scaled = !heads && m->cfg.H > 1;
     CHECK(q && (strstr(q->tex, "queries") != NULL) == scaled, "%s: Q's notation %s", name,
           q ? q->tex : "none");
     DIR *d = opendir(dir);
@@ -222,6 +234,19 @@ static void refusals(const char *root) {
   expect(root, EF, "model.pt", EDIT_RENAME, "encoder.word_embedding.weight", "encoder.gone", 0, 0, j4,
          "\"encoder.word_embedding.weight\" [V, D] is missing", NULL, NULL);
   expect(root, EF, "model.pt", EDIT_NONE, NULL, NULL, 0, 0, j4, "learned", NULL, "pos_encoding");
+  // the energy scale and the activation: the config's word, checked
+  const char *NB = "einsum-nb-l2-h4";
+  snprintf(j, sizeof j, "{\"n_heads\": 4, \"activation\": \"relu\", %s}", VOCAB);
+  expect(root, NB, "model.pt", EDIT_NONE, NULL, NULL, 0, 0, j, "relu", NULL, "activation");
+  snprintf(j, sizeof j, "{\"n_heads\": 4, \"energy_scale\": \"sqrt_d\", %s}", VOCAB);
+  expect(root, NB, "model.pt", EDIT_NONE, NULL, NULL, 0, 0, j, "\"energy_scale\" must be \"head_dim\"",
+         "\"embed_size\"", NULL);
+  snprintf(j, sizeof j, "{\"n_heads\": 4, \"activation\": \"swish\", %s}", VOCAB);
+  expect(root, NB, "model.pt", EDIT_NONE, NULL, NULL, 0, 0, j, "\"activation\" must be \"gelu\"", "relu",
+         NULL);
+  snprintf(j, sizeof j, "{\"energy_scale\": \"embed_size\", %s}", VOCAB);
+  expect(root, H2, "model.pt", EDIT_NONE, NULL, NULL, 0, 0, j, "per-head AttentionHead divides", "head_dim",
+         NULL);
 }
 
 // model_from_st on the translation of `c` with metadata key = value (replaced or added): must fail

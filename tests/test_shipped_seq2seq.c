@@ -20,9 +20,9 @@
 
 #include "check.h"
 #include "forward.h"    // defines: model_forward
-#include "model.h"      // defines: Model, model_load
+#include "model.h"      // defines: Model, model_load, model_meta
 #include "tokenizer.h"  // defines: Tokens, tokens_from_text, vocab_find
-#include "trace_util.h" // defines: model_meta, argmax_row
+#include "trace_util.h" // defines: argmax_row
 #include "trace.h"      // defines: Trace, trace_new_seq2seq, trace_find, trace_at
 
 #define MAX_OUT 24

@@ -15,13 +15,6 @@
 #include "model.h" // defines: Model, model_load
 #include "trace.h" // defines: TraceTensor, trace_at
 
-// The value of metadata `key` of m, or NULL.
-static inline const char *model_meta(const Model *m, const char *key) {
-  for (int i = 0; i < m->n_meta; i++)
-    if (!strcmp(m->meta_keys[i], key)) return m->meta_values[i];
-  return NULL;
-}
-
 // The column of the largest value in row i of head h of x (the first such column on a tie).
 static inline int argmax_row(const TraceTensor *x, int h, int i) {
   int best = 0;

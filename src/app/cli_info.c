@@ -26,13 +26,6 @@ static const char *USAGE =
     "                    tree of a developer's build, XDG_DATA_DIRS), your own lessons\n"
     "                    (XDG_DATA_HOME/stepformer/lessons), and every lesson and model found\n";
 
-// The metadata value of key in m, or NULL.
-static const char *model_meta(const Model *m, const char *key) {
-  for (int i = 0; i < m->n_meta; i++)
-    if (!strcmp(m->meta_keys[i], key)) return m->meta_values[i];
-  return NULL;
-}
-
 // A hub folder's lines: the architecture, its tokenizer, the tensors left unused.
 static void hub_lines(const Model *m) {
   const char *arch = model_meta(m, "hub_architecture"), *unused = model_meta(m, "hub_unused");
@@ -73,6 +66,8 @@ int cli_info(int argc, char **argv) {
   const char *cm = model_meta(m, "course_module"), *cn = model_meta(m, "course_note");
   if (cm) printf("kind       %s\n", cm); // the course's modules (course.h)
   if (cn) printf("note       %s\n", cn);
+  const char *ca = model_meta(m, "course_assumed"); // what the file could not tell (course_modules.c)
+  if (ca) printf("note       %s\n", ca);
   printf("D          %d   (model width)\n", c->D);
   printf("H          %d   (heads, d_k = D/H = %d)\n", c->H, c->D / c->H);
   printf("F          %d   (feed-forward width)\n", c->F);

@@ -118,6 +118,23 @@ static bool config_from_json(CtConfig *c, const cJSON *root, const char *what, E
                      c->src);
     snprintf(c->pos, sizeof c->pos, "%s", v->valuestring);
   }
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "energy_scale"))) {
+    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "head_dim") && strcmp(v->valuestring, "embed_size")))
+      return err_set(err,
+                     "%s: %s: \"energy_scale\" must be \"head_dim\" (softmax(energy/sqrt(d_k)), the course "
+                     "notebook's) or \"embed_size\" (energy/sqrt(D))",
+                     what, c->src);
+    snprintf(c->energy_scale, sizeof c->energy_scale, "%s", v->valuestring);
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "activation"))) {
+    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "gelu") && strcmp(v->valuestring, "relu") &&
+                               strcmp(v->valuestring, "gelu_tanh")))
+      return err_set(err,
+                     "%s: %s: \"activation\" must be \"gelu\" (nn.GELU()), \"relu\" (nn.ReLU()) or "
+                     "\"gelu_tanh\" (nn.GELU(approximate=\"tanh\"))",
+                     what, c->src);
+    snprintf(c->act, sizeof c->act, "%s", v->valuestring);
+  }
   for (int k = 0; k < FX_N; k++)
     if ((v = cJSON_GetObjectItemCaseSensitive(root, fixed_keys[k]))) {
       if (!whole(v, 0, 1L << 30, &c->fixed[k]))
@@ -405,6 +422,12 @@ static bool translate_notebook(CtTr *t, const CtConfig *c) {
         t->what, e ? "[" : "", got, e ? "]" : "");
   }
   int64_t V = e->shape[0], D = e->shape[1], F = 0;
+  if (!strcmp(c->energy_scale, "embed_size"))
+    return err_set(
+        t->err,
+        "%s: %s says energy_scale \"embed_size\", but the notebook's Transformer divides its scores "
+        "by sqrt(d_k) (ScaledDotProductAttention): leave the key out or write \"head_dim\"",
+        t->what, c->src);
   char why[128];
   snprintf(why, sizeof why, "D = %lld from encoder.tok_embed.weight", (long long)D);
   StTensor *pos = ct_take(t, "encoder.pos_embed");
@@ -485,7 +508,7 @@ static bool translate_notebook(CtTr *t, const CtConfig *c) {
   snprintf(eps, sizeof eps, "%.9g", c->has_eps ? c->eps : 1e-5);
   if (!ct_out_meta_int(t, "d_model", (long)D) || !ct_out_meta_int(t, "n_heads", c->H) ||
       !ct_out_meta_int(t, "d_ff", (long)F) || !ct_out_meta_int(t, "n_layers", n_layers) ||
-      !ct_out_meta(t, "activation", "relu") || !ct_out_meta(t, "norm_first", "1") ||
+      !ct_out_meta(t, "activation", c->act[0] ? c->act : "relu") || !ct_out_meta(t, "norm_first", "1") ||
       !ct_out_meta(t, "causal", "0") || !ct_out_meta(t, "layer_norm_eps", eps) ||
       !ct_out_meta(t, "pos_encoding", "learned") || !ct_out_meta(t, "vocab", c->vocab) ||
       !ct_out_meta(t, "format", "course"))

@@ -33,12 +33,15 @@
 // MultiHeadAttention (layers.{i}.attention.heads.{h}.q|k|v, output_linear, feed_forward.linear_1|2,
 // layer_norm_1|2, embeddings.token_embeddings / position_embeddings / layer_norm; GELU, pre-norm)
 // and the einsum SelfAttention / TransformerBlock (word_embedding, position_embedding,
-// layers.{i}.attention.queries|keys|values|fc_out, norm1|2, feed_forward.0|2; ReLU, post-norm; its
-// energy/√D carried by the queries map, scaled by 1/√H), with the prefix "encoder." or none. The
-// config gives vocab (and n_heads where the shapes cannot say it); norm_first, pos_encoding
-// ("sinusoidal" or "none" without a position table) and embed_eps (the embedding LayerNorm's ε,
-// 1e-12 by default) are optional. The output adds format course-heads | course-einsum and
-// course_module (and course_note for the rescaled queries), which `stepformer info` prints.
+// layers.{i}.attention.queries|keys|values|fc_out, norm1|2, feed_forward.0|2; post-norm; the
+// notebook's energy/√d_k and GELU, or the tutorial's energy/√D (carried by the queries map, scaled
+// by 1/√H) and ReLU where its weights show it), with the prefix "encoder." or none. The config
+// gives vocab (and n_heads where the shapes cannot say it); norm_first, pos_encoding ("sinusoidal"
+// or "none" without a position table), embed_eps (the embedding LayerNorm's ε, 1e-12 by default),
+// energy_scale ("head_dim" | "embed_size") and activation ("gelu" | "relu" | "gelu_tanh") are
+// optional. The output adds format course-heads | course-einsum and course_module, course_note for
+// the rescaled queries and course_assumed for what the file could not tell, which `stepformer
+// info` prints (and the footer of every picture: course_assumed).
 //
 // course_read takes any model file: a torch.save file (pt_sniff on its first bytes, whatever its
 // extension) or a .safetensors; one with canonical names passes through unchanged, and when large

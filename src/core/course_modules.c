@@ -12,18 +12,24 @@
 //   layers.{i}.attention.output_linear.weight [D, D] (.bias)  -> out_proj.*
 //   layers.{i}.feed_forward.linear_1|linear_2.weight|bias     -> linear1|linear2.*, GELU (erf)
 //   layers.{i}.layer_norm_1|layer_norm_2.weight|bias          -> norm1|norm2.*, pre-norm
-// The einsum family (SelfAttention, TransformerBlock):
+// The einsum family (SelfAttention, TransformerBlock), as the course notebook writes it:
 //   word_embedding.weight [V, D]                  -> embed.weight
 //   position_embedding.weight [M, D]              -> pos_embed.weight (optional: learned positions)
-//   layers.{i}.attention.queries|keys|values.weight: [d_k, d_k] one map shared by the heads (the
-//       classic form, applied to each head's slice: expanded into the block-diagonal D×D) or
-//       [D, D] (the later form), no biases    -> in_proj_weight [3D, D]
-//   layers.{i}.attention.fc_out.weight [D, D] (.bias) -> out_proj.*
+//   layers.{i}.attention.queries|keys|values.weight [D, D], no biases -> in_proj_weight [3D, D]
+//   layers.{i}.attention.fc_out.weight [D, D], no bias                -> out_proj.weight
 //   layers.{i}.norm1|norm2.weight|bias        -> norm1|norm2.*, post-norm: norm1(attention + x)
-//   layers.{i}.feed_forward.0|2.weight|bias   -> linear1|linear2.*, ReLU
-// The einsum module divides the energy by √D (embed_size), not √d_k: Stepformer multiplies its
-// queries map by √(d_k/D) = 1/√H at load, so that S = QKᵀ/√d_k is the module's energy/√D and
-// every stage from S on is the module's; the Q shown is queries(x)/√H (said by `info`).
+//   layers.{i}.feed_forward.0|2.weight|bias   -> linear1|linear2.*
+// The notebook computes softmax(energy/√head_dim) and puts nn.GELU() (erf) between the linear
+// layers. The "Transformer from scratch" tutorial it resembles divides by √D (embed_size) and uses
+// ReLU; its first form shares one [d_k, d_k] map between the heads (each head's slice of x goes
+// through it: expanded here into the block-diagonal D×D) and its fc_out has a bias. So:
+//   a [d_k, d_k] map, or an fc_out bias  -> the tutorial's √D and ReLU (the notebook has neither);
+//   [D, D] maps and fc_out without bias  -> the notebook's √d_k and GELU;
+// and the config's "energy_scale" ("head_dim" | "embed_size") and "activation" ("gelu" | "relu")
+// say otherwise. What came from neither the weights' proof nor the config is written in the
+// metadata "course_assumed" (`info`'s note, the window's footer). For √D Stepformer multiplies the
+// queries map by √(d_k/D) = 1/√H at load, so that S = QKᵀ/√d_k is the module's energy/√D and every
+// stage from S on is the module's; the Q shown is queries(x)/√H ("course_note", said by `info`).
 // A module saved alone (heads.{h}.q.weight, queries.weight, with or without "attention.") is
 // refused in one line that says to save the whole encoder.
 // Without a position table the positions are sinusoidal, or none when the config says
@@ -90,6 +96,9 @@ typedef struct {
   CtTr *t;
   const char *pre; // "encoder." or ""
   int64_t D, H, dk, F;
+  bool sqrt_D; // einsum: the energy is divided by √D (embed_size), not √d_k
+  bool
+      tutorial; // einsum: the weights are the tutorial's (a shared map, or fc_out's bias), not the notebook's
   char why[160]; // "D = 8 from word_embedding.weight"
 } Mod;
 
@@ -290,7 +299,7 @@ static bool einsum_layer(Mod *m, int i) {
   StTensor *o = ct_out_new(t, n, 2, 3 * D, D);
   if (!o || !(o->data = malloc(sizeof(float) * (size_t)(3 * D * D)))) return oom(m);
   // energy/√D = (Q/√H)Kᵀ/√d_k: the 1/√H rides on the queries map
-  float qscale = (float)(1.0 / sqrt((double)m->H));
+  float qscale = m->sqrt_D ? (float)(1.0 / sqrt((double)m->H)) : 1.0f;
   if (!einsum_map(m, i, "queries", o->data, qscale) || !einsum_map(m, i, "keys", o->data + D * D, 1.0f) ||
       !einsum_map(m, i, "values", o->data + 2 * D * D, 1.0f))
     return false;
@@ -383,6 +392,33 @@ bool course_modules_translate(CtTr *t, const CtConfig *c) {
     return err_set(t->err, "%s: %s gives num_classes, but the %s modules have no classifier", t->what, c->src,
                    fam == FAM_HEADS ? "per-head" : "einsum");
   if (!(fam == FAM_HEADS ? heads_sizes(&m, c) : einsum_sizes(&m, c))) return false;
+  // the einsum module's energy scale and activation: the config, else what the weights prove
+  char assumed[400] = "";
+  const char *act = c->act[0] ? c->act : "gelu";
+  if (fam == FAM_HEADS && !strcmp(c->energy_scale, "embed_size"))
+    return err_set(t->err,
+                   "%s: %s says energy_scale \"embed_size\", but the per-head AttentionHead divides its "
+                   "scores by sqrt(d_k) = sqrt(k.size(-1)): leave the key out or write \"head_dim\"",
+                   t->what, c->src);
+  if (fam == FAM_EINSUM) {
+    bool shared = m.dk != D, fc_bias = st_find(t->in, lname(&m, n, sizeof n, 0, "attention.fc_out.bias"));
+    bool tutorial = m.tutorial = shared || fc_bias; // the notebook's maps are [D, D], fc_out without bias
+    const char *proof = shared    ? "one d_k x d_k map shared by the heads"
+                        : fc_bias ? "fc_out has a bias"
+                                  : "D x D maps, fc_out without bias";
+    m.sqrt_D = c->energy_scale[0] ? !strcmp(c->energy_scale, "embed_size") : tutorial;
+    if (!c->act[0]) act = tutorial ? "relu" : "gelu";
+    char guess[64] = ""; // what neither the config nor the weights said
+    if (!c->energy_scale[0])
+      snprintf(guess, sizeof guess, "%s", m.sqrt_D ? "energy/sqrt(D)" : "energy/sqrt(d_k)");
+    if (!c->act[0])
+      snprintf(guess + strlen(guess), sizeof guess - strlen(guess), "%s%s", guess[0] ? ", " : "",
+               tutorial ? "ReLU" : "GELU");
+    if (guess[0])
+      snprintf(assumed, sizeof assumed,
+               "assumed %s (%s: the %s form); %s's \"energy_scale\", \"activation\" say otherwise", guess,
+               proof, tutorial ? "\"Transformer from scratch\" tutorial's" : "course notebook's", c->src);
+  }
   find_F(&m, fam == FAM_HEADS ? "feed_forward.linear_1.weight" : "feed_forward.0.weight");
 
   if (!ct_out_move(t, "embed.weight", e)) return false;
@@ -433,23 +469,27 @@ bool course_modules_translate(CtTr *t, const CtConfig *c) {
   bool nf = c->norm_first >= 0 ? c->norm_first : fam == FAM_HEADS;
   if (!ct_out_meta_int(t, "d_model", (long)D) || !ct_out_meta_int(t, "n_heads", (long)m.H) ||
       !ct_out_meta_int(t, "d_ff", (long)m.F) || !ct_out_meta_int(t, "n_layers", n_layers) ||
-      !ct_out_meta(t, "activation", fam == FAM_HEADS ? "gelu" : "relu") ||
-      !ct_out_meta(t, "norm_first", nf ? "1" : "0") || !ct_out_meta(t, "causal", "0") ||
-      !ct_out_meta(t, "layer_norm_eps", eps) || !ct_out_meta(t, "pos_encoding", pos_enc) ||
-      !ct_out_meta(t, "vocab", c->vocab) ||
+      !ct_out_meta(t, "activation", act) || !ct_out_meta(t, "norm_first", nf ? "1" : "0") ||
+      !ct_out_meta(t, "causal", "0") || !ct_out_meta(t, "layer_norm_eps", eps) ||
+      !ct_out_meta(t, "pos_encoding", pos_enc) || !ct_out_meta(t, "vocab", c->vocab) ||
       !ct_out_meta(t, "format", fam == FAM_HEADS ? "course-heads" : "course-einsum"))
     return false;
   if (embed_norm && !ct_out_meta(t, "embed_norm_eps", eeps)) return false;
+  if (assumed[0] && !ct_out_meta(t, "course_assumed", assumed)) return false;
   if (fam == FAM_HEADS)
     return ct_out_meta(t, "course_module",
-                       "the course's MultiHeadAttention of AttentionHeads + PositionWiseFeedForward (GELU)");
+                       "the course's MultiHeadAttention of AttentionHeads + PositionWiseFeedForward");
   snprintf(scale, sizeof scale,
            "the module divides the energy by sqrt(D) = %.4g, not sqrt(d_k): Q is shown as queries(x)/sqrt(H) "
            "so that S = QK^T/sqrt(d_k) is its energy/sqrt(D)",
            sqrt((double)D));
   return ct_out_meta(t, "course_module",
-                     m.dk == D ? "the course's einsum SelfAttention (D x D maps) + TransformerBlock"
-                               : "the course's einsum SelfAttention (one d_k x d_k map shared by the heads, "
-                                 "shown as its block-diagonal D x D) + TransformerBlock") &&
-         (m.H == 1 || ct_out_meta(t, "course_note", scale));
+                     !m.tutorial ? "the course notebook's einsum SelfAttention (D x D maps, no biases) + "
+                                   "TransformerBlock"
+                     : m.dk == D
+                         ? "the tutorial's einsum SelfAttention (D x D maps, fc_out with a bias) + "
+                           "TransformerBlock"
+                         : "the tutorial's einsum SelfAttention (one d_k x d_k map shared by the heads, "
+                           "shown as its block-diagonal D x D) + TransformerBlock") &&
+         (m.H == 1 || !m.sqrt_D || ct_out_meta(t, "course_note", scale));
 }

@@ -31,6 +31,10 @@ typedef struct {
   bool has_embed_eps;
   int norm_first; // "norm_first": 0 or 1; -1 when the config does not say
   char pos[16];   // "pos_encoding": "sinusoidal" | "none", or "" when the config does not say
+  // "energy_scale": "head_dim" (softmax(energy/√d_k), the course notebook's einsum SelfAttention) |
+  // "embed_size" (energy/√D, the "Transformer from scratch" tutorial's), or "" when not said
+  char energy_scale[16];
+  char act[16]; // "activation": "gelu" (erf) | "relu" | "gelu_tanh", or "" when not said
   long fixed[FX_N];
   bool has_fixed[FX_N];
   char src[160]; // "model.json" or "__metadata__", for messages

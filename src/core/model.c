@@ -205,6 +205,12 @@ long model_param_count(const ModelConfig *c, bool with_head, bool with_norm) {
 
 bool model_is_seq2seq(const Model *m) { return m->cfg.n_dec_layers > 0; }
 
+const char *model_meta(const Model *m, const char *key) {
+  for (int i = 0; i < m->n_meta; i++)
+    if (!strcmp(m->meta_keys[i], key)) return m->meta_values[i];
+  return NULL;
+}
+
 bool model_q_scaled(const Model *m) {
   for (int i = 0; i < m->n_meta; i++)
     if (!strcmp(m->meta_keys[i], "course_note")) return true;

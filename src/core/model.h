@@ -246,6 +246,8 @@ bool model_is_seq2seq(const Model *m);
 // True for the course's einsum module, whose energy is divided by √D: its loader keeps that in
 // W^q (its queries map ÷ √H) and says so in the metadata course_note, which the notation shows.
 bool model_q_scaled(const Model *m);
+// The file's metadata value of key (the canonical form's, after translation), or NULL.
+const char *model_meta(const Model *m, const char *key);
 const char *model_activation_name(Activation a);
 
 // Training (issue 21). Every parameter tensor of m in file order, under its file name

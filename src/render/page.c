@@ -49,6 +49,11 @@ static const char *footer_line(const Trace *t, const char *sentence, char *buf, 
   int k = snprintf(buf, (size_t)cap, "“%s” · model %s (D=%d, H=%d, F=%d, %d layer%s%s%s)", shown, m->source,
                    c->D, c->H, c->F, c->n_layers, c->n_layers > 1 ? "s" : "",
                    c->norm_first ? ", pre-norm" : "", c->causal ? ", causal" : "");
+  const char *assumed = model_meta(m, "course_assumed"); // "assumed energy/sqrt(d_k), GELU (...)"
+  if (assumed && k < cap) { // what the file could not tell: said, up to its parenthesis
+    const char *par = strstr(assumed, " (");
+    k += snprintf(buf + k, (size_t)(cap - k), " · %.*s", par ? (int)(par - assumed) : 80, assumed);
+  }
   if (m->has_seed && k < cap && !strstr(m->source, "seed"))
     k += snprintf(buf + k, (size_t)(cap - k), " · seed %llu", (unsigned long long)m->seed);
   if (t->pred >= 0 && t->T == 0 && c->causal && k < cap) // the prediction's softmax(logits / T)
