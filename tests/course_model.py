@@ -1,8 +1,9 @@
 """course_model.py -- the course notebook's Transformer, as torch modules (issue 20).
 
-The notebooks are not in the repository; these classes follow the issue's description of them,
-so that `Transformer(config, num_classes).state_dict()` has exactly the names the notebook's
-does, and the forward computes what the notebook's computes:
+A compact form of the notation notebook's classifier (written as the notebook writes it in
+tests/course_modules.py, section 3): `Transformer(config, num_classes).state_dict()` has exactly the
+names the notebook's has, and tests/gen_course_ref.py asserts on every fixture that the notebook's
+own classes, given the same state_dict, compute the same class scores:
 
     encoder.tok_embed.weight                               [V, D]
     encoder.pos_embed                                      [1, max_seq_len, D]  learned positions

@@ -311,3 +311,156 @@ class Encoder(nn.Module):
         for layer in self.layers:
             out = layer(out, out, out, mask)
         return out
+
+
+# ---------------------------------------------------------------- 3. the notation notebook's classifier
+# The last code cell of the notation notebook (shared/seeds/001), as written: ModelConfig,
+# MultiHeadedAttention (W_Q, W_K, W_V, W_O; transpose_qkv), ResidualConnection (pre-norm),
+# Encoder (learned pos_embed, a final LayerNorm), EncoderBlock (feed_forward: Linear, ReLU, Dropout,
+# Linear), Transformer (the mean over positions, then linear). The notebook uses but does not
+# define ScaledDotProductAttention (it checks it against d2l's DotProductAttention): written here as
+# d2l's computes it, softmax(QKᵀ/√d_k) V, returning (context, weights). tests/course_model.py is the
+# generator's compact form of the same model; tests/gen_course_ref.py asserts the two equal on
+# every fixture (the same state_dict loaded strictly into both).
+from dataclasses import dataclass  # noqa: E402
+from typing import Optional  # noqa: E402
+
+Attention = nn.Module
+
+
+class ScaledDotProductAttention(nn.Module):
+    def __init__(self, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.dropout = nn.Dropout(p=dropout)
+
+    def forward(self, query, key, value, mask=None):
+        d_k = query.size(-1)
+        scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
+        if mask is not None:
+            scores = scores.masked_fill(mask == 0, float("-inf"))
+        attention_weights = scores.softmax(dim=-1)
+        return torch.matmul(self.dropout(attention_weights), value), attention_weights
+
+
+@dataclass
+class ModelConfig:
+    attention: Attention
+    num_layers: int
+    vocab_size: int
+    H: int
+    d_model: int
+    d_ff: int
+    dropout: float
+    max_seq_len: int
+    bias: bool = False
+
+
+class MultiHeadedAttention(nn.Module):
+    def __init__(self, attention, H, d_model, dropout=0.1, bias=False):
+        super().__init__()
+        assert d_model % H == 0
+        self.d_model = d_model
+        self.d_k = d_model // H
+        self.d_q = d_model // H
+        self.d_v = d_model // H
+        self.H = H
+        self.W_Q = nn.Linear(self.d_model, self.d_q * self.H, bias=bias)
+        self.W_K = nn.Linear(self.d_model, self.d_k * self.H, bias=bias)
+        self.W_V = nn.Linear(self.d_model, self.d_v * self.H, bias=bias)
+        self.W_O = nn.Linear(self.d_model, self.d_model, bias=bias)
+        self.attention = attention
+        self.dropout = nn.Dropout(p=dropout, inplace=False)
+
+    def forward(self, query, key, value, mask: Optional[torch.BoolTensor] = None):
+        if mask is not None:
+            mask = mask.unsqueeze(1)
+        Q = self.W_Q(query).contiguous()
+        K = self.W_K(key).contiguous()
+        V = self.W_V(value).contiguous()
+        Q = self.transpose_qkv(Q)
+        K = self.transpose_qkv(K)
+        V = self.transpose_qkv(V)
+        context_vector, attention_weights = self.attention(Q, K, V, mask)
+        self.attention_weights = attention_weights  # (not the notebook's) for the generator's check
+        context_vector_concat = self.reverse_transpose_qkv(context_vector)
+        return self.W_O(context_vector_concat)
+
+    def transpose_qkv(self, q_or_k_or_v):
+        batch_size, seq_len, _ = q_or_k_or_v.shape
+        q_or_k_or_v = q_or_k_or_v.view(batch_size, seq_len, self.H, self.d_model // self.H)
+        return q_or_k_or_v.permute(0, 2, 1, 3)
+
+    def reverse_transpose_qkv(self, q_or_k_or_v):
+        q_or_k_or_v = q_or_k_or_v.permute(0, 2, 1, 3)
+        batch_size, seq_len, _, _ = q_or_k_or_v.shape
+        return q_or_k_or_v.contiguous().view(batch_size, seq_len, self.d_model)
+
+
+class ResidualConnection(nn.Module):
+    """residual connection: x + dropout(sublayer(layernorm(x)))"""
+
+    def __init__(self, d_model, dropout):
+        super().__init__()
+        self.drop = nn.Dropout(dropout)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, x, sublayer):
+        return x + self.drop(sublayer(self.norm(x)))
+
+
+class NotationEncoder(nn.Module):
+    """The notebook's Encoder (renamed here: this file has another Encoder)."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.d_model = config.d_model
+        self.tok_embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.pos_embed = nn.Parameter(torch.zeros(1, config.max_seq_len, config.d_model))
+        self.encoder_blocks = nn.ModuleList([EncoderBlock(config) for _ in range(config.num_layers)])
+        self.dropout = nn.Dropout(config.dropout)
+        self.norm = nn.LayerNorm(config.d_model)
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        for p in self.parameters():
+            if p.dim() > 1:
+                torch.nn.init.xavier_uniform_(p)
+
+    def forward(self, input, mask=None):
+        x = self.tok_embed(input)
+        x_pos = self.pos_embed[:, : x.size(1), :]
+        x = self.dropout(x + x_pos)
+        for layer in self.encoder_blocks:
+            x = layer(x, mask)
+        return self.norm(x)
+
+
+class EncoderBlock(nn.Module):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.mha = MultiHeadedAttention(config.attention, config.H, config.d_model, config.dropout, config.bias)
+        self.feed_forward = nn.Sequential(
+            nn.Linear(config.d_model, config.d_ff),
+            nn.ReLU(),
+            nn.Dropout(config.dropout),
+            nn.Linear(config.d_ff, config.d_model),
+        )
+        self.residual1 = ResidualConnection(config.d_model, config.dropout)
+        self.residual2 = ResidualConnection(config.d_model, config.dropout)
+
+    def forward(self, x, mask=None):
+        x = self.residual1(x, lambda x: self.mha(x, x, x, mask=mask))
+        return self.residual2(x, self.feed_forward)
+
+
+class Transformer(nn.Module):
+    """The notation notebook's classifier."""
+
+    def __init__(self, config: ModelConfig, num_classes):
+        super().__init__()
+        self.encoder = NotationEncoder(config)
+        self.linear = nn.Linear(config.d_model, num_classes)
+
+    def forward(self, x, pad_mask=None):
+        x = self.encoder(x, pad_mask)
+        return self.linear(torch.mean(x, -2))

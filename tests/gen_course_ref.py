@@ -34,6 +34,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import course_modules as cm  # noqa: E402
 from course_model import Transformer  # noqa: E402
 from gen_ref import read_safetensors, tokenize, write_safetensors  # noqa: E402
 
@@ -104,7 +105,7 @@ def explicit(model, c, ids):
     return st
 
 
-def check(model, st, ids):
+def check(model, st, ids, c):
     """The explicit stages against the modules: the whole model and each block's attention."""
     with torch.no_grad():
         x = torch.tensor([ids])
@@ -116,6 +117,15 @@ def check(model, st, ids):
             out = b(st[f"l{i}.in"][None])[0]
             diffs[f"l{i}.out"] = float((st[f"l{i}.out"] - out).abs().max())
             diffs[f"l{i}.A"] = float((st[f"l{i}.A"] - b.mha.attn[0]).abs().max())
+        # the notation notebook's own classes, as written (tests/course_modules.py), on the same
+        # state_dict loaded strictly: the same names, the same class scores
+        if not c.get("sanity") and c.get("eps", 1e-5) == 1e-5:  # the notebook's: no Sanity, LayerNorm's ε
+            nb = cm.Transformer(cm.ModelConfig(cm.ScaledDotProductAttention(), c["n_layers"], c["vocab_size"],
+                                               c["n_heads"], c["d_model"], c["d_ff"], 0.1, c["max_seq_len"],
+                                               c.get("bias", False)), model.linear.out_features)
+            nb.load_state_dict(model.state_dict(), strict=True)
+            nb.eval()
+            diffs["notebook_classes"] = float((st["class_logits"][0] - nb(x)[0]).abs().max())
     bad = {k: v for k, v in diffs.items() if not v <= 1e-5}
     assert not bad, f"explicit stages differ from the modules: {bad}"
     return max(diffs.values())
@@ -135,7 +145,7 @@ def generate(case):
     assert len(ids) <= M
     with torch.no_grad():
         st = explicit(model, c, ids)
-    diff = check(model, st, ids)
+    diff = check(model, st, ids, c)
 
     d = os.path.join(OUT, name)
     shutil.rmtree(d, ignore_errors=True)
