@@ -2,8 +2,8 @@
 # cmake through emcmake: EMSCRIPTEN is set by emscripten's toolchain file). Nothing here applies
 # to the native build.
 #   - the compute: no OpenBLAS (scripts/web passes -DSF_BLAS=OFF); the products on packed weights
-#     run src/core/gemm_wasm.c's SIMD128 kernel (gemm_kernel() "wasm-simd128"), the rest the
-#     core's loop kernels (-msimd128: the 8-float vectors of simd.h become pairs of v128);
+#     run src/kernels/gemm_wasm.c's SIMD128 kernel (gemm_kernel() "wasm-simd128"), the rest the
+#     kernels' own loops (-msimd128: the 8-float vectors of simd.h become pairs of v128);
 #   - no fontconfig: fonts are files in the page's data, found by path (text.c);
 #   - Debian's emcc: -sUSE_SDL=0 keeps emscripten's own SDL headers and ports out (the SDL2 in
 #     use is Debian's, built by scripts/web), memory grows as models need it;
