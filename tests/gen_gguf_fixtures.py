@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Writes the GGUF reader's fixtures into tests/ref/gguf/ (numpy only; run once by hand):
+
+    /usr/bin/python3 tests/gen_gguf_fixtures.py
+
+types.gguf (version 3, alignment 32 by default): for every type T the reader dequantizes
+(F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K) a tensor "q.T" of PyTorch shape [2, 256]
+quantized by tests/gguf_py.py (ggml's quantize_row_*_ref), and for the quantized types "r.T": random
+block bytes (finite scales); beside each, "x.q.T" / "x.r.T" (F32): the values gguf_py's
+dequantizer (ggml's dequantize_row_*) computes from those bytes. The C dequantizer must equal them
+bit for bit. Metadata of every value type, arrays, an array of strings and nested arrays, with the
+values test_gguf checks.
+v2-align64.gguf: version 2, general.alignment 64, a [3, 2, 32] Q8_0 tensor and a 1-D F16 one.
+bad/NAME.gguf: files that lie (listed in bad/cases.txt with a piece of the one-line message each
+must give); the command line must exit 2 on each.
+"""
+import os
+import struct
+
+import numpy as np
+
+import gguf_py as g
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ref", "gguf")
+READ = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"]
+F = np.float32
+
+
+def random_blocks(rng, type_name, nblocks):
+    """Random bytes for nblocks blocks, the f16 scale fields set to finite values."""
+    _, block, size = g.TYPES[type_name]
+    b = rng.integers(0, 256, size=(nblocks, size), dtype=np.uint8)
+    halves = {"Q8_0": [0], "Q4_0": [0], "Q5_0": [0], "Q4_1": [0, 2], "Q5_1": [0, 2], "Q4_K": [0, 2],
+              "Q5_K": [0, 2], "Q6_K": [208]}[type_name]
+    for i in range(nblocks):
+        for o in halves:
+            h = np.float16(rng.normal() * 0.05).view(np.uint16)
+            b[i, o], b[i, o + 1] = h & 0xFF, h >> 8
+    return b.tobytes()
+
+
+def data(rng):
+    x = (rng.normal(size=(2, 256)) * 0.1).astype(F)
+    x[0, 32:64] = 0  # a sub-block of zeros
+    x[1, 100] = 1.5  # an outlier
+    x[1, 200:232] = np.abs(x[1, 200:232]) + 0.05  # all positive: min > 0
+    return x
+
+
+def types_file(rng):
+    w = g.Writer(arch="test")
+    w.kv("general.name", g.STRING, "Stepformer GGUF types fixture")
+    w.kv("t.u8", g.U8, 200)
+    w.kv("t.i8", g.I8, -100)
+    w.kv("t.u16", g.U16, 60000)
+    w.kv("t.i16", g.I16, -30000)
+    w.kv("t.u32", g.U32, 4000000000)
+    w.kv("t.i32", g.I32, -2000000000)
+    w.kv("t.f32", g.F32, 0.5)
+    w.kv("t.bool", g.BOOL, True)
+    w.kv("t.str", g.STRING, "héllo")
+    w.kv("t.u64", g.U64, 2**60)
+    w.kv("t.i64", g.I64, -(2**40))
+    w.kv("t.f64", g.F64, 0.1)
+    w.kv("t.arr_i32", g.ARRAY, (g.I32, [1, -2, 3]))
+    w.kv("t.arr_str", g.ARRAY, (g.STRING, ["a", "", "ccc"]))
+    w.kv("t.arr_nested", g.ARRAY, (g.ARRAY, [(g.U8, [1, 2]), (g.STRING, ["x"]), (g.ARRAY, [(g.F32, [1.0])])]))
+    w.kv("t.arr_empty", g.ARRAY, (g.F64, []))
+    x = data(rng)
+    for t in READ:
+        raw = g.quantize(x.ravel(), t)
+        w.tensor("q." + t, x, t, raw=raw)
+        w.tensor("x.q." + t, g.dequantize(raw, t, x.size).reshape(x.shape), "F32")
+        if g.TYPES[t][1] > 1:
+            rb = random_blocks(rng, t, 512 // g.TYPES[t][1])
+            w.tensor("r." + t, x, t, raw=rb)
+            w.tensor("x.r." + t, g.dequantize(rb, t, 512).reshape(x.shape), "F32")
+    w.write(os.path.join(OUT, "types.gguf"))
+
+
+def v2_file(rng):
+    w = g.Writer(arch="test", version=2, alignment=64)
+    a = (rng.normal(size=(3, 2, 32)) * 0.1).astype(F)
+    raw = g.quantize(a.ravel(), "Q8_0")
+    w.tensor("a", a, "Q8_0", raw=raw)
+    w.tensor("x.a", g.dequantize(raw, "Q8_0", a.size).reshape(a.shape), "F32")
+    b = np.arange(5, dtype=F) - 2
+    w.tensor("b", b, "F16")
+    w.write(os.path.join(OUT, "v2-align64.gguf"))
+
+
+def header(version=3, n_t=0, n_kv=0):
+    return b"GGUF" + struct.pack("<IQQ", version, n_t, n_kv)
+
+
+def kv(key, vtype, value):
+    return g.gguf_string(key) + struct.pack("<I", vtype) + g.encode_value(vtype, value)
+
+
+def tinfo(name, ne, tid, offset):
+    return g.gguf_string(name) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", d) for d in ne) + struct.pack("<IQ", tid, offset)
+
+
+def pad(b, a=32):
+    return b + b"\0" * ((a - len(b) % a) % a)
+
+
+def bad_files():
+    d = os.path.join(OUT, "bad")
+    os.makedirs(d, exist_ok=True)
+    ok_kv = kv("general.architecture", g.STRING, "gpt2")
+    cases = {
+        "magic": (b"GGML" + bytes(20), "not a GGUF file"),
+        "version1": (header(1) + bytes(8), "version 1"),
+        "bigendian": (b"GGUF" + struct.pack(">IQQ", 3, 0, 0), "big-endian"),
+        "truncated-header": (b"GGUF" + struct.pack("<I", 3) + bytes(4), "the tensor count at byte 8"),
+        "lying-kv-count": (header(3, 0, 2**40) + ok_kv, "claims 0 tensors and 1099511627776 metadata keys"),
+        "lying-tensor-count": (header(3, 2**62, 1) + ok_kv, "claims 4611686018427387904 tensors"),
+        "lying-string": (header(3, 0, 1) + struct.pack("<Q", 2**50) + b"general", "metadata key 0 at byte 24 is 1125899906842624 bytes long"),
+        "lying-array": (header(3, 0, 1) + g.gguf_string("a.b") + struct.pack("<IIQ", g.ARRAY, g.U32, 2**61) + bytes(8),
+                        "claims 2305843009213693952 elements of uint32"),
+        "unknown-value-type": (header(3, 0, 1) + g.gguf_string("a.b") + struct.pack("<I", 13) + bytes(8), "value type 13"),
+        "bad-bool": (header(3, 0, 1) + g.gguf_string("a.b") + struct.pack("<IB", g.BOOL, 7), "bool of value 7"),
+        "deep-array": (header(3, 0, 1) + g.gguf_string("a.b") + struct.pack("<I", g.ARRAY)
+                       + b"".join(struct.pack("<IQ", g.ARRAY, 1) for _ in range(12)) + struct.pack("<IQ", g.U8, 0), "nests arrays"),
+        "bad-alignment": (header(3, 0, 1) + kv("general.alignment", g.U32, 48), "general.alignment"),
+        "unknown-tensor-type": (pad(header(3, 1, 1) + ok_kv + tinfo("w", [32], 4, 0)) + bytes(64), "type 4, which ggml does not define"),
+        "unread-tensor-type": (pad(header(3, 1, 1) + ok_kv + tinfo("w", [256], 16, 0)) + bytes(256), "type IQ2_XXS"),
+        "huge-dimension": (pad(header(3, 1, 1) + ok_kv + tinfo("w", [2**40, 2**40], 0, 0)) + bytes(64), "more than 2^63 elements"),
+        "too-many-dims": (pad(header(3, 1, 1) + ok_kv + tinfo("w", [1, 1, 1, 1, 1], 0, 0)) + bytes(64), "5 dimensions"),
+        "offset-past-end": (pad(header(3, 1, 1) + ok_kv + tinfo("w", [8], 0, 4096)) + bytes(32), "lies at bytes [4096, 4128)"),
+        "size-past-end": (pad(header(3, 1, 1) + ok_kv + tinfo("w", [1000], 0, 0)) + bytes(32), "lies at bytes [0, 4000)"),
+        "unaligned-offset": (pad(header(3, 1, 1) + ok_kv + tinfo("w", [4], 0, 4)) + bytes(64), "not a multiple of the alignment"),
+        "partial-block": (pad(header(3, 1, 1) + ok_kv + tinfo("w", [48], 8, 0)) + bytes(64), "not a multiple of its block of 32"),
+        "overlap": (pad(header(3, 2, 1) + ok_kv + tinfo("w", [16], 0, 0) + tinfo("v", [16], 0, 32)) + bytes(128), "overlap"),
+        "duplicate-tensor": (pad(header(3, 2, 1) + ok_kv + tinfo("w", [8], 0, 0) + tinfo("w", [8], 0, 32)) + bytes(64), "tensor \"w\" is there twice"),
+        "duplicate-key": (header(3, 0, 2) + ok_kv + ok_kv, "metadata key \"general.architecture\" is there twice"),
+        "long-name": (pad(header(3, 1, 1) + ok_kv + tinfo("w" * 65, [8], 0, 0)) + bytes(32), "more than the 64 GGUF allows"),
+        "data-past-end": (header(3, 1, 1) + ok_kv + tinfo("w", [8], 0, 0) + b"\0", "the tensor data should start at byte"),
+    }
+    with open(os.path.join(d, "cases.txt"), "w") as f:
+        f.write("# file TAB a piece of the one-line message: written by tests/gen_gguf_fixtures.py\n")
+        for name, (blob, msg) in cases.items():
+            with open(os.path.join(d, name + ".gguf"), "wb") as b:
+                b.write(blob)
+            f.write(f"{name}.gguf\t{msg}\n")
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    rng = np.random.default_rng(35)
+    types_file(rng)
+    v2_file(rng)
+    bad_files()
+
+
+if __name__ == "__main__":
+    main()
