@@ -4,13 +4,14 @@
 #include <string.h>
 
 #include "cli.h"
-#include "edits.h"      // defines: edits_describe
-#include "fileio.h"     // defines: file_write_atomic
-#include "forward.h"    // defines: model_forward (--no-scale)
-#include "npy.h"        // defines: npy_write
-#include "outdir.h"     // defines: OutDir
-#include "simfiles.h"   // defines: simfiles_write
-#include "trainfiles.h" // defines: TrainOpts, trainfiles_option, trainfiles_write
+#include "edits.h"       // defines: edits_describe
+#include "fileio.h"      // defines: file_write_atomic
+#include "forward.h"     // defines: model_forward (--no-scale)
+#include "insidefiles.h" // defines: InsideOpts, insidefiles_write
+#include "npy.h"         // defines: npy_write
+#include "outdir.h"      // defines: OutDir
+#include "simfiles.h"    // defines: simfiles_write
+#include "trainfiles.h"  // defines: TrainOpts, trainfiles_option, trainfiles_write
 
 static const char *USAGE =
     "usage: stepformer dump [--model FILE | --random SPEC [--vocab w1,w2,...]] [--text TEXT]\n"
@@ -62,9 +63,16 @@ static const char *USAGE =
     "                  size of dL/dS for d_k = 4 .. 4096, with and without the scale\n"
     "  --labels LIST   other targets: one word per token, the word that position should predict,\n"
     "                  \"-\" for none (\"cat,walks,-,-,-,-\"); a classifier: its class, name or 1..C\n"
+    "  --position N    the saliency's position (1 = the first token; default: the last)\n"
+    "  --target-token WORD  the saliency's word (default: the model's top token there)\n"
     "  --out DIR       the folder to write (created if missing)\n"
     "With --edit or --head-off the stage files are those of the edited pass, DIR gets edits.txt\n"
-    "(the edits and heads off, one line) and model.safetensors stays the model's own.\n";
+    "(the edits and heads off, one line) and model.safetensors stays the model's own.\n"
+    "Looking inside (an encoder with a prediction head or a classifier; issue 36): lens.l0 ...\n"
+    "lens.l{N-1} [L, V] the prediction read after each layer through the model's own final norm\n"
+    "and head (the logit lens; a classifier: [1, C]), rollout.l0 ... and rollout [L, L] (attention\n"
+    "rollout: 0.5*mean_h A + 0.5*I, multiplied layer by layer), and with a head saliency [L] and\n"
+    "saliency.txt: |d log p[position, token] / dX * X| per input token, normalized to sum 1.\n";
 
 // Writes the trace's stage files (and, with a decoder, dec_tokens.txt) into od's staging folder.
 static bool write_stages(OutDir *od, const Trace *t, Err *err) {
@@ -171,10 +179,12 @@ int cli_dump(int argc, char **argv) {
   const char *out = NULL, *target = NULL, *compare = NULL;
   GenOpts gen = {0};
   TrainOpts train = {0};
+  InsideOpts inside = {0};
   Err err = {0};
   for (int i = 1; i < argc; i++) {
     int r = model_source_option(&o, argc, argv, &i, &err);
     if (!r) r = trainfiles_option(&train, argc, argv, &i, &err);
+    if (!r) r = insidefiles_option(&inside, argc, argv, &i, &err);
     if (r < 0) return cli_fail("dump", err.msg);
     if (r) continue;
     r = cli_target_option(&target, argc, argv, &i, &err);
@@ -260,6 +270,7 @@ int cli_dump(int argc, char **argv) {
   if (!outdir_begin(&od, out, &err))
     rc = 2;
   else if (!write_all(&od, t, m, &err) || (sim && !simfiles_write(&od, sim, &err)) ||
+           (!train.no_scale && !insidefiles_write(&od, t, &inside, &err)) ||
            (train.on && !trainfiles_write(&od, t, &train, train_line, sizeof train_line, &err))) {
     outdir_abort(&od);
     rc = 2;
@@ -270,6 +281,7 @@ int cli_dump(int argc, char **argv) {
   else {
     int files = 0;
     for (int i = 0; i < t->n; i++) files += !t->t[i].is_weight;
+    if (!train.no_scale) files += insidefiles_count(t);
     if (t->T > 0)
       printf(
           "wrote %d stage files, tokens.txt, dec_tokens.txt and model.safetensors for \"%s\" -> \"%s\" (%d "
