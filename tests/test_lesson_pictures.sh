@@ -27,7 +27,7 @@ Text.
 Read the row of bank.
 EOF
 out=$tmp/svg
-log=$("$sf" export --lesson "$tmp/tex.md" --out "$out" --format svg,png --size 1280x720 2>&1)
+log=$("$sf" export --lesson "$tmp/tex.md" --out "$out" --format svg,png --size 1280x720 --claims 2>&1)
 check '[ $? = 0 ]' "export of the TeX-titled lesson exits 0: $log"
 n=$(ls "$out"/*.svg 2>/dev/null | wc -l)
 check '[ "$n" = 3 ]' "three pictures ($n)"
@@ -48,8 +48,11 @@ check 'grep -q ">sum A2\[bank\] = 1 ± 0.001 (measured: 1.000)<" "$out/03-softma
 check 'grep -q ">A2\[bank, cat\] &gt; 0.99 (measured: 0\.[0-9]*)<" "$out/03-softmax-h1.svg"' "the claim that fails, with its value"
 check 'grep -q ">✓<" "$out/03-softmax-h1.svg" && grep -q ">✗<" "$out/03-softmax-h1.svg"' "✓ and ✗ beside the claims"
 # without the narration column (--no-text), the footer tallies them
-"$sf" export --lesson "$tmp/tex.md" --out "$tmp/nt" --format svg --no-text --size 1280x720 >/dev/null 2>&1
+"$sf" export --lesson "$tmp/tex.md" --out "$tmp/nt" --format svg --no-text --size 1280x720 --claims >/dev/null 2>&1
 check 'grep -q "claims: 1 of 2 hold" "$tmp/nt/03-softmax-h1.svg"' "the footer's tally of the claims with --no-text"
+# the claims are the teacher's copy (--claims): the students' slides answer no question for them
+"$sf" export --lesson "$tmp/tex.md" --out "$tmp/students" --format svg --size 1280x720 >/dev/null 2>&1
+check '! grep -q -e "measured" -e ">✓<" "$tmp/students/03-softmax-h1.svg"' "no claims without --claims"
 
 # predict, then reveal: a reveal= step is exported twice, hidden then revealed
 cat >"$tmp/reveal.md" <<'EOF'
@@ -64,10 +67,34 @@ model: random D=16,H=2,F=32,layers=1,seed=1
 Guess, then press →.
 EOF
 out=$tmp/reveal
-log=$("$sf" export --lesson "$tmp/reveal.md" --out "$out" --format svg --size 1280x720 2>&1)
+log=$("$sf" export --lesson "$tmp/reveal.md" --out "$out" --format svg --size 1280x720 --claims 2>&1)
 check '[ $? = 0 ]' "export of a reveal step exits 0: $log"
 check '[ -s "$out/01-softmax-h2-hidden.svg" ] && [ -s "$out/01-softmax-h2-revealed.svg" ]' "the hidden and the revealed picture: $(ls "$out" | tr '\n' ' ')"
 check 'grep -q ">?</text>" "$out/01-softmax-h2-hidden.svg" && ! grep -q ">?</text>" "$out/01-softmax-h2-revealed.svg"' "the row covered with a ? only in the hidden one"
 check '! grep -q "measured" "$out/01-softmax-h2-hidden.svg" && grep -q "measured: 1.000" "$out/01-softmax-h2-revealed.svg"' "the claims only once revealed"
+
+# nothing gives a hidden answer away (issue 31.1): the shipped cat/bank lesson's step 23 hides the
+# row of "bank" of the prediction (reveal=row). Its hidden picture holds no percentage of the
+# chart, no number of the hidden row, no likely word on the vocabulary axis; the weights' colour bar
+# keeps both its ends; the revealed picture has them all.
+out=$tmp/cb
+"$sf" export --lesson "$SF_SOURCE_DIR/lessons/cat-bank.md" --out "$out" --format svg --size 1280x720 >"$tmp/cb.log" 2>&1
+check '[ $? = 0 ]' "export of cat-bank: $(cat "$tmp/cb.log")"
+texts() { grep -o '<text[^>]*>[^<]*</text>' "$1" | sed 's/<[^>]*>//g'; }
+hid=$out/23-predict-hidden.svg rev=$out/23-predict-revealed.svg
+check '! texts "$hid" | grep -q "%"' "no percentage in the hidden picture: $(texts "$hid" | grep "%" | head -3 | tr '\n' ' ')"
+check 'texts "$rev" | grep -q "52.3 %"' "the revealed picture's chart: $(texts "$rev" | grep "%" | head -2 | tr '\n' ' ')"
+"$sf" export --lesson "$SF_SOURCE_DIR/lessons/cat-bank.md" --out "$tmp/cbn" --format svg --size 1280x720 --no-text >/dev/null 2>&1
+check '! texts "$tmp/cbn/23-predict-hidden.svg" | grep -q -x -e "to" -e "where"' "the likely words are not named on the hidden picture's axis (--no-text)"
+check 'texts "$tmp/cbn/23-predict-revealed.svg" | grep -q -x "where"' "the revealed picture names them"
+check 'texts "$hid" | grep -q -x "0.51" && texts "$hid" | grep -q -x -- "-0.51"' "the weights colour bar keeps its maximum: $(texts "$hid" | grep 0.51 | tr '\n' ' ')"
+# the decoder lesson's title slide and the steps before "The first French word" do not show it
+out=$tmp/dec
+"$sf" export --lesson "$SF_SOURCE_DIR/lessons/decoder.md" --out "$out" --format svg --size 1280x720 >/dev/null 2>&1
+for f in "$out"/0[1-4]-*.svg; do
+  check '! texts "$f" | grep -q -x -e "elle" -e "0.997"' "$(basename "$f") does not show the first French word: $(texts "$f" | grep -x -e elle -e 0.997 | tr '\n' ' ')"
+done
+check 'texts "$out"/05-dec_predict.svg | grep -q -x "elle"' "the step that asks for it shows it"
+
 [ $fail = 0 ] && echo "test_lesson_pictures: ok"
 exit $fail

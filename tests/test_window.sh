@@ -83,6 +83,12 @@ check 'has reveal 8 "step 24/28 stage=predict"' "the next → goes on: $(line re
 check 'has reveal 9 "step 23/28 stage=predict" && has reveal 10 "step 23/28 stage=predict"' "back on the step it is hidden again: Space reveals it, and stays"
 check 'has reveal 13 "step 23/28 .*cell=- " && has reveal 14 "cell=pred\[the, bank\]"' "hovering the hidden row shows nothing, another row its cell"
 check 'has reveal 16 "cell=pred\[bank, bank\]"' "once revealed, the row's cells can be read"
+# 2d. the claims are the teacher's (tests/replay/claims.txt): not on the students' slide; J toggles
+run claims "$R/claims.txt" "$SF_SOURCE_DIR/lessons/cat-bank.md"
+check 'has claims 13 "step 13/28 stage=softmax" && ! has claims 13 "claims="' "step 13 opens without its claims: $(line claims 13 | grep -o 'claims=[0-9]*')"
+check 'has claims 14 "claims=3 .*status=claims shown"' "J shows the step's three claims: $(line claims 14 | grep -o 'claims=[0-9]*')"
+check '! has claims 15 "claims=" && has claims 15 "status=claims hidden"' "J again hides them"
+check 'grep -q "the teacher.s claims" "$SF_SOURCE_DIR/src/app/app_draw.c"' "J is in the help"
 check 'has generate 24 "stage=cross_scores layer=1 head=all"' "all heads of cross-attention"
 check 'has generate 25 "status=layer 1 is the last layer"' "] knows the decoder's layers"
 check 'has generate 32 "step 65/88 stage=dec_tokens .* gen=3/3 T=3"' "→ from a generation step's prediction goes on to the next step's decoder input"

@@ -88,7 +88,7 @@ void app_set_status(App *a, const char *fmt, ...) {
 
 // Predict, then reveal: a step with reveal= opens with its result (or row) hidden; the next
 // "forward" (→, Space, PageDown, the next button) shows it, the one after goes on.
-static bool reveal_pending(const App *a) {
+bool app_reveal_pending(const App *a) {
   const LessonStep *ls = app_lesson_step(a);
   return ls && ls->reveal != REVEAL_NONE && !a->revealed;
 }
@@ -100,7 +100,7 @@ static void reveal(App *a) {
 
 // A cell that the reveal= step still hides (page.h: PageSpec.hide): hovering it shows nothing.
 static bool hidden_cell(const App *a, int op, int i) {
-  if (!reveal_pending(a) || op < 0 || op >= a->lay.n_ops || !a->lay.ops[op].result) return false;
+  if (!app_reveal_pending(a) || op < 0 || op >= a->lay.n_ops || !a->lay.ops[op].result) return false;
   const LessonStep *ls = app_lesson_step(a);
   if (ls->reveal == REVEAL_RESULT) return true;
   const char *ct;
@@ -612,7 +612,7 @@ static void key(App *a, const AppEvent *e) {
   case KEY_SPACE:
   case KEY_PAGEDOWN:
   case KEY_DOWN:
-    if (reveal_pending(a))
+    if (app_reveal_pending(a))
       reveal(a);
     else if (a->step + 1 >= app_n_steps(a))
       app_set_status(a, "this is the last step");
@@ -695,6 +695,10 @@ static void key(App *a, const AppEvent *e) {
   case 'h': change_temperature(a, +1); break;
   case 'l': change_temperature(a, -1); break;
   case 's': app_save(a); break;
+  case 'j': // the lesson's claims: the teacher's check, not the students' slide
+    a->show_claims = !a->show_claims, app_touch(a);
+    app_set_status(a, "claims %s", a->show_claims ? "shown (the teacher's: J hides them)" : "hidden");
+    break;
   case '?':
   case '/': a->help = !a->help, a->dirty = true; break;
   case '=':
@@ -716,7 +720,7 @@ static void click_control(App *a, const Control *c) {
     if (a->step > 0) enter_step(a, a->step - 1);
     break;
   case ACT_NEXT:
-    if (reveal_pending(a))
+    if (app_reveal_pending(a))
       reveal(a);
     else if (a->step + 1 < app_n_steps(a))
       enter_step(a, a->step + 1);
@@ -961,8 +965,10 @@ void app_describe(const App *a, char *buf, int cap) {
   app_edits_describe(a, edits, sizeof edits);
   char marks[160]; // the pen, the spotlight, the invariants panel (app_marks.c)
   app_marks_describe(a, marks, sizeof marks);
-  if (reveal_pending(a)) // a reveal= step before its click
+  if (app_reveal_pending(a)) // a reveal= step before its click
     strncat(gen, " hidden=1", sizeof gen - strlen(gen) - 1);
+  if (a->n_claims_shown > 0) // the teacher's claims on screen (J)
+    snprintf(gen + strlen(gen), sizeof gen - strlen(gen), " claims=%d", a->n_claims_shown);
   // the picture: its zoom and pan, and the result's cells (width) and the numbers in them (size,
   // widest number: never wider than a cell)
   char pic[160];

@@ -49,9 +49,12 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
       session_compare(a->s, ls ? a->step : -1, &p->compare_sentence, &p->compare_row, &p->compare_col);
   app_edits_page(a, p); // a lesson step's own edits; D: edited against the model's own
   p->hide = ls && !a->revealed ? (int)ls->reveal : 0; // REVEAL_RESULT 1, REVEAL_ROW 2 (page.h)
-  // hidden: the claims would give the answer away
-  p->n_claims = p->hide ? 0 : claims_measure(ls, p->trace, p->compare, a->claims, CLAIMS_MAX);
+  // the claims are the teacher's (J shows them): they answer the narration's question, and
+  // hidden, they would give the answer away
+  p->n_claims =
+      p->hide || !a->show_claims ? 0 : claims_measure(ls, p->trace, p->compare, a->claims, CLAIMS_MAX);
   p->claims = a->claims;
+  a->n_claims_shown = p->n_claims;
   app_marks_page(a, p); // the spotlight, the pen's strokes, the invariants panel (app_marks.c)
 }
 
@@ -61,7 +64,9 @@ float app_strip_height(const App *a, float h) { return genstrip_height(h, app_te
 
 static void generation_strip(App *a, Scene *s, float W, float H) {
   if (a->s->gen)
-    genstrip_draw(s, a->s->gen, a->s->gen_step, theme_get(a->theme), W, H, app_text_scale(a), true);
+    genstrip_draw(s, a->s->gen, a->s->gen_step, theme_get(a->theme), W, H, app_text_scale(a), true,
+                  genstrip_hides(a->s->has_lesson ? &a->s->lesson : NULL, a->step, a->s->gen_step,
+                                 app_reveal_pending(a)));
 }
 
 // ---------------------------------------------------------------- controls
@@ -396,6 +401,7 @@ static const char *const HELP[][2] = {
     {"W  /  K  /  Shift + W", "pen: freehand, arrow, circle, off / colour / clear"},
     {"Y", "spotlight the selected cell's row, column, cell, off"},
     {"I", "invariants of this stage, measured"},
+    {"J", "the teacher's claims (✓ ✗) under the narration"},
     {"B", "the backward pass: → ← stages, Space a step"},
     {"S", "save this view as PNG"},
     {"Ctrl + E", "export every step as PNG"},

@@ -72,6 +72,8 @@ struct App {
   ViewLayout lay;
   PageClaim claims[CLAIMS_MAX]; // the current step's claims, measured (app_page_spec)
   bool revealed;                // a reveal= step: the next click has shown what it hid
+  bool show_claims;             // J: the lesson's claims under the narration (the teacher's; off)
+  int n_claims_shown;           // the claims on the last page (app_describe's claims=)
   // the pen, the spotlight and the invariants panel (app_marks.c)
   Marks marks;            // the strokes over this step (cell coordinates: they follow the layout)
   PenShape pen_shape;     // W cycles: off, freehand, arrow, circle
@@ -109,6 +111,8 @@ void app_gen_locate(const App *a, int step, int *gen_step, int *trace_step);
 // --generate: the height of the generation strip above the footer, for a window h pixels high.
 float app_strip_height(const App *a, float h);
 const LessonStep *app_lesson_step(const App *a);
+// A reveal= step before its click: it still hides what it asks for (app.c).
+bool app_reveal_pending(const App *a);
 int app_trace_step(const App *a);   // -1 for a narration-only lesson step
 float app_text_scale(const App *a); // + and −, at most what the window has room for
 // The page of the current step, as export would draw it (no selection: that is the overlay's).

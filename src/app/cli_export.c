@@ -13,7 +13,7 @@ static const char *USAGE =
     "WxH]\n"
     "                         [--theme light|dark] [--head H|all] [--scale matrix|stage|global]\n"
     "                         [--no-text] [--no-numbers] [--threads N] [--model-view]\n"
-    "                         [--invariants]\n"
+    "                         [--invariants] [--claims]\n"
     "                         [--target TEXT | --generate [--max-steps N]]\n"
     "                         [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]...\n"
     "\n"
@@ -41,6 +41,9 @@ static const char *USAGE =
     "                  every layer (rows) and head (columns) as a grid of small heatmaps\n"
     "  --no-text       pictures without the lesson's narration\n"
     "  --no-numbers    no values printed in the cells\n"
+    "  --claims        the teacher's copy: each step's expect= claims under its narration,\n"
+    "                  measured (✓ / ✗); students' slides leave them out (they answer the\n"
+    "                  narration's questions)\n"
     "  --invariants    the invariants panel over each stage: softmax rows summing to 1, masked\n"
     "                  weights 0, S = QKᵀ/√d_k and why the shapes fit, LayerNorm rows' mean and\n"
     "                  variance, the residual's norms (✗ where a what-if edit breaks one)\n"
@@ -80,7 +83,7 @@ int cli_export(int argc, char **argv) {
   GenOpts gen = {0};
   const char *out = NULL;
   int formats = EXPORT_PNG, width = 1920, height = 1080, head_opt = -2, threads = 2;
-  bool show_text = true, invariants = false;
+  bool show_text = true, invariants = false, claims = false;
   ViewOptions view = view_options_default(theme_get(THEME_LIGHT));
   Err err = {0};
   char msg[600];
@@ -101,7 +104,7 @@ int cli_export(int argc, char **argv) {
       return cli_fail("export", msg);
     }
     if (takes || !strcmp(a, "--no-text") || !strcmp(a, "--no-numbers") || !strcmp(a, "--model-view") ||
-        !strcmp(a, "--invariants")) { // each option once
+        !strcmp(a, "--invariants") || !strcmp(a, "--claims")) { // each option once
       for (int k = 0; k < n_seen; k++)
         if (!strcmp(seen[k], a)) {
           snprintf(msg, sizeof msg, "%s is given twice: give it once", a);
@@ -168,6 +171,8 @@ int cli_export(int argc, char **argv) {
       view.model_view = true;
     else if (!strcmp(a, "--invariants"))
       invariants = true;
+    else if (!strcmp(a, "--claims"))
+      claims = true;
     else {
       snprintf(msg, sizeof msg, "unknown option \"%s\" (see stepformer export --help)", a);
       return cli_fail("export", msg);
@@ -199,6 +204,7 @@ int cli_export(int argc, char **argv) {
                      .head_opt = head_opt,
                      .show_text = show_text,
                      .invariants = invariants,
+                     .claims = claims,
                      .view = view,
                      .threads = threads};
   int rc = 0, files = 0, pictures = 0;

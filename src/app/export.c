@@ -42,6 +42,7 @@ typedef struct {
   int formats, width, height;
   bool show_text;
   bool invariants; // ExportSpec.invariants
+  bool claims;     // ExportSpec.claims
   ViewOptions view;
   OutDir *od;
   pthread_mutex_t lock; // guards od (outdir_path) and the first error
@@ -210,7 +211,8 @@ static void *worker(void *arg) {
     p.compare = session_compare(s, j->lesson_step, &p.compare_sentence, &p.compare_row, &p.compare_col);
     PageClaim claims[CLAIMS_MAX]; // what the step claims, measured on the picture's numbers
     p.hide = j->hide;             // the hidden picture of a reveal= step: no claims to give it away
-    p.n_claims = j->hide ? 0 : claims_measure(ls, jt, p.compare, claims, CLAIMS_MAX);
+    // the claims are the teacher's (--claims), not the students' slides: they answer the narration
+    p.n_claims = j->hide || !x->claims ? 0 : claims_measure(ls, jt, p.compare, claims, CLAIMS_MAX);
     p.claims = claims;
     Spotlight spot; // a lesson step's spotlight=, on the tokens of the picture's trace (marks.h)
     if (ls && ls->spot) {
@@ -235,7 +237,9 @@ static void *worker(void *arg) {
     if (gk >= 0) p.footer_reserve = genstrip_height(p.height, vo.text_scale);
     ViewLayout lay;
     page_render(&scene, &p, &lay);
-    if (gk >= 0) genstrip_draw(&scene, s->gen, gk, vo.theme, p.width, p.height, vo.text_scale, false);
+    if (gk >= 0) // what a later step asks for is not on this picture (nor on a hidden one's)
+      genstrip_draw(&scene, s->gen, gk, vo.theme, p.width, p.height, vo.text_scale, false,
+                    genstrip_hides(s->has_lesson ? &s->lesson : NULL, j->lesson_step, gk, j->hide != 0));
     if (j->step >= 0)
       page_stage_label(jt, j->step, j->head, label, sizeof label);
     else
@@ -365,6 +369,7 @@ bool export_run(Session *s, const char *out, const ExportSpec *spec, int *files,
               .height = spec->height,
               .show_text = spec->show_text,
               .invariants = spec->invariants,
+              .claims = spec->claims,
               .view = view,
               .od = &od};
   pthread_mutex_init(&x.lock, NULL);

@@ -24,6 +24,7 @@ typedef struct {
   int head_opt;      // per-head stages: -2 every head, -1 the all-heads grid, else that head
   bool show_text;    // the lesson's narration in the pictures
   bool invariants;   // the invariants panel over each stage (--invariants, invariants.h)
+  bool claims;       // the steps' claims, measured (--claims: the teacher's copy; not on students' slides)
   ViewOptions view;  // theme, scale, colour map, numbers; view.model_view: one picture, model-view.png/svg,
                      // of every layer × head of the softmax stage (--model-view)
   int threads;       // drawing threads (1..8)

@@ -9,8 +9,18 @@
 
 float genstrip_height(float h, float text_scale) { return 160.0f * h / 1080.0f * text_scale; }
 
+bool genstrip_hides(const Lesson *l, int step, int k, bool hidden_now) {
+  if (!l) return false;
+  for (int i = 0; i < l->n_steps; i++) {
+    const LessonStep *ls = &l->steps[i];
+    bool asks = ls->has_stage && ls->gen == k && (ls->stage == STEP_DEC_PREDICT || ls->stage == STEP_PREDICT);
+    if (asks) return step < i || (step == i && hidden_now);
+  }
+  return false;
+}
+
 void genstrip_draw(Scene *s, const Generation *g, int k, const Theme *th, float W, float H, float text_scale,
-                   bool keys_hint) {
+                   bool keys_hint, bool hide_next) {
   float us = H / 1080.0f * text_scale, R = genstrip_height(H, text_scale);
   float y0 = H - 38 * us - R, pad = 14 * us;
   const GenStep *st = &g->steps[k];
@@ -40,7 +50,7 @@ void genstrip_draw(Scene *s, const Generation *g, int k, const Theme *th, float 
   }
   for (int i = from; i <= in->n; i++) {
     bool now = i == in->n;
-    const char *w = gen_word(g, now ? st->token : in->ids[i]);
+    const char *w = now && hide_next ? "?" : gen_word(g, now ? st->token : in->ids[i]);
     float ww = text_width(FONT_SANS_BOLD, fs, w);
     if (now) {
       scene_rect(s, x - 6 * us, wy - fs * 0.95f, ww + 12 * us, fs * 1.3f, th->highlight);
@@ -54,6 +64,11 @@ void genstrip_draw(Scene *s, const Generation *g, int k, const Theme *th, float 
                ", and . : previous / next generation step");
   // right: the five most probable next words, a bar each (the full height is probability 1)
   float bx = right + 10 * us, bw = (W - bx - 24 * us) / GEN_TOP;
+  if (hide_next) { // the lesson asks for it later: no word, no probability
+    scene_text(s, FONT_SANS_BOLD, tf, bx, ly, th->muted, "the next word: guess first");
+    scene_text(s, FONT_SANS_BOLD, tf * 2.4f, bx, ly + tf * 3.4f, th->muted, "?");
+    return;
+  }
   scene_text(s, FONT_SANS_BOLD, tf, bx, ly, th->muted, "the next word: the five most probable");
   // each candidate: its word, then a bar as long as its probability (the column's width is 1)
   float wl = ly + tf * 2.3f, by = wl + tf * 0.7f, bh = 20 * us;

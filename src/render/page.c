@@ -215,35 +215,9 @@ static float claims_draw(Scene *s, const PageSpec *p, const Theme *th, float u, 
   return h;
 }
 
-// A prediction's list of its most likely words, right of the matrix (view_layout.c: three words
-// a row at 0.7 of the row's height): covered for row r, or every row (r < 0), so that a hidden
-// prediction does not show in the list. The cover is as wide as the longest such line.
-static void cover_top_words(Scene *s, const ViewOperand *v, int r, const Theme *th, float u) {
-  float ch = v->h / (float)v->op.rows, wmax = 0;
-  for (int i = r < 0 ? 0 : r; i < (r < 0 ? v->op.rows : r + 1); i++) {
-    int best[3] = {-1, -1, -1};
-    for (int j = 0; j < v->op.cols; j++) {
-      float q = operand_at(&v->op, i, j);
-      for (int k = 0; k < 3; k++)
-        if (best[k] < 0 || q > operand_at(&v->op, i, best[k])) {
-          for (int m = 2; m > k; m--) best[m] = best[m - 1];
-          best[k] = j;
-          break;
-        }
-    }
-    char line[200], wb[96];
-    int n = 0;
-    for (int k = 0; k < 3 && best[k] >= 0 && n < (int)sizeof line; k++)
-      n += snprintf(line + n, sizeof line - (size_t)n, "%s%s 0.00", k ? ", " : "",
-                    trace_axis_label(v->op.trace, v->op.col_axis, best[k], wb, sizeof wb));
-    wmax = fmaxf(wmax, text_width(FONT_SANS, ch * 0.7f, line));
-  }
-  float y0 = r < 0 ? v->y : v->y + ch * (float)r, h = r < 0 ? v->h : ch;
-  scene_rect(s, v->x + v->w + 10, y0, wmax + 12 * u, h, th->bg);
-}
-
-// Covers what the step hides until the next click (PageSpec.hide): every result operand of the
-// layout (one per head in the grid, one per sentence side by side), whole or its focus row.
+// Marks what the step hides until the next click (PageSpec.hide) with a "?": every result operand
+// of the layout (one per head in the grid, one per sentence side by side), whole or its focus row.
+// The view drew none of its values (ViewOptions.hide): the cover is the sign, not the secret.
 static void cover_hidden(Scene *s, const PageSpec *p, const ViewLayout *lay, const Theme *th, float u) {
   for (int k = 0; k < lay->n_ops; k++) {
     const ViewOperand *v = &lay->ops[k];
@@ -256,8 +230,6 @@ static void cover_hidden(Scene *s, const PageSpec *p, const ViewLayout *lay, con
       h = v->h / (float)v->drows;
       y = v->y + h * (float)dr;
     }
-    if (v->op.col_axis == AXIS_VOCAB || v->op.col_axis == AXIS_TGT_VOCAB) // the "most likely words" beside it
-      cover_top_words(s, v, p->hide == 2 ? (int)((y - v->y) / (v->h / (float)v->op.rows) + 0.5f) : -1, th, u);
     scene_rect(s, x, y, w, h, th->panel);
     scene_rect(s, x, y, w, fmaxf(1, u), th->frame);
     scene_rect(s, x, y + h - fmaxf(1, u), w, fmaxf(1, u), th->frame);
@@ -421,6 +393,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     bottom -= invariants_panel(s, p, th, u, vx + 16 * u, bottom, W - vx - 32 * u, false) + 8 * u;
   ViewOptions vo = *o;
   vo.text_scale = page_unit(p);             // the picture has its own size (vo.zoom), the text its own (u)
+  vo.hide = p->hide;                        // a reveal= step: the view draws none of what it hides
   if (t->steps[p->step].kind == STEP_SIM) { // two sentences' vectors compared (view_sim.c)
     char ca[300], cb[300];
     snprintf(ca, sizeof ca, "“%s”", p->sentence);

@@ -49,6 +49,11 @@ typedef struct {
   bool pinned;                    // the hover cell is pinned (drawn heavier)
   float global_lo, global_hi;     // the range SCALE_GLOBAL uses (view_global_range)
   bool model_view;                // softmax stage: every layer × head as thumbnails (view_model.c)
+  // Predict, then reveal (a lesson's reveal=): 0 shows all; 1 hides the whole result, 2 its focus
+  // row (each result operand's own focus row in a compare view). A hidden value is not drawn at
+  // all -- no cell colour, number, row sum, chart bar, likely-word label or colour-bar end comes
+  // from it -- so that neither the pixels nor an SVG's text give the answer away.
+  int hide;
 } ViewOptions;
 
 typedef enum {

@@ -108,7 +108,17 @@ static void stage_class_pred(Eq *e) {
   int shown = C < 12 ? C : 12; // the most a room can read; more classes: the first 12
   Bar bars[12];
   for (int c = 0; c < shown; c++) bars[c] = (Bar){t->model->class_names[c], p->data[c], c == best};
-  float fs = bars_draw(e->s, th, bars, shown, x0, y0, w, h, view_text_size(e->o) * 2.2f);
+  float fs;
+  if (e->o->hide) { // a reveal= step: no class, no probability before the click
+    fs = view_text_size(e->o) * 2.2f;
+    scene_rect(e->s, x0, y0, w, h, th->panel);
+    scene_frame(e->s, x0, y0, w, h, fmaxf(1, e->o->text_scale), th->frame);
+    scene_text_aligned(e->s, FONT_SANS_BOLD, fs * 2, x0 + w / 2, y0 + h / 2 + fs * 0.6f, 0.5f, th->muted,
+                       "?");
+    e->h = top;
+    return;
+  }
+  fs = bars_draw(e->s, th, bars, shown, x0, y0, w, h, view_text_size(e->o) * 2.2f);
   if (C > shown)
     scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.6f, e->x + e->w / 2, e->y + e->h - fs * 0.2f, 0.5f,
                        th->muted, scene_strf(e->s, "(the first %d of %d classes)", shown, C));

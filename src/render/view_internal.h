@@ -78,7 +78,12 @@ const char *view_tokens_caption(const Model *m);
 // A note of the tokens stages, centred on baseline y at 0.8 of the tokens' size: on two lines (cut
 // at its "; ") when it is wider than the area, and smaller still if a line does not fit.
 void eq_tokens_note(Eq *e, const char *text, float y);
-void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, float w, float h);
+// hidden (a reveal= step, ViewOptions.hide): the caption and a "?" in place of the bars.
+void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, float w, float h,
+                   bool hidden);
+// Whether row `row` of operand k is hidden (ViewOptions.hide): a result's (or a difference's) whole
+// matrix, or its focus row. Every drawing of a value asks it first.
+bool eq_row_hidden(const Eq *e, int k, int row);
 // The k most likely columns of row `row` of a probability operand, best first, into idx; returns
 // how many (fewer when there are fewer columns).
 int view_top_words(const Operand *op, int row, int k, int *idx);

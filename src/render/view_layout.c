@@ -217,11 +217,45 @@ static bool is_weight_op(const Operand *op) {
   return x && x->is_weight;
 }
 
+bool eq_row_hidden(const Eq *e, int k, int row) {
+  const ViewOperand *v = &e->lay->ops[k];
+  if (!e->o->hide || !(v->result || v->op.minus_trace)) return false;
+  if (e->o->hide == 1) return true;
+  int fr = e->deco[k].own_focus ? e->deco[k].focus_row : e->o->focus_row;
+  return row == fr;
+}
+
+// Every row of operand k hidden (a reveal=result step's result).
+static bool all_hidden(const Eq *e, int k) {
+  return e->lay->ops[k].op.rows > 0 && eq_row_hidden(e, k, 0) &&
+         eq_row_hidden(e, k, e->lay->ops[k].op.rows - 1);
+}
+
+// operand_range of the rows a reveal= step shows: a hidden row's extremes are no colour bar's
+// ends. lo > hi when every row is hidden.
+static void visible_range(const Eq *e, int k, float *lo, float *hi) {
+  const Operand *op = &e->lay->ops[k].op;
+  bool some = false;
+  for (int i = 0; i < op->rows && !some; i++) some = eq_row_hidden(e, k, i);
+  if (!some) {
+    operand_range(op, lo, hi);
+    return;
+  }
+  float a = INFINITY, b = -INFINITY;
+  for (int i = 0; i < op->rows; i++)
+    if (!eq_row_hidden(e, k, i))
+      for (int j = 0; j < op->cols; j++) {
+        float x = operand_at(op, i, j);
+        if (isfinite(x)) a = fminf(a, x), b = fmaxf(b, x);
+      }
+  *lo = a, *hi = b;
+}
+
 static void compute_scales(Eq *e) {
   ViewLayout *l = e->lay;
   float lo[VIEW_MAX_OPS], hi[VIEW_MAX_OPS];
   for (int k = 0; k < l->n_ops; k++) {
-    operand_range(&l->ops[k].op, &lo[k], &hi[k]);
+    visible_range(e, k, &lo[k], &hi[k]);
     // probabilities keep the honest 0..1, but per matrix they stretch to their own maximum,
     // so that 128 keys of about 1/128 each still show their differences
     if (is_probability(&l->ops[k].op))
@@ -241,6 +275,7 @@ static void compute_scales(Eq *e) {
         a = e->o->global_lo, b = e->o->global_hi;
       if (m != CMAP_DIVERGING && e->o->scale != SCALE_MATRIX && a > 0) a = 0;
     }
+    if (!(a <= b)) a = -1, b = 1; // a hidden result alone on its scale: no colour bar shows it (all_hidden)
     const TraceTensor *src = operand_src(&l->ops[k].op);
     if (src && src->kind == T_SIM) a = -1, b = 1; // cosines: always all of [-1, 1], so levels compare
     l->ops[k].scale = scale_for(m, a, b);
@@ -595,17 +630,24 @@ static void draw_cells(Eq *e, ViewOperand *v) {
   if (!colors) return;
   bool mask_op = v->op.index < 0;
   bool *masked = scene_alloc(e->s, (size_t)v->drows * (size_t)v->dcols);
-  if (!masked) return;
+  bool *hid = scene_alloc(e->s, (size_t)v->drows); // a drawn row holding a hidden row (reveal=)
+  if (!masked || !hid) return;
+  int kv = (int)(v - e->lay->ops);
   for (int i = 0; i < v->drows; i++) {
     int r0 = (int)((long)i * R / v->drows), r1 = (int)((long)(i + 1) * R / v->drows);
+    hid[i] = false;
+    for (int r = r0; r < (r1 > r0 ? r1 : r0 + 1) && !hid[i]; r++) hid[i] = eq_row_hidden(e, kv, r);
     for (int j = 0; j < v->dcols; j++) {
       int c0 = (int)((long)j * C / v->dcols), c1 = (int)((long)(j + 1) * C / v->dcols);
       float val = exact    ? operand_at(&v->op, i, j)
                   : by_max ? operand_block_max(&v->op, r0, r1, c0, c1)
                            : operand_block_mean(&v->op, r0, r1, c0, c1);
       size_t k = (size_t)i * v->dcols + j;
-      masked[k] = !isfinite(val);
-      colors[k] = masked[k] ? th->mask_bg : mask_op ? th->bg : scale_color(&v->scale, val);
+      masked[k] = !isfinite(val) && !hid[i];
+      colors[k] = hid[i]      ? th->panel
+                  : masked[k] ? th->mask_bg
+                  : mask_op   ? th->bg
+                              : scale_color(&v->scale, val);
     }
   }
   float cw = v->w / v->dcols, ch = v->h / v->drows;
@@ -654,7 +696,7 @@ static void draw_cells(Eq *e, ViewOperand *v) {
       for (int i = 0; i < R; i++)
         for (int j = 0; j < C; j++) {
           float val = operand_at(&v->op, i, j);
-          if (!isfinite(val) && !mask_op) continue;
+          if ((!isfinite(val) && !mask_op) || hid[i]) continue;
           format_value(buf, sizeof buf, val, onehot, compact);
           if (!buf[0]) continue;
           uint32_t ink = cmap_ink_on(colors[(size_t)i * C + j]);
@@ -826,7 +868,9 @@ static void draw_row_sums(Eq *e, ViewOperand *v, float fs) {
   scene_text(e->s, FONT_SANS_BOLD, fs * 0.85f, x, v->y - fs * 0.5f, th->muted, "Σ row");
   if (ch < 8) return;
   char buf[32];
+  int kv = (int)(v - e->lay->ops);
   for (int i = 0; i < v->op.rows; i++) {
+    if (eq_row_hidden(e, kv, i)) continue;
     double sum = 0;
     for (int j = 0; j < v->op.cols; j++) sum += operand_at(&v->op, i, j);
     snprintf(buf, sizeof buf, "%.3f", sum);
@@ -898,7 +942,7 @@ static void draw_operand(Eq *e, int k, const Units *u) {
                        : rule == BLOCK_MAX_PRED ? "area maximum: every peak shows"
                                                 : "area-averaged");
   }
-  if (e->o->scale == SCALE_MATRIX && v->op.index >= 0)
+  if (e->o->scale == SCALE_MATRIX && v->op.index >= 0 && !all_hidden(e, k))
     draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * (averaged ? 2.7f : 1.75f));
   if (d->row_sums) draw_row_sums(e, v, fs);
 }
@@ -1011,7 +1055,7 @@ static void draw_side_colorbars(Eq *e, float x, float y, float h, float fs) {
   const char *what[4];
   int n = 0;
   for (int k = 0; k < l->n_ops && n < 4; k++) {
-    if (l->ops[k].op.index < 0) continue;
+    if (l->ops[k].op.index < 0 || all_hidden(e, k)) continue; // a hidden result's range is no bar's
     ColorScale s = l->ops[k].scale;
     bool dup = false;
     for (int q = 0; q < n; q++) dup |= seen[q].map == s.map && seen[q].lo == s.lo && seen[q].hi == s.hi;

@@ -290,15 +290,21 @@ static int pred_row(int focus, int rows) { return focus >= 0 && focus < rows ? f
 
 // The PRED_TOP most likely next words after token `row` of t, as bars in x, y, w, h under a
 // caption ("the next word after “bank”"); notes the words' size and the chart's place in the layout.
-static void pred_chart(Eq *e, const Trace *t, int row, float x, float y, float w, float h) {
-  pred_chart_of(e, t, t->pred, row, x, y, w, h);
+static void pred_chart(Eq *e, const Trace *t, int row, float x, float y, float w, float h, bool hidden) {
+  pred_chart_of(e, t, t->pred, row, x, y, w, h, hidden);
 }
 
-void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, float w, float h) {
+// Whether a prediction's row is hidden by a reveal= step: the whole result, or the focus row.
+static bool pred_hidden(const ViewOptions *o, int row, int focus) {
+  return o->hide == 1 || (o->hide == 2 && row == focus);
+}
+
+void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, float w, float h,
+                   bool hidden) {
   const Theme *th = e->o->theme;
   float ts = e->o->text_scale;
   Operand op = operand_tensor(t, index, 0, false);
-  int idx[PRED_TOP], n = view_top_words(&op, row, PRED_TOP, idx);
+  int idx[PRED_TOP], n = hidden ? 0 : view_top_words(&op, row, PRED_TOP, idx);
   char names[PRED_TOP][96], tok[96];
   Bar bars[PRED_TOP];
   for (int i = 0; i < n; i++) {
@@ -308,12 +314,24 @@ void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, 
   }
   float cf = fminf(h * 0.075f, 34 * ts), pad = w * 0.04f;
   const char *word = trace_axis_label(t, op.row_axis, row, tok, sizeof tok);
-  const char *cap = scene_strf(e->s, "the next word after “%s”: the %d most likely", word, n);
+  const char *cap = hidden ? scene_strf(e->s, "the next word after “%s”: your guess?", word)
+                           : scene_strf(e->s, "the next word after “%s”: the %d most likely", word, n);
   if (text_width(FONT_SANS_BOLD, cf, cap) > w - 2 * pad) cap = scene_strf(e->s, "after “%s”", word);
   float tw = text_width(FONT_SANS_BOLD, cf, cap); // a long word: smaller, never over the next chart
   scene_text(e->s, FONT_SANS_BOLD, tw > w - 2 * pad ? cf * (w - 2 * pad) / tw : cf, x + pad, y + cf, th->text,
              cap);
-  float fs = bars_draw(e->s, th, bars, n, x + pad, y + cf * 1.6f, w - 2 * pad, h - cf * 1.6f, 40 * ts);
+  float fs;
+  if (hidden) { // no bar, no word, no number: a "?" where the chart will be after the click
+    float bx = x + pad, by = y + cf * 1.6f, bw = w - 2 * pad, bh = h - cf * 1.6f - cf * 0.4f;
+    scene_rect(e->s, bx, by, bw, bh, th->panel);
+    scene_frame(e->s, bx, by, bw, bh, fmaxf(1, ts), th->frame);
+    fs = fminf(bh * 0.5f, 96 * ts);
+    scene_text_aligned(e->s, FONT_SANS_BOLD, fs, bx + bw / 2, by + bh / 2 + fs * 0.2f, 0.5f, th->muted, "?");
+    scene_text_aligned(e->s, FONT_SANS, cf * 0.8f, bx + bw / 2, by + bh / 2 + fs * 0.2f + cf * 1.4f, 0.5f,
+                       th->muted, "guess first: → reveals it");
+  } else {
+    fs = bars_draw(e->s, th, bars, n, x + pad, y + cf * 1.6f, w - 2 * pad, h - cf * 1.6f, 40 * ts);
+  }
   ViewLayout *l = e->lay;
   l->chart_px = l->chart_px > 0 ? fminf(l->chart_px, fs) : fs;
   if (l->chart[2] <= 0) {
@@ -327,9 +345,11 @@ void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, 
 void eq_pred_chart(Eq *e, int kp) {
   const Operand *p = &e->lay->ops[kp].op;
   int row = pred_row(e->o->focus_row, p->rows);
-  e->deco[kp].mark_top = true, e->deco[kp].top_row = row;
+  bool hidden = pred_hidden(e->o, row, e->o->focus_row);
+  // the vocabulary axis names the row's likeliest words: not those of a hidden row
+  e->deco[kp].mark_top = !hidden, e->deco[kp].top_row = row;
   float ch = e->h * PRED_CHART;
-  pred_chart_of(e, p->trace, p->index, row, e->x, e->y + e->h - ch, e->w - eq_bar_width(e), ch);
+  pred_chart_of(e, p->trace, p->index, row, e->x, e->y + e->h - ch, e->w - eq_bar_width(e), ch, hidden);
   e->bars_h = e->h, e->h -= ch;
 }
 
@@ -473,11 +493,12 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
   e.deco[kb2].own_focus = true, e.deco[kb2].focus_row = focus_row_b, e.deco[kb2].focus_col = focus_col_b;
   if (a->t[ia].kind == T_PRED) { // the two charts side by side under the heatmaps, for the same row
     int ra = pred_row(o->focus_row, a->L), rb = pred_row(focus_row_b, b->L);
-    e.deco[ka].mark_top = e.deco[kb2].mark_top = true;
+    bool ha = pred_hidden(o, ra, o->focus_row), hb = pred_hidden(o, rb, focus_row_b);
+    e.deco[ka].mark_top = !ha, e.deco[kb2].mark_top = !hb;
     e.deco[ka].top_row = ra, e.deco[kb2].top_row = rb;
     float ch = e.h * PRED_CHART, cw = (e.w - eq_bar_width(&e)) / 2;
-    pred_chart(&e, a, ra, e.x, e.y + e.h - ch, cw, ch);
-    pred_chart(&e, b, rb, e.x + cw, e.y + e.h - ch, cw, ch);
+    pred_chart(&e, a, ra, e.x, e.y + e.h - ch, cw, ch, ha);
+    pred_chart(&e, b, rb, e.x + cw, e.y + e.h - ch, cw, ch, hb);
     e.bars_h = e.h, e.h -= ch;
   }
   if (heads) eq_head_color(&e, ka, head), eq_head_color(&e, kb2, head);
