@@ -1,6 +1,7 @@
 // explain_check.h -- the worked-equation checks test_explain.c (encoders) and
 // test_decoder_view.c (encoder-decoders) run on every view: explain_check_layout explains a spread
-// of each operand's cells and checks that the equation ends with the cell's own value.
+// of each operand's cells and checks that the equation ends with the cell's own value, and that
+// every equation's printed operands reproduce its printed result (numfmt_reproduces).
 //
 //     view_render(&s, t, st, &o, 0, 0, 1600, 900, &lay);
 //     explained += explain_check_layout("post-norm", t, st, &lay);
@@ -14,6 +15,7 @@
 
 #include "check.h"
 #include "explain.h" // defines: explain_cell, Explanation
+#include "numfmt.h"  // defines: numfmt_reproduces
 #include "tex.h"     // defines: tex_check, TexDiag
 
 // The number after the last '=' of a TeX line ("... = 0.31", "= -\infty", "= (-1.20)").
@@ -56,6 +58,12 @@ static int explain_check_layout(const char *name, const Trace *t, int st, const 
           CHECK(tex_check(ex.heading, &d), "%s: heading TeX: %s", name, ex.heading);
           for (int n = 0; n < ex.n_lines; n++)
             CHECK(tex_check(ex.lines[n], &d), "%s: line TeX: %s", name, ex.lines[n]);
+          // issue 31: the printed operands of every worked equation give its printed result
+          CHECK(numfmt_reproduces(ex.heading), "%s step %d: heading not reproducible: %s", name, st,
+                ex.heading);
+          for (int n = 0; n < ex.n_lines; n++)
+            CHECK(numfmt_reproduces(ex.lines[n]), "%s step %d (%d,%d): not reproducible from its digits: %s",
+                  name, st, i, j, ex.lines[n]);
           const TraceTensor *x = operand_src(&v->op);
           if (!x || x->is_weight || x->kind == T_ONEHOT || x->kind == T_LAYER_IN) continue;
           double got;
@@ -68,7 +76,8 @@ static int explain_check_layout(const char *name, const Trace *t, int st, const 
           CHECK(found, "%s step %d %s (%d,%d): no final number in: %s", name, st, x->name, i, j, last);
           float val = operand_at(&v->op, i, j);
           if (found && isfinite(val))
-            CHECK(fabs(got - val) <= 0.006 + 0.001 * fabs(val),
+            CHECK(fabs(got - val) <= 0.006 + 0.001 * fabs(val) ||
+                      fabs(got - val) <= 0.501 * pow(10, floor(log10(fabs(val))) - 2), // 3 digits: 12.3
                   "%s step %d %s[%d,%d] = %g but the equation ends with %g: %s", name, st, x->name, i, j, val,
                   got, last);
           if (found && !isfinite(val))

@@ -23,6 +23,7 @@
 #include "svg.h"
 #include "utf8.h" // defines: utf8_invalid_at
 #include "view.h"
+#include "numfmt.h"    // defines: numfmt_reproduces
 #include "view_grad.h" // defines: view_grad_stages, view_grad_shown, view_grad_stage
 
 static Trace *load_trace(const char *ref, const char *text, bool causal, Model **m) {
@@ -473,10 +474,27 @@ static void test_grad_stages(const char *ref, const char *text) {
             x->name, h + 1, bad);
     }
     CHECK(view_grad_formula(t, ks[p])[0] != 0, "%s: %s has no formula", ref, x->name);
+    // issue 31: every worked cell the pages can print gives its printed result from its printed digits
+    for (int h = 0; h < (x->per_head ? x->heads : 1); h++)
+      for (int i = 0; i < x->rows; i++)
+        for (int j = 0; j < x->cols; j += 1 + x->cols / 16) {
+          scene_reset(&s, 1280, 720, 0);
+          const char *eq = view_grad_worked(&s, t, g, ks[p], h, i, j);
+          CHECK(!eq || numfmt_reproduces(eq), "%s: %s head %d [%d, %d]: not reproducible: %s", ref, x->name,
+                h + 1, i + 1, j + 1, eq);
+        }
     scene_reset(&s, 1280, 720, 0);
     view_grad_stage(&s, t, g, ks[p], 1, p + 1, n, "footer", theme_get(THEME_LIGHT), 1280, 720);
     CHECK(s.n > 5, "%s: page %d (%s) draws nothing", ref, p + 1, x->name);
   }
+  for (int h = 0; h < t->cfg.H; h++) // the softmax page's worked cell, every cell of every head
+    for (int i = 0; i < t->L; i++)
+      for (int j = 0; j < t->L; j++) {
+        scene_reset(&s, 1280, 720, 0);
+        const char *eq = view_grad_softmax_worked(&s, t, g, 0, h, i, j);
+        CHECK(numfmt_reproduces(eq), "%s: softmax page head %d [%d, %d]: not reproducible: %s", ref, h + 1,
+              i + 1, j + 1, eq);
+      }
   scene_free(&s);
   backward_free(g2);
   backward_free(g);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "numfmt.h"       // defines: numfmt_reproduces
 #include "explain.h"      // defines: explain_cell
 #include "forward.h"      // defines: model_forward
 #include "model.h"        // defines: model_load
@@ -102,10 +103,9 @@ static void check_view(const Trace *a, const Trace *b) {
     CHECK(ex.value == m->data[(size_t)i * m->stride + j], "the explanation's value is the cell's");
     CHECK(ex.n_lines == 3 && strstr(ex.lines[0], "\\frac{z_{") && strstr(ex.lines[0], "\\lVert"),
           "a fraction of norms: %s", ex.lines[0]);
-    char v[32];
-    snprintf(v, sizeof v, "= %.2f", ex.value);
-    size_t n = strlen(ex.lines[1]), k = strlen(v);
-    CHECK(n >= k && !strcmp(ex.lines[1] + n - k, v), "the numbers end with the value: %s", ex.lines[1]);
+    const char *last = strrchr(ex.lines[1], '='); // numfmt.h's digits: 3 or more
+    CHECK(last && fabs(strtod(last + 1, NULL) - ex.value) < 0.005 && numfmt_reproduces(ex.lines[1]),
+          "the numbers end with the value, reproducibly: %s", ex.lines[1]);
     CHECK(strstr(ex.heading, "bank") != NULL || s->word_a < 0, "the heading names the words: %s", ex.heading);
   }
   scene_reset(&sc, 1280, 720, 0);

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "text.h" // defines: text_width
+#include "numfmt.h" // defines: numfmt_prob
+#include "text.h"   // defines: text_width
 
 float genstrip_height(float h, float text_scale) { return 160.0f * h / 1080.0f * text_scale; }
 
@@ -80,7 +81,9 @@ void genstrip_draw(Scene *s, const Generation *g, int k, const Theme *th, float 
     scene_text(s, r == 0 ? FONT_SANS_BOLD : FONT_SANS, tf * 1.3f, cx, wl, th->text, fit);
     scene_frame(s, cx, by, track, bh, 1, th->frame);
     scene_rect(s, cx, by, fmaxf(2 * us, track * p), bh, r == 0 ? th->accent : th->muted);
-    snprintf(buf, sizeof buf, "%.3f", p);
+    bool others = p < 1.0f; // never "1.000" beside another candidate above 0
+    for (int o = 0; o < st->n_top; o++) others |= o != r && st->top_p[o] > 0;
+    numfmt_prob(buf, sizeof buf, p, others, false);
     scene_text(s, FONT_SANS_BOLD, tf, cx, by + bh + tf * 1.1f, th->text, buf);
   }
 }

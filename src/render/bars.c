@@ -3,14 +3,16 @@
 
 #include <math.h>
 
-// p as a percentage for the back row: 0.1 % and up with one decimal; below, two significant digits
-// down to 0.001 % (a flat prediction over GPT-2's 50 257 tokens is 0.0020 % each, not "0.0 %").
-static const char *percent(Scene *s, float p) {
-  double x = 100.0 * p;
-  if (x >= 0.0995 || x <= 0) return scene_strf(s, "%.1f %%", x);
-  if (x < 0.001) return scene_strf(s, "< 0.001 %%");
-  int decimals = 1 - (int)floor(log10(x));
-  return scene_strf(s, "%.*f %%", decimals, x);
+#include "numfmt.h" // defines: numfmt_prob
+
+// Bar i's probability as a percentage for the back row (numfmt_prob): "100 %" only for a certain
+// one; a p that rounds to 1 beside another candidate above 0 is "> 99.9 %".
+static const char *percent(Scene *s, const Bar *b, int n, int i) {
+  bool others = b[i].p < 1.0f;
+  for (int k = 0; k < n; k++)
+    if (k != i && b[k].p > 0) others = true;
+  char buf[32];
+  return scene_strf(s, "%s", numfmt_prob(buf, sizeof buf, b[i].p, others, true));
 }
 
 float bars_draw(Scene *s, const Theme *th, const Bar *b, int n, float x, float y, float w, float h,
@@ -32,7 +34,7 @@ float bars_draw(Scene *s, const Theme *th, const Bar *b, int n, float x, float y
     scene_rect(s, bar_x, ry + row * 0.16f, bar_w * v, row * 0.68f, b[i].strong ? th->accent : th->muted);
     scene_frame(s, bar_x, ry + row * 0.16f, bar_w, row * 0.68f, 1.5f, th->frame);
     scene_text_aligned(s, FONT_SANS_BOLD, fs, bar_x + bar_w + fs * 0.4f, ry + row * 0.5f + fs * 0.36f, 0.0f,
-                       ink, percent(s, b[i].p));
+                       ink, percent(s, b, n, i));
   }
   return fs;
 }

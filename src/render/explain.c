@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "edits.h"      // defines: TraceEdits, TraceEdit
+#include "numfmt.h"     // defines: numfmt_tex, numfmt_reproduces
 #include "similarity.h" // defines: Sim, sim_of_trace, sim_cos
 
 typedef struct {
@@ -33,25 +35,10 @@ static char *next_line(Explanation *ex) {
   return ex->lines[ex->n_lines++];
 }
 
-// A number as TeX: 2 decimals (fewer for large values), negatives in parentheses when asked.
-// Values too small for 2 decimals (a softmax weight of e^{-9}) keep 2 significant digits, as
-// 1.2 \cdot 10^{-4}, so that an equation never reads 0.00 / 32.06 = 0.00.
-static const char *num(char *buf, double v, bool paren) {
-  if (v != 0 && fabs(v) < 0.005) {
-    int e = (int)floor(log10(fabs(v)));
-    double m = v / pow(10, e);
-    if (fabs(m) >= 9.95) m /= 10, e++; // 9.96e-4 rounds to 1.0 \cdot 10^{-3}
-    snprintf(buf, 32, paren && v < 0 ? "(%.1f \\cdot 10^{%d})" : "%.1f \\cdot 10^{%d}", m, e);
-  } else if (isinf(v))
-    snprintf(buf, 32, v < 0 ? "-\\infty" : "\\infty");
-  else if (fabs(v) >= 1000)
-    snprintf(buf, 32, paren && v < 0 ? "(%.0f)" : "%.0f", v);
-  else if (fabs(v) >= 100)
-    snprintf(buf, 32, paren && v < 0 ? "(%.1f)" : "%.1f", v);
-  else
-    snprintf(buf, 32, paren && v < 0 ? "(%.2f)" : "%.2f", v);
-  return buf;
-}
+// A number as TeX with the significant digits of the explanation being written (numfmt.h): 3,
+// raised by explain_cell until the printed numbers of every line reproduce its printed result.
+static _Thread_local int num_sig = NUMFMT_SIG;
+static const char *num(char *buf, double v, bool paren) { return numfmt_tex(buf, 32, v, num_sig, paren); }
 
 // A word as TeX text: \text{...} with TeX's special characters escaped.
 static const char *word(char *buf, int cap, const char *w) {
@@ -267,8 +254,9 @@ static void explain_kind(Ctx *c) {
     int k2 = c->c - c->c % 2;
     double ang = c->r / pow(10000.0, (double)k2 / D);
     char *l = next_line(c->ex);
-    add(l, "= \\%s\\left(\\frac{%d}{10000^{%d/%d}}\\right) = \\%s(%.4f) = %s", c->c % 2 ? "cos" : "sin", c->r,
-        k2, D, c->c % 2 ? "cos" : "sin", ang, num(n1, at(x, 0, c->r, c->c), false));
+    char n2p[32];
+    add(l, "= \\%s\\left(\\frac{%d}{10000^{%d/%d}}\\right) = \\%s(%s) = %s", c->c % 2 ? "cos" : "sin", c->r,
+        k2, D, c->c % 2 ? "cos" : "sin", num(n2p, ang, false), num(n1, at(x, 0, c->r, c->c), false));
     l = next_line(c->ex);
     add(l, "\\text{position } i = %d \\text{ (counting from 0), column } %d = 2k%s", c->r, c->c,
         c->c % 2 ? " + 1" : "");
@@ -324,10 +312,13 @@ static void explain_kind(Ctx *c) {
     const TraceTensor *q = input(c, 0), *k = input(c, 1);
     double dot = 0;
     for (int d = 0; d < dk; d++) dot += (double)at(q, c->h, c->r, d) * at(k, c->h, c->c, d);
-    char *l = next_line(c->ex);
-    add(l, "= \\frac{q_{%s} \\cdot k_{%s}}{\\sqrt{d_k}} = \\frac{%s}{\\sqrt{%d}} = \\frac{%s}{%.2f} = %s",
-        tok(c, c->r, t1), ctok(c, c->c, t2), num(n1, dot, false), dk, num(n2, dot, false), sqrt((double)dk),
-        num(n3, at(x, c->h, c->r, c->c), false));
+    // an edited score ends with what the model computes, not with the number typed in (the
+    // heading says which is shown)
+    double model = c->ex->edited ? dot / sqrt((double)dk) : at(x, c->h, c->r, c->c);
+    char *l = next_line(c->ex), n4[32];
+    add(l, "= \\frac{q_{%s} \\cdot k_{%s}}{\\sqrt{d_k}} = \\frac{%s}{\\sqrt{%d}} = \\frac{%s}{%s} = %s",
+        tok(c, c->r, t1), ctok(c, c->c, t2), num(n1, dot, false), dk, num(n2, dot, false),
+        num(n4, sqrt((double)dk), false), num(n3, model, false));
     l = next_line(c->ex);
     add(l, "q_{%s} \\cdot k_{%s} = ", tok(c, c->r, t1), ctok(c, c->c, t2));
     for (int d = 0; d < dk && d < 3; d++)
@@ -440,12 +431,14 @@ static void explain_kind(Ctx *c) {
           "0.044715\\,u^3)\\right)\\right),\\ u = %s",
           num(n1, uv, false));
       l = next_line(c->ex);
-      add(l, "= %s \\cdot %.4f = %s", num(n1, uv, true), phi, num(n2, at(x, 0, c->r, c->c), false));
+      add(l, "= %s \\cdot %s = %s", num(n1, uv, true), num(n3, phi, false),
+          num(n2, at(x, 0, c->r, c->c), false));
     } else if (t->cfg.activation == ACT_GELU) {
       double phi = 0.5 * (1 + erf(uv / sqrt(2.0)));
       add(l, "= u\\,\\Phi(u),\\ u = (x W_1 + b_1)[%s, %d] = %s", tok(c, c->r, t1), c->c, num(n1, uv, false));
       l = next_line(c->ex);
-      add(l, "= %s \\cdot %.4f = %s", num(n1, uv, true), phi, num(n2, at(x, 0, c->r, c->c), false));
+      add(l, "= %s \\cdot %s = %s", num(n1, uv, true), num(n3, phi, false),
+          num(n2, at(x, 0, c->r, c->c), false));
     } else {
       add(l, "= \\max(0,\\, (x W_1 + b_1)[%s, %d]) = \\max(0,\\, %s) = %s", tok(c, c->r, t1), c->c,
           num(n1, uv, false), num(n2, at(x, 0, c->r, c->c), false));
@@ -472,7 +465,17 @@ static void explain_difference(const Operand *op, const char *ra, const char *ca
       axis_tex(b.trace, op->row_axis, i, rb, sizeof rb), axis_tex(b.trace, op->col_axis, j, cb, sizeof cb));
 }
 
-void explain_cell(const Trace *t, const ViewLayout *lay, int k, int i, int j, Explanation *ex) {
+// The what-if edit of element (h, i, j) of tensor x, or NULL (edits.h: the trace's own list).
+static const TraceEdit *edit_of(const Trace *t, const TraceTensor *x, int h, int i, int j) {
+  const TraceEdits *e = t->edits;
+  const TraceEdit *found = NULL;
+  for (int k = 0; e && x && k < e->n; k++) // a later edit of the same element wins
+    if (!strcmp(e->e[k].tensor, x->name) && e->e[k].head == h && e->e[k].i == i && e->e[k].j == j)
+      found = &e->e[k];
+  return found;
+}
+
+static void explain_once(const Trace *t, const ViewLayout *lay, int k, int i, int j, Explanation *ex) {
   memset(ex, 0, sizeof *ex);
   const ViewOperand *v = &lay->ops[k];
   const Operand *op = &v->op;
@@ -508,5 +511,28 @@ void explain_cell(const Trace *t, const ViewLayout *lay, int k, int i, int j, Ex
   const TraceTensor *x = operand_src(op);
   if (h < 0) h = tj / x->cols, tj %= x->cols;
   Ctx c = {t, x, h, ti, tj, ex};
+  if (edit_of(t, x, x->per_head ? h : 0, ti, tj)) { // say so, and what the model computes
+    ex->edited = true;
+    add(ex->heading, "\\text{, edited by a what-if}");
+    add(ex->plain, " (edited)");
+  }
   explain_kind(&c);
+  if (ex->edited && x->kind == T_SCORES && ex->n_lines > 0) { // "…, edited; the model computes 0.750"
+    const char *res = strrchr(ex->lines[0], '=');
+    if (res) add(ex->heading, "\\text{; the model computes}\\ %s", res + 1);
+  }
+}
+
+void explain_cell(const Trace *t, const ViewLayout *lay, int k, int i, int j, Explanation *ex) {
+  // 3 significant digits, more until every line's printed numbers reproduce its printed result
+  // (numfmt.h's order of tries); the first try's text stays when none holds
+  int min_sig;
+  for (int try = 0; numfmt_try(try, &num_sig, &min_sig); try++) {
+    explain_once(t, lay, k, i, j, ex);
+    bool ok = numfmt_reproduces(ex->heading);
+    for (int n = 0; n < ex->n_lines && ok; n++)
+      ok = numfmt_settle(ex->lines[n], EXPLAIN_CAP, num_sig, min_sig);
+    if (ok) break;
+  }
+  num_sig = NUMFMT_SIG;
 }

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tex.h"  // defines: tex_draw
-#include "text.h" // defines: text_width
+#include "numfmt.h" // defines: numfmt_tex, numfmt_reproduces
+#include "tex.h"    // defines: tex_draw
+#include "text.h"   // defines: text_width
 
 // One L×L heatmap at (x, y), `cell` pixels a cell: values v (row-major), coloured on sc; numbers
 // when the cells are wide enough; tokens on the rows (left, when labels) and columns (above).
@@ -57,11 +58,12 @@ static void heatmap(Scene *s, const Trace *t, const float *v, const ColorScale *
   color_bar(s, sc, th, fs, x, y + cell * L + fs * 0.5f, cell * L, fs * 0.45f); // under the matrix
 }
 
-// v in TeX with 4 significant digits: 0.0123, or 4.399 \cdot 10^{-9} for very small or large values.
+// v in TeX with the significant digits of the equation being written (numfmt.h): 3, raised by
+// the writers of worked equations until the printed numbers reproduce the printed result.
+static _Thread_local int tex_sig = NUMFMT_SIG;
 static const char *tex_num(Scene *s, double v) {
-  if (v == 0 || (fabs(v) >= 1e-4 && fabs(v) < 1e5)) return scene_strf(s, "%.4g", v);
-  int e = (int)floor(log10(fabs(v)));
-  return scene_strf(s, "%.4g \\cdot 10^{%d}", v / pow(10, e), e);
+  char b[48];
+  return scene_strf(s, "%s", numfmt_tex(b, sizeof b, v, tex_sig, false));
 }
 
 static ColorScale centred(const float *v, long n) {
@@ -97,20 +99,11 @@ void view_grad_softmax(Scene *s, const Trace *t, const TraceGrad *g, int layer, 
   // the worked equation of cell (row, col)
   double r = 0;
   for (int k = 0; k < L; k++) r += (double)dA[row * L + k] * A[row * L + k];
-  char wi[64], wj[64];
-  trace_axis_label(t, AXIS_TOKEN, row, wi, sizeof wi);
-  trace_axis_label(t, AXIS_TOKEN, col, wj, sizeof wj);
   float ey = top + mw + fs * 4.6f;
-  tex_draw(s,
-           scene_strf(s,
-                      "\\frac{\\partial L}{\\partial S}[\\text{%s}, \\text{%s}] = %s \\cdot \\left(%s - "
-                      "(%s)\\right) = %s",
-                      wi, wj, tex_num(s, A[row * L + col]), tex_num(s, dA[row * L + col]), tex_num(s, r),
-                      tex_num(s, dS[row * L + col])),
-           fs * 1.15f, true, fs, ey, th->text);
+  tex_draw(s, view_grad_softmax_worked(s, t, g, layer, head, row, col), fs * 1.15f, true, fs, ey, th->text);
   // two short lines: the right part of the window's bottom may hold the √d_k chart (app_train.c)
   scene_text(s, FONT_SANS, fs * 0.8f, fs, ey + fs * 1.9f, th->muted,
-             scene_strf(s, "the sum over the row: %.4g —", r));
+             scene_strf(s, "the sum over the row: %.3g —", r));
   scene_text(s, FONT_SANS, fs * 0.8f, fs, ey + fs * 3.0f, th->muted,
              "a weight near 0, or a row near one-hot, passes almost nothing back");
   if (footer) scene_text(s, FONT_SANS, fs * 0.75f, fs, h - fs * 0.7f, th->muted, footer);
@@ -288,7 +281,7 @@ static float weight_at(const TraceTensor *w, int r, int c) { return trace_at(w, 
 
 // The worked equation of gradient cell (i, j) of tensor k with the real numbers, where the formula is
 // a product's dot product or a mask; NULL else.
-static const char *worked(Scene *s, const Trace *t, const TraceGrad *g, int k, int head, int i, int j) {
+static const char *worked_once(Scene *s, const Trace *t, const TraceGrad *g, int k, int head, int i, int j) {
   const TraceTensor *x = &t->t[k];
   const float *d = view_grad_shown(t, g, k, head);
   float v = d[(size_t)i * x->cols + j];
@@ -347,6 +340,52 @@ static const char *worked(Scene *s, const Trace *t, const TraceGrad *g, int k, i
   return NULL;
 }
 
+// True when *eq reproduces, its result one digit fewer if need be (numfmt_settle; *eq then the
+// settled copy).
+static bool settled(Scene *s, const char **eq, int min_sig) {
+  char b[1000];
+  snprintf(b, sizeof b, "%s", *eq);
+  if (!numfmt_settle(b, sizeof b, tex_sig, min_sig)) return false;
+  *eq = scene_strf(s, "%s", b);
+  return true;
+}
+
+const char *view_grad_worked(Scene *s, const Trace *t, const TraceGrad *g, int k, int head, int i, int j) {
+  const char *eq = NULL;
+  int min_sig; // more digits until the printed numbers give the result (numfmt.h's order of tries)
+  for (int try = 0; numfmt_try(try, &tex_sig, &min_sig); try++) {
+    eq = worked_once(s, t, g, k, head, i, j);
+    if (!eq || settled(s, &eq, min_sig)) break;
+  }
+  tex_sig = NUMFMT_SIG;
+  return eq;
+}
+
+const char *view_grad_softmax_worked(Scene *s, const Trace *t, const TraceGrad *g, int layer, int head,
+                                     int row, int col) {
+  const TraceLayer *y = &t->layers[layer];
+  int L = t->L;
+  size_t hs = (size_t)head * L * L;
+  const float *A = t->t[y->A].data + hs, *dA = g->d[y->A] + hs, *dS = g->d[y->S] + hs;
+  double r = 0;
+  for (int k = 0; k < L; k++) r += (double)dA[row * L + k] * A[row * L + k];
+  char wi[64], wj[64];
+  trace_axis_label(t, AXIS_TOKEN, row, wi, sizeof wi);
+  trace_axis_label(t, AXIS_TOKEN, col, wj, sizeof wj);
+  const char *eq = NULL;
+  int min_sig;
+  for (int try = 0; numfmt_try(try, &tex_sig, &min_sig); try++) {
+    eq = scene_strf(s,
+                    "\\frac{\\partial L}{\\partial S}[\\text{%s}, \\text{%s}] = %s \\cdot \\left(%s - "
+                    "(%s)\\right) = %s",
+                    wi, wj, tex_num(s, A[row * L + col]), tex_num(s, dA[row * L + col]), tex_num(s, r),
+                    tex_num(s, dS[row * L + col]));
+    if (settled(s, &eq, min_sig)) break;
+  }
+  tex_sig = NUMFMT_SIG;
+  return eq;
+}
+
 void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int head, int page, int pages,
                      const char *footer, const Theme *th, float w, float h) {
   const TraceTensor *x = &t->t[k];
@@ -391,13 +430,13 @@ void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int he
                  sym && strpbrk(sym, "+- ") ? "\\partial L / \\partial (%s)" : "\\partial L / \\partial %s",
                  sym ? sym : "Y"),
       fs);
-  const char *eq = worked(s, t, g, k, hd, bi, bj);
+  const char *eq = view_grad_worked(s, t, g, k, hd, bi, bj);
   float ey = top + rows * ch + fs * 3.4f;
   if (eq)
     tex_draw(s, eq, fs * 1.0f, true, fs, ey, th->text);
   else
     scene_text(s, FONT_SANS, fs * 0.8f, fs, ey, th->muted,
-               scene_strf(s, "the largest gradient: [%d, %d] = %.4g", bi + 1, bj + 1,
-                          (double)d[(size_t)bi * cols + bj]));
+               scene_strf(s, "the largest gradient: [%d, %d] = %s", bi + 1, bj + 1,
+                          tex_num(s, d[(size_t)bi * cols + bj])));
   if (footer) scene_text(s, FONT_SANS, fs * 0.75f, fs, h - fs * 0.7f, th->muted, footer);
 }

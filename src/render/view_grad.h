@@ -39,6 +39,12 @@ int view_grad_stages(const Trace *t, const TraceGrad *g, int *out, int max);
 // The gradient matrix a stage's page shows: head `head` of tensor k's dL/dT ([rows, cols], row-major),
 // a pointer into g->d[k] (head ignored for a tensor without heads).
 const float *view_grad_shown(const Trace *t, const TraceGrad *g, int k, int head);
+// The worked equations the pages print, in TeX (numfmt.h's digits: the printed numbers reproduce the
+// printed result): cell (i, j) of stage k's gradient (NULL where the formula is not a product or a
+// mask), and the softmax page's cell (row, col). Strings live in the scene.
+const char *view_grad_worked(Scene *s, const Trace *t, const TraceGrad *g, int k, int head, int i, int j);
+const char *view_grad_softmax_worked(Scene *s, const Trace *t, const TraceGrad *g, int layer, int head,
+                                     int row, int col);
 // The backward formula of tensor k's gradient, in TeX.
 const char *view_grad_formula(const Trace *t, int k);
 // One stage's page (page of pages): the title, the backward formula, the forward matrix and its

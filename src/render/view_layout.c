@@ -588,11 +588,17 @@ static const char *format_tick(char *buf, int cap, float v) {
   return buf;
 }
 
-// compact: one decimal fewer, for signed values in cells too narrow for "-0.00" ("-9.8", "-15")
+// The cell's number (numfmt.h's policy): two decimals below 10, one below 100, none above (what
+// the inspector's heading rounds to at its 3 digits). compact, for signed values in cells too narrow
+// for "-0.00": the leading zero goes first (".75", "-.75", never "0.8" for 0.75), then a decimal
+// above 1 ("-9.8", "-15"): never fewer than two significant digits; "0" below 0.005.
 static void format_value(char *buf, int cap, float v, bool onehot, bool compact) {
-  if (compact && isfinite(v) && fabsf(v) < 99999.5f)
-    snprintf(buf, (size_t)cap, fabsf(v) >= 9.95f ? "%.0f" : "%.1f",
-             fabsf(v) < 0.05f ? 0.0f : v); // not "-0.0"
+  if (compact && isfinite(v) && fabsf(v) < 0.005f)
+    snprintf(buf, (size_t)cap, "0");
+  else if (compact && isfinite(v) && fabsf(v) < 0.995f)
+    snprintf(buf, (size_t)cap, "%s.%02d", v < 0 ? "-" : "", (int)lroundf(fabsf(v) * 100));
+  else if (compact && isfinite(v) && fabsf(v) < 99999.5f)
+    snprintf(buf, (size_t)cap, fabsf(v) >= 9.95f ? "%.0f" : "%.1f", v);
   else if (onehot)
     snprintf(buf, (size_t)cap, "%s", v == 1.0f ? "1" : "");
   else if (!isfinite(v))

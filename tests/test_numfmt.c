@@ -1,0 +1,61 @@
+// test_numfmt.c -- one rounding policy (issue 31, group 2): a number's digits, and the check that
+// a worked equation's printed operands reproduce its printed result.
+//
+// The issue's own examples fail the check (the training view's "0.9902·(−0.6701 − (−0.6619)) =
+// −0.008071" gives −0.00812 from its digits; "0.63 · (0.5367 − (0.388)) = 0.09374" gives 0.0937;
+// an edited score "3.00/4.00 = 6.00"); equations that hold pass; words and symbols are skipped.
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "numfmt.h" // defines: numfmt_tex, numfmt_reproduces, numfmt_prob
+
+static void fmt(double v, int sig, bool paren, const char *want) {
+  char b[48];
+  numfmt_tex(b, sizeof b, v, sig, paren);
+  CHECK(!strcmp(b, want), "%g at %d digits: \"%s\", expected \"%s\"", v, sig, b, want);
+}
+
+static void prob(double p, bool others, bool percent, const char *want) {
+  char b[32];
+  numfmt_prob(b, sizeof b, p, others, percent);
+  CHECK(!strcmp(b, want), "p %g: \"%s\", expected \"%s\"", p, b, want);
+}
+
+int main(void) {
+  fmt(0.75, 3, false, "0.750");
+  fmt(3, 3, false, "3.00");
+  fmt(-0.008151, 3, true, "(-0.00815)");
+  fmt(123.4, 3, false, "123");
+  fmt(9.996, 3, false, "10.0");
+  fmt(1.2e-4, 3, false, "1.20 \\cdot 10^{-4}");
+  fmt(-0.6701, 4, false, "-0.6701");
+  fmt(0, 3, false, "0");
+  // the issue's examples: digits that do not give the result
+  CHECK(!numfmt_reproduces("[3, 5]:\\ 0.9902 \\cdot (-0.6701 - (-0.6619)) = -0.008071"), "0.9902 example");
+  CHECK(!numfmt_reproduces("= 0.63 \\cdot \\left(0.5367 - (0.388)\\right) = 0.09374"), "0.63 example");
+  CHECK(!numfmt_reproduces("S_{1}[\\text{cat}, \\text{walks}] = 6.00 = \\frac{q \\cdot k}{\\sqrt{d_k}} = "
+                           "\\frac{3.00}{\\sqrt{16}} = \\frac{3.00}{4.00} = 6.00"),
+        "an edited score that pretends to be computed");
+  // equations that hold
+  CHECK(numfmt_reproduces("= \\frac{q_{\\text{cat}} \\cdot k_{\\text{walks}}}{\\sqrt{d_k}} = "
+                          "\\frac{3.00}{\\sqrt{16}} = \\frac{3.00}{4.00} = 0.750"),
+        "3/4");
+  CHECK(numfmt_reproduces("[3, 5]:\\ 0.9902 \\cdot (-0.6701 - (-0.6619)) = -0.008120"), "0.9902 fixed");
+  CHECK(numfmt_reproduces("= \\frac{e^{1.13}}{10.0} = \\frac{3.10}{10.0} = 0.310"), "softmax");
+  CHECK(numfmt_reproduces("= 1.20 \\cdot 10^{-4} + 0.500 = 0.500"), "powers of ten");
+  CHECK(numfmt_reproduces("= \\max(0,\\, -1.20) = 0"), "max");
+  CHECK(numfmt_reproduces("= \\sin\\left(\\frac{2}{10000^{0/4}}\\right) = \\sin(2.00) = 0.909"), "sin");
+  CHECK(numfmt_reproduces("\\text{dimension 3 of the embedding of } \\text{cat}"), "words are skipped");
+  CHECK(numfmt_reproduces("= (0.1)(0.2) + (0.3)(0.4) + \\cdots = 7.00"), "an elided sum is skipped");
+  CHECK(!numfmt_reproduces("= (0.1)(0.2) + (0.3)(0.4) = 7.00"), "a whole sum is checked");
+  CHECK(!numfmt_reproduces("= \\frac{e^{1.13}}{10.0} = \\frac{3.10}{10.0} = 0.320"), "every side");
+  // probabilities: 100 % only for a certain one
+  prob(0.99999, true, true, "> 99.9 %");
+  prob(1.0, true, true, "> 99.9 %");
+  prob(1.0, false, true, "100 %");
+  prob(0.523, true, true, "52.3 %");
+  prob(0.9997, true, false, "> 0.999");
+  prob(0.997, true, false, "0.997");
+  return check_exit("test_numfmt");
+}
