@@ -64,7 +64,9 @@ static void rgba_to_rgb(uint8_t *dst, const uint32_t *src, int n) {
     dst[0] = (uint8_t)SF_R(src[x]), dst[1] = (uint8_t)SF_G(src[x]), dst[2] = (uint8_t)SF_B(src[x]);
 }
 
-bool pngio_write(Canvas c, const char *path, const char *const *kv, int n_kv, Err *err) {
+// The PNG's bytes into fp (an open file or an open_memstream): false only when out of memory;
+// the caller checks the stream for write errors. `what` names the picture in the message.
+static bool write_png(Canvas c, FILE *fp, const char *const *kv, int n_kv, const char *what, Err *err) {
   // The image data: per row a filter byte (0, none) and the row's RGB bytes (see pngio.h).
   FlatZip fz;
   uint8_t *z = NULL;
@@ -80,27 +82,36 @@ bool pngio_write(Canvas c, const char *path, const char *const *kv, int n_kv, Er
     ok = flatzip_end(&fz, &z, &zlen);
   else
     flatzip_free(&fz);
-  if (!ok) return err_set(err, "%s: out of memory", path);
-  AtomicFile af;
-  if (!atomic_open(&af, path, err)) {
-    free(z);
-    return false;
-  }
+  if (!ok) return err_set(err, "%s: out of memory", what);
   static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
   uint8_t ihdr[13];
   put_u32(ihdr, (uint32_t)c.w);
   put_u32(ihdr + 4, (uint32_t)c.h);
   ihdr[8] = 8, ihdr[9] = 2, ihdr[10] = 0, ihdr[11] = 0, ihdr[12] = 0; // 8-bit RGB, no interlace
-  fwrite(signature, 1, 8, af.fp);
-  write_chunk(af.fp, "IHDR", ihdr, 13);
-  for (int i = 0; i < n_kv; i++) write_text(af.fp, kv[2 * i], kv[2 * i + 1]);
+  fwrite(signature, 1, 8, fp);
+  write_chunk(fp, "IHDR", ihdr, 13);
+  for (int i = 0; i < n_kv; i++) write_text(fp, kv[2 * i], kv[2 * i + 1]);
   for (size_t at = 0, part; at < zlen; at += part) { // IDAT chunks of at most 1 MiB
     part = zlen - at < ((size_t)1 << 20) ? zlen - at : ((size_t)1 << 20);
-    write_chunk(af.fp, "IDAT", z + at, part);
+    write_chunk(fp, "IDAT", z + at, part);
   }
-  write_chunk(af.fp, "IEND", NULL, 0);
+  write_chunk(fp, "IEND", NULL, 0);
   free(z);
+  return true;
+}
+
+bool pngio_write(Canvas c, const char *path, const char *const *kv, int n_kv, Err *err) {
+  AtomicFile af;
+  if (!atomic_open(&af, path, err)) return false;
+  if (!write_png(c, af.fp, kv, n_kv, path, err)) {
+    atomic_abort(&af);
+    return false;
+  }
   return atomic_commit(&af, err); // reports a write error (disk full) and leaves no file
+}
+
+bool pngio_write_stream(Canvas c, FILE *fp, const char *const *kv, int n_kv, Err *err) {
+  return write_png(c, fp, kv, n_kv, "the picture", err);
 }
 
 bool pngio_read(Canvas *out, const char *path, Err *err) {

@@ -13,11 +13,15 @@
 #define SF_PNGIO_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "canvas.h" // defines: Canvas
 #include "err.h"    // defines: Err
 
 bool pngio_write(Canvas c, const char *path, const char *const *kv, int n_kv, Err *err);
+// The same PNG into an open stream (libstepformer: an open_memstream); false only when out of
+// memory, the caller checks the stream.
+bool pngio_write_stream(Canvas c, FILE *fp, const char *const *kv, int n_kv, Err *err);
 bool pngio_read(Canvas *out, const char *path, Err *err); // canvas_free the result
 
 #endif
