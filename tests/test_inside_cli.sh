@@ -33,6 +33,24 @@ else
   fail "dump --position 2 --target-token walks: $(cat "$T/err")"
 fi
 
+# export --inside: the five views as pictures; their SVG text says what each shows
+cases=$((cases + 1))
+if "$SF" export --inside --format svg --size 1280x720 --out "$T/x" >/dev/null 2>"$T/err"; then
+  for v in lens rollout headview saliency neurons; do
+    [ -s "$T/x/inside-$v.svg" ] || fail "export --inside wrote no inside-$v.svg"
+  done
+  txt() { grep -o '>[^<]*</text>' "$1" | sed 's/^>//; s/<\/text>$//'; }
+  txt "$T/x/inside-lens.svg" | grep -qx "layer 1" || fail "lens: no layer label"
+  txt "$T/x/inside-lens.svg" | grep -q "the model says “\(to\|where\)”; its rank after each layer: 1" ||
+    fail "lens: no rank line: $(txt "$T/x/inside-lens.svg" | grep rank)"
+  txt "$T/x/inside-saliency.svg" | grep -q "after “bank” the model says “\(to\|where\)”" || fail "saliency: no caption"
+  [ "$(grep -c "<line" "$T/x/inside-headview.svg")" -ge 6 ] || fail "headview: fewer than 6 lines"
+  txt "$T/x/inside-rollout.svg" | grep -q "R after layer 1" || fail "rollout: no R title"
+  txt "$T/x/inside-neurons.svg" | grep -q "promotes:" || fail "neurons: no promoted tokens"
+else
+  fail "export --inside: $(cat "$T/err")"
+fi
+
 expect_error() { # name, expected text, then the dump's arguments
   local name=$1 want=$2
   shift 2

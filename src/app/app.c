@@ -217,6 +217,24 @@ static void toggle_model(App *a) {
   app_touch(a);
 }
 
+// i: the views inside the pass in turn (lens, rollout, head view, saliency, neurons, then the step's
+// own picture again), skipping those the model cannot draw; the layer is the step's.
+static void cycle_inside(App *a) {
+  const Trace *t = a->s->trace;
+  InsideView k = a->inside;
+  do k = (InsideView)((k + 1) % INSIDE_COUNT);
+  while (k != INSIDE_NONE && !inside_view_available(t, k));
+  a->inside = k;
+  a->model = false;
+  clear_selection(a);
+  if (k == INSIDE_NONE)
+    app_set_status(a, "the step's own picture again");
+  else
+    app_set_status(a, "inside: %s (i: the next view; [ ] another layer; Shift+arrows a token)",
+                   view_inside_title(k));
+  app_touch(a);
+}
+
 // Enter or a click in the model view: the normal view of that layer's softmax and that head.
 static void open_model_cell(App *a, int layer, int head) {
   int k = app_trace_step(a), d = layer - a->s->trace->steps[k].layer;
@@ -689,6 +707,7 @@ static void key(App *a, const AppEvent *e) {
     break;
   case 'p': cycle_part(a); break;
   case 'o': toggle_model(a); break;
+  case 'i': cycle_inside(a); break;
   case 'a': append_token(a, false); break;
   case 'r': append_token(a, true); break;
   case 'u': undo_token(a); break;

@@ -21,6 +21,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   vo->head = a->head;
   vo->part = a->part;
   vo->model_view = a->model;
+  vo->inside = a->inside;
   if (a->model) vo->head = -1; // the header says "all 12 heads": the grid shows every one
   vo->numbers = a->numbers;
   vo->text_scale = app_text_scale(a);
@@ -391,6 +392,7 @@ static const char *const HELP[][2] = {
     {"N", "numbers in cells"},
     {"P", "Q, K, V: all or one"},
     {"O", "model view: all layers × heads"},
+    {"i", "inside: logit lens, rollout, head view, saliency, neurons"},
     {"V  (a cell selected)", "what-if: type a new value for it"},
     {"Ctrl + ↑  ↓", "what-if: nudge the selected value up / down"},
     {"X", "switch the head shown off: zeroed, uniform, on"},

@@ -40,6 +40,7 @@ struct App {
   int head;                    // 0-based, -1 all heads
   int part;                    // Q, K, V stage: 0 all, 1 Q, 2 K, 3 V
   bool model;                  // O on a softmax step: the model view, every layer × head (view_model.c)
+  InsideView inside;           // i: a view inside the pass (view_inside.c), INSIDE_NONE for the step's own
   int model_layer, model_head; // its selected thumbnail (0-based): arrows move it, Enter opens it
   ThemeId theme;
   Colormap cmap;

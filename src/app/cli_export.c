@@ -13,7 +13,7 @@ static const char *USAGE =
     "WxH]\n"
     "                         [--theme light|dark] [--head H|all] [--scale matrix|stage|global]\n"
     "                         [--no-text] [--no-numbers] [--threads N] [--model-view]\n"
-    "                         [--invariants] [--claims]\n"
+    "                         [--invariants] [--claims] [--inside]\n"
     "                         [--target TEXT | --generate [--max-steps N]]\n"
     "                         [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]...\n"
     "\n"
@@ -39,6 +39,9 @@ static const char *USAGE =
     "  --scale S       colour scale per matrix, per stage (default) or global\n"
     "  --model-view    one picture, DIR/model-view.png (or .svg): the attention weights A of\n"
     "                  every layer (rows) and head (columns) as a grid of small heatmaps\n"
+    "  --inside        also the views inside the pass: inside-lens (the prediction read after\n"
+    "                  every layer), inside-saliency (which word drove the prediction) and per\n"
+    "                  layer inside-lN-rollout, inside-lN-headview (BertViz's lines), inside-lN-neurons\n"
     "  --no-text       pictures without the lesson's narration\n"
     "  --no-numbers    no values printed in the cells\n"
     "  --claims        the teacher's copy: each step's expect= claims under its narration,\n"
@@ -83,7 +86,7 @@ int cli_export(int argc, char **argv) {
   GenOpts gen = {0};
   const char *out = NULL;
   int formats = EXPORT_PNG, width = 1920, height = 1080, head_opt = -2, threads = 2;
-  bool show_text = true, invariants = false, claims = false;
+  bool show_text = true, invariants = false, claims = false, inside = false;
   ViewOptions view = view_options_default(theme_get(THEME_LIGHT));
   Err err = {0};
   char msg[600];
@@ -104,7 +107,7 @@ int cli_export(int argc, char **argv) {
       return cli_fail("export", msg);
     }
     if (takes || !strcmp(a, "--no-text") || !strcmp(a, "--no-numbers") || !strcmp(a, "--model-view") ||
-        !strcmp(a, "--invariants") || !strcmp(a, "--claims")) { // each option once
+        !strcmp(a, "--invariants") || !strcmp(a, "--claims") || !strcmp(a, "--inside")) { // each option once
       for (int k = 0; k < n_seen; k++)
         if (!strcmp(seen[k], a)) {
           snprintf(msg, sizeof msg, "%s is given twice: give it once", a);
@@ -173,6 +176,8 @@ int cli_export(int argc, char **argv) {
       invariants = true;
     else if (!strcmp(a, "--claims"))
       claims = true;
+    else if (!strcmp(a, "--inside"))
+      inside = true;
     else {
       snprintf(msg, sizeof msg, "unknown option \"%s\" (see stepformer export --help)", a);
       return cli_fail("export", msg);
@@ -205,6 +210,7 @@ int cli_export(int argc, char **argv) {
                      .show_text = show_text,
                      .invariants = invariants,
                      .claims = claims,
+                     .inside = inside,
                      .view = view,
                      .threads = threads};
   int rc = 0, files = 0, pictures = 0;

@@ -31,6 +31,7 @@ typedef struct {
   const Trace *trace; // the trace it shows: a lesson step's generation step's (gen=N), else the session's
   char base[128];     // file name without extension
   int hide;           // a reveal= step's first picture: what it hides covered (PageSpec.hide)
+  InsideView inside;  // a view inside the pass (--inside; a lesson's stage=lens ...), else INSIDE_NONE
 } Job;
 
 typedef struct {
@@ -43,6 +44,7 @@ typedef struct {
   bool show_text;
   bool invariants; // ExportSpec.invariants
   bool claims;     // ExportSpec.claims
+  bool inside;     // ExportSpec.inside
   ViewOptions view;
   OutDir *od;
   pthread_mutex_t lock; // guards od (outdir_path) and the first error
@@ -78,7 +80,8 @@ static const char *step_slug(const Trace *t, int step) { return lesson_stage_nam
 // One picture per step (per head for per-head stages), or one per lesson step.
 static int plan(Export *x, int head_opt) {
   const Trace *t = x->s->trace;
-  int cap = 64 + t->n_steps * (t->cfg.H + 1) + (x->s->has_lesson ? 2 * x->s->lesson.n_steps : 0);
+  int cap = 64 + t->n_steps * (t->cfg.H + 1) + (x->s->has_lesson ? 2 * x->s->lesson.n_steps : 0) +
+            (x->inside ? 3 * t->cfg.n_layers + 2 : 0);
   x->jobs = calloc((size_t)cap, sizeof(Job));
   if (!x->jobs) return -1;
   int n = 0, number = 1;
@@ -153,6 +156,20 @@ static int plan(Export *x, int head_opt) {
         snprintf(j->base, sizeof j->base, "%0*d-%s%s", digits, number, lay, step_slug(t, k));
     }
   }
+  if (x->inside) // --inside: the lens and the saliency once, rollout, head view and neurons per layer
+    for (int v = 1; v < INSIDE_COUNT; v++) {
+      if (!inside_view_available(t, (InsideView)v)) continue;
+      bool per_layer = v == INSIDE_ROLLOUT || v == INSIDE_HEADVIEW || v == INSIDE_NEURONS;
+      for (int l = 0; l < (per_layer ? t->cfg.n_layers : 1); l++) {
+        Job *j = &x->jobs[n++];
+        j->step = per_layer ? trace_step_find(t, STEP_SOFTMAX, l) : t->n_steps - 1;
+        j->head = -1, j->lesson_step = -1, j->inside = (InsideView)v;
+        if (per_layer && layers)
+          snprintf(j->base, sizeof j->base, "inside-l%d-%s", l + 1, inside_view_name((InsideView)v));
+        else
+          snprintf(j->base, sizeof j->base, "inside-%s", inside_view_name((InsideView)v));
+      }
+    }
   return n;
 }
 
@@ -190,6 +207,7 @@ static void *worker(void *arg) {
     const LessonStep *ls = j->lesson_step >= 0 ? &s->lesson.steps[j->lesson_step] : NULL;
     ViewOptions vo = x->view;
     vo.head = j->head;
+    vo.inside = j->inside;
     if (ls) {
       vo.focus_row = ls->row, vo.focus_col = ls->col;
       vo.part = (int)ls->show;
@@ -370,6 +388,7 @@ bool export_run(Session *s, const char *out, const ExportSpec *spec, int *files,
               .show_text = spec->show_text,
               .invariants = spec->invariants,
               .claims = spec->claims,
+              .inside = spec->inside,
               .view = view,
               .od = &od};
   pthread_mutex_init(&x.lock, NULL);

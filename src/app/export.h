@@ -25,6 +25,8 @@ typedef struct {
   bool show_text;    // the lesson's narration in the pictures
   bool invariants;   // the invariants panel over each stage (--invariants, invariants.h)
   bool claims;       // the steps' claims, measured (--claims: the teacher's copy; not on students' slides)
+  bool inside;       // also the views inside the pass (--inside): inside-lens, inside-saliency, and per
+                     // layer inside-lN-rollout, -headview, -neurons (view_inside.c)
   ViewOptions view;  // theme, scale, colour map, numbers; view.model_view: one picture, model-view.png/svg,
                      // of every layer × head of the softmax stage (--model-view)
   int threads;       // drawing threads (1..8)

@@ -9,6 +9,31 @@
 #include "gelu_tanh.h" // defines: gelu_tanh_rows
 #include "mat.h"       // defines: Mat, mat_*
 
+static const char *const VIEW_NAMES[INSIDE_COUNT] = {"",         "lens",     "rollout",
+                                                     "headview", "saliency", "neurons"};
+
+const char *inside_view_name(InsideView k) { return k > 0 && k < INSIDE_COUNT ? VIEW_NAMES[k] : ""; }
+
+InsideView inside_view_parse(const char *name) {
+  for (int k = 1; k < INSIDE_COUNT; k++)
+    if (!strcmp(name, VIEW_NAMES[k])) return (InsideView)k;
+  if (!strcmp(name, "logit-lens") || !strcmp(name, "logit_lens")) return INSIDE_LENS;
+  if (!strcmp(name, "head-view") || !strcmp(name, "head_view")) return INSIDE_HEADVIEW;
+  return INSIDE_NONE;
+}
+
+bool inside_view_available(const Trace *t, InsideView k) {
+  if (t->T > 0 || t->cfg.n_layers < 1 || !t->layers) return false;
+  switch (k) {
+  case INSIDE_LENS: return inside_has_lens(t);
+  case INSIDE_SALIENCY: return t->pred >= 0 && !t->edits;
+  case INSIDE_ROLLOUT:
+  case INSIDE_HEADVIEW:
+  case INSIDE_NEURONS: return true;
+  default: return false;
+  }
+}
+
 bool inside_has_lens(const Trace *t) { return t->T == 0 && (t->pred >= 0 || t->class_pred >= 0); }
 
 int inside_lens_cols(const Trace *t) {

@@ -32,6 +32,22 @@
 #include "err.h"   // defines: Err
 #include "trace.h" // defines: Trace
 
+// The five views of a pass from inside, as lessons (stage=lens ...), file names and the window name
+// them; the render layer draws them (view_inside.c).
+typedef enum {
+  INSIDE_NONE,
+  INSIDE_LENS,     // "lens" (also "logit-lens")
+  INSIDE_ROLLOUT,  // "rollout"
+  INSIDE_HEADVIEW, // "headview" (also "head-view")
+  INSIDE_SALIENCY, // "saliency"
+  INSIDE_NEURONS,  // "neurons"
+  INSIDE_COUNT
+} InsideView;
+const char *inside_view_name(InsideView k);     // "" for INSIDE_NONE
+InsideView inside_view_parse(const char *name); // INSIDE_NONE when unknown
+// Whether view k can be drawn for t: a lens needs a head or a classifier, saliency a head and an
+// unedited pass; an encoder-decoder has none of them yet.
+bool inside_view_available(const Trace *t, InsideView k);
 // True when t has something to read the lens through (a prediction head or a classifier); an
 // encoder-decoder's lens is not computed yet (false).
 bool inside_has_lens(const Trace *t);

@@ -318,6 +318,8 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
                 ? "Q = Z W^q,\\ W^q = W^{\\text{queries}} / \\sqrt{H};\\quad K = Z W^k,\\quad V = Z W^v"
                 : "Q = Z W^q,\\quad K = Z W^k,\\quad V = Z W^v";
   }
+  if (o->inside) // a view inside the pass (view_inside.c) instead of the step's equation
+    title = view_inside_title(o->inside), tex = view_inside_tex(o->inside);
   if (p->title) title = p->title;
   float y = hh + 46 * u;
   float tw = rich_title(s, title, 32 * u, 24 * u, y, th->text);

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 
 #include "colormap.h" // defines: Colormap, ColorScale, Theme
+#include "inside.h"   // defines: InsideView
 #include "operand.h"  // defines: Operand
 #include "scene.h"    // defines: Scene
 #include "trace.h"    // defines: Trace
@@ -49,6 +50,7 @@ typedef struct {
   bool pinned;                    // the hover cell is pinned (drawn heavier)
   float global_lo, global_hi;     // the range SCALE_GLOBAL uses (view_global_range)
   bool model_view;                // softmax stage: every layer × head as thumbnails (view_model.c)
+  InsideView inside;              // a view inside the pass instead of the step's equation (view_inside.c)
   // Predict, then reveal (a lesson's reveal=): 0 shows all; 1 hides the whole result, 2 its focus
   // row (each result operand's own focus row in a compare view). A hidden value is not drawn at
   // all -- no cell colour, number, row sum, chart bar, likely-word label or colour-bar end comes
@@ -142,6 +144,11 @@ bool view_model_available(const Trace *t, int step);
 bool view_model_hit(const ViewLayout *l, float px, float py, int *layer, int *head);
 // The thumbnail of layer `layer`, head `head` of the model view: r = x, y, w, h.
 void view_model_cell(const ViewLayout *l, int layer, int head, float r[4]);
+// The views inside the pass (view_inside.c; inside.h names them): the page title and formula of
+// view k. view_render draws o->inside when it is set: the layer is the step's (the last outside the
+// layers), the position o->focus_row (-1: the last), the head o->head (-1: all).
+const char *view_inside_title(InsideView k);
+const char *view_inside_tex(InsideView k);
 // The range of all activations of the trace (for SCALE_GLOBAL), ignoring weights and one-hot.
 void view_global_range(const Trace *t, float *lo, float *hi);
 const char *view_scale_name(ScaleMode m);

@@ -146,5 +146,8 @@ bool view_decoder_compose(Eq *e, const TraceStep *st);
 // filling out->grid (no operands: the window hit-tests with view_model_hit).
 void view_model_render(Scene *s, const Trace *t, const ViewOptions *o, float x, float y, float w, float h,
                        ViewLayout *out);
+// The view inside the pass o->inside (view_inside.c), for step `step`'s layer.
+void view_inside_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float x, float y, float w,
+                        float h, ViewLayout *out);
 
 #endif

@@ -444,6 +444,7 @@ void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float
   e.s = s, e.t = t, e.o = o, e.lay = out;
   e.x = x, e.y = y, e.w = w, e.h = h;
   lay_begin(out, o, x, y, w, h);
+  if (o->inside) return view_inside_render(s, t, step, o, x, y, w, h, out);
   if (o->model_view && view_model_available(t, step)) return view_model_render(s, t, o, x, y, w, h, out);
   compose(&e, &t->steps[step]);
   if (e.n_rows > 0) eq_layout_and_draw(&e);
