@@ -22,13 +22,13 @@ static bool bpe_byte_printable(int b) {
 
 // The code point that stands for byte b: the 68 others are numbered from U+0100 in byte order,
 // 0x00-0x20 (33 bytes), 0x7F-0xA0 (34 bytes), then 0xAD.
-static int32_t bpe_byte_char(int b) {
+int32_t bpe_byte_char(int b) {
   if (bpe_byte_printable(b)) return b;
   return b <= 32 ? 256 + b : b <= 160 ? 256 + 33 + (b - 127) : 256 + 67;
 }
 
 // The byte that code point cp stands for, or -1.
-static int bpe_char_byte(int32_t cp) {
+int bpe_char_byte(int32_t cp) {
   if (cp >= 0 && cp < 256) return bpe_byte_printable(cp) ? cp : -1;
   if (cp < 256 + 33) return cp - 256;
   if (cp < 256 + 67) return cp - 256 - 33 + 127;

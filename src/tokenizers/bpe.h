@@ -71,4 +71,9 @@ size_t bpe_label(const Bpe *b, int id, char *out, size_t cap);
 // The id of a token written in the byte alphabet ("Ġcat"), or -1.
 int bpe_find(const Bpe *b, const char *token);
 
+// The byte alphabet (also tokenizer.json's ByteLevel, tokjson.h): the code point that byte b
+// (0..255) is written as, and the byte that code point cp stands for (-1 when none).
+int32_t bpe_byte_char(int b);
+int bpe_char_byte(int32_t cp);
+
 #endif
