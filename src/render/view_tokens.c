@@ -18,6 +18,12 @@ const char *view_tokens_caption(const Model *m) {
   case TOK_BPE:
     return "GPT-2's byte-level BPE: bytes merged into frequent pieces, a space kept at the front of the next "
            "token (␣); each token gets its row in the vocabulary";
+  case TOK_TOKJSON:
+    if (m->tokenizer && !m->tokenizer->tj.byte_level)
+      return "SentencePiece-style BPE (tokenizer.json): a space written as ▁, pieces merged by rank, a "
+             "character the vocabulary lacks as its bytes; each token gets its row in the vocabulary";
+    return "byte-level BPE (tokenizer.json): bytes merged into frequent pieces, words cut by the model's own "
+           "pattern, special tokens (BOS) kept whole; each token gets its row in the vocabulary";
   case TOK_WORDPIECE:
     if (m->tokenizer && !m->tokenizer->wp.lower) // a cased BERT
       return "BERT's WordPiece: [CLS] … [SEP] around the text, a word the vocabulary lacks cut into "

@@ -40,6 +40,11 @@ static const char *bpe_label_of(const void *ctx, int id, char *buf, size_t cap) 
   return buf;
 }
 
+static const char *tj_label_of(const void *ctx, int id, char *buf, size_t cap) {
+  tokjson_label(ctx, id, buf, cap);
+  return buf;
+}
+
 static const char *wp_label_of(const void *ctx, int id, char *buf, size_t cap) {
   (void)buf, (void)cap;
   return wp_token(ctx, id);
@@ -107,19 +112,45 @@ bool model_tokenize(const Model *m, const char *text, int max_tokens, Tokens *t,
     return err_set(err,
                    "the model's tokenizer is %s, whose files (%s) come with a hub folder: open the folder "
                    "(--model DIR) instead of a copy of its weights",
-                   kind == TOK_BPE ? "GPT-2's BPE" : "BERT's WordPiece",
-                   kind == TOK_BPE ? "vocab.json, merges.txt" : "vocab.txt");
-  int *ids = NULL, n = 0;
-  bool ok = kind == TOK_BPE ? bpe_encode(&tk->bpe, text, strlen(text), &ids, &n, err)
-                            : wp_encode(&tk->wp, text, strlen(text), &ids, &n, err);
+                   kind == TOK_BPE         ? "GPT-2's BPE"
+                   : kind == TOK_WORDPIECE ? "BERT's WordPiece"
+                                           : "a tokenizer.json",
+                   kind == TOK_BPE         ? "vocab.json, merges.txt"
+                   : kind == TOK_WORDPIECE ? "vocab.txt"
+                                           : "tokenizer.json");
+  int *ids = NULL, n = 0, extra = 0; // extra: the special tokens the tokenizer adds ([CLS] [SEP], BOS)
+  bool ok;
+  if (kind == TOK_BPE) {
+    ok = bpe_encode(&tk->bpe, text, strlen(text), &ids, &n, err);
+  } else if (kind == TOK_WORDPIECE) {
+    ok = wp_encode(&tk->wp, text, strlen(text), &ids, &n, err), extra = 2;
+  } else {
+    ok = tokjson_encode(&tk->tj, text, strlen(text), true, true, &ids, &n, err);
+    extra = tk->tj.n_bos + tk->tj.n_eos;
+  }
+  if (ok) ok = count_ok(n - extra, 0, err) && count_ok(n, max_tokens, err); // [CLS] [SEP] are no words
   if (ok)
-    ok = count_ok(n - (kind == TOK_WORDPIECE ? 2 : 0), 0, err) &&
-         count_ok(n, max_tokens, err); // [CLS] [SEP] are no words
-  if (ok)
-    ok = kind == TOK_BPE ? fill(t, ids, n, bpe_label_of, &tk->bpe, -1, err)
-                         : fill(t, ids, n, wp_label_of, &tk->wp, tk->wp.unk, err);
+    ok = kind == TOK_BPE         ? fill(t, ids, n, bpe_label_of, &tk->bpe, -1, err)
+         : kind == TOK_WORDPIECE ? fill(t, ids, n, wp_label_of, &tk->wp, tk->wp.unk, err)
+                                 : fill(t, ids, n, tj_label_of, &tk->tj, tk->tj.unk, err);
   free(ids);
   return ok;
+}
+
+ModelTokenizer *model_tokenizer_from_json(const char *path, Err *err) {
+  ModelTokenizer *tk = calloc(1, sizeof *tk);
+  if (!tk) return err_set(err, "out of memory"), NULL;
+  tk->kind = TOK_TOKJSON;
+  if (tokjson_load_file(&tk->tj, path, err)) return tk;
+  free(tk);
+  return NULL;
+}
+
+// The label of id as the tokenizer writes it for the views.
+static const char *label_of(const ModelTokenizer *tk, int id, char *buf, size_t cap) {
+  return tk->kind == TOK_BPE         ? bpe_label_of(&tk->bpe, id, buf, cap)
+         : tk->kind == TOK_WORDPIECE ? wp_label_of(&tk->wp, id, buf, cap)
+                                     : tj_label_of(&tk->tj, id, buf, cap);
 }
 
 typedef struct {
@@ -135,13 +166,10 @@ static int entry_cmp(const void *a, const void *b) {
 
 bool model_tokenizer_vocab(const ModelTokenizer *tk, Vocab *v, Err *err) {
   memset(v, 0, sizeof *v);
-  int n = tk->kind == TOK_BPE ? tk->bpe.n_vocab : tk->wp.n;
+  int n = tk->kind == TOK_BPE ? tk->bpe.n_vocab : tk->kind == TOK_WORDPIECE ? tk->wp.n : tk->tj.n_vocab;
   char buf[256];
   size_t total = 0;
-  for (int i = 0; i < n; i++)
-    total += strlen(tk->kind == TOK_BPE ? bpe_label_of(&tk->bpe, i, buf, sizeof buf)
-                                        : wp_label_of(&tk->wp, i, buf, sizeof buf)) +
-             1;
+  for (int i = 0; i < n; i++) total += strlen(label_of(tk, i, buf, sizeof buf)) + 1;
   v->words = malloc(sizeof(char *) * (size_t)(n > 0 ? n : 1));
   v->block = malloc(total + 1);
   v->order = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
@@ -153,8 +181,7 @@ bool model_tokenizer_vocab(const ModelTokenizer *tk, Vocab *v, Err *err) {
   }
   char *p = v->block;
   for (int i = 0; i < n; i++) {
-    const char *l = tk->kind == TOK_BPE ? bpe_label_of(&tk->bpe, i, buf, sizeof buf)
-                                        : wp_label_of(&tk->wp, i, buf, sizeof buf);
+    const char *l = label_of(tk, i, buf, sizeof buf);
     size_t k = strlen(l) + 1;
     memcpy(p, l, k);
     v->words[i] = p, e[i] = (Entry){p, i};
@@ -171,5 +198,6 @@ void model_tokenizer_free(ModelTokenizer *tk) {
   if (!tk) return;
   if (tk->kind == TOK_BPE) bpe_free(&tk->bpe);
   if (tk->kind == TOK_WORDPIECE) wp_free(&tk->wp);
+  if (tk->kind == TOK_TOKJSON) tokjson_free(&tk->tj);
   free(tk);
 }

@@ -8,6 +8,9 @@
 //              (metadata tokenizer=chars: the add model, "12+34=")
 //   bpe        GPT-2's byte-level BPE (bpe.h), from a hub folder's vocab.json + merges.txt
 //   wordpiece  BERT's WordPiece (wordpiece.h), from a hub folder's vocab.txt; [CLS] ... [SEP]
+//   tokenizer.json  a Hugging Face tokenizer.json's BPE (tokjson.h: Llama, Qwen, SmolLM, Mistral),
+//              from a hub folder: model_tokenizer_from_json makes it; the file's special tokens
+//              (BOS) are added and those written in the text are matched
 // The hub's two are objects the Model owns (m->tokenizer, made by the hub loader, released by
 // model_free through model_tokenizer_free). Their vocabularies become m->vocab as labels: the
 // token as the tokenizer writes it with its space made visible ("␣cat", GPT-2) or its "##" kept
@@ -24,15 +27,22 @@
 #include "bpe.h"       // defines: Bpe
 #include "err.h"       // defines: Err
 #include "tokenizer.h" // defines: Tokens, Vocab
+#include "tokjson.h"   // defines: TokJson
 #include "wordpiece.h" // defines: WordPiece
 
 struct Model; // model.h
 
 typedef struct ModelTokenizer {
-  int kind;     // TOK_BPE or TOK_WORDPIECE (model.h's ModelTokenizerKind)
+  int kind;     // TOK_BPE, TOK_WORDPIECE or TOK_TOKJSON (model.h's ModelTokenizerKind)
   Bpe bpe;      // kind == TOK_BPE
   WordPiece wp; // kind == TOK_WORDPIECE
+  TokJson tj;   // kind == TOK_TOKJSON
 } ModelTokenizer;
+
+// A tokenizer.json (path: the file, or a hub folder that holds it) as a ModelTokenizer of kind
+// TOK_TOKJSON (malloc'd: model_tokenizer_free), or NULL with one line in err. The hub loader sets
+// m->tok_kind = TOK_TOKJSON, m->tokenizer to it, and m->vocab to model_tokenizer_vocab's labels.
+ModelTokenizer *model_tokenizer_from_json(const char *path, Err *err);
 
 // Tokenizes text for m. A bpe or wordpiece model needs its m->tokenizer (a model saved from a hub
 // folder into one file has none: refused in one line). max_tokens <= 0 means no limit.
@@ -42,6 +52,8 @@ bool model_tokenize(const struct Model *m, const char *text, int max_tokens, Tok
 // model (the add model's "62"), else words.
 bool model_tokenize_target(const struct Model *m, const char *text, int max_tokens, Tokens *t, Err *err);
 // The labels of a hub tokenizer's ids 0..V-1 as a Vocab (labels may repeat: vocab_find finds one).
+// A tokenizer.json's V is one more than its largest id; an unused id is labelled "<unused N>" (a
+// model's embedding may have more rows than the tokenizer has ids: Qwen's 151 936 for 151 669).
 bool model_tokenizer_vocab(const ModelTokenizer *tk, Vocab *v, Err *err);
 void model_tokenizer_free(ModelTokenizer *tk); // frees tk itself too; NULL is fine
 

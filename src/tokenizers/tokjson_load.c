@@ -476,7 +476,11 @@ bool tokjson_load_file(TokJson *t, const char *path, Err *err) {
   if (!dir) snprintf(file, sizeof file, "%s", path);
   size_t len;
   char *json = file_read_all(file, &len, TOKJSON_MAX_FILE, err);
-  if (!json) return false;
+  if (!json) {
+    char why[sizeof err->msg];
+    snprintf(why, sizeof why, "%s", err->msg);
+    return err_set(err, "%s: give a tokenizer.json, or the hub folder that holds one", why);
+  }
   bool ok = tokjson_load(t, json, len, file, err);
   free(json);
   return ok;
