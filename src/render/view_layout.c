@@ -6,9 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "edits.h" // defines: TraceEdits, TraceEdit
-#include "tex.h"   // defines: tex_layout, tex_metrics, tex_emit, tex_free
-#include "utf8.h"  // defines: utf8_floor
+#include "axislabels.h" // defines: AxisSpec, AxisLabels, axis_labels_plan
+#include "edits.h"      // defines: TraceEdits, TraceEdit
+#include "tex.h"        // defines: tex_layout, tex_metrics, tex_emit, tex_free
+#include "utf8.h"       // defines: utf8_floor
 #include "view_internal.h"
 
 #define SMAX 72.0f     // largest cell of a 1080-line picture, at least (the area may allow larger)
@@ -16,6 +17,7 @@
 #define FS_MIN 26.0f   // smallest label of the fitted picture per 1080 lines: 17 px at 720
 #define FS_MAX 40.0f   // largest label per 1080 lines: labels grow with the cells up to this
 #define FS_FLOOR 24.0f // a column label too wide is shrunk to this before it is cut (16 px at 720)
+#define FS_LEAST 18.0f // and an axis of up to about 24 tokens to this, so that every word is named (12 px)
 
 void lay_begin(ViewLayout *out, const ViewOptions *o, float x, float y, float w, float h) {
   out->n_ops = 0;
@@ -127,13 +129,6 @@ static bool is_unknown_token(const Trace *t, TraceAxis a, int i) {
 static bool is_tok(TraceAxis a) { return a == AXIS_TOKEN || a == AXIS_TGT_TOKEN || a == AXIS_TOKEN2; }
 static bool is_vocab(TraceAxis a) { return a == AXIS_VOCAB || a == AXIS_TGT_VOCAB; }
 static bool is_words(TraceAxis a) { return is_tok(a) || is_vocab(a); }
-static bool uses_word(const Trace *t, TraceAxis a, int id) {
-  if (a != AXIS_TGT_VOCAB) return trace_uses_word(t, id);
-  for (int i = 0; i < t->T; i++)
-    if (t->dec_tokens.ids[i] == id) return true;
-  return false;
-}
-
 int view_top_words(const Operand *op, int row, int k, int *idx) {
   int n = 0;
   for (int j = 0; j < op->cols; j++) {
@@ -146,23 +141,6 @@ int view_top_words(const Operand *op, int row, int k, int *idx) {
     if (at < k) idx[at] = j;
   }
   return n;
-}
-
-// Width of the widest row label of an operand.
-static float row_label_width(const Eq *e, const ViewOperand *v, float fs) {
-  char buf[96];
-  float w = 0;
-  int n = v->op.rows;
-  if (!is_words(v->op.row_axis)) { // numbers, or the one row of a mean ("mean"), drawn smaller
-    if (v->op.row_axis == AXIS_ONE)
-      label(v->op.trace, v->op.row_axis, 0, buf, sizeof buf);
-    else
-      snprintf(buf, sizeof buf, "%d", n - 1);
-    return text_width(FONT_SANS, fs * 0.85f, buf) + 8;
-  }
-  for (int i = 0; i < n && i < 512; i++)
-    w = fmaxf(w, text_width(FONT_SANS, fs, label(v->op.trace, v->op.row_axis, i, buf, sizeof buf)));
-  return fminf(w, 12 * fs) + 10;
 }
 
 // Label with an ellipsis when wider than maxw.
@@ -340,45 +318,66 @@ static void cell_box(const ViewOperand *v, const Units *u, float *w, float *h) {
   if (v->op.rows == 1) *h = fmaxf(*h, 6);
 }
 
-// How the column labels of an operand are drawn, in one place (margins and drawing agree):
-// each label in full across its column; else turned 90° (read upwards) at the label size;
-// else turned and shrunk down to FS_FLOOR; only then every step-th label, or, on a vocabulary
-// too long to name, the sentence's words on two tiers. A label is cut with "…" only when it is
-// longer than `most` even turned, never to one letter while the word fits turned.
-typedef struct {
-  float lf;     // label size
-  bool turned;  // read upwards
-  bool tiers;   // a vocabulary: the sentence's words only, on up to two tiers
-  int step;     // every step-th column is labelled
-  float height; // room the labels take above the cells
-  float most;   // a label longer than this (along its baseline) is cut
-} ColPlan;
-
 static bool word_cols(TraceAxis a) { return is_words(a) || a == AXIS_CLASS; }
 
-static ColPlan col_plan(const Eq *e, const ViewOperand *v, float cw, float fs) {
-  ColPlan p = {fs * 0.75f, false, false, 1, fs * 1.35f, cw * 0.95f};
-  TraceAxis a = v->op.col_axis;
-  if (!word_cols(a)) return p; // dimension numbers, at a readable stride (draw_col_labels)
+// The focus among an operand's entries along one axis (-1: none), as draw_focus shows it.
+static int axis_focus(const Eq *e, int k, bool cols) {
+  const OpDeco *d = &e->deco[k];
+  int f = cols ? (d->own_focus ? d->focus_col : e->o->focus_col)
+               : (d->own_focus ? d->focus_row : e->o->focus_row);
+  const ViewOperand *v = &e->lay->ops[k];
+  if (!v->result && (v->link == LINK_ROW) == cols)
+    return -1; // Q's rows follow the focus row, Kᵀ's columns its column
+  return f;
+}
+
+// The word labels of one axis of operand k, `len` pixels long, as axislabels.h decides them for
+// every view: the size and the bounds the picture allows, the focus kept first.
+static AxisSpec axis_spec(const Eq *e, int k, bool cols, float len, float fs) {
+  const ViewOperand *v = &e->lay->ops[k];
+  float z = e->o->text_scale * view_zoom(e->o);
+  TraceAxis a = cols ? v->op.col_axis : v->op.row_axis;
+  return (AxisSpec){.trace = v->op.trace,
+                    .axis = a,
+                    .n = cols ? v->op.cols : v->op.rows,
+                    .cols = cols,
+                    .len = len,
+                    .fs = fs,
+                    .floor = FS_FLOOR * z,
+                    .least = FS_LEAST * z,
+                    .focus = is_tok(a) ? axis_focus(e, k, cols) : -1,
+                    .vocab = is_vocab(a)};
+}
+
+// The room the column labels of operand k take above its cells (cells w pixels wide).
+static float col_depth(const Eq *e, int k, float w, float fs) {
+  const ViewOperand *v = &e->lay->ops[k];
+  if (!word_cols(v->op.col_axis)) return fs * 1.35f; // dimension numbers, at a readable stride
+  AxisSpec sp = axis_spec(e, k, true, w, fs);
+  return axis_labels_depth(&sp);
+}
+
+// Width of the row labels of operand k (cells h pixels tall).
+static float row_label_width(const Eq *e, int k, float h, float fs) {
+  const ViewOperand *v = &e->lay->ops[k];
   char buf[96];
-  float widest = 0; // at size fs
-  for (int j = 0; j < v->op.cols && j < 512; j++)
-    widest = fmaxf(widest, text_width(FONT_SANS, fs, label(v->op.trace, a, j, buf, sizeof buf)));
-  p.lf = fs;
-  if (widest <= cw * 0.95f) return p;
-  float floor = fminf(fs, FS_FLOOR * e->o->text_scale * view_zoom(e->o));
-  p.lf = fminf(fs, cw / 1.15f);
-  if (p.lf < floor) {
-    if (is_vocab(a)) { // too many words to name
-      p.tiers = true, p.lf = fmaxf(floor, fs * 0.85f);
-      return p;
-    }
-    p.lf = floor, p.step = (int)ceilf(floor * 1.15f / fmaxf(cw, 0.01f));
+  if (!is_words(v->op.row_axis)) { // numbers, or the one row of a mean ("mean"), drawn smaller
+    if (v->op.row_axis == AXIS_ONE)
+      label(v->op.trace, v->op.row_axis, 0, buf, sizeof buf);
+    else
+      snprintf(buf, sizeof buf, "%d", v->op.rows - 1);
+    return text_width(FONT_SANS, fs * 0.85f, buf) + 8;
   }
-  p.turned = true;
-  p.most = 7 * fs;
-  p.height = fminf(widest * p.lf / fs, p.most) + fs * 0.5f;
-  return p;
+  AxisSpec sp = axis_spec(e, k, false, h, fs);
+  return axis_labels_depth(&sp);
+}
+
+// Whether a token axis of operand k names only some of its entries: a line under the shape says so.
+static bool labels_partial(const Eq *e, int k, float w, float h, float fs) {
+  const ViewOperand *v = &e->lay->ops[k];
+  AxisSpec r = axis_spec(e, k, false, h, fs), c = axis_spec(e, k, true, w, fs);
+  return (e->deco[k].row_labels && is_tok(v->op.row_axis) && axis_labels_partial(&r)) ||
+         (has_col_labels(v) && is_tok(v->op.col_axis) && axis_labels_partial(&c));
 }
 
 // The shape under an operand ("L×D = 6×64"); true when its cells are fewer pixels than values
@@ -401,25 +400,22 @@ static Margins margins(const Eq *e, int k, const Units *u) {
   Margins m = {0};
   m.top = fs * 2.1f; // the symbol
   if (d->caption) m.top += fs * 1.3f;
-  if (has_col_labels(v)) {
-    float w, h;
-    cell_box(v, u, &w, &h);
-    m.top += col_plan(e, v, w / v->op.cols, fs).height;
-  }
+  float w, h;
+  cell_box(v, u, &w, &h);
+  if (has_col_labels(v)) m.top += col_depth(e, k, w, fs);
   if (word_cols(v->op.col_axis)) m.top += fs * 0.95f;     // "keys"
   if (is_vocab(v->op.col_axis)) m.top += VOCAB_TIER * fs; // a second tier of word labels
   if (has_bands(&v->op, true)) m.top += fs * 0.6f;
   m.bottom = fs * 1.7f; // the shape
   if (e->o->scale == SCALE_MATRIX) m.bottom += fs * 1.9f;
   m.left = fs * 0.6f;
-  if (d->row_labels) m.left += row_label_width(e, v, fs);
+  if (d->row_labels) m.left += row_label_width(e, k, h, fs);
   if (has_bands(&v->op, false)) m.left += fs * 0.6f;
   m.right = fs * 0.6f;
   if (d->row_sums) m.right += text_width(FONT_SANS, fs * 0.85f, "Σ 1.000") + 8;
-  float w, h;
   char buf[96];
-  cell_box(v, u, &w, &h);
   if (shape_text(e, v, w, h, buf, sizeof buf)) m.bottom += fs * 0.95f; // "area-averaged"
+  if (labels_partial(e, k, w, h, fs)) m.bottom += fs * 0.95f;          // "labelled: 18 of 40 rows"
   return m;
 }
 
@@ -721,68 +717,74 @@ static void note_label(Eq *e, ViewOperand *v, float lf, const char *full, const 
   if (shown != full) e->lay->labels_cut++;
 }
 
-// Column labels above the cells, whose top (or the head bands' top) is `top`, as col_plan says.
-static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float top) {
+// The words a vocabulary axis of operand k names when it cannot name all (best first, into idx):
+// a prediction's most likely words, else the sentence's words in its order, the focus word first.
+static int vocab_cands(const Eq *e, int k, bool cols, int *idx) {
+  const ViewOperand *v = &e->lay->ops[k];
+  const OpDeco *d = &e->deco[k];
+  if (cols && d->mark_top) return view_top_words(&v->op, d->top_row, 8, idx);
+  TraceAxis a = cols ? v->op.col_axis : v->op.row_axis;
+  const Tokens *tok = a == AXIS_TGT_VOCAB ? &v->op.trace->dec_tokens : &v->op.trace->tokens;
+  int n = 0, N = cols ? v->op.cols : v->op.rows, f = e->o->focus_row;
+  for (int q = -1; q < tok->n && n < AXL_MAX; q++) {
+    int i = q < 0 ? (f >= 0 && f < tok->n && a != AXIS_TGT_VOCAB ? f : -1) : q;
+    if (i < 0) continue;
+    int id = tok->ids[i];
+    bool seen = id < 0 || id >= N;
+    for (int r = 0; r < n && !seen; r++) seen = idx[r] == id;
+    if (!seen) idx[n++] = id;
+  }
+  return n;
+}
+
+// The labels of one word axis of operand k, as axislabels.h decides them (cells `len` long).
+static void plan_labels(const Eq *e, int k, bool cols, float len, float fs, AxisLabels *al) {
+  static _Thread_local int cand[AXL_MAX];
+  AxisSpec sp = axis_spec(e, k, cols, len, fs);
+  if (sp.vocab) sp.cand = cand, sp.n_cand = vocab_cands(e, k, cols, cand);
+  axis_labels_plan(&sp, al);
+}
+
+// Column labels above the cells, whose top (or the head bands' top) is `top`, as axislabels.h
+// decides them: each across its column, or turned, or moved apart with a leader to its column.
+static void draw_col_labels(Eq *e, int k, float fs, float top) {
+  ViewOperand *v = &e->lay->ops[k];
   const Theme *th = e->o->theme;
   int C = v->op.cols;
   float cw = v->w / C;
   char buf[96], fit[96];
   TraceAxis a = v->op.col_axis;
-  ColPlan p = col_plan(e, v, cw, fs);
   float y_base = top - fs * 0.45f; // horizontal labels' baseline
   if (word_cols(a)) {
     const char *what = a == AXIS_TOKEN2  ? "second sentence →"
                        : is_tok(a)       ? (is_tok(v->op.row_axis) ? "keys →" : "tokens →")
                        : a == AXIS_CLASS ? "classes →"
                                          : "vocabulary →";
-    if (p.tiers) {
-      // too many words to name: name the sentence's words (or a prediction's most likely words,
-      // the likeliest placed first), with a tick on their columns, on two tiers without overlap
-      const OpDeco *d = &e->deco[v - e->lay->ops];
-      int order[512], n = 0;
-      if (d->mark_top)
-        n = view_top_words(&v->op, d->top_row, 8, order);
-      else
-        for (int j = 0; j < C && n < 512; j++)
-          if (uses_word(v->op.trace, a, j)) order[n++] = j;
-      float span[2][512][2]; // the labels placed on each tier: left and right ends
-      int placed[2] = {0, 0};
-      for (int q = 0; q < n; q++) {
-        int j = order[q];
-        const char *s = label(v->op.trace, a, j, buf, sizeof buf);
-        float cx = v->x + (j + 0.5f) * cw, w = text_width(FONT_SANS, p.lf, s), l0 = cx - w / 2 - 2,
-              l1 = cx + w / 2 + 2;
-        int tier = -1;
-        for (int t = 0; t < 2 && tier < 0; t++) {
-          bool clear = true;
-          for (int r = 0; r < placed[t] && clear; r++) clear = l1 <= span[t][r][0] || l0 >= span[t][r][1];
-          if (clear) tier = t;
-        }
-        if (tier < 0) continue; // no room on either tier
-        span[tier][placed[tier]][0] = l0, span[tier][placed[tier]][1] = l1, placed[tier]++;
-        float ty = y_base - tier * VOCAB_TIER * fs;
-        scene_rect(e->s, cx - 0.75f, ty + p.lf * 0.2f, 1.5f, y_base - ty + p.lf * 0.5f, th->muted);
-        scene_text_aligned(e->s, FONT_SANS, p.lf, cx, ty, 0.5f, th->text, s);
-        note_label(e, v, p.lf, s, s);
-      }
-      scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2,
-                         y_base - fs * (1.2f + VOCAB_TIER), 0.5f, th->muted, what);
-      return;
-    }
-    v->cols_turned = p.turned;
-    for (int j = 0; j < C; j += p.step) {
-      const char *full = label(v->op.trace, a, j, buf, sizeof buf);
-      const char *s =
-          fit_label(full, FONT_SANS, p.lf, p.turned ? p.most : cw * p.step * 0.95f, fit, sizeof fit);
+    static _Thread_local AxisLabels al;
+    plan_labels(e, k, true, v->w, fs, &al);
+    v->cols_turned = al.turned;
+    for (int q = 0; q < al.n; q++) {
+      int j = al.idx[q];
+      const char *full = al.text[q];
+      float cx = v->x + al.at[q], cell = v->x + (j + 0.5f) * cw;
+      float most = al.turned ? 7 * fs : al.spread ? 12 * fs : cw * 0.95f;
+      const char *s = fit_label(full, FONT_SANS, al.lf, most, fit, sizeof fit);
       uint32_t c = is_unknown_token(v->op.trace, a, j) ? th->unk : th->text;
-      float cx = v->x + (j + 0.5f) * cw;
-      if (p.turned) // centred on its column, read upwards from just above the cells
-        scene_text_turned(e->s, FONT_SANS, p.lf, cx + p.lf * 0.35f, top - fs * 0.25f, c, s);
-      else
-        scene_text_aligned(e->s, FONT_SANS, p.lf, cx, y_base, 0.5f, c, s);
-      note_label(e, v, p.lf, full, s);
+      if (al.turned && al.numbered) { // a few named, above a leader to their columns
+        scene_line(e->s, cell, top - 1, cx, top - fs * 0.85f, 1.2f, th->muted);
+        scene_text_turned(e->s, FONT_SANS, al.lf, cx + al.lf * 0.35f, top - fs * 0.95f, c, s);
+      } else if (al.turned) { // centred on its column, read upwards from just above the cells
+        scene_text_turned(e->s, FONT_SANS, al.lf, cx + al.lf * 0.35f, top - fs * 0.25f, c, s);
+      } else if (is_vocab(a) && al.shown < C) { // a named word of a long vocabulary: a leader to its column
+        float ty = y_base - VOCAB_TIER * fs * 0.8f;
+        scene_line(e->s, cell, top - 1, cx, ty + al.lf * 0.3f, 1.5f, th->muted);
+        scene_text_aligned(e->s, FONT_SANS, al.lf, cx, ty, 0.5f, c, s);
+      } else {
+        scene_text_aligned(e->s, FONT_SANS, al.lf, cx, y_base, 0.5f, c, s);
+      }
+      note_label(e, v, al.lf, full, s);
     }
-    float cap_y = is_vocab(a) ? y_base - fs * (1.2f + VOCAB_TIER) : top - p.height - fs * 0.3f;
+    float cap_y = is_vocab(a) ? y_base - fs * (1.2f + VOCAB_TIER) : top - al.depth - fs * 0.3f;
     scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, cap_y, 0.5f, th->muted, what);
     return;
   }
@@ -798,42 +800,59 @@ static void draw_col_labels(Eq *e, ViewOperand *v, float fs, float top) {
   }
 }
 
-static void draw_row_labels(Eq *e, ViewOperand *v, float fs, float x_right) {
+static void draw_row_labels(Eq *e, int k, float fs, float x_right) {
+  ViewOperand *v = &e->lay->ops[k];
   const Theme *th = e->o->theme;
   int R = v->op.rows;
   float ch = v->h / R;
   char buf[96], fit[96];
   TraceAxis a = v->op.row_axis;
-  bool words = is_words(a);
-  // word labels never below the floor: rows too thin for them are labelled every step-th
-  float floor = fminf(fs, FS_FLOOR * e->o->text_scale * view_zoom(e->o));
-  float lf = words ? fmaxf(floor, fminf(fs, ch * 0.8f)) : fs * 0.75f;
-  if (is_vocab(a) && ch < lf * 1.05f) { // too many words: name the sentence's words only
-    lf = fmaxf(floor, fs * 0.8f);
-    float last[2] = {-1e9f, -1e9f}, shift = 5 * lf; // two columns of labels when rows are close
-    for (int i = 0; i < R; i++) {
-      bool used = uses_word(v->op.trace, a, i);
-      float cy = v->y + (i + 0.5f) * ch;
-      int col = !used ? -1 : cy - lf >= last[0] ? 0 : cy - lf >= last[1] ? 1 : -1;
-      if (col < 0) continue;
-      float xr = x_right - col * shift;
-      scene_rect(e->s, xr + 2, cy - 0.75f, x_right - xr + 6, 1.5f, th->muted);
-      const char *s = label(v->op.trace, a, i, buf, sizeof buf);
-      scene_text_aligned(e->s, FONT_SANS, lf, xr, cy + lf * 0.35f, 1.0f, th->text, s);
-      note_label(e, v, lf, s, s);
-      last[col] = cy;
+  if (is_words(a)) {
+    static _Thread_local AxisLabels al;
+    plan_labels(e, k, false, v->h, fs, &al);
+    for (int q = 0; q < al.n; q++) {
+      int i = al.idx[q];
+      const char *full = al.text[q];
+      const char *s = fit_label(full, FONT_SANS, al.lf, 12 * fs, fit, sizeof fit);
+      float cy = v->y + al.at[q], cell = v->y + (i + 0.5f) * ch;
+      if ((is_vocab(a) && al.shown < R) || al.numbered) // a few named: a leader to its row
+        scene_line(e->s, x_right + 2, cy, v->x - 2, cell, 1.5f, th->muted);
+      float xr = x_right - (float)(i % 2) * al.shift; // two columns of labels when rows are thin
+      if (al.shift > 0 && i % 2) scene_rect(e->s, xr + 2, cy - 0.5f, al.shift - 4, 1, th->grid);
+      note_label(e, v, al.lf, full, s);
+      uint32_t c = is_unknown_token(v->op.trace, a, i) ? th->unk : th->text;
+      scene_text_aligned(e->s, FONT_SANS, al.lf, xr, cy + al.lf * 0.35f, 1.0f, c, s);
     }
     return;
   }
+  float lf = fs * 0.75f;
   int step = 1;
   while (step * ch < lf * 1.05f) step *= 2;
   for (int i = 0; i < R; i += step) {
-    const char *full = label(v->op.trace, a, i, buf, sizeof buf);
-    const char *s = fit_label(full, FONT_SANS, lf, 12 * fs, fit, sizeof fit);
-    if (words) note_label(e, v, lf, full, s);
-    uint32_t c = is_unknown_token(v->op.trace, a, i) ? th->unk : words ? th->text : th->muted;
-    scene_text_aligned(e->s, FONT_SANS, lf, x_right, v->y + (i + 0.5f) * ch + lf * 0.35f, 1.0f, c, s);
+    const char *s =
+        fit_label(label(v->op.trace, a, i, buf, sizeof buf), FONT_SANS, lf, 12 * fs, fit, sizeof fit);
+    scene_text_aligned(e->s, FONT_SANS, lf, x_right, v->y + (i + 0.5f) * ch + lf * 0.35f, 1.0f, th->muted, s);
   }
+}
+
+// Under the shape, when a token axis names only some entries: how many of each are named.
+static void draw_partial_note(Eq *e, int k, float fs, float y) {
+  ViewOperand *v = &e->lay->ops[k];
+  static _Thread_local AxisLabels al;
+  char note[160];
+  int n = 0;
+  n += snprintf(note + n, sizeof note - (size_t)n, "labelled:");
+  if (e->deco[k].row_labels && is_tok(v->op.row_axis)) {
+    plan_labels(e, k, false, v->h, fs, &al);
+    if (al.numbered) n += snprintf(note + n, sizeof note - (size_t)n, " %d of %d rows", al.shown, al.total);
+  }
+  if (has_col_labels(v) && is_tok(v->op.col_axis)) {
+    plan_labels(e, k, true, v->w, fs, &al);
+    if (al.numbered && n < (int)sizeof note)
+      n += snprintf(note + n, sizeof note - (size_t)n, "%s %d of %d columns", n > 10 ? "," : "", al.shown,
+                    al.total);
+  }
+  scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.7f, v->x + v->w / 2, y, 0.5f, e->o->theme->muted, note);
 }
 
 static void draw_bands(Eq *e, ViewOperand *v, float fs, bool cols) {
@@ -899,8 +918,8 @@ static void draw_operand(Eq *e, int k, const Units *u) {
   }
   if (has_bands(&v->op, false)) draw_bands(e, v, fs, false);
   if (has_col_labels(v)) {
-    draw_col_labels(e, v, fs, top);
-    top -= col_plan(e, v, v->w / v->op.cols, fs).height;
+    draw_col_labels(e, k, fs, top);
+    top -= col_depth(e, k, v->w, fs);
   }
   if (word_cols(v->op.col_axis)) top -= fs * 0.95f;
   if (is_vocab(v->op.col_axis)) top -= VOCAB_TIER * fs;
@@ -931,7 +950,7 @@ static void draw_operand(Eq *e, int k, const Units *u) {
   }
   if (d->row_labels) {
     float xr = v->x - fs * 0.6f - (has_bands(&v->op, false) ? fs * 0.6f : 0);
-    draw_row_labels(e, v, fs, xr);
+    draw_row_labels(e, k, fs, xr);
     if (is_tok(v->op.row_axis) && is_tok(v->op.col_axis))
       scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, xr, v->y - fs * 0.5f, 1.0f, th->muted,
                          v->op.col_axis == AXIS_TOKEN2 ? "first sentence ↓" : "queries ↓");
@@ -948,8 +967,13 @@ static void draw_operand(Eq *e, int k, const Units *u) {
                        : rule == BLOCK_MAX_PRED ? "area maximum: every peak shows"
                                                 : "area-averaged");
   }
+  float below = averaged ? 2.7f : 1.75f;
+  if (labels_partial(e, k, v->w, v->h, fs)) {
+    draw_partial_note(e, k, fs, v->y + v->h + fs * (below + 0.45f));
+    below += 0.95f;
+  }
   if (e->o->scale == SCALE_MATRIX && v->op.index >= 0 && !all_hidden(e, k))
-    draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * (averaged ? 2.7f : 1.75f));
+    draw_matrix_colorbar(e, v, fs, v->y + v->h + fs * below);
   if (d->row_sums) draw_row_sums(e, v, fs);
 }
 

@@ -1,0 +1,226 @@
+// test_labels.c -- labels never lie (issue 31, group 3): read from the scene's text items of the
+// pictures at 1280×720 (page_render, no pixels):
+//   - a 22-token sentence: at every step of the pass, every matrix with a token axis names every
+//     word of the sentence on that axis, every token position in fact (up to about 24 tokens,
+//     every row and column is labelled);
+//   - a 45-token sentence: every distinct word still named on each token axis, the labels carry
+//     their positions ("3 walks") and a line under the shape says how many are labelled;
+//   - the cat/bank lesson with its compare step (step 15): river is named on the 7×7 columns;
+//   - intuition.md: "who" is named on the 9×9 softmax;
+//   - no two labels (texts of words of the sentence) overlap anywhere in any of these pictures.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cli.h"     // links the app layer (session.c)
+#include "page.h"    // defines: page_render
+#include "session.h" // defines: session_open
+#include "text.h"    // defines: text_init, text_width
+
+#define W 1280
+#define H 720
+
+typedef struct {
+  float x0, y0, x1, y1;
+} Box;
+
+static Box text_box(const Cmd *c) {
+  float w = text_width(c->font, c->size, c->text), a = text_ascent(c->font, c->size) * 0.8f,
+        d = text_descent(c->font, c->size) * 0.5f;
+  if (c->turned) return (Box){c->x - a, c->y - w, c->x + d, c->y};
+  return (Box){c->x, c->y - a, c->x + w, c->y + d};
+}
+
+static bool overlap(Box a, Box b) {
+  return a.x0 < b.x1 - 0.5f && b.x0 < a.x1 - 0.5f && a.y0 < b.y1 - 0.5f && b.y0 < a.y1 - 0.5f;
+}
+
+// The word a label names: "walks" or "3 walks" -> "walks"; NULL when the text is no token of t.
+static const char *label_word(const Trace *t, const char *text) {
+  const char *s = text;
+  if (*s >= '0' && *s <= '9') {
+    while (*s >= '0' && *s <= '9') s++;
+    if (*s != ' ') return NULL;
+    s++;
+  }
+  char buf[96];
+  for (int i = 0; i < t->L; i++)
+    if (!strcmp(trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf), s)) return s;
+  return NULL;
+}
+
+// Every distinct word of t named among the labels drawn left of operand v's rows (rows) or above
+// its columns (cols), and whether some label carries a position.
+static void axis_words(const Scene *sc, const ViewLayout *lay, const ViewOperand *v, bool cols,
+                       const Trace *t, bool *named, bool *numbered) {
+  char buf[96];
+  for (int k = 0; k < sc->n; k++) {
+    const Cmd *c = &sc->cmds[k];
+    if (c->kind != CMD_TEXT || !label_word(t, c->text)) continue;
+    Box b = text_box(c);
+    bool at = cols ? (b.y1 <= v->y + 1 && b.y1 > v->y - 10 * c->size && (b.x0 + b.x1) / 2 >= v->x - 2 &&
+                      (b.x0 + b.x1) / 2 <= v->x + v->w + 2)
+                   : (b.x1 <= v->x + 1 && b.x1 > v->x - 14 * c->size && (b.y0 + b.y1) / 2 >= v->y - 2 &&
+                      (b.y0 + b.y1) / 2 <= v->y + v->h + 2);
+    for (int q = 0; q < lay->n_ops && at && !cols; q++) { // not another operand's column label
+      const ViewOperand *o = &lay->ops[q];
+      at = b.x1 <= o->x || b.x0 >= o->x + o->w || b.y1 > o->y + 1 || b.y1 < o->y - 10 * c->size;
+    }
+    if (!at) continue;
+    const char *w = label_word(t, c->text);
+    if (w != c->text) *numbered = true;
+    for (int i = 0; i < t->L; i++)
+      if (!strcmp(trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf), w)) named[i] = true;
+  }
+}
+
+// Marks as named every position whose word is named (a word named once counts for all its places).
+static int missing_words(const Trace *t, const bool *named, char *which, int cap) {
+  char a[96], b[96];
+  int miss = 0;
+  which[0] = 0;
+  for (int i = 0; i < t->L; i++) {
+    bool any = false;
+    for (int j = 0; j < t->L && !any; j++)
+      any = named[j] && !strcmp(trace_axis_label(t, AXIS_TOKEN, i, a, sizeof a),
+                                trace_axis_label(t, AXIS_TOKEN, j, b, sizeof b));
+    if (!any) {
+      miss++;
+      size_t n = strlen(which);
+      snprintf(which + n, (size_t)cap - n, " %s", a);
+    }
+  }
+  return miss;
+}
+
+static int overlaps(const Scene *sc, const Trace *t, char *where, int cap) {
+  int n = 0;
+  for (int a = 0; a < sc->n; a++) {
+    const Cmd *c = &sc->cmds[a];
+    if (c->kind != CMD_TEXT || !label_word(t, c->text)) continue;
+    for (int b = a + 1; b < sc->n; b++) {
+      const Cmd *d = &sc->cmds[b];
+      if (d->kind != CMD_TEXT || !label_word(t, d->text)) continue;
+      if (overlap(text_box(c), text_box(d))) {
+        if (!n)
+          snprintf(where, (size_t)cap, "'%s' at (%.0f, %.0f) and '%s' at (%.0f, %.0f)", c->text, c->x, c->y,
+                   d->text, d->x, d->y);
+        n++;
+      }
+    }
+  }
+  return n;
+}
+
+typedef struct {
+  const char *lesson, *text, *compare;
+  bool every_position; // up to about 24 tokens: every position labelled, no numbers
+  int only_step;       // a lesson's step (1-based) to check alone, or 0 for all
+  const char *must;    // a word that must be named on the result's columns, or NULL
+} Case;
+
+static void run(const Case *cs) {
+  Session s;
+  memset(&s, 0, sizeof s);
+  SessionOpts o = {.lesson = cs->lesson, .compare = cs->compare};
+  o.model.text = cs->text;
+  static LessonDiag d;
+  memset(&d, 0, sizeof d);
+  Err err = {0};
+  bool ok = session_open(&s, &o, &d, &err);
+  CHECK(ok, "%s opens: %s", cs->lesson ? cs->lesson : cs->text, err.msg);
+  if (!ok) return;
+  Scene sc;
+  scene_init(&sc, W, H, 0);
+  int steps = s.has_lesson ? s.lesson.n_steps : s.trace->n_steps;
+  const char *name = cs->lesson ? cs->lesson : "sentence";
+  for (int k = 0; k < steps; k++) {
+    if (cs->only_step && k + 1 != cs->only_step) continue;
+    ViewOptions vo = view_options_default(theme_get(THEME_LIGHT));
+    PageSpec p = {.view = &vo, .sentence = s.text, .width = W, .height = H, .show_text = true};
+    const Trace *t = s.trace;
+    int step = k;
+    if (s.has_lesson) {
+      const LessonStep *ls = &s.lesson.steps[k];
+      step = session_trace_step(&s, k);
+      if (step < 0) continue;
+      t = session_step_trace(&s, k);
+      vo.head = ls->head == LESSON_ALL_HEADS ? -1 : ls->head;
+      vo.part = (int)ls->show;
+      vo.focus_row = ls->row, vo.focus_col = ls->col;
+      p.title = ls->title, p.narration = &ls->narration;
+      p.compare = session_compare(&s, k, &p.compare_sentence, &p.compare_row, &p.compare_col);
+    }
+    p.trace = t, p.step = step;
+    ViewLayout lay;
+    page_render(&sc, &p, &lay);
+    char where[256];
+    int ov = overlaps(&sc, t, where, sizeof where);
+    if (p.compare) ov += overlaps(&sc, p.compare, where, sizeof where);
+    CHECK(ov == 0, "%s step %d: %d pairs of labels overlap (%s)", name, k + 1, ov, where);
+    for (int q = 0; q < lay.n_ops; q++) {
+      const ViewOperand *v = &lay.ops[q];
+      const Trace *ot = v->op.trace;
+      for (int cols = 0; cols < 2; cols++) {
+        TraceAxis a = cols ? v->op.col_axis : v->op.row_axis;
+        int n = cols ? v->op.cols : v->op.rows;
+        if (a != AXIS_TOKEN || n < 2) continue;
+        if (!cols && v->x - lay.area[0] < 5) continue;
+        bool named[512] = {false}, numbered = false;
+        axis_words(&sc, &lay, v, cols, ot, named, &numbered);
+        bool any = false;
+        for (int i = 0; i < ot->L; i++) any |= named[i];
+        if (!any) continue; // an axis without labels (a summand beside a labelled one)
+        char which[512];
+        int miss = missing_words(ot, named, which, sizeof which);
+        CHECK(miss == 0, "%s step %d, %s's %s: every distinct word named (missing:%s)", name, k + 1,
+              v->symbol, cols ? "columns" : "rows", which);
+        if (cs->every_position) {
+          CHECK(!numbered, "%s step %d, %s's %s: no positions written (every one labelled)", name, k + 1,
+                v->symbol, cols ? "columns" : "rows");
+        }
+      }
+    }
+    if (!cs->every_position && !s.has_lesson && t->steps[step].kind == STEP_SCORES) {
+      bool note = false;
+      for (int c = 0; c < sc.n; c++)
+        note |= sc.cmds[c].kind == CMD_TEXT && !strncmp(sc.cmds[c].text, "labelled:", 9);
+      CHECK(note, "%s step %d: the picture says that labels were skipped", name, k + 1);
+    }
+    if (cs->must) {
+      bool found = false;
+      for (int c = 0; c < sc.n; c++)
+        found |= sc.cmds[c].kind == CMD_TEXT && sc.cmds[c].turned && !strcmp(sc.cmds[c].text, cs->must);
+      for (int c = 0; c < sc.n && !found; c++)
+        found |= sc.cmds[c].kind == CMD_TEXT && !strcmp(sc.cmds[c].text, cs->must);
+      CHECK(found, "%s step %d: '%s' is named", name, k + 1, cs->must);
+    }
+  }
+  scene_free(&sc);
+  session_close(&s);
+}
+
+int main(void) {
+  Err err = {0};
+  if (!text_init(&err)) {
+    fprintf(stderr, "test_labels: %s\n", err.msg);
+    return 1;
+  }
+  const char *src = getenv("SF_SOURCE_DIR");
+  char cat_bank[4096], intuition[4096];
+  snprintf(cat_bank, sizeof cat_bank, "%s/lessons/cat-bank.md", src ? src : ".");
+  snprintf(intuition, sizeof intuition, "%s/lessons/intuition.md", src ? src : ".");
+  const char *t22 =
+      "the cat walks by the bank the cat walks by the bank the cat walks by the bank and the river bank";
+  char t45[1024];
+  snprintf(t45, sizeof t45, "%s %s flows", t22, t22);
+  Case cases[] = {
+      {NULL, t22, NULL, true, 0, NULL},           {NULL, t45, NULL, false, 0, NULL},
+      {cat_bank, NULL, NULL, false, 15, "river"}, {cat_bank, NULL, NULL, false, 0, NULL},
+      {intuition, NULL, NULL, true, 9, "who"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) run(&cases[c]);
+  text_shutdown();
+  return check_exit("test_labels");
+}
