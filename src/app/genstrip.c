@@ -7,6 +7,7 @@
 
 #include "numfmt.h" // defines: numfmt_prob
 #include "text.h"   // defines: text_width
+#include "utf8.h"   // defines: utf8_floor
 
 float genstrip_height(float h, float text_scale) { return 160.0f * h / 1080.0f * text_scale; }
 
@@ -75,10 +76,17 @@ void genstrip_draw(Scene *s, const Generation *g, int k, const Theme *th, float 
   float wl = ly + tf * 2.3f, by = wl + tf * 0.7f, bh = 20 * us;
   for (int r = 0; r < st->n_top; r++) {
     float cx = bx + r * bw, p = st->top_p[r], track = bw - 18 * us;
+    // the word whole, smaller when its column is too narrow ("apporten"), cut with "…" only
+    // below 0.8 of the size
     char fit[96];
     snprintf(fit, sizeof fit, "%s", gen_word(g, st->top[r]));
-    while (strlen(fit) > 1 && text_width(FONT_SANS_BOLD, tf * 1.3f, fit) > track) fit[strlen(fit) - 1] = 0;
-    scene_text(s, r == 0 ? FONT_SANS_BOLD : FONT_SANS, tf * 1.3f, cx, wl, th->text, fit);
+    float wf = tf * 1.3f, ww = text_width(FONT_SANS_BOLD, wf, fit);
+    if (ww > track) wf = fmaxf(tf * 0.8f, wf * track / ww);
+    for (size_t n = strlen(fit); n > 1 && text_width(FONT_SANS_BOLD, wf, fit) > track;) {
+      n = utf8_floor(fit, n - 1);
+      snprintf(fit + n, sizeof fit - n, "…");
+    }
+    scene_text(s, r == 0 ? FONT_SANS_BOLD : FONT_SANS, wf, cx, wl, th->text, fit);
     scene_frame(s, cx, by, track, bh, 1, th->frame);
     scene_rect(s, cx, by, fmaxf(2 * us, track * p), bh, r == 0 ? th->accent : th->muted);
     bool others = p < 1.0f; // never "1.000" beside another candidate above 0

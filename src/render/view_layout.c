@@ -399,7 +399,7 @@ static Margins margins(const Eq *e, int k, const Units *u) {
   float fs = u->fs;
   Margins m = {0};
   m.top = fs * 2.1f; // the symbol
-  if (d->caption) m.top += fs * 1.3f;
+  if (d->caption) m.top += fs * 1.5f;
   float w, h;
   cell_box(v, u, &w, &h);
   if (has_col_labels(v)) m.top += col_depth(e, k, w, fs);
@@ -944,8 +944,11 @@ static void draw_operand(Eq *e, int k, const Units *u) {
       cw = right - v->x, x = v->x, align = 0.0f;
     } else if (text_width(FONT_SANS_BOLD, cf, d->caption) > cw && box > cw)
       cw = box - fs * 0.6f, x = v->x - m.left + fs * 0.3f, align = 0.0f;
+    // smaller before it is cut: "columns: “She puts mone…”" hid the sentence the view is about
+    float tw = text_width(FONT_SANS_BOLD, cf, d->caption);
+    if (tw > cw) cf = fmaxf(fs * 0.65f, cf * cw / tw);
     const char *c = fit_label(d->caption, FONT_SANS_BOLD, cf, cw, fit, sizeof fit);
-    scene_text_aligned(e->s, FONT_SANS_BOLD, cf, x, top - fs * 0.55f - sm.ascent - fs * 0.75f, align,
+    scene_text_aligned(e->s, FONT_SANS_BOLD, cf, x, top - fs * 0.55f - sm.ascent - fs * 0.95f, align,
                        th->text, c);
   }
   if (d->row_labels) {
