@@ -130,7 +130,8 @@ static void enter_step(App *a, int step) {
   if (ls) {
     a->head = ls->head;
     a->part = (int)ls->show;
-    if (a->s->gen) { // the lesson step's generation step (gen=N)
+    a->inside = ls->inside; // stage=lens ...: the view inside the pass (i leaves it)
+    if (a->s->gen) {        // the lesson step's generation step (gen=N)
       if (ls->gen != a->s->gen_step) a->global_stale = true;
       session_set_gen_step(a->s, ls->gen);
     }

@@ -270,7 +270,7 @@ int cli_dump(int argc, char **argv) {
   if (!outdir_begin(&od, out, &err))
     rc = 2;
   else if (!write_all(&od, t, m, &err) || (sim && !simfiles_write(&od, sim, &err)) ||
-           (!train.no_scale && !insidefiles_write(&od, t, &inside, &err)) ||
+           (!train.on && !insidefiles_write(&od, t, &inside, &err)) ||
            (train.on && !trainfiles_write(&od, t, &train, train_line, sizeof train_line, &err))) {
     outdir_abort(&od);
     rc = 2;
@@ -281,7 +281,7 @@ int cli_dump(int argc, char **argv) {
   else {
     int files = 0;
     for (int i = 0; i < t->n; i++) files += !t->t[i].is_weight;
-    if (!train.no_scale) files += insidefiles_count(t);
+    if (!train.on) files += insidefiles_count(t);
     if (t->T > 0)
       printf(
           "wrote %d stage files, tokens.txt, dec_tokens.txt and model.safetensors for \"%s\" -> \"%s\" (%d "

@@ -103,16 +103,19 @@ static int plan(Export *x, int head_opt) {
       j->trace = session_step_trace(x->s, i);
       j->step = session_trace_step(x->s, i);
       j->head = l->steps[i].head;
+      j->inside = l->steps[i].inside;
       char s[64];
       if (j->step < 0)
         slug(s, sizeof s, l->steps[i].title);
+      else if (j->inside) // stage=lens ...: named for the view, not its stage
+        snprintf(s, sizeof s, "inside-%s", inside_view_name(j->inside));
       else
         snprintf(s, sizeof s, "%s", step_slug(t, j->step));
       char lay[16] = "";
       if (j->step >= 0 && layers && t->steps[j->step].layer >= 0)
         snprintf(lay, sizeof lay, "l%d-", t->steps[j->step].layer + 1);
       char hd[16] = "";
-      if (j->step >= 0 && page_step_has_heads(t, j->step)) {
+      if (j->step >= 0 && page_step_has_heads(t, j->step) && (!j->inside || j->inside == INSIDE_HEADVIEW)) {
         if (j->head < 0)
           snprintf(hd, sizeof hd, "-all");
         else

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inside.h"          // defines: inside_lens, inside_rollout, inside_saliency
 #include "lesson_internal.h" // defines: lesson_token_lookup, lesson_nearest
 #include "strdist.h"         // defines: strdist_nearest
 
@@ -263,41 +264,113 @@ static bool compare(FactOp op, double v, double a, double b) {
   }
 }
 
+static bool facts_eval_own(const Fact *f, const Trace *t, int layer, FactResult *r, float **own);
+
+// The views inside the pass as matrices a claim can read (inside.h): lensN [L, V] the prediction
+// after layer N (lens alone: after the step's layer, the last outside the layers), rolloutN [L, L]
+// (rollout alone: the step's layer) and saliency [L, L], row i the shares of the input tokens in
+// position i's top token (saliency[bank, by]: how much "by" drove the word after "bank"). Fills
+// *x with *own (malloc'd, the caller frees) and returns 1; 0 for another name; -1 with r set.
+static int inside_matrix(const Trace *t, const char *name, int layer, TraceTensor *x, float **own,
+                         FactResult *r) {
+  static const char *const NAMES[] = {"lens", "rollout", "saliency"};
+  int k = -1;
+  size_t n = 0;
+  for (int i = 0; i < 3 && k < 0; i++)
+    if (!strncmp(name, NAMES[i], (n = strlen(NAMES[i])))) k = i;
+  if (k < 0) return 0;
+  const char *digits = name + n;
+  for (const char *p = digits; *p; p++)
+    if (!isdigit((unsigned char)*p)) return 0;
+  int N = t->cfg.n_layers, L = t->L, l = layer >= 0 && layer < N ? layer : N - 1;
+  if (*digits) {
+    l = strlen(digits) < 5 ? atoi(digits) - 1 : -1;
+    if (l < 0 || l >= N)
+      return efail(r, "%s: the model has %d layer%s (write %s1 ... %s%d)", name, N, N == 1 ? "" : "s",
+                   NAMES[k], NAMES[k], N),
+             -1;
+  }
+  memset(x, 0, sizeof *x);
+  Err err = {0};
+  x->heads = 1, x->layer = l, x->row_axis = AXIS_TOKEN, x->stride = 0;
+  snprintf(x->name, sizeof x->name, "%.23s", name);
+  bool ok;
+  if (k == 0) { // the lens after layer l
+    if (!inside_has_lens(t) || t->pred < 0)
+      return efail(r, "%s: the logit lens needs a prediction head", name), -1;
+    int V = t->cfg.V;
+    float *all = malloc(sizeof(float) * (size_t)inside_lens_floats(t));
+    if (!all) return efail(r, "out of memory"), -1;
+    ok = inside_lens(t, all, &err);
+    if (ok) memmove(all, all + (size_t)l * L * V, sizeof(float) * (size_t)L * V);
+    *own = all, x->rows = L, x->cols = V, x->col_axis = AXIS_VOCAB;
+  } else if (k == 1) { // the rollout after layer l
+    float *all = malloc(sizeof(float) * (size_t)N * L * L);
+    if (!all) return efail(r, "out of memory"), -1;
+    ok = inside_rollout(t, all, &err);
+    if (ok) memmove(all, all + (size_t)l * L * L, sizeof(float) * (size_t)L * L);
+    *own = all, x->rows = L, x->cols = L, x->col_axis = AXIS_TOKEN;
+  } else { // row i: the saliency of position i's top token over the input tokens (the columns)
+    float *s = malloc(sizeof(float) * (size_t)L * L);
+    if (!s) return efail(r, "out of memory"), -1;
+    ok = true;
+    for (int i = 0; i < L && ok; i++) ok = inside_saliency(t, i, -1, s + (size_t)i * L, NULL, NULL, &err);
+    *own = s, x->rows = L, x->cols = L, x->col_axis = AXIS_TOKEN;
+  }
+  if (!ok) return efail(r, "%s: %s", name, err.msg), -1;
+  x->data = *own, x->stride = x->cols;
+  return 1;
+}
+
 bool facts_eval(const Fact *f, const Trace *t, int layer, FactResult *r) {
+  float *own = NULL;
+  bool ok = facts_eval_own(f, t, layer, r, &own);
+  free(own);
+  return ok;
+}
+
+static bool facts_eval_own(const Fact *f, const Trace *t, int layer, FactResult *r, float **own) {
   memset(r, 0, sizeof *r);
-  // the matrix: a whole name, or a name and a head number (A4, softmax2)
-  char base[32];
-  snprintf(base, sizeof base, "%s", f->matrix);
-  int head = -1, idx = find_matrix(t, base, layer);
-  if (idx == -2) {
-    size_t n = strlen(base);
-    while (n > 0 && isdigit((unsigned char)base[n - 1])) n--;
-    if (n > 0 && base[n]) {
-      head = strlen(base + n) < 5 ? atoi(base + n) - 1 : 99999;
-      base[n] = 0;
-      idx = find_matrix(t, base, layer);
+  TraceTensor inside;
+  int head = -1, got = inside_matrix(t, f->matrix, layer, &inside, own, r);
+  if (got < 0) return false;
+  const TraceTensor *x = &inside;
+  if (!got) {
+    // the matrix: a whole name, or a name and a head number (A4, softmax2)
+    char base[32];
+    snprintf(base, sizeof base, "%s", f->matrix);
+    int idx = find_matrix(t, base, layer);
+    if (idx == -2) {
+      size_t n = strlen(base);
+      while (n > 0 && isdigit((unsigned char)base[n - 1])) n--;
+      if (n > 0 && base[n]) {
+        head = strlen(base + n) < 5 ? atoi(base + n) - 1 : 99999;
+        base[n] = 0;
+        idx = find_matrix(t, base, layer);
+      }
     }
-  }
-  if (idx == -2) {
-    const char *near = stage_nearest(base);
-    if (!near) near = strdist_nearest(base, strlen(base), SYMBOLS, N_SYMBOLS, 1, false);
-    return efail(r,
-                 "unknown matrix \"%s\"%s%s%s: write a symbol (A, S, Q, K, V, AV, p) or a stage name "
-                 "(`stepformer stages` lists them)",
-                 base, near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
-  }
-  if (idx < 0) return efail(r, "\"%s\" is not a stage of this model (layer %d)", base, layer + 1);
-  const TraceTensor *x = &t->t[idx];
-  if (trace_per_head(x)) {
-    if (head < 0 && x->heads > 1)
-      return efail(r, "%s has one matrix per head: write %s1 ... %s%d", base, base, base, x->heads);
-    if (head < 0) head = 0;
-    if (head >= x->heads)
-      return efail(r, "head %d of %s is out of range: the model has %d head%s", head + 1, base, x->heads,
-                   x->heads == 1 ? "" : "s");
-  } else if (head >= 0)
-    return efail(r, "%s has no heads: write it without a head number", base);
-  else
+    if (idx == -2) {
+      const char *near = stage_nearest(base);
+      if (!near) near = strdist_nearest(base, strlen(base), SYMBOLS, N_SYMBOLS, 1, false);
+      return efail(r,
+                   "unknown matrix \"%s\"%s%s%s: write a symbol (A, S, Q, K, V, AV, p), a stage name "
+                   "(`stepformer stages` lists them) or lens, rollout, saliency",
+                   base, near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
+    }
+    if (idx < 0) return efail(r, "\"%s\" is not a stage of this model (layer %d)", base, layer + 1);
+    x = &t->t[idx];
+    if (trace_per_head(x)) {
+      if (head < 0 && x->heads > 1)
+        return efail(r, "%s has one matrix per head: write %s1 ... %s%d", base, base, base, x->heads);
+      if (head < 0) head = 0;
+      if (head >= x->heads)
+        return efail(r, "head %d of %s is out of range: the model has %d head%s", head + 1, base, x->heads,
+                     x->heads == 1 ? "" : "s");
+    } else if (head >= 0)
+      return efail(r, "%s has no heads: write it without a head number", base);
+    else
+      head = 0;
+  } else
     head = 0;
   int r0 = 0, r1 = x->rows, c0 = 0, c1 = x->cols;
   if (f->row[0]) {

@@ -13,12 +13,16 @@
 //
 // The matrix is a stage name of stages.h (softmax, scores, ffn_hidden, predict ...) or a symbol
 // (A, S, Q, K, V, AV; p for predict), followed by a head number for a per-head stage, counted from
-// 1 as on screen; the layer is the step's. Rows are tokens of the sentence ("cat", "the#2", "3");
+// 1 as on screen; the layer is the step's. Or a view inside the pass (inside.h), followed by a
+// layer number: lens2[bank] = to (the top token after layer 2), rollout1[bank, by] > 0.2,
+// saliency[bank, by] > 0.3 (the share of "by" in the top word after "bank"); without a number,
+// the step's layer (the last outside the layers). Rows are tokens of the sentence ("cat", "the#2", "3");
 // columns are tokens, vocabulary words (predict) or feature numbers from 1. Operators: < <= > >=
 // = != (also ≤ ≥ ≠); `=` with a number holds within ± its tolerance (0.0005 unless given).
 //
 // facts_parse checks the syntax only; facts_eval resolves the names against a trace and measures.
-// Neither allocates; a Fact is plain data. Errors are one line in a caller's buffer.
+// facts_parse does not allocate (a Fact is plain data); facts_eval does only for the inside views. Errors are
+// one line in a caller's buffer.
 //
 //     Fact f; char why[160];
 //     if (!facts_parse(&f, "A4[bank, river] > 0.9", why, sizeof why)) puts(why);

@@ -30,6 +30,7 @@
 #include "doc.h"       // defines: Doc
 #include "err.h"       // defines: Err
 #include "facts.h"     // defines: Fact
+#include "inside.h"    // defines: InsideView
 #include "model.h"     // defines: Model
 #include "tokenizer.h" // defines: Tokens
 #include "trace.h"     // defines: StepKind
@@ -48,6 +49,9 @@ typedef struct {
   int line;       // 1-based line of the heading (of the first text for the intro step)
   bool has_stage; // false: a narration-only step (a title slide)
   StepKind stage;
+  // stage=lens, rollout, headview, saliency or neurons (inside.h): the view inside the pass, drawn
+  // at `stage` (the prediction, the layer's softmax or its FFN); INSIDE_NONE for the stage's own picture
+  InsideView inside;
   int layer; // 0-based (layer=1 in the file is 0); 0 by default
   int head;  // 0-based, or LESSON_ALL_HEADS; 0 by default
   LessonFocus focus;

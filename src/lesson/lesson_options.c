@@ -11,6 +11,7 @@
 
 #include "generate.h" // defines: GEN_MAX_STEPS
 #include "lesson_internal.h"
+#include "inside.h"  // defines: inside_view_parse
 #include "stages.h"  // defines: stage_info, stage_from_name, stage_nearest, stage_name_list
 #include "strdist.h" // defines: strdist_nearest
 
@@ -249,11 +250,19 @@ static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t v
   case 0: // stage
     if (lesson_stage_from_name(v, &s->stage)) {
       s->has_stage = true;
+    } else if ((s->inside = inside_view_parse(v)) != INSIDE_NONE) { // a view inside the pass
+      s->has_stage = true;
+      s->stage = s->inside == INSIDE_LENS || s->inside == INSIDE_SALIENCY ? STEP_PREDICT
+                 : s->inside == INSIDE_NEURONS                            ? STEP_FFN_HIDDEN
+                                                                          : STEP_SOFTMAX;
     } else {
       const char *near = stage_nearest(v);
       char hint[64] = "";
       if (near) snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", near);
-      lesson_error_at(o->c, voff, "unknown stage \"%s\"%s; stages: %s", v, hint, stage_name_list());
+      lesson_error_at(
+          o->c, voff,
+          "unknown stage \"%s\"%s; stages: %s; views inside: lens, rollout, headview, saliency, neurons", v,
+          hint, stage_name_list());
     }
     return;
   case 1: // layer

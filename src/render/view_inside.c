@@ -164,8 +164,7 @@ static void lens(Scene *s, const Trace *t, const ViewOptions *o, float x, float 
   float cw = fminf((w - lw - fs) / L, fs * 8), ch = fminf((h - bottom - fs * 3) / N, fs * 3.4f);
   float gx = x + lw, gy = y + fs * 2.2f;
   caption(s, o, fs * 0.9f, x, y + fs,
-          "each cell: the most likely next token after that layer, read through the model's own final norm "
-          "and head; colour = its probability");
+          "each cell: the likeliest next word after that layer, through the model's own final norm and head");
   float word_fs = fminf(fs, ch * 0.42f), pct_fs = word_fs * 0.8f;
   for (int l = 0; l < N; l++) {
     float ry = gy + (N - 1 - l) * ch;
@@ -211,7 +210,7 @@ static void lens(Scene *s, const Trace *t, const ViewOptions *o, float x, float 
   }
   scene_text(s, FONT_SANS, fs, x, ty + fs * 2.2f, th->text, line);
   // the chosen position's three most likely words after each of the last `shown` layers, as bars
-  float by = ty + fs * 3.6f, bw = fminf(w * 0.18f, fs * 12);
+  float by = ty + fs * 3.6f, colw = (w - lw) / 3, bw = fminf(colw * 0.45f, fs * 12);
   for (int r = 0; r < shown; r++) {
     int l = N - shown + r;
     const float *row = p + ((size_t)l * L + pos) * cols;
@@ -227,7 +226,7 @@ static void lens(Scene *s, const Trace *t, const ViewOptions *o, float x, float 
     scene_text_aligned(s, FONT_SANS, fs * 0.9f, x + lw - fs * 0.5f, ry + fs * 0.9f, 1.0f, th->text,
                        scene_strf(s, "layer %d", l + 1));
     for (int q = 0; q < 3 && top3[q] >= 0; q++) {
-      float bx = x + lw + q * (bw + fs * 9), pr = row[top3[q]];
+      float bx = x + lw + q * colw, pr = row[top3[q]];
       scene_rect(s, bx, ry + fs * 0.25f, fmaxf(1, bw * pr), fs * 0.9f, cmap_color(CMAP_VIRIDIS, pr));
       scene_frame(s, bx, ry + fs * 0.25f, bw, fs * 0.9f, 1, th->frame);
       scene_text(s, FONT_SANS, fs * 0.9f, bx + bw + fs * 0.4f, ry + fs * 0.95f, th->text,
