@@ -13,6 +13,10 @@ SF_PKGS_RUN="gcc libc6-dev make cmake pkg-config libopenblas-dev libcjson-dev li
 # metadata and the man page.
 SF_PKGS_TEST="clang libclang-rt-14-dev xvfb xauth xdotool libxml2-utils clang-format
   desktop-file-utils appstream man-db"
+# The notebooks' test (tests/notebooks/run.sh, issue 37): Jupyter's nbconvert and kernel, numpy, and
+# torch (the notebooks train the course's torch modules; python3-torch is large, about 230 MB
+# installed with libtorch); python3-setuptools and python3-wheel for `pip install ./python`.
+SF_PKGS_NOTEBOOK="jupyter-nbconvert python3-ipykernel python3-numpy python3-torch python3-setuptools python3-wheel"
 # Needed by scripts/package to make and check the .deb: dpkg-shlibdeps (dpkg-dev), lintian.
 SF_PKGS_PACKAGE="dpkg-dev lintian"
 # The web build (scripts/web, scripts/test-web): Debian's emscripten and Node, dpkg-source for the
