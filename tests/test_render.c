@@ -391,6 +391,36 @@ static void test_title_dollar(const Trace *t) {
   scene_free(&s);
 }
 
+// A broken lesson step (lesson_break_steps): its message where its picture would be, inside the page.
+static void test_broken_step(const Trace *t) {
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  PageSpec p = {.trace = t,
+                .step = -1,
+                .view = &o,
+                .sentence = "x",
+                .title = "From scores to attention",
+                .broken = "typo.md:121: unknown stage \"sofmax\" (did you mean \"softmax\"?)",
+                .width = 1280,
+                .height = 720};
+  ViewLayout lay;
+  page_render(&s, &p, &lay);
+  bool where = false, fix = false, said = false, inside = true;
+  for (int i = 0; i < s.n; i++)
+    if (s.cmds[i].kind == CMD_TEXT) {
+      where |= strstr(s.cmds[i].text, "typo.md:121:") != NULL;
+      fix |= strstr(s.cmds[i].text, "\"softmax\"?)") != NULL;
+      said |= strstr(s.cmds[i].text, "This step has a mistake") != NULL;
+      inside &= s.cmds[i].x + text_width(s.cmds[i].font, s.cmds[i].size, s.cmds[i].text) <= 1280;
+    }
+  CHECK(where && fix && said && inside,
+        "the broken step's page says FILE:LINE (%d), the fix (%d), that it has a "
+        "mistake (%d), inside the page (%d)",
+        where, fix, said, inside);
+  scene_free(&s);
+}
+
 // Display math wider than the narration column is set smaller, inside the column.
 static void test_display_math_fits(void) {
   Doc d = {0};
@@ -730,6 +760,7 @@ int main(void) {
   test_qkv_title(causal);
   test_title_dollar(cat);
   test_display_math_fits();
+  test_broken_step(cat);
   test_stage_numbers(cat, 15);    // no mask, no prediction
   test_stage_numbers(causal, 16); // a mask
   Model *mh;

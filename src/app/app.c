@@ -987,6 +987,9 @@ void app_describe(const App *a, char *buf, int cap) {
   app_marks_describe(a, marks, sizeof marks);
   if (app_reveal_pending(a)) // a reveal= step before its click
     strncat(gen, " hidden=1", sizeof gen - strlen(gen) - 1);
+  const LessonStep *bls = app_lesson_step(a);
+  if (bls && bls->broken) // a step with a mistake: its message instead of its picture
+    snprintf(gen + strlen(gen), sizeof gen - strlen(gen), " broken=%d", bls->line);
   if (a->n_claims_shown > 0) // the teacher's claims on screen (J)
     snprintf(gen + strlen(gen), sizeof gen - strlen(gen), " claims=%d", a->n_claims_shown);
   // the picture: its zoom and pan, and the result's cells (width) and the numbers in them (size,

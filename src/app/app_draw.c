@@ -46,6 +46,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   }
   if (a->s->gen) p->footer_reserve = app_strip_height(a, h);
   if (a->s->note.msg[0] && window_layer) p->note = a->s->note.msg;
+  if (ls) p->broken = ls->broken; // a step with a mistake: its message instead of its picture
   p->compare =
       session_compare(a->s, ls ? a->step : -1, &p->compare_sentence, &p->compare_row, &p->compare_col);
   app_edits_page(a, p); // a lesson step's own edits; D: edited against the model's own

@@ -77,6 +77,20 @@ static void export_hint(char *buf, size_t cap, const char *argv0, const SessionO
 // (.md) or as the model of the sentence shown (a model of other words starts on its own default).
 static SessionOpts page_opts;
 
+// The steps a lenient session broke (session.h: SessionOpts.lenient): their messages on stderr too,
+// for the teacher at a terminal, and which steps show them.
+static void broken_steps_note(const Session *s, const LessonDiag *d) {
+  int n = 0;
+  for (int i = 0; s->has_lesson && i < s->lesson.n_steps; i++) n += s->lesson.steps[i].broken != NULL;
+  if (n == 0) return;
+  for (int q = 0; q < d->n; q++)
+    fprintf(stderr, "%s:%d: %s\n", d->items[q].file, d->items[q].line, d->items[q].msg);
+  fprintf(stderr,
+          "stepformer: %s: %d step%s with a mistake show%s its message instead of a picture "
+          "(stepformer check lists every problem); the other steps work\n",
+          s->lesson.path, n, n == 1 ? "" : "s", n == 1 ? "s" : "");
+}
+
 static bool page_reopen(const char *path, Session *out, Err *err) {
   SessionOpts so = page_opts;
   size_t n = strlen(path);
@@ -85,7 +99,8 @@ static bool page_reopen(const char *path, Session *out, Err *err) {
   else
     so.lesson = NULL, so.model.model_path = path, so.model.random_spec = NULL;
   LessonDiag diag = {0};
-  if (session_open(out, &so, &diag, err)) return true;
+  so.lenient = true; // as the window opened its first lesson
+  if (session_open(out, &so, &diag, err)) return broken_steps_note(out, &diag), true;
   lesson_diag_print(&diag, stderr); // FILE:LINE: what, as the command line prints them
   return false;
 }
@@ -176,10 +191,12 @@ int cli_window(int argc, char **argv) {
   if (!text_init(&err)) return cli_fail("window", err.msg);
   Session s;
   LessonDiag diag = {0};
+  so.lenient = true; // a lesson step with a mistake shows its message there; the lecture goes on
   if (!session_open(&s, &so, &diag, &err)) {
     lesson_diag_print(&diag, stderr); // FILE:LINE: what, for each problem: the whole message
     return diag.n_errors ? 2 : cli_fail("window", err.msg);
   }
+  broken_steps_note(&s, &diag);
   if (s.note.msg[0]) fprintf(stderr, "stepformer: note: %s\n", s.note.msg);
   // typing recomputes the whole pass at every key: for a large model use both cores
   const ModelConfig *mc = &s.model->cfg;

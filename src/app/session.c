@@ -36,13 +36,22 @@ static bool add_sim_steps(Session *s) {
   return trace_add_sim_steps(s->trace);
 }
 
+// The window (o->lenient): the steps d's errors are on become broken steps; true when no error is
+// left. Elsewhere, true when d has no error.
+static bool steps_sound(Session *s, const SessionOpts *o, LessonDiag *d) {
+  if (o->lenient && d->n_errors > 0 && s->lesson.n_steps > 0) return lesson_break_steps(&s->lesson, d) == 0;
+  return d->n_errors == 0;
+}
+
 bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   memset(s, 0, sizeof *s);
   if (!model_source_check(&o->model, err)) return false;
   const char *text = o->model.text;
   if (o->lesson) {
     // a formula with a typo is an error of the lesson, as in `stepformer check`
-    if (!lesson_load(&s->lesson, o->lesson, d) || (formulas_check(&s->lesson, d), d->n_errors > 0)) {
+    bool read = lesson_load(&s->lesson, o->lesson, d);
+    if (read || (o->lenient && s->lesson.n_steps > 0)) formulas_check(&s->lesson, d);
+    if (!steps_sound(s, o, d) || !s->lesson.sentence) {
       lesson_free(&s->lesson);
       return err_set(err, "%s: the lesson has errors", o->lesson);
     }
@@ -119,6 +128,12 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
       if (!c) continue;
       Err cerr = {0};
       if (!(s->compare[i] = model_source_trace(s->model, c, &cerr))) {
+        if (o->lenient) { // the step shows the message, the others work
+          lesson_diag_add(d, s->lesson.path, s->lesson.steps[i].line, 0, false, "compare=\"%s\": %s", c,
+                          cerr.msg);
+          lesson_break_steps(&s->lesson, d);
+          continue;
+        }
         err_set(err, "%s:%d: compare=\"%s\": %s", o->lesson, s->lesson.steps[i].line, c, cerr.msg);
         session_close(s);
         return false;
@@ -131,13 +146,21 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   }
   if (s->has_lesson) {
     if (!o->model.text) { // the lesson's own sentence: its focus tokens must all be there
-      if (!lesson_resolve(&s->lesson, s->model, &s->trace->tokens, d)) {
+      if (!lesson_resolve(&s->lesson, s->model, &s->trace->tokens, d) && !steps_sound(s, o, d)) {
         session_close(s);
         return err_set(err, "%s: the lesson does not fit its model or sentence", o->lesson);
       }
       refocus_decoder(s);
     } else {
       session_refocus(s);
+    }
+  }
+  if (s->has_lesson && o->lenient) { // a step's edit= that does not fit: that step shows why
+    LessonDiag ed = {0};
+    if (!lesson_check_edits(&s->lesson, s->trace, &ed)) {
+      lesson_break_steps(&s->lesson, &ed);
+      for (int q = 0; q < ed.n; q++)
+        lesson_diag_add(d, ed.items[q].file, ed.items[q].line, ed.items[q].col, true, "%s", ed.items[q].msg);
     }
   }
   if (!session_edits_open(s, o, d, err)) { // --edit, --head-off, the steps' edit= / heads-off=

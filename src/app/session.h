@@ -32,6 +32,10 @@ typedef struct {
   const char *target;  // --target TEXT: an encoder-decoder's target (teacher forcing), or NULL
   bool generate;       // --generate: greedy generation, every step's trace (generate.h)
   int max_steps;       // --max-steps N (0: the default limit)
+  // The window's: a lesson step with a mistake becomes a broken step that shows its message
+  // (lesson_break_steps) and the rest opens; the problems stay in d, as warnings. Check and
+  // export leave it false: there a mistake stops the lesson.
+  bool lenient;
 } SessionOpts;
 
 typedef struct {

@@ -59,6 +59,7 @@ static void step_free(LessonStep *s) {
   free(s->edits);
   free(s->heads_off);
   free(s->facts);
+  free(s->broken);
   doc_free(&s->narration);
 }
 

@@ -76,6 +76,9 @@ typedef struct {
   Fact *facts; // expect="CLAIM; CLAIM": what the step claims about its numbers (facts.h)
   int n_facts;
   Doc narration;
+  // A broken step (lesson_break_steps, the window's): its first problem as "FILE:LINE: message",
+  // shown where its picture would be; its stage and options are gone. NULL for a sound step.
+  char *broken;
 } LessonStep;
 
 typedef struct {
@@ -149,6 +152,13 @@ Model *lesson_hand_model(const Lesson *l, Err *err);
 // values" is av). Both read the stage table of stages.h.
 const char *lesson_stage_name(StepKind k);
 bool lesson_stage_from_name(const char *name, StepKind *k);
+
+// A lesson with a mistake still gives the lecture (the window; check and export stay strict):
+// every error of d on a line of a step (its heading or its narration) turns that step into a
+// broken step -- its first message kept in `broken`, its stage and options dropped, so that it
+// shows its title, its narration and the message -- and becomes a warning of d. Returns how many
+// errors are left (the front matter's, the file's): with any, the lesson cannot open.
+int lesson_break_steps(Lesson *l, LessonDiag *d);
 
 // Adds a problem (printf format); keeps the first LESSON_DIAG_MAX and counts the rest.
 void lesson_diag_add(LessonDiag *d, const char *file, int line, int col, bool warning, const char *fmt, ...)

@@ -70,6 +70,7 @@ typedef struct {
   bool failed;            // a syntax error: stop reading this heading's options
   bool first;             // reading the first option (a brace in a title, if it fails)
   bool reveal_prediction; // reveal=prediction: only on a prediction stage
+  bool stage_refused;     // stage= named no stage: the checks of what goes with a stage wait for it
 } Opts;
 
 // Checks a focus token against the sentence's words (when the sentence is known).
@@ -259,10 +260,14 @@ static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t v
       const char *near = stage_nearest(v);
       char hint[64] = "";
       if (near) snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", near);
-      lesson_error_at(
-          o->c, voff,
-          "unknown stage \"%s\"%s; stages: %s; views inside: lens, rollout, headview, saliency, neurons", v,
-          hint, stage_name_list());
+      o->stage_refused = true;
+      if (near) // the likely fix alone: a list of 30 stages would hide it
+        lesson_error_at(o->c, voff, "unknown stage \"%s\"%s", v, hint);
+      else
+        lesson_error_at(
+            o->c, voff,
+            "unknown stage \"%s\"; stages: %s; views inside: lens, rollout, headview, saliency, neurons", v,
+            stage_name_list());
     }
     return;
   case 1: // layer
@@ -494,6 +499,9 @@ void lesson_options_parse(LessonCtx *c, LessonStep *s, size_t b, size_t e, size_
     if (s->facts[i].compare && !s->compare)
       lesson_error_at(c, open, "the claim \"%s\" is measured on a compare= sentence, and this step has none",
                       s->facts[i].text);
+  // one mistake, one message: a stage= refused (stage=sofmax) would make every check below report
+  // its consequences (no stage: no row=, no expect=, no spotlight=)
+  if (o.stage_refused) return;
   if (s->reveal && (!s->has_stage || s->stage == STEP_TOKENS))
     lesson_error_at(c, open,
                     "reveal= hides a part of the stage's result: this step shows no matrix (add stage=...)");

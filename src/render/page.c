@@ -168,6 +168,46 @@ static const TraceTensor *step_tensor(const Trace *t, int step, int part) {
   return r >= 0 ? &t->t[r] : NULL;
 }
 
+// Draws text (UTF-8) in lines of at most w pixels, cut at spaces (a word wider than w on a line of
+// its own), from baseline y; returns the baseline after the last line.
+static float wrapped(Scene *s, FontFace f, float size, float x, float y, float w, uint32_t color,
+                     const char *text) {
+  char line[1024];
+  size_t n = 0;
+  const char *p = text;
+  while (*p) {
+    const char *sp = strchr(p, ' ');
+    size_t wl = sp ? (size_t)(sp - p) : strlen(p);
+    if (n + wl + 2 >= sizeof line) wl = sizeof line - n - 2;
+    char trial[1024];
+    snprintf(trial, sizeof trial, "%.*s%s%.*s", (int)n, line, n ? " " : "", (int)wl, p);
+    if (n && text_width(f, size, trial) > w) { // this word starts the next line
+      scene_text(s, f, size, x, y, color, line);
+      y += size * 1.35f;
+      n = (size_t)snprintf(line, sizeof line, "%.*s", (int)wl, p);
+    } else {
+      n = (size_t)snprintf(line, sizeof line, "%s", trial);
+    }
+    p += wl;
+    while (*p == ' ') p++;
+  }
+  if (n) scene_text(s, f, size, x, y, color, line), y += size * 1.35f;
+  return y;
+}
+
+// A broken lesson step's message (PageSpec.broken) in a box x, y, w wide, in the warning colour:
+// what is wrong and where, the lecture going on around it. Returns the height it takes.
+static float broken_box(Scene *s, const PageSpec *p, const Theme *th, float u, float x, float y, float w) {
+  float size = 22 * u, pad = 18 * u, head = y + pad + size;
+  float end = wrapped(s, FONT_SANS, size, x + pad, head + size * 1.6f, w - 2 * pad, th->text, p->broken);
+  float h = end - y + pad * 0.4f; // a frame round the lines, its height theirs
+  scene_frame(s, x, y, w, h, 3 * u, th->warn);
+  scene_rect(s, x, y, 8 * u, h, th->warn);
+  scene_text(s, FONT_SANS_BOLD, size, x + pad, head, th->warn,
+             "This step has a mistake: its picture is not shown (the other steps work)");
+  return h;
+}
+
 // A lesson step without a stage: its title large, its narration in a readable column.
 static void title_slide(Scene *s, const PageSpec *p, float u) {
   const Theme *th = p->view->theme;
@@ -180,6 +220,7 @@ static void title_slide(Scene *s, const PageSpec *p, float u) {
   y += 30 * u;
   scene_rect(s, x, y, 120 * u, 4 * u, th->accent);
   y += 40 * u;
+  if (p->broken) y += broken_box(s, p, th, u, x, y, col) + 30 * u; // where the picture would be
   if (p->show_text && p->narration) docview_render(s, p->narration, th, 26 * u, x, y, col, H - y - 80 * u);
   page_footer(p->trace, p->sentence, buf, sizeof buf);
   scene_text(s, FONT_SANS, 17 * u, 24 * u, H - 14 * u, th->muted, buf);

@@ -39,7 +39,10 @@ typedef struct {
   const char *lesson;            // lesson title for the footer, or NULL
   int lesson_step, lesson_steps; // "step 3 of 21" when lesson_steps > 0
   const char *note;              // a line of the app's (e.g. an error to show), or NULL
-  const Trace *compare;          // a second sentence shown beside the first (same model), or NULL
+  // A broken lesson step (lesson.h: LessonStep.broken): its message "FILE:LINE: ...", shown in a
+  // box where its picture would be (step is then -1), or NULL.
+  const char *broken;
+  const Trace *compare; // a second sentence shown beside the first (same model), or NULL
   const char *compare_sentence;
   int compare_row, compare_col; // the lesson's focus among the second sentence's tokens (-1 none)
   // The captions of the two sides of a compare view (NULL: the sentences in quotes): the window's
