@@ -5,10 +5,12 @@
 #include "cli.h"
 #include "gemm.h"         // defines: gemm_kernel, gemm_kernel_name, gemm_kernel_about
 #include "model_tokens.h" // defines: ModelTokenizer
+#include "modelstore.h"   // defines: modelstore_list
 
 static const char *USAGE =
     "usage: stepformer info --model FILE|DIR\n"
     "       stepformer info --paths\n"
+    "       stepformer info --models\n"
     "\n"
     "Prints the configuration of a model -- a safetensors file, a torch.save .pt (with its .json)\n"
     "or a hub folder: D, H, d_k, F, layers, activation, norm, causal --, its vocabulary size and\n"
@@ -22,6 +24,8 @@ static const char *USAGE =
     "\n"
     "  --model FILE|DIR  the model to describe\n"
     "  --paths           where the shipped lessons and models are looked for, in order\n"
+    "  --models          the models Ollama's store and the Hugging Face cache hold: open one with\n"
+    "                    --model ollama:NAME[:TAG] or --model FOLDER\n"
     "                    (STEPFORMER_DATA, ../share/stepformer beside the program, the source\n"
     "                    tree of a developer's build, XDG_DATA_DIRS), your own lessons\n"
     "                    (XDG_DATA_HOME/stepformer/lessons), and every lesson and model found\n";
@@ -47,6 +51,13 @@ static void hub_lines(const Model *m) {
 int cli_info(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return fputs(USAGE, stdout), 0;
   if (argc == 2 && !strcmp(argv[1], "--paths")) return cli_info_paths();
+  if (argc == 2 &&
+      !strcmp(argv[1], "--models")) { // what Ollama and the Hugging Face cache hold (modelstore.h)
+    if (modelstore_list(stdout) == 0)
+      printf("no model found in Ollama's store ($OLLAMA_MODELS, ~/.ollama/models) or the Hugging Face cache "
+             "($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub)\n");
+    return 0;
+  }
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--model") && i + 1 < argc && !path)
@@ -55,8 +66,10 @@ int cli_info(int argc, char **argv) {
       return cli_fail("info", path ? "--model is given twice: give it once" : "--model needs a file");
     else {
       char msg[256];
-      snprintf(msg, sizeof msg,
-               "unknown option \"%s\" (usage: stepformer info --model FILE, or info --paths alone)", argv[i]);
+      snprintf(
+          msg, sizeof msg,
+          "unknown option \"%s\" (usage: stepformer info --model FILE, or info --paths or --models alone)",
+          argv[i]);
       return cli_fail("info", msg);
     }
   }

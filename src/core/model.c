@@ -14,6 +14,7 @@
 #include "course.h"       // defines: course_read
 #include "hub.h"          // defines: hub_is_dir, hub_model_load
 #include "model_tokens.h" // defines: model_tokenizer_free
+#include "modelstore.h"   // defines: modelstore_is_ollama, modelstore_ollama_path
 #include "rng.h"          // defines: rng_seed, rng_xavier_uniform, rng_fill_normal
 #include "safetensors.h"  // defines: StFile, st_read, st_write
 #include "version.h"      // defines: version_string, version_commit
@@ -623,6 +624,10 @@ Model *model_load(const char *path, Err *err) {
   // format into a canonical StFile (model.h) and returns model_from_st(&f, path, err):
   //   a directory (config.json + model.safetensors + tokenizer files) -> the hub loader;
   //   a torch.save file (NAME.pt with NAME.json beside it)           -> the course loader.
+  if (modelstore_is_ollama(path)) { // ollama:NAME[:TAG]: the GGUF blob its manifest names (modelstore.h)
+    char blob[4096];
+    return modelstore_ollama_path(path, blob, sizeof blob, err) ? model_load(blob, err) : NULL;
+  }
   if (hub_is_dir(path)) return hub_model_load(path, err);
   // ---- end of the dispatch
   StFile f;
