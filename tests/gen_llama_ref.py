@@ -168,7 +168,11 @@ def forward(w, cfg, ids):
 
 
 # ---------------------------------------------------------------- weights
-def rand(g, *shape, std=0.3):
+def rand(g, *shape, std=None):
+    """Normal weights; a matrix [out, in] by default with std 1/√in (each product keeps the scale of
+    its input, so that rounding is not amplified from layer to layer)."""
+    if std is None:
+        std = shape[-1] ** -0.5 if len(shape) == 2 else 0.3
     return torch.randn(*shape, generator=g) * std
 
 
@@ -210,7 +214,7 @@ def weights(cfg, seed, dtype):
     if cfg["tie_word_embeddings"]:
         w["lm_head"] = w["embed"]
     else:
-        w["lm_head"] = put("lm_head.weight", rand(g, V, D, std=0.3))
+        w["lm_head"] = put("lm_head.weight", rand(g, V, D))
     return hub, w
 
 

@@ -308,6 +308,7 @@ typedef struct {
   Mat proj[3];   // the Q, K and V blocks of the projection [rows, D] each (K, V: none for cross)
   bool causal;   // M: query i sees keys 0..i
   int layer;     // the encoder layer (0-based) whose what-if edits apply, or -1
+  int group;     // query heads per K/V head (grouped-query attention; 0 or 1: one each)
 } AttnBlock;
 
 typedef struct {
@@ -319,11 +320,11 @@ typedef struct {
 // The views of head h of an attention block (see Head).
 static Head head_views(const Trace *t, const AttnBlock *b, int h) {
   const TraceTensor *T = t->t;
-  int dk = t->cfg.D / t->cfg.H;
+  int dk = T[b->Q].cols, kv = b->group > 1 ? h / b->group : h; // query head h reads K/V head kv
   Head hd = {
       .q = head(&T[b->Q], h),
-      .k = head(&T[b->K], h),
-      .v = head(&T[b->V], h),
+      .k = head(&T[b->K], kv),
+      .v = head(&T[b->V], kv),
       .s = head(&T[b->s], h),
       .masked = head(&T[b->masked], h),
       .a = head(&T[b->A], h),
@@ -392,13 +393,151 @@ static AttnBlock encoder_block(const Trace *t, int l) {
                      y->concat,
                      {mat_sub(qkv, 0, 0, L, D), mat_sub(qkv, 0, D, L, D), mat_sub(qkv, 0, 2 * D, L, D)},
                      causal,
-                     l};
+                     l,
+                     1};
+}
+
+// ---------------------------------------------------------------- today's decoders (issue 34)
+
+// y = x / sqrt(mean(x²) + eps) · g (· (1 + g) with offset) row by row, [rows, n]: the sum of
+// squares in double, the scale rounded to float once (LlamaRMSNorm: float32, rsqrt).
+static void rms_norm_rows(Mat y, Mat x, const float *g, float eps, bool offset) {
+  for (int i = 0; i < x.rows; i++) {
+    const float *xi = &MAT_AT(x, i, 0);
+    float *yi = &MAT_AT(y, i, 0);
+    double ss = 0;
+    for (int j = 0; j < x.cols; j++) ss += (double)xi[j] * xi[j];
+    float r = (float)(1.0 / sqrt(ss / x.cols + (double)eps));
+    for (int j = 0; j < x.cols; j++) yi[j] = (xi[j] * r) * (offset ? 1.0f + g[j] : g[j]);
+  }
+}
+
+// The RoPE angles φ[i, k] = i·θ_k [L, d_k/2], θ_k = Θ^(-2k/d_k) as Hugging Face's rotary embedding
+// makes them (inv_freq in float, the product in float), with Llama 3's rope_scaling: wavelengths
+// 2π/θ_k longer than orig/low are divided by factor, shorter than orig/high kept, those between
+// blended (modeling_rope_utils' _compute_llama3_parameters).
+static void rope_angles(float *phi, int L, const ModelConfig *c) {
+  int dk = model_dk(c), n = dk / 2;
+  for (int k = 0; k < n; k++) {
+    float inv = (float)(1.0 / pow((double)c->rope_theta, (double)(float)(2 * k) / (double)dk));
+    if (c->rope_factor > 0) {
+      double wavelen = 2 * 3.14159265358979323846 / inv, lo_w = c->rope_orig / c->rope_low,
+             hi_w = c->rope_orig / c->rope_high;
+      double f = inv;
+      if (wavelen > lo_w)
+        f = inv / c->rope_factor;
+      else if (wavelen >= hi_w) {
+        double smooth = (c->rope_orig / wavelen - c->rope_low) / (c->rope_high - c->rope_low);
+        f = (1 - smooth) * inv / c->rope_factor + smooth * inv;
+      }
+      inv = (float)f;
+    }
+    for (int i = 0; i < L; i++) phi[(size_t)i * n + k] = (float)i * inv;
+  }
+}
+
+// x [L, d_k] (one head) rotated in place by the angles phi [L, d_k/2]: halves (dimension k with
+// k + d_k/2, rotate_half) or adjacent pairs (2k with 2k + 1).
+static void rope_rotate(Mat x, const float *phi, RopeStyle style) {
+  int n = x.cols / 2;
+  for (int i = 0; i < x.rows; i++) {
+    float *r = &MAT_AT(x, i, 0);
+    for (int k = 0; k < n; k++) {
+      double a = phi[(size_t)i * n + k];
+      float cs = (float)cos(a), sn = (float)sin(a);
+      int j0 = style == ROPE_PAIRS ? 2 * k : k, j1 = style == ROPE_PAIRS ? 2 * k + 1 : k + n;
+      float x0 = r[j0], x1 = r[j1];
+      r[j0] = x0 * cs - x1 * sn;
+      r[j1] = x1 * cs + x0 * sn;
+    }
+  }
+}
+
+// Head h of a projection block [L, heads·d_k] (columns h·d_k..) into dst [L, d_k], then the
+// QK-norm (RMSNorm over d_k with gain g) when g is given.
+static void take_head(Mat dst, Mat block, int h, const float *g, const ModelConfig *c) {
+  int dk = dst.cols;
+  mat_copy(dst, mat_sub(block, 0, h * dk, block.rows, dk));
+  if (g) rms_norm_rows(dst, dst, g, c->ln_eps, c->rms_offset);
+}
+
+static void no_split(const Head *hd, int r0, int r1) { (void)hd, (void)r0, (void)r1; }
+
+// Layer l of today's decoders: RMSNorm, Q K V (grouped), QK-norm, RoPE, causal attention, W^o,
+// residual, RMSNorm, gate and up, act(gate) ⊙ up, down, residual. The products go to linear (the
+// packed gemm kernels), the attention to the same stage functions as the 2017 layer's.
+static void layer_forward_modern(Trace *t, int l) {
+  const ModelConfig *c = &t->cfg;
+  const LayerWeights *w = &t->model->layers[l];
+  const TraceLayer *y = &t->layers[l];
+  TraceTensor *T = t->t;
+  int L = t->L, D = c->D, F = c->F, H = c->H, Hk = model_hkv(c), dk = model_dk(c);
+  int QD = H * dk, KD = Hk * dk, QKV = QD + 2 * KD;
+  Mat in = tmat(&T[y->in]), x1 = tmat(&T[y->rms1]);
+  rms_norm_rows(x1, in, w->norm1_weight, c->ln_eps, c->rms_offset);
+
+  // [Q | K | V] = x1 · in_projᵀ + b [L, (H + 2 H_kv)·d_k], into the scratch; heads taken out, QK-norm
+  Mat qkv = mat_view(t->scratch, L, QKV);
+  linear(qkv, x1, mat_view(w->in_proj_weight, QKV, D), &w->in_proj_packed, w->in_proj_bias);
+  Mat qb = mat_sub(qkv, 0, 0, L, QD), kb = mat_sub(qkv, 0, QD, L, KD), vb = mat_sub(qkv, 0, QD + KD, L, KD);
+  for (int h = 0; h < H; h++) take_head(head(&T[y->Q_norope], h), qb, h, w->q_norm_weight, c);
+  for (int h = 0; h < Hk; h++) {
+    take_head(head(&T[y->K_norope], h), kb, h, w->k_norm_weight, c);
+    take_head(head(&T[y->V], h), vb, h, NULL, c);
+  }
+  // RoPE: Q and K turned by their positions' angles (none: Q and K as they are)
+  memcpy(T[y->Q].data, T[y->Q_norope].data, sizeof(float) * (size_t)H * L * dk);
+  memcpy(T[y->K].data, T[y->K_norope].data, sizeof(float) * (size_t)Hk * L * dk);
+  if (c->rope) {
+    const float *phi = T[t->rope_angle].data;
+    for (int h = 0; h < H; h++) rope_rotate(head(&T[y->Q], h), phi, c->rope);
+    for (int h = 0; h < Hk; h++) rope_rotate(head(&T[y->K], h), phi, c->rope);
+  }
+
+  // scores, mask, softmax, weighted values, concat: query head h reads K/V head h / (H / H_kv)
+  static const AttentionStages stages = {no_split,
+                                         {scores, edit_scores, apply_mask, softmax_rows, uniform_head,
+                                          weighted_values, concat_heads, zero_head}};
+  AttnBlock blk = {y->Q, y->K, y->V,  y->S_raw, y->S, y->A, y->AV, y->concat, {NO_MAT, NO_MAT, NO_MAT},
+                   true, l,    H / Hk};
+  attention(t, &blk, &stages);
+
+  // attn = concat · W^oᵀ [L, D]; res1 = in + attn; rms2 = RMSNorm(res1)
+  Mat attn = tmat(&T[y->attn]), res1 = tmat(&T[y->res1]), x2 = tmat(&T[y->rms2]);
+  linear(attn, tmat(&T[y->concat]), mat_view(w->out_proj_weight, D, QD), &w->out_proj_packed,
+         w->out_proj_bias);
+  add_norm(res1, in, attn, NO_MAT, NULL, NULL, c->ln_eps);
+  rms_norm_rows(x2, res1, w->norm2_weight, c->ln_eps, c->rms_offset);
+
+  // gate = x2 · W_gᵀ, up = x2 · W_1ᵀ [L, F]; hidden = act(gate) ⊙ up; ffn = hidden · W_2ᵀ [L, D]
+  Mat gate = tmat(&T[y->gate]), up = tmat(&T[y->up]), hidden = tmat(&T[y->ffn_hidden]),
+      ffn = tmat(&T[y->ffn]);
+  linear(gate, x2, mat_view(w->gate_weight, F, D), &w->gate_packed, NULL);
+  linear(up, x2, mat_view(w->linear1_weight, F, D), &w->linear1_packed, NULL);
+  if (c->activation == ACT_GELU_TANH)
+    gelu_tanh_rows(hidden, gate);
+  else if (c->activation == ACT_GELU)
+    mat_gelu(hidden, gate);
+  for (int i = 0; i < L; i++) {
+    const float *g = &MAT_AT(gate, i, 0), *u = &MAT_AT(up, i, 0);
+    float *h = &MAT_AT(hidden, i, 0);
+    for (int j = 0; j < F; j++) {
+      float a = c->activation == ACT_SILU ? g[j] / (1.0f + expf(-g[j])) : h[j];
+      h[j] = a * u[j];
+    }
+  }
+  linear(ffn, hidden, mat_view(w->linear2_weight, D, F), &w->linear2_packed, NULL);
+  add_norm(tmat(&T[y->res2]), res1, ffn, NO_MAT, NULL, NULL, c->ln_eps);
 }
 
 // ---------------------------------------------------------------- one layer
 
 // Layer l, stage by stage in the order of DESIGN.md's table (the numbers are its rows).
 static void layer_forward(Trace *t, int l) {
+  if (model_is_modern(&t->cfg)) {
+    layer_forward_modern(t, l);
+    return;
+  }
   const ModelConfig *c = &t->cfg;
   const LayerWeights *w = &t->model->layers[l];
   const TraceLayer *y = &t->layers[l];
@@ -536,7 +675,8 @@ static void decoder_layer_forward(Trace *t, int j) {
                     y->concat,
                     {mat_sub(qkv, 0, 0, Tn, D), mat_sub(qkv, 0, D, Tn, D), mat_sub(qkv, 0, 2 * D, Tn, D)},
                     true,
-                    -1};
+                    -1,
+                    1};
   attention(t, &self, &self_stages);
 
   // dec_outproj: attn = concat · W^oᵀ + b^o [T, D]
@@ -556,7 +696,7 @@ static void decoder_layer_forward(Trace *t, int j) {
   if (!t->memory_ready) memory_keys_values(t, j, kv); // generation: copied in (trace.h)
   linear(q, x1, mat_view(dw->cross_in_proj_weight, D, D), &dw->cross_q_packed, dw->cross_in_proj_bias);
   AttnBlock cross = {y->cQ, y->cK, y->cV, y->cS, y->cS, y->cA, y->cAV, y->cconcat, {q, NO_MAT, NO_MAT},
-                     false, -1};
+                     false, -1,    1};
   attention(t, &cross, &cross_stages);
 
   // cross_outproj: cattn = cconcat · W^{oc}ᵀ + b^{oc} [T, D]
@@ -656,6 +796,7 @@ void model_forward(Trace *t) {
       memset(T[t->P].data, 0, sizeof(float) * (size_t)L * D);
     else
       forward_posenc(T[t->P].data, L, D);
+    if (t->rope_angle >= 0) rope_angles(T[t->rope_angle].data, L, c);
     t->pos_ready = true;
   }
   // Z = X + P (+ t₀, BERT's token type 0) [L, D]; with an embedding LayerNorm that sum is
@@ -676,7 +817,10 @@ void model_forward(Trace *t) {
   }
   if (t->pred >= 0) { // prediction head: softmax(LN(out) · W_outᵀ + b_out) [L, V]
     const TraceTensor *x = &T[t->layers[c->n_layers - 1].out];
-    if (t->final_norm >= 0) {
+    if (t->final_norm >= 0 && c->rms_norm) {
+      rms_norm_rows(tmat(&T[t->final_norm]), tmat(x), m->norm_weight, c->ln_eps, c->rms_offset);
+      x = &T[t->final_norm];
+    } else if (t->final_norm >= 0) {
       mat_layernorm_rows(tmat(&T[t->final_norm]), tmat(x), m->norm_weight, m->norm_bias, c->ln_eps);
       x = &T[t->final_norm];
     }

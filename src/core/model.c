@@ -39,7 +39,7 @@ ModelConfig model_config_default(void) {
 }
 
 const char *model_activation_name(Activation a) {
-  return a == ACT_GELU ? "gelu" : a == ACT_GELU_TANH ? "gelu_tanh" : "relu";
+  return a == ACT_GELU ? "gelu" : a == ACT_GELU_TANH ? "gelu_tanh" : a == ACT_SILU ? "silu" : "relu";
 }
 
 const char *model_tokenizer_name(ModelTokenizerKind k) {
@@ -59,8 +59,21 @@ const char *model_features(const Model *m, char *buf, int cap) {
   snprintf(pos, sizeof pos, "learned positions (up to %d)", m->cfg.max_pos);
   snprintf(cls, sizeof cls, "classifier of %d classes", m->n_classes);
   snprintf(tok, sizeof tok, "%s tokenizer", model_tokenizer_name(m->tok_kind));
+  const ModelConfig *c = &m->cfg;
+  char gqa[64], dk[32];
+  snprintf(gqa, sizeof gqa, "grouped-query attention (%d query heads on %d K/V heads)", c->H, model_hkv(c));
+  snprintf(dk, sizeof dk, "head width %d", model_dk(c));
+  feature(buf, cap, &n, c->rms_norm, c->rms_offset ? "RMSNorm (1 + g)" : "RMSNorm");
+  feature(buf, cap, &n, c->rope == ROPE_HALF, "RoPE (halves)");
+  feature(buf, cap, &n, c->rope == ROPE_PAIRS, "RoPE (adjacent pairs)");
+  feature(buf, cap, &n, c->rope && c->rope_factor > 0, "Llama 3 rope scaling");
+  feature(buf, cap, &n, model_hkv(c) != c->H, gqa);
+  feature(buf, cap, &n, c->d_k > 0 && c->d_k * c->H != c->D, dk);
+  feature(buf, cap, &n, c->gated && c->activation == ACT_SILU, "SwiGLU feed-forward");
+  feature(buf, cap, &n, c->gated && c->activation != ACT_SILU, "gated feed-forward");
+  feature(buf, cap, &n, c->qk_norm, "QK-norm");
   feature(buf, cap, &n, m->cfg.learned_pos, pos);
-  feature(buf, cap, &n, m->cfg.no_pos, "no positions");
+  feature(buf, cap, &n, m->cfg.no_pos && !c->rope, "no positions");
   feature(buf, cap, &n, m->token_type != NULL, "token type 0 added");
   feature(buf, cap, &n, m->has_embed_norm, "embedding LayerNorm");
   feature(buf, cap, &n, m->no_in_proj_bias || m->no_out_proj_bias, "attention without bias");
@@ -76,12 +89,21 @@ bool model_config_check(const ModelConfig *c, const char *what, Err *err) {
   if (c->D < 2 || c->D > MAX_DIM)
     return err_set(err, "%s: D=%d is out of range (2..%d)", what, c->D, MAX_DIM);
   if (c->H < 1 || c->H > c->D) return err_set(err, "%s: H=%d heads is out of range (1..D)", what, c->H);
-  if (c->D % c->H)
+  if (c->H_kv < 0 || c->H_kv > c->H || (c->H_kv > 0 && c->H % c->H_kv))
+    return err_set(err,
+                   "%s: %d K/V heads do not divide H=%d query heads: grouped-query attention shares each K/V "
+                   "head among H/H_kv query heads",
+                   what, c->H_kv, c->H);
+  if (c->d_k < 0 || c->d_k > MAX_DIM)
+    return err_set(err, "%s: head_dim=%d is out of range (1..%d)", what, c->d_k, MAX_DIM);
+  if (c->rope && model_dk(c) % 2)
+    return err_set(err, "%s: a head of width %d is odd; RoPE rotates pairs of dimensions", what, model_dk(c));
+  if (c->D % c->H && c->d_k == 0)
     return err_set(
         err,
         "%s: D=%d is not divisible by H=%d heads (d_k = D/H must be whole): pick H among the divisors of D",
         what, c->D, c->H);
-  if (c->D % 2 && !c->learned_pos && !c->no_pos)
+  if (c->D % 2 && !c->learned_pos && !c->no_pos && !c->rope)
     return err_set(err, "%s: D=%d is odd; the sinusoidal positional encoding needs an even D", what, c->D);
   if (c->F < 1 || c->F > 4 * MAX_DIM)
     return err_set(err, "%s: F=%d is out of range (1..%d)", what, c->F, 4 * MAX_DIM);
@@ -195,7 +217,9 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
 
 long model_param_count(const ModelConfig *c, bool with_head, bool with_norm) {
   long D = c->D, F = c->F, V = c->V, Vt = c->V_t;
-  long per_layer = 3 * D * D + 3 * D + D * D + D + F * D + F + D * F + D + 4 * D;
+  long QKV = (long)(c->H + 2 * model_hkv(c)) * model_dk(c), HD = (long)c->H * model_dk(c);
+  long per_layer = QKV * D + QKV + D * HD + D + F * D + F + D * F + D + 4 * D + (c->gated ? F * D : 0) +
+                   (c->qk_norm ? 2L * model_dk(c) : 0);
   if (c->n_dec_layers > 0) { // encoder-decoder: + cross-attention and norm3 per decoder layer
     long per_dec = per_layer + 4 * D * D + 4 * D + 2 * D;
     return V * D + Vt * D + c->n_layers * per_layer + 2 * D + c->n_dec_layers * per_dec + 2 * D + Vt * D + Vt;
@@ -231,6 +255,8 @@ typedef struct {
 static int param_table(Model *m, Param *p, int cap) {
   const ModelConfig *c = &m->cfg;
   long D = c->D, F = c->F, V = c->V, Vt = c->V_t;
+  long QKV = (long)(c->H + 2 * model_hkv(c)) * model_dk(c), HD = (long)c->H * model_dk(c); // 3D, D by default
+  bool rms = c->rms_norm, gated = c->gated;
   bool s2s = c->n_dec_layers > 0; // nn.Transformer's names
   int n = 0;
   char prefix[32], b[64]; // "decoder.layers.63." + "multihead_attn.out_proj.weight" fits
@@ -250,22 +276,23 @@ static int param_table(Model *m, Param *p, int cap) {
 // the attention of a layer, under "self_attn." or "multihead_attn."
 #define ATTN(kind, inw, inb, outw, outb)                                                                     \
   do {                                                                                                       \
-    L(kind ".in_proj_weight", inw, 2, 3 * D, D, INIT_XAVIER);                                                \
-    if (!m->no_in_proj_bias) L(kind ".in_proj_bias", inb, 1, 3 * D, 0, INIT_ZERO);                           \
-    L(kind ".out_proj.weight", outw, 2, D, D, INIT_XAVIER);                                                  \
+    L(kind ".in_proj_weight", inw, 2, QKV, D, INIT_XAVIER);                                                  \
+    if (!m->no_in_proj_bias) L(kind ".in_proj_bias", inb, 1, QKV, 0, INIT_ZERO);                             \
+    L(kind ".out_proj.weight", outw, 2, D, HD, INIT_XAVIER);                                                 \
     if (!m->no_out_proj_bias) L(kind ".out_proj.bias", outb, 1, D, 0, INIT_ZERO);                            \
   } while (0)
 // the feed-forward network and the first two LayerNorms of layer weights w
 #define FFN_NORMS(w)                                                                                         \
   do {                                                                                                       \
+    if (gated) L("gate.weight", (w)->gate_weight, 2, F, D, INIT_XAVIER);                                     \
     L("linear1.weight", (w)->linear1_weight, 2, F, D, INIT_XAVIER);                                          \
-    L("linear1.bias", (w)->linear1_bias, 1, F, 0, INIT_ZERO);                                                \
+    if (!gated) L("linear1.bias", (w)->linear1_bias, 1, F, 0, INIT_ZERO);                                    \
     L("linear2.weight", (w)->linear2_weight, 2, D, F, INIT_XAVIER);                                          \
-    L("linear2.bias", (w)->linear2_bias, 1, D, 0, INIT_ZERO);                                                \
-    L("norm1.weight", (w)->norm1_weight, 1, D, 0, INIT_ONE);                                                 \
-    L("norm1.bias", (w)->norm1_bias, 1, D, 0, INIT_ZERO);                                                    \
-    L("norm2.weight", (w)->norm2_weight, 1, D, 0, INIT_ONE);                                                 \
-    L("norm2.bias", (w)->norm2_bias, 1, D, 0, INIT_ZERO);                                                    \
+    if (!gated) L("linear2.bias", (w)->linear2_bias, 1, D, 0, INIT_ZERO);                                    \
+    L("norm1.weight", (w)->norm1_weight, 1, D, 0, rms && c->rms_offset ? INIT_ZERO : INIT_ONE);              \
+    if (!rms) L("norm1.bias", (w)->norm1_bias, 1, D, 0, INIT_ZERO);                                          \
+    L("norm2.weight", (w)->norm2_weight, 1, D, 0, rms && c->rms_offset ? INIT_ZERO : INIT_ONE);              \
+    if (!rms) L("norm2.bias", (w)->norm2_bias, 1, D, 0, INIT_ZERO);                                          \
   } while (0)
   ADD(s2s ? "src_embed.weight" : "embed.weight", m->embed, 2, V, D, INIT_NORMAL);
   if (s2s) ADD("tgt_embed.weight", m->tgt_embed, 2, Vt, D, INIT_NORMAL);
@@ -280,6 +307,10 @@ static int param_table(Model *m, Param *p, int cap) {
     snprintf(prefix, sizeof prefix, s2s ? "encoder.layers.%d." : "layers.%d.", i);
     int first = n;
     ATTN("self_attn", w->in_proj_weight, w->in_proj_bias, w->out_proj_weight, w->out_proj_bias);
+    if (c->qk_norm) {
+      L("self_attn.q_norm.weight", w->q_norm_weight, 1, model_dk(c), 0, INIT_ONE);
+      L("self_attn.k_norm.weight", w->k_norm_weight, 1, model_dk(c), 0, INIT_ONE);
+    }
     FFN_NORMS(w);
     for (int k = first; k < n; k++) // the four matrices a GPT-2 checkpoint keeps in Conv1D layout
       p[k].xw = p[k].ptr == &w->in_proj_weight    ? &w->in_proj_xw
@@ -308,8 +339,8 @@ static int param_table(Model *m, Param *p, int cap) {
     ADD("head.bias", m->head_bias, 1, Vt, 0, INIT_ZERO);
   } else if (m->has_head || m->has_classifier) {
     if (m->has_final_norm) {
-      ADD("norm.weight", m->norm_weight, 1, D, 0, INIT_ONE);
-      ADD("norm.bias", m->norm_bias, 1, D, 0, INIT_ZERO);
+      ADD("norm.weight", m->norm_weight, 1, D, 0, rms && c->rms_offset ? INIT_ZERO : INIT_ONE);
+      if (!rms) ADD("norm.bias", m->norm_bias, 1, D, 0, INIT_ZERO);
     }
     if (m->has_head_transform) {
       ADD("head_transform.weight", m->head_transform_weight, 2, D, D, INIT_XAVIER);
@@ -332,7 +363,7 @@ static int param_table(Model *m, Param *p, int cap) {
 }
 
 // Room for every tensor of a configuration.
-static int param_cap(const ModelConfig *c) { return 24 + 12 * c->n_layers + 8 + 18 * c->n_dec_layers; }
+static int param_cap(const ModelConfig *c) { return 24 + 15 * c->n_layers + 8 + 18 * c->n_dec_layers; }
 
 static long param_count(const Param *p) { return p->ndim == 1 ? p->shape[0] : p->shape[0] * p->shape[1]; }
 
@@ -381,12 +412,16 @@ typedef struct {
   long n, k;
 } LayerMatrix;
 
-static void layer_matrices(const ModelConfig *c, LayerWeights *w, LayerMatrix out[4]) {
+// The fifth, a gated FFN's gate, has n = 0 (none) in other models.
+enum { LAYER_MATRICES = 5 };
+static void layer_matrices(const ModelConfig *c, LayerWeights *w, LayerMatrix out[LAYER_MATRICES]) {
   long D = c->D, F = c->F;
-  out[0] = (LayerMatrix){&w->in_proj_weight, w->in_proj_xw, 3 * D, D};
-  out[1] = (LayerMatrix){&w->out_proj_weight, w->out_proj_xw, D, D};
+  long QKV = (long)(c->H + 2 * model_hkv(c)) * model_dk(c), HD = (long)c->H * model_dk(c);
+  out[0] = (LayerMatrix){&w->in_proj_weight, w->in_proj_xw, QKV, D};
+  out[1] = (LayerMatrix){&w->out_proj_weight, w->out_proj_xw, D, HD};
   out[2] = (LayerMatrix){&w->linear1_weight, w->linear1_xw, F, D};
   out[3] = (LayerMatrix){&w->linear2_weight, w->linear2_xw, D, F};
+  out[4] = (LayerMatrix){&w->gate_weight, NULL, c->gated ? F : 0, D};
 }
 
 static pthread_mutex_t canonical_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -396,9 +431,9 @@ bool model_canonical(const Model *cm) {
   bool ok = true;
   pthread_mutex_lock(&canonical_lock);
   for (int l = 0; ok && m->layers && l < m->cfg.n_layers; l++) {
-    LayerMatrix mx[4];
+    LayerMatrix mx[LAYER_MATRICES];
     layer_matrices(&m->cfg, &m->layers[l], mx);
-    for (int k = 0; ok && k < 4; k++) {
+    for (int k = 0; ok && k < LAYER_MATRICES; k++) {
       if (!mx[k].xw || *mx[k].canon) continue;
       float *d = malloc(sizeof(float) * (size_t)(mx[k].n * mx[k].k));
       if (d) { // [K, N] -> [N, K]; the mapping's pages, read once, go back
@@ -414,9 +449,9 @@ bool model_canonical(const Model *cm) {
 
 const float *model_canonical_elem(const Model *m, const float *p) {
   for (int l = 0; p && l < m->cfg.n_layers; l++) {
-    LayerMatrix mx[4];
+    LayerMatrix mx[LAYER_MATRICES];
     layer_matrices(&m->cfg, &m->layers[l], mx);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < LAYER_MATRICES; k++)
       if (mx[k].xw && p >= mx[k].xw && p < mx[k].xw + mx[k].n * mx[k].k) {
         long o = p - mx[k].xw; // [K, N]: row o / N, column o % N
         EXPECT(*mx[k].canon != NULL);
@@ -440,11 +475,12 @@ static void model_pack(Model *m) {
   bool all = true;
   for (int l = 0; l < c->n_layers; l++) {
     LayerWeights *w = &m->layers[l];
-    LayerMatrix mx[4];
+    LayerMatrix mx[LAYER_MATRICES];
     layer_matrices(c, w, mx);
-    GemmWeights *packed[4] = {&w->in_proj_packed, &w->out_proj_packed, &w->linear1_packed,
-                              &w->linear2_packed};
-    for (int k = 0; k < 4; k++) {
+    GemmWeights *packed[LAYER_MATRICES] = {&w->in_proj_packed, &w->out_proj_packed, &w->linear1_packed,
+                                           &w->linear2_packed, &w->gate_packed};
+    for (int k = 0; k < LAYER_MATRICES; k++) {
+      if (mx[k].n == 0) continue;
       if (mx[k].xw) {
         all &= gemm_pack_t(packed[k], mat_view((float *)mx[k].xw, (int)mx[k].k, (int)mx[k].n));
         st_release_pages(mx[k].xw, sizeof(float) * (size_t)(mx[k].n * mx[k].k));
@@ -475,15 +511,16 @@ static void layer_unpack(LayerWeights *w) {
   gemm_free(&w->out_proj_packed);
   gemm_free(&w->linear1_packed);
   gemm_free(&w->linear2_packed);
+  gemm_free(&w->gate_packed);
 }
 
 void model_free(Model *m) {
   if (!m) return;
   for (int l = 0; m->layers && l < m->cfg.n_layers; l++) {
     layer_unpack(&m->layers[l]);
-    LayerMatrix mx[4];
+    LayerMatrix mx[LAYER_MATRICES];
     layer_matrices(&m->cfg, &m->layers[l], mx);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < LAYER_MATRICES; k++)
       if (mx[k].xw) free(*mx[k].canon); // model_canonical's copy (the Conv1D layout is the mapping's)
   }
   if (m->map) munmap(m->map, m->map_len);
@@ -690,11 +727,13 @@ static bool read_classes(const StFile *f, const char *path, Model *m, Err *err) 
 static bool read_extensions(const StFile *f, const char *path, Model *m, bool s2s, Err *err) {
   ModelConfig *c = &m->cfg;
   const char *pe = st_meta(f, "pos_encoding");
-  if (pe && strcmp(pe, "sinusoidal") && strcmp(pe, "learned") && strcmp(pe, "none"))
-    return err_set(err, "%s: metadata pos_encoding=\"%s\": Stepformer knows sinusoidal, learned and none",
+  if (pe && strcmp(pe, "sinusoidal") && strcmp(pe, "learned") && strcmp(pe, "none") && strcmp(pe, "rope"))
+    return err_set(err,
+                   "%s: metadata pos_encoding=\"%s\": Stepformer knows sinusoidal, learned, rope and none",
                    path, pe);
   c->learned_pos = pe && !strcmp(pe, "learned");
-  c->no_pos = pe && !strcmp(pe, "none");
+  c->no_pos = pe && (!strcmp(pe, "none") || !strcmp(pe, "rope")); // RoPE: nothing added to X
+  c->rope = pe && !strcmp(pe, "rope") ? ROPE_HALF : ROPE_NONE;
   const StTensor *pos = st_find(f, "pos_embed.weight");
   if (c->learned_pos && !pos)
     return err_set(
@@ -775,6 +814,73 @@ static bool read_extensions(const StFile *f, const char *path, Model *m, bool s2
   return true;
 }
 
+// A float metadata value in (lo, hi); a missing key keeps *out.
+static bool meta_float(const StFile *f, const char *path, const char *key, double lo, double hi, float *out,
+                       Err *err) {
+  const char *v = st_meta(f, key);
+  if (!v) return true;
+  char *end;
+  double x = strtod(v, &end);
+  if (end == v || *end || !(x > lo && x < hi))
+    return err_set(err, "%s: metadata %s=\"%s\" must be a number between %g and %g", path, key, v, lo, hi);
+  *out = (float)x;
+  return true;
+}
+
+// Today's decoders' metadata (model.h): norm, rms_offset, rope_*, n_kv_heads, head_dim, ffn, and
+// QK-norm from its tensors. Such a model must be pre-norm and causal.
+static bool read_modern(const StFile *f, const char *path, Model *m, Err *err) {
+  ModelConfig *c = &m->cfg;
+  const char *norm = st_meta(f, "norm"), *ffn = st_meta(f, "ffn"), *style = st_meta(f, "rope_style");
+  const char *scaling = st_meta(f, "rope_scaling");
+  if (norm && strcmp(norm, "layernorm") && strcmp(norm, "rmsnorm"))
+    return err_set(err, "%s: metadata norm=\"%s\": Stepformer knows layernorm and rmsnorm", path, norm);
+  c->rms_norm = norm && !strcmp(norm, "rmsnorm");
+  if (ffn && strcmp(ffn, "plain") && strcmp(ffn, "gated"))
+    return err_set(err, "%s: metadata ffn=\"%s\": Stepformer knows plain and gated", path, ffn);
+  c->gated = ffn && !strcmp(ffn, "gated");
+  if (!meta_flag(f, path, "rms_offset", &c->rms_offset, err)) return false;
+  c->rope_theta = 10000.0f;
+  if (!meta_float(f, path, "rope_theta", 0, 1e12, &c->rope_theta, err)) return false;
+  if (style && strcmp(style, "half") && strcmp(style, "pairs"))
+    return err_set(err, "%s: metadata rope_style=\"%s\": Stepformer knows half and pairs", path, style);
+  if (c->rope && style && !strcmp(style, "pairs")) c->rope = ROPE_PAIRS;
+  if (scaling && strcmp(scaling, "llama3"))
+    return err_set(err, "%s: metadata rope_scaling=\"%s\": Stepformer knows llama3 only", path, scaling);
+  if (scaling) {
+    c->rope_low = 1.0f, c->rope_high = 4.0f, c->rope_orig = 8192;
+    if (!st_meta(f, "rope_factor"))
+      return err_set(err, "%s: metadata rope_scaling=llama3 needs rope_factor (Llama 3.2: 32)", path);
+    if (!meta_float(f, path, "rope_factor", 0, 1e6, &c->rope_factor, err) ||
+        !meta_float(f, path, "rope_low_freq_factor", 0, 1e6, &c->rope_low, err) ||
+        !meta_float(f, path, "rope_high_freq_factor", 0, 1e6, &c->rope_high, err) ||
+        !meta_int(f, path, "rope_original_max_pos", 1, 1 << 24, &c->rope_orig, false, err))
+      return false;
+    if (!(c->rope_high > c->rope_low))
+      return err_set(err, "%s: metadata rope_high_freq_factor must be larger than rope_low_freq_factor",
+                     path);
+  }
+  if (!meta_int(f, path, "n_kv_heads", 1, MAX_DIM, &c->H_kv, false, err) ||
+      !meta_int(f, path, "head_dim", 1, MAX_DIM, &c->d_k, false, err))
+    return false;
+  c->qk_norm =
+      st_find(f, "layers.0.self_attn.q_norm.weight") || st_find(f, "layers.0.self_attn.k_norm.weight");
+  const char *act = st_meta(f, "activation");
+  if (act && !strcmp(act, "silu")) c->activation = ACT_SILU;
+  bool modern = model_is_modern(c) || c->H_kv || c->d_k || c->qk_norm;
+  if (c->activation == ACT_SILU && !c->gated)
+    return err_set(err, "%s: metadata activation=silu is the gated FFN's (SwiGLU): add ffn=gated", path);
+  if (modern && (!c->norm_first || !c->causal || m->cfg.n_dec_layers > 0))
+    return err_set(
+        err,
+        "%s: RMSNorm, RoPE, grouped-query attention and the gated FFN are a decoder's: the metadata "
+        "must say norm_first=1 and causal=1",
+        path);
+  if (c->gated && c->activation != ACT_SILU && c->activation != ACT_GELU_TANH && c->activation != ACT_GELU)
+    return err_set(err, "%s: metadata ffn=gated takes activation silu, gelu or gelu_tanh", path);
+  return true;
+}
+
 // See model.h. Every path out releases *f.
 Model *model_from_st(StFile *fp, const char *path, Err *err) {
   StFile f = *fp; // taken over: *fp is left empty (st_free on it again does nothing)
@@ -831,8 +937,9 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
     c->activation = ACT_GELU;
   else if (act && !strcmp(act, "gelu_tanh"))
     c->activation = ACT_GELU_TANH;
-  else if (act && strcmp(act, "relu")) {
-    err_set(err, "%s: metadata activation=\"%s\": Stepformer knows relu, gelu and gelu_tanh", path, act);
+  else if (act && strcmp(act, "relu") && strcmp(act, "silu")) {
+    err_set(err, "%s: metadata activation=\"%s\": Stepformer knows relu, gelu, gelu_tanh and silu", path,
+            act);
     goto fail;
   }
   const char *eps = st_meta(&f, "layer_norm_eps");
@@ -844,7 +951,7 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
       goto fail;
     }
   }
-  if (!read_extensions(&f, path, m, s2s, err)) goto fail;
+  if (!read_extensions(&f, path, m, s2s, err) || !read_modern(&f, path, m, err)) goto fail;
   if (s2s && c->causal) {
     err_set(err,
             "%s: metadata causal=1 in an encoder-decoder: its encoder sees the whole source and its decoder "
@@ -890,7 +997,7 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
       goto fail;
     }
   }
-  if (has_norm && !st_find(&f, "norm.bias")) {
+  if (has_norm && !c->rms_norm && !st_find(&f, "norm.bias")) {
     err_set(err, "%s: tensor \"norm.bias\" is missing (norm.weight is present)", path);
     goto fail;
   }
@@ -1141,12 +1248,13 @@ bool model_save(const Model *m, const char *path, Err *err) {
   const char *FIXED_KEYS[FIXED_MAX] = {"format",         "d_model",      "n_heads",    "d_ff",
                                        "n_layers",       "activation",   "norm_first", "causal",
                                        "layer_norm_eps", "pos_encoding", "vocab"};
-  const char *fixed_vals[FIXED_MAX] = {"pt", d,
-                                       h,    f,
-                                       l,    model_activation_name(c->activation),
-                                       nf,   ca,
-                                       eps,  c->learned_pos ? "learned" : c->no_pos ? "none" : "sinusoidal",
-                                       vocab};
+  const char *fixed_vals[FIXED_MAX] = {
+      "pt", d,
+      h,    f,
+      l,    model_activation_name(c->activation),
+      nf,   ca,
+      eps,  c->rope ? "rope" : c->learned_pos ? "learned" : c->no_pos ? "none" : "sinusoidal",
+      vocab};
   int FIXED = 11;
   if (m->tie_head) FIXED_KEYS[FIXED] = "tie_head", fixed_vals[FIXED++] = "1";
   if (m->tok_kind != TOK_WORDS)

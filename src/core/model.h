@@ -54,6 +54,20 @@
 //   metadata tokenizer = words (default) | chars (every non-space character a token) | bpe |
 //     wordpiece (the hub's tokenizers read their own files); with bpe or wordpiece the vocab need
 //     not start with "<unk>" (its words must still be distinct).
+// Today's decoders (Llama, Qwen, SmolLM, Gemma; issue 34), metadata keys all optional:
+//   norm = layernorm (default) | rmsnorm   every norm x / sqrt(mean(x²) + eps) · g, no bias tensors
+//     (norm1|norm2|norm.weight only); rms_offset=1: · (1 + g) (Gemma)
+//   pos_encoding = rope   rotary positions on Q and K, nothing added to X (Z = OE); rope_theta
+//     (10000), rope_style = half (default: Hugging Face's, j with j + d_k/2) | pairs (2j, 2j+1: the
+//     paper's, llama.cpp's); rope_scaling = llama3 with rope_factor, rope_low_freq_factor,
+//     rope_high_freq_factor, rope_original_max_pos (Llama 3.1+)
+//   n_kv_heads   grouped-query attention: query head h reads K/V head h / (H / n_kv_heads);
+//     head_dim     d_k when it is not D/H; in_proj_weight is [(H + 2·n_kv_heads)·d_k, D] (rows Q,
+//     K, V), in_proj_bias the same length (Qwen 2) or absent, out_proj.weight [D, H·d_k]
+//   ffn = gated   layers.{i}.gate.weight [F, D]: hidden = act(x·W_gᵀ) ⊙ (x·W_1ᵀ), out = hidden·W_2ᵀ,
+//     no FFN biases; activation = silu (SwiGLU) | gelu_tanh (Gemma's GeGLU)
+//   layers.{i}.self_attn.q_norm.weight, .k_norm.weight [d_k]   QK-norm before RoPE (Qwen 3)
+//   such a model is pre-norm and causal (norm_first=1, causal=1) with a head (norm.weight, head).
 // Anything contradictory (a head and a classifier, tie_head=1 with head.weight, pos_embed.weight
 // without pos_encoding=learned or the reverse, a wrong shape) is refused in one line naming the
 // tensor or key.
@@ -100,7 +114,11 @@
 #include "safetensors.h" // defines: StFile
 #include "tokenizer.h"   // defines: Vocab
 
-typedef enum { ACT_RELU, ACT_GELU, ACT_GELU_TANH } Activation;
+typedef enum { ACT_RELU, ACT_GELU, ACT_GELU_TANH, ACT_SILU } Activation;
+
+// How RoPE pairs a head's dimensions (issue 34): Hugging Face's Llama/Qwen code rotates halves
+// (dimension j with j + d_k/2), the RoPE paper and llama.cpp adjacent pairs (2j with 2j + 1).
+typedef enum { ROPE_NONE, ROPE_HALF, ROPE_PAIRS } RopeStyle;
 
 // How a sentence becomes tokens (metadata `tokenizer`). The model records it; the hub loader reads
 // the bpe / wordpiece / tokenizer.json files themselves.
@@ -117,7 +135,25 @@ typedef struct {
   bool learned_pos; // positions from the learned table pos_embed [max_pos, D], not the sinusoid
   int max_pos;      // rows of that table (0 when sinusoidal): the longest sentence the model takes
   bool no_pos;      // pos_encoding=none: no positions at all, P = 0 and Z = OE (a lesson's model by hand)
+  // Today's decoders (Llama, Qwen, SmolLM; issue 34), all off for the models above:
+  bool rms_norm;             // every norm is RMSNorm x / sqrt(mean(x²) + eps) · g (no mean, no bias)
+  bool rms_offset;           // Gemma's gain: · (1 + g)
+  RopeStyle rope;            // rotary positions on Q and K (then no_pos: nothing is added to X)
+  float rope_theta;          // base of the angles, 10000 by default
+  float rope_factor;         // Llama 3's rope_scaling (type llama3): factor (0: no scaling), low and
+  float rope_low, rope_high; // high frequency factors, original context length
+  int rope_orig;             //
+  int H_kv;                  // K/V heads of grouped-query attention (0 or H: one per query head)
+  int d_k;                   // width of a head (0: D/H; Qwen 3's head_dim may differ)
+  bool gated;                // FFN = (act(x·W_gᵀ) ⊙ x·W_1ᵀ)·W_2ᵀ (SwiGLU with act SiLU), no biases
+  bool qk_norm;              // per-head RMSNorm of q and k over d_k before RoPE (Qwen 3)
 } ModelConfig;
+
+// The width of a head (cfg.d_k, or D/H), the number of K/V heads (cfg.H_kv, or H).
+static inline int model_dk(const ModelConfig *c) { return c->d_k > 0 ? c->d_k : c->D / c->H; }
+static inline int model_hkv(const ModelConfig *c) { return c->H_kv > 0 ? c->H_kv : c->H; }
+// True for a model in the form of today's decoders (RMSNorm, RoPE or a gated FFN).
+static inline bool model_is_modern(const ModelConfig *c) { return c->rms_norm || c->rope || c->gated; }
 
 typedef struct {
   float *in_proj_weight, *in_proj_bias;   // [3D, D], [3D] (bias NULL: no bias)
@@ -134,6 +170,11 @@ typedef struct {
   // other model. When set, the packed copies are made from them, the trace's weight views read
   // them, and in_proj_weight .. linear2_weight stay NULL until model_canonical makes them.
   float *in_proj_xw, *out_proj_xw, *linear1_xw, *linear2_xw; // [D, 3D], [D, D], [D, F], [F, D]
+  // Today's decoders (model_is_modern): in_proj_weight is then [(H + 2·H_kv)·d_k, D] (rows: Q's
+  // H·d_k, K's H_kv·d_k, V's H_kv·d_k), out_proj_weight [D, H·d_k]; norm*_bias NULL under RMSNorm.
+  float *gate_weight;                   // [F, D] the gated FFN's gate (linear1 is then its "up")
+  float *q_norm_weight, *k_norm_weight; // [d_k] QK-norm gains, or NULL
+  GemmWeights gate_packed;
 } LayerWeights;
 
 // A decoder layer of nn.Transformer: masked self-attention, cross-attention over memory, FFN.

@@ -76,6 +76,11 @@ typedef enum {
   T_CLASS_LOGITS, // class scores z̄·W_c + b_c [1,C]
   T_CLASS_PRED,   // their softmax [1,C]
   T_SIM,          // cos(z_i, z'_j) of two sentences' vectors at one level [L1,L2] (similarity.h)
+  // today's decoders (issue 34)
+  T_RMSNORM, // RMSNorm x / rms(x) · g [L,D] (QK-norm's per head: T_PROJ with its gain)
+  T_ROPE,    // Q or K after RoPE [H or H_kv, L, d_k]
+  T_GATE,    // the gated FFN's two products: gate x·W_g, up x·W_1 [L,F]
+  T_GATED,   // act(gate) ⊙ up [L,F]
 } TensorKind;
 
 // The stages. The values are stable (lessons' tests and the fuzzers loop over them); the order
@@ -138,9 +143,16 @@ typedef enum {
   // [L1,L2], and the line of one word across the levels (similarity.h). A trace has these steps
   // only when the session compares (trace_add_sim_steps).
   STEP_SIM,
+  // Today's decoders (issue 34: Llama, Qwen, SmolLM): RMSNorm before attention, RoPE on Q and K,
+  // residual + RMSNorm before the FFN, the gated FFN's gate and up products.
+  STEP_RMSNORM1,
+  STEP_ROPE,
+  STEP_RMSNORM2,
+  STEP_GATE,
+  STEP_UP,
 } StepKind;
 // One past the last kind: an array indexed by StepKind has this many entries.
-#define STEP_KIND_END (STEP_SIM + 1)
+#define STEP_KIND_END (STEP_UP + 1)
 
 // An encoder-decoder's stages: memory and the decoder's (their rows are the decoder's words, their
 // layers the decoder's). The kinds after STEP_DEC_PREDICT are the encoder's again.
@@ -167,6 +179,9 @@ typedef enum {
   STAGE_IF_HEAD_TRANSFORM,   // a head with BERT's transform
   STAGE_IF_CLASSIFIER,       // a classifier's stages (final LayerNorm, mean, scores, prediction)
   STAGE_IF_COMPARE,          // a second sentence (compare="..." or --compare) and an encoder
+  STAGE_IF_RMSNORM,          // RMSNorm (today's decoders)
+  STAGE_IF_ROPE,             // rotary positions
+  STAGE_IF_GATED,            // the gated FFN (SwiGLU)
 } StageNeeds;
 
 typedef struct {
@@ -215,21 +230,26 @@ typedef enum {
   WHEN_LATER_LAYER = 1 << 7,
   WHEN_DECODER = 1 << 8, // a tensor of an encoder-decoder's decoder (or its memory)
   // the canonical extensions: where their notation differs
-  WHEN_LEARNED_POS = 1 << 9,    // P is rows of a learned table
-  WHEN_SINUSOIDAL = 1 << 10,    // P is the sinusoid
-  WHEN_EMBED_NORM = 1 << 11,    // Z = LayerNorm(X + P + t₀)
-  WHEN_NO_BIAS = 1 << 12,       // attention without biases (Q = Z W^q)
-  WHEN_NO_OUT_BIAS = 1 << 13,   // attention's output projection without a bias (Concat W^o)
-  WHEN_GELU_TANH = 1 << 14,     // GELU's tanh form
-  WHEN_TOKEN_TYPE = 1 << 15,    // token type row t₀ added
-  WHEN_NO_TOKEN_TYPE = 1 << 16, // none
-  WHEN_TIED_HEAD = 1 << 17,     // the head is the embedding table: W_out = Eᵀ
-  WHEN_NO_HEAD_BIAS = 1 << 18,  // the head has no bias (GPT-2)
-  WHEN_NO_POS = 1 << 19,        // pos_encoding=none: P = 0, Z = OE
-  WHEN_Q_SCALED = 1 << 20,      // the course's einsum module: W^q is its queries map ÷ √H (metadata
-                                // course_note), so that S = QKᵀ/√d_k is its energy/√D
-  WHEN_HEAD_READS_Z = 1 << 21,  // no final LayerNorm nor head transform: the head reads the last
-                                // layer's output Z′ itself (else y, introduced by the stage before)
+  WHEN_LEARNED_POS = 1 << 9,     // P is rows of a learned table
+  WHEN_SINUSOIDAL = 1 << 10,     // P is the sinusoid
+  WHEN_EMBED_NORM = 1 << 11,     // Z = LayerNorm(X + P + t₀)
+  WHEN_NO_BIAS = 1 << 12,        // attention without biases (Q = Z W^q)
+  WHEN_NO_OUT_BIAS = 1 << 13,    // attention's output projection without a bias (Concat W^o)
+  WHEN_GELU_TANH = 1 << 14,      // GELU's tanh form
+  WHEN_TOKEN_TYPE = 1 << 15,     // token type row t₀ added
+  WHEN_NO_TOKEN_TYPE = 1 << 16,  // none
+  WHEN_TIED_HEAD = 1 << 17,      // the head is the embedding table: W_out = Eᵀ
+  WHEN_NO_HEAD_BIAS = 1 << 18,   // the head has no bias (GPT-2)
+  WHEN_NO_POS = 1 << 19,         // pos_encoding=none: P = 0, Z = OE
+  WHEN_Q_SCALED = 1 << 20,       // the course's einsum module: W^q is its queries map ÷ √H (metadata
+                                 // course_note), so that S = QKᵀ/√d_k is its energy/√D
+  WHEN_HEAD_READS_Z = 1 << 21,   // no final LayerNorm nor head transform: the head reads the last
+                                 // layer's output Z′ itself (else y, introduced by the stage before)
+  WHEN_MODERN = 1 << 22,         // today's decoders (model_is_modern): RMSNorm, RoPE, GQA, gated FFN
+  WHEN_QK_NORM = 1 << 23,        // q and k normalized per head before RoPE (Qwen 3)
+  WHEN_SILU = 1 << 24,           // the gated FFN's activation is SiLU (SwiGLU)
+  WHEN_ROPE = 1 << 25,           // rotary positions
+  WHEN_RMSNORM_OFFSET = 1 << 26, // RMSNorm's gain is 1 + g (Gemma)
 } StageWhen;
 
 typedef struct {

@@ -95,7 +95,10 @@ static int model_holds(const Model *m) {
          (m->has_head && !m->head_bias ? WHEN_NO_HEAD_BIAS : 0) | (model_q_scaled(m) ? WHEN_Q_SCALED : 0) |
          ((m->has_head || m->has_classifier) && !m->has_final_norm && !m->has_head_transform
               ? WHEN_HEAD_READS_Z
-              : 0);
+              : 0) |
+         (model_is_modern(c) ? WHEN_MODERN : 0) | (c->qk_norm ? WHEN_QK_NORM : 0) |
+         (c->activation == ACT_SILU ? WHEN_SILU : 0) | (c->rope ? WHEN_ROPE : 0) |
+         (c->rms_norm && c->rms_offset ? WHEN_RMSNORM_OFFSET : 0);
 }
 
 // A LayerNorm of the layer being built, with its gain and shift: norm `k` (1, 2, 3) of tensor `in`
@@ -203,7 +206,100 @@ static void add_ffn(Builder *b, int l, const LayerWeights *w, int f_in, int rows
   inputs(t, *ffn, *hidden, *W2, *b2, -1);
 }
 
+// A per-head tensor of `heads` heads (K and V of grouped-query attention: H_kv of them).
+static int add_heads(Builder *b, const char *name, int layer, int heads, int rows, int cols) {
+  int i = add(b, name, layer, true, rows, cols);
+  b->t->t[i].heads = heads;
+  b->own[i] = (long)heads * rows * cols;
+  return i;
+}
+
+// Layer l of today's decoders (model_is_modern; issue 34), in the order of its stages: rms1 =
+// RMSNorm(in); W^q, W^k, W^v (views of in_proj [(H + 2 H_kv)·d_k, D]) and their biases when there
+// are; Q_norope [H, L, d_k] and K_norope [H_kv, L, d_k] (after any QK-norm), Q and K after RoPE,
+// V [H_kv, L, d_k]; the causal scores S_raw, S, A [H, L, L], AV, concat [L, H·d_k], W^o, attn;
+// res1, rms2 = RMSNorm(res1); W_g, gate, W_1, up [L, F], ffn_hidden = act(gate) ⊙ up, W_2, ffn,
+// res2 = out.
+static void add_layer_modern(Builder *b, int l, int in) {
+  Trace *t = b->t;
+  const ModelConfig *c = &t->cfg;
+  const LayerWeights *w = &t->model->layers[l];
+  int L = t->L, D = c->D, F = c->F, H = c->H, Hk = model_hkv(c), dk = model_dk(c);
+  int QD = H * dk, KD = Hk * dk, QKV = QD + 2 * KD;
+  TraceLayer *y = &t->layers[l];
+  memset(y, -1, sizeof *y);
+  b->holds = model_holds(t->model) | (l == 0 ? WHEN_FIRST_LAYER : WHEN_LATER_LAYER);
+  y->in = add_view(b, "in", l, L, D, t->t[in].data, false);
+  inputs(t, y->in, in, -1, -1, -1);
+  y->rms1_g = add_view(b, "rms1.gamma", l, 1, D, w->norm1_weight, false);
+  y->rms1 = add(b, "rms1", l, false, L, D);
+  inputs(t, y->rms1, y->in, y->rms1_g, -1, -1);
+  float *iw = w->in_proj_weight, *ib = w->in_proj_bias;
+  y->Wq = add_view(b, "Wq", l, D, QD, iw, true);
+  y->Wk = add_view(b, "Wk", l, D, KD, iw + (size_t)QD * D, true);
+  y->Wv = add_view(b, "Wv", l, D, KD, iw + (size_t)(QD + KD) * D, true);
+  if (ib) {
+    y->bq = add_view(b, "bq", l, 1, QD, ib, false);
+    y->bk = add_view(b, "bk", l, 1, KD, ib + QD, false);
+    y->bv = add_view(b, "bv", l, 1, KD, ib + QD + KD, false);
+  }
+  (void)QKV;
+  y->Q_norope = add_heads(b, "Q_norope", l, H, L, dk);
+  y->K_norope = add_heads(b, "K_norope", l, Hk, L, dk);
+  if (c->qk_norm) {
+    y->q_norm_g = add_view(b, "q_norm.gamma", l, 1, dk, w->q_norm_weight, false);
+    y->k_norm_g = add_view(b, "k_norm.gamma", l, 1, dk, w->k_norm_weight, false);
+  }
+  inputs(t, y->Q_norope, y->rms1, y->Wq, y->bq, y->q_norm_g);
+  inputs(t, y->K_norope, y->rms1, y->Wk, y->bk, y->k_norm_g);
+  y->Q = add_heads(b, "Q", l, H, L, dk);
+  y->K = add_heads(b, "K", l, Hk, L, dk);
+  y->V = add_heads(b, "V", l, Hk, L, dk);
+  inputs(t, y->Q, y->Q_norope, t->rope_angle, -1, -1);
+  inputs(t, y->K, y->K_norope, t->rope_angle, -1, -1);
+  inputs(t, y->V, y->rms1, y->Wv, y->bv, -1);
+  y->S_raw = add(b, "S_raw", l, true, L, L);
+  inputs(t, y->S_raw, y->Q, y->K, -1, -1);
+  y->S = add(b, "S", l, true, L, L);
+  inputs(t, y->S, y->S_raw, -1, -1, -1);
+  y->A = add(b, "A", l, true, L, L);
+  inputs(t, y->A, y->S, -1, -1, -1);
+  y->AV = add(b, "AV", l, true, L, dk);
+  inputs(t, y->AV, y->A, y->V, -1, -1);
+  y->concat = add(b, "concat", l, false, L, QD);
+  inputs(t, y->concat, y->AV, -1, -1, -1);
+  y->Wo = add_view(b, "Wo", l, QD, D, w->out_proj_weight, true);
+  if (w->out_proj_bias) y->bo = add_view(b, "bo", l, 1, D, w->out_proj_bias, false);
+  y->attn = add(b, "attn", l, false, L, D);
+  inputs(t, y->attn, y->concat, y->Wo, y->bo, -1);
+  y->res1 = add(b, "res1", l, false, L, D);
+  inputs(t, y->res1, y->in, y->attn, -1, -1);
+  y->rms2_g = add_view(b, "rms2.gamma", l, 1, D, w->norm2_weight, false);
+  y->rms2 = add(b, "rms2", l, false, L, D);
+  inputs(t, y->rms2, y->res1, y->rms2_g, -1, -1);
+  y->Wg = add_view(b, "Wg", l, D, F, w->gate_weight, true);
+  y->gate = add(b, "gate", l, false, L, F);
+  inputs(t, y->gate, y->rms2, y->Wg, -1, -1);
+  y->W1 = add_view(b, "W1", l, D, F, w->linear1_weight, true);
+  y->up = add(b, "up", l, false, L, F);
+  inputs(t, y->up, y->rms2, y->W1, -1, -1);
+  y->ffn_hidden = add(b, "ffn_hidden", l, false, L, F);
+  inputs(t, y->ffn_hidden, y->gate, y->up, -1, -1);
+  y->W2 = add_view(b, "W2", l, F, D, w->linear2_weight, true);
+  y->ffn = add(b, "ffn", l, false, L, D);
+  inputs(t, y->ffn, y->ffn_hidden, y->W2, -1, -1);
+  y->res2 = add(b, "res2", l, false, L, D);
+  inputs(t, y->res2, y->res1, y->ffn, -1, -1);
+  y->out = add_view(b, "out", l, L, D, NULL, false);
+  t->t[y->out].is_weight = false;
+  inputs(t, y->out, y->res2, -1, -1, -1);
+}
+
 static void add_layer(Builder *b, int l, int in) {
+  if (model_is_modern(&b->t->cfg)) {
+    add_layer_modern(b, l, in);
+    return;
+  }
   Trace *t = b->t;
   const ModelConfig *c = &t->cfg;
   const LayerWeights *w = &t->model->layers[l];
@@ -464,6 +560,8 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
     t->Z = add(&b, "Z", -1, false, L, D);
     inputs(t, t->Z, t->X, t->P, t->t0, -1);
   }
+  t->rope_angle = -1;
+  if (c->rope) t->rope_angle = add(&b, "rope_angle", -1, false, L, model_dk(c) / 2);
   int prev = t->Z;
   for (int l = 0; l < c->n_layers; l++) {
     add_layer(&b, l, prev);
@@ -510,7 +608,7 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
     int x = prev;
     if (model->has_final_norm) {
       int g = add_view(&b, "norm.gamma", -1, 1, D, model->norm_weight, false);
-      int be = add_view(&b, "norm.beta", -1, 1, D, model->norm_bias, false);
+      int be = c->rms_norm ? -1 : add_view(&b, "norm.beta", -1, 1, D, model->norm_bias, false);
       t->final_norm = add(&b, "final_norm", -1, false, L, D);
       inputs(t, t->final_norm, prev, g, be, -1);
       x = t->final_norm;
@@ -567,10 +665,11 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
   t->block = malloc(sizeof(float) * (size_t)(total > 0 ? total : 1));
   // [L, 3D]; a decoder's: [T, 3D] for its self-attention, [T, D] + [S, 2D] for cross-attention
   int rows = L > T ? L : T;
-  t->scratch = malloc(sizeof(float) * (size_t)rows * 3 * D);
+  int qkv_cols = (c->H + 2 * model_hkv(c)) * model_dk(c); // 3D but in today's decoders
+  t->scratch = malloc(sizeof(float) * (size_t)rows * (size_t)(qkv_cols > 3 * D ? qkv_cols : 3 * D));
   if (!t->block || !t->scratch) goto oom;
   if (gemm_supported()) {
-    int dk = D / c->H;
+    int dk = model_dk(c);
     size_t per_head = gemm_packed_floats(L, dk) + gemm_packed_floats(dk, L);
     if (T > 0 && gemm_packed_floats(T, dk) + gemm_packed_floats(dk, T) > per_head) // a decoder's keys
       per_head = gemm_packed_floats(T, dk) + gemm_packed_floats(dk, T);
@@ -590,11 +689,32 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
   step(t, STEP_TOKENS, -1, -1);
   step(t, STEP_ONEHOT, -1, t->O);
   step(t, STEP_EMBED, -1, t->X);
-  step(t, STEP_POSENC, -1, t->P);
-  step(t, STEP_ADDPOS, -1, t->embed_sum >= 0 ? t->embed_sum : t->Z);
-  if (c->no_pos) t->steps[t->n_steps - 1].name = "embeddings (no positions)"; // Z = OE, nothing added
+  if (!c->rope) { // RoPE: nothing is added to X (Z = X); positions turn Q and K in each layer
+    step(t, STEP_POSENC, -1, t->P);
+    step(t, STEP_ADDPOS, -1, t->embed_sum >= 0 ? t->embed_sum : t->Z);
+    if (c->no_pos) t->steps[t->n_steps - 1].name = "embeddings (no positions)"; // Z = OE, nothing added
+  }
   if (t->embed_sum >= 0) step(t, STEP_EMBED_NORM, -1, t->Z);
-  for (int l = 0; l < c->n_layers; l++) {
+  for (int l = 0; l < c->n_layers && model_is_modern(c); l++) { // today's decoders (issue 34)
+    TraceLayer *y = &t->layers[l];
+    step(t, STEP_RMSNORM1, l, y->rms1);
+    step(t, STEP_QKV, l, y->Q_norope);
+    if (c->rope) step(t, STEP_ROPE, l, y->Q);
+    step(t, STEP_SCORES, l, y->S_raw);
+    step(t, STEP_MASK, l, y->S);
+    step(t, STEP_SOFTMAX, l, y->A);
+    step(t, STEP_AV, l, y->AV);
+    step(t, STEP_CONCAT, l, y->concat);
+    step(t, STEP_OUTPROJ, l, y->attn);
+    step(t, STEP_RMSNORM2, l, y->rms2);
+    step(t, STEP_GATE, l, y->gate);
+    step(t, STEP_UP, l, y->up);
+    step(t, STEP_FFN_HIDDEN, l, y->ffn_hidden);
+    step(t, STEP_FFN_OUT, l, y->ffn);
+    step(t, STEP_ADDNORM2, l, y->out);
+    t->steps[t->n_steps - 1].name = "residual: layer output";
+  }
+  for (int l = 0; l < c->n_layers && !model_is_modern(c); l++) {
     TraceLayer *y = &t->layers[l];
     if (c->norm_first) step(t, STEP_PRENORM, l, y->norm1);
     step(t, STEP_QKV, l, y->Q);

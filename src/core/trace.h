@@ -73,6 +73,10 @@ typedef struct {
 typedef struct {
   int in, Wq, Wk, Wv, bq, bk, bv, Q, K, V, S_raw, S, A, AV, concat, Wo, bo, attn, res1;
   int norm1, norm1_g, norm1_b, W1, b1, ffn_pre, ffn_hidden, W2, b2, ffn, res2, norm2, norm2_g, norm2_b, out;
+  // today's decoders (model_is_modern; -1 else): RMSNorm before attention and its gain, Q and K
+  // before RoPE (after any QK-norm, with its gains), RMSNorm before the FFN, the gate's weights,
+  // the gate and up products. Q and K are then after RoPE, K and V have H_kv heads, W1 is "up".
+  int rms1, rms1_g, Q_norope, K_norope, q_norm_g, k_norm_g, rms2, rms2_g, Wg, gate, up;
 } TraceLayer;
 
 // The same for a decoder layer of an encoder-decoder: masked self-attention (the encoder's names),
@@ -103,6 +107,7 @@ typedef struct {
   int Wt, bt, head_hidden, head_norm; // BERT's transform: act(x·W_t + b_t), then its LayerNorm [L, D]
   int enc_norm, pool;                 // a classifier's final LayerNorm [L, D], its mean over positions [1, D]
   int Wc, bc, class_logits, class_pred; // classifier weights [D, C], bias [1, C]; scores, softmax [1, C]
+  int rope_angle;                       // RoPE's angles i·θ_k [L, d_k/2] (extra), -1 without RoPE
   float *block;                         // all activations, one allocation
   long block_floats;
   float *scratch; // [L, 3D]: the fused Q|K|V product before it is split into heads

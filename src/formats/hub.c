@@ -17,7 +17,7 @@
 
 #define HUB_MAX_CONFIG (1u << 20) // config.json and tokenizer_config.json: a few KB
 #define HUB_MAX_SIZE (1 << 20)    // any size in config.json (a width, a vocabulary)
-#define HUB_MAX_META 24
+#define HUB_MAX_META 40
 
 bool hub_is_dir(const char *path) {
   struct stat st;
@@ -540,6 +540,298 @@ static bool bert(Tx *x, const Config *c, const ModelTokenizer *tk) {
          (!has_head || !tied || meta(x, "tie_head", "1"));
 }
 
+// ---- Llama, Qwen 2, Qwen 3 (issue 34): today's decoders
+
+// A number config value (any finite, > 0), or def when absent.
+static bool config_num(const Config *c, const cJSON *obj, const char *key, double def, double *out,
+                       Err *err) {
+  const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!j || cJSON_IsNull(j)) return *out = def, true;
+  if (!cJSON_IsNumber(j) || !(j->valuedouble > 0 && j->valuedouble < 1e12))
+    return err_set(err, "%s: \"%s\" is not a positive number", c->path, key);
+  *out = j->valuedouble;
+  return true;
+}
+
+static bool config_bool(const Config *c, const char *key, bool def, bool *out, Err *err) {
+  const cJSON *j = cJSON_GetObjectItemCaseSensitive(c->root, key);
+  if (!j || cJSON_IsNull(j)) return *out = def, true;
+  if (!cJSON_IsBool(j)) return err_set(err, "%s: \"%s\" is not true or false", c->path, key);
+  *out = cJSON_IsTrue(j);
+  return true;
+}
+
+// Stacks q [nq(, D)], k and v [nk(, D)] into one [nq + 2 nk(, D)]: rows Q, then K, then V.
+static bool stack_qkv(Tx *x, const char *name, StTensor *q, StTensor *k, StTensor *v) {
+  size_t total = (size_t)(q->count + k->count + v->count), off = 0;
+  float *d = malloc(sizeof(float) * (total ? total : 1));
+  if (!d) return err_set(x->err, "out of memory");
+  StTensor *parts[3] = {q, k, v};
+  long rows = 0;
+  for (int p = 0; p < 3; p++) {
+    size_t each = (size_t)parts[p]->count;
+    memcpy(d + off, parts[p]->data, sizeof(float) * each);
+    off += each;
+    rows += (long)parts[p]->shape[0];
+    if (st_mapped(x->src, parts[p]->data))
+      st_release_pages(parts[p]->data, sizeof(float) * each);
+    else
+      free(parts[p]->data);
+    parts[p]->data = NULL;
+  }
+  return put(x, name, d, rows, q->ndim == 2 ? q->shape[1] : -1);
+}
+
+// LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM into the canonical form of model.h (today's
+// decoders): q/k/v stacked into in_proj, gate_proj -> gate, up_proj -> linear1, down_proj -> linear2,
+// input_layernorm -> norm1, post_attention_layernorm -> norm2, model.norm -> norm, lm_head -> head
+// (or tied: tie_word_embeddings).
+static bool llama(Tx *x, const Config *c, const char *type) {
+  Err *err = x->err;
+  bool qwen2 = !strcmp(type, "qwen2"), qwen3 = !strcmp(type, "qwen3");
+  const char *arch_want = qwen2 ? "Qwen2ForCausalLM" : qwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM";
+  const cJSON *archs = cJSON_GetObjectItemCaseSensitive(c->root, "architectures");
+  const cJSON *a0 = cJSON_IsArray(archs) ? cJSON_GetArrayItem(archs, 0) : NULL;
+  if (a0 && cJSON_IsString(a0) && strcmp(a0->valuestring, arch_want))
+    return err_set(
+        err, "%s: architectures says \"%.60s\" but model_type \"%s\" is %s's: the config contradicts itself",
+        c->path, a0->valuestring, type, arch_want);
+  int D, H, Hk, F, L, V, dk;
+  double eps, theta;
+  if (!config_int(c, "hidden_size", -1, &D, err) || !config_int(c, "num_attention_heads", -1, &H, err) ||
+      !config_int(c, "num_key_value_heads", H, &Hk, err) ||
+      !config_int(c, "intermediate_size", -1, &F, err) || !config_int(c, "num_hidden_layers", -1, &L, err) ||
+      !config_int(c, "vocab_size", -1, &V, err) || !config_int(c, "head_dim", D / H, &dk, err) ||
+      !config_float(c, "rms_norm_eps", 1e-6, &eps, err) ||
+      !config_num(c, c->root, "rope_theta", 10000.0, &theta, err))
+    return false;
+  if (H % Hk)
+    return err_set(
+        err,
+        "%s: num_key_value_heads=%d does not divide num_attention_heads=%d: grouped-query attention "
+        "shares each K/V head among a whole number of query heads",
+        c->path, Hk, H);
+  if (dk % 2) return err_set(err, "%s: head_dim=%d is odd: RoPE rotates pairs of dimensions", c->path, dk);
+  const char *act = config_str(c, "hidden_act", "silu", err);
+  if (!act) return false;
+  const char *canon_act = !strcmp(act, "silu") || !strcmp(act, "swish")                   ? "silu"
+                          : !strcmp(act, "gelu_pytorch_tanh") || !strcmp(act, "gelu_new") ? "gelu_tanh"
+                          : !strcmp(act, "gelu")                                          ? "gelu"
+                                                                                          : NULL;
+  if (!canon_act)
+    return err_set(err, "%s: hidden_act \"%.40s\": Stepformer knows silu, gelu_pytorch_tanh and gelu",
+                   c->path, act);
+  bool tie, attn_bias, mlp_bias;
+  if (!config_bool(c, "tie_word_embeddings", false, &tie, err) ||
+      !config_bool(c, "attention_bias", false, &attn_bias, err) ||
+      !config_bool(c, "mlp_bias", false, &mlp_bias, err))
+    return false;
+  if (mlp_bias) return err_set(err, "%s: mlp_bias=true: Stepformer's gated FFN has no biases", c->path);
+  // rope_scaling: none, or Llama 3's
+  const cJSON *rs = cJSON_GetObjectItemCaseSensitive(c->root, "rope_scaling");
+  double factor = 0, lo = 1, hi = 4, orig = 8192;
+  if (rs && !cJSON_IsNull(rs)) {
+    const cJSON *rt = cJSON_GetObjectItemCaseSensitive(rs, "rope_type");
+    if (!rt) rt = cJSON_GetObjectItemCaseSensitive(rs, "type");
+    if (!cJSON_IsString(rt) || strcmp(rt->valuestring, "llama3"))
+      return err_set(err, "%s: rope_scaling of type \"%.30s\": Stepformer knows llama3 only", c->path,
+                     cJSON_IsString(rt) ? rt->valuestring : "?");
+    if (!config_num(c, rs, "factor", -1, &factor, err) ||
+        !config_num(c, rs, "low_freq_factor", 1, &lo, err) ||
+        !config_num(c, rs, "high_freq_factor", 4, &hi, err) ||
+        !config_num(c, rs, "original_max_position_embeddings", 8192, &orig, err))
+      return false;
+    if (factor <= 0)
+      return err_set(err, "%s: rope_scaling has no \"factor\": download config.json again", c->path);
+    if (!(hi > lo))
+      return err_set(err, "%s: rope_scaling's high_freq_factor must be larger than its low_freq_factor",
+                     c->path);
+  }
+  x->prefix = "";
+  char why[96], name[160], canon[128];
+  snprintf(why, sizeof why, "vocab_size=%d, hidden_size=%d", V, D);
+  StTensor *emb = need(x, "model.embed_tokens.weight", V, D, why);
+  if (!emb) return false;
+  StTensor *head = maybe(x, "lm_head.weight");
+  if (!tie && !head)
+    return err_set(
+        err,
+        "%s: tensor \"lm_head.weight\" [%d,%d] is missing and %s does not say tie_word_embeddings: "
+        "this is not a complete checkpoint",
+        x->wpath, V, D, c->path);
+  if (head && !tie) {
+    if (!need(x, "lm_head.weight", V, D, why) || !move(x, "head.weight", head)) return false;
+  }
+  if (!move(x, "embed.weight", emb)) return false;
+  long QD = (long)H * dk, KD = (long)Hk * dk;
+  snprintf(why, sizeof why, "hidden_size=%d, %d heads and %d K/V heads of %d, intermediate_size=%d", D, H, Hk,
+           dk, F);
+  for (int i = 0; i < L; i++) {
+    char b[64], cb[64];
+    snprintf(b, sizeof b, "model.layers.%d.", i);
+    snprintf(cb, sizeof cb, "layers.%d.", i);
+    StTensor *t, *q, *k, *v;
+#define HUB(n) (snprintf(name, sizeof name, "%s%s", b, n), name)
+#define CANON(n) (snprintf(canon, sizeof canon, "%s%s", cb, n), canon)
+    if (!(t = need(x, HUB("input_layernorm.weight"), D, -1, why)) || !move(x, CANON("norm1.weight"), t))
+      return false;
+    if (!(q = need(x, HUB("self_attn.q_proj.weight"), QD, D, why)) ||
+        !(k = need(x, HUB("self_attn.k_proj.weight"), KD, D, why)) ||
+        !(v = need(x, HUB("self_attn.v_proj.weight"), KD, D, why)) ||
+        !stack_qkv(x, CANON("self_attn.in_proj_weight"), q, k, v))
+      return false;
+    if (qwen2 || attn_bias) {
+      if (!(q = need(x, HUB("self_attn.q_proj.bias"), QD, -1, why)) ||
+          !(k = need(x, HUB("self_attn.k_proj.bias"), KD, -1, why)) ||
+          !(v = need(x, HUB("self_attn.v_proj.bias"), KD, -1, why)) ||
+          !stack_qkv(x, CANON("self_attn.in_proj_bias"), q, k, v))
+        return false;
+    }
+    if (!(t = need(x, HUB("self_attn.o_proj.weight"), D, QD, why)) ||
+        !move(x, CANON("self_attn.out_proj.weight"), t))
+      return false;
+    if (attn_bias && !qwen2 &&
+        (!(t = need(x, HUB("self_attn.o_proj.bias"), D, -1, why)) ||
+         !move(x, CANON("self_attn.out_proj.bias"), t)))
+      return false;
+    if (qwen3) {
+      if (!(t = need(x, HUB("self_attn.q_norm.weight"), dk, -1, why)) ||
+          !move(x, CANON("self_attn.q_norm.weight"), t) ||
+          !(t = need(x, HUB("self_attn.k_norm.weight"), dk, -1, why)) ||
+          !move(x, CANON("self_attn.k_norm.weight"), t))
+        return false;
+    }
+    if (!(t = need(x, HUB("post_attention_layernorm.weight"), D, -1, why)) ||
+        !move(x, CANON("norm2.weight"), t) || !(t = need(x, HUB("mlp.gate_proj.weight"), F, D, why)) ||
+        !move(x, CANON("gate.weight"), t) || !(t = need(x, HUB("mlp.up_proj.weight"), F, D, why)) ||
+        !move(x, CANON("linear1.weight"), t) || !(t = need(x, HUB("mlp.down_proj.weight"), D, F, why)) ||
+        !move(x, CANON("linear2.weight"), t))
+      return false;
+#undef HUB
+#undef CANON
+  }
+  snprintf(name, sizeof name, "model.layers.%d.input_layernorm.weight", L);
+  if (st_find(x->src, name))
+    return err_set(
+        err,
+        "%s: tensor \"%s\" is a layer beyond num_hidden_layers=%d in %s: the config and the weights "
+        "disagree",
+        x->wpath, name, L, c->path);
+  StTensor *nw = need(x, "model.norm.weight", D, -1, why);
+  if (!nw || !move(x, "norm.weight", nw)) return false;
+  const char *arch = qwen2 ? "Qwen 2" : qwen3 ? "Qwen 3" : "Llama";
+  return meta(x, "hub_architecture", "%s", arch) && meta(x, "d_model", "%d", D) &&
+         meta(x, "n_heads", "%d", H) && meta(x, "n_kv_heads", "%d", Hk) && meta(x, "head_dim", "%d", dk) &&
+         meta(x, "d_ff", "%d", F) && meta(x, "n_layers", "%d", L) && meta(x, "activation", "%s", canon_act) &&
+         meta(x, "norm_first", "1") && meta(x, "causal", "1") && meta(x, "layer_norm_eps", "%.9g", eps) &&
+         meta(x, "norm", "rmsnorm") && meta(x, "ffn", "gated") && meta(x, "pos_encoding", "rope") &&
+         meta(x, "rope_theta", "%.17g", theta) &&
+         (factor <= 0 ||
+          (meta(x, "rope_scaling", "llama3") && meta(x, "rope_factor", "%.17g", factor) &&
+           meta(x, "rope_low_freq_factor", "%.17g", lo) && meta(x, "rope_high_freq_factor", "%.17g", hi) &&
+           meta(x, "rope_original_max_pos", "%d", (int)orig))) &&
+         meta(x, "tokenizer", "bpe") && (!tie || meta(x, "tie_head", "1"));
+}
+
+// The token strings of tokenizer.json by id (model.vocab and added_tokens), V of them, newline-joined:
+// metadata "vocab" (ids without a token, as Qwen's padding rows, are "<|unused N|>"). Until the
+// tokenizer.json reader lands, the folder opens with these labels and takes ids, not text.
+static bool llama_vocab(Tx *x, const char *dir, int V) {
+  char path[4200];
+  size_t len;
+  Err rerr = {0};
+  char *text = path_join(path, sizeof path, dir, "tokenizer.json")
+                   ? file_read_all(path, &len, 64u << 20, &rerr)
+                   : NULL;
+  cJSON *root = text ? cJSON_ParseWithLength(text, len) : NULL;
+  free(text);
+  char **tok = calloc((size_t)V, sizeof(char *));
+  if (!tok) return cJSON_Delete(root), err_set(x->err, "out of memory");
+  const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+  const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab"), *e;
+  cJSON_ArrayForEach(e, vocab) if (cJSON_IsNumber(e) && e->valuedouble >= 0 && e->valuedouble < V &&
+                                   e->string) tok[(int)e->valuedouble] = e->string;
+  const cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
+  cJSON_ArrayForEach(e, added) {
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id"),
+                *ct = cJSON_GetObjectItemCaseSensitive(e, "content");
+    if (cJSON_IsNumber(id) && id->valuedouble >= 0 && id->valuedouble < V && cJSON_IsString(ct))
+      tok[(int)id->valuedouble] = ct->valuestring;
+  }
+  size_t total = 1;
+  for (int i = 0; i < V; i++) total += (tok[i] ? strlen(tok[i]) : 24) + 1;
+  char *v = malloc(total), *key = strdup("vocab"), *p = v;
+  if (!v || !key) {
+    free(v), free(key), free(tok), cJSON_Delete(root);
+    return err_set(x->err, "out of memory");
+  }
+  for (int i = 0; i < V; i++) {
+    // a token with a newline in it, or one already given, would break the distinct lines
+    bool ok = tok[i] && !strchr(tok[i], '\n') && tok[i][0];
+    for (int k = 0; ok && k < i; k++) ok = !tok[k] || strcmp(tok[k], tok[i]);
+    p += ok ? sprintf(p, "%s", tok[i]) : sprintf(p, "<|unused %d|>", i);
+    if (i + 1 < V) *p++ = '\n';
+  }
+  *p = 0;
+  free(tok);
+  cJSON_Delete(root);
+  StFile *f = x->out;
+  EXPECT(f->n_meta < HUB_MAX_META);
+  f->keys[f->n_meta] = key, f->values[f->n_meta] = v, f->n_meta++;
+  return true;
+}
+
+// A sharded checkpoint: every file model.safetensors.index.json's weight_map names, read and put
+// together into *src (copies, not mapped).
+static bool read_shards(StFile *src, const char *dir, Err *err) {
+  char path[4200];
+  size_t len;
+  if (!path_join(path, sizeof path, dir, "model.safetensors.index.json"))
+    return err_set(err, "%s: folder name too long", dir);
+  char *text = file_read_all(path, &len, HUB_MAX_CONFIG * 16, err);
+  if (!text) return false;
+  cJSON *root = cJSON_ParseWithLength(text, len);
+  free(text);
+  const cJSON *map = cJSON_GetObjectItemCaseSensitive(root, "weight_map"), *e;
+  if (!cJSON_IsObject(map)) {
+    cJSON_Delete(root);
+    return err_set(err, "%s: no \"weight_map\" object: download the index again", path);
+  }
+  memset(src, 0, sizeof *src);
+  bool ok = true;
+  cJSON_ArrayForEach(e, map) {
+    if (!ok) break;
+    if (!cJSON_IsString(e) || strchr(e->valuestring, '/')) {
+      ok = err_set(err, "%s: weight_map's \"%.60s\" is not a file name of the folder", path, e->string);
+      break;
+    }
+    bool seen = false; // each shard once
+    for (const cJSON *f = map->child; f != e && !seen; f = f->next)
+      seen = !strcmp(f->valuestring, e->valuestring);
+    if (seen) continue;
+    char spath[4200];
+    StFile part;
+    if (!path_join(spath, sizeof spath, dir, e->valuestring) || !st_read_lenient(&part, spath, err)) {
+      ok = false;
+      break;
+    }
+    StTensor *grown = realloc(src->tensors, sizeof(StTensor) * (size_t)(src->n + part.n + 1));
+    if (!grown) {
+      st_free(&part);
+      ok = err_set(err, "out of memory");
+      break;
+    }
+    src->tensors = grown;
+    memcpy(src->tensors + src->n, part.tensors, sizeof(StTensor) * (size_t)part.n);
+    src->n += part.n;
+    part.n = 0; // the names and data are src's now
+    st_free(&part);
+  }
+  cJSON_Delete(root);
+  if (ok && src->n == 0) ok = err_set(err, "%s: the weight_map names no tensor", path);
+  return ok && st_index(src, path, err);
+}
+
 // ---- the folder
 
 // BERT's do_lower_case: tokenizer_config.json's, else config.json's, else true (uncased).
@@ -584,12 +876,17 @@ bool hub_read(const char *dir, StFile *out, ModelTokenizer **tk_out, Err *err) {
     goto done;
   }
   bool is_gpt2 = !strcmp(type, "gpt2"), is_bert = !strcmp(type, "bert");
-  if (!is_gpt2 && !is_bert) {
-    err_set(err, "%s: model_type \"%.40s\" is not one Stepformer opens (gpt2, bert)", c.path, type);
+  bool is_llama = !strcmp(type, "llama") || !strcmp(type, "qwen2") || !strcmp(type, "qwen3");
+  if (!is_gpt2 && !is_bert && !is_llama) {
+    err_set(err, "%s: model_type \"%.40s\" is not one Stepformer opens (gpt2, bert, llama, qwen2, qwen3)",
+            c.path, type);
     goto done;
   }
   path_join(wpath, sizeof wpath, dir, "model.safetensors");
-  if (!file_exists(dir, "model.safetensors")) {
+  bool sharded =
+      is_llama && !file_exists(dir, "model.safetensors") && file_exists(dir, "model.safetensors.index.json");
+  if (sharded) path_join(wpath, sizeof wpath, dir, "model.safetensors.index.json");
+  if (!file_exists(dir, "model.safetensors") && !sharded) {
     if (file_exists(dir, "model.safetensors.index.json"))
       err_set(err,
               "%s: the checkpoint is sharded (model.safetensors.index.json); Stepformer reads one file: "
@@ -606,6 +903,7 @@ bool hub_read(const char *dir, StFile *out, ModelTokenizer **tk_out, Err *err) {
     goto done;
   }
   // the tokenizer before the weights: a missing file is reported before 500 MB are read
+  if (is_llama) goto weights; // tokenizer.json's tokens become the labels (llama_vocab)
   tk = calloc(1, sizeof *tk);
   if (!tk) {
     err_set(err, "out of memory");
@@ -617,7 +915,8 @@ bool hub_read(const char *dir, StFile *out, ModelTokenizer **tk_out, Err *err) {
     tk = NULL;
     goto done;
   }
-  if (!st_read_mapped(&src, wpath, true, err)) goto done;
+weights:
+  if (sharded ? !read_shards(&src, dir, err) : !st_read_mapped(&src, wpath, true, err)) goto done;
   // the canonical file borrows the mapping (its F32 tensors point into it) and owns it at the end
   out->map = src.map, out->map_len = src.map_len, out->map_owner = false;
   used = calloc((size_t)src.n + 1, sizeof(bool));
@@ -637,8 +936,13 @@ bool hub_read(const char *dir, StFile *out, ModelTokenizer **tk_out, Err *err) {
           .wpath = wpath,
           .cpath = c.path,
           .err = err};
-  ok = (is_gpt2 ? gpt2(&x, &c, tk) : bert(&x, &c, tk)) && meta_vocab(&x, tk) && note_unused(&x) &&
-       st_index(out, wpath, err);
+  if (is_llama) {
+    int V = 0;
+    ok = llama(&x, &c, type) && config_int(&c, "vocab_size", -1, &V, err) && llama_vocab(&x, dir, V) &&
+         note_unused(&x) && st_index(out, wpath, err);
+  } else
+    ok = (is_gpt2 ? gpt2(&x, &c, tk) : bert(&x, &c, tk)) && meta_vocab(&x, tk) && note_unused(&x) &&
+         st_index(out, wpath, err);
 done:
   free(used);
   if (ok && src.map_owner) src.map_owner = false, out->map_owner = true;
@@ -659,6 +963,14 @@ Model *hub_model_load(const char *dir, Err *err) {
   if (!hub_read(dir, &f, &tk, err)) return NULL;
   Model *m = model_from_st(&f, dir, err);
   Vocab labels;
+  if (m && !tk) { // today's decoders: tokenizer.json's tokens as they are (no tokenizer yet: ids)
+    size_t k = strlen(dir);
+    while (k > 1 && dir[k - 1] == '/') k--;
+    size_t s = k;
+    while (s > 0 && dir[s - 1] != '/') s--;
+    snprintf(m->source, sizeof m->source, "%.*s", (int)(k - s), dir + s);
+    return m;
+  }
   if (!m || !model_tokenizer_vocab(tk, &labels, err)) {
     model_free(m);
     model_tokenizer_free(tk);

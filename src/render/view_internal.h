@@ -138,6 +138,9 @@ float view_zoom(const ViewOptions *o);      // o->zoom within 0.5 .. 3
 // view_classes.c: draws the canonical extensions' stages (embedding LayerNorm, token type, head
 // transform, the classifier's tail); false for a stage view_stages.c draws.
 bool view_stage_ext(Eq *e, const TraceStep *st);
+// view_modern.c: the stages of today's decoders (RMSNorm, RoPE, grouped K/V heads, SwiGLU); false
+// for a stage view_stages.c draws.
+bool view_stage_modern(Eq *e, const TraceStep *st);
 // An encoder-decoder's stages (view_decoder.c): memory, STEP_DEC_* and STEP_CROSS_*. Fills e's
 // rows; false for any other kind.
 bool view_decoder_compose(Eq *e, const TraceStep *st);

@@ -397,7 +397,8 @@ static void compose(Eq *e, const TraceStep *st) {
   if (h >= t->cfg.H) h = t->cfg.H - 1;
   const TraceLayer *y = l >= 0 && l < t->cfg.n_layers ? &t->layers[l] : NULL;
   EqAttn a = y ? layer_attn(t, y) : (EqAttn){0};
-  if (view_stage_ext(e, st)) return; // the canonical extensions' stages: view_classes.c
+  if (view_stage_ext(e, st)) return;    // the canonical extensions' stages: view_classes.c
+  if (view_stage_modern(e, st)) return; // today's decoders: view_modern.c
   switch (st->kind) {
   case STEP_TOKENS: stage_tokens(e); break;
   case STEP_ONEHOT: eq_single(e, t->O, "O"); break;

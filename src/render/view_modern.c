@@ -1,0 +1,156 @@
+// view_modern.c -- the stages of today's decoders (issue 34: Llama, Qwen, SmolLM), in the course's
+// notation beside their 2017 siblings: RMSNorm, Q K V with grouped K/V heads, RoPE (the angles as
+// a position × frequency heatmap, Q and K before and after), scores and weighted values that read
+// the query head's K/V head (its group), the gate and up products and SwiGLU. view_stages.c's
+// compose asks view_stage_modern first; the stages it leaves (mask, softmax, output projection,
+// prediction) are drawn there as for GPT-2.
+#include <stdio.h>
+
+#include "view_internal.h"
+
+// The K/V head query head h reads: h / (H / H_kv).
+static int kv_head(const Trace *t, int h) { return h / (t->cfg.H / model_hkv(&t->cfg)); }
+
+// [Q_h] × [K_g]ᵀ · 1/√d_k = [S_h]: query head h against its group's keys (after RoPE).
+static void scores(Eq *e, const TraceLayer *y, int h) {
+  const Trace *t = e->t;
+  if (h < 0) return eq_all_heads(e, y->S_raw, "S");
+  int g = kv_head(t, h);
+  int kq = eq_tensor(e, y->Q, h, false, eq_head_symbol(e, "\\tilde{Q}", h), LINK_ROW);
+  int kk = eq_tensor(e, y->K, g, true, scene_strf(e->s, "\\tilde{K}_{%d}^\\top", g + 1), LINK_COL);
+  int ks = eq_tensor(e, y->S_raw, h, false, eq_head_symbol(e, "S", h), LINK_NONE);
+  e->deco[kq].row_labels = e->deco[ks].row_labels = true;
+  eq_head_color(e, kq, h), eq_head_color(e, kk, g), eq_head_color(e, ks, h);
+  eq_put(e, 0, kq);
+  eq_tex(e, 0, "\\times");
+  eq_put(e, 0, kk);
+  eq_tex(e, 0, scene_strf(e->s, "\\cdot \\frac{1}{\\sqrt{%d}} =", model_dk(&t->cfg)));
+  eq_put(e, 0, ks);
+  eq_result(e, ks);
+  if (model_hkv(&t->cfg) != t->cfg.H) // which query heads share this K/V head
+    eq_tex(e, 1,
+           scene_strf(e->s, "\\text{K/V head %d serves query heads %d to %d (%d query heads, %d K/V heads)}",
+                      g + 1, g * (t->cfg.H / model_hkv(&t->cfg)) + 1,
+                      (g + 1) * (t->cfg.H / model_hkv(&t->cfg)), t->cfg.H, model_hkv(&t->cfg)));
+}
+
+// [A_h] × [V_g] = [head_h].
+static void weighted(Eq *e, const TraceLayer *y, int h) {
+  if (h < 0) return eq_all_heads(e, y->AV, "\\mathrm{head}");
+  int g = kv_head(e->t, h);
+  int ka = eq_tensor(e, y->A, h, false, eq_head_symbol(e, "A", h), LINK_ROW);
+  int kv = eq_tensor(e, y->V, g, false, eq_head_symbol(e, "V", g), LINK_COL);
+  int kr = eq_tensor(e, y->AV, h, false, eq_head_symbol(e, "\\mathrm{head}", h), LINK_NONE);
+  eq_head_color(e, ka, h), eq_head_color(e, kv, g), eq_head_color(e, kr, h);
+  eq_product(e, ka, kv, kr);
+}
+
+// [head_1 … head_H] = Concat [L, H·d_k].
+static void concat(Eq *e, const TraceLayer *y) {
+  int H = e->t->cfg.H, dk = model_dk(&e->t->cfg);
+  eq_delim(e, 0, '[');
+  for (int h = 0; h < H && h < 16; h++) {
+    int k = eq_tensor(e, y->AV, h, false, eq_head_symbol(e, "\\mathrm{head}", h), LINK_COLBLOCK);
+    e->lay->ops[k].link_offset = h * dk;
+    e->deco[k].row_labels = h == 0;
+    eq_head_color(e, k, h);
+    eq_put(e, 0, k);
+  }
+  eq_delim(e, 0, ']');
+  eq_tex(e, 0, "=");
+  int kc = eq_tensor(e, y->concat, 0, false, "\\mathrm{Concat}", LINK_NONE);
+  eq_put(e, 0, kc);
+  eq_result(e, kc);
+}
+
+// Q, K, V: [x̄] × [W^q] (+ b^q) = [Q] ... K and V with H_kv heads; the view's part picks one as
+// view_stages.c's does.
+static void qkv(Eq *e, const TraceLayer *y) {
+  int part = e->o->part;
+  bool all = view_qkv_all(e->t, part);
+  const char *xs = "\\bar{x}";
+  if (all || part <= 1) eq_linear(e, 0, NULL, y->rms1, xs, y->Wq, "W^q", y->bq, "b^q", y->Q_norope, "Q");
+  if (all || part == 2)
+    eq_linear(e, all ? 1 : 0, NULL, y->rms1, xs, y->Wk, "W^k", y->bk, "b^k", y->K_norope, "K");
+  if (all || part == 3) eq_linear(e, all ? 2 : 0, NULL, y->rms1, xs, y->Wv, "W^v", y->bv, "b^v", y->V, "V");
+}
+
+// RoPE: the angles φ = i·θ_k (position × frequency), then R_i(Q_h) = Q̃_h and R_i(K_g) = K̃_g.
+static void rope(Eq *e, const TraceLayer *y, int h) {
+  const Trace *t = e->t;
+  if (h < 0) h = 0;
+  int g = kv_head(t, h);
+  int kphi = eq_tensor(e, t->rope_angle, 0, false, "\\phi_{i,k} = i\\,\\theta_k", LINK_ROW);
+  e->deco[kphi].row_labels = true;
+  eq_put(e, 0, kphi);
+  eq_tex(e, 0,
+         t->cfg.rope == ROPE_PAIRS ? "\\text{turns the pair } (q_{2k}, q_{2k+1}) \\text{ of row } i"
+                                   : "\\text{turns the pair } (q_{k}, q_{k+d_k/2}) \\text{ of row } i");
+  int kq = eq_tensor(e, y->Q_norope, h, false, eq_head_symbol(e, "Q", h), LINK_CELL);
+  int kqr = eq_tensor(e, y->Q, h, false, eq_head_symbol(e, "\\tilde{Q}", h), LINK_NONE);
+  eq_head_color(e, kq, h), eq_head_color(e, kqr, h);
+  e->deco[kq].row_labels = e->deco[kqr].row_labels = true;
+  eq_apply(e, 1, "R_i", kq, kqr);
+  int kk = eq_tensor(e, y->K_norope, g, false, eq_head_symbol(e, "K", g), LINK_CELL);
+  int kkr = eq_tensor(e, y->K, g, false, eq_head_symbol(e, "\\tilde{K}", g), LINK_NONE);
+  eq_head_color(e, kk, g), eq_head_color(e, kkr, g);
+  eq_put(e, 2, kk);
+  eq_tex(e, 2, "\\rightarrow");
+  eq_put(e, 2, kkr);
+}
+
+// SwiGLU: act([G]) ⊙ [U] = [h].
+static void gated(Eq *e, const TraceLayer *y) {
+  const char *act = e->t->cfg.activation == ACT_SILU ? "\\mathrm{SiLU}" : "\\mathrm{GELU}";
+  int kg = eq_tensor(e, y->gate, 0, false, "G", LINK_CELL);
+  int ku = eq_tensor(e, y->up, 0, false, "U", LINK_CELL);
+  int kh = eq_tensor(e, y->ffn_hidden, 0, false, "h", LINK_NONE);
+  e->deco[kg].row_labels = e->deco[kh].row_labels = true;
+  eq_tex(e, 0, act);
+  eq_delim(e, 0, '(');
+  eq_put(e, 0, kg);
+  eq_delim(e, 0, ')');
+  eq_tex(e, 0, "\\odot");
+  eq_put(e, 0, ku);
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, kh);
+  eq_result(e, kh);
+}
+
+bool view_stage_modern(Eq *e, const TraceStep *st) {
+  const Trace *t = e->t;
+  if (!model_is_modern(&t->cfg) || st->layer < 0 || st->layer >= t->cfg.n_layers) return false;
+  const TraceLayer *y = &t->layers[st->layer];
+  int h = e->o->head;
+  if (h >= t->cfg.H) h = t->cfg.H - 1;
+  switch (st->kind) {
+  case STEP_RMSNORM1: {
+    int kx = eq_tensor(e, y->in, 0, false, "x", LINK_ROW),
+        kn = eq_tensor(e, y->rms1, 0, false, "\\bar{x}", LINK_NONE);
+    eq_apply(e, 0, t->cfg.rms_offset ? "(1 + g_1) \\odot \\mathrm{RMSNorm}" : "g_1 \\odot \\mathrm{RMSNorm}",
+             kx, kn);
+    return true;
+  }
+  case STEP_QKV: qkv(e, y); return true;
+  case STEP_ROPE: rope(e, y, h); return true;
+  case STEP_SCORES: scores(e, y, h); return true;
+  case STEP_AV: weighted(e, y, h); return true;
+  case STEP_CONCAT: concat(e, y); return true;
+  case STEP_RMSNORM2:
+    eq_add_norm(e, y->in, "x", y->attn, "\\mathrm{Attn}(\\bar{x})", y->rms2, "\\bar{x}'",
+                t->cfg.rms_offset ? "(1 + g_2) \\odot \\mathrm{RMSNorm}" : "g_2 \\odot \\mathrm{RMSNorm}");
+    return true;
+  case STEP_GATE:
+    eq_linear(e, 0, NULL, y->rms2, "\\bar{x}'", y->Wg, "W_g", -1, NULL, y->gate, "G");
+    return true;
+  case STEP_UP: eq_linear(e, 0, NULL, y->rms2, "\\bar{x}'", y->W1, "W_1", -1, NULL, y->up, "U"); return true;
+  case STEP_FFN_HIDDEN: gated(e, y); return true;
+  case STEP_FFN_OUT:
+    eq_linear(e, 0, NULL, y->ffn_hidden, "h", y->W2, "W_2", -1, NULL, y->ffn, "\\mathrm{FFN}(\\bar{x}')");
+    return true;
+  case STEP_ADDNORM2:
+    eq_add_norm(e, y->res1, "x'", y->ffn, "\\mathrm{FFN}(\\bar{x}')", y->out, "x''", NULL);
+    return true;
+  default: return false;
+  }
+}
