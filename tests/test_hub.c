@@ -393,8 +393,8 @@ static void test_bad(void) {
   expect_refused("no config.json", dir, "config.json", "download");
   write_file(dir, "config.json", "{\"model_type\": \"gpt2\", ");
   expect_refused("config.json not JSON", dir, "config.json", "JSON");
-  write_file(dir, "config.json", "{\"model_type\": \"llama\"}");
-  expect_refused("unknown model_type", dir, "llama", "gpt2, bert");
+  write_file(dir, "config.json", "{\"model_type\": \"mamba\"}");
+  expect_refused("unknown model_type", dir, "mamba", "gpt2, bert, llama");
   write_file(dir, "config.json", "{\"n_embd\": 16}");
   expect_refused("no model_type", dir, "model_type", NULL);
   hub_fixture_remove(dir, INDEX_FILE);

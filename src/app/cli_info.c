@@ -86,7 +86,10 @@ int cli_info(int argc, char **argv) {
   const char *ca = model_meta(m, "course_assumed"); // what the file could not tell (course_modules.c)
   if (ca) printf("note       %s\n", ca);
   printf("D          %d   (model width)\n", c->D);
-  printf("H          %d   (heads, d_k = D/H = %d)\n", c->H, c->D / c->H);
+  if (model_hkv(c) != c->H || model_dk(c) * c->H != c->D) // today's decoders: grouped K/V heads, head_dim
+    printf("H          %d   (query heads of d_k = %d; %d K/V heads)\n", c->H, model_dk(c), model_hkv(c));
+  else
+    printf("H          %d   (heads, d_k = D/H = %d)\n", c->H, c->D / c->H);
   printf("F          %d   (feed-forward width)\n", c->F);
   bool s2s = model_is_seq2seq(m);
   if (s2s) {
@@ -117,7 +120,9 @@ int cli_info(int argc, char **argv) {
       printf("%s\n", m->n_classes > 12 ? ", ..." : "");
     } else {
       printf("head       %s\n",
-             m->has_head ? (m->has_final_norm ? "prediction head with final LayerNorm" : "prediction head")
+             m->has_head ? (m->has_final_norm ? (c->rms_norm ? "prediction head with final RMSNorm"
+                                                             : "prediction head with final LayerNorm")
+                                              : "prediction head")
                          : "none");
     }
   }

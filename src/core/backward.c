@@ -453,6 +453,12 @@ void backward_free(TraceGrad *g) {
 }
 
 TraceGrad *backward_new(const Trace *t, const int *target, int n_target, Err *err) {
+  if (model_is_modern(&t->cfg))
+    return err_set(
+               err,
+               "the backward pass through RMSNorm, RoPE, grouped K/V heads and the gated FFN is not written "
+               "yet (issue 34, item 6): training and saliency work on the 2017 Transformer, GPT-2 and BERT"),
+           NULL;
   if (t->T > 0)
     return err_set(err,
                    "training an encoder-decoder is not there yet: an encoder with a prediction head or a "

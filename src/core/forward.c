@@ -867,6 +867,9 @@ bool kv_init(KVCache *c, const Model *m, int cap, Err *err) {
   const ModelConfig *g = &m->cfg;
   if (!g->causal || !m->has_head || g->n_dec_layers > 0)
     return err_set(err, "a key/value cache needs a causal model with a prediction head");
+  if (model_is_modern(g))
+    return err_set(
+        err, "the key/value cache of RoPE / grouped-query models is not written yet (issue 34, item 5)");
   size_t kv = (size_t)g->n_layers * g->D * (size_t)cap; // n_layers · H · cap · d_k
   c->model = m;
   c->cap = cap;

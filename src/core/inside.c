@@ -26,7 +26,7 @@ bool inside_view_available(const Trace *t, InsideView k) {
   if (t->T > 0 || t->cfg.n_layers < 1 || !t->layers) return false;
   switch (k) {
   case INSIDE_LENS: return inside_has_lens(t);
-  case INSIDE_SALIENCY: return t->pred >= 0 && !t->edits;
+  case INSIDE_SALIENCY: return t->pred >= 0 && !t->edits && !model_is_modern(&t->cfg); // (no backward yet)
   case INSIDE_ROLLOUT:
   case INSIDE_HEADVIEW:
   case INSIDE_NEURONS: return true;
@@ -34,7 +34,10 @@ bool inside_view_available(const Trace *t, InsideView k) {
   }
 }
 
-bool inside_has_lens(const Trace *t) { return t->T == 0 && (t->pred >= 0 || t->class_pred >= 0); }
+// (today's decoders: their final norm is an RMSNorm, which the lens does not apply yet)
+bool inside_has_lens(const Trace *t) {
+  return t->T == 0 && (t->pred >= 0 || t->class_pred >= 0) && !model_is_modern(&t->cfg);
+}
 
 int inside_lens_cols(const Trace *t) {
   if (!inside_has_lens(t)) return 0;
