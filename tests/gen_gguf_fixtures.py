@@ -11,6 +11,12 @@ dequantizer (ggml's dequantize_row_*) computes from those bytes. The C dequantiz
 bit for bit. Metadata of every value type, arrays, an array of strings and nested arrays, with the
 values test_gguf checks.
 v2-align64.gguf: version 2, general.alignment 64, a [3, 2, 32] Q8_0 tensor and a 1-D F16 one.
+gpt2-tiny-f32.gguf, gpt2-tiny-f16.gguf: tests/ref/hub's GPT-2 folders (gpt2-tiny, gpt2-tiny-f16) as
+llama.cpp's convert_hf_to_gguf.py writes them (its names, the Conv1D weights transposed into
+nn.Linear's [out, in], gpt2.* keys, tokenizer.ggml.* from vocab.json and merges.txt; F16 for the
+2-D tensors, F32 for the 1-D ones; the F16 file keeps an output.weight equal to token_embd, as
+older converters wrote it). gpt2-tiny-q8.gguf: gpt2-tiny with blk.0.ffn_down in Q8_0 and
+blk.1.ffn_down in Q4_0 (the only matrices whose rows hold 32 or more weights at D = 16).
 bad/NAME.gguf: files that lie (listed in bad/cases.txt with a piece of the one-line message each
 must give); the command line must exit 2 on each.
 """
@@ -146,12 +152,84 @@ def bad_files():
             f.write(f"{name}.gguf\t{msg}\n")
 
 
+HUB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ref", "hub")
+
+
+def read_safetensors(path):
+    """{name: float32 array} of a safetensors file (F32 or F16)."""
+    import json
+    with open(path, "rb") as f:
+        blob = f.read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    head = json.loads(blob[8:8 + n])
+    out = {}
+    for name, info in head.items():
+        if name == "__metadata__":
+            continue
+        b, e = info["data_offsets"]
+        dt = {"F32": "<f4", "F16": "<f2"}.get(info["dtype"])
+        if dt is None:
+            continue
+        out[name] = np.frombuffer(blob[8 + n + b:8 + n + e], dtype=dt).astype(F).reshape(info["shape"])
+    return out
+
+
+def gpt2_file(folder, out_name, two_d_type, keep_output=False, quant=None):
+    """A hub GPT-2 folder as llama.cpp's converter writes it; quant: {gguf name: type}."""
+    import json
+    d = os.path.join(HUB, folder)
+    cfg = json.load(open(os.path.join(d, "config.json")))
+    st = read_safetensors(os.path.join(d, "model.safetensors"))
+    pre = "transformer." if "transformer.wte.weight" in st else ""
+    vocab = json.load(open(os.path.join(d, "vocab.json"), encoding="utf-8"))
+    merges = [l for l in open(os.path.join(d, "merges.txt"), encoding="utf-8").read().split("\n")
+              if l and not l.startswith("#version")]
+    D, L = cfg["n_embd"], cfg["n_layer"]
+    w = g.Writer(arch="gpt2")
+    w.kv("general.name", g.STRING, folder)
+    w.kv("general.file_type", g.U32, 1 if two_d_type == "F16" else 0)
+    if quant:
+        w.kv("general.quantization_version", g.U32, 2)
+    w.kv("gpt2.block_count", g.U32, L)
+    w.kv("gpt2.context_length", g.U32, cfg["n_ctx"])
+    w.kv("gpt2.embedding_length", g.U32, D)
+    w.kv("gpt2.feed_forward_length", g.U32, 4 * D)
+    w.kv("gpt2.attention.head_count", g.U32, cfg["n_head"])
+    w.kv("gpt2.attention.layer_norm_epsilon", g.F32, cfg["layer_norm_epsilon"])
+    tokens = sorted(vocab, key=lambda t: vocab[t])
+    w.kv("tokenizer.ggml.model", g.STRING, "gpt2")
+    w.kv("tokenizer.ggml.pre", g.STRING, "gpt-2")
+    w.kv("tokenizer.ggml.tokens", g.ARRAY, (g.STRING, tokens))
+    w.kv("tokenizer.ggml.token_type", g.ARRAY, (g.I32, [1] * len(tokens)))
+    w.kv("tokenizer.ggml.merges", g.ARRAY, (g.STRING, merges))
+    names = [("wte.weight", "token_embd.weight"), ("wpe.weight", "position_embd.weight")]
+    for i in range(L):
+        for hub, gg in [("ln_1", "attn_norm"), ("attn.c_attn", "attn_qkv"), ("attn.c_proj", "attn_output"),
+                        ("ln_2", "ffn_norm"), ("mlp.c_fc", "ffn_up"), ("mlp.c_proj", "ffn_down")]:
+            for part in ("weight", "bias"):
+                names.append((f"h.{i}.{hub}.{part}", f"blk.{i}.{gg}.{part}"))
+    names += [("ln_f.weight", "output_norm.weight"), ("ln_f.bias", "output_norm.bias")]
+    if keep_output:
+        names.append(("lm_head.weight", "output.weight"))
+    for hub, gg in names:
+        a = st[hub if hub == "lm_head.weight" else pre + hub]
+        if hub.endswith((".c_attn.weight", ".c_proj.weight", ".c_fc.weight")):
+            a = np.ascontiguousarray(a.T)  # Conv1D [in, out] -> [out, in], as the converter does
+        t = (quant or {}).get(gg) or (two_d_type if a.ndim == 2 else "F32")
+        w.tensor(gg, a, t)
+    w.write(os.path.join(OUT, out_name))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(35)
     types_file(rng)
     v2_file(rng)
     bad_files()
+    gpt2_file("gpt2-tiny", "gpt2-tiny-f32.gguf", "F32")
+    gpt2_file("gpt2-tiny-f16", "gpt2-tiny-f16.gguf", "F16", keep_output=True)
+    gpt2_file("gpt2-tiny", "gpt2-tiny-q8.gguf", "F32", quant={"blk.0.ffn_down.weight": "Q8_0",
+                                                              "blk.1.ffn_down.weight": "Q4_0"})
 
 
 if __name__ == "__main__":

@@ -12,15 +12,17 @@ static const char *USAGE =
     "       stepformer info --paths\n"
     "       stepformer info --models\n"
     "\n"
-    "Prints the configuration of a model -- a safetensors file, a torch.save .pt (with its .json)\n"
-    "or a hub folder: D, H, d_k, F, layers, activation, norm, causal --, its vocabulary size and\n"
-    "words, its parameter count and whether it has a prediction head or a classifier. For an\n"
-    "encoder-decoder, both sides: the encoder's layers and source vocabulary, the decoder's layers\n"
-    "and target vocabulary. For a Hugging Face hub folder (GPT-2, BERT: config.json,\n"
-    "model.safetensors, tokenizer files), also the architecture,\n"
-    "the tokenizer and the tensors of the file the model does not use. For the course notebooks'\n"
-    "own modules (per-head AttentionHeads, einsum SelfAttention), their kind, and for the einsum\n"
-    "one a note: it divides its scores by sqrt(D), carried by its queries map (see README).\n"
+    "Prints the configuration of a model -- a safetensors file, a torch.save .pt (with its .json),\n"
+    "a GGUF file or a hub folder: D, H, d_k, F, layers, activation, norm, causal --, its vocabulary\n"
+    "size and words, its parameter count and whether it has a prediction head or a classifier. For\n"
+    "an encoder-decoder, both sides: the encoder's layers and source vocabulary, the decoder's\n"
+    "layers and target vocabulary. For a Hugging Face hub folder (GPT-2, BERT: config.json,\n"
+    "model.safetensors, tokenizer files), also the architecture, the tokenizer and the tensors of\n"
+    "the file the model does not use. For a GGUF file (llama.cpp, Ollama), its architecture,\n"
+    "version, size and bits per weight, its tensor types and each tensor's type and shape (layers\n"
+    "folded: blk.{i}.ffn_up.weight ×12). For the course notebooks' own modules (per-head\n"
+    "AttentionHeads, einsum SelfAttention), their kind, and for the einsum one a note: it divides\n"
+    "its scores by sqrt(D), carried by its queries map (see README).\n"
     "\n"
     "  --model FILE|DIR  the model to describe\n"
     "  --paths           where the shipped lessons and models are looked for, in order\n"
@@ -30,14 +32,37 @@ static const char *USAGE =
     "                    tree of a developer's build, XDG_DATA_DIRS), your own lessons\n"
     "                    (XDG_DATA_HOME/stepformer/lessons), and every lesson and model found\n";
 
+// Prints each line of a metadata value (lines joined by '\n') after the label.
+static void meta_lines(const char *label, const char *v) {
+  while (v && *v) {
+    size_t n = strcspn(v, "\n");
+    printf("%-10s %.*s\n", label, (int)n, v);
+    v += n + (v[n] == '\n');
+  }
+}
+
+// A GGUF file's lines (gguf_model.h): its kind, its size and bits per weight, each tensor's type.
+static void gguf_lines(const Model *m) {
+  const char *arch = model_meta(m, "gguf_architecture");
+  if (!arch) return;
+  printf("kind       %s (a GGUF file, llama.cpp's names)\n", arch);
+  printf("file       %s\n", model_meta(m, "gguf_file"));
+  printf("types      %s\n", model_meta(m, "gguf_types"));
+  meta_lines("tensor", model_meta(m, "gguf_tensors"));
+  const char *unused = model_meta(m, "gguf_unused");
+  if (unused) meta_lines("unused", unused);
+}
+
 // A hub folder's lines: the architecture, its tokenizer, the tensors left unused.
 static void hub_lines(const Model *m) {
   const char *arch = model_meta(m, "hub_architecture"), *unused = model_meta(m, "hub_unused");
   if (arch) printf("kind       %s (a Hugging Face hub folder)\n", arch);
+  gguf_lines(m);
   const ModelTokenizer *tk = m->tokenizer;
   if (tk && tk->kind == TOK_BPE)
-    printf("tokenizer  byte-level BPE (vocab.json + merges.txt: %d tokens, %d merges)\n", tk->bpe.n_vocab,
-           tk->bpe.n_merges);
+    printf("tokenizer  byte-level BPE (%s: %d tokens, %d merges)\n",
+           model_meta(m, "gguf_architecture") ? "tokenizer.ggml.tokens + merges" : "vocab.json + merges.txt",
+           tk->bpe.n_vocab, tk->bpe.n_merges);
   else if (tk && tk->kind == TOK_TOKJSON)
     printf("tokenizer  %s BPE (tokenizer.json: %d ids, %d merges, %d added tokens)\n",
            tk->tj.byte_level ? "byte-level" : "SentencePiece-style", tk->tj.n_vocab, tk->tj.n_merges,

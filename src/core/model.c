@@ -12,6 +12,8 @@
 #include <sys/mman.h>
 
 #include "course.h"       // defines: course_read
+#include "gguf.h"         // defines: gguf_sniff
+#include "gguf_model.h"   // defines: gguf_model_load
 #include "hub.h"          // defines: hub_is_dir, hub_model_load
 #include "model_tokens.h" // defines: model_tokenizer_free
 #include "modelstore.h"   // defines: modelstore_is_ollama, modelstore_ollama_path
@@ -660,12 +662,14 @@ Model *model_load(const char *path, Err *err) {
   // ---- Other formats: dispatch here, before the safetensors reader. A loader translates its
   // format into a canonical StFile (model.h) and returns model_from_st(&f, path, err):
   //   a directory (config.json + model.safetensors + tokenizer files) -> the hub loader;
-  //   a torch.save file (NAME.pt with NAME.json beside it)           -> the course loader.
+  //   a torch.save file (NAME.pt with NAME.json beside it)           -> the course loader;
+  //   a GGUF file (llama.cpp, Ollama: "GGUF" at its start)            -> the GGUF loader.
   if (modelstore_is_ollama(path)) { // ollama:NAME[:TAG]: the GGUF blob its manifest names (modelstore.h)
     char blob[4096];
     return modelstore_ollama_path(path, blob, sizeof blob, err) ? model_load(blob, err) : NULL;
   }
   if (hub_is_dir(path)) return hub_model_load(path, err);
+  if (gguf_sniff(path)) return gguf_model_load(path, err);
   // ---- end of the dispatch
   StFile f;
   // a torch.save file (pt_sniff by content) or the course notebook's names: course.h

@@ -366,6 +366,8 @@ bool gguf_open(GgufFile *g, const char *path, Err *err) {
 }
 
 bool gguf_sniff(const char *path) {
+  size_t n = strlen(path);
+  if (n > 5 && !strcmp(path + n - 5, ".gguf")) return true;
   FILE *fp = fopen(path, "rb");
   if (!fp) return false;
   char magic[4];

@@ -104,7 +104,8 @@ typedef struct {
 bool gguf_parse(GgufFile *g, const uint8_t *bytes, size_t len, const char *what, Err *err);
 // Maps path read-only and parses it.
 bool gguf_open(GgufFile *g, const char *path, Err *err);
-// True when the file at path starts with the magic "GGUF" (model_load's dispatch).
+// True when path ends in ".gguf" or the file starts with the magic "GGUF" (model_load's dispatch:
+// a damaged .gguf file is then told it is not GGUF, not that it is not safetensors).
 bool gguf_sniff(const char *path);
 void gguf_close(GgufFile *g);
 

@@ -4,7 +4,9 @@
 // promises (gguf.h): every tensor's bytes inside the input's data section, its count the product
 // of its dimensions, its PyTorch shape the reverse of ne, nbytes as its type's blocks say; every
 // key found again by name; every array of strings and numbers readable element by element. The
-// tensors of the types Stepformer reads are then dequantized (at most 1 M weights an input).
+// tensors of the types Stepformer reads are then dequantized (at most 1 M weights an input), and
+// the file opened as a model (gguf_model_from, at most 64 MB of weights): a model that loads runs
+// one forward pass on a short sentence tokenized by the file's own tokenizer.
 // Any crash, sanitizer report or broken promise (__builtin_trap) is a bug.
 // Build and run as fuzz_safetensors.c says; seeds in tests/fuzz/corpus/gguf/ (GGUF files made by
 // tests/gen_gguf_fixtures.py).
@@ -13,8 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gguf.h"       // defines: GgufFile, gguf_parse
-#include "gguf_quant.h" // defines: gguf_type_size, gguf_dequantize
+#include "forward.h"      // defines: model_forward
+#include "gguf.h"         // defines: GgufFile, gguf_parse
+#include "gguf_model.h"   // defines: gguf_model_from, gguf_memory_available
+#include "gguf_quant.h"   // defines: gguf_type_size, gguf_dequantize
+#include "model.h"        // defines: Model, model_free
+#include "model_tokens.h" // defines: model_tokenize
+#include "trace.h"        // defines: Trace, trace_new
 
 #define PROMISE(x)                                                                                           \
   do {                                                                                                       \
@@ -84,6 +91,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       PROMISE(gguf_dequantize(t->type, t->data, y, t->count, &err));
       free(y);
     }
+  }
+  gguf_memory_available = 64u << 20;
+  Err merr = {0};
+  Model *m = gguf_model_from(&g, "<fuzz input>", &merr);
+  if (!m) {
+    PROMISE(merr.msg[0] != 0 && strchr(merr.msg, '\n') == NULL);
+  } else {
+    PROMISE(m->tokenizer != NULL && m->cfg.V == m->vocab.n && m->cfg.D % m->cfg.H == 0);
+    Tokens tok;
+    if (model_tokenize(m, "the cat walks by the bank", 0, &tok, &merr)) {
+      Trace *t = trace_new(m, &tok, &merr);
+      if (t) model_forward(t);
+      trace_free(t);
+      tokens_free(&tok);
+    }
+    model_free(m);
   }
   gguf_close(&g);
   return 0;

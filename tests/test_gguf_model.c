@@ -1,0 +1,143 @@
+// test_gguf_model.c -- GPT-2 from a GGUF file (tests/gen_gguf_fixtures.py wrote tests/ref/hub's
+// GPT-2 folders as llama.cpp's converter does) opened as `stepformer --model FILE.gguf` opens it
+// (model_load), tokenized by the tokenizer inside the file, traced, and every reference stage of
+// the hub folder's sentences compared: the GGUF model's stages are the hub model's, F32 and F16
+// (|c - r| <= 1e-5·max(1, |r|), golden_ref.h). The Q8_0/Q4_0 file: its two quantized matrices
+// are ggml's dequantized values (the C dequantizer, bit-exact in test_gguf), the rest F32, so its
+// logits are near the F32 file's and not equal. Refusals: an architecture Stepformer does not
+// open, a model larger than the memory (gguf_memory_available), a tokenizer of another size.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fileio.h"       // defines: file_read_all
+#include "forward.h"      // defines: model_forward
+#include "gguf.h"         // defines: GgufFile, gguf_open
+#include "gguf_model.h"   // defines: gguf_memory_available, gguf_estimate_bytes
+#include "golden_ref.h"   // defines: golden_compare
+#include "model.h"        // defines: Model, model_load
+#include "model_tokens.h" // defines: model_tokenize
+#include "trace.h"        // defines: Trace, trace_find
+
+static const char *SENTENCES[2] = {"The cat walks by the bank", "a bank, the river's bank!"};
+
+static Trace *run(const Model *m, const char *text, Tokens *tok) {
+  Err err = {0};
+  bool ok = model_tokenize(m, text, 0, tok, &err);
+  CHECK(ok, "%s: %s", text, err.msg);
+  Trace *t = ok ? trace_new(m, tok, &err) : NULL;
+  CHECK(!ok || t, "%s", err.msg);
+  if (t) model_forward(t);
+  return t;
+}
+
+// Every stage the hub folder's sentence s has equals the GGUF model's; the ids equal the reference's.
+static void golden(const char *gguf, const char *hub) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/ref/gguf/%s", check_test_dir(), gguf);
+  Err err = {0};
+  Model *m = model_load(path, &err);
+  CHECK(m != NULL, "%s: %s", gguf, err.msg);
+  if (!m) return;
+  CHECK(!strcmp(model_meta(m, "gguf_architecture"), "GPT-2"), "%s: GPT-2", gguf);
+  for (int s = 0; s < 2; s++) {
+    Tokens tok;
+    Trace *t = run(m, SENTENCES[s], &tok);
+    if (!t) continue;
+    char dir[4300], cname[128];
+    snprintf(dir, sizeof dir, "%s/ref/hub/%s/s%d", check_test_dir(), hub, s);
+    snprintf(cname, sizeof cname, "%s/s%d", gguf, s);
+    size_t len;
+    char ids_path[4400];
+    snprintf(ids_path, sizeof ids_path, "%s/ids.txt", dir);
+    char *ids = file_read_all(ids_path, &len, 1 << 16, &err), *p = ids;
+    int i = 0;
+    for (; ids && i < tok.n; i++) {
+      char *end;
+      long id = strtol(p, &end, 10);
+      if (end == p || id != tok.ids[i]) break;
+      p = end;
+    }
+    CHECK(ids && i == tok.n && strtol(p, NULL, 10) == 0, "%s: the ids differ from the hub tokenizer's at %d",
+          cname, i);
+    free(ids);
+    static const char *stages[] = {"X",    "P",      "Z",          "l0.Q",    "l0.K",   "l0.V",
+                                   "l0.S", "l0.A",   "l0.AV",      "l0.attn", "l0.out", "l1.Q",
+                                   "l1.A", "l1.out", "final_norm", "logits",  "pred"};
+    double worst = 0;
+    for (size_t k = 0; k < sizeof stages / sizeof *stages; k++) {
+      double d = golden_compare(cname, dir, stages[k], t);
+      worst = d > worst ? d : worst;
+    }
+    printf("%-26s %zu stages, max |diff| %.3g\n", cname, sizeof stages / sizeof *stages, worst);
+    trace_free(t);
+    tokens_free(&tok);
+  }
+  model_free(m);
+}
+
+// The quantized file: logits near the F32 file's (the two matrices' quantization error), not equal.
+static void quantized(void) {
+  char p32[4200], pq[4200];
+  snprintf(p32, sizeof p32, "%s/ref/gguf/gpt2-tiny-f32.gguf", check_test_dir());
+  snprintf(pq, sizeof pq, "%s/ref/gguf/gpt2-tiny-q8.gguf", check_test_dir());
+  Err err = {0};
+  Model *a = model_load(p32, &err), *b = a ? model_load(pq, &err) : NULL;
+  CHECK(a && b, "%s", err.msg);
+  if (a && b) {
+    CHECK(strstr(model_meta(b, "gguf_types"), "Q8_0 ×1 (8.5 bits)") != NULL, "types: %s",
+          model_meta(b, "gguf_types"));
+    Tokens ta, tb;
+    Trace *x = run(a, SENTENCES[0], &ta), *y = run(b, SENTENCES[0], &tb);
+    const TraceTensor *lx = x ? trace_find(x, "logits") : NULL, *ly = y ? trace_find(y, "logits") : NULL;
+    CHECK(lx && ly, "logits");
+    double worst = 0, top = 0;
+    for (int i = 0; lx && ly && i < lx->rows; i++)
+      for (int j = 0; j < lx->cols; j++) {
+        worst = fmax(worst, fabs(trace_at(lx, 0, i, j) - trace_at(ly, 0, i, j)));
+        top = fmax(top, fabs(trace_at(lx, 0, i, j)));
+      }
+    CHECK(worst > 0 && worst < 0.05 * top, "Q8_0/Q4_0 logits within 5%% of F32's largest (%g), not equal: %g",
+          top, worst);
+    printf("gpt2-tiny-q8.gguf          logits max |diff| from F32's %.3g (largest |logit| %.3g)\n", worst,
+           top);
+    trace_free(x), trace_free(y);
+    if (x) tokens_free(&ta);
+    if (y) tokens_free(&tb);
+  }
+  model_free(a), model_free(b);
+}
+
+static void refusals(void) {
+  char path[4200];
+  Err err = {0};
+  snprintf(path, sizeof path, "%s/ref/gguf/types.gguf", check_test_dir());
+  Model *m = model_load(path, &err);
+  CHECK(!m && strstr(err.msg, "architecture \"test\" is not one Stepformer opens"), "types.gguf: %s",
+        err.msg);
+  model_free(m);
+  snprintf(path, sizeof path, "%s/ref/gguf/gpt2-tiny-f16.gguf", check_test_dir());
+  GgufFile g;
+  CHECK(gguf_open(&g, path, &err), "%s", err.msg);
+  uint64_t need = g.kv ? gguf_estimate_bytes(&g, &err) : 0;
+  CHECK(need == 4ull * 11792, "the estimate is the float32 parameters: %llu", (unsigned long long)need);
+  if (g.kv) gguf_close(&g);
+  gguf_memory_available = 40000;
+  err.msg[0] = 0;
+  m = model_load(path, &err);
+  CHECK(!m && strstr(err.msg, "the model takes 47.2 kB once dequantized to float32") &&
+            strstr(err.msg, "but 40.0 kB of memory are available"),
+        "memory refusal: %s", err.msg);
+  model_free(m);
+  gguf_memory_available = 0;
+}
+
+int main(void) {
+  golden("gpt2-tiny-f32.gguf", "gpt2-tiny");
+  golden("gpt2-tiny-f16.gguf", "gpt2-tiny-f16");
+  quantized();
+  refusals();
+  return check_exit("test_gguf_model");
+}
