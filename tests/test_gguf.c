@@ -48,6 +48,31 @@ static void same_bits(const GgufFile *g, const char *name, const char *expected)
   free(a), free(b);
 }
 
+// Every block of tensor name as stored (gguf_block): its values are the dequantized tensor's, and
+// (code - offset) · scale - min of its codes, sub-block by sub-block, gives them again.
+static void blocks(const GgufFile *g, const char *name) {
+  const GgufTensor *t = gguf_find_tensor(g, name);
+  float *y = t ? values(t) : NULL;
+  if (!y) return;
+  int block, bytes, bad = 0;
+  gguf_type_size(t->type, &block, &bytes);
+  for (int64_t b = 0; b < t->count / block; b++) {
+    GgufBlock k;
+    if (!gguf_block(t->type, t->data, b, &k)) {
+      bad++;
+      continue;
+    }
+    bad += k.n != block || k.n_sub * k.sub != k.n ||
+           memcmp(k.values, y + b * block, sizeof(float) * (size_t)block);
+    for (int i = 0; i < k.n; i++) {
+      float v = (float)(k.codes[i] - k.offset) * k.scale[i / k.sub] - k.min[i / k.sub];
+      bad += memcmp(&v, &k.values[i], 4) != 0 || k.codes[i] >= 1u << k.bits;
+    }
+  }
+  CHECK(bad == 0, "%s: %d mismatches between the blocks as stored and the dequantized values", name, bad);
+  free(y);
+}
+
 static void types_file(void) {
   GgufFile g;
   Err err = {0};
@@ -106,8 +131,17 @@ static void types_file(void) {
       snprintf(q, sizeof q, "r.%s", types[i]);
       snprintf(x, sizeof x, "x.r.%s", types[i]);
       same_bits(&g, q, x);
+      blocks(&g, q);
+      snprintf(q, sizeof q, "q.%s", types[i]);
+      blocks(&g, q);
     }
   }
+  GgufBlock k;
+  const GgufTensor *q4k = gguf_find_tensor(&g, "q.Q4_K");
+  CHECK(q4k && gguf_block(q4k->type, q4k->data, 0, &k) && k.n_sub == 8 && k.sub == 32 && k.bits == 4 &&
+            k.sc[0] > 0,
+        "Q4_K's block 0: 8 sub-blocks of 32, 4-bit codes, 6-bit scales");
+  CHECK(!gguf_block(GGML_F16, q4k ? q4k->data : NULL, 0, &k), "no blocks for F16");
   CHECK(gguf_type_bits(GGML_Q4_K) == 4.5 && gguf_type_bits(GGML_Q8_0) == 8.5 &&
             gguf_type_bits(GGML_Q6_K) == 6.5625,
         "bits per weight");

@@ -193,3 +193,83 @@ bool gguf_dequantize(uint32_t type, const void *src, float *dst, int64_t n, Err 
   for (int64_t i = 0; i < n / block; i++) block_fn(p + (size_t)i * (size_t)bytes, dst + i * block);
   return true;
 }
+
+// ---- one block as stored
+
+bool gguf_block(uint32_t type, const void *data, int64_t b, GgufBlock *o) {
+  void (*fn)(const uint8_t *, float *) = NULL;
+  switch (type) {
+  case GGML_Q8_0: fn = q8_0; break;
+  case GGML_Q4_0: fn = q4_0; break;
+  case GGML_Q4_1: fn = q4_1; break;
+  case GGML_Q5_0: fn = q5_0; break;
+  case GGML_Q5_1: fn = q5_1; break;
+  case GGML_Q4_K: fn = q4_k; break;
+  case GGML_Q5_K: fn = q5_k; break;
+  case GGML_Q6_K: fn = q6_k; break;
+  default: return false;
+  }
+  memset(o, 0, sizeof *o);
+  const uint8_t *p = (const uint8_t *)data + (size_t)b * (size_t)TYPES[type].bytes;
+  o->type = type, o->n = TYPES[type].block, o->n_sub = 1, o->sub = o->n;
+  fn(p, o->values);
+  switch (type) {
+  case GGML_Q8_0:
+    o->bits = 8, o->offset = 128, o->d = half(p);
+    for (int j = 0; j < 32; j++) o->codes[j] = (uint8_t)((int8_t)p[2 + j] + 128);
+    break;
+  case GGML_Q4_0:
+  case GGML_Q4_1: {
+    const uint8_t *q = p + (type == GGML_Q4_0 ? 2 : 4);
+    o->bits = 4, o->offset = type == GGML_Q4_0 ? 8 : 0, o->d = half(p);
+    if (type == GGML_Q4_1) o->dmin = half(p + 2), o->min[0] = -o->dmin;
+    for (int j = 0; j < 16; j++) o->codes[j] = q[j] & 0xF, o->codes[j + 16] = q[j] >> 4;
+    break;
+  }
+  case GGML_Q5_0:
+  case GGML_Q5_1: {
+    const int k = type == GGML_Q5_0 ? 2 : 4;
+    const uint32_t qh = u32(p + k);
+    o->bits = 5, o->offset = type == GGML_Q5_0 ? 16 : 0, o->d = half(p);
+    if (type == GGML_Q5_1) o->dmin = half(p + 2), o->min[0] = -o->dmin;
+    for (int j = 0; j < 16; j++) {
+      o->codes[j] = (uint8_t)((p[k + 4 + j] & 0xF) | (((qh >> j) & 1) << 4));
+      o->codes[j + 16] = (uint8_t)((p[k + 4 + j] >> 4) | (((qh >> (j + 16)) & 1) << 4));
+    }
+    break;
+  }
+  case GGML_Q4_K:
+  case GGML_Q5_K: {
+    o->bits = type == GGML_Q4_K ? 4 : 5, o->n_sub = 8, o->sub = 32, o->d = half(p), o->dmin = half(p + 2);
+    const uint8_t *qh = p + 16, *ql = p + (type == GGML_Q4_K ? 16 : 48);
+    for (int j = 0; j < 8; j++) {
+      uint8_t sc, m;
+      scale_min_k4(j, p + 4, &sc, &m);
+      o->sc[j] = sc, o->mn[j] = m, o->scale[j] = o->d * sc, o->min[j] = o->dmin * m;
+    }
+    for (int c = 0; c < 4; c++) // chunk c: weights 64c..64c+31 low nibbles, 64c+32.. high
+      for (int l = 0; l < 32; l++) {
+        int lo = ql[32 * c + l] & 0xF, hi = ql[32 * c + l] >> 4;
+        if (type == GGML_Q5_K) lo += (qh[l] >> (2 * c) & 1) << 4, hi += (qh[l] >> (2 * c + 1) & 1) << 4;
+        o->codes[64 * c + l] = (uint8_t)lo, o->codes[64 * c + 32 + l] = (uint8_t)hi;
+      }
+    break;
+  }
+  case GGML_Q6_K: {
+    o->bits = 6, o->offset = 32, o->n_sub = 16, o->sub = 16, o->d = half(p + 208);
+    const int8_t *sc = (const int8_t *)(p + 192);
+    for (int j = 0; j < 16; j++) o->sc[j] = sc[j], o->scale[j] = o->d * sc[j];
+    for (int h = 0; h < 2; h++) // half h: weights 128h.. from ql[64h..], qh[32h..]
+      for (int l = 0; l < 32; l++) {
+        const uint8_t *ql = p + 64 * h, *qh = p + 128 + 32 * h;
+        o->codes[128 * h + l] = (uint8_t)((ql[l] & 0xF) | ((qh[l] >> 0 & 3) << 4));
+        o->codes[128 * h + 32 + l] = (uint8_t)((ql[l + 32] & 0xF) | ((qh[l] >> 2 & 3) << 4));
+        o->codes[128 * h + 64 + l] = (uint8_t)((ql[l] >> 4) | ((qh[l] >> 4 & 3) << 4));
+        o->codes[128 * h + 96 + l] = (uint8_t)((ql[l + 32] >> 4) | ((qh[l] >> 6 & 3) << 4));
+      }
+    break;
+  }
+  }
+  if (o->n_sub == 1) o->scale[0] = o->d;
+  return true;
+}
