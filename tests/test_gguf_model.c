@@ -4,7 +4,9 @@
 // the hub folder's sentences compared: the GGUF model's stages are the hub model's, F32 and F16
 // (|c - r| <= 1e-5·max(1, |r|), golden_ref.h). The Q8_0/Q4_0 file: its two quantized matrices
 // are ggml's dequantized values (the C dequantizer, bit-exact in test_gguf), the rest F32, so its
-// logits are near the F32 file's and not equal. Refusals: an architecture Stepformer does not
+// logits are near the F32 file's and not equal. llama.cpp itself on the F32 file
+// (tests/gen_gguf_llamacpp_ref.mjs, once): the same token ids, the next-token probabilities within
+// 5e-4 (llama.cpp's GELU goes through a half-precision table). Refusals: an architecture Stepformer does not
 // open, a model larger than the memory (gguf_memory_available), a tokenizer of another size.
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include "golden_ref.h"   // defines: golden_compare
 #include "model.h"        // defines: Model, model_load
 #include "model_tokens.h" // defines: model_tokenize
+#include "npy.h"          // defines: npy_read
 #include "trace.h"        // defines: Trace, trace_find
 
 static const char *SENTENCES[2] = {"The cat walks by the bank", "a bank, the river's bank!"};
@@ -110,6 +113,47 @@ static void quantized(void) {
   model_free(a), model_free(b);
 }
 
+// llama.cpp's ids and probabilities for the F32 file's sentences.
+static void llama_cpp(void) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/ref/gguf/gpt2-tiny-f32.gguf", check_test_dir());
+  Err err = {0};
+  Model *m = model_load(path, &err);
+  CHECK(m != NULL, "%s", err.msg);
+  for (int s = 0; m && s < 2; s++) {
+    Tokens tok;
+    Trace *t = run(m, SENTENCES[s], &tok);
+    if (!t) continue;
+    size_t len;
+    snprintf(path, sizeof path, "%s/ref/gguf/llama-cpp/s%d/ids.txt", check_test_dir(), s);
+    char *ids = file_read_all(path, &len, 1 << 16, &err), *p = ids;
+    int i = 0;
+    for (; ids && i < tok.n; i++) {
+      char *end;
+      if (strtol(p, &end, 10) != tok.ids[i] || end == p) break;
+      p = end;
+    }
+    CHECK(ids && i == tok.n && strtol(p, NULL, 10) == 0, "s%d: llama.cpp's ids differ at %d", s, i);
+    free(ids);
+    snprintf(path, sizeof path, "%s/ref/gguf/llama-cpp/s%d/pred.npy", check_test_dir(), s);
+    int nd, shape[4];
+    float *ref = npy_read(path, &nd, shape, &err);
+    const TraceTensor *pred = trace_find(t, "pred");
+    CHECK(ref && pred && nd == 2 && shape[0] == pred->rows && shape[1] == pred->cols, "s%d: pred shape %s", s,
+          err.msg);
+    double worst = 0;
+    for (int r = 0; ref && pred && nd == 2 && shape[0] == pred->rows && r < pred->rows; r++)
+      for (int c = 0; c < pred->cols && c < shape[1]; c++)
+        worst = fmax(worst, fabs(trace_at(pred, 0, r, c) - ref[r * shape[1] + c]));
+    CHECK(ref && worst < 5e-4, "s%d: probabilities %g from llama.cpp's", s, worst);
+    printf("llama.cpp s%d                ids equal, probabilities max |diff| %.3g\n", s, worst);
+    free(ref);
+    trace_free(t);
+    tokens_free(&tok);
+  }
+  model_free(m);
+}
+
 static void refusals(void) {
   char path[4200];
   Err err = {0};
@@ -138,6 +182,7 @@ int main(void) {
   golden("gpt2-tiny-f32.gguf", "gpt2-tiny");
   golden("gpt2-tiny-f16.gguf", "gpt2-tiny-f16");
   quantized();
+  llama_cpp();
   refusals();
   return check_exit("test_gguf_model");
 }
