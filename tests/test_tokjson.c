@@ -1,7 +1,8 @@
-// test_tokjson.c -- the tokenizer.json reader (core/tokjson.h) against the reference ids of four
-// real tokenizers (tests/ref/tokjson/NAME_ids.txt, made by tests/gen_tokjson_ref.js with npm's
+// test_tokjson.c -- the tokenizer.json reader (tokenizers/tokjson.h) against the reference ids of
+// four real tokenizers (tests/ref/tokjson/NAME_ids.txt, made by tests/gen_tokjson_ref.js with npm's
 // @lenml/tokenizers and Hugging Face's own library, which agree): Llama 3.1's, Qwen 3's, a Llama 2
-// SentencePiece BPE and a SmolLM2-style one. The tokenizer.json files are kept gzipped and read with
+// SentencePiece BPE and a SmolLM2-style one; and the Llama 2 file with a Metaspace pre-tokenizer
+// in two forms (the library's ids). The tokenizer.json files are kept gzipped and read with
 // zlib. Also: decoding back to the text, encoding without special tokens, labels, and bad files.
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +46,46 @@ static void print_ids(const char *what, const int *ids, int n) {
   fputc('\n', stderr);
 }
 
+// s with the text from `from` up to `to` (first occurrences) replaced by put (malloc'd).
+static char *cut(char *s, const char *from, const char *to, const char *put) {
+  char *a = strstr(s, from), *b = strstr(s, to);
+  EXPECT(a && b && b >= a);
+  size_t na = (size_t)(a - s), np = strlen(put), nb = strlen(b);
+  char *o = malloc(na + np + nb + 1);
+  EXPECT(o);
+  memcpy(o, s, na);
+  memcpy(o + na, put, np);
+  memcpy(o + na + np, b, nb + 1);
+  free(s);
+  return o;
+}
+
+#define META_FIRST                                                                                           \
+  "{\"type\": \"Metaspace\", \"replacement\": \"\xE2\x96\x81\", \"prepend_scheme\": \"first\", \"split\": "  \
+  "false}"
+#define META_SPLIT                                                                                           \
+  "{\"type\": \"Metaspace\", \"replacement\": \"\xE2\x96\x81\", \"prepend_scheme\": \"always\", \"split\": " \
+  "true}"
+
+// A committed tokenizer.json, or llama2meta / llama2split made from llama2's as
+// tests/gen_tokjson_ref.js's variant() makes them: a Metaspace pre-tokenizer for the normalizer.
+static char *read_json(const char *name, size_t *len) {
+  bool meta = !strcmp(name, "llama2meta"), split = !strcmp(name, "llama2split");
+  if (!meta && !split) return read_gz(name, len);
+  char *s = read_gz("llama2", len);
+  s = realloc(s, *len + 1);
+  s[*len] = 0;
+  s = cut(s, "\"normalizer\": {", "\"post_processor\": {",
+          meta ? "\"normalizer\": null,\n  \"pre_tokenizer\": " META_FIRST ",\n  "
+               : "\"normalizer\": null,\n  \"pre_tokenizer\": " META_SPLIT ",\n  ");
+  if (meta) s = cut(s, "\"decoder\": {", "\"model\": {", "\"decoder\": " META_FIRST ",\n  ");
+  *len = strlen(s);
+  return s;
+}
+
 static TokJson load_ref(const char *name) {
   size_t len;
-  char *json = read_gz(name, &len);
+  char *json = read_json(name, &len);
   TokJson t;
   Err err = {0};
   bool loaded = tokjson_load(&t, json, len, name, &err);
@@ -262,6 +300,8 @@ int main(void) {
   test_reference("qwen3");
   test_reference("smollm2");
   test_reference("llama2");
+  test_reference("llama2meta");
+  test_reference("llama2split");
   test_special_and_labels();
   test_bad_files();
   return check_exit("test_tokjson");

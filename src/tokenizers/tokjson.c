@@ -269,7 +269,8 @@ static bool pre_step(const TokJsonPre *p, const char *meta, const Words *in, boo
     if (p->kind == TJ_PRE_BYTELEVEL && p->prefix_space && s[0] != ' ') ok = buf_add(&out->text, " ", 1);
     if (p->kind == TJ_PRE_METASPACE) {
       bool add = p->prepend == 2 || (p->prepend == 1 && first && k == 0);
-      if (add && !(n >= ml && !memcmp(s, meta, ml))) ok = buf_add(&out->text, meta, ml);
+      if (add && s[0] != ' ' && !(n >= ml && !memcmp(s, meta, ml))) // (once its spaces are replaced)
+        ok = buf_add(&out->text, meta, ml);
       for (size_t i = 0; ok && i < n; i++)
         ok = s[i] == ' ' ? buf_add(&out->text, meta, ml) : buf_add(&out->text, s + i, 1);
     } else {
@@ -378,8 +379,9 @@ bool tokjson_encode(const TokJson *t, const char *text, size_t len, bool add_spe
 
 // ---- decoding
 
-// The bytes of token id (not an added token) as the decoder writes them, appended to out.
-static bool token_bytes(const TokJson *t, int id, Buf *out) {
+// The bytes of token id (not an added token) as the decoder writes them, appended to out. first:
+// the first token decoded (whose replacement characters a Metaspace decoder drops).
+static bool token_bytes(const TokJson *t, int id, bool first, Buf *out) {
   const char *s = t->tokens[id];
   size_t n = (size_t)t->token_lens[id];
   if (t->dec_bytelevel) { // every character of the byte alphabet, else the token as it is (as the library)
@@ -405,7 +407,7 @@ static bool token_bytes(const TokJson *t, int id, Buf *out) {
   size_t sl = t->dec_space ? strlen(t->dec_space) : 0;
   for (size_t i = 0; i < n;) {
     bool hit = sl && i + sl <= n && !memcmp(s + i, t->dec_space, sl);
-    if (!(hit ? buf_add(out, " ", 1) : buf_add(out, s + i, 1))) return false;
+    if (!(hit ? (first && t->dec_meta) || buf_add(out, " ", 1) : buf_add(out, s + i, 1))) return false;
     i += hit ? sl : 1;
   }
   return true;
@@ -420,11 +422,13 @@ static bool is_added(const TokJson *t, int id) {
 char *tokjson_decode(const TokJson *t, const int *ids, int n, bool skip_special, size_t *len) {
   Buf out = {0};
   bool ok = buf_add(&out, "", 0);
+  bool first = true;
   for (int i = 0; ok && i < n; i++) {
     int id = ids[i];
     if (id < 0 || id >= t->n_vocab || !t->tokens[id] || (skip_special && t->special[id])) continue;
-    ok = t->dec_bytelevel || !is_added(t, id) ? token_bytes(t, id, &out)
+    ok = t->dec_bytelevel || !is_added(t, id) ? token_bytes(t, id, first, &out)
                                               : buf_add(&out, t->tokens[id], (size_t)t->token_lens[id]);
+    first = false;
   }
   if (!ok) {
     free(out.s);
@@ -445,7 +449,8 @@ size_t tokjson_label(const TokJson *t, int id, char *out, size_t cap) {
   }
   Buf bytes = {0};
   bool added = is_added(t, id);
-  if (added ? !buf_add(&bytes, t->tokens[id], (size_t)t->token_lens[id]) : !token_bytes(t, id, &bytes)) {
+  if (added ? !buf_add(&bytes, t->tokens[id], (size_t)t->token_lens[id])
+            : !token_bytes(t, id, false, &bytes)) {
     out[0] = 0;
     return 0;
   }

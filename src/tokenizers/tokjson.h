@@ -30,8 +30,8 @@
 // Text that is not UTF-8 (which the library never sees) is encoded byte by byte: each invalid byte
 // is a character of its own, neither letter, number nor space, that NFC leaves alone.
 // Decoding: the ByteLevel decoder (the byte alphabet back to bytes), or the SentencePiece chain
-// (Replace "▁" -> " ", ByteFallback, Fuse, Strip of leading spaces; or Metaspace); the bytes are
-// returned as they are (no U+FFFD for a cut character).
+// (Replace "▁" -> " ", ByteFallback, Fuse, Strip of leading spaces; or Metaspace: "▁" -> " ", and
+// dropped from the first token); the bytes are returned as they are (no U+FFFD for a cut character).
 //
 // A TokJson owns all its memory (tokjson_free); encoding does not change it.
 //
@@ -107,6 +107,7 @@ typedef struct {
   char *dec_space;                  // SentencePiece chain: the string written for a space ("▁"), or NULL
   bool dec_fallback;                // <0xXX> tokens decode to their byte
   int dec_strip;                    // leading spaces removed from the decoded text
+  bool dec_meta;                    // Metaspace decoder: the first token's dec_space are dropped, not spaces
 } TokJson;
 
 // Reads a tokenizer.json from memory; name is the file's name for messages. On failure t is empty

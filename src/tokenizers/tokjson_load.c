@@ -424,7 +424,7 @@ static bool read_decoder(TokJson *t, const cJSON *o, const char *name, Err *err)
   } else if (type && !strcmp(type, "Metaspace") && str(o, "replacement") && *str(o, "replacement")) {
     free(t->dec_space);
     if (!(t->dec_space = dup(str(o, "replacement")))) return err_set(err, "%s: out of memory", name);
-    t->dec_strip = prepend_scheme(o) ? 1 : 0;
+    t->dec_meta = prepend_scheme(o) != 0;
   } else {
     return err_set(
         err,
