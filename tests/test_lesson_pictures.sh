@@ -42,7 +42,7 @@ done
 # the file names are slugs, without TeX
 check '[ -s "$out/01-why-d-k-scales-s-qk.svg" ]' "the title slide's file name is a slug: $(ls "$out" | head -3 | tr '\n' ' ')"
 # the PNG of the title slide names it in plain text in its metadata (tEXt Title)
-check 'grep -a -q "Why √d_k scales S = QKᵀ" "$out/01-why-d-k-scales-s-qk.png"' "the PNG's Title is the plain-text title"
+check 'grep -a -q "Why √dₖ scales S = QKᵀ" "$out/01-why-d-k-scales-s-qk.png"' "the PNG's Title is the plain-text title"
 # the claims of the third step, measured: one holds, one does not (a random model's weight)
 check 'grep -q ">sum A2\[bank\] = 1 ± 0.001 (measured: 1.000)<" "$out/03-softmax-h1.svg"' "the claim that holds, with its value"
 check 'grep -q ">A2\[bank, cat\] &gt; 0.99 (measured: 0\.[0-9]*)<" "$out/03-softmax-h1.svg"' "the claim that fails, with its value"

@@ -313,13 +313,15 @@ static void plain_is(const char *src, bool title, const char *want) {
 }
 
 static void test_plain(void) {
-  plain_is("\\sqrt{d_k}", false, "√d_k");
+  plain_is("\\sqrt{d_k}", false, "√dₖ");
+  plain_is("S_1", false, "S₁"); // issue 31: a tooltip never shows a raw '_'
+  plain_is("S_{12}", false, "S₁₂");
   plain_is("S = QK^\\top", false, "S = QKᵀ");
-  plain_is("Why $\\sqrt{d_k}$ scales $S = QK^\\top$", true, "Why √d_k scales S = QKᵀ");
+  plain_is("Why $\\sqrt{d_k}$ scales $S = QK^\\top$", true, "Why √dₖ scales S = QKᵀ");
   plain_is("Embeddings: $Z = OE \\in \\mathbb{R}^{L \\times D}$", true, "Embeddings: Z = OE ∈ ℝ^(L × D)");
   plain_is("Three projections: $Q$, $K$ and $V$", true, "Three projections: Q, K and V");
-  plain_is("$A_h = \\operatorname{softmax}(S_h)$", true, "A_h = softmax(S_h)");
-  plain_is("\\frac{Q K^\\top}{\\sqrt{d_k}}", false, "(Q Kᵀ)/√d_k");
+  plain_is("$A_h = \\operatorname{softmax}(S_h)$", true, "Aₕ = softmax(Sₕ)");
+  plain_is("\\frac{Q K^\\top}{\\sqrt{d_k}}", false, "(Q Kᵀ)/√dₖ");
   plain_is("x^2 + \\alpha_{i,j}", false, "x² + α_(i,j)");
   plain_is("Costs \\$5, not $x^{10}$", true, "Costs $5, not x¹⁰");
   plain_is("\\sqrt{a+b} \\le \\hat{y}", false, "√(a+b) ≤ y\xCC\x82");

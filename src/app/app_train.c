@@ -7,7 +7,7 @@
 //   Space or Enter   take a training step, W ← W − η·∂L/∂W, and compute everything again (the loss
 //                after each step is listed: it falls over several);
 //   Backspace    undo one step;  Home   back to the model as loaded;
-//   + / −        η twice / half as large;   K   the √d_k experiment: the scores without 1/√d_k (the
+//   + / −        η twice / half as large;   K   the √d_k experiment: the scores without 1/√dₖ (the
 //                softmax saturates, ∂L/∂S shrinks) and a chart of ∂L/∂S's size against d_k for
 //                random queries and keys, with and without the scale;   B or Esc   close.
 // The steps are taken on copies of the model (model_with_params): the session's model, the page
@@ -33,7 +33,7 @@ struct AppTrain {
   Model *models[APP_TRAIN_MAX];  // models[k]: after k + 1 steps
   float loss[APP_TRAIN_MAX + 1]; // loss[k]: after k steps
   float lr_of[APP_TRAIN_MAX];    // the η of step k + 1
-  bool no_scale;                 // K: the √d_k experiment, scores without 1/√d_k
+  bool no_scale;                 // K: the √d_k experiment, scores without 1/√dₖ
   SqrtDkRow sweep[6];            // its chart (sqrtdk_sweep), made once
   bool swept;
   int page;        // 0: the softmax's page; 1 … : the stages walked backwards (view_grad_stages)
@@ -152,8 +152,7 @@ bool app_train_key(App *a, const AppEvent *e) {
         tr->swept = true;
       }
       if (refresh(a))
-        app_set_status(a, "%s: loss %.4f",
-                       tr->no_scale ? "scores without 1/√d_k" : "scores with 1/√d_k again",
+        app_set_status(a, "%s: loss %.4f", tr->no_scale ? "scores without 1/√dₖ" : "scores with 1/√dₖ again",
                        (double)tr->loss[tr->n]);
     } else if (e->ch == '+' || e->ch == '=' || e->ch == '-')
       tr->lr = e->ch == '-' ? fmaxf(tr->lr / 2, 1.0f / 1024) : fminf(tr->lr * 2, 64);
@@ -212,8 +211,8 @@ void app_train_draw(App *a, Scene *s, float W, float H, float u) {
   scene_text(s, FONT_SANS, fs * 0.75f, x + fs * 0.6f, y + lh * 3.1f, th->muted,
              "→ ← walk the stages   Space: take a step   Backspace: undo   Home   + − η");
   scene_text(s, FONT_SANS, fs * 0.75f, x + fs * 0.6f, y + lh * 4.0f, th->muted,
-             tr->no_scale ? "K: scores WITHOUT 1/√d_k (K again: with)   B or Esc: close"
-                          : "K: scores without 1/√d_k   S: save   B or Esc: close");
+             tr->no_scale ? "K: scores WITHOUT 1/√dₖ (K again: with)   B or Esc: close"
+                          : "K: scores without 1/√dₖ   S: save   B or Esc: close");
   if (tr->page > 0) {
     // a stage's page: the panel and its footer only
   } else if (tr->no_scale && tr->swept) {

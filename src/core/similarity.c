@@ -23,8 +23,8 @@ static int levels_of(const Trace *t, SimLevel *lv, int cap) {
       n++;                                                                                                   \
     }                                                                                                        \
   } while (0)
-  LEVEL(t->X, "X", "X: token embeddings");
-  if (!t->cfg.no_pos) LEVEL(t->Z, "Z", "Z: + positions"); // without positions Z = X: the same level
+  LEVEL(t->X, "X", "OE: token embeddings");           // the file name stays sim.X; Z = OE as step 4 wrote it
+  if (!t->cfg.no_pos) LEVEL(t->Z, "Z", "Z = OE + P"); // without positions Z = X: the same level
   for (int l = 0; l < t->cfg.n_layers; l++) {
     char nm[16], lab[24];
     snprintf(nm, sizeof nm, "l%d", l);

@@ -398,10 +398,10 @@ static const TensorNotation NOTATION[] = {
     {"dec.X", DEC, T_EMBED, ROWS(TGT_TOKEN, MODEL), false, "Target token embeddings", "Y",
      "Y = O_t E_t,\\quad E_t \\in \\mathbb{R}^{V_t \\times D}"},
     {"dec.P", DEC, T_POSENC, ROWS(TGT_TOKEN, MODEL), false, "Positional encoding of the target", "P",
-     "p_{i,2k} = \\sin\\left(\\frac{i}{10000^{2k/D}}\\right),\\quad p_{i,2k+1} = "
-     "\\cos\\left(\\frac{i}{10000^{2k/D}}\\right)"},
+     "p_{i,\\,2k+1} = \\sin\\left(\\frac{i-1}{10000^{2k/D}}\\right),\\quad p_{i,\\,2k+2} = "
+     "\\cos\\left(\\frac{i-1}{10000^{2k/D}}\\right)"},
     {"dec.Z", DEC, T_ADDPOS, ROWS(TGT_TOKEN, MODEL), false, "Target embeddings plus positions", "Y",
-     "Y \\leftarrow Y + P"},
+     "Y \\leftarrow O_t E_t + P"},
 
     // a decoder layer: its input, masked self-attention
     {"in", DEC | WHEN_FIRST_LAYER, T_LAYER_IN, ROWS(TGT_TOKEN, MODEL), true, "Decoder layer input", "Y", "Y"},
@@ -410,6 +410,13 @@ static const TensorNotation NOTATION[] = {
     {"norm1", DEC | PRE, T_NORM_IN, ROWS(TGT_TOKEN, MODEL), false,
      "LayerNorm before the masked self-attention (pre-norm)", "\\mathrm{LN}_1(Y)",
      "\\mathrm{LN}_1(Y) = \\gamma_1 \\cdot \\frac{Y - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}} + \\beta_1"},
+    // pre-norm: the projections multiply LN_1(Y), as the picture does
+    {"Q", DEC | PRE, T_PROJ, ROWS(TGT_TOKEN, HEADDIM), false, "Queries of the target", "Q_h",
+     "Q = \\mathrm{LN}_1(Y) W^q + b^q,\\quad Q_h = \\mathrm{LN}_1(Y) W^q_h + b^q_h"},
+    {"K", DEC | PRE, T_PROJ, ROWS(TGT_TOKEN, HEADDIM), false, "Keys of the target", "K_h",
+     "K = \\mathrm{LN}_1(Y) W^k + b^k,\\quad K_h = \\mathrm{LN}_1(Y) W^k_h + b^k_h"},
+    {"V", DEC | PRE, T_PROJ, ROWS(TGT_TOKEN, HEADDIM), false, "Values of the target", "V_h",
+     "V = \\mathrm{LN}_1(Y) W^v + b^v,\\quad V_h = \\mathrm{LN}_1(Y) W^v_h + b^v_h"},
     {"Q", DEC, T_PROJ, ROWS(TGT_TOKEN, HEADDIM), false, "Queries of the target", "Q_h",
      "Q = Y W^q + b^q,\\quad Q_h = Y W^q_h + b^q_h"},
     {"K", DEC, T_PROJ, ROWS(TGT_TOKEN, HEADDIM), false, "Keys of the target", "K_h",
@@ -475,7 +482,7 @@ static const TensorNotation NOTATION[] = {
      "x' = \\mathrm{LayerNorm}_2(x + \\mathrm{CrossMH}(x, M))"},
     {"norm3", DEC | PRE, T_NORM_IN, ROWS(TGT_TOKEN, MODEL), false,
      "Residual, then LayerNorm before the feed-forward (pre-norm)", "x'",
-     "x' = \\mathrm{LN}_3(Y + \\ldots + \\mathrm{CrossMH}(x, M))"},
+     "x' = \\mathrm{LN}_3(Y + \\mathrm{MaskedMH}(\\mathrm{LN}_1(Y)) + \\mathrm{CrossMH}(x, M))"},
 
     // feed-forward and the layer's output
     {"ffn_pre", DEC, T_FFN_PRE, ROWS(TGT_TOKEN, FFN), true, "Feed-forward, before the activation",
@@ -487,13 +494,13 @@ static const TensorNotation NOTATION[] = {
     {"ffn", DEC, T_FFN_OUT, ROWS(TGT_TOKEN, MODEL), false, "Feed-forward output", "\\mathrm{FFN}(x')",
      "\\mathrm{FFN}(x') = h W_2 + b_2"},
     {"res3", DEC | PRE, T_RESIDUAL, ROWS(TGT_TOKEN, MODEL), false, "Residual: the layer output (pre-norm)",
-     "Y'", "Y' = Y + \\ldots + \\mathrm{FFN}(x')"},
+     "Y'", "Y' = Y + \\mathrm{MaskedMH}(\\mathrm{LN}_1(Y)) + \\mathrm{CrossMH}(x, M) + \\mathrm{FFN}(x')"},
     {"res3", DEC | POST, T_RESIDUAL, ROWS(TGT_TOKEN, MODEL), false, "Residual", "x' + \\mathrm{FFN}(x')",
      "x' + \\mathrm{FFN}(x')"},
     {"norm3", DEC | POST, T_NORM, ROWS(TGT_TOKEN, MODEL), true, "Residual and LayerNorm 3: the layer output",
      "Y'", "Y' = \\mathrm{LayerNorm}_3(x' + \\mathrm{FFN}(x'))"},
     {"out", DEC | PRE, T_RESIDUAL, ROWS(TGT_TOKEN, MODEL), false, "Decoder layer output", "Y'",
-     "Y' = Y + \\ldots + \\mathrm{FFN}(x')"},
+     "Y' = Y + \\mathrm{MaskedMH}(\\mathrm{LN}_1(Y)) + \\mathrm{CrossMH}(x, M) + \\mathrm{FFN}(x')"},
     {"out", DEC | POST, T_NORM, ROWS(TGT_TOKEN, MODEL), false, "Decoder layer output", "Y'",
      "Y' = \\mathrm{LayerNorm}_3(x' + \\mathrm{FFN}(x'))"},
 
@@ -523,7 +530,7 @@ static const TensorNotation NOTATION[] = {
     {"X", 0, T_EMBED, ROWS(TOKEN, MODEL), false, "Token embeddings", "Z",
      "Z = O E,\\quad E \\in \\mathbb{R}^{V \\times D}"},
     {"P", WHEN_LEARNED_POS, T_POSENC, ROWS(TOKEN, MODEL), false, "Positional encoding (learned)", "P",
-     "P = \\text{rows } 0..L-1 \\text{ of the learned table},\\quad P \\in \\mathbb{R}^{L \\times D}"},
+     "P = \\text{rows } 1..L \\text{ of the learned table},\\quad P \\in \\mathbb{R}^{L \\times D}"},
     {"t0", 0, T_POS_W, ROWS(ONE, MODEL), false, "Token type embedding (type 0)", "t_0",
      "t_0 \\in \\mathbb{R}^{D} \\text{ (row 0 of the token type table)}"},
     {"embed_sum", WHEN_TOKEN_TYPE, T_ADDPOS, ROWS(TOKEN, MODEL), false,
@@ -544,9 +551,9 @@ static const TensorNotation NOTATION[] = {
     {"Z", WHEN_NO_POS, T_ADDPOS, ROWS(TOKEN, MODEL), false, "No positions: Z = OE", "Z",
      "\\text{no positions: } Z = O E"},
     {"P", 0, T_POSENC, ROWS(TOKEN, MODEL), false, "Positional encoding", "P",
-     "p_{i,2k} = \\sin\\left(\\frac{i}{10000^{2k/D}}\\right),\\quad p_{i,2k+1} = "
-     "\\cos\\left(\\frac{i}{10000^{2k/D}}\\right)"},
-    {"Z", 0, T_ADDPOS, ROWS(TOKEN, MODEL), false, "Embeddings plus positions", "Z", "Z \\leftarrow Z + P"},
+     "p_{i,\\,2k+1} = \\sin\\left(\\frac{i-1}{10000^{2k/D}}\\right),\\quad p_{i,\\,2k+2} = "
+     "\\cos\\left(\\frac{i-1}{10000^{2k/D}}\\right)"},
+    {"Z", 0, T_ADDPOS, ROWS(TOKEN, MODEL), false, "Embeddings plus positions", "Z", "Z \\leftarrow O E + P"},
 
     // a layer: its input, and the LayerNorm before attention of a pre-norm model
     {"in", WHEN_FIRST_LAYER, T_LAYER_IN, ROWS(TOKEN, MODEL), true, "Layer input", "Z", "Z"},
@@ -570,6 +577,22 @@ static const TensorNotation NOTATION[] = {
     {"bq", 0, T_PROJ_B, ROWS(TOKEN, QKV), false, "Query bias", "b^q", "b^q"},
     {"bk", 0, T_PROJ_B, ROWS(TOKEN, QKV), false, "Key bias", "b^k", "b^k"},
     {"bv", 0, T_PROJ_B, ROWS(TOKEN, QKV), false, "Value bias", "b^v", "b^v"},
+    // pre-norm: the projections multiply LN_1(Z), as the picture does
+    {"Q", PRE | WHEN_Q_SCALED, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Queries ÷ √H", "Q_h",
+     "Q = \\frac{\\mathrm{LN}_1(Z) W^{\\text{queries}}}{\\sqrt{H}},\\quad Q_h K_h^\\top / \\sqrt{d_k} = "
+     "\\mathrm{LN}_1(Z) W_h^{\\text{queries}} K_h^\\top / \\sqrt{D}"},
+    {"Q", PRE | WHEN_NO_BIAS, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Queries", "Q_h",
+     "Q = \\mathrm{LN}_1(Z) W^q,\\quad Q_h = \\mathrm{LN}_1(Z) W^q_h"},
+    {"K", PRE | WHEN_NO_BIAS, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Keys", "K_h",
+     "K = \\mathrm{LN}_1(Z) W^k,\\quad K_h = \\mathrm{LN}_1(Z) W^k_h"},
+    {"V", PRE | WHEN_NO_BIAS, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Values", "V_h",
+     "V = \\mathrm{LN}_1(Z) W^v,\\quad V_h = \\mathrm{LN}_1(Z) W^v_h"},
+    {"Q", PRE, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Queries", "Q_h",
+     "Q = \\mathrm{LN}_1(Z) W^q + b^q,\\quad Q_h = \\mathrm{LN}_1(Z) W^q_h + b^q_h"},
+    {"K", PRE, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Keys", "K_h",
+     "K = \\mathrm{LN}_1(Z) W^k + b^k,\\quad K_h = \\mathrm{LN}_1(Z) W^k_h + b^k_h"},
+    {"V", PRE, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Values", "V_h",
+     "V = \\mathrm{LN}_1(Z) W^v + b^v,\\quad V_h = \\mathrm{LN}_1(Z) W^v_h + b^v_h"},
     {"Q", WHEN_Q_SCALED, T_PROJ, ROWS(TOKEN, HEADDIM), false, "Queries ÷ √H", "Q_h",
      "Q = \\frac{Z W^{\\text{queries}}}{\\sqrt{H}},\\quad Q_h K_h^\\top / \\sqrt{d_k} = "
      "Z W_h^{\\text{queries}} K_h^\\top / \\sqrt{D}"},
@@ -644,7 +667,7 @@ static const TensorNotation NOTATION[] = {
     {"norm2", POST, T_NORM, ROWS(TOKEN, MODEL), true, "Residual and LayerNorm: the layer output", "Z'",
      "Z' = \\mathrm{LayerNorm}(x + \\mathrm{FFN}(x))"},
     {"out", PRE, T_RESIDUAL, ROWS(TOKEN, MODEL), false, "Layer output", "Z'",
-     "Z' = Z + \\ldots + \\mathrm{FFN}(x)"},
+     "Z' = Z + \\mathrm{MultiHead}(\\mathrm{LN}_1(Z)) + \\mathrm{FFN}(x)"},
     {"out", POST, T_NORM, ROWS(TOKEN, MODEL), false, "Layer output", "Z'",
      "Z' = \\mathrm{LayerNorm}(x + \\mathrm{FFN}(x))"},
 

@@ -246,20 +246,21 @@ static void explain_kind(Ctx *c) {
     }
     if (t->cfg.learned_pos) { // GPT-2, BERT, the course: a table learned in training
       char *l = next_line(c->ex);
-      add(l, "= P_{\\mathrm{learned}}[%d, %d] = %s", c->r, c->c, num(n1, at(x, 0, c->r, c->c), false));
+      add(l, "= P_{\\mathrm{learned}}[%d, %d] = %s", c->r + 1, c->c + 1,
+          num(n1, at(x, 0, c->r, c->c), false));
       l = next_line(c->ex);
-      add(l, "\\text{row %d of the learned position table (position %d, counting from 0)}", c->r, c->r);
+      add(l, "\\text{row %d of the learned position table: the row of token } x_{%d}", c->r + 1, c->r + 1);
       break;
     }
+    // token x_i (i = 1 … L) stands at position i − 1; column 2k + 1 (1-based) is a sine, 2k + 2 a cosine
     int k2 = c->c - c->c % 2;
     double ang = c->r / pow(10000.0, (double)k2 / D);
     char *l = next_line(c->ex);
-    char n2p[32];
-    add(l, "= \\%s\\left(\\frac{%d}{10000^{%d/%d}}\\right) = \\%s(%s) = %s", c->c % 2 ? "cos" : "sin", c->r,
-        k2, D, c->c % 2 ? "cos" : "sin", num(n2p, ang, false), num(n1, at(x, 0, c->r, c->c), false));
+    add(l, "= \\%s\\left(\\frac{%d - 1}{10000^{%d/%d}}\\right) = \\%s(%s) = %s", c->c % 2 ? "cos" : "sin",
+        c->r + 1, k2, D, c->c % 2 ? "cos" : "sin", num(n2, ang, false), num(n1, at(x, 0, c->r, c->c), false));
     l = next_line(c->ex);
-    add(l, "\\text{position } i = %d \\text{ (counting from 0), column } %d = 2k%s", c->r, c->c,
-        c->c % 2 ? " + 1" : "");
+    add(l, "\\text{token } x_{%d}\\text{: } i = %d,\\ \\text{column } %d = 2k + %d,\\ k = %d", c->r + 1,
+        c->r + 1, c->c + 1, c->c % 2 ? 2 : 1, k2 / 2);
     break;
   }
   case T_ADDPOS:
@@ -278,7 +279,9 @@ static void explain_kind(Ctx *c) {
           num(n4, at(x, 0, c->r, c->c), false));
       break;
     }
-    add(l, "= %s + %s = %s + %s = %s", a->symbol, b->symbol, num(n1, at(a, 0, c->r, c->c), false),
+    // Z ← OE + P: the embeddings are written OE here, not Z (the picture's "OE + P = Z")
+    const char *as = a->kind == T_EMBED ? (a->row_axis == AXIS_TGT_TOKEN ? "O_t E_t" : "O E") : a->symbol;
+    add(l, "= %s + %s = %s + %s = %s", as, b->symbol, num(n1, at(a, 0, c->r, c->c), false),
         num(n2, at(b, 0, c->r, c->c), true), num(n3, at(x, 0, c->r, c->c), false));
     break;
   }
@@ -303,7 +306,8 @@ static void explain_kind(Ctx *c) {
     int r = c->r;
     Ctx lc = *c;
     lc.r = r;
-    linear(&lc, "Z", ws, bs, c->h * dk + c->c);
+    const TraceTensor *in = input(c, 0); // Z, or LN_1(Z) in a pre-norm model: what the header multiplies
+    linear(&lc, in && in->symbol ? in->symbol : "Z", ws, bs, c->h * dk + c->c);
     char *l = next_line(c->ex);
     add(l, "\\text{column %d of head %d is column %d of } %s", c->c, c->h + 1, c->h * dk + c->c, ws);
     break;

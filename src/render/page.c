@@ -315,6 +315,21 @@ static float invariants_panel(Scene *s, const PageSpec *p, const Theme *th, floa
   }
   return h;
 }
+// A projections heading for a pre-norm model: "Q = Z W^q …" becomes "Q = LN_1(Z) W^q …" (and Y's
+// for a decoder), as the picture multiplies the LayerNorm's output. In this thread's buffer.
+static const char *prenorm_tex(const char *tex) {
+  static _Thread_local char buf[512];
+  size_t n = 0;
+  for (const char *c = tex; *c && n + 20 < sizeof buf; c++) {
+    if ((c[0] == 'Z' || c[0] == 'Y') && c[1] == ' ' && c[2] == 'W' && (c == tex || c[-1] == ' ')) {
+      n += (size_t)snprintf(buf + n, sizeof buf - n, "\\mathrm{LN}_1(%c)", c[0]);
+      continue;
+    }
+    buf[n++] = *c;
+  }
+  buf[n] = 0;
+  return buf;
+}
 
 void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   const ViewOptions *o = p->view;
@@ -359,6 +374,8 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
                 ? "Q = Z W^q,\\ W^q = W^{\\text{queries}} / \\sqrt{H};\\quad K = Z W^k,\\quad V = Z W^v"
                 : "Q = Z W^q,\\quad K = Z W^k,\\quad V = Z W^v";
   }
+  if (info->group_title && view_qkv_all(t, o->part) && t->cfg.norm_first && tex)
+    tex = prenorm_tex(tex); // the picture multiplies LN_1(Z): so does the header
   if (o->inside) // a view inside the pass (view_inside.c) instead of the step's equation
     title = view_inside_title(o->inside), tex = view_inside_tex(o->inside);
   if (p->title) title = p->title;

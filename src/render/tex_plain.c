@@ -125,6 +125,39 @@ static void superscript(Plain *p, const char *t) {
   put_wrapped(p, t);
 }
 
+// A subscript as Unicode subscript characters: a number or one letter that has one ("S_1" → "S₁",
+// "S_{12}" → "S₁₂", "d_k" → "dₖ": a tooltip never shows a raw "S_1"), else "_" and the argument
+// ("α_(i,j)", "W_out").
+static void subscript(Plain *p, const char *t) {
+  static const char *digits[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
+  static const char letters[] = "aehijklmnoprstuvx";
+  static const char *small[] = {"ₐ", "ₑ", "ₕ", "ᵢ", "ⱼ", "ₖ", "ₗ", "ₘ", "ₙ",
+                                "ₒ", "ₚ", "ᵣ", "ₛ", "ₜ", "ᵤ", "ᵥ", "ₓ"};
+  char buf[256] = "";
+  size_t n = 0;
+  bool ok = *t != 0, digits_only = strspn(t, "0123456789") == strlen(t);
+  if (!digits_only && strlen(t) > 1) ok = false; // a word ("out") stays "_out": tiny letters read badly
+  for (const char *c = t; *c && ok; c++) {
+    const char *u = NULL, *l = *c ? strchr(letters, *c) : NULL;
+    if (*c >= '0' && *c <= '9')
+      u = digits[*c - '0'];
+    else if (*c == '+')
+      u = "₊";
+    else if (*c == '-')
+      u = "₋";
+    else if (l)
+      u = small[l - letters];
+    ok = u && n + strlen(u) < sizeof buf;
+    if (ok) memcpy(buf + n, u, strlen(u)), n += strlen(u), buf[n] = 0;
+  }
+  if (ok) {
+    puts_(p, buf);
+    return;
+  }
+  puts_(p, "_");
+  put_wrapped(p, t);
+}
+
 static void command(Plain *p) {
   size_t b = ++p->i;
   while ((p->s[p->i] >= 'a' && p->s[p->i] <= 'z') || (p->s[p->i] >= 'A' && p->s[p->i] <= 'Z')) p->i++;
@@ -271,10 +304,8 @@ static void group(Plain *p, char close) {
       arg(p, a, sizeof a);
       if (c == '^')
         superscript(p, a);
-      else {
-        puts_(p, "_");
-        put_wrapped(p, a);
-      }
+      else
+        subscript(p, a);
     } else if (c == '\'') {
       p->i++;
       puts_(p, "′");

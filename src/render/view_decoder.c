@@ -175,7 +175,9 @@ bool view_decoder_compose(Eq *e, const TraceStep *st) {
     break;
   }
   case STEP_DEC_POSENC: eq_single(e, t->dP, "P"); break;
-  case STEP_DEC_ADDPOS: eq_add_norm(e, t->dX, "Y", t->dP, "P", t->dZ, "Y", NULL); break;
+  case STEP_DEC_ADDPOS:
+    eq_add_norm(e, t->dX, "O_t E_t", t->dP, "P", t->dZ, "Y", NULL);
+    break; // Y ← O_tE_t + P
   case STEP_DEC_PRENORM: {
     int ka = eq_tensor(e, y->in, 0, false, "Y", LINK_ROW),
         kr = eq_tensor(e, y->norm1, 0, false, "\\mathrm{LN}_1(Y)", LINK_NONE);
@@ -212,7 +214,7 @@ bool view_decoder_compose(Eq *e, const TraceStep *st) {
   case STEP_CROSS_OUTPROJ: eq_attn_outproj(e, &cb); break;
   case STEP_DEC_ADDNORM2:
     if (pre)
-      eq_add_norm(e, y->res1, "Y + \\mathrm{MMH}", y->cattn, "\\mathrm{CrossMH}", y->norm3, "x'",
+      eq_add_norm(e, y->res1, "Y + \\mathrm{MaskedMH}", y->cattn, "\\mathrm{CrossMH}", y->norm3, "x'",
                   "\\mathrm{LN}_3");
     else
       eq_add_norm(e, y->norm1, "x", y->cattn, "\\mathrm{CrossMH}(x, M)", y->norm2, "x'",
@@ -222,7 +224,8 @@ bool view_decoder_compose(Eq *e, const TraceStep *st) {
   case STEP_DEC_FFN_OUT: ffn(e, y, false); break;
   case STEP_DEC_ADDNORM3:
     if (pre)
-      eq_add_norm(e, y->res2, "x + \\mathrm{CMH}", y->ffn, "\\mathrm{FFN}(x')", y->out, "Y'", NULL);
+      eq_add_norm(e, y->res2, "Y + \\mathrm{MaskedMH} + \\mathrm{CrossMH}", y->ffn, "\\mathrm{FFN}(x')",
+                  y->out, "Y'", NULL);
     else
       eq_add_norm(e, y->norm2, "x'", y->ffn, "\\mathrm{FFN}(x')", y->out, "Y'", "\\mathrm{LayerNorm}_3");
     break;

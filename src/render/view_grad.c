@@ -119,7 +119,7 @@ void view_grad_sqrtdk_chart(Scene *s, const SqrtDkRow *r, int n, float x, float 
   scene_rect(s, x, y, w, h, th->panel);
   scene_frame(s, x, y, w, h, 1.5f, th->frame);
   scene_text(s, FONT_SANS_BOLD, fs, x + fs * 0.5f, y + fs * 1.15f, th->text,
-             "size of dL/dS against d_k (random q, k)");
+             "size of ∂L/∂S against dₖ (random q, k)");
   scene_line(s, px, py + ph, px + pw, py + ph, 1, th->muted);
   scene_line(s, px, py, px, py + ph, 1, th->muted);
   scene_text_aligned(s, FONT_SANS, fs * 0.8f, px - fs * 0.3f, py + fs * 0.3f, 1, th->muted,
@@ -139,7 +139,7 @@ void view_grad_sqrtdk_chart(Scene *s, const SqrtDkRow *r, int n, float x, float 
                            scene_strf(s, "%d", r[k].dk));
     }
     scene_text_aligned(s, FONT_SANS_BOLD, fs * 0.85f, px + pw, v ? oy - fs * 0.5f : oy - fs * 0.5f, 1, col,
-                       v ? "without 1/sqrt(d_k)" : "with 1/sqrt(d_k)");
+                       v ? "without 1/√dₖ" : "with 1/√dₖ");
   }
 }
 

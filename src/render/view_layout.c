@@ -195,6 +195,13 @@ static bool is_weight_op(const Operand *op) {
   return x && x->is_weight;
 }
 
+// Operands that share a colour range per stage: weights apart from activations, except the
+// embedding table E, whose rows Z = OE copies (the same numbers get the same colours).
+static int scale_group(const Operand *op) {
+  const TraceTensor *x = operand_src(op);
+  return is_weight_op(op) && !(x && x->kind == T_EMBED_W);
+}
+
 bool eq_row_hidden(const Eq *e, int k, int row) {
   const ViewOperand *v = &e->lay->ops[k];
   if (!e->o->hide || !(v->result || v->op.minus_trace)) return false;
@@ -246,7 +253,7 @@ static void compute_scales(Eq *e) {
       if (e->o->scale == SCALE_STAGE) // one range for every operand of the same colour map
         for (int q = 0; q < l->n_ops; q++)
           if (op_cmap(e, &l->ops[q].op) == m && !is_probability(&l->ops[q].op) &&
-              is_weight_op(&l->ops[q].op) == is_weight_op(&l->ops[k].op) &&
+              scale_group(&l->ops[q].op) == scale_group(&l->ops[k].op) &&
               is_difference(&l->ops[q].op) == is_difference(&l->ops[k].op))
             a = fminf(a, lo[q]), b = fmaxf(b, hi[q]);
       if (e->o->scale == SCALE_GLOBAL && !is_weight_op(&l->ops[k].op) && !is_difference(&l->ops[k].op))
@@ -1029,6 +1036,10 @@ static void draw_focus(Eq *e) {
     const ViewOperand *r = &l->ops[k];
     int fr = e->deco[k].own_focus ? e->deco[k].focus_row : o->focus_row;
     int fc = e->deco[k].own_focus ? e->deco[k].focus_col : o->focus_col;
+    if (!r->result && e->deco[k].own_focus && fr >= 0 && fr < r->op.rows && fc < 0) { // E's row of the word
+      frame_cells(e->s, r, fr, fr + 1, 0, r->op.cols, o->theme->accent, w * 0.8f);
+      continue;
+    }
     if (!r->result) {
       link_highlight(e->s, r, fr, fc, o->theme->accent, w * 0.8f);
       continue;
@@ -1096,8 +1107,8 @@ static void draw_side_colorbars(Eq *e, float x, float y, float h, float fs) {
     const TraceTensor *src = operand_src(&l->ops[k].op);
     what[n] = src->kind == T_ONEHOT           ? "one-hot"
               : is_probability(&l->ops[k].op) ? "probability"
-              : src->is_weight                ? "weights"
-                                              : "values";
+              : scale_group(&l->ops[k].op)    ? "weights"
+                                              : "values"; // E shares the values' range (Z = OE)
     seen[n++] = s;
   }
   if (n == 0) return;

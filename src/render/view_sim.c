@@ -70,13 +70,13 @@ static void draw_line(Scene *s, const Sim *sim, const ViewOptions *o, int mark_a
     if (short_names && nm[0] == 'l')
       label = scene_strf(s, "%d", atoi(nm + 1) + 1);
     else if (short_names)
-      label = nm;
+      label = !strcmp(nm, "X") ? "OE" : nm; // the level's file name is sim.X; on screen Z = OE
     scene_text_aligned(s, mark ? FONT_SANS_BOLD : FONT_SANS, fs * 1.05f, px, bottom + fs * 1.4f, 0.5f,
                        mark ? th->text : th->muted, label);
   }
   if (short_names)
     scene_text_aligned(s, FONT_SANS_ITALIC, fs * 0.9f, right, bottom + fs * 2.5f, 1.0f, th->muted,
-                       "X: token embeddings · Z: + positions · 1, 2, …: after that layer");
+                       "OE: token embeddings · Z = OE + P · 1, 2, …: after that layer");
   for (int k = 1; k < n; k++)
     scene_line(s, x0 + dx * (float)(k - 1), PY(sim->line[k - 1]), x0 + dx * (float)k, PY(sim->line[k]),
                3.0f * fs / 18.0f, th->accent);
@@ -109,7 +109,7 @@ void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const V
     return;
   }
   sim_set_word(sim, o->focus_row, focus_b);
-  // the matrices: at X (level 0) and after the step's layer
+  // the matrices: at OE (level 0, file sim.X) and after the step's layer
   int layer = a->steps[step].layer, kl = -1;
   char want[16];
   snprintf(want, sizeof want, "l%d", layer < 0 ? 0 : layer);
@@ -120,7 +120,7 @@ void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const V
   memset(&e, 0, sizeof e);
   e.s = s, e.t = a, e.o = o, e.lay = out;
   e.x = x, e.y = y, e.w = w, e.h = h * 0.58f;
-  int kx = eq_op(&e, operand_tensor(&sim->trace, 0, 0, false), "\\cos_{X}", LINK_NONE);
+  int kx = eq_op(&e, operand_tensor(&sim->trace, 0, 0, false), "\\cos_{OE}", LINK_NONE);
   int kr = eq_op(&e, operand_tensor(&sim->trace, kl, 0, false),
                  scene_strf(s, "\\cos_{\\text{layer } %d}", layer + 1), LINK_NONE);
   for (int k = 0; k < 2; k++) {

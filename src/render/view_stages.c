@@ -405,11 +405,14 @@ static void compose(Eq *e, const TraceStep *st) {
   case STEP_EMBED: {
     int ko = eq_tensor(e, t->O, 0, false, "O", LINK_ROW), ke = eq_tensor(e, t->E, 0, false, "E", LINK_COL);
     int kz = eq_tensor(e, t->X, 0, false, "Z", LINK_NONE);
+    int fr = e->o->focus_row; // the focus word's row of E, framed as its row of Z is
+    if (fr >= 0 && fr < t->L && !e->o->hide)
+      e->deco[ke].own_focus = true, e->deco[ke].focus_row = t->tokens.ids[fr], e->deco[ke].focus_col = -1;
     eq_product(e, ko, ke, kz);
     break;
   }
   case STEP_POSENC: eq_single(e, t->P, "P"); break;
-  case STEP_ADDPOS: eq_add_norm(e, t->X, "Z", t->P, "P", t->Z, "Z", NULL); break;
+  case STEP_ADDPOS: eq_add_norm(e, t->X, "OE", t->P, "P", t->Z, "Z", NULL); break; // Z ← OE + P
   case STEP_PRENORM: stage_prenorm(e, l); break;
   case STEP_QKV: stage_qkv(e, l); break;
   case STEP_SCORES: eq_attn_scores(e, &a, h); break;
@@ -428,7 +431,7 @@ static void compose(Eq *e, const TraceStep *st) {
   case STEP_FFN_OUT: stage_ffn(e, l, false); break;
   case STEP_ADDNORM2:
     if (t->cfg.norm_first)
-      eq_add_norm(e, y->res1, "Z + \\mathrm{MH}", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", NULL);
+      eq_add_norm(e, y->res1, "Z + \\mathrm{MultiHead}", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", NULL);
     else
       eq_add_norm(e, y->norm1, "x", y->ffn, "\\mathrm{FFN}(x)", y->out, "Z'", "\\mathrm{LayerNorm}");
     break;
