@@ -14,13 +14,14 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "fileio.h"     // defines: file_read_all, file_write_atomic
-#include "forward.h"    // defines: model_forward, forward_use_gemm
-#include "gemm.h"       // defines: gemm_kernel
-#include "golden_ref.h" // defines: golden_read_rows, golden_compare, golden_path
-#include "mat.h"        // defines: mat_naive_max_madds
-#include "model.h"      // defines: Model, model_load
-#include "trace.h"      // defines: Trace, trace_new
+#include "fileio.h"       // defines: file_read_all, file_write_atomic
+#include "forward.h"      // defines: model_forward, forward_use_gemm
+#include "gemm.h"         // defines: gemm_kernel
+#include "golden_ref.h"   // defines: golden_read_rows, golden_compare, golden_path
+#include "mat.h"          // defines: mat_naive_max_madds
+#include "model.h"        // defines: Model, model_load
+#include "model_tokens.h" // defines: model_tokenize
+#include "trace.h"        // defines: Trace, trace_new
 
 enum { N_CASES = 10 };
 
@@ -83,6 +84,22 @@ static int run_cases(const char *refdir, GoldenRow *rows, int n) {
     CHECK(m != NULL, "%s: %s", cname, err.msg);
     if (!m) continue;
     Tokens tok = ids_tokens(m, rows[i].f[1]);
+    if (m->tokenizer) { // a hub folder's tokenizer.json gives the generator's ids for its text
+      char tpath[4400];
+      size_t len;
+      snprintf(tpath, sizeof tpath, "%s/text.txt", sdir);
+      char *text = file_read_all(tpath, &len, 1 << 16, &err);
+      CHECK(text != NULL, "%s", err.msg);
+      if (text && len && text[len - 1] == '\n') text[len - 1] = 0;
+      Tokens tt;
+      bool ok = text && model_tokenize(m, text, 0, &tt, &err);
+      CHECK(ok, "%s: %s", cname, err.msg);
+      bool same = ok && tt.n == tok.n;
+      for (int k = 0; same && k < tt.n; k++) same = tt.ids[k] == tok.ids[k];
+      CHECK(same, "%s: the tokenizer's ids for \"%s\" differ from the generator's", cname, text ? text : "");
+      if (ok) tokens_free(&tt);
+      free(text);
+    }
     Trace *t = trace_new(m, &tok, &err);
     CHECK(t != NULL, "%s: %s", cname, err.msg);
     if (t) {

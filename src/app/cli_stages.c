@@ -248,7 +248,7 @@ int cli_stages(int argc, char **argv) {
   } else {
     const ModelConfig *c = &t->cfg;
     printf("Stepformer: \"%s\"\n", text);
-    printf("model: %s; D=%d H=%d d_k=%d F=%d layers=%d %s %s%s\n", m->source, c->D, c->H, c->D / c->H, c->F,
+    printf("model: %s; D=%d H=%d d_k=%d F=%d layers=%d %s %s%s\n", m->source, c->D, c->H, model_dk(c), c->F,
            c->n_layers, model_activation_name(c->activation), c->norm_first ? "pre-norm" : "post-norm",
            c->causal ? " causal" : "");
     if (note[0]) printf("%s (what-if: not the model's own numbers)\n", note);

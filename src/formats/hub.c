@@ -730,7 +730,7 @@ static bool llama(Tx *x, const Config *c, const char *type) {
           (meta(x, "rope_scaling", "llama3") && meta(x, "rope_factor", "%.17g", factor) &&
            meta(x, "rope_low_freq_factor", "%.17g", lo) && meta(x, "rope_high_freq_factor", "%.17g", hi) &&
            meta(x, "rope_original_max_pos", "%d", (int)orig))) &&
-         meta(x, "tokenizer", "bpe") && (!tie || meta(x, "tie_head", "1"));
+         (!tie || meta(x, "tie_head", "1"));
 }
 
 // The token strings of tokenizer.json by id (model.vocab and added_tokens), V of them, newline-joined:
@@ -903,7 +903,10 @@ bool hub_read(const char *dir, StFile *out, ModelTokenizer **tk_out, Err *err) {
     goto done;
   }
   // the tokenizer before the weights: a missing file is reported before 500 MB are read
-  if (is_llama) goto weights; // tokenizer.json's tokens become the labels (llama_vocab)
+  if (is_llama) { // tokenizer.json (tokjson.h); without one the folder takes ids (llama_vocab's labels)
+    if (file_exists(dir, "tokenizer.json") && !(tk = model_tokenizer_from_json(dir, err))) goto done;
+    goto weights;
+  }
   tk = calloc(1, sizeof *tk);
   if (!tk) {
     err_set(err, "out of memory");
@@ -939,7 +942,8 @@ weights:
   if (is_llama) {
     int V = 0;
     ok = llama(&x, &c, type) && config_int(&c, "vocab_size", -1, &V, err) && llama_vocab(&x, dir, V) &&
-         note_unused(&x) && st_index(out, wpath, err);
+         meta(&x, "tokenizer", "%s", tk ? "tokenizer.json" : "bpe") && note_unused(&x) &&
+         st_index(out, wpath, err);
   } else
     ok = (is_gpt2 ? gpt2(&x, &c, tk) : bert(&x, &c, tk)) && meta_vocab(&x, tk) && note_unused(&x) &&
          st_index(out, wpath, err);
@@ -957,12 +961,57 @@ done:
   return true;
 }
 
+typedef struct {
+  const char *word;
+  int id;
+} Label;
+
+static int label_cmp(const void *a, const void *b) {
+  const Label *x = a, *y = b;
+  int c = strcmp(x->word, y->word);
+  return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+// Today's decoders: the embedding may have more rows than the tokenizer has ids (Qwen's 151 936 for
+// 151 669): labels 0..n-1 as they are, then "<unused N>" up to V. False (one line) when the
+// tokenizer has more ids than the embedding has rows.
+static bool labels_to(Vocab *v, int V, const char *dir, Err *err) {
+  if (v->n > V)
+    return err_set(err,
+                   "%s: tokenizer.json has %d ids but the embedding has vocab_size=%d rows: the tokenizer "
+                   "belongs to another model",
+                   dir, v->n, V);
+  if (v->n == V) return true;
+  size_t total = 0;
+  for (int i = 0; i < v->n; i++) total += strlen(v->words[i]) + 1;
+  total += (size_t)(V - v->n) * 24;
+  char *block = malloc(total + 1), **words = malloc(sizeof(char *) * (size_t)V);
+  int *order = malloc(sizeof(int) * (size_t)V);
+  Label *e = malloc(sizeof(Label) * (size_t)V);
+  if (!block || !words || !order || !e) {
+    free(block), free(words), free(order), free(e);
+    return err_set(err, "out of memory for %d labels", V);
+  }
+  char *p = block;
+  for (int i = 0; i < V; i++) {
+    int k = i < v->n ? sprintf(p, "%s", v->words[i]) : sprintf(p, "<unused %d>", i);
+    words[i] = p, e[i] = (Label){p, i};
+    p += k + 1;
+  }
+  qsort(e, (size_t)V, sizeof *e, label_cmp);
+  for (int i = 0; i < V; i++) order[i] = e[i].id;
+  free(e);
+  vocab_free(v);
+  v->words = words, v->block = block, v->order = order, v->n = V;
+  return true;
+}
+
 Model *hub_model_load(const char *dir, Err *err) {
   StFile f;
   ModelTokenizer *tk;
   if (!hub_read(dir, &f, &tk, err)) return NULL;
   Model *m = model_from_st(&f, dir, err);
-  Vocab labels;
+  Vocab labels = {0};
   if (m && !tk) { // today's decoders: tokenizer.json's tokens as they are (no tokenizer yet: ids)
     size_t k = strlen(dir);
     while (k > 1 && dir[k - 1] == '/') k--;
@@ -971,7 +1020,9 @@ Model *hub_model_load(const char *dir, Err *err) {
     snprintf(m->source, sizeof m->source, "%.*s", (int)(k - s), dir + s);
     return m;
   }
-  if (!m || !model_tokenizer_vocab(tk, &labels, err)) {
+  if (!m || !model_tokenizer_vocab(tk, &labels, err) ||
+      (tk->kind == TOK_TOKJSON && !labels_to(&labels, m->cfg.V, dir, err))) {
+    if (m && labels.words) vocab_free(&labels);
     model_free(m);
     model_tokenizer_free(tk);
     return NULL;

@@ -44,8 +44,10 @@ static const char *num(char *buf, double v, bool paren) { return numfmt_tex(buf,
 static const char *word(char *buf, int cap, const char *w) {
   int n = snprintf(buf, (size_t)cap, "\\text{");
   for (; *w && n < cap - 12; w++) {
-    if (strchr("\\{}$&#^_%~", *w))
-      n += snprintf(buf + n, (size_t)(cap - n), "\\%c", *w == '\\' ? '/' : *w);
+    if (*w == '\\') // a byte token's label ("\\xD8"): TeX has no backslash in text, "∖" looks like one
+      n += snprintf(buf + n, (size_t)(cap - n), "∖");
+    else if (strchr("{}$&#^_%~", *w))
+      n += snprintf(buf + n, (size_t)(cap - n), "\\%c", *w);
     else
       buf[n++] = *w;
   }
@@ -88,6 +90,7 @@ static const TraceTensor *input(const Ctx *c, int k) {
 // y = x·W + b for column col of W (the displayed D_in × D_out weight).
 static void linear(Ctx *c, const char *xs, const char *ws, const char *bs, int col) {
   const TraceTensor *x = input(c, 0), *W = input(c, 1), *b = input(c, 2);
+  if (b && b->kind == T_NORM_W) b = NULL; // QK-norm's gain, not a bias (today's decoders)
   char n1[32], n2[32], n3[32], t1[96];
   double dot = 0;
   for (int d = 0; d < x->cols; d++) dot += (double)at(x, 0, c->r, d) * at(W, 0, d, col);
@@ -159,7 +162,7 @@ static void softmax_row(Ctx *c, const TraceTensor *s, int h, const char *ss, boo
 static void explain_weight(Ctx *c) {
   char *l = next_line(c->ex), t1[96], t2[96];
   const TraceTensor *x = c->x;
-  int H = c->t->cfg.H, dk = c->t->cfg.D / H;
+  int dk = model_dk(&c->t->cfg);
   switch (x->kind) {
   case T_EMBED_W:
     add(l, "\\text{dimension %d of the embedding of } %s \\text{ (learned)}", c->c,
@@ -215,13 +218,106 @@ static void explain_sim(Ctx *c) {
   add(l, "z, z' \\text{: the two sentences' vectors (%s), } D = %d", lv->label, za->cols);
 }
 
+// Today's decoders (issue 34): RMSNorm, RoPE, the gate and up products, SwiGLU, and Q K V with
+// QK-norm. True when it wrote the cell's lines.
+static bool explain_modern(Ctx *c) {
+  const TraceTensor *x = c->x;
+  const Trace *t = c->t;
+  char n1[32], n2[32], n3[32], n4[32], t1[96];
+  switch (x->kind) {
+  case T_RMSNORM: { // y = x / rms(x) · g
+    const TraceTensor *in = input(c, 0), *g = input(c, 1);
+    double ss = 0;
+    for (int d = 0; d < in->cols; d++) ss += (double)at(in, 0, c->r, d) * at(in, 0, c->r, d);
+    double rms = sqrt(ss / in->cols + t->cfg.ln_eps), gain = g ? at(g, 0, 0, c->c) : 1;
+    if (t->cfg.rms_offset) gain += 1;
+    char *l = next_line(c->ex);
+    add(l, "\\text{no mean is subtracted, no shift added: only the row's size is taken out}");
+    l = next_line(c->ex);
+    add(l, "\\mathrm{rms}(x_{%s}) = \\sqrt{\\tfrac{1}{%d}\\textstyle\\sum_j x_j^2 + \\epsilon} = %s",
+        tok(c, c->r, t1), in->cols, num(n1, rms, false));
+    l = next_line(c->ex);
+    add(l, "= \\frac{%s}{%s} \\cdot %s = %s", num(n1, at(in, 0, c->r, c->c), false), num(n2, rms, false),
+        num(n3, gain, true), num(n4, at(x, 0, c->r, c->c), false));
+    return true;
+  }
+  case T_ROPE: { // the pair of column c turned by i·θ_k
+    const TraceTensor *pre = input(c, 0), *phi = input(c, 1);
+    if (!phi) return false;
+    int dk = x->cols, half = dk / 2, pairs = t->cfg.rope == ROPE_PAIRS;
+    int k = pairs ? c->c / 2 : c->c % half;
+    int j0 = pairs ? 2 * k : k, j1 = pairs ? 2 * k + 1 : k + half;
+    double a = at(phi, 0, c->r, k), x0 = at(pre, c->h, c->r, j0), x1 = at(pre, c->h, c->r, j1);
+    char *l = next_line(c->ex);
+    add(l, "\\text{so } \\tilde{q}_i \\cdot \\tilde{k}_j \\text{ depends on the distance } i - j \\text{, "
+           "not on } i");
+    l = next_line(c->ex);
+    add(l, "\\text{pair } (%d, %d) \\text{ of token %d turned by } \\phi = %d \\cdot \\theta_{%d} = %s", j0,
+        j1, c->r, c->r, k, num(n1, a, false));
+    l = next_line(c->ex);
+    if (c->c == j0)
+      add(l, "= %s \\cos\\phi - %s \\sin\\phi = %s", num(n1, x0, true), num(n2, x1, true),
+          num(n3, at(x, c->h, c->r, c->c), false));
+    else
+      add(l, "= %s \\cos\\phi + %s \\sin\\phi = %s", num(n1, x1, true), num(n2, x0, true),
+          num(n3, at(x, c->h, c->r, c->c), false));
+    return true;
+  }
+  case T_GATE: linear(c, "\\bar{x}'", strstr(x->name, "gate") ? "W_g" : "W_1", "", c->c); return true;
+  case T_GATED: { // h = act(G) ⊙ U
+    const TraceTensor *g = input(c, 0), *u = input(c, 1);
+    double gv = at(g, 0, c->r, c->c), uv = at(u, 0, c->r, c->c);
+    bool silu = t->cfg.activation == ACT_SILU;
+    double a = silu ? gv / (1 + exp(-gv)) : at(x, 0, c->r, c->c) / (uv != 0 ? uv : 1);
+    char *l = next_line(c->ex);
+    add(l, "\\text{the gate decides how much of the up value passes}");
+    l = next_line(c->ex);
+    add(l,
+        silu ? "= \\mathrm{SiLU}(G) \\cdot U = \\frac{%s}{1 + e^{-(%s)}} \\cdot %s"
+             : "= \\mathrm{GELU}(G) \\cdot U = \\mathrm{GELU}(%s) \\cdot %s",
+        num(n1, gv, false), silu ? num(n2, gv, false) : num(n2, uv, true), num(n3, uv, true));
+    l = next_line(c->ex);
+    add(l, "= %s \\cdot %s = %s", num(n1, a, false), num(n2, uv, true), num(n3, at(x, 0, c->r, c->c), false));
+    return true;
+  }
+  case T_PROJ: { // Q or K with QK-norm (Qwen 3): the product, then the head's RMSNorm
+    const TraceTensor *g = x->n_inputs > 2 ? input(c, x->n_inputs - 1) : NULL;
+    if (!g || g->kind != T_NORM_W) return false;
+    bool q = strstr(x->name, ".Q") != NULL;
+    int dk = x->cols;
+    linear(c, "\\bar{x}", q ? "W^q" : "W^k", q ? "b^q" : "b^k", c->h * dk + c->c);
+    char *l = next_line(c->ex);
+    add(l, "\\rightarrow \\text{RMSNorm of head %d's %d values, times } %s[%d] = %s", c->h + 1, dk,
+        q ? "g_q" : "g_k", c->c, num(n1, at(x, c->h, c->r, c->c), false));
+    return true;
+  }
+  case T_POSENC: { // RoPE's angle of token i and frequency k
+    if (strcmp(x->name, "rope_angle")) return false;
+    double a = at(x, 0, c->r, c->c), theta = c->r > 0 ? a / c->r : 0;
+    char *l = next_line(c->ex);
+    add(l, "\\theta_{%d} = \\Theta^{-2 \\cdot %d / %d},\\quad \\Theta = %g%s", c->c, c->c, x->cols * 2,
+        (double)t->cfg.rope_theta, t->cfg.rope_factor > 0 ? "\\text{ (Llama 3 scaled)}" : "");
+    l = next_line(c->ex);
+    if (c->r == 0)
+      add(l, "= 0 \\cdot \\theta_{%d} = 0", c->c);
+    else
+      add(l, "= %d \\cdot \\theta_{%d} = %s", c->r, c->c, num(n1, a, false));
+    (void)theta;
+    return true;
+  }
+  default: return false;
+  }
+}
+
 static void explain_kind(Ctx *c) {
   const TraceTensor *x = c->x;
   const Trace *t = c->t;
   char n1[32], n2[32], n3[32], t1[96], t2[96];
-  int H = t->cfg.H, D = t->cfg.D, dk = D / H;
+  int H = t->cfg.H, D = t->cfg.D, dk = model_dk(&t->cfg);
   if (x->is_weight) return explain_weight(c);
   if (x->kind == T_SIM) return explain_sim(c);
+  if (explain_modern(c)) return;
+  (void)H;
   switch (x->kind) {
   case T_ONEHOT: {
     char *l = next_line(c->ex);
@@ -314,8 +410,9 @@ static void explain_kind(Ctx *c) {
   }
   case T_SCORES: {
     const TraceTensor *q = input(c, 0), *k = input(c, 1);
+    int kh = c->h / (H / k->heads); // grouped-query attention: the query head's K/V head
     double dot = 0;
-    for (int d = 0; d < dk; d++) dot += (double)at(q, c->h, c->r, d) * at(k, c->h, c->c, d);
+    for (int d = 0; d < dk; d++) dot += (double)at(q, c->h, c->r, d) * at(k, kh, c->c, d);
     // an edited score ends with what the model computes, not with the number typed in (the
     // heading says which is shown)
     double model = c->ex->edited ? dot / sqrt((double)dk) : at(x, c->h, c->r, c->c);
@@ -327,7 +424,7 @@ static void explain_kind(Ctx *c) {
     add(l, "q_{%s} \\cdot k_{%s} = ", tok(c, c->r, t1), ctok(c, c->c, t2));
     for (int d = 0; d < dk && d < 3; d++)
       add(l, "%s%s \\cdot %s", d ? " + " : "", num(n1, at(q, c->h, c->r, d), true),
-          num(n2, at(k, c->h, c->c, d), true));
+          num(n2, at(k, kh, c->c, d), true));
     if (dk > 3) add(l, " + \\cdots \\text{ (%d terms)}", dk);
     if (x->row_axis == AXIS_TGT_TOKEN && x->col_axis == AXIS_TOKEN) { // cross-attention: two sources
       l = next_line(c->ex);
@@ -362,6 +459,7 @@ static void explain_kind(Ctx *c) {
   case T_PRED: softmax_row(c, input(c, 0), 0, "z", true); break;
   case T_AV: {
     const TraceTensor *a = input(c, 0), *v = input(c, 1);
+    int vh = c->h / (H / v->heads); // grouped-query attention: the query head's K/V head
     char *l = next_line(c->ex);
     add(l, "= \\sum_{j} A[%s, j]\\, V[j, %d]", tok(c, c->r, t1), c->c);
     l = next_line(c->ex);
@@ -369,7 +467,7 @@ static void explain_kind(Ctx *c) {
     int L = a->cols; // the keys: the sentence's tokens (the source's in cross-attention)
     for (int j = 0; j < L && j < 3; j++)
       add(l, "%s%s \\cdot %s", j ? " + " : "", num(n1, at(a, c->h, c->r, j), true),
-          num(n2, at(v, c->h, j, c->c), true));
+          num(n2, at(v, vh, j, c->c), true));
     if (L > 3) add(l, " + \\cdots");
     add(l, " = %s", num(n1, at(x, c->h, c->r, c->c), false));
     break;

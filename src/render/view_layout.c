@@ -672,13 +672,13 @@ static void draw_cells(Eq *e, ViewOperand *v) {
     for (int j = 1; j < C; j++) scene_rect(e->s, v->x + j * cw - 0.5f, v->y, 1, v->h, th->bg);
   }
   // head blocks: a stronger separator between heads
-  if (has_bands(&v->op, true) && exact) {
-    int dk = e->t->cfg.D / e->t->cfg.H;
-    for (int h = 1; h < e->t->cfg.H; h++) scene_rect(e->s, v->x + h * dk * cw - 1, v->y, 2, v->h, th->bg);
+  if (has_bands(&v->op, true) && exact) { // (K and V of grouped-query attention: H_kv blocks)
+    int dk = model_dk(&e->t->cfg);
+    for (int h = 1; h < v->op.cols / dk; h++) scene_rect(e->s, v->x + h * dk * cw - 1, v->y, 2, v->h, th->bg);
   }
   if (has_bands(&v->op, false) && exact) {
-    int dk = e->t->cfg.D / e->t->cfg.H;
-    for (int h = 1; h < e->t->cfg.H; h++) scene_rect(e->s, v->x, v->y + h * dk * ch - 1, v->w, 2, th->bg);
+    int dk = model_dk(&e->t->cfg);
+    for (int h = 1; h < v->op.rows / dk; h++) scene_rect(e->s, v->x, v->y + h * dk * ch - 1, v->w, 2, th->bg);
   }
   // numbers
   if (e->o->numbers && exact) {
@@ -863,7 +863,9 @@ static void draw_partial_note(Eq *e, int k, float fs, float y) {
 }
 
 static void draw_bands(Eq *e, ViewOperand *v, float fs, bool cols) {
-  int H = e->t->cfg.H, dk = e->t->cfg.D / H;
+  // head blocks of d_k columns (rows): H of them, or H_kv in grouped-query attention's W^k and W^v
+  int dk = model_dk(&e->t->cfg), H = (cols ? v->op.cols : v->op.rows) / dk;
+  if (H < 1) H = 1;
   float band = fs * 0.4f;
   for (int h = 0; h < H; h++) {
     uint32_t c = theme_head(e->o->theme, h);
