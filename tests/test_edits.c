@@ -59,6 +59,27 @@ static void add_spec(TraceEdits *e, const Trace *base, const char *spec) {
   CHECK(ok, "%s: %s", spec, err.msg);
 }
 
+// The stage numbers of an edited pass are the model's own (issue 31.8: "Stage 7/17" became 7/16
+// after an edit, the edited pass lacking the similarity's steps).
+static void test_stage_numbers(const Model *m) {
+  Trace *base = run_text(m, "The cat walks by the bank");
+  if (!base) return;
+  CHECK(trace_add_sim_steps(base), "the similarity's steps");
+  TraceEdits e = {0};
+  add_spec(&e, base, "S1[cat, walks] = 6");
+  Trace *t = edited(base, &e);
+  if (t) {
+    int k0 = trace_step_find(base, STEP_SOFTMAX, 0), k1 = trace_step_find(t, STEP_SOFTMAX, 0), n0, n1;
+    int s0 = trace_stage_number(base, k0, &n0), s1 = trace_stage_number(t, k1, &n1);
+    CHECK(s0 == s1 && n0 == n1 && t->n_steps == base->n_steps,
+          "the softmax is stage %d/%d of the model's pass and %d/%d of the edited one (steps %d, %d)", s0, n0,
+          s1, n1, base->n_steps, t->n_steps);
+    trace_free(t);
+  }
+  edits_free(&e);
+  trace_free(base);
+}
+
 // An edited score: the row of A is the softmax of the edited row; earlier stages keep their bits,
 // later ones change; undo gives the model's own trace back.
 static void test_score_edit(const Model *m) {
@@ -343,6 +364,7 @@ int main(void) {
   CHECK(m != NULL, "%s: %s", path, err.msg);
   if (m) {
     test_score_edit(m);
+    test_stage_numbers(m);
     test_head_off(m);
     test_weight_edits(m);
     test_parse_errors(m);

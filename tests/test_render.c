@@ -421,6 +421,32 @@ static void test_broken_step(const Trace *t) {
   scene_free(&s);
 }
 
+// The page's title follows the trace: with the scale taken out (the training view's √d_k
+// experiment, Trace.no_scale) the scores are no "Scaled scores" (issue 31.8).
+static void test_unscaled_title(Trace *t) {
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  PageSpec p = {.trace = t, .view = &o, .sentence = "x", .width = 1280, .height = 720};
+  p.step = trace_step_find(t, STEP_SCORES, 0);
+  ViewLayout lay;
+  bool before = t->no_scale, scaled[2] = {false, false}, without[2] = {false, false};
+  for (int v = 0; v < 2; v++) {
+    t->no_scale = v == 1;
+    page_render(&s, &p, &lay);
+    for (int i = 0; i < s.n; i++)
+      if (s.cmds[i].kind == CMD_TEXT) {
+        scaled[v] |= strstr(s.cmds[i].text, "Scaled scores") != NULL;
+        without[v] |= strstr(s.cmds[i].text, "without 1/√d_k") != NULL;
+      }
+  }
+  t->no_scale = before;
+  CHECK(scaled[0] && !without[0] && !scaled[1] && without[1],
+        "the scores' title: \"Scaled scores\" with the scale (%d %d), \"without 1/√d_k\" without it (%d %d)",
+        scaled[0], without[0], scaled[1], without[1]);
+  scene_free(&s);
+}
+
 // Display math wider than the narration column is set smaller, inside the column.
 static void test_display_math_fits(void) {
   Doc d = {0};
@@ -761,6 +787,7 @@ int main(void) {
   test_title_dollar(cat);
   test_display_math_fits();
   test_broken_step(cat);
+  test_unscaled_title(cat);
   test_stage_numbers(cat, 15);    // no mask, no prediction
   test_stage_numbers(causal, 16); // a mask
   Model *mh;

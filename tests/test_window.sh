@@ -52,6 +52,7 @@ check 'has model 9 " model=l2,h1 "' "Down selects the next layer"
 check 'has model 11 "step 8/125 .* model=l2,h3 "' "Right selects the next head and does not step"
 check 'has model 13 " model=l1,h3 "' "Up stops at the first layer"
 check 'has model 14 "step 8/125 stage=softmax layer=1 head=3 " && ! has model 14 " model="' "Enter opens layer 1, head 3"
+check 'has model 8 "status=model view: arrows pick" && ! has model 14 "status=model view: arrows pick"' "the model view's hint goes when a head is opened: $(line model 14 | grep -o 'status=.*')"
 check '! has model 16 " model="' "Esc leaves the model view"
 check 'has model 17 " model=" && ! has model 18 " model="' "O again leaves it"
 check 'has model 20 "stage=softmax layer=11 head=10 " && ! has model 20 " model="' "a click on l11 h10 opens that layer and head: $(line model 20 | cut -c1-60)"
@@ -80,6 +81,7 @@ check 'has reveal 6 "step 23/28 stage=predict.* hidden=1 "' "the reveal step ope
 check '! has reveal 7 "hidden=1" && ! has reveal 5 "hidden=1"' "shown after the click, and on other steps"
 check 'has reveal 7 "step 23/28 stage=predict.*status=revealed"' "→ on a hidden step reveals and stays: $(line reveal 7 | cut -c1-60)"
 check 'has reveal 8 "step 24/28 stage=predict"' "the next → goes on: $(line reveal 8 | cut -c1-60)"
+check '! has reveal 8 "status=revealed"' "\"revealed\" does not stay on the next step: $(line reveal 8 | grep -o 'status=.*')"
 check 'has reveal 9 "step 23/28 stage=predict" && has reveal 10 "step 23/28 stage=predict"' "back on the step it is hidden again: Space reveals it, and stays"
 check 'has reveal 13 "step 23/28 .*cell=- " && has reveal 14 "cell=pred\[the, bank\]"' "hovering the hidden row shows nothing, another row its cell"
 check 'has reveal 16 "cell=pred\[bank, bank\]"' "once revealed, the row's cells can be read"
@@ -373,6 +375,7 @@ check 'has train 6 "status=scores without 1/√dₖ: loss"' "K takes the scale o
 check 'has train 7 "status=scores with 1/√dₖ again: loss 1.7190"' "K puts it back, after the one step left: $(line train 7)"
 check 'has train 8 "step 1/"' "the training view keeps the arrows (no page moved)"
 check 'has train 9 "step 2/"' "after Escape, Right steps through the stages again"
+check 'has train 11 "status=scores without 1/√d_k" && ! has train 12 "status=scores without"' "the status of the √d_k experiment goes when the view closes: $(line train 12 | grep -o 'status=.*')"
 # 10b. the walk backwards (issue 21 item 4): Right from the logits back to the one-hot rows, a page
 # per stage with a gradient, the replay line naming the stage; Left goes back one; Space steps
 mkdir -p "$tmp/walkshots" && run walk "$R/train_walk.txt" --save-dir "$tmp/walkshots"

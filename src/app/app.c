@@ -83,7 +83,19 @@ void app_set_status(App *a, const char *fmt, ...) {
   vsnprintf(a->status, sizeof a->status, fmt, ap);
   va_end(ap);
   a->status_until = a->now + 4500;
+  a->status_fresh = true; // its state: the one this event leaves (app_event)
   a->dirty = true;
+}
+
+// What a status message is about: the picture on screen. "revealed", "model view: arrows pick ...",
+// "scores without 1/√d_k" are stale once the step, the head, the layer, the view or the overlay
+// changes, and go then rather than after their 4.5 s.
+static unsigned long status_state(const App *a) {
+  const long parts[] = {a->step, a->head, app_trace_step(a), a->layer_delta,    a->model,   a->revealed,
+                        a->part, a->diff, a->s->gen_step,    app_train_open(a), a->editing, a->s->n_appended};
+  unsigned long k = 1469598103UL;
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) k = k * 1099511UL + (unsigned long)(parts[i] + 7);
+  return k;
 }
 
 // Predict, then reveal: a step with reveal= opens with its result (or row) hidden; the next
@@ -864,7 +876,17 @@ void app_free(App *a) {
   free(a);
 }
 
+static void app_event_one(App *a, const AppEvent *e);
+
 void app_event(App *a, const AppEvent *e) {
+  app_event_one(a, e);
+  if (a->status_fresh) // said now: about the state this event leaves
+    a->status_key = status_state(a), a->status_fresh = false;
+  else if (a->status[0] && status_state(a) != a->status_key) // about a picture no longer shown
+    a->status[0] = 0, a->dirty = true;
+}
+
+static void app_event_one(App *a, const AppEvent *e) {
   if (e->time_ms > a->now) a->now = e->time_ms;
   switch (e->kind) {
   case EV_KEY: key(a, e); break;

@@ -90,6 +90,8 @@ struct App {
   Control ctl[APP_MAX_CONTROLS];
   int n_ctl;
   char status[512];
+  unsigned long status_key; // the state the status was said in (status_state): it goes when that changes
+  bool status_fresh;        // said during this event: its state is taken when the event is done
   double status_until, now;
   bool dirty;      // a frame is needed (the overlay: selection, inspector, controls ...)
   bool base_dirty; // the page under it must be drawn again too (step, sentence, options ...)

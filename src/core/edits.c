@@ -575,6 +575,11 @@ Trace *edits_trace(const Trace *base, const TraceEdits *e, Err *err) {
   t->edits = own;
   t->own_model = m;
   model_forward(t);
+  // the base's steps, the similarity's too: a lesson's "Stage 7/17" does not change with an edit
+  if (trace_step_find(base, STEP_SIM, 0) >= 0 && !trace_add_sim_steps(t)) {
+    trace_free(t);
+    return err_set(err, "out of memory"), NULL;
+  }
   return t;
 }
 

@@ -361,7 +361,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
 
   // title and formula
   const TraceTensor *x = step_tensor(t, p->step, o->part);
-  const char *title = x ? x->title : "Tokens", *tex = x ? x->tex : NULL;
+  const char *title = x ? view_tensor_title(t, x) : "Tokens", *tex = x ? view_tensor_tex(t, x) : NULL;
   if (t->steps[p->step].kind == STEP_SIM) // no tensor of its own: two sentences' (similarity.h)
     title = "Cosine similarity of two sentences",
     tex = "\\cos(z_i, z'_j) = \\frac{z_i \\cdot z'_j}{\\lVert z_i \\rVert\\, \\lVert z'_j \\rVert}";

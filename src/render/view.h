@@ -152,6 +152,11 @@ const char *view_inside_tex(InsideView k);
 // The range of all activations of the trace (for SCALE_GLOBAL), ignoring weights and one-hot.
 void view_global_range(const Trace *t, float *lo, float *hi);
 const char *view_scale_name(ScaleMode m);
+// A tensor's title and formula as the trace computed it: the stage table's (x->title, x->tex),
+// except with the scale taken out (Trace.no_scale, the training view's √d_k experiment), where the
+// scores are no "Scaled scores" and their formula has no 1/√d_k.
+const char *view_tensor_title(const Trace *t, const TraceTensor *x);
+const char *view_tensor_tex(const Trace *t, const TraceTensor *x);
 // The colormap a view uses for an operand when o->cmap is CMAP_AUTO.
 Colormap view_auto_cmap(const Operand *op);
 

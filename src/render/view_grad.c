@@ -9,6 +9,7 @@
 #include "numfmt.h" // defines: numfmt_tex, numfmt_reproduces
 #include "tex.h"    // defines: tex_draw
 #include "text.h"   // defines: text_width
+#include "view.h"   // defines: view_tensor_title
 
 // One L×L heatmap at (x, y), `cell` pixels a cell: values v (row-major), coloured on sc; numbers
 // when the cells are wide enough; tokens on the rows (left, when labels) and columns (above).
@@ -233,14 +234,21 @@ const char *view_grad_formula(const Trace *t, int k) {
       return "\\frac{\\partial L}{\\partial S_{ij}} = A_{ij}\\left(\\frac{\\partial L}{\\partial A_{ij}} - "
              "\\sum_k \\frac{\\partial L}{\\partial A_{ik}} A_{ik}\\right)";
     if (k == y->S_raw)
-      return "\\frac{\\partial L}{\\partial (Q K^{\\top})} = \\frac{1}{\\sqrt{d_k}} \\frac{\\partial "
-             "L}{\\partial S}";
+      return t->no_scale
+                 ? "\\frac{\\partial L}{\\partial (Q K^{\\top})} = \\frac{\\partial L}{\\partial S}\\ "
+                   "\\text{(no } 1/\\sqrt{d_k}\\text{)}"
+                 : "\\frac{\\partial L}{\\partial (Q K^{\\top})} = \\frac{1}{\\sqrt{d_k}} \\frac{\\partial "
+                   "L}{\\partial S}";
     if (k == y->Q)
-      return "\\frac{\\partial L}{\\partial Q_h} = \\frac{1}{\\sqrt{d_k}}\\frac{\\partial L}{\\partial "
-             "S_h}\\, K_h";
+      return t->no_scale
+                 ? "\\frac{\\partial L}{\\partial Q_h} = \\frac{\\partial L}{\\partial S_h}\\, K_h"
+                 : "\\frac{\\partial L}{\\partial Q_h} = \\frac{1}{\\sqrt{d_k}}\\frac{\\partial L}{\\partial "
+                   "S_h}\\, K_h";
     if (k == y->K)
-      return "\\frac{\\partial L}{\\partial K_h} = \\frac{1}{\\sqrt{d_k}}\\frac{\\partial L}{\\partial "
-             "S_h}^{\\top} Q_h";
+      return t->no_scale
+                 ? "\\frac{\\partial L}{\\partial K_h} = \\frac{\\partial L}{\\partial S_h}^{\\top} Q_h"
+                 : "\\frac{\\partial L}{\\partial K_h} = \\frac{1}{\\sqrt{d_k}}\\frac{\\partial L}{\\partial "
+                   "S_h}^{\\top} Q_h";
     if (k == y->V)
       return "\\frac{\\partial L}{\\partial V_h} = A_h^{\\top} \\frac{\\partial L}{\\partial (A_hV_h)}";
   }
@@ -394,7 +402,8 @@ void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int he
   float fs = h * 0.028f;
   scene_rect(s, 0, 0, w, h, th->bg);
   scene_text(s, FONT_SANS_BOLD, fs * 1.2f, fs, fs * 1.8f, th->text,
-             scene_strf(s, "Backward %d/%d: %s — %s%s", page, pages, x->name, x->title ? x->title : "",
+             scene_strf(s, "Backward %d/%d: %s — %s%s", page, pages, x->name,
+                        view_tensor_title(t, x) ? view_tensor_title(t, x) : "",
                         x->per_head ? scene_strf(s, " (head %d)", hd + 1) : ""));
   tex_draw(s, view_grad_formula(t, k), fs * 1.1f, true, fs, fs * 4.4f, th->text);
   // the forward matrix and its gradient side by side; the worked cell: the largest |gradient|

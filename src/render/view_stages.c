@@ -566,3 +566,13 @@ void view_symbol_describe(const ViewLayout *l, int k, char *buf, int cap) {
   snprintf(buf, (size_t)cap, "%s: %s%s, %s", sym, what,
            v->op.minus_trace ? " (difference of the two sentences)" : "", v->shape);
 }
+
+const char *view_tensor_title(const Trace *t, const TraceTensor *x) {
+  if (t->no_scale && x->kind == T_SCORES) return "Scores without 1/√d_k (the √d_k experiment)";
+  return x->title;
+}
+
+const char *view_tensor_tex(const Trace *t, const TraceTensor *x) {
+  if (t->no_scale && x->kind == T_SCORES) return "S_h = Q_h K_h^\\top \\quad (\\text{no } 1/\\sqrt{d_k})";
+  return x->tex;
+}
