@@ -15,7 +15,10 @@ set_target_properties(stepformer_shared PROPERTIES
   C_VISIBILITY_PRESET hidden VERSION ${PROJECT_VERSION} SOVERSION 0)
 target_include_directories(stepformer_shared PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/src/lib)
 target_link_libraries(stepformer_shared PRIVATE sf_render sf_formats)
-target_link_options(stepformer_shared PRIVATE -Wl,--exclude-libs,ALL -Wl,--no-undefined)
+target_link_options(stepformer_shared PRIVATE -Wl,--exclude-libs,ALL)
+if(NOT SF_SANITIZE AND NOT SF_FUZZ) # (clang links the sanitizers' runtime into executables only)
+  target_link_options(stepformer_shared PRIVATE -Wl,--no-undefined)
+endif()
 
 set(SF_LIB_OBJECTS "")
 foreach(room ${SF_LIB_ROOMS})
@@ -31,3 +34,6 @@ endforeach()
 target_link_libraries(stepformer_static PUBLIC sf_blas PkgConfig::CJSON PkgConfig::UTF8PROC PkgConfig::PNG
                       PkgConfig::ZLIB PkgConfig::SDL2TTF PkgConfig::SDL2 PkgConfig::FONTCONFIG Threads::Threads m)
 add_dependencies(stepformer_static sf_version_header)
+# Installed only on demand (scripts/package: cmake --install --component pylib), which also drops
+# the build tree's RUNPATH: the Debian package puts the library beside the Python package.
+install(TARGETS stepformer_shared LIBRARY DESTINATION lib COMPONENT pylib EXCLUDE_FROM_ALL)

@@ -43,7 +43,7 @@ class Model:
     """A model opened by libstepformer (freed with the object)."""
 
     def __init__(self, source, *, vocab=None, classes=None, config=None, name=None):
-        L = lib()
+        L = self._L = lib()  # kept: __del__ may run while the interpreter shuts down
         self._h = None
         self.source = source
         if isinstance(source, (str, os.PathLike)):
@@ -65,7 +65,7 @@ class Model:
 
     def __del__(self):
         if getattr(self, "_h", None):
-            lib().sf_model_free(self._h)
+            self._L.sf_model_free(self._h)
             self._h = None
 
     def dim(self, key):
@@ -107,11 +107,11 @@ class Pass:
     """One forward pass: its tokens, stages, steps and pictures (it keeps its model alive)."""
 
     def __init__(self, model, handle):
-        self.model, self._h = model, handle
+        self.model, self._h, self._L = model, handle, lib()
 
     def __del__(self):
         if getattr(self, "_h", None):
-            lib().sf_pass_free(self._h)
+            self._L.sf_pass_free(self._h)
             self._h = None
 
     def tokens(self):
@@ -263,7 +263,8 @@ def show(model, text=None, *, ids=None, vocab=None, lesson=None, step=None, head
     dump name ("l1.A"); "all" shows every step (every head of per-head steps unless head= is given).
     head= 0-based, -1 every head as a grid. With ipywidgets 7 or later in a live front end (or
     widgets=True), a step slider and a head selector redraw the same picture.
-    lesson= is not drawn by the library yet: StepformerError. Returns the Pass."""
+    lesson= is not drawn by the library yet: StepformerError. Returns nothing (the pictures are the
+    output); stepformer.Model(model).run(text) gives the pass itself."""
     if lesson is not None:
         raise StepformerError("show(lesson=...): lessons are not drawn in the notebook yet: open the lesson "
                               "with stepformer.open or `stepformer export --lesson` (the pictures as PNG files)")
@@ -275,7 +276,6 @@ def show(model, text=None, *, ids=None, vocab=None, lesson=None, step=None, head
                        display_id=True) for k, h in picks]
     if len(picks) == 1 and (widgets if widgets is not None else _widgets_usable()):
         _controls(p, picks[0], handles[0], size, dark, numbers)
-    return p
 
 
 def _controls(p, pick, handle, size, dark, numbers):
