@@ -144,6 +144,58 @@ static void check_steps(const char *refdir) {
   model_free(m);
 }
 
+// The key/value cache (forward.h): the first token's trace fills it, each further token is pushed,
+// and its logits equal the last row of a full trace of the longer sentence (RoPE at that position,
+// grouped K/V heads, QK-norm). The longer sentence of every fixture, every length from 2 to L.
+static void check_kv_cache(const char *refdir, GoldenRow *rows, int n) {
+  double worst = 0;
+  int pushed = 0;
+  for (int i = 1; i < n; i += 2) { // s1: the longer sentence of each model
+    const GoldenRow *row = &rows[i];
+    char dir[4200], model_path[4300];
+    snprintf(dir, sizeof dir, "%.4000s/%.60s", refdir, row->f[0]);
+    snprintf(model_path, sizeof model_path, "%s.safetensors", dir);
+    if (access(model_path, F_OK) != 0) snprintf(model_path, sizeof model_path, "%s", dir);
+    Err err = {0};
+    Model *m = model_load(model_path, &err);
+    CHECK(m != NULL, "%s: %s", row->f[0], err.msg);
+    if (!m) continue;
+    Tokens tok = ids_tokens(m, row->f[1]);
+    KVCache c;
+    bool ok = kv_init(&c, m, tok.n, &err);
+    CHECK(ok, "%s: %s", row->f[0], err.msg);
+    Tokens first = tok;
+    first.n = 1;
+    Trace *t1 = ok ? trace_new(m, &first, &err) : NULL;
+    if (t1) {
+      model_forward(t1);
+      kv_fill(&c, t1);
+      trace_free(t1);
+    }
+    for (int L = 2; t1 && L <= tok.n; L++) {
+      kv_push(&c, tok.ids[L - 1]);
+      Tokens part = tok;
+      part.n = L;
+      Trace *t = trace_new(m, &part, &err);
+      model_forward(t);
+      const TraceTensor *z = trace_find(t, "logits");
+      for (int v = 0; v < m->cfg.V; v++) {
+        double r = trace_at(z, 0, L - 1, v), d = fabs(c.logits[v] - r);
+        if (d > worst) worst = d;
+        CHECK(d <= 1e-5 * fmax(1, fabs(r)), "%s: cached logit %d at L=%d is %g, the trace's %g", row->f[0], v,
+              L, c.logits[v], r);
+      }
+      trace_free(t);
+      pushed++;
+    }
+    if (ok) kv_free(&c);
+    free(tok.ids), free(tok.words), free(tok.unknown);
+    model_free(m);
+  }
+  printf("key/value cache: %d tokens pushed, logits within %.3g of the full traces'\n", pushed, worst);
+  CHECK(pushed >= 60, "%d tokens pushed", pushed);
+}
+
 // A config whose architectures and model_type disagree, and one without hidden_size: one line each.
 static void check_bad_configs(const char *refdir) {
   static const char *const bad[][2] = {
@@ -211,6 +263,7 @@ int main(void) {
   forward_use_gemm = true;
   gemm_use(was);
   check_steps(refdir);
+  check_kv_cache(refdir, rows, n);
   check_bad_configs(refdir);
   return check_exit("test_llama_golden");
 }

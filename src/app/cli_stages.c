@@ -175,10 +175,9 @@ static void print_generation(const Generation *g) {
          g->ended ? ", ended by its end word" : ", stopped at the limit");
   for (int k = 0; k < g->n_steps; k++) {
     const GenStep *s = &g->steps[k];
-    const Trace *t = s->trace;
-    const Tokens *in = g->seq2seq ? &t->dec_tokens : &t->tokens;
-    printf("step %d  input (%d):", k + 1, in->n);
-    for (int i = 0; i < in->n; i++) printf(" %s", gen_word(g, in->ids[i]));
+    int n_in = g->base + k; // a cached step has no trace (generate.h): its input is g->ids' first n_in
+    printf("step %d  input (%d):", k + 1, n_in);
+    for (int i = 0; i < n_in; i++) printf(" %s", gen_word(g, g->ids[i]));
     printf("\n        wrote \"%s\" (p=%.4f); candidates:", gen_word(g, s->token), s->prob);
     for (int r = 0; r < s->n_top; r++)
       printf(" %s %.4f%s", gen_word(g, s->top[r]), s->top_p[r], r + 1 < s->n_top ? "," : "");

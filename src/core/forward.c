@@ -416,7 +416,7 @@ static void rms_norm_rows(Mat y, Mat x, const float *g, float eps, bool offset) 
 // makes them (inv_freq in float, the product in float), with Llama 3's rope_scaling: wavelengths
 // 2π/θ_k longer than orig/low are divided by factor, shorter than orig/high kept, those between
 // blended (modeling_rope_utils' _compute_llama3_parameters).
-static void rope_angles(float *phi, int L, const ModelConfig *c) {
+static void rope_angle_row(float *phi, int i, const ModelConfig *c) {
   int dk = model_dk(c), n = dk / 2;
   for (int k = 0; k < n; k++) {
     float inv = (float)(1.0 / pow((double)c->rope_theta, (double)(float)(2 * k) / (double)dk));
@@ -432,7 +432,27 @@ static void rope_angles(float *phi, int L, const ModelConfig *c) {
       }
       inv = (float)f;
     }
-    for (int i = 0; i < L; i++) phi[(size_t)i * n + k] = (float)i * inv;
+    phi[k] = (float)i * inv;
+  }
+}
+
+static void rope_angles(float *phi, int L, const ModelConfig *c) {
+  for (int i = 0; i < L; i++) rope_angle_row(phi + (size_t)i * (model_dk(c) / 2), i, c);
+}
+
+// hidden = act(gate) ⊙ up [rows, F]: SiLU (SwiGLU) or GELU (GeGLU, either form).
+static void gated_hidden(Mat hidden, Mat gate, Mat up, Activation act) {
+  if (act == ACT_GELU_TANH)
+    gelu_tanh_rows(hidden, gate);
+  else if (act == ACT_GELU)
+    mat_gelu(hidden, gate);
+  for (int i = 0; i < gate.rows; i++) {
+    const float *g = &MAT_AT(gate, i, 0), *u = &MAT_AT(up, i, 0);
+    float *h = &MAT_AT(hidden, i, 0);
+    for (int j = 0; j < gate.cols; j++) {
+      float a = act == ACT_SILU ? g[j] / (1.0f + expf(-g[j])) : h[j];
+      h[j] = a * u[j];
+    }
   }
 }
 
@@ -514,18 +534,7 @@ static void layer_forward_modern(Trace *t, int l) {
       ffn = tmat(&T[y->ffn]);
   linear(gate, x2, mat_view(w->gate_weight, F, D), &w->gate_packed, NULL);
   linear(up, x2, mat_view(w->linear1_weight, F, D), &w->linear1_packed, NULL);
-  if (c->activation == ACT_GELU_TANH)
-    gelu_tanh_rows(hidden, gate);
-  else if (c->activation == ACT_GELU)
-    mat_gelu(hidden, gate);
-  for (int i = 0; i < L; i++) {
-    const float *g = &MAT_AT(gate, i, 0), *u = &MAT_AT(up, i, 0);
-    float *h = &MAT_AT(hidden, i, 0);
-    for (int j = 0; j < F; j++) {
-      float a = c->activation == ACT_SILU ? g[j] / (1.0f + expf(-g[j])) : h[j];
-      h[j] = a * u[j];
-    }
-  }
+  gated_hidden(hidden, gate, up, c->activation);
   linear(ffn, hidden, mat_view(w->linear2_weight, D, F), &w->linear2_packed, NULL);
   add_norm(tmat(&T[y->res2]), res1, ffn, NO_MAT, NULL, NULL, c->ln_eps);
 }
@@ -859,7 +868,10 @@ void model_forward(Trace *t) {
 // FFN's pre-activation and hidden [F each], a head's scores and weights [cap each], the head's
 // transform [D] and the final norm [D].
 static size_t row_floats(const ModelConfig *c, int cap) {
-  return 13 * (size_t)c->D + 2 * (size_t)c->F + 2 * (size_t)cap;
+  size_t qkv = (size_t)(c->H + 2 * model_hkv(c)) * model_dk(c), qd = (size_t)c->H * model_dk(c);
+  size_t modern = 5 * (size_t)c->D + qkv + qd + 3 * (size_t)c->F + 2 * (size_t)cap + (size_t)model_dk(c);
+  size_t plain = 13 * (size_t)c->D + 2 * (size_t)c->F + 2 * (size_t)cap;
+  return modern > plain ? modern : plain;
 }
 
 bool kv_init(KVCache *c, const Model *m, int cap, Err *err) {
@@ -867,10 +879,7 @@ bool kv_init(KVCache *c, const Model *m, int cap, Err *err) {
   const ModelConfig *g = &m->cfg;
   if (!g->causal || !m->has_head || g->n_dec_layers > 0)
     return err_set(err, "a key/value cache needs a causal model with a prediction head");
-  if (model_is_modern(g))
-    return err_set(
-        err, "the key/value cache of RoPE / grouped-query models is not written yet (issue 34, item 5)");
-  size_t kv = (size_t)g->n_layers * g->D * (size_t)cap; // n_layers · H · cap · d_k
+  size_t kv = (size_t)g->n_layers * model_hkv(g) * model_dk(g) * (size_t)cap; // n_layers · H_kv · cap · d_k
   c->model = m;
   c->cap = cap;
   c->k = malloc(sizeof(float) * kv);
@@ -893,17 +902,18 @@ void kv_free(KVCache *c) {
 }
 
 // Layer l, head h of the cache: its keys (or values) [cap, d_k].
+// (today's decoders: H_kv heads of d_k, the K/V heads of grouped-query attention, K after RoPE)
 static float *kv_at(const KVCache *c, float *base, int l, int h) {
-  int dk = c->model->cfg.D / c->model->cfg.H;
-  return base + ((size_t)l * c->model->cfg.H + h) * c->cap * dk;
+  int dk = model_dk(&c->model->cfg);
+  return base + ((size_t)l * model_hkv(&c->model->cfg) + h) * c->cap * dk;
 }
 
 void kv_fill(KVCache *c, const Trace *t) {
   const ModelConfig *g = &c->model->cfg;
-  int L = t->L, dk = g->D / g->H;
+  int L = t->L, dk = model_dk(g);
   EXPECT(L <= c->cap && t->model == c->model && t->pred >= 0);
   for (int l = 0; l < g->n_layers; l++)
-    for (int h = 0; h < g->H; h++) {
+    for (int h = 0; h < model_hkv(g); h++) {
       memcpy(kv_at(c, c->k, l, h), t->t[t->layers[l].K].data + (size_t)h * L * dk, sizeof(float) * L * dk);
       memcpy(kv_at(c, c->v, l, h), t->t[t->layers[l].V].data + (size_t)h * L * dk, sizeof(float) * L * dk);
     }
@@ -912,7 +922,70 @@ void kv_fill(KVCache *c, const Trace *t) {
   c->n = L;
 }
 
+// kv_push for today's decoders: the token's row through RMSNorm, Q K V (its K after RoPE and V
+// join the cache, H_kv heads), each query head against its K/V head's keys 0..p, W^o, residual,
+// RMSNorm, gate and up, act(gate) ⊙ up, down, residual; final RMSNorm and the head. The same
+// functions as layer_forward_modern's, so the logits equal a full trace's last row.
+static void kv_push_modern(KVCache *c, int id) {
+  const Model *m = c->model;
+  const ModelConfig *g = &m->cfg;
+  int D = g->D, F = g->F, H = g->H, Hk = model_hkv(g), dk = model_dk(g), p = c->n, V = g->V;
+  int QD = H * dk, KD = Hk * dk, QKV = QD + 2 * KD, group = H / Hk;
+  EXPECT(p < c->cap && id >= 0 && id < V);
+  float *r = c->row;
+  Mat x = mat_view(r, 1, D), xn = mat_view(r + D, 1, D), attn = mat_view(r + 2 * D, 1, D);
+  Mat ffn = mat_view(r + 3 * D, 1, D), fnorm = mat_view(r + 4 * D, 1, D);
+  float *q0 = r + 5 * D;
+  Mat qkv = mat_view(q0, 1, QKV), concat = mat_view(q0 + QKV, 1, QD);
+  float *f0 = q0 + QKV + QD;
+  Mat gate = mat_view(f0, 1, F), up = mat_view(f0 + F, 1, F), hidden = mat_view(f0 + 2 * F, 1, F);
+  float *sc = f0 + 3 * F, *wt = sc + c->cap, *phi = wt + c->cap;
+  if (g->rope) rope_angle_row(phi, p, g);
+  memcpy(x.data, m->embed + (size_t)id * D, sizeof(float) * (size_t)D);
+  float scale = 1.0f / sqrtf((float)dk);
+  for (int l = 0; l < g->n_layers; l++) {
+    const LayerWeights *w = &m->layers[l];
+    rms_norm_rows(xn, x, w->norm1_weight, g->ln_eps, g->rms_offset);
+    linear(qkv, xn, mat_view(w->in_proj_weight, QKV, D), &w->in_proj_packed, w->in_proj_bias);
+    for (int h = 0; h < H; h++) { // queries: QK-norm, RoPE
+      Mat q = mat_view(q0 + h * dk, 1, dk);
+      if (w->q_norm_weight) rms_norm_rows(q, q, w->q_norm_weight, g->ln_eps, g->rms_offset);
+      if (g->rope) rope_rotate(q, phi, g->rope);
+    }
+    for (int h = 0; h < Hk; h++) { // the new key (QK-norm, RoPE) and value join the cache
+      float *K = kv_at(c, c->k, l, h), *Vh = kv_at(c, c->v, l, h);
+      Mat k = mat_view(K + (size_t)p * dk, 1, dk);
+      memcpy(k.data, q0 + QD + h * dk, sizeof(float) * (size_t)dk);
+      memcpy(Vh + (size_t)p * dk, q0 + QD + KD + h * dk, sizeof(float) * (size_t)dk);
+      if (w->k_norm_weight) rms_norm_rows(k, k, w->k_norm_weight, g->ln_eps, g->rms_offset);
+      if (g->rope) rope_rotate(k, phi, g->rope);
+    }
+    for (int h = 0; h < H; h++) { // the query sees keys 0..p of its K/V head
+      float *K = kv_at(c, c->k, l, h / group), *Vh = kv_at(c, c->v, l, h / group);
+      Mat s = mat_view(sc, 1, p + 1), a = mat_view(wt, 1, p + 1);
+      mat_matmul_t_scaled(s, mat_view(q0 + h * dk, 1, dk), mat_view(K, p + 1, dk), scale);
+      mat_softmax_rows(a, s);
+      mat_matmul(mat_sub(concat, 0, h * dk, 1, dk), a, mat_view(Vh, p + 1, dk));
+    }
+    linear(attn, concat, mat_view(w->out_proj_weight, D, QD), &w->out_proj_packed, w->out_proj_bias);
+    mat_add(x, x, attn);
+    rms_norm_rows(xn, x, w->norm2_weight, g->ln_eps, g->rms_offset);
+    linear(gate, xn, mat_view(w->gate_weight, F, D), &w->gate_packed, NULL);
+    linear(up, xn, mat_view(w->linear1_weight, F, D), &w->linear1_packed, NULL);
+    gated_hidden(hidden, gate, up, g->activation);
+    linear(ffn, hidden, mat_view(w->linear2_weight, D, F), &w->linear2_packed, NULL);
+    mat_add(x, x, ffn);
+  }
+  rms_norm_rows(fnorm, x, m->norm_weight, g->ln_eps, g->rms_offset);
+  linear(mat_view(c->logits, 1, V), fnorm, mat_view(m->head_weight, V, D), NULL, m->head_bias);
+  c->n = p + 1;
+}
+
 void kv_push(KVCache *c, int id) {
+  if (model_is_modern(&c->model->cfg)) {
+    kv_push_modern(c, id);
+    return;
+  }
   const Model *m = c->model;
   const ModelConfig *g = &m->cfg;
   int D = g->D, F = g->F, H = g->H, dk = D / H, p = c->n, V = g->V;

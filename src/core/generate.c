@@ -17,11 +17,6 @@ int gen_default_limit(int S) {
 }
 
 bool gen_supported(const Model *m, Err *err) {
-  if (model_is_modern(&m->cfg))
-    return err_set(
-        err,
-        "--generate: generation on RoPE / grouped-query models (%s) is not written yet (issue 34, item 5)",
-        m->source);
   if (model_is_seq2seq(m)) return true; // the loader checked <bos> and <eos>
   if (m->cfg.causal && m->has_head) return true;
   return err_set(err,
