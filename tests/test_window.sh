@@ -375,7 +375,7 @@ check 'has train 6 "status=scores without 1/√dₖ: loss"' "K takes the scale o
 check 'has train 7 "status=scores with 1/√dₖ again: loss 1.7190"' "K puts it back, after the one step left: $(line train 7)"
 check 'has train 8 "step 1/"' "the training view keeps the arrows (no page moved)"
 check 'has train 9 "step 2/"' "after Escape, Right steps through the stages again"
-check 'has train 11 "status=scores without 1/√d_k" && ! has train 12 "status=scores without"' "the status of the √d_k experiment goes when the view closes: $(line train 12 | grep -o 'status=.*')"
+check 'has train 11 "status=scores without 1/√d" && ! has train 12 "status=scores without"' "the status of the √d_k experiment goes when the view closes: $(line train 12 | grep -o 'status=.*')"
 # 10b. the walk backwards (issue 21 item 4): Right from the logits back to the one-hot rows, a page
 # per stage with a gradient, the replay line naming the stage; Left goes back one; Space steps
 mkdir -p "$tmp/walkshots" && run walk "$R/train_walk.txt" --save-dir "$tmp/walkshots"
