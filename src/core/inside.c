@@ -34,10 +34,7 @@ bool inside_view_available(const Trace *t, InsideView k) {
   }
 }
 
-// (today's decoders: their final norm is an RMSNorm, which the lens does not apply yet)
-bool inside_has_lens(const Trace *t) {
-  return t->T == 0 && (t->pred >= 0 || t->class_pred >= 0) && !model_is_modern(&t->cfg);
-}
+bool inside_has_lens(const Trace *t) { return t->T == 0 && (t->pred >= 0 || t->class_pred >= 0); }
 
 int inside_lens_cols(const Trace *t) {
   if (!inside_has_lens(t)) return 0;
@@ -52,10 +49,26 @@ long inside_lens_floats(const Trace *t) {
 
 // x [rows, D] (contiguous) through the head's norms: the final LayerNorm, then BERT's transform
 // act(x·W_tᵀ + b_t) and its LayerNorm, as model_forward does; in place (tmp: rows·D floats).
+// A today's decoder's final RMSNorm, y = x / sqrt(mean(x²) + eps) · g (· (1 + g) with rms_offset), with
+// the arithmetic of forward.c's (the sum of squares in double, the scale rounded to float once), so
+// that the last layer's lens is pred to the bit.
+static void rms_rows(Mat x, const float *g, float eps, bool offset) {
+  for (int i = 0; i < x.rows; i++) {
+    float *xi = &MAT_AT(x, i, 0);
+    double ss = 0;
+    for (int j = 0; j < x.cols; j++) ss += (double)xi[j] * xi[j];
+    float r = (float)(1.0 / sqrt(ss / x.cols + (double)eps));
+    for (int j = 0; j < x.cols; j++) xi[j] = (xi[j] * r) * (offset ? 1.0f + g[j] : g[j]);
+  }
+}
+
 static void head_norms(const Trace *t, Mat x, Mat tmp) {
   const Model *m = t->model;
   const ModelConfig *c = &t->cfg;
-  if (m->has_final_norm && m->norm_weight) mat_layernorm_rows(x, x, m->norm_weight, m->norm_bias, c->ln_eps);
+  if (m->has_final_norm && m->norm_weight && c->rms_norm)
+    rms_rows(x, m->norm_weight, c->ln_eps, c->rms_offset);
+  else if (m->has_final_norm && m->norm_weight)
+    mat_layernorm_rows(x, x, m->norm_weight, m->norm_bias, c->ln_eps);
   if (m->has_head_transform) {
     mat_matmul_t(tmp, x, mat_view(m->head_transform_weight, c->D, c->D), m->head_transform_bias);
     if (c->activation == ACT_RELU)
