@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# test_llama_cli.sh -- today's decoders (tests/ref/llama/, tests/gen_llama_ref.py) on the command
+# line: info names the architecture and its features; dump writes issue 34's stage names and a
+# model.safetensors that opens again with the same features; stages --generate writes through the
+# key/value cache; export draws every step; a folder whose config contradicts itself, and what is
+# not written yet for these models (dump --train), get exit 2 and one line.
+#
+#   STEPFORMER=build/stepformer SF_TEST_DIR=tests bash tests/test_llama_cli.sh
+set -u
+export LC_ALL=C.UTF-8
+SF=${STEPFORMER:?set STEPFORMER to the stepformer binary}
+REF=${SF_TEST_DIR:?set SF_TEST_DIR to the tests folder}/ref/llama
+T=$(mktemp -d "${TMPDIR:-/tmp}/sf-llama-cli.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+failures=0 checks=0
+fail() {
+  echo "FAILED: $*" >&2
+  failures=$((failures + 1))
+}
+has() {
+  checks=$((checks + 1))
+  grep -qF -- "$3" "$2" || fail "$1: \"$3\" not in: $(head -c 600 "$2")"
+}
+ok() {
+  local label=$1
+  shift
+  checks=$((checks + 1))
+  "$@" >"$T/out" 2>"$T/err" || fail "$label: exit $? ($(head -c 400 "$T/err"))"
+}
+# refused LABEL KEY CMD...: exit 2, one line on stderr holding KEY
+refused() {
+  local label=$1 key=$2 rc
+  shift 2
+  checks=$((checks + 1))
+  "$@" >"$T/out" 2>"$T/err"
+  rc=$?
+  [ "$rc" = 2 ] || fail "$label: exit $rc, expected 2"
+  [ "$(wc -l <"$T/err")" = 1 ] || fail "$label: $(wc -l <"$T/err") lines on stderr"
+  grep -qF -- "$key" "$T/err" || fail "$label: \"$key\" not in: $(cat "$T/err")"
+}
+
+ok "info qwen3" "$SF" info --model "$REF/qwen3-sharded"
+has "info qwen3" "$T/out" "Qwen 3"
+has "info qwen3" "$T/out" "grouped-query attention (4 query heads on 1 K/V heads)"
+has "info qwen3" "$T/out" "QK-norm"
+ok "info llama3" "$SF" info --model "$REF/llama3-bf16"
+has "info llama3" "$T/out" "Llama 3 rope scaling"
+
+ok "dump qwen3" "$SF" dump --model "$REF/qwen3-sharded" --text "The cat walks by the bank" --out "$T/d"
+for f in rope_angle l0.rms1 l0.Q_norope l0.K_norope l0.Q l0.K l0.V l0.S l0.A l0.AV l0.attn l0.rms2 l0.gate \
+  l0.up l0.ffn_hidden l0.out l1.out final_norm logits pred; do
+  checks=$((checks + 1))
+  [ -s "$T/d/$f.npy" ] || fail "dump: no $f.npy"
+done
+cmp -s "$T/d/tokens.txt" "$REF/qwen3-sharded/s0/tokens.txt" || fail "dump: tokens.txt is not the generator's"
+ok "info of the dumped model" "$SF" info --model "$T/d/model.safetensors"
+has "info of the dumped model" "$T/out" "RMSNorm, RoPE (halves), grouped-query attention"
+
+ok "generate" "$SF" stages --model "$REF/llama-gqa2" --text "The cat walks" --generate --max-steps 4
+has "generate" "$T/out" "step 4  input (6)"
+ok "export" "$SF" export --model "$REF/canon-pairs.safetensors" --text "w1 w2 w3 w4" --out "$T/e" --format png
+for f in 04-rmsnorm 06-rope 14-gate 16-ffn_hidden; do
+  checks=$((checks + 1))
+  [ -s "$T/e/$f.png" ] || fail "export: no $f.png"
+done
+
+refused "train" "backward pass through RMSNorm" "$SF" dump --model "$REF/llama-gqa2" --text "The cat" --train --out "$T/t"
+mkdir -p "$T/bad"
+cp "$REF/llama-gqa2/model.safetensors" "$REF/llama-gqa2/tokenizer.json" "$T/bad/"
+sed 's/"model_type": "llama"/"model_type": "qwen2"/' "$REF/llama-gqa2/config.json" >"$T/bad/config.json"
+refused "contradicting config" "contradicts itself" "$SF" info --model "$T/bad"
+
+echo "test_llama_cli: $checks checks, $failures failed"
+[ "$failures" = 0 ]
