@@ -4,9 +4,13 @@
 #                        the exact apt-get line and stops), then builds.
 SF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Needed to build and run: compiler, CMake, the libraries, and the fonts the pictures use.
+# Needed to build and run: compiler, CMake, the libraries, and the fonts the pictures use: DejaVu
+# (Latin, Greek, Cyrillic: lessons in French, German, Greek, Russian), Latin Modern (the notation),
+# and Droid Sans Fallback, the font fontconfig falls back to for Chinese, Japanese and Korean
+# (render/text.c; tests/test_glyphs.c checks that no character of a lesson is a missing-glyph box).
 SF_PKGS_RUN="gcc libc6-dev make cmake pkg-config libopenblas-dev libcjson-dev libutf8proc-dev libmd4c-dev
-  libsdl2-dev libsdl2-ttf-dev libpng-dev zlib1g-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-lmodern"
+  libsdl2-dev libsdl2-ttf-dev libpng-dev zlib1g-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-lmodern
+  fonts-droid-fallback"
 # Also needed by the tests: clang and its runtime for libFuzzer, a virtual X display for the
 # window tests, xmllint to check that SVG files are XML, clang-format for the style check, and
 # for the install test (tests/test_install.sh) the checkers of the .desktop file, the AppStream

@@ -18,6 +18,9 @@
 
 #define MAX_PX 400       // largest font size kept open
 #define CACHE_SLOTS 8192 // rasterized strings kept; the table is emptied when it fills up
+#define MAX_FALLBACK 12  // fonts fontconfig found for characters the faces lack (Chinese, …)
+#define MAX_MISSES 64    // characters no installed font has, remembered so as not to ask again
+#define MAX_RUNS 64      // pieces of one string drawn from different fonts
 
 typedef struct {
   const char *pattern; // fontconfig pattern
@@ -59,12 +62,18 @@ typedef struct {
   bool used;
 } Entry;
 
+// A font: one of the faces (0 .. FONT_COUNT-1) or a fallback (FONT_COUNT + k).
+#define N_FONTS (FONT_COUNT + MAX_FALLBACK)
+
 static struct {
   bool ready;
-  char files[FONT_COUNT][1024];
-  const void *data[FONT_COUNT]; // each font file mapped once: FreeType then reads glyphs from
-  size_t size[FONT_COUNT];      // memory instead of seeking the file for every size opened
-  TTF_Font *fonts[FONT_COUNT][MAX_PX + 1];
+  char files[N_FONTS][1024];
+  const void *data[N_FONTS]; // each font file mapped once: FreeType then reads glyphs from
+  size_t size[N_FONTS];      // memory instead of seeking the file for every size opened
+  TTF_Font *fonts[N_FONTS][MAX_PX + 1];
+  int n_fallback;              // fallbacks found so far, in files[FONT_COUNT ..]
+  uint32_t misses[MAX_MISSES]; // characters no font has
+  int n_misses;
   char warning[256];
   Entry *cache;
   int cache_n;
@@ -104,6 +113,10 @@ static bool find_font(const char *pattern, const char *family, char *file, size_
   return false;
 }
 #define FcInit() 1
+static bool find_fallback(FontFace f, uint32_t cp, char *file, size_t cap) {
+  (void)f, (void)cp, (void)file, (void)cap;
+  return false; // the page carries its fonts: no fontconfig to ask
+}
 #else
 // Asks fontconfig for pattern; returns true and the file when the answer is of `family`.
 static bool find_font(const char *pattern, const char *family, char *file, size_t cap) {
@@ -122,6 +135,40 @@ static bool find_font(const char *pattern, const char *family, char *file, size_
       if (!strcmp((const char *)fam, family)) family_ok = true;
     if (family_ok && FcPatternGetString(m, FC_FILE, 0, &f) == FcResultMatch) {
       snprintf(file, cap, "%s", (const char *)f);
+      ok = true;
+    }
+    FcPatternDestroy(m);
+  }
+  return ok;
+}
+
+// Asks fontconfig for a font of the face's kind (sans-serif, serif, monospace) that has cp: its
+// file, when it really holds cp (fontconfig answers its best match, which may not).
+static bool find_fallback(FontFace f, uint32_t cp, char *file, size_t cap) {
+  const char *kind = f == FONT_MONO ? "monospace" : f >= FONT_MATH ? "serif" : "sans-serif";
+  FcPattern *p = FcNameParse((const FcChar8 *)kind);
+  FcCharSet *cs = FcCharSetCreate();
+  if (!p || !cs) {
+    if (p) FcPatternDestroy(p);
+    if (cs) FcCharSetDestroy(cs);
+    return false;
+  }
+  FcCharSetAddChar(cs, cp);
+  FcPatternAddCharSet(p, FC_CHARSET, cs);
+  if (f == FONT_SANS_BOLD || f == FONT_SERIF_BOLD) FcPatternAddInteger(p, FC_WEIGHT, FC_WEIGHT_BOLD);
+  FcConfigSubstitute(NULL, p, FcMatchPattern);
+  FcDefaultSubstitute(p);
+  FcResult r;
+  FcPattern *m = FcFontMatch(NULL, p, &r);
+  FcPatternDestroy(p);
+  FcCharSetDestroy(cs);
+  bool ok = false;
+  if (m) {
+    FcChar8 *fl = NULL;
+    FcCharSet *have = NULL;
+    if (FcPatternGetCharSet(m, FC_CHARSET, 0, &have) == FcResultMatch && FcCharSetHasChar(have, cp) &&
+        FcPatternGetString(m, FC_FILE, 0, &fl) == FcResultMatch) {
+      snprintf(file, cap, "%s", (const char *)fl);
       ok = true;
     }
     FcPatternDestroy(m);
@@ -186,10 +233,11 @@ void text_shutdown(void) {
     cache_clear();
     free(T.cache);
     T.cache = NULL;
-    for (int f = 0; f < FONT_COUNT; f++)
+    for (int f = 0; f < N_FONTS; f++)
       for (int p = 0; p <= MAX_PX; p++)
         if (T.fonts[f][p]) TTF_CloseFont(T.fonts[f][p]), T.fonts[f][p] = NULL;
-    for (int f = 0; f < FONT_COUNT; f++) file_unmap(T.data[f], T.size[f]), T.data[f] = NULL;
+    for (int f = 0; f < N_FONTS; f++) file_unmap(T.data[f], T.size[f]), T.data[f] = NULL;
+    T.n_fallback = T.n_misses = 0;
     TTF_Quit();
     T.ready = false;
   }
@@ -203,8 +251,8 @@ static int px_of(float size) {
   return px < 4 ? 4 : px > MAX_PX ? MAX_PX : px;
 }
 
-// The open font for (face, px); caller holds the lock.
-static TTF_Font *font(FontFace f, int px) {
+// The open font for (font, px), a face or a fallback (N_FONTS); caller holds the lock.
+static TTF_Font *font(int f, int px) {
   if (!T.ready) return NULL;
   TTF_Font **slot = &T.fonts[f][px];
   if (!*slot) {
@@ -218,6 +266,50 @@ static TTF_Font *font(FontFace f, int px) {
     if (*slot) TTF_SetFontHinting(*slot, TTF_HINTING_LIGHT);
   }
   return *slot;
+}
+
+// The font that draws cp for face f at px: the face itself, else a fallback that has it (found
+// through fontconfig the first time), else the face (which draws its missing-glyph box). Caller
+// holds the lock.
+static int font_for(FontFace f, int px, uint32_t cp) {
+  TTF_Font *own = font(f, px);
+  if (!own || cp < 0x80 || TTF_GlyphIsProvided32(own, cp)) return f;
+  for (int k = 0; k < T.n_fallback; k++) {
+    TTF_Font *fb = font(FONT_COUNT + k, px);
+    if (fb && TTF_GlyphIsProvided32(fb, cp)) return FONT_COUNT + k;
+  }
+  for (int k = 0; k < T.n_misses; k++)
+    if (T.misses[k] == cp) return f;
+  char file[1024];
+  if (T.n_fallback < MAX_FALLBACK && find_fallback(f, cp, file, sizeof file)) {
+    int k = 0;
+    while (k < T.n_fallback && strcmp(T.files[FONT_COUNT + k], file)) k++;
+    if (k == T.n_fallback) snprintf(T.files[FONT_COUNT + T.n_fallback++], sizeof T.files[0], "%s", file);
+    TTF_Font *fb = font(FONT_COUNT + k, px);
+    if (fb && TTF_GlyphIsProvided32(fb, cp)) return FONT_COUNT + k;
+  }
+  T.misses[T.n_misses++ % MAX_MISSES] = cp;
+  if (T.n_misses > MAX_MISSES) T.n_misses = MAX_MISSES;
+  return f;
+}
+
+// s cut where the font that draws it changes: run k is [start[k], start[k + 1]) in font[k].
+// Returns the number of runs (1 for a string the face draws alone). Caller holds the lock.
+static int runs_of(FontFace f, int px, const char *s, int *fonts, int *start) {
+  int n = 0;
+  const char *p = s;
+  while (*p) {
+    const char *at = p;
+    uint32_t cp = text_utf8_next(&p);
+    // a combining mark stays with the character before it
+    int fo = n > 0 && cp >= 0x300 && cp < 0x370 ? fonts[n - 1] : font_for(f, px, cp);
+    if (n == 0 || fonts[n - 1] != fo) {
+      if (n == MAX_RUNS - 1) break; // the rest in the last run's font
+      fonts[n] = fo, start[n] = (int)(at - s), n++;
+    }
+  }
+  start[n] = (int)strlen(s);
+  return n;
 }
 
 static uint64_t hash_key(int face, int px, const char *s) {
@@ -250,8 +342,18 @@ static Entry *entry(FontFace f, int px, const char *s) {
   memcpy(copy, s, n);
   Entry *e = &T.cache[i];
   *e = (Entry){.hash = h, .face = f, .px = px, .text = copy, .used = true};
-  int w = 0, hh = 0;
-  if (*s && TTF_SizeUTF8(fo, s, &w, &hh) == 0) e->width = (float)w;
+  int fonts[MAX_RUNS], start[MAX_RUNS + 1], nr = runs_of(f, px, s, fonts, start);
+  for (int k = 0; k < nr; k++) { // each piece in its own font
+    char piece[1024];
+    int len =
+        start[k + 1] - start[k] < (int)sizeof piece - 1 ? start[k + 1] - start[k] : (int)sizeof piece - 1;
+    memcpy(piece, s + start[k], (size_t)len), piece[len] = 0;
+    TTF_Font *fk = font(fonts[k], px);
+    int w = 0, hh = 0;
+    bool whole = nr == 1 && fonts[0] == (int)f; // the common case: the face draws it all
+    if (whole) fk = fo;
+    if (fk && *piece && TTF_SizeUTF8(fk, whole ? s : piece, &w, &hh) == 0) e->width += (float)w;
+  }
   T.cache_n++;
   return e;
 }
@@ -282,7 +384,7 @@ float text_line_height(FontFace f, float size) { return metric(f, size, 2); }
 bool text_glyph(FontFace f, float size, uint32_t cp, GlyphInfo *g) {
   pthread_mutex_lock(&T.lock);
   int px = px_of(size);
-  TTF_Font *fo = font(f, px);
+  TTF_Font *fo = T.ready ? font(font_for(f, px, cp), px) : NULL; // through the fallbacks
   int minx, maxx, miny, maxy, adv;
   bool ok = fo && TTF_GlyphIsProvided32(fo, cp) &&
             TTF_GlyphMetrics32(fo, cp, &minx, &maxx, &miny, &maxy, &adv) == 0;
@@ -290,6 +392,15 @@ bool text_glyph(FontFace f, float size, uint32_t cp, GlyphInfo *g) {
   if (!ok) return false;
   *g = (GlyphInfo){(float)adv, (float)minx, (float)maxx, (float)miny, (float)maxy}; // at the drawn size
   return true;
+}
+
+bool text_provided(FontFace f, float size, uint32_t cp) {
+  pthread_mutex_lock(&T.lock);
+  int px = px_of(size);
+  TTF_Font *fo = T.ready ? font(font_for(f, px, cp), px) : NULL;
+  bool ok = fo && TTF_GlyphIsProvided32(fo, cp);
+  pthread_mutex_unlock(&T.lock);
+  return ok;
 }
 
 const char *text_svg_family(FontFace f) { return SPECS[f].svg_family; }
@@ -315,9 +426,59 @@ static void pen_offsets(TTF_Font *fo, const char *s, int *xoff, int *yoff) {
 // Renders e's text into its coverage mask; caller holds the lock.
 // A glyph string drawn by SDL_ttf, its alpha copied into a mask: no outside bytes decided here
 // (nocov.h).
+// A string of several fonts (a Chinese word in a French sentence): each piece rendered by its own
+// font, side by side on one baseline, into one mask. Caller holds the lock.
+SF_NO_COVERAGE static bool rasterize_runs(Entry *e, const int *fonts, const int *start, int n) {
+  SDL_Color white = {255, 255, 255, 255};
+  SDL_Surface *part[MAX_RUNS] = {0};
+  int asc[MAX_RUNS] = {0}, top = 0, below = 0, width = 0;
+  bool ok = true;
+  for (int k = 0; k < n && ok; k++) {
+    char piece[1024];
+    int len =
+        start[k + 1] - start[k] < (int)sizeof piece - 1 ? start[k + 1] - start[k] : (int)sizeof piece - 1;
+    memcpy(piece, e->text + start[k], (size_t)len), piece[len] = 0;
+    TTF_Font *fk = font(fonts[k], e->px);
+    SDL_Surface *s = fk && *piece ? TTF_RenderUTF8_Blended(fk, piece, white) : NULL;
+    part[k] = s ? SDL_ConvertSurfaceFormat(s, SDL_PIXELFORMAT_ARGB8888, 0) : NULL;
+    if (s) SDL_FreeSurface(s);
+    ok = part[k] != NULL;
+    if (!ok) break;
+    asc[k] = TTF_FontAscent(fk);
+    top = asc[k] > top ? asc[k] : top;
+    below = part[k]->h - asc[k] > below ? part[k]->h - asc[k] : below;
+    width += part[k]->w;
+  }
+  if (ok) {
+    e->mw = width, e->mh = top + below, e->ascent = top, e->xoff = e->yoff = 0;
+    e->mask = calloc((size_t)e->mw * (size_t)e->mh + 1, 1);
+    ok = e->mask != NULL;
+  }
+  for (int k = 0, x = 0; k < n; k++) {
+    if (!part[k]) continue;
+    if (ok) {
+      SDL_LockSurface(part[k]);
+      for (int y = 0; y < part[k]->h; y++) {
+        int my = top - asc[k] + y;
+        if (my < 0 || my >= e->mh) continue;
+        const uint32_t *row =
+            (const uint32_t *)((const uint8_t *)part[k]->pixels + (size_t)y * part[k]->pitch);
+        for (int px = 0; px < part[k]->w; px++)
+          e->mask[(size_t)my * e->mw + x + px] = (uint8_t)(row[px] >> 24);
+      }
+      SDL_UnlockSurface(part[k]);
+      x += part[k]->w;
+    }
+    SDL_FreeSurface(part[k]);
+  }
+  return ok;
+}
+
 SF_NO_COVERAGE static bool rasterize(Entry *e) {
-  TTF_Font *fo = font((FontFace)e->face, e->px);
+  TTF_Font *fo = font(e->face, e->px);
   if (!fo) return false;
+  int fonts[MAX_RUNS], start[MAX_RUNS + 1], n = runs_of((FontFace)e->face, e->px, e->text, fonts, start);
+  if (n > 1 || fonts[0] != e->face) return rasterize_runs(e, fonts, start, n);
   SDL_Color white = {255, 255, 255, 255};
   SDL_Surface *s = TTF_RenderUTF8_Blended(fo, e->text, white);
   if (!s) return false;

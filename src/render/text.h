@@ -4,6 +4,11 @@
 // the interface and the numbers in cells, Latin Modern Math and Latin Modern Roman
 // (fonts-lmodern) for notation; without fonts-lmodern the notation falls back to DejaVu Serif
 // (text_warning says so); without DejaVu, text_init fails with a message naming the package.
+// A character a face lacks (Chinese in DejaVu Sans, Cyrillic in Latin Modern) comes from a
+// fallback font fontconfig finds for it -- of the face's kind, sans-serif, serif or monospace;
+// on Debian fonts-dejavu-core covers Latin, Greek and Cyrillic, fonts-droid-fallback (or
+// fonts-noto-cjk) Chinese, Japanese and Korean -- and a string of several fonts is drawn piece by
+// piece on one baseline. The web page has no fontconfig: the faces only.
 // Sizes are pixels (fonts are opened at 72 dpi, so 1 pt = 1 px). Coordinates: x is the left of
 // the pen, y the baseline. Strings are UTF-8.
 //
@@ -50,6 +55,9 @@ float text_ascent(FontFace f, float size);  // above the baseline, positive
 float text_descent(FontFace f, float size); // below the baseline, positive
 float text_line_height(FontFace f, float size);
 bool text_glyph(FontFace f, float size, uint32_t codepoint, GlyphInfo *g); // false if absent
+// True when the character is drawn from a real glyph -- the face's own or a fallback's -- and not
+// as the missing-glyph box (TTF_GlyphIsProvided32 through the fallback chain).
+bool text_provided(FontFace f, float size, uint32_t codepoint);
 // The family name SVG files use for a face ("DejaVu Sans"), and its style attributes.
 const char *text_svg_family(FontFace f);
 const char *text_svg_style(FontFace f); // e.g. "font-weight:bold", or ""
