@@ -263,19 +263,79 @@ def show(model, text=None, *, ids=None, vocab=None, lesson=None, step=None, head
     dump name ("l1.A"); "all" shows every step (every head of per-head steps unless head= is given).
     head= 0-based, -1 every head as a grid. With ipywidgets 7 or later in a live front end (or
     widgets=True), a step slider and a head selector redraw the same picture.
-    lesson= is not drawn by the library yet: StepformerError. Returns nothing (the pictures are the
-    output); stepformer.Model(model).run(text) gives the pass itself."""
-    if lesson is not None:
-        raise StepformerError("show(lesson=...): lessons are not drawn in the notebook yet: open the lesson "
-                              "with stepformer.open or `stepformer export --lesson` (the pictures as PNG files)")
+    lesson= a lesson (a file, or a shipped lesson's name such as "intuition.md"): its steps with their
+    narration, drawn by the program (`stepformer export --lesson`) on this model (model=None: the
+    lesson's own) and sentence; step= the lesson step (1 ..), "all" or None (all).
+    Returns nothing (the pictures are the output); stepformer.Model(model).run(text) gives the pass."""
     from IPython.display import Image, display
 
+    if lesson is not None:
+        for png in _lesson_pictures(model, text, vocab, lesson, step, size, dark, numbers):
+            display(Image(data=png, format="png"))
+        return
     p = _run(model, text, ids, vocab)
     picks = _pick_steps(p, step, layer, head)
     handles = [display(Image(data=p.render(k, h, size, dark=dark, numbers=numbers), format="png"),
                        display_id=True) for k, h in picks]
     if len(picks) == 1 and (widgets if widgets is not None else _widgets_usable()):
         _controls(p, picks[0], handles[0], size, dark, numbers)
+
+
+def _lesson_pictures(model, text, vocab, lesson, step, size, dark, numbers):
+    """The PNGs of a lesson's steps, by the program's export (a module saved for it in a temporary
+    folder, removed after)."""
+    prog = _program()
+    if not prog:
+        raise StepformerError("show(lesson=...): the stepformer program draws lessons and was not found "
+                              "(build/stepformer, PATH): install it, or set STEPFORMER_BIN")
+    work = tempfile.mkdtemp(prefix="stepformer-")
+    try:
+        args = [prog, "export", "--lesson", os.fspath(lesson), "--out", os.path.join(work, "out"), "--format", "png",
+                "--size", f"{int(size[0])}x{int(size[1])}"]
+        if model is not None:
+            args += ["--model", _model_file(model, vocab, work)]
+        if text:
+            args += ["--text", text]
+        if dark:
+            args += ["--theme", "dark"]
+        if not numbers:
+            args.append("--no-numbers")
+        r = subprocess.run(args, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise StepformerError((r.stderr.strip().splitlines() or ["stepformer export failed"])[-1])
+        files = sorted(f for f in os.listdir(os.path.join(work, "out"))
+                       if f.endswith(".png") and f.split("-", 1)[0].isdigit())  # NN-title.png
+        if step not in (None, "all"):
+            n = int(step)
+            mine = [f for f in files if int(f.split("-", 1)[0]) == n]
+            if not mine:
+                last = max(int(f.split("-", 1)[0]) for f in files)
+                raise StepformerError(f"show(lesson=..., step={step}): the lesson has steps 1 to {last}")
+            files = mine
+        out = []
+        for f in files:
+            with builtins.open(os.path.join(work, "out", f), "rb") as fp:
+                out.append(fp.read())
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _model_file(model, vocab, folder):
+    """A path the program opens for model: a path as it is, a module saved into folder."""
+    if isinstance(model, (str, os.PathLike)):
+        return os.fspath(model)
+    if isinstance(model, (bytes, bytearray)):
+        data, label = bytes(model), "model"
+    elif _is_torch_module(model):
+        from ._torch import module_bytes
+        data, label = module_bytes(model, vocab=vocab)
+    else:
+        raise StepformerError("the program takes a model path, .safetensors bytes or a torch module")
+    path = os.path.join(folder, _slug(label) + ".safetensors")
+    with builtins.open(path, "wb") as fp:
+        fp.write(data)
+    return path
 
 
 def _controls(p, pick, handle, size, dark, numbers):
@@ -301,7 +361,10 @@ def _controls(p, pick, handle, size, dark, numbers):
 
 
 def _slug(name):
-    return "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
+    s = "".join(c if c.isalnum() else "-" for c in name.lower())
+    while "--" in s:
+        s = s.replace("--", "-")
+    return s.strip("-")
 
 
 def export(model, text=None, out="stepformer-export", *, ids=None, vocab=None, format="png", size=(1920, 1080),
@@ -351,7 +414,7 @@ def _program():
     here = os.path.dirname(os.path.abspath(__file__))
     for path in (os.path.join(here, "..", "..", "build", "stepformer"),):
         if os.path.exists(path):
-            return path
+            return os.path.abspath(path)
     return shutil.which("stepformer")
 
 
@@ -366,16 +429,7 @@ def open(model, text=None, *, vocab=None, lesson=None):
     if not prog:
         raise StepformerError("stepformer.open: the stepformer program was not found (build/stepformer, PATH): "
                               "install it, or set STEPFORMER_BIN")
-    if isinstance(model, (str, os.PathLike)):
-        path = os.fspath(model)
-    elif _is_torch_module(model):
-        from ._torch import module_bytes
-        data, label = module_bytes(model, vocab=vocab)
-        path = os.path.join(tempfile.mkdtemp(prefix="stepformer-"), _slug(label) + ".safetensors")
-        with builtins.open(path, "wb") as fp:
-            fp.write(data)
-    else:
-        raise StepformerError("stepformer.open takes a model path or a torch module")
+    path = _model_file(model, vocab, tempfile.mkdtemp(prefix="stepformer-"))  # kept: the window reads it
     args = [prog] + ([lesson] if lesson else []) + ["--model", path]
     if text:
         args += ["--text", text]

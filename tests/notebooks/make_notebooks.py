@@ -68,9 +68,15 @@ def code(s):
     return nbf.v4.new_code_cell(s)
 
 
+def numbered(cells):
+    for i, c in enumerate(cells):
+        c["id"] = f"cell-{i}"
+    return cells
+
+
 def write(name, cells):
     nb = nbf.v4.new_notebook()
-    nb.cells = cells
+    nb.cells = numbered(cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbf.write(nb, os.path.join(HERE, name))
 
@@ -658,9 +664,12 @@ print("attention of jane:", np.round(A[0].numpy(), 3))'''),
 print(list(stages)[:10], "...")
 assert np.allclose(stages["l0.A"][0], A.numpy(), atol=1e-6)
 print("A from Stepformer equals softmax(Z Z^T / sqrt(3)):", np.round(stages["l0.A"][0][0], 3))'''),
+        md("## The lesson's own step, on this model\n\nThe same step as the lesson tells it, with its "
+           "narration, drawn on the model of this notebook (`lesson=` runs the program's export)."),
+        code('stepformer.show(model, sentence, vocab=vocab, lesson="intuition.md", step=9);'),
     ]
     nb = nbf.v4.new_notebook()
-    nb.cells = cells
+    nb.cells = numbered(cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbf.write(nb, nb_path)
 
