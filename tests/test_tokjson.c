@@ -216,6 +216,10 @@ static void test_special_and_labels(void) {
           "labels: %d, %s", v.n, v.words[464]);
     vocab_free(&v);
   }
+  if (tk && model_tokenizer_labels(tk, 50300, &v, &err)) {
+    CHECK(v.n == 50300 && !strcmp(v.words[50299], "<unused 50299>"), "labels for 50 300 rows: %d", v.n);
+    vocab_free(&v);
+  }
   model_tokenizer_free(tk);
   tk = model_tokenizer_from_json("/nonexistent/folder", &err);
   CHECK(!tk && strstr(err.msg, "tokenizer.json"), "a folder without tokenizer.json: %s", err.msg);

@@ -165,8 +165,13 @@ static int entry_cmp(const void *a, const void *b) {
 }
 
 bool model_tokenizer_vocab(const ModelTokenizer *tk, Vocab *v, Err *err) {
+  return model_tokenizer_labels(tk, 0, v, err);
+}
+
+bool model_tokenizer_labels(const ModelTokenizer *tk, int rows, Vocab *v, Err *err) {
   memset(v, 0, sizeof *v);
   int n = tk->kind == TOK_BPE ? tk->bpe.n_vocab : tk->kind == TOK_WORDPIECE ? tk->wp.n : tk->tj.n_vocab;
+  if (tk->kind == TOK_TOKJSON && rows > n) n = rows; // ids past the tokenizer's: "<unused N>"
   char buf[256];
   size_t total = 0;
   for (int i = 0; i < n; i++) total += strlen(label_of(tk, i, buf, sizeof buf)) + 1;

@@ -41,7 +41,8 @@ typedef struct ModelTokenizer {
 
 // A tokenizer.json (path: the file, or a hub folder that holds it) as a ModelTokenizer of kind
 // TOK_TOKJSON (malloc'd: model_tokenizer_free), or NULL with one line in err. The hub loader sets
-// m->tok_kind = TOK_TOKJSON, m->tokenizer to it, and m->vocab to model_tokenizer_vocab's labels.
+// m->tok_kind = TOK_TOKJSON, m->tokenizer to it, and m->vocab to model_tokenizer_labels's labels
+// (as many as the embedding has rows).
 ModelTokenizer *model_tokenizer_from_json(const char *path, Err *err);
 
 // Tokenizes text for m. A bpe or wordpiece model needs its m->tokenizer (a model saved from a hub
@@ -55,6 +56,9 @@ bool model_tokenize_target(const struct Model *m, const char *text, int max_toke
 // A tokenizer.json's V is one more than its largest id; an unused id is labelled "<unused N>" (a
 // model's embedding may have more rows than the tokenizer has ids: Qwen's 151 936 for 151 669).
 bool model_tokenizer_vocab(const ModelTokenizer *tk, Vocab *v, Err *err);
+// The same with at least rows labels for a tokenizer.json (the embedding's rows: Qwen 3's 151 936
+// for its tokenizer's 151 669 ids), the ids past the tokenizer's labelled "<unused N>".
+bool model_tokenizer_labels(const ModelTokenizer *tk, int rows, Vocab *v, Err *err);
 void model_tokenizer_free(ModelTokenizer *tk); // frees tk itself too; NULL is fine
 
 #endif
