@@ -327,6 +327,7 @@ static bool is_ws(const char *s, size_t n, size_t *k) { // a white space charact
 
 // The added token at text[i..len) (the longest), or -1.
 static int added_at(const TokJson *t, const char *text, size_t len, size_t i, bool parse_special) {
+  if (!t->added_first[(unsigned char)text[i]]) return -1;
   for (int k = 0; k < t->n_added; k++) {
     const TokJsonAdded *a = &t->added[k];
     if ((size_t)a->len <= len - i && !memcmp(text + i, a->content, (size_t)a->len) &&

@@ -102,6 +102,7 @@ typedef struct {
 
   TokJsonAdded *added; // [n_added] longest first
   int n_added;
+  bool added_first[256]; // the bytes an added token starts with (the others are passed over quickly)
   int bos[4], n_bos, eos[4], n_eos; // TemplateProcessing's special tokens before and after $A
   bool dec_bytelevel;               // decoder: ByteLevel, else the SentencePiece chain
   char *dec_space;                  // SentencePiece chain: the string written for a space ("▁"), or NULL

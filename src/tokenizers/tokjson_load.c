@@ -135,6 +135,7 @@ static bool read_vocab(TokJson *t, const cJSON *vocab, const cJSON *added, const
       return err_set(err, "%s: added token \"%.80s\" is single_word, which this reader does not support: %s",
                      name, content, TJ_FIX);
     t->tokens[x->id] = x->content, t->token_lens[x->id] = x->len;
+    t->added_first[(unsigned char)content[0]] = true;
     t->special[x->id] = x->special;
   }
   for (int i = 1; i < t->n_added; i++) // insertion sort by length, longest first (stable)
