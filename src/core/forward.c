@@ -401,15 +401,20 @@ static AttnBlock encoder_block(const Trace *t, int l) {
 
 // y = x / sqrt(mean(x²) + eps) · g (· (1 + g) with offset) row by row, [rows, n]: the sum of
 // squares in double, the scale rounded to float once (LlamaRMSNorm: float32, rsqrt).
-static void rms_norm_rows(Mat y, Mat x, const float *g, float eps, bool offset) {
+static void rms_norm_rows_to(Mat y, Mat x, const float *g, float eps, bool offset, float *rms) {
   for (int i = 0; i < x.rows; i++) {
     const float *xi = &MAT_AT(x, i, 0);
     float *yi = &MAT_AT(y, i, 0);
     double ss = 0;
     for (int j = 0; j < x.cols; j++) ss += (double)xi[j] * xi[j];
+    if (rms) rms[i] = (float)sqrt(ss / x.cols + (double)eps); // each row's rms, for the view
     float r = (float)(1.0 / sqrt(ss / x.cols + (double)eps));
     for (int j = 0; j < x.cols; j++) yi[j] = (xi[j] * r) * (offset ? 1.0f + g[j] : g[j]);
   }
+}
+
+static void rms_norm_rows(Mat y, Mat x, const float *g, float eps, bool offset) {
+  rms_norm_rows_to(y, x, g, eps, offset, NULL);
 }
 
 // The RoPE angles φ[i, k] = i·θ_k [L, d_k/2], θ_k = Θ^(-2k/d_k) as Hugging Face's rotary embedding
@@ -494,7 +499,7 @@ static void layer_forward_modern(Trace *t, int l) {
   int L = t->L, D = c->D, F = c->F, H = c->H, Hk = model_hkv(c), dk = model_dk(c);
   int QD = H * dk, KD = Hk * dk, QKV = QD + 2 * KD;
   Mat in = tmat(&T[y->in]), x1 = tmat(&T[y->rms1]);
-  rms_norm_rows(x1, in, w->norm1_weight, c->ln_eps, c->rms_offset);
+  rms_norm_rows_to(x1, in, w->norm1_weight, c->ln_eps, c->rms_offset, T[y->rms1_r].data);
 
   // [Q | K | V] = x1 · in_projᵀ + b [L, (H + 2 H_kv)·d_k], into the scratch; heads taken out, QK-norm
   Mat qkv = mat_view(t->scratch, L, QKV);
@@ -527,7 +532,7 @@ static void layer_forward_modern(Trace *t, int l) {
   linear(attn, tmat(&T[y->concat]), mat_view(w->out_proj_weight, D, QD), &w->out_proj_packed,
          w->out_proj_bias);
   add_norm(res1, in, attn, NO_MAT, NULL, NULL, c->ln_eps);
-  rms_norm_rows(x2, res1, w->norm2_weight, c->ln_eps, c->rms_offset);
+  rms_norm_rows_to(x2, res1, w->norm2_weight, c->ln_eps, c->rms_offset, T[y->rms2_r].data);
 
   // gate = x2 · W_gᵀ, up = x2 · W_1ᵀ [L, F]; hidden = act(gate) ⊙ up; ffn = hidden · W_2ᵀ [L, D]
   Mat gate = tmat(&T[y->gate]), up = tmat(&T[y->up]), hidden = tmat(&T[y->ffn_hidden]),

@@ -231,9 +231,11 @@ static void add_layer_modern(Builder *b, int l, int in) {
   b->holds = model_holds(t->model) | (l == 0 ? WHEN_FIRST_LAYER : WHEN_LATER_LAYER);
   y->in = add_view(b, "in", l, L, D, t->t[in].data, false);
   inputs(t, y->in, in, -1, -1, -1);
+  y->rms1_r = add(b, "rms1.rms", l, false, L, 1);
+  inputs(t, y->rms1_r, y->in, -1, -1, -1);
   y->rms1_g = add_view(b, "rms1.gamma", l, 1, D, w->norm1_weight, false);
   y->rms1 = add(b, "rms1", l, false, L, D);
-  inputs(t, y->rms1, y->in, y->rms1_g, -1, -1);
+  inputs(t, y->rms1, y->in, y->rms1_g, y->rms1_r, -1);
   float *iw = w->in_proj_weight, *ib = w->in_proj_bias;
   y->Wq = add_view(b, "Wq", l, D, QD, iw, true);
   y->Wk = add_view(b, "Wk", l, D, KD, iw + (size_t)QD * D, true);
@@ -274,9 +276,11 @@ static void add_layer_modern(Builder *b, int l, int in) {
   inputs(t, y->attn, y->concat, y->Wo, y->bo, -1);
   y->res1 = add(b, "res1", l, false, L, D);
   inputs(t, y->res1, y->in, y->attn, -1, -1);
+  y->rms2_r = add(b, "rms2.rms", l, false, L, 1);
+  inputs(t, y->rms2_r, y->res1, -1, -1, -1);
   y->rms2_g = add_view(b, "rms2.gamma", l, 1, D, w->norm2_weight, false);
   y->rms2 = add(b, "rms2", l, false, L, D);
-  inputs(t, y->rms2, y->res1, y->rms2_g, -1, -1);
+  inputs(t, y->rms2, y->res1, y->rms2_g, y->rms2_r, -1);
   y->Wg = add_view(b, "Wg", l, D, F, w->gate_weight, true);
   y->gate = add(b, "gate", l, false, L, F);
   inputs(t, y->gate, y->rms2, y->Wg, -1, -1);

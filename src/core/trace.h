@@ -77,6 +77,7 @@ typedef struct {
   // before RoPE (after any QK-norm, with its gains), RMSNorm before the FFN, the gate's weights,
   // the gate and up products. Q and K are then after RoPE, K and V have H_kv heads, W1 is "up".
   int rms1, rms1_g, Q_norope, K_norope, q_norm_g, k_norm_g, rms2, rms2_g, Wg, gate, up;
+  int rms1_r, rms2_r; // each row's rms √(mean(x²) + ε) [L, 1] of the two RMSNorms' inputs (extra)
 } TraceLayer;
 
 // The same for a decoder layer of an encoder-decoder: masked self-attention (the encoder's names),

@@ -225,11 +225,20 @@ static bool explain_modern(Ctx *c) {
   const Trace *t = c->t;
   char n1[32], n2[32], n3[32], n4[32], t1[96];
   switch (x->kind) {
-  case T_RMSNORM: { // y = x / rms(x) · g
-    const TraceTensor *in = input(c, 0), *g = input(c, 1);
+  case T_RMSNORM: { // y = x / rms(x) · g, or the rms column itself
+    const TraceTensor *in = input(c, 0), *g = x->cols > 1 ? input(c, 1) : NULL;
     double ss = 0;
     for (int d = 0; d < in->cols; d++) ss += (double)at(in, 0, c->r, d) * at(in, 0, c->r, d);
     double rms = sqrt(ss / in->cols + t->cfg.ln_eps), gain = g ? at(g, 0, 0, c->c) : 1;
+    if (x->cols == 1) { // each row's rms: the sum of squares, the mean, the root
+      char *l = next_line(c->ex);
+      add(l, "\\text{the size of row } %s\\text{, not its mean: no } \\mu \\text{ is subtracted}",
+          tok(c, c->r, t1));
+      l = next_line(c->ex);
+      add(l, "= \\sqrt{\\tfrac{1}{%d} \\cdot %s + \\epsilon} = %s", in->cols, num(n1, ss, false),
+          num(n2, at(x, 0, c->r, 0), false));
+      return true;
+    }
     if (t->cfg.rms_offset) gain += 1;
     char *l = next_line(c->ex);
     add(l, "\\text{no mean is subtracted, no shift added: only the row's size is taken out}");

@@ -117,6 +117,38 @@ static void gated(Eq *e, const TraceLayer *y) {
   eq_result(e, kh);
 }
 
+// Row `row`: [x] / [rms(x)] ⊙ [g] = [x̄]: each row of x divided by its rms (a column, one number
+// a token), each column times its gain (Gemma: 1 + g), the result.
+static void rmsnorm(Eq *e, int row, int x, const char *xs, int r, int g, const char *gs, int out,
+                    const char *os) {
+  int kx = eq_tensor(e, x, 0, false, xs, LINK_ROW);
+  int kr = eq_tensor(e, r, 0, false, scene_strf(e->s, "\\mathrm{rms}(%s)", xs), LINK_ROW);
+  int kg = eq_tensor(e, g, 0, false, e->t->cfg.rms_offset ? scene_strf(e->s, "1 + %s", gs) : gs, LINK_COL);
+  int ko = eq_tensor(e, out, 0, false, os, LINK_NONE);
+  e->deco[kx].row_labels = e->deco[ko].row_labels = true;
+  eq_put(e, row, kx);
+  eq_tex(e, row, "/");
+  eq_put(e, row, kr);
+  eq_tex(e, row, "\\odot");
+  eq_put(e, row, kg);
+  eq_tex(e, row, "=");
+  eq_put(e, row, ko);
+  eq_result(e, ko);
+}
+
+// Row 0 of the second RMSNorm's stage: [x] + [Attn(x̄)] = [x'], the residual it normalizes.
+static void eq_linear_free_add(Eq *e, const TraceLayer *y) {
+  int ka = eq_tensor(e, y->in, 0, false, "x", LINK_CELL);
+  int kb = eq_tensor(e, y->attn, 0, false, "\\mathrm{Attn}(\\bar{x})", LINK_CELL);
+  int kr = eq_tensor(e, y->res1, 0, false, "x'", LINK_NONE);
+  e->deco[ka].row_labels = true;
+  eq_put(e, 0, ka);
+  eq_tex(e, 0, "+");
+  eq_put(e, 0, kb);
+  eq_tex(e, 0, "=");
+  eq_put(e, 0, kr);
+}
+
 bool view_stage_modern(Eq *e, const TraceStep *st) {
   const Trace *t = e->t;
   if (!model_is_modern(&t->cfg) || st->layer < 0 || st->layer >= t->cfg.n_layers) return false;
@@ -124,21 +156,17 @@ bool view_stage_modern(Eq *e, const TraceStep *st) {
   int h = e->o->head;
   if (h >= t->cfg.H) h = t->cfg.H - 1;
   switch (st->kind) {
-  case STEP_RMSNORM1: {
-    int kx = eq_tensor(e, y->in, 0, false, "x", LINK_ROW),
-        kn = eq_tensor(e, y->rms1, 0, false, "\\bar{x}", LINK_NONE);
-    eq_apply(e, 0, t->cfg.rms_offset ? "(1 + g_1) \\odot \\mathrm{RMSNorm}" : "g_1 \\odot \\mathrm{RMSNorm}",
-             kx, kn);
+  case STEP_RMSNORM1:
+    rmsnorm(e, 0, y->in, "x", y->rms1_r, y->rms1_g, "g_1", y->rms1, "\\bar{x}");
     return true;
-  }
   case STEP_QKV: qkv(e, y); return true;
   case STEP_ROPE: rope(e, y, h); return true;
   case STEP_SCORES: scores(e, y, h); return true;
   case STEP_AV: weighted(e, y, h); return true;
   case STEP_CONCAT: concat(e, y); return true;
-  case STEP_RMSNORM2:
-    eq_add_norm(e, y->in, "x", y->attn, "\\mathrm{Attn}(\\bar{x})", y->rms2, "\\bar{x}'",
-                t->cfg.rms_offset ? "(1 + g_2) \\odot \\mathrm{RMSNorm}" : "g_2 \\odot \\mathrm{RMSNorm}");
+  case STEP_RMSNORM2: // the residual, then its RMSNorm
+    eq_linear_free_add(e, y);
+    rmsnorm(e, 1, y->res1, "x'", y->rms2_r, y->rms2_g, "g_2", y->rms2, "\\bar{x}'");
     return true;
   case STEP_GATE:
     eq_linear(e, 0, NULL, y->rms2, "\\bar{x}'", y->Wg, "W_g", -1, NULL, y->gate, "G");
