@@ -32,6 +32,8 @@
 //            and a Metaspace decoder; prepend_scheme always and split), see variant() below: only
 //            their ids are written, the test makes the files from llama2.json.gz. Their ids are the
 //            Rust library's alone: the port's Metaspace ignores prepend_scheme "first" and split
+//   smollm2prefix  smollm2's with add_prefix_space in its ByteLevel pre-tokenizer (the first
+//            "add_prefix_space":false made true; the library's ids alone, made by the test too)
 //   smollm2  built here as SmolLM2's is laid out (Digits individual_digits, then ByteLevel with
 //            GPT-2's pattern; <|endoftext|> <|im_start|> <|im_end|> added; no BOS), with GPT-2's
 //            vocabulary and merges from tests/ref/gpt2 (SmolLM2's own 49 152 are not on npm)
@@ -145,6 +147,8 @@ const sets = [
   ['llama2meta', variant(llama2, META_FIRST, META_FIRST), null],
   ['llama2split', variant(llama2, META_SPLIT, null), null],
   ['smollm2', JSON.stringify(smollm2Json()), ''],
+  // its ByteLevel pre-tokenizer with add_prefix_space: a space before every piece Digits made
+  ['smollm2prefix', JSON.stringify(smollm2Json()).replace('"add_prefix_space":false', '"add_prefix_space":true'), null],
 ];
 
 (async () => {
@@ -178,7 +182,7 @@ const sets = [
       ` tests/gen_tokjson_ref.js with ` + (js ? `@lenml/tokenizers@3.7.2 and @anush008/tokenizers@0.6.0` +
       ` (the two agree but on ${left_dec}, each after a comment: there Hugging Face's own text)\n` :
         `@anush008/tokenizers@0.6.0 (Hugging Face's own library)\n`) + dec);
-    if (!name.startsWith('llama2') || name === 'llama2') // the variants are made by the test
+    if (name === 'llama2' || name === 'smollm2' || pkg) // the variants are made by the test
       fs.writeFileSync(out(`tests/ref/tokjson/${name}.json.gz`), zlib.gzipSync(Buffer.from(json), { level: 9 }));
     const by = js ? `npm @lenml/tokenizers@3.7.2 and @anush008/tokenizers@0.6.0 (the two agree but on ${left} texts, each` +
       ` after a comment: there Hugging Face's own ids)` : 'npm @anush008/tokenizers@0.6.0 (Hugging Face\'s own library)';
