@@ -34,6 +34,7 @@
 //            Rust library's alone: the port's Metaspace ignores prepend_scheme "first" and split
 //   smollm2prefix  smollm2's with add_prefix_space in its ByteLevel pre-tokenizer (the first
 //            "add_prefix_space":false made true; the library's ids alone, made by the test too)
+//   smollm2strip  smollm2's with lstrip on <|im_start|> and rstrip on <|im_end|> (the library's ids)
 //   smollm2  built here as SmolLM2's is laid out (Digits individual_digits, then ByteLevel with
 //            GPT-2's pattern; <|endoftext|> <|im_start|> <|im_end|> added; no BOS), with GPT-2's
 //            vocabulary and merges from tests/ref/gpt2 (SmolLM2's own 49 152 are not on npm)
@@ -93,6 +94,7 @@ for (const line of fs.readFileSync(out('tests/ref/gpt2/ref_ids.txt'), 'utf8').sp
   // white space where the library's \s (Oniguruma: U+0085, not U+FEFF) and JavaScript's differ
   'a\u0085\u0085b', 'x\ufeff\ufeffy', '  \u0085  x', 'z\u2028\u2028 w', '\u00a0\u00a0word', 'tab\t\t\tword',
   '  \n  \n  x', "'\u017f DON'\u017f", ' \u0085\n', '1\u00a02\u3000 3',
+  'a  <|im_start|>  b  <|im_end|>  c', '\t<|im_end|>\n\nz', ' \u3000<|im_start|>\u00a0x<|im_end|>\u0085',
 ].forEach(add);
 
 // ---- the tokenizers
@@ -149,11 +151,17 @@ const sets = [
   ['smollm2', JSON.stringify(smollm2Json()), ''],
   // its ByteLevel pre-tokenizer with add_prefix_space: a space before every piece Digits made
   ['smollm2prefix', JSON.stringify(smollm2Json()).replace('"add_prefix_space":false', '"add_prefix_space":true'), null],
+  // <|im_start|> with lstrip and <|im_end|> with rstrip: the white space beside them goes with them
+  ['smollm2strip', JSON.stringify(smollm2Json())
+    .replace('"content":"<|im_start|>","single_word":false,"lstrip":false', '"content":"<|im_start|>","single_word":false,"lstrip":true')
+    .replace('"content":"<|im_end|>","single_word":false,"lstrip":false,"rstrip":false',
+      '"content":"<|im_end|>","single_word":false,"lstrip":false,"rstrip":true'), null],
 ];
 
 (async () => {
   fs.mkdirSync(out('tests/ref/tokjson'), { recursive: true });
   for (const [name, json, pkg] of sets) {
+    if (/^smollm2./.test(name) && json === JSON.stringify(smollm2Json())) throw new Error(`${name}: the variant changed nothing`);
     // pkg null: the library alone (the port's Metaspace ignores prepend_scheme "first" and split)
     const config = pkg ? JSON.parse(fs.readFileSync(path.join(mod(pkg), 'tokenizer_config.json'), 'utf8')) : {};
     const js = pkg === null ? null : lenml.TokenizerLoader.fromPreTrained({ tokenizerJSON: JSON.parse(json), tokenizerConfig: config });

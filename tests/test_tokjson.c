@@ -2,7 +2,8 @@
 // four real tokenizers (tests/ref/tokjson/NAME_ids.txt, made by tests/gen_tokjson_ref.js with npm's
 // @lenml/tokenizers and Hugging Face's own library, which agree): Llama 3.1's, Qwen 3's, a Llama 2
 // SentencePiece BPE and a SmolLM2-style one; and variants (the library's ids): the Llama 2 file with
-// a Metaspace pre-tokenizer in two forms, the SmolLM2-style one with add_prefix_space. The tokenizer.json
+// a Metaspace pre-tokenizer in two forms, the SmolLM2-style one with add_prefix_space, and with
+// lstrip and rstrip on its chat markers. The tokenizer.json
 // files are kept gzipped and read with zlib. Also: decoding back to the text, encoding without special
 // tokens, labels, and bad files.
 #include <stdio.h>
@@ -72,11 +73,20 @@ static char *cut(char *s, const char *from, const char *to, const char *put) {
 // tests/gen_tokjson_ref.js's variant() makes them: a Metaspace pre-tokenizer for the normalizer.
 static char *read_json(const char *name, size_t *len) {
   bool meta = !strcmp(name, "llama2meta"), split = !strcmp(name, "llama2split");
-  if (!strcmp(name, "smollm2prefix")) { // the first "add_prefix_space":false made true
+  if (!strncmp(name, "smollm2", 7) && name[7]) { // smollm2prefix, smollm2strip
     char *s = read_gz("smollm2", len);
     s = realloc(s, *len + 1);
     s[*len] = 0;
-    s = cut(s, "\"add_prefix_space\":false", ",\"trim_offsets\"", "\"add_prefix_space\":true");
+    if (!strcmp(name, "smollm2prefix")) // the first "add_prefix_space":false made true
+      s = cut(s, "\"add_prefix_space\":false", ",\"trim_offsets\"", "\"add_prefix_space\":true");
+    else { // lstrip on <|im_start|>, rstrip on <|im_end|>
+      s = cut(s, "\"content\":\"<|im_start|>\",\"single_word\":false,\"lstrip\":false",
+              ",\"rstrip\":false,\"normalized\":false,\"special\":true},{\"id\":50258",
+              "\"content\":\"<|im_start|>\",\"single_word\":false,\"lstrip\":true");
+      s = cut(s, "\"content\":\"<|im_end|>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false",
+              ",\"normalized\":false,\"special\":true}],\"normalizer\"",
+              "\"content\":\"<|im_end|>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":true");
+    }
     *len = strlen(s);
     return s;
   }
@@ -316,6 +326,7 @@ int main(void) {
   test_reference("llama2meta");
   test_reference("llama2split");
   test_reference("smollm2prefix");
+  test_reference("smollm2strip");
   test_special_and_labels();
   test_bad_files();
   return check_exit("test_tokjson");
