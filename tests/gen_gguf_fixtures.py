@@ -17,6 +17,13 @@ nn.Linear's [out, in], gpt2.* keys, tokenizer.ggml.* from vocab.json and merges.
 2-D tensors, F32 for the 1-D ones; the F16 file keeps an output.weight equal to token_embd, as
 older converters wrote it). gpt2-tiny-q8.gguf: gpt2-tiny with blk.0.ffn_down in Q8_0 and
 blk.1.ffn_down in Q4_0 (the only matrices whose rows hold 32 or more weights at D = 16).
+llama-gqa2.gguf, qwen2-f16.gguf, qwen3-sharded.gguf: tests/ref/llama's folders (tests/gen_llama_ref.py)
+as llama.cpp's converter writes them: llama.cpp's names (token_embd, blk.{i}.attn_q|k|v|output,
+attn_q|k_norm, ffn_gate|up|down, attn_norm, ffn_norm, output_norm, output), Llama's Q and K rows
+permuted as its LlamaModel.permute does (for the pairwise RoPE; Qwen's are not), the {arch}.* keys,
+tokenizer.ggml.* from tokenizer.json (pre-tokenizer "gpt-2": the fixtures' ByteLevel), the weights
+in the type they are stored in (F32, F16, BF16; 1-D ones F32). llama-gqa2-q8_0.gguf: llama-gqa2
+with every matrix in Q8_0.
 bad/NAME.gguf: files that lie (listed in bad/cases.txt with a piece of the one-line message each
 must give); the command line must exit 2 on each.
 """
@@ -152,6 +159,98 @@ def bad_files():
             f.write(f"{name}.gguf\t{msg}\n")
 
 
+DTYPES = {}
+LLAMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ref", "llama")
+
+
+def llama_permute(w, n_head):
+    """llama.cpp's LlamaModel.permute: each head's rows from rotate-half order into adjacent pairs."""
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def llama_file(folder, out_name, quant=None):
+    """A tests/ref/llama folder as llama.cpp's converter writes it; quant: the 2-D weights' type."""
+    import glob
+    import json
+    d = os.path.join(LLAMA, folder)
+    cfg = json.load(open(os.path.join(d, "config.json")))
+    st = {}
+    for f in sorted(glob.glob(os.path.join(d, "*.safetensors"))):
+        st.update(read_safetensors(f))
+    tj = json.load(open(os.path.join(d, "tokenizer.json"), encoding="utf-8"))
+    arch = cfg["model_type"]
+    D, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    Hk = cfg.get("num_key_value_heads", H)
+    dk = cfg.get("head_dim", D // H)
+    w = g.Writer(arch=arch)
+    w.kv("general.name", g.STRING, folder)
+    w.kv(f"{arch}.block_count", g.U32, L)
+    w.kv(f"{arch}.context_length", g.U32, cfg.get("max_position_embeddings", 128))
+    w.kv(f"{arch}.embedding_length", g.U32, D)
+    w.kv(f"{arch}.feed_forward_length", g.U32, cfg["intermediate_size"])
+    w.kv(f"{arch}.attention.head_count", g.U32, H)
+    w.kv(f"{arch}.attention.head_count_kv", g.U32, Hk)
+    w.kv(f"{arch}.rope.freq_base", g.F32, cfg.get("rope_theta", 10000.0))
+    w.kv(f"{arch}.attention.layer_norm_rms_epsilon", g.F32, cfg.get("rms_norm_eps", 1e-6))
+    w.kv(f"{arch}.rope.dimension_count", g.U32, dk)
+    if dk != D // H:
+        w.kv(f"{arch}.attention.key_length", g.U32, dk)
+        w.kv(f"{arch}.attention.value_length", g.U32, dk)
+    if quant:
+        w.kv("general.quantization_version", g.U32, 2)
+    vocab = dict(tj["model"]["vocab"])
+    added = {a["id"]: a["content"] for a in tj.get("added_tokens", [])}
+    V = max(list(vocab.values()) + list(added) + [st["model.embed_tokens.weight"].shape[0] - 1]) + 1
+    tokens, types = [""] * V, [1] * V
+    for t, i in vocab.items():
+        tokens[i] = t
+    for i, t in added.items():
+        tokens[i], types[i] = t, 3
+    for i in range(V):  # rows beyond the tokenizer's: llama.cpp's converter names them [PAD{i}]
+        if not tokens[i]:
+            tokens[i], types[i] = f"[PAD{i}]", 5
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tj["model"]["merges"]]
+    w.kv("tokenizer.ggml.model", g.STRING, "gpt2")
+    w.kv("tokenizer.ggml.pre", g.STRING, "gpt-2")
+    w.kv("tokenizer.ggml.tokens", g.ARRAY, (g.STRING, tokens))
+    w.kv("tokenizer.ggml.token_type", g.ARRAY, (g.I32, types))
+    w.kv("tokenizer.ggml.merges", g.ARRAY, (g.STRING, merges))
+    if added:
+        w.kv("tokenizer.ggml.eos_token_id", g.U32, max(added))
+    w.kv("tokenizer.ggml.add_bos_token", g.BOOL, False)
+
+    def put(name, hub, perm=None):
+        a = st[hub]
+        if perm:
+            a = np.ascontiguousarray(llama_permute(a, perm))
+        t = "F32" if a.ndim == 1 else (quant or {"F32": "F32", "F16": "F16", "BF16": "BF16"}[DTYPES[hub]])
+        w.tensor(name, a, t)
+
+    put("token_embd.weight", "model.embed_tokens.weight")
+    for i in range(L):
+        b = f"model.layers.{i}."
+        put(f"blk.{i}.attn_norm.weight", b + "input_layernorm.weight")
+        put(f"blk.{i}.attn_q.weight", b + "self_attn.q_proj.weight", H if arch == "llama" else None)
+        put(f"blk.{i}.attn_k.weight", b + "self_attn.k_proj.weight", Hk if arch == "llama" else None)
+        put(f"blk.{i}.attn_v.weight", b + "self_attn.v_proj.weight")
+        for p in "qkv":
+            if b + f"self_attn.{p}_proj.bias" in st:
+                put(f"blk.{i}.attn_{p}.bias", b + f"self_attn.{p}_proj.bias",
+                    (H if p == "q" else Hk) if arch == "llama" and p != "v" else None)
+        put(f"blk.{i}.attn_output.weight", b + "self_attn.o_proj.weight")
+        if b + "self_attn.q_norm.weight" in st:
+            put(f"blk.{i}.attn_q_norm.weight", b + "self_attn.q_norm.weight")
+            put(f"blk.{i}.attn_k_norm.weight", b + "self_attn.k_norm.weight")
+        put(f"blk.{i}.ffn_norm.weight", b + "post_attention_layernorm.weight")
+        put(f"blk.{i}.ffn_gate.weight", b + "mlp.gate_proj.weight")
+        put(f"blk.{i}.ffn_up.weight", b + "mlp.up_proj.weight")
+        put(f"blk.{i}.ffn_down.weight", b + "mlp.down_proj.weight")
+    put("output_norm.weight", "model.norm.weight")
+    if not cfg.get("tie_word_embeddings", False) and "lm_head.weight" in st:
+        put("output.weight", "lm_head.weight")
+    w.write(os.path.join(OUT, out_name))
+
+
 HUB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ref", "hub")
 
 
@@ -167,10 +266,15 @@ def read_safetensors(path):
         if name == "__metadata__":
             continue
         b, e = info["data_offsets"]
-        dt = {"F32": "<f4", "F16": "<f2"}.get(info["dtype"])
-        if dt is None:
+        raw = blob[8 + n + b:8 + n + e]
+        if info["dtype"] == "BF16":
+            a = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(F)
+        elif info["dtype"] in ("F32", "F16"):
+            a = np.frombuffer(raw, dtype={"F32": "<f4", "F16": "<f2"}[info["dtype"]]).astype(F)
+        else:
             continue
-        out[name] = np.frombuffer(blob[8 + n + b:8 + n + e], dtype=dt).astype(F).reshape(info["shape"])
+        out[name] = a.reshape(info["shape"])
+        DTYPES[name] = info["dtype"]
     return out
 
 
@@ -228,6 +332,9 @@ def main():
     bad_files()
     gpt2_file("gpt2-tiny", "gpt2-tiny-f32.gguf", "F32")
     gpt2_file("gpt2-tiny-f16", "gpt2-tiny-f16.gguf", "F16", keep_output=True)
+    for f in ("llama-gqa2", "qwen2-f16", "qwen3-sharded"):
+        llama_file(f, f + ".gguf")
+    llama_file("llama-gqa2", "llama-gqa2-q8_0.gguf", quant="Q8_0")
     gpt2_file("gpt2-tiny", "gpt2-tiny-q8.gguf", "F32", quant={"blk.0.ffn_down.weight": "Q8_0",
                                                               "blk.1.ffn_down.weight": "Q4_0"})
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_gguf_cli.sh -- GGUF files (tests/ref/gguf/, tests/gen_gguf_fixtures.py) on the command line:
-# info names the architecture, the file's version, size and bits per weight and each tensor's type;
+# info names the architecture (GPT-2, Llama), the file's version, size and bits per weight and each tensor's type;
 # dump and stages take --model FILE.gguf and tokenize with the file's own tokenizer (tokens.txt
 # equals the hub folder's labels); every lying file of tests/ref/gguf/bad/ (cases.txt: the file and
 # a piece of its message) and a GGUF of an architecture Stepformer does not open are refused by
@@ -64,6 +64,13 @@ ok "info q8" "$SF" info --model "$G/gpt2-tiny-q8.gguf"
 has "info q8" "$T/out" "types      Q4_0 ×1 (4.5 bits), Q8_0 ×1 (8.5 bits), F32 ×26"
 has "info q8" "$T/out" "tensor     blk.{i}.ffn_down.weight Q4_0 [16, 64]"
 
+ok "info llama" "$SF" info --model "$G/llama-gqa2.gguf"
+has "info llama" "$T/out" "kind       Llama (a GGUF file, llama.cpp's names)"
+has "info llama" "$T/out" "tokenizer  byte-level BPE (tokenizer.ggml.*: 293 ids, 36 merges, 1 added tokens)"
+has "info llama" "$T/out" "tensor     blk.{i}.attn_k.weight F32 [16, 32] ×2"
+ok "info llama q8" "$SF" info --model "$G/llama-gqa2-q8_0.gguf"
+has "info llama q8" "$T/out" "types      Q8_0 ×16 (8.5 bits), F32 ×5"
+
 for s in 0 1; do
   text=$(sed -n "$((s + 2))p" "$REF/hub/cases.txt" | cut -f2)
   ok "dump s$s" "$SF" dump --model "$G/gpt2-tiny-f32.gguf" --text "$text" --out "$T/d$s"
@@ -74,7 +81,7 @@ done
 ok "stages" "$SF" stages --model "$G/gpt2-tiny-f16.gguf" --text "The cat walks by the bank"
 has "stages" "$T/out" "model: gpt2-tiny-f16.gguf; D=16 H=2 d_k=8 F=64 layers=2 gelu_tanh pre-norm causal"
 
-refused "architecture" "$G/types.gguf" "architecture \"test\" is not one Stepformer opens from a GGUF file (gpt2)"
+refused "architecture" "$G/types.gguf" "architecture \"test\" is not one Stepformer opens from a GGUF file (gpt2, llama, qwen2, qwen3)"
 n=0
 while IFS=$'\t' read -r file key; do
   case $file in '#'* | '') continue ;; esac

@@ -8,6 +8,7 @@
 // (tests/gen_gguf_llamacpp_ref.mjs, once): the same token ids, the next-token probabilities within
 // 5e-4 (llama.cpp's GELU goes through a half-precision table). Refusals: an architecture Stepformer does not
 // open, a model larger than the memory (gguf_memory_available), a tokenizer of another size.
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,17 +82,16 @@ static void golden(const char *gguf, const char *hub) {
   model_free(m);
 }
 
-// The quantized file: logits near the F32 file's (the two matrices' quantization error), not equal.
-static void quantized(void) {
+// A quantized file: logits near the F32 file's (the two matrices' quantization error), not equal.
+static void quantized(const char *full, const char *quant, const char *types) {
   char p32[4200], pq[4200];
-  snprintf(p32, sizeof p32, "%s/ref/gguf/gpt2-tiny-f32.gguf", check_test_dir());
-  snprintf(pq, sizeof pq, "%s/ref/gguf/gpt2-tiny-q8.gguf", check_test_dir());
+  snprintf(p32, sizeof p32, "%s/ref/gguf/%s.gguf", check_test_dir(), full);
+  snprintf(pq, sizeof pq, "%s/ref/gguf/%s.gguf", check_test_dir(), quant);
   Err err = {0};
   Model *a = model_load(p32, &err), *b = a ? model_load(pq, &err) : NULL;
   CHECK(a && b, "%s", err.msg);
   if (a && b) {
-    CHECK(strstr(model_meta(b, "gguf_types"), "Q8_0 ×1 (8.5 bits)") != NULL, "types: %s",
-          model_meta(b, "gguf_types"));
+    CHECK(strstr(model_meta(b, "gguf_types"), types) != NULL, "types: %s", model_meta(b, "gguf_types"));
     Tokens ta, tb;
     Trace *x = run(a, SENTENCES[0], &ta), *y = run(b, SENTENCES[0], &tb);
     const TraceTensor *lx = x ? trace_find(x, "logits") : NULL, *ly = y ? trace_find(y, "logits") : NULL;
@@ -102,10 +102,9 @@ static void quantized(void) {
         worst = fmax(worst, fabs(trace_at(lx, 0, i, j) - trace_at(ly, 0, i, j)));
         top = fmax(top, fabs(trace_at(lx, 0, i, j)));
       }
-    CHECK(worst > 0 && worst < 0.05 * top, "Q8_0/Q4_0 logits within 5%% of F32's largest (%g), not equal: %g",
-          top, worst);
-    printf("gpt2-tiny-q8.gguf          logits max |diff| from F32's %.3g (largest |logit| %.3g)\n", worst,
-           top);
+    CHECK(worst > 0 && worst < 0.05 * top, "%s: logits within 5%% of F32's largest (%g), not equal: %g",
+          quant, top, worst);
+    printf("%-26s logits max |diff| from F32's %.3g (largest |logit| %.3g)\n", quant, worst, top);
     trace_free(x), trace_free(y);
     if (x) tokens_free(&ta);
     if (y) tokens_free(&tb);
@@ -154,6 +153,88 @@ static void llama_cpp(void) {
   model_free(m);
 }
 
+// Today's decoders (tests/ref/llama's folders written as llama.cpp's converter writes them, Llama's
+// Q/K rows permuted): the file's tokenizer gives the reference ids (cases.txt), and every reference
+// stage of the folder (tests/gen_llama_ref.py, torch) equals the GGUF model's; llama.cpp's ids and
+// next-token probabilities on the same file (made once) are ours within 1e-4.
+static void modern(const char *name) {
+  static const char *text[2] = {"The cat walks by the bank",
+                                "a bank, the river's bank! The cat sat by the river."};
+  char path[4200], cases[4200];
+  snprintf(path, sizeof path, "%s/ref/gguf/%s.gguf", check_test_dir(), name);
+  snprintf(cases, sizeof cases, "%s/ref/llama/cases.txt", check_test_dir());
+  Err err = {0};
+  Model *m = model_load(path, &err);
+  CHECK(m != NULL, "%s: %s", name, err.msg);
+  size_t len;
+  char *lines = file_read_all(cases, &len, 1 << 16, &err);
+  CHECK(lines != NULL, "%s", err.msg);
+  int s = 0;
+  for (char *line = lines ? strtok(lines, "\n") : NULL; m && line; line = strtok(NULL, "\n")) {
+    size_t k = strlen(name);
+    if (strncmp(line, name, k) || line[k] != '\t') continue;
+    Tokens tok;
+    Trace *t = run(m, text[s], &tok);
+    char *p = line + k + 1;
+    int i = 0;
+    for (; t && i < tok.n; i++) {
+      char *end;
+      if (strtol(p, &end, 10) != tok.ids[i] || end == p) break;
+      p = end;
+    }
+    CHECK(t && i == tok.n && strtol(p, NULL, 10) == 0, "%s s%d: the ids differ from the reference at %d",
+          name, s, i);
+    char dir[4400], cname[96];
+    snprintf(dir, sizeof dir, "%s/ref/llama/%s/s%d", check_test_dir(), name, s);
+    snprintf(cname, sizeof cname, "%s.gguf/s%d", name, s);
+    DIR *d = opendir(dir);
+    int n = 0;
+    double worst = 0;
+    for (struct dirent *e; t && d && (e = readdir(d));) {
+      size_t el = strlen(e->d_name);
+      if (el < 5 || strcmp(e->d_name + el - 4, ".npy")) continue;
+      char stage[64];
+      snprintf(stage, sizeof stage, "%.*s", (int)(el - 4), e->d_name);
+      worst = fmax(worst, golden_compare(cname, dir, stage, t));
+      n++;
+    }
+    if (d) closedir(d);
+    CHECK(n >= 20, "%s: %d stages compared", cname, n);
+    printf("%-26s %d stages, max |diff| %.3g\n", cname, n, worst);
+    // llama.cpp on the same file (tests/gen_gguf_llamacpp_ref.mjs): the same ids and probabilities
+    char lpath[4400];
+    snprintf(lpath, sizeof lpath, "%s/ref/gguf/llama-cpp/%s/s%d/ids.txt", check_test_dir(), name, s);
+    char *lids = file_read_all(lpath, &len, 1 << 16, &err), *q = lids;
+    int li = 0;
+    for (; t && lids && li < tok.n; li++) {
+      char *end;
+      if (strtol(q, &end, 10) != tok.ids[li] || end == q) break;
+      q = end;
+    }
+    CHECK(lids && li == tok.n && strtol(q, NULL, 10) == 0, "%s: llama.cpp's ids differ at %d", cname, li);
+    free(lids);
+    snprintf(lpath, sizeof lpath, "%s/ref/gguf/llama-cpp/%s/s%d/pred.npy", check_test_dir(), name, s);
+    int nd, shape[4];
+    float *ref = npy_read(lpath, &nd, shape, &err);
+    const TraceTensor *pred = t ? trace_find(t, "pred") : NULL;
+    bool same_shape = ref && pred && nd == 2 && shape[0] == pred->rows && shape[1] == pred->cols;
+    CHECK(same_shape, "%s: llama.cpp's pred: %s", cname, err.msg);
+    double lw = 0;
+    for (int r = 0; same_shape && r < pred->rows; r++)
+      for (int c = 0; c < pred->cols; c++)
+        lw = fmax(lw, fabs(trace_at(pred, 0, r, c) - ref[r * shape[1] + c]));
+    CHECK(same_shape && lw < 1e-4, "%s: probabilities %g from llama.cpp's", cname, lw);
+    printf("%-26s llama.cpp: ids equal, probabilities max |diff| %.3g\n", cname, lw);
+    free(ref);
+    trace_free(t);
+    if (t) tokens_free(&tok);
+    s++;
+  }
+  CHECK(!m || s == 2, "%s: %d sentences", name, s);
+  free(lines);
+  model_free(m);
+}
+
 static void refusals(void) {
   char path[4200];
   Err err = {0};
@@ -181,8 +262,12 @@ static void refusals(void) {
 int main(void) {
   golden("gpt2-tiny-f32.gguf", "gpt2-tiny");
   golden("gpt2-tiny-f16.gguf", "gpt2-tiny-f16");
-  quantized();
+  quantized("gpt2-tiny-f32", "gpt2-tiny-q8", "Q8_0 ×1 (8.5 bits)");
+  quantized("llama-gqa2", "llama-gqa2-q8_0", "Q8_0 ×16 (8.5 bits), F32 ×5");
   llama_cpp();
+  modern("llama-gqa2");
+  modern("qwen2-f16");
+  modern("qwen3-sharded");
   refusals();
   return check_exit("test_gguf_model");
 }

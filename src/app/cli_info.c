@@ -64,9 +64,10 @@ static void hub_lines(const Model *m) {
            model_meta(m, "gguf_architecture") ? "tokenizer.ggml.tokens + merges" : "vocab.json + merges.txt",
            tk->bpe.n_vocab, tk->bpe.n_merges);
   else if (tk && tk->kind == TOK_TOKJSON)
-    printf("tokenizer  %s BPE (tokenizer.json: %d ids, %d merges, %d added tokens)\n",
-           tk->tj.byte_level ? "byte-level" : "SentencePiece-style", tk->tj.n_vocab, tk->tj.n_merges,
-           tk->tj.n_added);
+    printf("tokenizer  %s BPE (%s: %d ids, %d merges, %d added tokens)\n",
+           tk->tj.byte_level ? "byte-level" : "SentencePiece-style",
+           model_meta(m, "gguf_architecture") ? "tokenizer.ggml.*" : "tokenizer.json", tk->tj.n_vocab,
+           tk->tj.n_merges, tk->tj.n_added);
   else if (tk && tk->kind == TOK_WORDPIECE)
     printf("tokenizer  WordPiece (vocab.txt: %d tokens, %s)\n", tk->wp.n,
            tk->wp.lower ? "lowercased" : "cased");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bpe.h"        // defines: bpe_load
+#include "tokjson.h"    // defines: tokjson_load
 #include "gguf_quant.h" // defines: gguf_dequantize, gguf_type_name, gguf_type_readable
 #include "model.h"      // defines: Model, model_from_st, model_free
 
@@ -25,6 +26,8 @@ typedef struct {
   char dst[80];                // the canonical name
   int64_t s0, s1;              // the PyTorch shape the keys imply ([s0] when s1 < 0)
   bool optional;
+  bool append;         // rows stacked under the entry before it (Q, K, V -> in_proj)
+  int unperm;          // > 0: undo llama.cpp's permutation of Q/K rows for this many heads
   const GgufTensor *t; // found (NULL: an optional one absent)
 } Map;
 
@@ -33,9 +36,11 @@ typedef struct {
   Map *map;
   int n;
   int D, H, L, F, P;
-  double eps;
-  int head;  // the index in map of an optional head tensor (-1: none)
-  bool tied; // the head is absent, or holds the same bytes as the embedding (map[0]): not converted
+  int Hk, dk; // today's decoders: K/V heads and the head width
+  double eps, theta;
+  bool modern; // llama, qwen2, qwen3: RMSNorm, RoPE, gated FFN, GQA
+  int head;    // the index in map of an optional head tensor (-1: none)
+  bool tied;   // the head is absent, or holds the same bytes as the embedding (map[0]): not converted
 } Arch;
 
 // ---- keys
@@ -69,6 +74,10 @@ static bool key_float(const GgufFile *g, const char *key, double def, double *ou
 
 // ---- the table
 
+static int by_index_name(const void *a, const void *b) {
+  return strcmp(((const GgufIndex *)a)->name, ((const GgufIndex *)b)->name);
+}
+
 static void add(Arch *a, bool optional, int64_t s0, int64_t s1, const char *dst, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 static void add(Arch *a, bool optional, int64_t s0, int64_t s1, const char *dst, const char *fmt, ...) {
@@ -78,7 +87,7 @@ static void add(Arch *a, bool optional, int64_t s0, int64_t s1, const char *dst,
   vsnprintf(m->src, sizeof m->src, fmt, ap);
   va_end(ap);
   snprintf(m->dst, sizeof m->dst, "%s", dst);
-  m->s0 = s0, m->s1 = s1, m->optional = optional, m->t = NULL;
+  m->s0 = s0, m->s1 = s1, m->optional = optional, m->t = NULL, m->append = false, m->unperm = 0;
 }
 
 // A LayerNorm (weight and bias [D]) or a linear layer (weight [out, in], bias [out]).
@@ -141,6 +150,90 @@ static bool gpt2_table(const GgufFile *g, Arch *a, Err *err) {
   return true;
 }
 
+// Llama, Qwen 2, Qwen 3 (llama.cpp's LLM_ARCH_LLAMA, QWEN2, QWEN3): the keys under the
+// architecture's name, Q/K/V stacked into in_proj, Llama's Q and K rows un-permuted (its converter
+// interleaves each head's halves for the pairwise RoPE; Hugging Face rotates halves: rope_style
+// half then gives Hugging Face's Q and K, stage for stage).
+static bool llama_table(const GgufFile *g, Arch *a, const char *arch, Err *err) {
+  char k[96];
+#define KEY(s) (snprintf(k, sizeof k, "%s.%s", arch, s), k)
+  if (!key_int(g, KEY("embedding_length"), -1, 2, GGUF_MAX_SIZE, &a->D, err) ||
+      !key_int(g, KEY("attention.head_count"), -1, 1, GGUF_MAX_SIZE, &a->H, err) ||
+      !key_int(g, KEY("attention.head_count_kv"), a->H, 1, a->H, &a->Hk, err) ||
+      !key_int(g, KEY("block_count"), -1, 1, GGUF_MAX_LAYERS, &a->L, err) ||
+      !key_int(g, KEY("feed_forward_length"), -1, 1, 4L * GGUF_MAX_SIZE, &a->F, err) ||
+      !key_int(g, KEY("attention.key_length"), a->D / a->H, 2, GGUF_MAX_SIZE, &a->dk, err) ||
+      !key_float(g, KEY("attention.layer_norm_rms_epsilon"), 1e-5, &a->eps, err))
+    return false;
+  a->theta = 10000;
+  if (gguf_find(g, KEY("rope.freq_base")) && (!gguf_get_float(g, k, &a->theta) || !(a->theta > 1)))
+    return err_set(err, "%s: the key %s must be a number above 1", g->what, k);
+  int vl, rd;
+  if (!key_int(g, KEY("attention.value_length"), a->dk, 1, GGUF_MAX_SIZE, &vl, err) ||
+      !key_int(g, KEY("rope.dimension_count"), a->dk, 1, GGUF_MAX_SIZE, &rd, err))
+    return false;
+  if (vl != a->dk || rd != a->dk)
+    return err_set(err,
+                   "%s: value heads of %d or a RoPE over %d of a head's %d dimensions: Stepformer rotates "
+                   "whole heads of one width",
+                   g->what, vl, rd, a->dk);
+  const char *st;
+  size_t n;
+  if (gguf_get_str(g, KEY("rope.scaling.type"), &st, &n) && !(n == 4 && !memcmp(st, "none", 4)))
+    return err_set(err,
+                   "%s: RoPE scaling \"%.*s\" is not read yet (Stepformer reads unscaled RoPE from GGUF)",
+                   g->what, (int)(n < 20 ? n : 20), st);
+  if (gguf_find_tensor(g, "rope_freqs.weight"))
+    return err_set(err,
+                   "%s: tensor rope_freqs.weight (Llama 3.1's scaled RoPE) is not read yet: open the Hugging "
+                   "Face folder instead",
+                   g->what);
+#undef KEY
+  if (a->H % a->Hk)
+    return err_set(err, "%s: %d K/V heads do not divide %d query heads", g->what, a->Hk, a->H);
+  if (a->dk % 2) return err_set(err, "%s: heads of %d dimensions: RoPE rotates pairs", g->what, a->dk);
+  const GgufTensor *e = gguf_find_tensor(g, "token_embd.weight");
+  if (!e || e->ndim != 2)
+    return err_set(err, "%s: tensor token_embd.weight [V, %d] is %s: this is not a complete file", g->what,
+                   a->D, e ? "not 2-D" : "missing");
+  bool llama = !strcmp(arch, "llama"), qwen3 = !strcmp(arch, "qwen3");
+  a->name = llama ? "Llama" : qwen3 ? "Qwen 3" : "Qwen 2";
+  a->modern = true;
+  int64_t V = e->shape[0], D = a->D, F = a->F, QD = (int64_t)a->H * a->dk, KD = (int64_t)a->Hk * a->dk;
+  a->map = calloc((size_t)(4 + 14 * a->L), sizeof *a->map);
+  if (!a->map) return err_set(err, "out of memory");
+  add(a, false, V, D, "embed.weight", "token_embd.weight");
+  a->head = a->n;
+  add(a, true, V, D, "head.weight", "output.weight");
+  add(a, false, D, -1, "norm.weight", "output_norm.weight");
+  for (int i = 0; i < a->L; i++) {
+    char d[80];
+#define DST(s) (snprintf(d, sizeof d, "layers.%d.%s", i, s), d)
+    add(a, false, D, -1, DST("norm1.weight"), "blk.%d.attn_norm.weight", i);
+    add(a, false, QD, D, DST("self_attn.in_proj_weight"), "blk.%d.attn_q.weight", i);
+    a->map[a->n - 1].unperm = llama ? a->H : 0;
+    add(a, false, KD, D, d, "blk.%d.attn_k.weight", i);
+    a->map[a->n - 1].unperm = llama ? a->Hk : 0, a->map[a->n - 1].append = true;
+    add(a, false, KD, D, d, "blk.%d.attn_v.weight", i);
+    a->map[a->n - 1].append = true;
+    add(a, true, QD, -1, DST("self_attn.in_proj_bias"), "blk.%d.attn_q.bias", i);
+    a->map[a->n - 1].unperm = llama ? a->H : 0;
+    add(a, true, KD, -1, d, "blk.%d.attn_k.bias", i);
+    a->map[a->n - 1].unperm = llama ? a->Hk : 0, a->map[a->n - 1].append = true;
+    add(a, true, KD, -1, d, "blk.%d.attn_v.bias", i);
+    a->map[a->n - 1].append = true;
+    add(a, false, D, QD, DST("self_attn.out_proj.weight"), "blk.%d.attn_output.weight", i);
+    add(a, !qwen3, a->dk, -1, DST("self_attn.q_norm.weight"), "blk.%d.attn_q_norm.weight", i);
+    add(a, !qwen3, a->dk, -1, DST("self_attn.k_norm.weight"), "blk.%d.attn_k_norm.weight", i);
+    add(a, false, D, -1, DST("norm2.weight"), "blk.%d.ffn_norm.weight", i);
+    add(a, false, F, D, DST("gate.weight"), "blk.%d.ffn_gate.weight", i);
+    add(a, false, F, D, DST("linear1.weight"), "blk.%d.ffn_up.weight", i);
+    add(a, false, D, F, DST("linear2.weight"), "blk.%d.ffn_down.weight", i);
+#undef DST
+  }
+  return true;
+}
+
 static void shape_str(char *buf, size_t cap, int64_t s0, int64_t s1) {
   if (s1 < 0)
     snprintf(buf, cap, "[%lld]", (long long)s0);
@@ -158,11 +251,18 @@ static bool make_table(const GgufFile *g, Arch *a, Err *err) {
     return err_set(err,
                    "%s: the key general.architecture is missing: the file does not say what model it holds",
                    g->what);
-  if (n == 4 && !memcmp(arch, "gpt2", 4)) {
+  char name[16];
+  snprintf(name, sizeof name, "%.*s", (int)(n < 15 ? n : 15), arch);
+  if (n < 15 && !strcmp(name, "gpt2")) {
     if (!gpt2_table(g, a, err)) return false;
+  } else if (n < 15 && (!strcmp(name, "llama") || !strcmp(name, "qwen2") || !strcmp(name, "qwen3"))) {
+    if (!llama_table(g, a, name, err)) return false;
   } else {
-    return err_set(err, "%s: architecture \"%.*s\" is not one Stepformer opens from a GGUF file (gpt2)",
-                   g->what, (int)(n < 40 ? n : 40), arch);
+    return err_set(
+        err,
+        "%s: architecture \"%.*s\" is not one Stepformer opens from a GGUF file (gpt2, llama, qwen2, "
+        "qwen3)",
+        g->what, (int)(n < 40 ? n : 40), arch);
   }
   for (int i = 0; i < a->n; i++) {
     Map *m = &a->map[i];
@@ -190,6 +290,16 @@ static bool make_table(const GgufFile *g, Arch *a, Err *err) {
           g->what, m->src, gguf_type_name(t->type));
     m->t = t;
   }
+  for (int i = 1; i < a->n; i++) // a stacked group (Q, K, V biases) is there whole or not at all
+    if (a->map[i].append && !a->map[i].t != !a->map[i - 1].t)
+      return err_set(err, "%s: tensor %s is %s but %s is not: the file is damaged", g->what,
+                     a->map[i].t ? a->map[i].src : a->map[i - 1].src, "there",
+                     a->map[i].t ? a->map[i - 1].src : a->map[i].src);
+  char beyond[64];
+  snprintf(beyond, sizeof beyond, "blk.%d.attn_norm.weight", a->L);
+  if (gguf_find_tensor(g, beyond))
+    return err_set(err, "%s: tensor %s is a layer beyond block_count=%d: the keys and the weights disagree",
+                   g->what, beyond, a->L);
   const GgufTensor *e = a->map[0].t, *h = a->head >= 0 ? a->map[a->head].t : NULL;
   a->tied = !h || (h->type == e->type && h->nbytes == e->nbytes && !memcmp(h->data, e->data, e->nbytes));
   return true;
@@ -260,18 +370,46 @@ static bool meta_take(StFile *f, const char *key, char *v) {
   return true;
 }
 
-// The tensor t dequantized into a new canonical tensor; the file's pages it came from go back.
-static bool convert(const GgufFile *g, StFile *out, const Map *m, Err *err) {
-  const GgufTensor *t = m->t;
-  float *y = malloc(sizeof(float) * (size_t)(t->count ? t->count : 1));
+// Undoes llama.cpp's permutation of a [heads·hd (, cols)] block of rows: its row h·hd + 2j + p
+// is Hugging Face's row h·hd + p·hd/2 + j (LlamaModel.permute swapped the two axes).
+static bool unpermute(float *y, int64_t rows, int64_t cols, int heads, Err *err) {
+  int64_t hd = rows / heads;
+  float *tmp = malloc(sizeof(float) * (size_t)(rows * cols));
+  if (!tmp) return err_set(err, "out of memory");
+  memcpy(tmp, y, sizeof(float) * (size_t)(rows * cols));
+  for (int64_t h = 0; h < heads; h++)
+    for (int64_t j = 0; j < hd / 2; j++)
+      for (int p = 0; p < 2; p++)
+        memcpy(y + (h * hd + p * (hd / 2) + j) * cols, tmp + (h * hd + 2 * j + p) * cols,
+               sizeof(float) * (size_t)cols);
+  free(tmp);
+  return true;
+}
+
+// Entry i and the entries appended to it, dequantized into one new canonical tensor (rows
+// stacked); the file's pages they came from go back.
+static bool convert(const GgufFile *g, StFile *out, const Arch *a, int i, Err *err) {
+  const Map *m = &a->map[i];
+  int64_t rows = 0, cols = m->s1 < 0 ? 1 : m->s1, count = 0;
+  for (int k = i; k < a->n && (k == i || a->map[k].append); k++)
+    rows += a->map[k].s0, count += a->map[k].t->count;
+  float *y = malloc(sizeof(float) * (size_t)(count ? count : 1));
   StTensor *o = &out->tensors[out->n];
   if (!y || !(o->name = strdup(m->dst))) return free(y), err_set(err, "out of memory");
-  if (!gguf_dequantize(t->type, t->data, y, t->count, err))
-    return free(y), free(o->name), o->name = NULL, false;
-  if (g->mapped) st_release_pages(t->data, t->nbytes);
+  int64_t at = 0;
+  for (int k = i; k < a->n && (k == i || a->map[k].append); k++) {
+    const Map *p = &a->map[k];
+    if (!gguf_dequantize(p->t->type, p->t->data, y + at, p->t->count, err) ||
+        (p->unperm && !unpermute(y + at, p->s0, cols, p->unperm, err))) {
+      free(y), free(o->name), o->name = NULL;
+      return false;
+    }
+    if (g->mapped) st_release_pages(p->t->data, p->t->nbytes);
+    at += p->t->count;
+  }
   o->ndim = m->s1 < 0 ? 1 : 2;
-  o->shape[0] = m->s0, o->shape[1] = m->s1 < 0 ? 0 : m->s1;
-  o->count = t->count;
+  o->shape[0] = rows, o->shape[1] = m->s1 < 0 ? 0 : m->s1;
+  o->count = count;
   o->data = y;
   snprintf(o->dtype, sizeof o->dtype, "F32");
   out->n++;
@@ -442,6 +580,186 @@ done:
   return true;
 }
 
+// Today's decoders' byte-level BPE, written as the tokenizer.json the file's tokenizer.ggml.* keys
+// describe and read by tokjson.h: tokens of type 3 (control) and 4 (user-defined) are its added
+// tokens (control ones special), the others its vocabulary; tokenizer.ggml.pre picks the split
+// (gpt-2/default: GPT-2's pattern; llama-bpe: Llama 3's; qwen2: Qwen's; smollm: digits one by
+// one, then GPT-2's), add_bos_token the BOS before the text.
+static const char *const SPLIT_LLAMA3 =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+static const char *const SPLIT_QWEN2 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+                                       "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+static bool modern_tokenizer(const GgufFile *g, int64_t V, ModelTokenizer **out, Err *err) {
+  const char *model, *pre = "default";
+  size_t n, npre = 7;
+  if (!gguf_get_str(g, "tokenizer.ggml.model", &model, &n))
+    return err_set(err, "%s: the key tokenizer.ggml.model is missing: the file holds no tokenizer", g->what);
+  if (n != 4 || memcmp(model, "gpt2", 4))
+    return err_set(
+        err, "%s: tokenizer.ggml.model \"%.*s\" is not read yet (Stepformer reads gpt2, byte-level BPE)",
+        g->what, (int)(n < 40 ? n : 40), model);
+  gguf_get_str(g, "tokenizer.ggml.pre", &pre, &npre);
+  const char *pretok;
+  char prename[48];
+  snprintf(prename, sizeof prename, "%.*s", (int)(npre < 40 ? npre : 40), pre);
+  if (!strcmp(prename, "default") || !strcmp(prename, "gpt-2") || !strcmp(prename, "gpt2"))
+    pretok = "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"use_regex\":true}";
+  else if (!strcmp(prename, "llama-bpe") || !strcmp(prename, "llama3") || !strcmp(prename, "qwen2"))
+    pretok = NULL; // a Split, written below
+  else if (!strcmp(prename, "smollm"))
+    pretok = "{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"Digits\",\"individual_digits\":true},"
+             "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"use_regex\":true}]}";
+  else
+    return err_set(
+        err,
+        "%s: tokenizer.ggml.pre \"%s\" is not a split Stepformer knows (gpt-2, llama-bpe, qwen2, smollm)",
+        g->what, prename);
+  const GgufKV *tk = gguf_find(g, "tokenizer.ggml.tokens"), *mk = gguf_find(g, "tokenizer.ggml.merges"),
+               *tt = gguf_find(g, "tokenizer.ggml.token_type");
+  if (!tk || tk->type != GGUF_ARRAY || tk->elem_type != GGUF_STRING)
+    return err_set(err, "%s: tokenizer.ggml.tokens is missing or not an array of strings", g->what);
+  if (mk && (mk->type != GGUF_ARRAY || mk->elem_type != GGUF_STRING))
+    return err_set(err, "%s: tokenizer.ggml.merges is not an array of strings", g->what);
+  if ((int64_t)tk->n != V)
+    return err_set(err,
+                   "%s: tokenizer.ggml.tokens has %llu tokens but token_embd has %lld rows: the tokenizer "
+                   "belongs to another model",
+                   g->what, (unsigned long long)tk->n, (long long)V);
+  if (tt && (tt->type != GGUF_ARRAY || tt->n != tk->n))
+    return err_set(err, "%s: tokenizer.ggml.token_type is not an array of one type per token", g->what);
+  uint64_t bos = 0;
+  bool add_bos = false;
+  gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &add_bos);
+  if (add_bos && (!gguf_get_uint(g, "tokenizer.ggml.bos_token_id", &bos) || bos >= (uint64_t)V))
+    return err_set(err, "%s: add_bos_token is set but tokenizer.ggml.bos_token_id is missing or not a token",
+                   g->what);
+  uint64_t nm = mk ? mk->n : 0;
+  const char **s = malloc(sizeof *s * (size_t)(V + nm + 1));
+  size_t *len = malloc(sizeof *len * (size_t)(V + nm + 1));
+  char *json = NULL;
+  ModelTokenizer *t = calloc(1, sizeof *t);
+  bool ok = false;
+  if (!s || !len || !t) {
+    err_set(err, "out of memory");
+    goto done;
+  }
+  gguf_arr_strings(tk, s, len);
+  if (mk) gguf_arr_strings(mk, s + V, len + V);
+  size_t cap = 1024 + 2 * strlen(SPLIT_QWEN2) + 64 * 2;
+  for (int64_t i = 0; i < V; i++) cap += 2 * (6 * len[i] + 160);
+  for (uint64_t i = 0; i < nm; i++) cap += 6 * len[V + i] + 8;
+  if (!(json = malloc(cap))) {
+    err_set(err, "out of memory");
+    goto done;
+  }
+  char *p = json;
+  p += sprintf(p, "{\"added_tokens\":[");
+  bool first = true;
+  for (int64_t i = 0; i < V; i++) {
+    double ty = 1;
+    if (tt) gguf_arr_number(tt, (uint64_t)i, &ty);
+    if (ty != 3 && ty != 4) continue;
+    p += sprintf(p, "%s{\"id\":%lld,\"content\":", first ? "" : ",", (long long)i);
+    json_escape(&p, s[i], len[i]);
+    p += sprintf(
+        p, ",\"special\":%s,\"lstrip\":false,\"rstrip\":false,\"single_word\":false,\"normalized\":false}\n",
+        ty == 3 ? "true" : "false");
+    first = false;
+  }
+  p += sprintf(p, "],\"normalizer\":null,\"pre_tokenizer\":");
+  if (pretok)
+    p += sprintf(p, "%s", pretok);
+  else {
+    const char *re = !strcmp(prename, "qwen2") ? SPLIT_QWEN2 : SPLIT_LLAMA3;
+    p += sprintf(p, "{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"Split\",\"pattern\":{\"Regex\":");
+    json_escape(&p, re, strlen(re));
+    p += sprintf(p,
+                 "},\"behavior\":\"Isolated\",\"invert\":false},{\"type\":\"ByteLevel\",\"add_prefix_space\":"
+                 "false,\"use_regex\":false}]}");
+  }
+  if (add_bos)
+    p += sprintf(
+        p,
+        ",\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"bos\","
+        "\"type_id\":0}},{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}],\"special_tokens\":{\"bos\":{"
+        "\"id\":\"bos\",\"ids\":[%llu],\"tokens\":[\"bos\"]}}}",
+        (unsigned long long)bos);
+  else
+    p += sprintf(p, ",\"post_processor\":null");
+  p += sprintf(p, ",\"decoder\":{\"type\":\"ByteLevel\"},\"model\":{\"type\":\"BPE\",\"vocab\":{\n");
+  first = true;
+  for (int64_t i = 0; i < V; i++) {
+    double ty = 1;
+    if (tt) gguf_arr_number(tt, (uint64_t)i, &ty);
+    if (ty == 3 || ty == 4) continue;
+    if (!first) *p++ = ',';
+    json_escape(&p, s[i], len[i]);
+    p += sprintf(p, ":%lld\n", (long long)i);
+    first = false;
+  }
+  p += sprintf(p, "},\"merges\":[");
+  for (uint64_t i = 0; i < nm; i++) {
+    if (i) *p++ = ',';
+    json_escape(&p, s[V + i], len[V + i]);
+  }
+  p += sprintf(p, "]}}");
+  char name[400];
+  snprintf(name, sizeof name, "%s (tokenizer.ggml.*)", g->what);
+  t->kind = TOK_TOKJSON;
+  ok = tokjson_load(&t->tj, json, (size_t)(p - json), name, err);
+done:
+  free(s), free(len), free(json);
+  if (!ok) return free(t), false;
+  *out = t;
+  return true;
+}
+
+// The tokens of a today's-decoder file by id, newline-joined: metadata "vocab" (a token with a
+// newline, empty or given before is "<|unused N|>", as the hub loader writes it).
+static char *modern_vocab(const GgufFile *g) {
+  const GgufKV *tk = gguf_find(g, "tokenizer.ggml.tokens");
+  uint64_t V = tk->n;
+  const char **s = malloc(sizeof *s * (size_t)(V + 1));
+  size_t *len = malloc(sizeof *len * (size_t)(V + 1)), total = 1;
+  if (!s || !len) return free(s), free(len), NULL;
+  gguf_arr_strings(tk, s, len);
+  for (uint64_t i = 0; i < V; i++) total += len[i] + 32;
+  char *v = malloc(total), *p = v;
+  // distinct: a sorted index of the tokens, each compared with its neighbour
+  GgufIndex *ix = malloc(sizeof *ix * (size_t)(V + 1));
+  char **c = calloc((size_t)(V + 1), sizeof *c);
+  bool fine = v && ix && c;
+  for (uint64_t i = 0; fine && i < V; i++) {
+    c[i] = malloc(len[i] + 1);
+    if (!c[i])
+      fine = false;
+    else
+      memcpy(c[i], s[i], len[i]), c[i][len[i]] = 0, ix[i].name = c[i], ix[i].i = i;
+  }
+  if (fine) {
+    qsort(ix, (size_t)V, sizeof *ix, by_index_name);
+    bool *bad = calloc((size_t)(V + 1), sizeof *bad);
+    fine = bad != NULL;
+    for (uint64_t i = 0; fine && i < V; i++) {
+      uint64_t id = ix[i].i;
+      if (!len[id] || strlen(c[id]) != len[id] || memchr(s[id], '\n', len[id])) bad[id] = true;
+      if (i && !strcmp(ix[i].name, ix[i - 1].name)) bad[ix[i].i > ix[i - 1].i ? ix[i].i : ix[i - 1].i] = true;
+    }
+    for (uint64_t i = 0; fine && i < V; i++) {
+      p += bad[i] ? sprintf(p, "<|unused %llu|>", (unsigned long long)i) : sprintf(p, "%s", c[i]);
+      if (i + 1 < V) *p++ = '\n';
+    }
+    if (fine) *p = 0;
+    free(bad);
+  }
+  for (uint64_t i = 0; c && i < V; i++) free(c[i]);
+  free(c), free(ix), free(s), free(len);
+  if (!fine) return free(v), NULL;
+  return v;
+}
+
 // The tokens joined by newlines: metadata "vocab" (model_from_st's distinct words).
 static char *vocab_lines(const ModelTokenizer *tk) {
   size_t total = 1;
@@ -474,7 +792,7 @@ bool gguf_to_canonical(const GgufFile *g, StFile *out, ModelTokenizer **tk_out, 
             g->what, n1, n2, n3);
     goto done;
   }
-  if (!gpt2_tokenizer(g, a.map[0].t->shape[0], &tk, err)) goto done;
+  if (!(a.modern ? modern_tokenizer : gpt2_tokenizer)(g, a.map[0].t->shape[0], &tk, err)) goto done;
   used = calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof *used);
   out->tensors = calloc((size_t)a.n, sizeof(StTensor));
   out->keys = calloc(GGUF_MAX_META, sizeof(char *));
@@ -489,8 +807,8 @@ bool gguf_to_canonical(const GgufFile *g, StFile *out, ModelTokenizer **tk_out, 
     const Map *m = &a.map[i];
     if (!m->t) continue;
     used[m->t - g->tensors] = true;
-    if (m == head && tied) continue;
-    if (!convert(g, out, m, err)) goto done;
+    if ((m == head && tied) || m->append) continue;
+    if (!convert(g, out, &a, i, err)) goto done;
   }
   double bits;
   char *types = type_summary(g, &bits), *lines = tensor_lines(g, used, true),
@@ -502,16 +820,20 @@ bool gguf_to_canonical(const GgufFile *g, StFile *out, ModelTokenizer **tk_out, 
        meta_take(out, "gguf_types", types) && meta_take(out, "gguf_tensors", lines) &&
        (unused[0] ? meta_take(out, "gguf_unused", unused) : (free(unused), true)) &&
        meta(out, "d_model", "%d", a.D) && meta(out, "n_heads", "%d", a.H) && meta(out, "d_ff", "%d", a.F) &&
-       meta(out, "n_layers", "%d", a.L) && meta(out, "activation", "gelu_tanh") &&
-       meta(out, "norm_first", "1") && meta(out, "causal", "1") &&
-       meta(out, "layer_norm_eps", "%.9g", a.eps) && meta(out, "pos_encoding", "learned") &&
-       meta(out, "tokenizer", "bpe") && (!tied || meta(out, "tie_head", "1"));
+       meta(out, "n_layers", "%d", a.L) && meta(out, "norm_first", "1") && meta(out, "causal", "1") &&
+       meta(out, "layer_norm_eps", "%.9g", a.eps) &&
+       meta(out, "tokenizer", a.modern ? "tokenizer.json" : "bpe") && (!tied || meta(out, "tie_head", "1")) &&
+       (a.modern ? meta(out, "activation", "silu") && meta(out, "n_kv_heads", "%d", a.Hk) &&
+                       meta(out, "head_dim", "%d", a.dk) && meta(out, "norm", "rmsnorm") &&
+                       meta(out, "ffn", "gated") && meta(out, "pos_encoding", "rope") &&
+                       meta(out, "rope_theta", "%.17g", a.theta) && meta(out, "rope_style", "half")
+                 : meta(out, "activation", "gelu_tanh") && meta(out, "pos_encoding", "learned"));
   if (!ok) {
     if (!types || !lines || !unused) free(types), free(lines), free(unused);
     if (!err->msg[0]) err_set(err, "out of memory");
     goto done;
   }
-  char *v = vocab_lines(tk);
+  char *v = a.modern ? modern_vocab(g) : vocab_lines(tk);
   ok = v && meta_take(out, "vocab", v) && st_index(out, g->what, err);
   if (!ok && !err->msg[0]) err_set(err, "out of memory");
 done:

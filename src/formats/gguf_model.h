@@ -12,10 +12,24 @@
 //           blk.{i}.ffn_up|ffn_down -> linear1.*|linear2.*; output.weight (if there and not equal
 //           to token_embd) -> head.weight, else the head is tied. Pre-norm, causal, GELU (tanh
 //           form, as ggml_gelu), learned positions.
-//   Others (llama, qwen2, ...) are refused by name.
+//   llama, qwen2, qwen3  keys {arch}.embedding_length, .attention.head_count, .head_count_kv,
+//         .block_count, .feed_forward_length, .attention.key_length (head_dim, default D/H),
+//         .attention.layer_norm_rms_epsilon, .rope.freq_base; names token_embd, output_norm,
+//         output (absent: tied), blk.{i}.attn_norm|ffn_norm -> norm1|norm2, attn_q, attn_k, attn_v
+//         (and their .bias, Qwen 2) stacked into self_attn.in_proj_*, attn_output -> out_proj,
+//         attn_q_norm|attn_k_norm -> q_norm|k_norm (Qwen 3), ffn_gate|ffn_up|ffn_down ->
+//         gate|linear1|linear2. RMSNorm, SwiGLU, grouped-query attention, RoPE: llama.cpp's
+//         converter permutes Llama's Q and K rows (each head's two halves interleaved, for its
+//         adjacent-pairs RoPE); they are permuted back, so rope_style half gives Hugging Face's Q
+//         and K, stage for stage (Qwen's are written as they are). RoPE scaling (rope_freqs.weight,
+//         rope.scaling.type) is refused for now.
+//   Others are refused by name.
 // Tokenizer: tokenizer.ggml.model "gpt2" -- tokenizer.ggml.tokens (in id order, GPT-2's byte
-// alphabet) and tokenizer.ggml.merges ("a b", by rank) -> the byte-level BPE of bpe.h; its
-// token count must equal token_embd's rows.
+// alphabet) and tokenizer.ggml.merges ("a b", by rank); its token count must equal token_embd's
+// rows. GPT-2: the byte-level BPE of bpe.h. Llama/Qwen: the tokenizer.json these keys describe,
+// read by tokjson.h (token_type 3 and 4 are added tokens; tokenizer.ggml.pre gpt-2, llama-bpe,
+// qwen2 or smollm picks the split; add_bos_token + bos_token_id the BOS). "llama"
+// (SentencePiece with scores) is refused for now.
 // Memory: before any tensor is converted, the floats the model needs are counted (the estimate,
 // gguf_estimate_bytes) and a model larger than the memory available is refused in one line;
 // each tensor is then dequantized into its own buffer and the file's pages it came from given back.
