@@ -69,6 +69,9 @@ mkdir -p "$T/bad"
 cp "$REF/llama-gqa2/model.safetensors" "$REF/llama-gqa2/tokenizer.json" "$T/bad/"
 sed 's/"model_type": "llama"/"model_type": "qwen2"/' "$REF/llama-gqa2/config.json" >"$T/bad/config.json"
 refused "contradicting config" "contradicts itself" "$SF" info --model "$T/bad"
+mkdir -p "$T/notok"
+cp "$REF/llama-gqa2/model.safetensors" "$REF/llama-gqa2/config.json" "$T/notok/"
+refused "no tokenizer.json" "tokenizer.json is missing" "$SF" info --model "$T/notok"
 
 echo "test_llama_cli: $checks checks, $failures failed"
 [ "$failures" = 0 ]

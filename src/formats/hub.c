@@ -903,8 +903,15 @@ bool hub_read(const char *dir, StFile *out, ModelTokenizer **tk_out, Err *err) {
     goto done;
   }
   // the tokenizer before the weights: a missing file is reported before 500 MB are read
-  if (is_llama) { // tokenizer.json (tokjson.h); without one the folder takes ids (llama_vocab's labels)
-    if (file_exists(dir, "tokenizer.json") && !(tk = model_tokenizer_from_json(dir, err))) goto done;
+  if (is_llama) { // tokenizer.json (tokjson.h), before 500 MB of weights are read
+    if (!file_exists(dir, "tokenizer.json")) {
+      err_set(err,
+              "%s/tokenizer.json is missing: download it with huggingface-cli download MODEL tokenizer.json "
+              "--local-dir %s",
+              dir, dir);
+      goto done;
+    }
+    if (!(tk = model_tokenizer_from_json(dir, err))) goto done;
     goto weights;
   }
   tk = calloc(1, sizeof *tk);
