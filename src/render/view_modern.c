@@ -4,12 +4,50 @@
 // the query head's K/V head (its group), the gate and up products and SwiGLU. view_stages.c's
 // compose asks view_stage_modern first; the stages it leaves (mask, softmax, output projection,
 // prediction) are drawn there as for GPT-2.
+#include <math.h>
 #include <stdio.h>
 
 #include "view_internal.h"
 
 // The K/V head query head h reads: h / (H / H_kv).
 static int kv_head(const Trace *t, int h) { return h / (t->cfg.H / model_hkv(&t->cfg)); }
+
+// Grouped-query attention under the equation: the H query heads in a row, each in its colour, a
+// line from each to the K/V head it reads (H_kv of them, each under its group), the head shown
+// framed. Takes the bottom of the view (the colour bars keep the whole height).
+static void gqa_strip(Eq *e, int shown) {
+  const Trace *t = e->t;
+  int H = t->cfg.H, Hk = model_hkv(&t->cfg), group = H / Hk;
+  if (Hk == H) return; // one K/V head per query head: nothing shared
+  const Theme *th = e->o->theme;
+  float fs = view_text_size(e->o), ch = fminf(e->h * 0.24f, fs * 7.5f);
+  e->bars_h = e->h, e->h -= ch;
+  float y0 = e->y + e->h + fs * 0.6f, box = fminf(fs * 1.9f, (e->w * 0.7f) / (float)H * 0.8f);
+  float left = e->x + e->w * 0.22f, span = e->w * 0.62f, step = span / (float)H;
+  float yq = y0, yk = y0 + ch - box - fs * 1.4f;
+  scene_text_aligned(e->s, FONT_SANS, fs, left - fs, yq + box * 0.7f, 1.0f, th->text, "query heads");
+  scene_text_aligned(e->s, FONT_SANS, fs, left - fs, yk + box * 0.7f, 1.0f, th->text, "K/V heads");
+  for (int g = 0; g < Hk; g++) {
+    float cx = left + step * ((float)g * group + group * 0.5f);
+    for (int h = g * group; h < (g + 1) * group; h++) // the group's lines, behind the boxes
+      scene_line(e->s, left + step * (h + 0.5f), yq + box, cx, yk, h == shown ? 2.5f : 1.2f,
+                 h == shown ? th->text : th->muted);
+    scene_rect(e->s, cx - box / 2, yk, box, box, theme_head(th, g));
+    scene_text_aligned(e->s, FONT_SANS_BOLD, fs * 0.9f, cx, yk + box * 0.7f, 0.5f, th->bg,
+                       scene_strf(e->s, "%d", g + 1));
+    if (g == shown / group) scene_frame(e->s, cx - box / 2 - 3, yk - 3, box + 6, box + 6, 2.5f, th->text);
+  }
+  for (int h = 0; h < H; h++) {
+    float cx = left + step * (h + 0.5f);
+    scene_rect(e->s, cx - box / 2, yq, box, box, theme_head(th, h));
+    scene_text_aligned(e->s, FONT_SANS_BOLD, fs * 0.9f, cx, yq + box * 0.7f, 0.5f, th->bg,
+                       scene_strf(e->s, "%d", h + 1));
+    if (h == shown) scene_frame(e->s, cx - box / 2 - 3, yq - 3, box + 6, box + 6, 2.5f, th->text);
+  }
+  scene_text_aligned(
+      e->s, FONT_SANS_ITALIC, fs * 0.85f, e->x + e->w * 0.53f, yk + box + fs * 1.2f, 0.5f, th->muted,
+      scene_strf(e->s, "%d query heads share %d K/V heads: %d each (grouped-query attention)", H, Hk, group));
+}
 
 // [Q_h] × [K_g]ᵀ · 1/√d_k = [S_h]: query head h against its group's keys (after RoPE).
 static void scores(Eq *e, const TraceLayer *y, int h) {
@@ -27,11 +65,7 @@ static void scores(Eq *e, const TraceLayer *y, int h) {
   eq_tex(e, 0, scene_strf(e->s, "\\cdot \\frac{1}{\\sqrt{%d}} =", model_dk(&t->cfg)));
   eq_put(e, 0, ks);
   eq_result(e, ks);
-  if (model_hkv(&t->cfg) != t->cfg.H) // which query heads share this K/V head
-    eq_tex(e, 1,
-           scene_strf(e->s, "\\text{K/V head %d serves query heads %d to %d (%d query heads, %d K/V heads)}",
-                      g + 1, g * (t->cfg.H / model_hkv(&t->cfg)) + 1,
-                      (g + 1) * (t->cfg.H / model_hkv(&t->cfg)), t->cfg.H, model_hkv(&t->cfg)));
+  gqa_strip(e, h);
 }
 
 // [A_h] × [V_g] = [head_h].
@@ -43,6 +77,7 @@ static void weighted(Eq *e, const TraceLayer *y, int h) {
   int kr = eq_tensor(e, y->AV, h, false, eq_head_symbol(e, "\\mathrm{head}", h), LINK_NONE);
   eq_head_color(e, ka, h), eq_head_color(e, kv, g), eq_head_color(e, kr, h);
   eq_product(e, ka, kv, kr);
+  gqa_strip(e, h);
 }
 
 // [head_1 … head_H] = Concat [L, H·d_k].
