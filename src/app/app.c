@@ -128,6 +128,7 @@ static void enter_step(App *a, int step) {
   if (step < 0) step = 0;
   if (step >= n) step = n - 1;
   a->step = step;
+  a->text_page = 0;    // a long narration opens on its first page
   a->revealed = false; // a reveal= step opens hidden
   app_marks_step(a);   // strokes and spotlight belong to the step they were drawn on
   a->layer_delta = 0;
@@ -645,6 +646,8 @@ static void key(App *a, const AppEvent *e) {
   case KEY_DOWN:
     if (app_reveal_pending(a))
       reveal(a);
+    else if (a->text_page + 1 < a->lay.text_pages) // a long narration: its next page first
+      a->text_page++, app_touch(a);
     else if (a->step + 1 >= app_n_steps(a))
       app_set_status(a, "this is the last step");
     else
@@ -654,7 +657,9 @@ static void key(App *a, const AppEvent *e) {
   case KEY_BACKSPACE:
   case KEY_PAGEUP:
   case KEY_UP:
-    if (a->step == 0)
+    if (a->text_page > 0) // back a page of a long narration
+      a->text_page--, app_touch(a);
+    else if (a->step == 0)
       app_set_status(a, "this is the first step");
     else
       enter_step(a, a->step - 1);

@@ -38,6 +38,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
                   .lesson = a->s->has_lesson ? a->s->lesson.title : NULL,
                   .lesson_step = ls ? a->step : 0,
                   .lesson_steps = ls ? a->s->lesson.n_steps : 0,
+                  .text_page = a->text_page,
                   .width = w,
                   .height = h};
   if (!ls) { // free mode: say where we are in the whole pass

@@ -36,6 +36,7 @@ struct App {
   Session *s;
   const char *save_dir;
   int step;                    // lesson step (with a lesson) or trace step
+  int text_page;               // the page of a long narration shown (→ turns it before the step)
   int layer_delta;             // [ ] on a lesson step: layers away from the step's own
   int head;                    // 0-based, -1 all heads
   int part;                    // Q, K, V stage: 0 all, 1 Q, 2 K, 3 V

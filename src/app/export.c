@@ -257,26 +257,32 @@ static void *worker(void *arg) {
       if (s->gen->steps[g].trace == jt) gk = g;
     if (gk >= 0) p.footer_reserve = genstrip_height(p.height, vo.text_scale);
     ViewLayout lay;
-    page_render(&scene, &p, &lay);
-    if (gk >= 0) // what a later step asks for is not on this picture (nor on a hidden one's)
-      genstrip_draw(&scene, s->gen, gk, vo.theme, p.width, p.height, vo.text_scale, false,
-                    genstrip_hides(s->has_lesson ? &s->lesson : NULL, j->lesson_step, gk, j->hide != 0));
-    if (j->step >= 0)
-      page_stage_label(jt, j->step, j->head, label, sizeof label);
-    else
-      tex_plain_title(ls ? ls->title : "", label, sizeof label); // metadata: no TeX
-    char name[160], path[4096];
-    if (x->formats & EXPORT_PNG) {
-      scene_raster(&scene, cv, 0);
-      const char *kv[] = {"Title",    label,  "Description", footer,     "Model",
-                          model_line, "Seed", seed,          "Software", software};
-      snprintf(name, sizeof name, "%s.png", j->base);
-      if (!reserve(x, name, path, sizeof path, &e) || !pngio_write(cv, path, kv, 5, &e)) fail(x, &e);
-    }
-    if (x->formats & EXPORT_SVG) {
-      snprintf(name, sizeof name, "%s.svg", j->base);
-      if (!reserve(x, name, path, sizeof path, &e) || !svg_write(&scene, path, label, footer, &e))
-        fail(x, &e);
+    // a narration longer than its column: one picture per page of it, "-text2" and on after the first
+    for (int page = 0, pages = 1; page < pages && !x->failed; page++) {
+      p.text_page = page;
+      page_render(&scene, &p, &lay);
+      pages = lay.text_pages;
+      if (gk >= 0) // what a later step asks for is not on this picture (nor on a hidden one's)
+        genstrip_draw(&scene, s->gen, gk, vo.theme, p.width, p.height, vo.text_scale, false,
+                      genstrip_hides(s->has_lesson ? &s->lesson : NULL, j->lesson_step, gk, j->hide != 0));
+      if (j->step >= 0)
+        page_stage_label(jt, j->step, j->head, label, sizeof label);
+      else
+        tex_plain_title(ls ? ls->title : "", label, sizeof label); // metadata: no TeX
+      char name[160], path[4096], suffix[16] = "";
+      if (page > 0) snprintf(suffix, sizeof suffix, "-text%d", page + 1);
+      if (x->formats & EXPORT_PNG) {
+        scene_raster(&scene, cv, 0);
+        const char *kv[] = {"Title",    label,  "Description", footer,     "Model",
+                            model_line, "Seed", seed,          "Software", software};
+        snprintf(name, sizeof name, "%s%s.png", j->base, suffix);
+        if (!reserve(x, name, path, sizeof path, &e) || !pngio_write(cv, path, kv, 5, &e)) fail(x, &e);
+      }
+      if (x->formats & EXPORT_SVG) {
+        snprintf(name, sizeof name, "%s%s.svg", j->base, suffix);
+        if (!reserve(x, name, path, sizeof path, &e) || !svg_write(&scene, path, label, footer, &e))
+          fail(x, &e);
+      }
     }
   }
   canvas_free(&cv);

@@ -5,6 +5,7 @@
 #include "docview.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -332,4 +333,38 @@ float docview_render(Scene *s, const Doc *d, const Theme *theme, float size, flo
   float sz = size;
   while (sz > size * 0.65f && docview_measure(d, sz, w) > max_h) sz *= 0.92f;
   return layout(s, d, theme, sz, x, y, w, max_h, true);
+}
+
+// The page of each block (pages of max_h, each ending at a block boundary; a block taller than a
+// page has a page of its own) into page_of (may be NULL); returns the number of pages.
+static int paginate(const Doc *d, float size, float w, float max_h, int *page_of) {
+  int page = 0;
+  float used = 0;
+  for (int i = 0; i < d->n; i++) {
+    float need = block_at(&(Ctx){NULL, NULL, size}, d, i, 0, 0, w);
+    if (used > 0 && used + need > max_h) page++, used = 0;
+    used += need;
+    if (page_of) page_of[i] = page;
+  }
+  return page + 1;
+}
+
+int docview_pages(const Doc *d, float size, float w, float max_h) {
+  return d->n > 0 ? paginate(d, size, w, max_h, NULL) : 1;
+}
+
+float docview_render_page(Scene *s, const Doc *d, const Theme *theme, float size, float x, float y, float w,
+                          float max_h, int page) {
+  int stack[256], *page_of = d->n <= 256 ? stack : malloc(sizeof(int) * (size_t)d->n);
+  if (!page_of) return docview_render(s, d, theme, size, x, y, w, max_h);
+  paginate(d, size, w, max_h, page_of);
+  Ctx c = {s, theme, size};
+  float used = 0;
+  for (int i = 0; i < d->n; i++) {
+    if (page_of[i] != page) continue;
+    if (used > 0 && used + block_at(&(Ctx){NULL, theme, size}, d, i, x, 0, w) > max_h) break;
+    used += block_at(&c, d, i, x, y + used, w);
+  }
+  if (page_of != stack) free(page_of);
+  return used;
 }

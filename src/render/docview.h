@@ -22,5 +22,12 @@ float docview_render(Scene *s, const Doc *d, const Theme *theme, float size, flo
                      float max_h);
 // Height the Doc would take at this size and width (nothing drawn).
 float docview_measure(const Doc *d, float size, float w);
+// The Doc in pages of max_h at this size, never smaller (a long narration goes on a second page
+// rather than shrinking, issue 31): a page ends at a block boundary, a block taller than a page
+// has a page of its own. docview_render_page draws page `page` (0-based) and returns the height
+// used; docview_pages says how many there are (1 when the Doc fits).
+int docview_pages(const Doc *d, float size, float w, float max_h);
+float docview_render_page(Scene *s, const Doc *d, const Theme *theme, float size, float x, float y, float w,
+                          float max_h, int page);
 
 #endif

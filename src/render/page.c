@@ -208,22 +208,44 @@ static float broken_box(Scene *s, const PageSpec *p, const Theme *th, float u, f
   return h;
 }
 
+// The narration in the box (x, y, w, h) at `size`, never smaller: when it is longer, page
+// p->text_page of it, and under it "page 1 of 2 · → goes on". Returns the number of pages.
+static int narration(Scene *s, const PageSpec *p, const Theme *th, float size, float x, float y, float w,
+                     float h) {
+  if (docview_measure(p->narration, size, w) <= h) {
+    docview_render(s, p->narration, th, size, x, y, w, h);
+    return 1;
+  }
+  float line = size * 1.6f;
+  int pages = docview_pages(p->narration, size, w, h - line);
+  int page = p->text_page < 0 ? 0 : p->text_page >= pages ? pages - 1 : p->text_page;
+  docview_render_page(s, p->narration, th, size, x, y, w, h - line, page);
+  char note[96];
+  snprintf(note, sizeof note, "page %d of %d%s", page + 1, pages,
+           page + 1 < pages ? " · → goes on" : " · ← goes back");
+  scene_text(s, FONT_SANS_ITALIC, size * 0.75f, x, y + h - size * 0.4f, th->muted, note);
+  return pages;
+}
+
 // A lesson step without a stage: its title large, its narration in a readable column.
-static void title_slide(Scene *s, const PageSpec *p, float u) {
+static int title_slide(Scene *s, const PageSpec *p, float u) {
   const Theme *th = p->view->theme;
-  float W = p->width, H = p->height, col = fminf(W * 0.62f, 1300 * u), x = (W - col) / 2;
+  float W = p->width, H = p->height, col = fminf(W * 0.84f, 1600 * u), x = (W - col) / 2;
   char buf[512];
   header_progress(s, p, 20 * u, W - 24 * u - p->header_reserve, 40 * u, W - 48 * u - p->header_reserve,
                   th->muted);
-  float y = H * 0.2f;
-  rich_title(s, p->title ? p->title : "", 44 * u, x, y, th->text);
-  y += 30 * u;
-  scene_rect(s, x, y, 120 * u, 4 * u, th->accent);
+  // the whole screen, read from the back row: the title 48 px and the text 28 px at 720 lines
+  float y = H * 0.1f + 72 * u;
+  rich_title(s, p->title ? p->title : "", 72 * u, x, y, th->text);
   y += 40 * u;
+  scene_rect(s, x, y, 180 * u, 6 * u, th->accent);
+  y += 70 * u;
   if (p->broken) y += broken_box(s, p, th, u, x, y, col) + 30 * u; // where the picture would be
-  if (p->show_text && p->narration) docview_render(s, p->narration, th, 26 * u, x, y, col, H - y - 80 * u);
+  int pages = 1;
+  if (p->show_text && p->narration) pages = narration(s, p, th, 42 * u, x, y, col, H - y - 70 * u);
   page_footer(p->trace, p->sentence, buf, sizeof buf);
   scene_text(s, FONT_SANS, 17 * u, 24 * u, H - 14 * u, th->muted, buf);
+  return pages;
 }
 
 // The step's claims at the foot of the narration column, bottom at `bottom`, w wide: one line
@@ -342,7 +364,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     out->n_ops = 0;
     out->result = -1;
     out->area[0] = out->area[1] = out->area[2] = out->area[3] = 0;
-    title_slide(s, p, u);
+    out->text_pages = title_slide(s, p, u);
     return;
   }
 
@@ -376,7 +398,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   }
   if (info->group_title && view_qkv_all(t, o->part) && t->cfg.norm_first && tex)
     tex = prenorm_tex(tex); // the picture multiplies LN_1(Z): so does the header
-  if (o->inside) // a view inside the pass (view_inside.c) instead of the step's equation
+  if (o->inside)            // a view inside the pass (view_inside.c) instead of the step's equation
     title = view_inside_title(o->inside), tex = view_inside_tex(o->inside);
   if (p->title) title = p->title;
   float y = hh + 46 * u;
@@ -439,13 +461,13 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     scene_text(s, FONT_SANS_BOLD, 19 * u, 36 * u, top + 23 * u, th->warn, p->note);
     top += 44 * u;
   }
+  int text_pages = 1;
   if (p->show_text && ((p->narration && p->narration->n > 0) || p->n_claims > 0)) {
-    float nw = W * 0.30f;
+    float nw = W * 0.32f;
     scene_rect(s, 0, top - 6 * u, nw, bottom - top + 6 * u, th->panel);
     float ch = claims_draw(s, p, th, u, 24 * u, bottom, nw - 40 * u);
-    if (p->narration)
-      docview_render(s, p->narration, th, 21 * u, 24 * u, top + 4 * u, nw - 40 * u,
-                     bottom - top - 10 * u - ch);
+    if (p->narration) // 20 px at 720 lines: body text the back row reads
+      text_pages = narration(s, p, th, 30 * u, 24 * u, top + 4 * u, nw - 40 * u, bottom - top - 10 * u - ch);
     vx = nw + 8 * u;
   }
   float bottom_all = bottom; // the invariants panel takes the foot of the view's area
@@ -475,4 +497,5 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   if ((p->spotlight && p->spotlight->kind != SPOT_OFF) || (p->marks && p->marks->n > 0))
     marks_draw(s, out, p->marks, p->spotlight, th, u);
   if (p->n_invariants > 0) invariants_panel(s, p, th, u, vx + 16 * u, bottom_all, W - vx - 32 * u, true);
+  out->text_pages = text_pages;
 }

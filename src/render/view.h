@@ -108,6 +108,7 @@ typedef struct {
   int labels_cut;   // word labels shortened with an ellipsis
   float chart[4];   // the prediction's bar chart(s) of the most likely next words (w = 0: none)
   float chart_px;   // the size of the chart's words
+  int text_pages;   // page.c: the pages of the step's narration (1 when it fits; PageSpec.text_page)
 } ViewLayout;
 
 ViewOptions view_options_default(const Theme *theme);

@@ -295,13 +295,17 @@ typedef struct {
   bool comp;     // dimension axes compressed (sqrt)
   bool tok_comp; // token axes compressed too (long sentences)
   float fs;      // the label size that goes with these cells
+  // one operand (the result of a small matrix step) drawn `big` times as large, so that its
+  // cells carry their numbers (grow_result); NULL: every operand on the same units
+  const ViewOperand *big_v;
+  float big_w, big_h; // its width's and its height's factors
 } Units;
 
 static Units units_for(const Eq *e, float k, bool comp, bool tight) {
   float ts = e->o->text_scale * e->fs_scale, smax = e->smax, fmin = FS_MIN * ts,
         line = tight ? 0 : fmin * 1.3f;
   int L = e->t->L > e->t->T ? e->t->L : e->t->T; // the longer sentence of an encoder-decoder
-  Units u = {k, 0, comp, false, fmin};
+  Units u = {k, 0, comp, false, fmin, NULL, 1, 1};
   if (!comp)
     u.t = fminf(smax, fmaxf(2.5f * k, L <= 40 ? line : k));
   else if (L <= 40)
@@ -321,6 +325,7 @@ static float axis_len(const Units *u, TraceAxis a, int n) {
 static void cell_box(const ViewOperand *v, const Units *u, float *w, float *h) {
   *w = axis_len(u, v->op.col_axis, v->op.cols);
   *h = axis_len(u, v->op.row_axis, v->op.rows);
+  if (u->big_v == v) *w *= u->big_w, *h *= u->big_h;
   if (v->op.cols == 1) *w = fmaxf(*w, 6);
   if (v->op.rows == 1) *h = fmaxf(*h, 6);
 }
@@ -572,6 +577,83 @@ static Units grow_tokens(const Eq *e, Units u, float avail_w, float avail_h) {
   return u;
 }
 
+// A small result (up to 12×12, whole cells, token or dimension axes alike) drawn large enough to
+// carry its numbers on a slide (issue 31: "large or small compared with its neighbours?" is read
+// in numbers): its cells grow to what a number at 0.6 of the labels needs, the other operands
+// giving up at most a third of their size (the labels a sixth) for it, within the area; when one
+// row is too wide for that, "= result" goes on a row of its own if the area is tall enough.
+// Whether units t name fewer entries of some operand's token axis than u: a small result's
+// numbers never cost another matrix its word labels.
+static bool labels_lost(const Eq *e, const Units *u, const Units *t) {
+  for (int k = 0; k < e->lay->n_ops; k++) {
+    float w0, h0, w1, h1;
+    cell_box(&e->lay->ops[k], u, &w0, &h0);
+    cell_box(&e->lay->ops[k], t, &w1, &h1);
+    if (labels_partial(e, k, w1, h1, t->fs) && !labels_partial(e, k, w0, h0, u->fs)) return true;
+  }
+  return false;
+}
+
+static Units grow_result_in(const Eq *e, Units u, const ViewOperand *v, float want_w, float want_h,
+                            float avail_w, float avail_h, bool *ok) {
+  *ok = false;
+  for (float f = 1.0f; f >= 0.66f; f -= 0.02f) { // the others smaller, the result to its size
+    Units t = u;
+    t.k *= f, t.t *= f, t.fs *= fmaxf(f, 0.85f), t.big_v = v;
+    t.big_w = fmaxf(1, want_w / f), t.big_h = fmaxf(1, want_h / f);
+    if (fits(e, &t, avail_w, avail_h) && !labels_lost(e, &u, &t)) {
+      *ok = true;
+      float lo = 1, hi = 2; // then the whole picture as large as still fits (two rows are shorter)
+      for (int it = 0; it < 10; it++) {
+        float m = (lo + hi) / 2;
+        Units g = t;
+        g.k *= m, g.t *= m, g.fs *= m;
+        if (fits(e, &g, avail_w, avail_h))
+          lo = m;
+        else
+          hi = m;
+      }
+      t.k *= lo, t.t *= lo, t.fs *= lo;
+      return t;
+    }
+  }
+  return u;
+}
+
+static Units grow_result(Eq *e, Units u, float avail_w, float avail_h) {
+  const ViewLayout *l = e->lay;
+  if (!e->o->numbers || l->result < 0 || l->n_ops < 2 || u.comp || u.tok_comp) return u;
+  const ViewOperand *v = &l->ops[l->result];
+  if (v->op.rows > 12 || v->op.cols > 12 || v->op.index < 0) return u;
+  for (int k = 0; k < l->n_ops; k++) // one result: a grid of heads shares its units
+    if (k != l->result && l->ops[k].result) return u;
+  float w, h;
+  cell_box(v, &u, &w, &h);
+  // draw_cells's numbers at 0.6 of the labels: "-0.0" wide (two digits: ".75", "-9.8"; ".15")
+  float cw = w / v->op.cols, ch = h / v->op.rows, nf = fmaxf(9.5f, u.fs * 0.6f);
+  float want_w = text_width(FONT_MONO, nf, v->scale.lo < 0 ? "-0.0" : ".00") / 0.8f * 1.06f / cw;
+  float want_h = nf / 0.42f * 1.06f / ch;
+  if (want_w <= 1 && want_h <= 1) return u;
+  bool ok;
+  Units g = grow_result_in(e, u, v, want_w, want_h, avail_w, avail_h, &ok);
+  if (ok) return g;
+  // one row too wide, the area tall enough: "= result" on a row of its own under the rest
+  EqRow *r0 = &e->rows[0];
+  if (e->n_rows != 1 || r0->n < 3 || r0->items[r0->n - 1].kind != IT_OP ||
+      r0->items[r0->n - 1].op != l->result || r0->items[r0->n - 2].kind != IT_TEX ||
+      strcmp(r0->items[r0->n - 2].tex, "="))
+    return u;
+  e->rows[1].n = 0, e->n_rows = 2;
+  e->rows[1].items[e->rows[1].n++] = r0->items[r0->n - 2];
+  e->rows[1].items[e->rows[1].n++] = r0->items[r0->n - 1];
+  r0->n -= 2;
+  g = grow_result_in(e, u, v, want_w, want_h, avail_w, avail_h, &ok);
+  if (ok) return g;
+  r0->items[r0->n++] = e->rows[1].items[0], r0->items[r0->n++] = e->rows[1].items[1];
+  e->n_rows = 1;
+  return u;
+}
+
 // ---------------------------------------------------------------- drawing an operand
 
 static void draw_brackets(Eq *e, float x, float y, float w, float h, uint32_t c) {
@@ -695,8 +777,8 @@ static void draw_cells(Eq *e, ViewOperand *v) {
     // signed values: one decimal fewer rather than no numbers, or than numbers too small to read
     // from the back of a room (below 60 % of the labels) when that makes them a fifth larger
     bool compact = false;
-    if (nf < e->fs * 0.6f && signed_vals && !onehot) {
-      float nc = nf0, needc = text_width(FONT_MONO, nc, "-0.0");
+    if (nf < e->fs * 0.6f && !onehot) { // (probabilities too: ".15" beside "1.0")
+      float nc = nf0, needc = text_width(FONT_MONO, nc, signed_vals ? "-0.0" : ".00");
       if (needc > cw * 0.8f) nc *= cw * 0.8f / needc, needc = cw * 0.8f;
       if (nc >= least && nc >= nf * 1.2f) nf = nc, need = needc, compact = true;
     }
@@ -1158,6 +1240,7 @@ void eq_layout_and_draw(Eq *e) {
     if (fits(e, &u, avail_w, avail_h) || e->fs_scale < 0.35f) break;
   }
   u = grow_tokens(e, u, avail_w, avail_h);
+  u = grow_result(e, u, avail_w, avail_h);
   for (int pass = 0; pass < 3; pass++) { // nothing fits even tight: the whole picture smaller
     float w, h;
     extent(e, &u, &w, &h);

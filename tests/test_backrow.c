@@ -1,0 +1,159 @@
+// test_backrow.c -- the back row reads it (issue 31, group 4), measured in the scene of every step
+// of every shipped lesson at 1280×720 (page_render, no pixels):
+//   - the narration's text (DejaVu faces in the narration column) is at least 20 px, and the
+//     title slides' at least 24 px; a narration longer than its column goes on to more pages
+//     (ViewLayout.text_pages), each page showing text the others do not, never shrunk;
+//   - cat-bank's 6×6 steps among 10-13 (the scores and the softmax) carry a number in every cell
+//     of their result, at least 9.5 px;
+//   - the page's title and every matrix stay clear of the narration column.
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cli.h"     // links the app layer (session.c)
+#include "page.h"    // defines: page_render
+#include "session.h" // defines: session_open
+#include "text.h"    // defines: text_init
+
+#define W 1280
+#define H 720
+
+static bool sans(FontFace f) { return f == FONT_SANS || f == FONT_SANS_BOLD || f == FONT_SANS_ITALIC; }
+
+typedef struct {
+  float least_body, least_title; // the smallest narration text, the smallest title-slide text
+  char where_body[256], where_title[256];
+  int paged, numbered; // steps with more than one page; result matrices with their numbers
+} Worst;
+
+static void render(Scene *sc, Session *s, int k, int page, ViewLayout *lay) {
+  const LessonStep *ls = &s->lesson.steps[k];
+  static ViewOptions vo;
+  vo = view_options_default(theme_get(THEME_LIGHT));
+  vo.head = ls->head == LESSON_ALL_HEADS ? -1 : ls->head;
+  vo.part = (int)ls->show;
+  vo.focus_row = ls->row, vo.focus_col = ls->col;
+  int step = session_trace_step(s, k);
+  PageSpec p = {.trace = session_step_trace(s, k),
+                .step = step,
+                .view = &vo,
+                .title = ls->title,
+                .narration = &ls->narration,
+                .show_text = true,
+                .sentence = s->text,
+                .lesson_step = k,
+                .lesson_steps = s->lesson.n_steps,
+                .text_page = page,
+                .width = W,
+                .height = H};
+  if (step >= 0) p.compare = session_compare(s, k, &p.compare_sentence, &p.compare_row, &p.compare_col);
+  page_render(sc, &p, lay);
+}
+
+// The texts of the narration column (or of the whole title slide), joined, into buf; the
+// smallest size among them into *least.
+static void narration_text(const Scene *sc, bool slide, float *least, char *buf, size_t cap) {
+  buf[0] = 0;
+  for (int c = 0; c < sc->n; c++) {
+    const Cmd *m = &sc->cmds[c];
+    if (m->kind != CMD_TEXT || !sans(m->font)) continue;
+    bool in = slide ? m->y > 60 && m->y < H - 30 : m->x < W * 0.32f && m->y > 105 && m->y < H - 40;
+    if (!in || !strncmp(m->text, "page ", 5)) continue; // "page 1 of 2 · → goes on": a note
+    if (m->size < *least) *least = m->size;
+    size_t n = strlen(buf);
+    snprintf(buf + n, cap - n, "%s ", m->text);
+  }
+}
+
+static void measure(const char *path, const char *name, Worst *w) {
+  Session s;
+  memset(&s, 0, sizeof s);
+  SessionOpts o = {.lesson = path};
+  static LessonDiag d;
+  memset(&d, 0, sizeof d);
+  Err err = {0};
+  bool ok = session_open(&s, &o, &d, &err);
+  CHECK(ok, "%s opens: %s", path, err.msg);
+  if (!ok) return;
+  Scene sc;
+  scene_init(&sc, W, H, 0);
+  static char text[2][16384];
+  for (int k = 0; k < s.lesson.n_steps; k++) {
+    ViewLayout lay;
+    render(&sc, &s, k, 0, &lay);
+    bool slide = session_trace_step(&s, k) < 0;
+    float least = 1e9f;
+    narration_text(&sc, slide, &least, text[0], sizeof text[0]);
+    float *wl = slide ? &w->least_title : &w->least_body;
+    if (least < *wl)
+      *wl = least,
+      snprintf(slide ? w->where_title : w->where_body, sizeof w->where_body, "%s step %d", name, k + 1);
+    CHECK(least >= (slide ? 24.0f : 20.0f) - 0.05f, "%s step %d: its narration at least %d px (%.1f)", name,
+          k + 1, slide ? 24 : 20, least);
+    if (lay.text_pages > 1) { // every page shows text of its own, at the same size
+      w->paged++;
+      for (int pg = 1; pg < lay.text_pages; pg++) {
+        ViewLayout l2;
+        render(&sc, &s, k, pg, &l2);
+        float l = 1e9f;
+        narration_text(&sc, slide, &l, text[1], sizeof text[1]);
+        CHECK(l >= (slide ? 24.0f : 20.0f) - 0.05f, "%s step %d page %d: at least 20 px (%.1f)", name, k + 1,
+              pg + 1, l);
+        CHECK(text[1][0] && strcmp(text[0], text[1]), "%s step %d page %d: text of its own", name, k + 1,
+              pg + 1);
+      }
+      render(&sc, &s, k, 0, &lay);
+    }
+    for (int q = 0; q < lay.n_ops; q++) // nothing of the picture under the narration column
+      CHECK(lay.ops[q].x >= W * 0.32f - 1, "%s step %d: operand %s right of the narration (x %.0f)", name,
+            k + 1, lay.ops[q].symbol, lay.ops[q].x);
+    const ViewOperand *v = lay.result >= 0 ? &lay.ops[lay.result] : NULL;
+    if (!strcmp(name, "cat-bank.md") && k + 1 >= 10 && k + 1 <= 13 && v && v->op.rows <= 12 &&
+        v->op.cols <= 12) {
+      int cells = 0;
+      for (int c = 0; c < sc.n; c++) {
+        const Cmd *m = &sc.cmds[c];
+        cells += m->kind == CMD_TEXT && m->font == FONT_MONO && m->x >= v->x && m->x <= v->x + v->w &&
+                 m->y >= v->y && m->y <= v->y + v->h;
+      }
+      CHECK(cells >= v->op.rows * v->op.cols && v->number_px >= 9.5f,
+            "cat-bank step %d: a number in each of %s's %d cells (%d, %.1f px)", k + 1, v->symbol,
+            v->op.rows * v->op.cols, cells, v->number_px);
+      w->numbered += cells >= v->op.rows * v->op.cols;
+    }
+  }
+  scene_free(&sc);
+  session_close(&s);
+}
+
+int main(void) {
+  Err err = {0};
+  if (!text_init(&err)) {
+    fprintf(stderr, "test_backrow: %s\n", err.msg);
+    return 1;
+  }
+  const char *src = getenv("SF_SOURCE_DIR");
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/lessons", src ? src : ".");
+  Worst w = {1e9f, 1e9f, "", "", 0, 0};
+  DIR *dp = opendir(dir);
+  CHECK(dp != NULL, "the lessons folder %s", dir);
+  for (struct dirent *de; dp && (de = readdir(dp));) {
+    size_t n = strlen(de->d_name);
+    if (n < 4 || strcmp(de->d_name + n - 3, ".md") || !strcmp(de->d_name, "README.md")) continue;
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    measure(path, de->d_name, &w);
+  }
+  if (dp) closedir(dp);
+  CHECK(w.paged >= 1, "some long narration goes on to a second page (%d)", w.paged);
+  CHECK(w.numbered == 3, "cat-bank's 6x6 steps 11-13 carry their numbers (%d of 3)", w.numbered);
+  printf(
+      "1280x720: narration at least %.1f px (%s); title slides at least %.1f px (%s); %d steps on more than "
+      "one page\n",
+      w.least_body, w.where_body, w.least_title, w.where_title, w.paged);
+  text_shutdown();
+  return check_exit("test_backrow");
+}
