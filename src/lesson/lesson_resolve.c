@@ -89,6 +89,22 @@ bool lesson_resolve(Lesson *l, const Model *m, const Tokens *tokens, LessonDiag 
                         info->needs == STAGE_IF_EMBED_NORM       ? "an embedding LayerNorm (BERT)"
                         : info->needs == STAGE_IF_HEAD_TRANSFORM ? "a head transform (BERT)"
                                                                  : "a classifier");
+      if ((info->needs == STAGE_IF_RMSNORM && !c->rms_norm) || (info->needs == STAGE_IF_ROPE && !c->rope) ||
+          (info->needs == STAGE_IF_GATED && !c->gated))
+        lesson_diag_add(d, file, s->line, 0, false,
+                        "stage=%s is a stage of today's decoders (%s: a Llama, Qwen or SmolLM folder); this "
+                        "model has none",
+                        name,
+                        info->needs == STAGE_IF_RMSNORM ? "RMSNorm"
+                        : info->needs == STAGE_IF_ROPE  ? "rotary positions"
+                                                        : "a gated feed-forward network");
+      if (model_is_modern(c) && (s->stage == STEP_PRENORM || s->stage == STEP_ADDNORM1 ||
+                                 (c->rope && (s->stage == STEP_POSENC || s->stage == STEP_ADDPOS))))
+        lesson_diag_add(d, file, s->line, 0, false,
+                        "stage=%s is the 2017 Transformer's; this model has stage=%s instead", name,
+                        s->stage == STEP_PRENORM    ? "rmsnorm"
+                        : s->stage == STEP_ADDNORM1 ? "rmsnorm2"
+                                                    : "rope");
       if (info->needs == STAGE_IF_HEAD && !m->has_head)
         lesson_diag_add(d, file, s->line, 0, is_default_model(l),
                         "stage=%s needs a model with a "
