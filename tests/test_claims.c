@@ -108,7 +108,7 @@ static void test_eval(const char *root) {
   eval(t, "softmax1 in [0.5, 1]", 0, "measured: ");
   eval(t, "A1[the#2, bank] = 1 ± 0.01", 1, "measured: 1.000");
   eval(t, "A1[5, 6] = 1 ± 0.01", 1, "measured: 1.000"); // positions, as focus tokens take them
-  eval(t, "ffn_hidden[cat, 1] >= 0", 1, "measured: ");  // a ReLU: never below zero
+  eval(t, "ffn_hidden[cat, d1] >= 0", 1, "measured: "); // a ReLU: never below zero
   eval(t, "A4[bnak, by] > 0.5", -1, "did you mean bank?");
   eval(t, "A4[bank, river] > 0.5", -1, "not in the sentence");
   eval(t, "p[bank, wehre] > 0.5", -1, "did you mean where?");
@@ -116,7 +116,8 @@ static void test_eval(const char *root) {
   eval(t, "A[bank, by] > 0.5", -1, "write A1 ... A4");
   eval(t, "sofmtax4[bank, by] > 0.5", -1, "did you mean softmax?");
   eval(t, "p2[bank, to] > 0.5", -1, "has no heads");
-  eval(t, "embed[cat, 65] > 0", -1, "from 1 to 64");
+  eval(t, "embed[cat, d65] > 0", -1, "d1 … d64");
+  eval(t, "embed[cat, 3] > 0", -1, "written d1 … d64 now (d3 here)"); // the old form: the new one said
   trace_free(t);
   model_free(m);
 }

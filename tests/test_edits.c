@@ -201,9 +201,9 @@ static void test_weight_edits(const Model *m) {
   float e_before = m->embed[(size_t)vocab_find(&m->vocab, "cat") * m->cfg.D + 3];
   float wq_before = trace_at(trace_find(base, "l0.Wq"), 0, 5, 7);
   TraceEdits e = {0};
-  add_spec(&e, base, "E[cat, 3]=5");
-  add_spec(&e, base, "1:Wq[5, 7] = -2.5");
-  add_spec(&e, base, "gamma2[10]=0");
+  add_spec(&e, base, "E[cat, d4]=5"); // dimensions d1 … dD, counted from 1 (issue 31.6)
+  add_spec(&e, base, "1:Wq[d6, d8] = -2.5");
+  add_spec(&e, base, "gamma2[d11]=0");
   Trace *t = edited(base, &e);
   if (t) {
     CHECK(trace_at(trace_find(t, "X"), 0, 1, 3) == 5.0f, "X[cat, 3] = 5 (the edited E row)");
@@ -213,9 +213,9 @@ static void test_weight_edits(const Model *m) {
     CHECK(same_bits(trace_find(base, "P"), trace_find(t, "P")), "P kept its bits");
     CHECK(!same_bits(trace_find(base, "l0.Q"), trace_find(t, "l0.Q")), "Q changed");
     char d[256];
-    CHECK(
-        !strcmp(edits_describe(t, d, sizeof d), "edited: E[cat, 3] = 5.0; Wq[5, 7] = -2.5; gamma2[10] = 0.0"),
-        "described as \"%s\"", d);
+    CHECK(!strcmp(edits_describe(t, d, sizeof d),
+                  "edited: E[cat, d4] = 5.0; Wq[d6, d8] = -2.5; gamma2[d11] = 0.0"),
+          "described as \"%s\"", d);
     trace_free(t);
   }
   CHECK(m->embed[(size_t)vocab_find(&m->vocab, "cat") * m->cfg.D + 3] == e_before,
@@ -247,7 +247,9 @@ static void test_parse_errors(const Model *m) {
       {"2:S1[bank, river]=1", "not a layer"},
       {"1:E[cat, 3]=1", "no layer"},
       {"E[zebra, 3]=1", "vocabulary"},
-      {"Wq[5, 64]=1", "0..63"},
+      {"Wq[d6, d65]=1", "d1 … d64"},
+      {"E[cat, 3]=1", "the old 0-based 3 is d4"}, // the old form, refused with the new one
+      {"Wq[d0, d1]=1", "d1 … d64"},
       {"S1[the#3, river]=1", "the#3 is not a token"},
       {"b1[3, 4]=1", "one index"},
   };
@@ -347,7 +349,7 @@ static void test_for_cell(void) {
     Trace *u = edited(t, &e);
     if (u) {
       char d[200];
-      CHECK(!strcmp(edits_describe(u, d, sizeof d), "edited: E[cat, 1] = 0.25"), "described as \"%s\"", d);
+      CHECK(!strcmp(edits_describe(u, d, sizeof d), "edited: E[cat, d2] = 0.25"), "described as \"%s\"", d);
       trace_free(u);
     }
     edits_free(&e);

@@ -36,8 +36,8 @@ cases=$((cases + 1))
 
 # export: the footer of every picture (the PNG's Description) names the edits
 cases=$((cases + 1))
-if "$SF" export --text "$TEXT" --edit "E[cat, 3]=2.5" --out "$T/ex" --format png --size 640x360 >/dev/null 2>"$T/err"; then
-  n=$(ls "$T/ex"/*.png | wc -l) named=$(grep -l "edited: E\[cat, 3\] = 2.5" "$T/ex"/*.png | wc -l)
+if "$SF" export --text "$TEXT" --edit "E[cat, d4]=2.5" --out "$T/ex" --format png --size 640x360 >/dev/null 2>"$T/err"; then
+  n=$(ls "$T/ex"/*.png | wc -l) named=$(grep -l "edited: E\[cat, d4\] = 2.5" "$T/ex"/*.png | wc -l)
   [ "$n" -gt 10 ] && [ "$n" = "$named" ] || fail "export: $named of $n pictures name the edit in their footer"
 else
   fail "export --edit failed: $(cat "$T/err")"
@@ -71,7 +71,7 @@ title: Edits
 sentence: The cat sleeps by the river bank
 ---
 
-# A score changed {stage=softmax head=2 row=bank edit="S2[bank, river]=6; E[cat, 3]=0"}
+# A score changed {stage=softmax head=2 row=bank edit="S2[bank, river]=6; E[cat, d4]=0"}
 
 Text.
 
@@ -88,6 +88,15 @@ rc=$?
 [ "$rc" = 2 ] || fail "check of typos: exit code $rc"
 grep -q "bad.md:6: edit=\"S2\[bank, rivr\]=6\": column rivr is not a token" "$T/err" || fail "edit= typo: $(cat "$T/err")"
 grep -q "bad.md:10: heads-off=1:9: .*head 9 is not one of 1..4" "$T/err" || fail "heads-off= typo: $(cat "$T/err")"
+# issue 31.6: the old 0-based form of a dimension is refused, and the message gives the new one
+sed -e 's/E\[cat, d4\]/E[cat, 3]/' -e 's/row=bank edit/row=bank expect="AV2[bank, 1] > 0" edit/' "$T/good.md" >"$T/old.md"
+cases=$((cases + 1))
+"$SF" check "$T/old.md" >/dev/null 2>"$T/err"
+rc=$?
+[ "$rc" = 2 ] || fail "check of the old dimension form: exit code $rc"
+grep -q "old.md:6: .*column 3: a dimension is written d1 … d64 now.*the old 0-based 3 is d4" "$T/err" ||
+  fail "edit= in the old form: $(cat "$T/err")"
+grep -q "old.md:6: .*AV2\[bank, 1\].*written d1 … d16 now (d1 here)" "$T/err" || fail "expect= in the old form: $(cat "$T/err")"
 sed -e 's/edit=/edits=/' "$T/good.md" >"$T/bad2.md"
 cases=$((cases + 1))
 "$SF" check "$T/bad2.md" >/dev/null 2>"$T/err"

@@ -383,11 +383,13 @@ n=0
 for st in logits l0.norm2 l0.res2 l0.ffn l0.ffn_hidden l0.ffn_pre l0.norm1 l0.res1 l0.attn l0.concat l0.AV \
   l0.A l0.S l0.V l0.K l0.Q Z P X O; do
   n=$((n + 1))
-  check "has walk $((n + 1)) \"status=backward $n/20: $st beside dL/d($st)\"" \
+  # the stage by its title and its layer counted from 1 (issue 31.6), never its dump name l0.…
+  check "has walk $((n + 1)) \"status=backward $n/20: .* beside its gradient\" && ! line walk $((n + 1)) | grep -q 'status=[^\"]*l0\\.'" \
     "Right number $n shows $st and its gradient: $(line walk $((n + 1)))"
 done
-check 'has walk 41 "status=backward 20/20: O beside"' "Right at the last stage stays there"
-check 'has walk 42 "status=backward 19/20: X beside"' "Left walks forwards one stage"
+check 'has walk 5 "status=backward 4/20: Feed-forward output, layer 1, beside its gradient"' "a page in layer 1: $(line walk 5)"
+check 'has walk 41 "status=backward 20/20: One-hot tokens beside"' "Right at the last stage stays there"
+check 'has walk 42 "status=backward 19/20: Token embeddings beside"' "Left walks forwards one stage"
 check 'has walk 43 "status=after 1 training step, η = 0.1: loss 1.7190 (was 4.5125)"' "Space takes a step on a stage's page"
 check 'has walk 44 "status=saved .*stepformer-001-backward.png"' "S saves the training overlay: $(line walk 44)"
 check 'grep -aq "after 1 training step, η = 0.1, loss 1.7190" "$tmp/walkshots"/stepformer-001-backward.png' \

@@ -109,7 +109,12 @@ static void walk(App *a, int dir) {
   if (tr->page == 0)
     return app_set_status(a, "backward: the softmax of one head (→ walks back through the stages)");
   const TraceTensor *x = &tr->trace->t[ks[tr->page - 1]];
-  app_set_status(a, "backward %d/%d: %s beside dL/d(%s)", tr->page, n, x->name, x->name);
+  // the tensor's title and layer as the pages count them (from 1), not its dump name (l0.ffn)
+  if (x->layer >= 0)
+    app_set_status(a, "backward %d/%d: %s, layer %d, beside its gradient", tr->page, n,
+                   x->title ? x->title : "", x->layer + 1);
+  else
+    app_set_status(a, "backward %d/%d: %s beside its gradient", tr->page, n, x->title ? x->title : "");
 }
 
 bool app_train_key(App *a, const AppEvent *e) {

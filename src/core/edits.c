@@ -174,9 +174,16 @@ static int axis_index(const Trace *t, TraceAxis axis, int n, const char *b, cons
   case AXIS_HEADDIM:
   case AXIS_FFN:
   case AXIS_QKV:
-    if ((k = number(b, e)) < 0 || k >= n)
-      err_set(err, "%s %.*s is not a %s number 0..%d", what, len, b, trace_axis_name(axis), n - 1), k = -1;
-    return k;
+    // d1 … dn, counted from 1 as the axes are; a bare number is the old 0-based form: say the new one
+    if (len >= 2 && (*b == 'd' || *b == 'D') && (k = number(b + 1, e)) >= 1 && k <= n) return k - 1;
+    if ((k = number(b, e)) >= 0)
+      err_set(err,
+              "%s %.*s: a %s is written d1 … d%d now, counted from 1 as the axes show it (the old 0-based %d "
+              "is d%d)",
+              what, len, b, trace_axis_name(axis), n, k, k + 1);
+    else
+      err_set(err, "%s %.*s is not a %s d1 … d%d", what, len, b, trace_axis_name(axis), n);
+    return -1;
   default: err_set(err, "%s: this axis cannot be edited", what); return -1;
   }
 }
@@ -325,9 +332,13 @@ bool edits_parse_head_off(const Trace *t, const char *spec, int *layer, int *hea
 
 // ---------------------------------------------------------------- labels
 
-// The label of index k along axis: a token's word ("the#2" from its second time on), else the axis
-// label.
+// The label of index k along axis as an edit= writes it: a token's word ("the#2" from its second
+// time on), a dimension d1 … dD, else the axis label.
 static const char *index_label(const Trace *t, TraceAxis axis, int k, char *buf, int cap) {
+  if (axis == AXIS_MODEL || axis == AXIS_HEADDIM || axis == AXIS_FFN || axis == AXIS_QKV) {
+    snprintf(buf, (size_t)cap, "d%d", k + 1); // as an edit= writes it
+    return buf;
+  }
   if (axis != AXIS_TOKEN) return trace_axis_label(t, axis, k, buf, cap);
   const char *w = tokens_label(&t->tokens, &t->model->vocab, k);
   int seen = 1;

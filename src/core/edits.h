@@ -18,8 +18,9 @@
 // edits_trace runs the forward of a trace's sentence with the edits: the new trace owns a copy of
 // the list and the edited copy of the model (freed by trace_free), so the caller's TraceEdits and
 // the unedited trace may change or go. Names are those a learner sees: layers and heads 1-based,
-// tokens by their word ("the#2" for the second "the", or a position 1..L), dimensions by the
-// number on the axis (0-based, as the views label them), vocabulary rows of E by the word.
+// tokens by their word ("the#2" for the second "the", or a position 1..L), dimensions as d1 … dD
+// (counted from 1, as the axes label them; a bare number, the old 0-based form, is refused with a
+// message that gives the new one), vocabulary rows of E by the word.
 //
 //     TraceEdits e = {0};
 //     TraceEdit x;

@@ -858,7 +858,7 @@ const char *trace_axis_label(const Trace *t, TraceAxis axis, int i, char *buf, i
   case AXIS_TOKEN2:
     snprintf(buf, (size_t)cap, "%s", tokens_label(&t->dec_tokens, &t->model->vocab, i));
     break;
-  default: snprintf(buf, (size_t)cap, "%d", i); break;
+  default: snprintf(buf, (size_t)cap, "%d", i + 1); break; // a dimension: counted from 1, as a teacher counts
   }
   return buf;
 }

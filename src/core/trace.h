@@ -171,7 +171,8 @@ char *trace_tokens_lines(const Trace *t, size_t *len);
 char *trace_dec_tokens_lines(const Trace *t, size_t *len);
 // True when vocabulary word `id` is one of the sentence's tokens.
 bool trace_uses_word(const Trace *t, int id);
-// A label for index i along an axis: the token word, the vocabulary word or the number.
+// A label for index i along an axis: the token word, the vocabulary word or the number (a dimension,
+// a hidden unit: i + 1, counted from 1 as everywhere a teacher reads or writes).
 // Writes into buf (cap bytes) and returns it.
 const char *trace_axis_label(const Trace *t, TraceAxis axis, int i, char *buf, int cap);
 const char *trace_axis_name(TraceAxis axis); // "token", "dimension", ...

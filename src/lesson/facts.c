@@ -234,12 +234,17 @@ static int resolve_index(const Trace *t, const TraceTensor *x, TraceAxis axis, i
           near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
     return -1;
   }
-  bool digits = *spec != 0;
-  for (const char *p = spec; *p; p++) digits = digits && isdigit((unsigned char)*p);
-  int i = digits && strlen(spec) < 7 ? atoi(spec) : 0;
-  if (i >= 1 && i <= n) return i - 1;
-  efail(r, "%s \"%s\" of %s: expected a %s number from 1 to %d", what, spec, x->name, trace_axis_name(axis),
-        n);
+  // a dimension (a hidden unit, a class …): d1 … dn, counted from 1, as an edit= writes it
+  bool d = (*spec == 'd' || *spec == 'D') && spec[1], digits = *spec != 0;
+  for (const char *p = spec + d; *p; p++) digits = digits && isdigit((unsigned char)*p);
+  int i = digits && strlen(spec) < 7 ? atoi(spec + d) : 0;
+  if (d && i >= 1 && i <= n) return i - 1;
+  if (!d && digits && axis == AXIS_CLASS && i >= 1 && i <= n) return i - 1; // a class by its number
+  if (!d && digits)
+    efail(r, "%s \"%s\" of %s: a %s is written d1 … d%d now (d%s here), as in edit=", what, spec, x->name,
+          trace_axis_name(axis), n, spec);
+  else
+    efail(r, "%s \"%s\" of %s: expected a %s d1 … d%d", what, spec, x->name, trace_axis_name(axis), n);
   return -1;
 }
 

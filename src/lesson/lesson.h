@@ -61,7 +61,7 @@ typedef struct {
   LessonShow show;
   char *compare; // compare="..." : a second sentence shown side by side, or NULL
   int gen;       // gen=N: the generation step shown (0-based; the front matter's generate: on), 0 by default
-  // What-if edits of the step (edits.h), as written, or NULL: edit="S2[bank, river]=6; E[cat, 3]=0"
+  // What-if edits of the step (edits.h), as written, or NULL: edit="S2[bank, river]=6; E[cat, d4]=0"
   // (edits separated by ';') and heads-off=1:2,1:3:uniform (LAYER:HEAD[:zero|:uniform], separated
   // by ','). They apply to the step's sentence and to its compare= sentence. Checked against the
   // model and both sentences by lesson_check_edits.

@@ -61,7 +61,7 @@ static const char *axis_tex(const Trace *t, TraceAxis a, int i, char *buf, int c
   if (a == AXIS_TOKEN || a == AXIS_VOCAB || a == AXIS_CLASS || a == AXIS_ONE || a == AXIS_TGT_TOKEN ||
       a == AXIS_TGT_VOCAB || a == AXIS_TOKEN2)
     return word(buf, cap, raw);
-  snprintf(buf, (size_t)cap, "%d", i);
+  snprintf(buf, (size_t)cap, "%d", i + 1); // dimensions count from 1, as the axes do
   return buf;
 }
 
@@ -96,8 +96,8 @@ static void linear(Ctx *c, const char *xs, const char *ws, const char *bs, int c
   for (int d = 0; d < x->cols; d++) dot += (double)at(x, 0, c->r, d) * at(W, 0, d, col);
   double bias = b ? at(b, 0, 0, col) : 0;
   char *l = next_line(c->ex);
-  add(l, "= \\sum_{d} %s[%s, d]\\, %s[d, %d]", xs, tok(c, c->r, t1), ws, col);
-  if (b) add(l, " + %s[%d]", bs, col);
+  add(l, "= \\sum_{d} %s[%s, d]\\, %s[d, %d]", xs, tok(c, c->r, t1), ws, col + 1);
+  if (b) add(l, " + %s[%d]", bs, col + 1);
   l = next_line(c->ex);
   add(l, "= ");
   for (int d = 0; d < x->cols && d < 3; d++)
@@ -122,8 +122,8 @@ static void layernorm(Ctx *c, const char *xs) {
   double y = gv * (xv - mean) / sqrt(var + c->t->cfg.ln_eps) + bv;
   char n1[32], n2[32], n3[32], n4[32], n5[32], t1[96];
   char *l = next_line(c->ex);
-  add(l, "= \\gamma_{%d} \\frac{%s[%s, %d] - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}} + \\beta_{%d}", c->c, xs,
-      tok(c, c->r, t1), c->c, c->c);
+  add(l, "= \\gamma_{%d} \\frac{%s[%s, %d] - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}} + \\beta_{%d}", c->c + 1,
+      xs, tok(c, c->r, t1), c->c + 1, c->c + 1);
   l = next_line(c->ex);
   add(l, "\\mu = %s,\\ \\sigma^2 = %s \\text{ over the %d values of the row}", num(n1, mean, false),
       num(n2, var, false), n);
@@ -165,35 +165,36 @@ static void explain_weight(Ctx *c) {
   int dk = model_dk(&c->t->cfg);
   switch (x->kind) {
   case T_EMBED_W:
-    add(l, "\\text{dimension %d of the embedding of } %s \\text{ (learned)}", c->c,
+    add(l, "\\text{dimension %d of the embedding of } %s \\text{ (learned)}", c->c + 1,
         axis_tex(c->t, x->row_axis, c->r, t1, 96)); // the source's or the target's vocabulary
     break;
   case T_PROJ_W:
-    add(l, "\\text{weight from dimension %d of the input to dimension %d (head %d, column %d of it)}", c->r,
-        c->c, c->c / dk + 1, c->c % dk);
+    add(l, "\\text{weight from dimension %d of the input to dimension %d (head %d, column %d of it)}",
+        c->r + 1, c->c + 1, c->c / dk + 1, c->c % dk + 1);
     break;
   case T_OUT_W:
-    add(l, "\\text{weight from dimension %d of Concat (head %d) to dimension %d}", c->r, c->r / dk + 1, c->c);
+    add(l, "\\text{weight from dimension %d of Concat (head %d) to dimension %d}", c->r + 1, c->r / dk + 1,
+        c->c + 1);
     break;
   case T_FFN1_W:
-    add(l, "\\text{weight from dimension %d of } x \\text{ to hidden unit %d}", c->r, c->c);
+    add(l, "\\text{weight from dimension %d of } x \\text{ to hidden unit %d}", c->r + 1, c->c + 1);
     break;
-  case T_FFN2_W: add(l, "\\text{weight from hidden unit %d to dimension %d}", c->r, c->c); break;
+  case T_FFN2_W: add(l, "\\text{weight from hidden unit %d to dimension %d}", c->r + 1, c->c + 1); break;
   case T_HEAD_W:
-    add(l, "\\text{weight from dimension %d to the score of } %s", c->r,
+    add(l, "\\text{weight from dimension %d to the score of } %s", c->r + 1,
         axis_tex(c->t, x->col_axis, c->c, t2, 96));
     break;
-  case T_NORM_W: add(l, "\\text{LayerNorm parameter of dimension %d (learned)}", c->c); break;
-  case T_POS_W: add(l, "\\text{dimension %d of the embedding of token type 0 (learned)}", c->c); break;
+  case T_NORM_W: add(l, "\\text{LayerNorm parameter of dimension %d (learned)}", c->c + 1); break;
+  case T_POS_W: add(l, "\\text{dimension %d of the embedding of token type 0 (learned)}", c->c + 1); break;
   case T_CLASS_W:
     if (x->rows == 1)
       add(l, "\\text{the bias of the score of class } %s \\text{ (learned)}",
           axis_tex(c->t, AXIS_CLASS, c->c, t2, 96));
     else
-      add(l, "\\text{weight from dimension %d of } \\bar{z} \\text{ to the score of class } %s", c->r,
+      add(l, "\\text{weight from dimension %d of } \\bar{z} \\text{ to the score of class } %s", c->r + 1,
           axis_tex(c->t, AXIS_CLASS, c->c, t2, 96));
     break;
-  default: add(l, "\\text{a bias: added to column %d of every row (learned)}", c->c); break;
+  default: add(l, "\\text{a bias: added to column %d of every row (learned)}", c->c + 1); break;
   }
 }
 
@@ -339,7 +340,7 @@ static void explain_kind(Ctx *c) {
   }
   case T_EMBED: {
     char *l = next_line(c->ex);
-    add(l, "= \\sum_{v} O[%s, v]\\, E[v, %d] = E[%s, %d] = %s", tok(c, c->r, t1), c->c,
+    add(l, "= \\sum_{v} O[%s, v]\\, E[v, %d] = E[%s, %d] = %s", tok(c, c->r, t1), c->c + 1,
         axis_tex(t, input(c, 1)->row_axis, dec_ids(c)[c->r], t2, 96), c->c,
         num(n1, at(x, 0, c->r, c->c), false));
     break;
@@ -414,7 +415,7 @@ static void explain_kind(Ctx *c) {
     const TraceTensor *in = input(c, 0); // Z, or LN_1(Z) in a pre-norm model: what the header multiplies
     linear(&lc, in && in->symbol ? in->symbol : "Z", ws, bs, c->h * dk + c->c);
     char *l = next_line(c->ex);
-    add(l, "\\text{column %d of head %d is column %d of } %s", c->c, c->h + 1, c->h * dk + c->c, ws);
+    add(l, "\\text{column %d of head %d is column %d of } %s", c->c + 1, c->h + 1, c->h * dk + c->c + 1, ws);
     break;
   }
   case T_SCORES: {
@@ -470,7 +471,7 @@ static void explain_kind(Ctx *c) {
     const TraceTensor *a = input(c, 0), *v = input(c, 1);
     int vh = c->h / (H / v->heads); // grouped-query attention: the query head's K/V head
     char *l = next_line(c->ex);
-    add(l, "= \\sum_{j} A[%s, j]\\, V[j, %d]", tok(c, c->r, t1), c->c);
+    add(l, "= \\sum_{j} A[%s, j]\\, V[j, %d]", tok(c, c->r, t1), c->c + 1);
     l = next_line(c->ex);
     add(l, "= ");
     int L = a->cols; // the keys: the sentence's tokens (the source's in cross-attention)
@@ -483,11 +484,11 @@ static void explain_kind(Ctx *c) {
   }
   case T_CONCAT: {
     char *l = next_line(c->ex);
-    add(l, "= \\mathrm{head}_{%d}[%s, %d] = %s", c->c / dk + 1, tok(c, c->r, t1), c->c % dk,
+    add(l, "= \\mathrm{head}_{%d}[%s, %d] = %s", c->c / dk + 1, tok(c, c->r, t1), c->c % dk + 1,
         num(n1, at(x, 0, c->r, c->c), false));
     l = next_line(c->ex);
-    add(l, "\\text{column %d of Concat is column %d of head %d: } %d = %d \\cdot %d + %d", c->c, c->c % dk,
-        c->c / dk + 1, c->c, c->c / dk, dk, c->c % dk);
+    add(l, "\\text{column %d of Concat is column %d of head %d: } %d = %d \\cdot %d + %d", c->c + 1,
+        c->c % dk + 1, c->c / dk + 1, c->c + 1, c->c / dk, dk, c->c % dk + 1);
     break;
   }
   case T_ATTN_OUT: linear(c, "\\mathrm{Concat}", "W^o", "b^o", c->c); break;
@@ -508,7 +509,7 @@ static void explain_kind(Ctx *c) {
   case T_POOL: {
     const TraceTensor *y = input(c, 0);
     char *l = next_line(c->ex);
-    add(l, "= \\frac{1}{%d} \\sum_{i} y[i, %d] = \\frac{", y->rows, c->c);
+    add(l, "= \\frac{1}{%d} \\sum_{i} y[i, %d] = \\frac{", y->rows, c->c + 1);
     double sum = 0;
     for (int i = 0; i < y->rows; i++) sum += at(y, 0, i, c->c);
     for (int i = 0; i < y->rows && i < 3; i++)
@@ -517,7 +518,8 @@ static void explain_kind(Ctx *c) {
     add(l, "}{%d} = \\frac{%s}{%d} = %s", y->rows, num(n2, sum, false), y->rows,
         num(n3, at(x, 0, 0, c->c), false));
     l = next_line(c->ex);
-    add(l, "\\text{the mean of column %d over the %d positions: one vector for the sentence}", c->c, y->rows);
+    add(l, "\\text{the mean of column %d over the %d positions: one vector for the sentence}", c->c + 1,
+        y->rows);
     break;
   }
   case T_CLASS_PRED: {
@@ -546,12 +548,13 @@ static void explain_kind(Ctx *c) {
           num(n2, at(x, 0, c->r, c->c), false));
     } else if (t->cfg.activation == ACT_GELU) {
       double phi = 0.5 * (1 + erf(uv / sqrt(2.0)));
-      add(l, "= u\\,\\Phi(u),\\ u = (x W_1 + b_1)[%s, %d] = %s", tok(c, c->r, t1), c->c, num(n1, uv, false));
+      add(l, "= u\\,\\Phi(u),\\ u = (x W_1 + b_1)[%s, %d] = %s", tok(c, c->r, t1), c->c + 1,
+          num(n1, uv, false));
       l = next_line(c->ex);
       add(l, "= %s \\cdot %s = %s", num(n1, uv, true), num(n3, phi, false),
           num(n2, at(x, 0, c->r, c->c), false));
     } else {
-      add(l, "= \\max(0,\\, (x W_1 + b_1)[%s, %d]) = \\max(0,\\, %s) = %s", tok(c, c->r, t1), c->c,
+      add(l, "= \\max(0,\\, (x W_1 + b_1)[%s, %d]) = \\max(0,\\, %s) = %s", tok(c, c->r, t1), c->c + 1,
           num(n1, uv, false), num(n2, at(x, 0, c->r, c->c), false));
     }
     break;

@@ -67,6 +67,30 @@ static const char *tex_num(Scene *s, double v) {
   return scene_strf(s, "%s", numfmt_tex(b, sizeof b, v, tex_sig, false));
 }
 
+// Cell (i, j) of tensor x as a teacher names it: "[\\text{the\\#2}, \\text{where}]" -- tokens and
+// vocabulary words by their word (a repeated token with its #n), dimensions counted from 1.
+static const char *cell_ref(Scene *s, const Trace *t, const TraceTensor *x, int i, int j) {
+  char a[96], b[96];
+  const char *parts[2];
+  for (int k = 0; k < 2; k++) {
+    TraceAxis ax = k ? x->col_axis : x->row_axis;
+    int n = k ? j : i;
+    char *out = k ? b : a, w[64];
+    if (ax == AXIS_TOKEN || ax == AXIS_VOCAB || ax == AXIS_TGT_TOKEN || ax == AXIS_TGT_VOCAB) {
+      trace_axis_label(t, ax, n, w, sizeof w);
+      int seen = 1; // the second "the" is the#2, as lessons write it
+      char o[64];
+      for (int q = 0; ax == AXIS_TOKEN && q < n; q++)
+        seen += !strcmp(trace_axis_label(t, ax, q, o, sizeof o), w);
+      snprintf(out, 96, seen > 1 ? "\\text{%s\\#%d}" : "\\text{%s}", w, seen);
+    } else {
+      snprintf(out, 96, "%d", n + 1);
+    }
+    parts[k] = out;
+  }
+  return scene_strf(s, "[%s, %s]", parts[0], parts[1]);
+}
+
 static ColorScale centred(const float *v, long n) {
   float m = 0;
   for (long k = 0; k < n; k++) m = fmaxf(m, fabsf(v[k]));
@@ -307,12 +331,12 @@ static const char *worked_once(Scene *s, const Trace *t, const TraceGrad *g, int
         sum = scene_strf(s, "%s%s(%s)(%s)", sum, m ? " + " : "", tex_num(s, dy[m]),
                          tex_num(s, weight_at(W, j, m)));
       return scene_strf(
-          s, "[%d, %d]:\\ \\sum_{m=1}^{%d} \\frac{\\partial L}{\\partial Y}_{%d m} W_{%d m} = %s%s = %s",
-          i + 1, j + 1, n, i + 1, j + 1, sum, n > 3 ? " + \\cdots" : "", tex_num(s, v));
+          s, "%s:\\ \\sum_{m=1}^{%d} \\frac{\\partial L}{\\partial Y}_{%d m} W_{%d m} = %s%s = %s",
+          cell_ref(s, t, x, i, j), n, i + 1, j + 1, sum, n > 3 ? " + \\cdots" : "", tex_num(s, v));
     }
     if (k == y->ffn_pre && t->cfg.activation == ACT_RELU) {
       float p = trace_at(x, 0, i, j), dh = g->d[y->ffn_hidden][(size_t)i * x->cols + j];
-      return scene_strf(s, "[%d, %d]:\\ %s \\cdot 1[%s > 0] = %s", i + 1, j + 1, tex_num(s, dh),
+      return scene_strf(s, "%s:\\ %s \\cdot 1[%s > 0] = %s", cell_ref(s, t, x, i, j), tex_num(s, dh),
                         tex_num(s, p), tex_num(s, v));
     }
     // per-head products: dA = dAV·Vᵀ (a row of dAV against a row of V), dQ = dS·K/√d_k
@@ -327,7 +351,7 @@ static const char *worked_once(Scene *s, const Trace *t, const TraceGrad *g, int
       for (int m = 0; m < D->cols && m < 3; m++)
         sum = scene_strf(s, "%s%s(%s)(%s)", sum, m ? " + " : "", tex_num(s, drow[m]),
                          tex_num(s, k == y->A ? trace_at(O, head, j, m) : trace_at(O, head, m, j)));
-      return scene_strf(s, "[%d, %d]:\\ %s\\left(%s%s\\right) = %s", i + 1, j + 1,
+      return scene_strf(s, "%s:\\ %s\\left(%s%s\\right) = %s", cell_ref(s, t, x, i, j),
                         scale == 1 ? "" : scene_strf(s, "%s", tex_num(s, scale)), sum,
                         D->cols > 3 ? " + \\cdots" : "", tex_num(s, v));
     }
@@ -335,15 +359,15 @@ static const char *worked_once(Scene *s, const Trace *t, const TraceGrad *g, int
       const float *A = t->t[y->A].data + (size_t)head * t->L * t->L, *dA = view_grad_shown(t, g, y->A, head);
       double r = 0;
       for (int m = 0; m < t->L; m++) r += (double)dA[i * t->L + m] * A[i * t->L + m];
-      return scene_strf(s, "[%d, %d]:\\ %s \\cdot (%s - (%s)) = %s", i + 1, j + 1,
+      return scene_strf(s, "%s:\\ %s \\cdot (%s - (%s)) = %s", cell_ref(s, t, x, i, j),
                         tex_num(s, A[i * t->L + j]), tex_num(s, dA[i * t->L + j]), tex_num(s, r),
                         tex_num(s, v));
     }
   }
   if (k == t->logits && g->target[i] >= 0) {
     float p = t->t[t->pred].data[(size_t)i * t->cfg.V + j];
-    return scene_strf(s, "[%d, %d]:\\ \\frac{1}{%d}(%s - %d) = %s", i + 1, j + 1, g->n_targets, tex_num(s, p),
-                      g->target[i] == j, tex_num(s, v));
+    return scene_strf(s, "%s:\\ \\frac{1}{%d}(%s - %d) = %s", cell_ref(s, t, x, i, j), g->n_targets,
+                      tex_num(s, p), g->target[i] == j, tex_num(s, v));
   }
   return NULL;
 }
@@ -402,9 +426,10 @@ void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int he
   float fs = h * 0.028f;
   scene_rect(s, 0, 0, w, h, th->bg);
   scene_text(s, FONT_SANS_BOLD, fs * 1.2f, fs, fs * 1.8f, th->text,
-             scene_strf(s, "Backward %d/%d: %s — %s%s", page, pages, x->name,
-                        view_tensor_title(t, x) ? view_tensor_title(t, x) : "",
-                        x->per_head ? scene_strf(s, " (head %d)", hd + 1) : ""));
+             scene_strf(s, "Backward %d/%d: %s%s%s", page, pages, // its title, layer and head from 1
+                        view_tensor_title(t, x) ? view_tensor_title(t, x) : x->name,
+                        x->layer >= 0 ? scene_strf(s, " — layer %d", x->layer + 1) : "",
+                        x->per_head ? scene_strf(s, ", head %d", hd + 1) : ""));
   tex_draw(s, view_grad_formula(t, k), fs * 1.1f, true, fs, fs * 4.4f, th->text);
   // the forward matrix and its gradient side by side; the worked cell: the largest |gradient|
   int bi = 0, bj = 0;
@@ -444,8 +469,9 @@ void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int he
   if (eq)
     tex_draw(s, eq, fs * 1.0f, true, fs, ey, th->text);
   else
-    scene_text(s, FONT_SANS, fs * 0.8f, fs, ey, th->muted,
-               scene_strf(s, "the largest gradient: [%d, %d] = %s", bi + 1, bj + 1,
-                          tex_num(s, d[(size_t)bi * cols + bj])));
+    tex_draw(s,
+             scene_strf(s, "\\text{the largest gradient: } %s = %s", cell_ref(s, t, x, bi, bj),
+                        tex_num(s, d[(size_t)bi * cols + bj])),
+             fs * 0.9f, true, fs, ey, th->muted);
   if (footer) scene_text(s, FONT_SANS, fs * 0.75f, fs, h - fs * 0.7f, th->muted, footer);
 }

@@ -377,7 +377,7 @@ static float row_label_width(const Eq *e, int k, float h, float fs) {
     if (v->op.row_axis == AXIS_ONE)
       label(v->op.trace, v->op.row_axis, 0, buf, sizeof buf);
     else
-      snprintf(buf, sizeof buf, "%d", v->op.rows - 1);
+      snprintf(buf, sizeof buf, "%d", v->op.rows); // dimensions count from 1
     return text_width(FONT_SANS, fs * 0.85f, buf) + 8;
   }
   AxisSpec sp = axis_spec(e, k, false, h, fs);
@@ -877,14 +877,15 @@ static void draw_col_labels(Eq *e, int k, float fs, float top) {
     scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, cap_y, 0.5f, th->muted, what);
     return;
   }
-  // dimensions: numbers at a readable stride
+  // dimensions: numbers at a readable stride, counted from 1 (1, 16, 32, …: the column of each)
   float lf = fs * 0.75f;
-  snprintf(buf, sizeof buf, "%d", C - 1);
+  snprintf(buf, sizeof buf, "%d", C);
   float lw = text_width(FONT_SANS, lf, buf) + lf;
   int step = 1;
   while (step * cw < lw) step = step < 4 ? step * 2 : step < 8 ? 8 : step * 2;
-  for (int j = 0; j < C; j += step) {
-    snprintf(buf, sizeof buf, "%d", j);
+  for (int m = 0; m < C; m += step) {
+    int j = m == 0 || step == 1 ? m : m - 1; // column m (1-based), or the first
+    snprintf(buf, sizeof buf, "%d", j + 1);
     scene_text_aligned(e->s, FONT_SANS, lf, v->x + (j + 0.5f) * cw, y_base, 0.5f, th->muted, buf);
   }
 }
@@ -917,7 +918,8 @@ static void draw_row_labels(Eq *e, int k, float fs, float x_right) {
   float lf = fs * 0.75f;
   int step = 1;
   while (step * ch < lf * 1.05f) step *= 2;
-  for (int i = 0; i < R; i += step) {
+  for (int m = 0; m < R; m += step) {
+    int i = m == 0 || step == 1 ? m : m - 1; // row m counted from 1 (label(): i + 1), or the first
     const char *s =
         fit_label(label(v->op.trace, a, i, buf, sizeof buf), FONT_SANS, lf, 12 * fs, fit, sizeof fit);
     scene_text_aligned(e->s, FONT_SANS, lf, x_right, v->y + (i + 0.5f) * ch + lf * 0.35f, 1.0f, th->muted, s);
