@@ -437,12 +437,12 @@ static void test_unscaled_title(Trace *t) {
     for (int i = 0; i < s.n; i++)
       if (s.cmds[i].kind == CMD_TEXT) {
         scaled[v] |= strstr(s.cmds[i].text, "Scaled scores") != NULL;
-        without[v] |= strstr(s.cmds[i].text, "without 1/√d_k") != NULL;
+        without[v] |= strstr(s.cmds[i].text, "without 1/√dₖ") != NULL;
       }
   }
   t->no_scale = before;
   CHECK(scaled[0] && !without[0] && !scaled[1] && without[1],
-        "the scores' title: \"Scaled scores\" with the scale (%d %d), \"without 1/√d_k\" without it (%d %d)",
+        "the scores' title: \"Scaled scores\" with the scale (%d %d), \"without 1/√dₖ\" without it (%d %d)",
         scaled[0], without[0], scaled[1], without[1]);
   scene_free(&s);
 }

@@ -568,7 +568,7 @@ void view_symbol_describe(const ViewLayout *l, int k, char *buf, int cap) {
 }
 
 const char *view_tensor_title(const Trace *t, const TraceTensor *x) {
-  if (t->no_scale && x->kind == T_SCORES) return "Scores without 1/√d_k (the √d_k experiment)";
+  if (t->no_scale && x->kind == T_SCORES) return "Scores without 1/√dₖ (the √dₖ experiment)";
   return x->title;
 }
 
