@@ -421,6 +421,38 @@ static void test_broken_step(const Trace *t) {
   scene_free(&s);
 }
 
+// A narration written for the lesson's sentence, shown on another one (a sentence typed in the
+// window): the page says so above it, and not when the sentence is the lesson's (issue 31.8).
+static void test_written_for(const Trace *t) {
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  Doc d = {0};
+  DocBlock *b = doc_add_block(&d, BLOCK_PARA, 0);
+  doc_add_spann(&d, b, SPAN_TEXT, 0, "Here L = 6.", -1, 1);
+  bool said[2] = {false, false};
+  for (int v = 0; v < 2; v++) {
+    PageSpec p = {.trace = t,
+                  .view = &o,
+                  .sentence = "The cat walks by the river bank",
+                  .narration = &d,
+                  .show_text = true,
+                  .written_for = v ? "The cat walks by the bank" : NULL,
+                  .width = 1280,
+                  .height = 720};
+    p.step = trace_step_find(t, STEP_SOFTMAX, 0);
+    ViewLayout lay;
+    page_render(&s, &p, &lay);
+    for (int i = 0; i < s.n; i++)
+      if (s.cmds[i].kind == CMD_TEXT)
+        said[v] |= strstr(s.cmds[i].text, "“The cat walks by the bank”:") != NULL;
+  }
+  CHECK(!said[0] && said[1], "the narration says which sentence it was written for (%d), only then (%d)",
+        said[1], !said[0]);
+  doc_free(&d);
+  scene_free(&s);
+}
+
 // The page's title follows the trace: with the scale taken out (the training view's √d_k
 // experiment, Trace.no_scale) the scores are no "Scaled scores" (issue 31.8).
 static void test_unscaled_title(Trace *t) {
@@ -788,6 +820,7 @@ int main(void) {
   test_display_math_fits();
   test_broken_step(cat);
   test_unscaled_title(cat);
+  test_written_for(cat);
   test_stage_numbers(cat, 15);    // no mask, no prediction
   test_stage_numbers(causal, 16); // a mask
   Model *mh;

@@ -48,6 +48,8 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   if (a->s->gen) p->footer_reserve = app_strip_height(a, h);
   if (a->s->note.msg[0] && window_layer) p->note = a->s->note.msg;
   if (ls) p->broken = ls->broken; // a step with a mistake: its message instead of its picture
+  if (ls && a->s->lesson.sentence && strcmp(a->s->text, a->s->lesson.sentence))
+    p->written_for = a->s->lesson.sentence; // a typed sentence: the narration is the lesson's
   p->compare =
       session_compare(a->s, ls ? a->step : -1, &p->compare_sentence, &p->compare_row, &p->compare_col);
   app_edits_page(a, p); // a lesson step's own edits; D: edited against the model's own

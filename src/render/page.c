@@ -227,6 +227,17 @@ static int narration(Scene *s, const PageSpec *p, const Theme *th, float size, f
   return pages;
 }
 
+// Above a narration written for another sentence (PageSpec.written_for), in the warning colour:
+// its numbers and words are that sentence's. Draws from the top y in w; returns the y below it.
+static float written_for_note(Scene *s, const PageSpec *p, const Theme *th, float size, float x, float y,
+                              float w) {
+  if (!p->written_for || !p->show_text || !p->narration || p->narration->n == 0) return y;
+  char line[600];
+  snprintf(line, sizeof line, "Written for “%.200s”: what it says of the numbers is that sentence's.",
+           p->written_for);
+  return wrapped(s, FONT_SANS_ITALIC, size, x, y + size, w, th->warn, line) - size * 0.35f + size * 0.5f;
+}
+
 // A lesson step without a stage: its title large, its narration in a readable column.
 static int title_slide(Scene *s, const PageSpec *p, float u) {
   const Theme *th = p->view->theme;
@@ -241,6 +252,7 @@ static int title_slide(Scene *s, const PageSpec *p, float u) {
   scene_rect(s, x, y, 180 * u, 6 * u, th->accent);
   y += 70 * u;
   if (p->broken) y += broken_box(s, p, th, u, x, y, col) + 30 * u; // where the picture would be
+  y = written_for_note(s, p, th, 28 * u, x, y, col);
   int pages = 1;
   if (p->show_text && p->narration) pages = narration(s, p, th, 42 * u, x, y, col, H - y - 70 * u);
   page_footer(p->trace, p->sentence, buf, sizeof buf);
@@ -466,6 +478,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     float nw = W * 0.32f;
     scene_rect(s, 0, top - 6 * u, nw, bottom - top + 6 * u, th->panel);
     float ch = claims_draw(s, p, th, u, 24 * u, bottom, nw - 40 * u);
+    top = written_for_note(s, p, th, 22 * u, 24 * u, top, nw - 40 * u); // another sentence typed
     if (p->narration) // 20 px at 720 lines: body text the back row reads
       text_pages = narration(s, p, th, 30 * u, 24 * u, top + 4 * u, nw - 40 * u, bottom - top - 10 * u - ch);
     vx = nw + 8 * u;

@@ -42,6 +42,9 @@ typedef struct {
   // A broken lesson step (lesson.h: LessonStep.broken): its message "FILE:LINE: ...", shown in a
   // box where its picture would be (step is then -1), or NULL.
   const char *broken;
+  // The lesson's own sentence when another one is shown (a sentence typed in the window), or
+  // NULL: the narration was written for it, and the page says so above the narration.
+  const char *written_for;
   const Trace *compare; // a second sentence shown beside the first (same model), or NULL
   const char *compare_sentence;
   int compare_row, compare_col; // the lesson's focus among the second sentence's tokens (-1 none)
