@@ -17,12 +17,13 @@ nn.Linear's [out, in], gpt2.* keys, tokenizer.ggml.* from vocab.json and merges.
 2-D tensors, F32 for the 1-D ones; the F16 file keeps an output.weight equal to token_embd, as
 older converters wrote it). gpt2-tiny-q8.gguf: gpt2-tiny with blk.0.ffn_down in Q8_0 and
 blk.1.ffn_down in Q4_0 (the only matrices whose rows hold 32 or more weights at D = 16).
-llama-gqa2.gguf, qwen2-f16.gguf, qwen3-sharded.gguf: tests/ref/llama's folders (tests/gen_llama_ref.py)
+llama-gqa2.gguf, qwen2-f16.gguf, qwen3-sharded.gguf, llama3-bf16.gguf: tests/ref/llama's folders (tests/gen_llama_ref.py)
 as llama.cpp's converter writes them: llama.cpp's names (token_embd, blk.{i}.attn_q|k|v|output,
 attn_q|k_norm, ffn_gate|up|down, attn_norm, ffn_norm, output_norm, output), Llama's Q and K rows
 permuted as its LlamaModel.permute does (for the pairwise RoPE; Qwen's are not), the {arch}.* keys,
 tokenizer.ggml.* from tokenizer.json (pre-tokenizer "gpt-2": the fixtures' ByteLevel), the weights
-in the type they are stored in (F32, F16, BF16; 1-D ones F32). llama-gqa2-q8_0.gguf: llama-gqa2
+in the type they are stored in (F32, F16, BF16; 1-D ones F32); Llama 3's rope_scaling as the
+converter writes it, a rope_freqs.weight tensor of each frequency's divisor. llama-gqa2-q8_0.gguf: llama-gqa2
 with every matrix in Q8_0.
 bad/NAME.gguf: files that lie (listed in bad/cases.txt with a piece of the one-line message each
 must give); the command line must exit 2 on each.
@@ -246,6 +247,24 @@ def llama_file(folder, out_name, quant=None):
         put(f"blk.{i}.ffn_up.weight", b + "mlp.up_proj.weight")
         put(f"blk.{i}.ffn_down.weight", b + "mlp.down_proj.weight")
     put("output_norm.weight", "model.norm.weight")
+    rs = cfg.get("rope_scaling") or {}
+    if rs.get("rope_type", rs.get("type")) == "llama3":  # as LlamaModel.generate_extra_tensors
+        import math
+        base = F(cfg.get("rope_theta", 10000.0))
+        freqs = F(1.0) / (base ** (np.arange(0, dk, 2, dtype=F) / F(dk)))
+        factor, lo, hi = rs.get("factor", 8.0), rs.get("low_freq_factor", 1.0), rs.get("high_freq_factor", 4.0)
+        old = rs.get("original_max_position_embeddings", 8192)
+        ff = []
+        for freq in freqs:
+            wavelen = F(F(2 * math.pi) / freq)
+            if wavelen < old / hi:
+                ff.append(1)
+            elif wavelen > old / lo:
+                ff.append(factor)
+            else:
+                smooth = (old / float(wavelen) - lo) / (hi - lo)
+                ff.append(1 / ((1 - smooth) / factor + smooth))
+        w.tensor("rope_freqs.weight", np.array(ff, dtype=F), "F32")
     if not cfg.get("tie_word_embeddings", False) and "lm_head.weight" in st:
         put("output.weight", "lm_head.weight")
     w.write(os.path.join(OUT, out_name))
@@ -332,7 +351,7 @@ def main():
     bad_files()
     gpt2_file("gpt2-tiny", "gpt2-tiny-f32.gguf", "F32")
     gpt2_file("gpt2-tiny-f16", "gpt2-tiny-f16.gguf", "F16", keep_output=True)
-    for f in ("llama-gqa2", "qwen2-f16", "qwen3-sharded"):
+    for f in ("llama-gqa2", "qwen2-f16", "qwen3-sharded", "llama3-bf16"):
         llama_file(f, f + ".gguf")
     llama_file("llama-gqa2", "llama-gqa2-q8_0.gguf", quant="Q8_0")
     gpt2_file("gpt2-tiny", "gpt2-tiny-q8.gguf", "F32", quant={"blk.0.ffn_down.weight": "Q8_0",

@@ -9,7 +9,7 @@
 // (NODE_PATH does not reach ES modules: the script imports node-llama-cpp from $NLC/node_modules.)
 //
 // For tests/ref/gguf/gpt2-tiny-f32.gguf and each sentence of tests/ref/hub/cases.txt's gpt2-tiny
-// lines (and llama-gqa2, qwen2-f16, qwen3-sharded.gguf with tests/gen_llama_ref.py's sentences,
+// lines (and llama-gqa2, qwen2-f16, qwen3-sharded, llama3-bf16.gguf with tests/gen_llama_ref.py's sentences,
 // into llama-cpp/NAME/sN: Llama's Q/K rows as llama.cpp's converter permutes them), llama.cpp tokenizes the sentence (tokenizer.ggml.*, pre-tokenizer gpt-2) and evaluates it
 // on the CPU with an F32 key/value cache; for every position it gives the next token's
 // probabilities at temperature 1 with no top-k, top-p or min-p cut. Writes
@@ -41,7 +41,8 @@ const hub = fs.readFileSync(path.join(ROOT, "tests/ref/hub/cases.txt"), "utf8").
     .filter((l) => l.startsWith("gpt2-tiny\t")).map((l) => l.split("\t")[1]);
 // tests/gen_llama_ref.py's sentences (tests/ref/llama/*/sN/text.txt)
 const modern = [0, 1].map((s) => fs.readFileSync(path.join(ROOT, `tests/ref/llama/llama-gqa2/s${s}/text.txt`), "utf8").trim());
-const FILES = [["gpt2-tiny-f32", hub], ["llama-gqa2", modern], ["qwen2-f16", modern], ["qwen3-sharded", modern]];
+const FILES = [["gpt2-tiny-f32", hub], ["llama-gqa2", modern], ["qwen2-f16", modern], ["qwen3-sharded", modern],
+  ["llama3-bf16", modern]];
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
 for (const [name, sentences] of FILES) {
   const model = await llama.loadModel({modelPath: path.join(ROOT, `tests/ref/gguf/${name}.gguf`)});

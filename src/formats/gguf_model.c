@@ -4,6 +4,7 @@
 // converted, then converted tensor by tensor.
 #include "gguf_model.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 #include "gguf_quant.h" // defines: gguf_dequantize, gguf_type_name, gguf_type_readable
 #include "model.h"      // defines: Model, model_from_st, model_free
 
-#define GGUF_MAX_META 24
+#define GGUF_MAX_META 32
 #define GGUF_MAX_SIZE (1 << 20) // any width, head count or length a key gives
 #define GGUF_MAX_LAYERS 1024
 
@@ -38,9 +39,10 @@ typedef struct {
   int D, H, L, F, P;
   int Hk, dk; // today's decoders: K/V heads and the head width
   double eps, theta;
-  bool modern; // llama, qwen2, qwen3: RMSNorm, RoPE, gated FFN, GQA
-  int head;    // the index in map of an optional head tensor (-1: none)
-  bool tied;   // the head is absent, or holds the same bytes as the embedding (map[0]): not converted
+  double rope_factor, rope_low, rope_high, rope_orig; // Llama 3's RoPE scaling (factor 0: none)
+  bool modern;                                        // llama, qwen2, qwen3: RMSNorm, RoPE, gated FFN, GQA
+  int head;  // the index in map of an optional head tensor (-1: none)
+  bool tied; // the head is absent, or holds the same bytes as the embedding (map[0]): not converted
 } Arch;
 
 // ---- keys
@@ -150,6 +152,52 @@ static bool gpt2_table(const GgufFile *g, Arch *a, Err *err) {
   return true;
 }
 
+// Llama 3.1+'s scaled RoPE: llama.cpp's converter writes no keys but rope_freqs.weight, each
+// frequency's divisor (1 for short wavelengths, factor for long ones, a blend between), computed
+// from rope_scaling's factor, low_freq_factor, high_freq_factor and original_max_position_embeddings.
+// Those are found again by trying the values Llama 3.x uses (factor: the last divisor) and
+// recomputing every divisor as the converter does; a file they do not reproduce is refused.
+static bool rope_llama3(const GgufFile *g, Arch *a, const GgufTensor *rf, Err *err) {
+  int n = a->dk / 2;
+  if (rf->ndim != 1 || rf->count != n || !gguf_type_readable(rf->type))
+    return err_set(err, "%s: tensor rope_freqs.weight is not %d readable numbers (one per rotated pair)",
+                   g->what, n);
+  float *buf = malloc(sizeof(float) * (size_t)n);
+  if (!buf) return err_set(err, "out of memory");
+  if (!gguf_dequantize(rf->type, rf->data, buf, n, err)) return free(buf), false;
+  double factor = buf[n - 1];
+  static const double ORIG[] = {8192, 4096, 2048, 1024, 512, 256, 128, 65536, 32768, 16384, 131072};
+  static const double LOW[] = {1, 2}, HIGH[] = {4, 8};
+  for (size_t o = 0; o < sizeof ORIG / sizeof *ORIG; o++)
+    for (int l = 0; l < 2; l++)
+      for (int h = 0; h < 2; h++) {
+        bool same = factor >= 1;
+        for (int k = 0; same && k < n; k++) {
+          float freq = (float)(1.0 / pow(a->theta, (double)(float)(2 * k) / (double)a->dk));
+          double wavelen = 2 * 3.14159265358979323846 / freq, want;
+          if (wavelen < ORIG[o] / HIGH[h])
+            want = 1;
+          else if (wavelen > ORIG[o] / LOW[l])
+            want = factor;
+          else {
+            double smooth = (ORIG[o] / wavelen - LOW[l]) / (HIGH[h] - LOW[l]);
+            want = 1 / ((1 - smooth) / factor + smooth);
+          }
+          same = fabs(want - buf[k]) <= 1e-4 * want;
+        }
+        if (same) {
+          a->rope_factor = factor, a->rope_low = LOW[l], a->rope_high = HIGH[h], a->rope_orig = ORIG[o];
+          free(buf);
+          return true;
+        }
+      }
+  free(buf);
+  return err_set(err,
+                 "%s: rope_freqs.weight is not Llama 3's scaling for any usual original context length: "
+                 "Stepformer cannot read this RoPE scaling",
+                 g->what);
+}
+
 // Llama, Qwen 2, Qwen 3 (llama.cpp's LLM_ARCH_LLAMA, QWEN2, QWEN3): the keys under the
 // architecture's name, Q/K/V stacked into in_proj, Llama's Q and K rows un-permuted (its converter
 // interleaves each head's halves for the pairwise RoPE; Hugging Face rotates halves: rope_style
@@ -183,11 +231,8 @@ static bool llama_table(const GgufFile *g, Arch *a, const char *arch, Err *err) 
     return err_set(err,
                    "%s: RoPE scaling \"%.*s\" is not read yet (Stepformer reads unscaled RoPE from GGUF)",
                    g->what, (int)(n < 20 ? n : 20), st);
-  if (gguf_find_tensor(g, "rope_freqs.weight"))
-    return err_set(err,
-                   "%s: tensor rope_freqs.weight (Llama 3.1's scaled RoPE) is not read yet: open the Hugging "
-                   "Face folder instead",
-                   g->what);
+  const GgufTensor *rf = gguf_find_tensor(g, "rope_freqs.weight");
+  if (rf && !rope_llama3(g, a, rf, err)) return false;
 #undef KEY
   if (a->H % a->Hk)
     return err_set(err, "%s: %d K/V heads do not divide %d query heads", g->what, a->Hk, a->H);
@@ -810,6 +855,8 @@ bool gguf_to_canonical(const GgufFile *g, StFile *out, ModelTokenizer **tk_out, 
     if ((m == head && tied) || m->append) continue;
     if (!convert(g, out, &a, i, err)) goto done;
   }
+  const GgufTensor *rf = gguf_find_tensor(g, "rope_freqs.weight");
+  if (rf && a.rope_factor > 0) used[rf - g->tensors] = true; // read into rope_scaling's numbers
   double bits;
   char *types = type_summary(g, &bits), *lines = tensor_lines(g, used, true),
        *unused = tensor_lines(g, used, false);
@@ -826,7 +873,12 @@ bool gguf_to_canonical(const GgufFile *g, StFile *out, ModelTokenizer **tk_out, 
        (a.modern ? meta(out, "activation", "silu") && meta(out, "n_kv_heads", "%d", a.Hk) &&
                        meta(out, "head_dim", "%d", a.dk) && meta(out, "norm", "rmsnorm") &&
                        meta(out, "ffn", "gated") && meta(out, "pos_encoding", "rope") &&
-                       meta(out, "rope_theta", "%.17g", a.theta) && meta(out, "rope_style", "half")
+                       meta(out, "rope_theta", "%.17g", a.theta) && meta(out, "rope_style", "half") &&
+                       (a.rope_factor == 0 || (meta(out, "rope_scaling", "llama3") &&
+                                               meta(out, "rope_factor", "%.17g", a.rope_factor) &&
+                                               meta(out, "rope_low_freq_factor", "%.17g", a.rope_low) &&
+                                               meta(out, "rope_high_freq_factor", "%.17g", a.rope_high) &&
+                                               meta(out, "rope_original_max_pos", "%d", (int)a.rope_orig)))
                  : meta(out, "activation", "gelu_tanh") && meta(out, "pos_encoding", "learned"));
   if (!ok) {
     if (!types || !lines || !unused) free(types), free(lines), free(unused);

@@ -21,8 +21,10 @@
 //         gate|linear1|linear2. RMSNorm, SwiGLU, grouped-query attention, RoPE: llama.cpp's
 //         converter permutes Llama's Q and K rows (each head's two halves interleaved, for its
 //         adjacent-pairs RoPE); they are permuted back, so rope_style half gives Hugging Face's Q
-//         and K, stage for stage (Qwen's are written as they are). RoPE scaling (rope_freqs.weight,
-//         rope.scaling.type) is refused for now.
+//         and K, stage for stage (Qwen's are written as they are). Llama 3.1+'s scaled RoPE: the
+//         converter's rope_freqs.weight (each frequency's divisor) read back into rope_scaling
+//         llama3's factor, low/high frequency factors and original context, the values Llama 3.x
+//         uses tried until every divisor is reproduced; rope.scaling.type linear or yarn is refused.
 //   Others are refused by name.
 // Tokenizer: tokenizer.ggml.model "gpt2" -- tokenizer.ggml.tokens (in id order, GPT-2's byte
 // alphabet) and tokenizer.ggml.merges ("a b", by rank); its token count must equal token_embd's
