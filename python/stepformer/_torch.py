@@ -86,6 +86,15 @@ def _vocab_lines(vocab, V):
     return "\n".join(words)
 
 
+def _ff_activation(ff, where):
+    """The activation of a feed-forward written as nn.Sequential(Linear, act, ...)."""
+    try:
+        return _activation(ff[1])
+    except (TypeError, IndexError, AttributeError, KeyError):
+        raise StepformerError(f"{where}: the feed-forward is not nn.Sequential(nn.Linear, activation, ...) as the "
+                              "notebook writes it: Stepformer cannot read its activation") from None
+
+
 def _activation(fn):
     """relu | gelu | gelu_tanh for a module or function of the feed-forward."""
     if isinstance(fn, nn.ReLU) or fn is torch.relu or getattr(fn, "__name__", "") == "relu":
@@ -154,7 +163,7 @@ def _einsum(module, sd, prefix, vocab):
     meta = {"vocab": _vocab_lines(vocab, sd["word_embedding.weight"].shape[0]),
             "n_heads": block.attention.heads,
             "energy_scale": _einsum_scale(block.attention, D),
-            "activation": _activation(block.feed_forward[1]),
+            "activation": _ff_activation(block.feed_forward, "layers[0]"),
             "eps": block.norm1.eps}
     if "position_embedding.weight" not in sd:
         meta["pos_encoding"] = "sinusoidal"
@@ -263,6 +272,9 @@ def _notation(module, sd, vocab, classes):
         meta["eps"] = ln.eps
     if classes is not None:
         meta["classes"] = "\n".join(str(c) for c in classes)
+    blocks = getattr(getattr(module, "encoder", None), "encoder_blocks", None)
+    if blocks is not None and len(blocks) and hasattr(blocks[0], "feed_forward"):
+        meta["activation"] = _ff_activation(blocks[0].feed_forward, "encoder.encoder_blocks[0]")
     return sd, meta
 
 
