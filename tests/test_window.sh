@@ -365,6 +365,14 @@ else
   echo "note: xvfb-run is not installed; the X11 part was not run"
 fi
 
+# 9b. the pinned inspector (tests/replay/inspector.txt): at 125 %, with the invariants panel on, it
+#     covers no symbol, no title, no colour bar and no panel, and at 110 % no matrix (issue 31.4)
+run inspector "$R/inspector.txt"
+for n in 15 16 18; do # at 125 % the picture fills its area: it may cover another matrix's cells
+  check 'has inspector $n "pinned=1 .*inspector=.* titles=0"' "event $n: the pinned inspector covers no title, colour bar or panel: $(line inspector $n | grep -o 'zoom=[0-9.]*\|inspector=.*' | tr '\n' ' ')"
+done
+check 'has inspector 18 "zoom=1.10 .*inspector=.* covers=0 titles=0"' "at 110 %, it covers no matrix either: $(line inspector 18 | grep -o 'inspector=.*')"
+
 # 10. the training step (issue 21): B, two steps with the loss falling, η halved, one undone, the
 #     √d_k switched off and on, closed
 run train "$R/train.txt"

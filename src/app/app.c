@@ -989,8 +989,19 @@ void app_describe(const App *a, char *buf, int cap) {
           a->insp[1] < v->y + v->h)
         hidden++;
     }
-    snprintf(insp, sizeof insp, " inspector=%.0f,%.0f,%.0fx%.0f covers=%d", a->insp[0], a->insp[1],
-             a->insp[2], a->insp[3], hidden);
+    // and how many things it covers that the class reads: symbols, the header and title above the
+    // view, the colour bars right of it, the invariants panel (issue 31.4)
+    const ViewLayout *l = &a->lay;
+    float x = a->insp[0], y = a->insp[1], w = a->insp[2], h = a->insp[3];
+    int titles = (y < l->area[1]) + (l->clip[2] > 0 && x + w > l->clip[0] + l->clip[2]) +
+                 (l->panel[2] > 0 && x < l->panel[0] + l->panel[2] && l->panel[0] < x + w &&
+                  y < l->panel[1] + l->panel[3] && l->panel[1] < y + h);
+    for (int o = 0; o < l->n_ops; o++) {
+      const float *b = l->ops[o].sym;
+      titles += b[2] > 0 && x < b[0] + b[2] && b[0] < x + w && y < b[1] + b[3] && b[1] < y + h;
+    }
+    snprintf(insp, sizeof insp, " inspector=%.0f,%.0f,%.0fx%.0f covers=%d titles=%d", a->insp[0], a->insp[1],
+             a->insp[2], a->insp[3], hidden, titles);
   }
   // while editing: the caret and the selection in characters, and an input method's text
   char field[128] = "";

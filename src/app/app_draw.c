@@ -141,6 +141,47 @@ static bool free_corner(const App *a, float w, float h, float floor_y, float cei
   return false;
 }
 
+// Whether a box x, y, w, h covers something the class reads on the picture: an operand with its
+// symbol, labels and shape, the page's header and title (above the view's area), the colour bars
+// (right of the view's clip), the invariants panel, the narration column (left of the area).
+static bool covers(const App *a, float x, float y, float w, float h, int pass) {
+  bool over_text = pass >= 1, over_cells = pass >= 2;
+  const ViewLayout *l = &a->lay;
+  float g = 6, fs = l->fs;
+  if (y < l->area[1] || (x < l->area[0] && !over_text)) return true;
+  if (l->clip[2] > 0 && x + w > l->clip[0] + l->clip[2]) return true; // the colour bars
+  if (l->panel[2] > 0 && x < l->panel[0] + l->panel[2] && l->panel[0] < x + w &&
+      y < l->panel[1] + l->panel[3] && l->panel[1] < y + h)
+    return true;
+  for (int k = 0; k < l->n_ops; k++) {
+    const ViewOperand *v = &l->ops[k];
+    const float *b = v->sym;
+    if (b[2] > 0 && x < b[0] + b[2] + g && b[0] - g < x + w && y < b[1] + b[3] + g && b[1] - g < y + h)
+      return true;
+    if (over_cells && k != a->sel_op) continue; // a zoomed picture: another matrix's cells, not its title
+    float top = v->sym[2] > 0 ? fminf(v->y, v->sym[1]) : v->y - fs * 5, x0 = v->x - fs * 5;
+    float x1 = v->x + v->w + fs * 0.8f, y1 = v->y + v->h + fs * 2.4f;
+    if (x < x1 + g && x0 - g < x + w && y < y1 + g && top - fs - g < y + h) return true;
+  }
+  return false;
+}
+
+// The free place for a w × h box nearest to the cell (cx, cy), above floor_y: pass 0 in the view's
+// area, pass 1 over the narration column too, pass 2 (a zoomed picture filling its area) over the
+// cells of another matrix -- never over the picture's titles, bars or panels, nor the selected
+// matrix; none when every place covers something (covers).
+static bool clear_spot(const App *a, float w, float h, float cx, float cy, float floor_y, int pass, float *x,
+                       float *y) {
+  const float *r = a->lay.area;
+  float best = 1e30f, step = 12;
+  for (float by = r[1]; by + h <= fminf(floor_y, r[1] + r[3]); by += step)
+    for (float bx = pass ? 8 : r[0]; bx + w <= r[0] + r[2]; bx += step) {
+      float dx = bx + w / 2 - cx, dy = by + h / 2 - cy, d = dx * dx + dy * dy;
+      if (d < best && !covers(a, bx, by, w, h, pass)) best = d, *x = bx, *y = by;
+    }
+  return best < 1e30f;
+}
+
 static void inspector(App *a, Scene *s, float u) {
   a->insp[2] = 0;
   if (a->sel_op < 0 || a->sel_op >= a->lay.n_ops) return;
@@ -151,20 +192,32 @@ static void inspector(App *a, Scene *s, float u) {
   TexBox *boxes[EXPLAIN_LINES + 1];
   TexMetrics m[EXPLAIN_LINES + 1];
   int n = 0;
-  boxes[n] = tex_layout(ex.heading, fs * 1.1f, false, NULL);
-  m[n] = tex_metrics(boxes[n]), n++;
-  for (int i = 0; i < ex.n_lines; i++) { // display style: fractions as large as in the lessons
-    boxes[n] = tex_layout(ex.lines[i], fs, true, NULL);
-    m[n] = tex_metrics(boxes[n]), n++;
-  }
-  float w = 0, h = pad;
-  for (int i = 0; i < n; i++) w = fmaxf(w, m[i].width), h += m[i].ascent + m[i].descent + 8 * u;
-  w += 2 * pad, h += pad;
-  // Below the equation (or above it), so that it covers neither the cell nor the rows and
-  // columns of the operands that produced it; beside the cell or the pointer when there is no room.
   const ViewOperand *v = &a->lay.ops[a->sel_op];
   float cx = v->x + v->w * (a->sel_j + 1) / v->op.cols, cy = v->y + v->h * (a->sel_i + 1) / v->op.rows;
-  float us = u * app_text_scale(a), vfs = a->lay.fs; // the picture's label size
+  float us = u * app_text_scale(a), floor_y = a->h - (a->editing ? 64 : 38) * us - 8 * u; // the footer
+  float w = 0, h = 0, fx = 0, fy = 0;
+  bool clear = false;
+  // the worked equation where it covers nothing the class reads (clear_spot); smaller, down to
+  // 60 %, before it covers a title, a colour bar or a panel
+  float fs0 = fs;
+  for (int pass = 0; pass < 3 && !clear; pass++) {
+    fs = fs0;
+    for (int tries = 0; tries < 5 && !clear; tries++, fs *= 0.88f) {
+      for (int i = 0; i < n; i++) tex_free(boxes[i]);
+      n = 0;
+      boxes[n] = tex_layout(ex.heading, fs * 1.1f, false, NULL);
+      m[n] = tex_metrics(boxes[n]), n++;
+      for (int i = 0; i < ex.n_lines; i++) { // display style: fractions as large as in the lessons
+        boxes[n] = tex_layout(ex.lines[i], fs, true, NULL);
+        m[n] = tex_metrics(boxes[n]), n++;
+      }
+      w = 0, h = pad;
+      for (int i = 0; i < n; i++) w = fmaxf(w, m[i].width), h += m[i].ascent + m[i].descent + 8 * u;
+      w += 2 * pad, h += pad;
+      clear = clear_spot(a, w, h, cx, cy, floor_y, pass, &fx, &fy);
+    }
+  }
+  float vfs = a->lay.fs; // the picture's label size
   float top = 1e9f, bottom = -1e9f, left = 1e9f;
   for (int k = 0; k < a->lay.n_ops; k++) {
     const ViewOperand *o = &a->lay.ops[k];
@@ -172,10 +225,12 @@ static void inspector(App *a, Scene *s, float u) {
   }
   top -= vfs * 5.0f;                                        // symbol, caption, column labels
   bottom += vfs * (a->scale == SCALE_MATRIX ? 4.0f : 2.2f); // the shape (and a matrix's colour bar)
-  float floor_y = a->h - (a->editing ? 64 : 38) * us - 8 * u, ceil_y = a->lay.area[1]; // footer, title
+  float ceil_y = a->lay.area[1];                            // the title
   float lo = w + 16 < a->w - left ? left : 8;
-  float x = fminf(fmaxf(lo, cx - w / 2), a->w - 8 - w), y;
-  if (bottom + 8 * u + h <= floor_y) {
+  float x = fminf(fmaxf(lo, cx - w / 2), a->w - 8 - w), y = 0;
+  if (clear) {
+    x = fx, y = fy; // the nearest place to the cell that covers no matrix, title, colour bar or panel
+  } else if (bottom + 8 * u + h <= floor_y) {
     y = bottom + 8 * u;
   } else if (top - 8 * u - h >= ceil_y) {
     y = top - 8 * u - h;

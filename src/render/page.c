@@ -376,6 +376,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     out->n_ops = 0;
     out->result = -1;
     out->area[0] = out->area[1] = out->area[2] = out->area[3] = 0;
+    memset(out->panel, 0, sizeof out->panel);
     out->text_pages = title_slide(s, p, u);
     return;
   }
@@ -509,6 +510,11 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   if (p->hide) cover_hidden(s, p, out, th, u);
   if ((p->spotlight && p->spotlight->kind != SPOT_OFF) || (p->marks && p->marks->n > 0))
     marks_draw(s, out, p->marks, p->spotlight, th, u);
-  if (p->n_invariants > 0) invariants_panel(s, p, th, u, vx + 16 * u, bottom_all, W - vx - 32 * u, true);
+  memset(out->panel, 0, sizeof out->panel);
+  if (p->n_invariants > 0) {
+    float ih = invariants_panel(s, p, th, u, vx + 16 * u, bottom_all, W - vx - 32 * u, true);
+    out->panel[0] = vx + 16 * u, out->panel[1] = bottom_all - ih, out->panel[2] = W - vx - 32 * u;
+    out->panel[3] = ih;
+  }
   out->text_pages = text_pages;
 }

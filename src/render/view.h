@@ -109,6 +109,7 @@ typedef struct {
   float chart[4];   // the prediction's bar chart(s) of the most likely next words (w = 0: none)
   float chart_px;   // the size of the chart's words
   int text_pages;   // page.c: the pages of the step's narration (1 when it fits; PageSpec.text_page)
+  float panel[4];   // page.c: the invariants panel over the view (x, y, w, h; w = 0: none)
 } ViewLayout;
 
 ViewOptions view_options_default(const Theme *theme);
