@@ -461,15 +461,25 @@ static void gated_hidden(Mat hidden, Mat gate, Mat up, Activation act) {
   }
 }
 
-// x [L, d_k] (one head) rotated in place by the angles phi [L, d_k/2]: halves (dimension k with
-// k + d_k/2, rotate_half) or adjacent pairs (2k with 2k + 1).
-static void rope_rotate(Mat x, const float *phi, RopeStyle style) {
+// The cosines and sines of the angles phi [rows, n]: cs [rows, 2n], each row n cosines then n
+// sines (computed once a trace, or once a cached token, not once a head and layer).
+static void rope_cos_sin(float *cs, const float *phi, int rows, int n) {
+  for (int i = 0; i < rows; i++)
+    for (int k = 0; k < n; k++) {
+      double a = phi[(size_t)i * n + k];
+      cs[(size_t)i * 2 * n + k] = (float)cos(a);
+      cs[(size_t)i * 2 * n + n + k] = (float)sin(a);
+    }
+}
+
+// x [L, d_k] (one head) rotated in place by the angles whose cosines and sines are cs [L, d_k]
+// (rope_cos_sin): halves (dimension k with k + d_k/2, rotate_half) or adjacent pairs (2k, 2k + 1).
+static void rope_rotate(Mat x, const float *csin, RopeStyle style) {
   int n = x.cols / 2;
   for (int i = 0; i < x.rows; i++) {
     float *r = &MAT_AT(x, i, 0);
     for (int k = 0; k < n; k++) {
-      double a = phi[(size_t)i * n + k];
-      float cs = (float)cos(a), sn = (float)sin(a);
+      float cs = csin[(size_t)i * 2 * n + k], sn = csin[(size_t)i * 2 * n + n + k];
       int j0 = style == ROPE_PAIRS ? 2 * k : k, j1 = style == ROPE_PAIRS ? 2 * k + 1 : k + n;
       float x0 = r[j0], x1 = r[j1];
       r[j0] = x0 * cs - x1 * sn;
@@ -514,9 +524,8 @@ static void layer_forward_modern(Trace *t, int l) {
   memcpy(T[y->Q].data, T[y->Q_norope].data, sizeof(float) * (size_t)H * L * dk);
   memcpy(T[y->K].data, T[y->K_norope].data, sizeof(float) * (size_t)Hk * L * dk);
   if (c->rope) {
-    const float *phi = T[t->rope_angle].data;
-    for (int h = 0; h < H; h++) rope_rotate(head(&T[y->Q], h), phi, c->rope);
-    for (int h = 0; h < Hk; h++) rope_rotate(head(&T[y->K], h), phi, c->rope);
+    for (int h = 0; h < H; h++) rope_rotate(head(&T[y->Q], h), t->rope_cs, c->rope);
+    for (int h = 0; h < Hk; h++) rope_rotate(head(&T[y->K], h), t->rope_cs, c->rope);
   }
 
   // scores, mask, softmax, weighted values, concat: query head h reads K/V head h / (H / H_kv)
@@ -810,7 +819,10 @@ void model_forward(Trace *t) {
       memset(T[t->P].data, 0, sizeof(float) * (size_t)L * D);
     else
       forward_posenc(T[t->P].data, L, D);
-    if (t->rope_angle >= 0) rope_angles(T[t->rope_angle].data, L, c);
+    if (t->rope_angle >= 0) {
+      rope_angles(T[t->rope_angle].data, L, c);
+      rope_cos_sin(t->rope_cs, T[t->rope_angle].data, L, model_dk(c) / 2);
+    }
     t->pos_ready = true;
   }
   // Z = X + P (+ t₀, BERT's token type 0) [L, D]; with an embedding LayerNorm that sum is
@@ -874,7 +886,7 @@ void model_forward(Trace *t) {
 // transform [D] and the final norm [D].
 static size_t row_floats(const ModelConfig *c, int cap) {
   size_t qkv = (size_t)(c->H + 2 * model_hkv(c)) * model_dk(c), qd = (size_t)c->H * model_dk(c);
-  size_t modern = 5 * (size_t)c->D + qkv + qd + 3 * (size_t)c->F + 2 * (size_t)cap + (size_t)model_dk(c);
+  size_t modern = 5 * (size_t)c->D + qkv + qd + 3 * (size_t)c->F + 2 * (size_t)cap + 2 * (size_t)model_dk(c);
   size_t plain = 13 * (size_t)c->D + 2 * (size_t)c->F + 2 * (size_t)cap;
   return modern > plain ? modern : plain;
 }
@@ -944,8 +956,11 @@ static void kv_push_modern(KVCache *c, int id) {
   Mat qkv = mat_view(q0, 1, QKV), concat = mat_view(q0 + QKV, 1, QD);
   float *f0 = q0 + QKV + QD;
   Mat gate = mat_view(f0, 1, F), up = mat_view(f0 + F, 1, F), hidden = mat_view(f0 + 2 * F, 1, F);
-  float *sc = f0 + 3 * F, *wt = sc + c->cap, *phi = wt + c->cap;
-  if (g->rope) rope_angle_row(phi, p, g);
+  float *sc = f0 + 3 * F, *wt = sc + c->cap, *phi = wt + c->cap, *csin = phi + dk;
+  if (g->rope) {
+    rope_angle_row(phi, p, g);
+    rope_cos_sin(csin, phi, 1, dk / 2);
+  }
   memcpy(x.data, m->embed + (size_t)id * D, sizeof(float) * (size_t)D);
   float scale = 1.0f / sqrtf((float)dk);
   for (int l = 0; l < g->n_layers; l++) {
@@ -955,7 +970,7 @@ static void kv_push_modern(KVCache *c, int id) {
     for (int h = 0; h < H; h++) { // queries: QK-norm, RoPE
       Mat q = mat_view(q0 + h * dk, 1, dk);
       if (w->q_norm_weight) rms_norm_rows(q, q, w->q_norm_weight, g->ln_eps, g->rms_offset);
-      if (g->rope) rope_rotate(q, phi, g->rope);
+      if (g->rope) rope_rotate(q, csin, g->rope);
     }
     for (int h = 0; h < Hk; h++) { // the new key (QK-norm, RoPE) and value join the cache
       float *K = kv_at(c, c->k, l, h), *Vh = kv_at(c, c->v, l, h);
@@ -963,7 +978,7 @@ static void kv_push_modern(KVCache *c, int id) {
       memcpy(k.data, q0 + QD + h * dk, sizeof(float) * (size_t)dk);
       memcpy(Vh + (size_t)p * dk, q0 + QD + KD + h * dk, sizeof(float) * (size_t)dk);
       if (w->k_norm_weight) rms_norm_rows(k, k, w->k_norm_weight, g->ln_eps, g->rms_offset);
-      if (g->rope) rope_rotate(k, phi, g->rope);
+      if (g->rope) rope_rotate(k, csin, g->rope);
     }
     for (int h = 0; h < H; h++) { // the query sees keys 0..p of its K/V head
       float *K = kv_at(c, c->k, l, h / group), *Vh = kv_at(c, c->v, l, h / group);

@@ -672,6 +672,7 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
   int qkv_cols = (c->H + 2 * model_hkv(c)) * model_dk(c); // 3D but in today's decoders
   t->scratch = malloc(sizeof(float) * (size_t)rows * (size_t)(qkv_cols > 3 * D ? qkv_cols : 3 * D));
   if (!t->block || !t->scratch) goto oom;
+  if (c->rope && !(t->rope_cs = malloc(sizeof(float) * (size_t)L * (size_t)model_dk(c)))) goto oom;
   if (gemm_supported()) {
     int dk = model_dk(c);
     size_t per_head = gemm_packed_floats(L, dk) + gemm_packed_floats(dk, L);
@@ -805,6 +806,7 @@ void trace_free(Trace *t) {
   free(t->block);
   free(t->scratch);
   free(t->attn_packed);
+  free(t->rope_cs);
   free(t->t);
   free(t->steps);
   free(t->layers);

@@ -109,6 +109,7 @@ typedef struct {
   int enc_norm, pool;                 // a classifier's final LayerNorm [L, D], its mean over positions [1, D]
   int Wc, bc, class_logits, class_pred; // classifier weights [D, C], bias [1, C]; scores, softmax [1, C]
   int rope_angle;                       // RoPE's angles i·θ_k [L, d_k/2] (extra), -1 without RoPE
+  float *rope_cs;                       // their cosines and sines [L, d_k] (a row: d_k/2 of each), or NULL
   float *block;                         // all activations, one allocation
   long block_floats;
   float *scratch; // [L, 3D]: the fused Q|K|V product before it is split into heads
