@@ -597,12 +597,13 @@ static void scale_text(App *a, float d) {
 // three the view shows Q for "all", so the cycle is Q, K, V: every press changes the picture.
 static void cycle_part(App *a) {
   int k = app_trace_step(a);
-  if (k < 0 || a->s->trace->steps[k].kind != STEP_QKV) {
+  StepKind kind = k < 0 ? STEP_TOKENS : a->s->trace->steps[k].kind;
+  if (kind != STEP_QKV && kind != STEP_DEC_QKV && kind != STEP_CROSS_QKV) {
     app_set_status(a, "P picks Q, K or V on the Q, K, V step");
     return;
   }
-  bool all = view_qkv_all(a->s->trace, 0);
-  int p = !all && a->part == 0 ? 1 : a->part; // without room, "all" shows Q alone
+  bool all = view_qkv_all(a->s->trace, 0) && a->s->trace->T <= 12; // (a decoder's rule: view_decoder.c)
+  int p = !all && a->part == 0 ? 1 : a->part;                      // without room, "all" shows Q alone
   p = (p + 1) % 4;
   a->part = !all && p == 0 ? 1 : p;
   static const char *const NAMES[] = {"Q, K and V", "Q: the queries", "K: the keys", "V: the values"};

@@ -85,8 +85,10 @@ static void cross_qkv(Eq *e, const TraceDecLayer *y) {
   const Trace *t = e->t;
   int x = t->cfg.norm_first ? y->norm2 : y->norm1;
   int part = e->o->part;
-  // all three rows for a model up to D = 128: memory M is then seen feeding both K^c and V^c
-  bool all = part == 0 && t->T <= 16 && t->L <= 16 && t->cfg.D <= 128;
+  // all three rows when they stay readable (as the encoder's Q, K, V: memory M is then seen
+  // feeding both K^c and V^c); else Q^c large and K^c, V^c a key away (P), as twelve matrices
+  // 30 px wide were not read from the back row (issue 31.4)
+  bool all = qkv_all(e);
   if (all || part <= 1) eq_linear(e, 0, NULL, x, "x", y->cWq, "W^{qc}", y->cbq, "b^{qc}", y->cQ, "Q^c");
   if (all || part == 2)
     eq_linear(e, all ? 1 : 0, NULL, t->memory, "M", y->cWk, "W^{kc}", y->cbk, "b^{kc}", y->cK, "K^c");
@@ -94,7 +96,8 @@ static void cross_qkv(Eq *e, const TraceDecLayer *y) {
     eq_linear(e, all ? 2 : 0, NULL, t->memory, "M", y->cWv, "W^{vc}", y->cbv, "b^{vc}", y->cV, "V^c");
   note(e, (all || part == 2 || part == 3)
               ? "K and V of memory M are computed once per layer and reused at every generation step"
-              : "queries from the decoder; keys and values from memory M (the encoder's output)");
+              : "queries from the decoder; keys and values from memory M, the encoder's output (P shows K "
+                "and V)");
 }
 
 // ---------------------------------------------------------------- the decoder's other stages
