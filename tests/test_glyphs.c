@@ -98,8 +98,9 @@ int main(void) {
   snprintf(path, sizeof path, "%s/../lessons/fr-chat-banque.md", check_test_dir());
   Lesson l;
   LessonDiag ld = {0};
-  CHECK(lesson_load(&l, path, &ld), "fr-chat-banque.md does not load");
-  Model *m = lesson_open_model(&l, NULL, &err);
+  bool loaded = lesson_load(&l, path, &ld);
+  CHECK(loaded, "fr-chat-banque.md does not load");
+  Model *m = loaded ? lesson_open_model(&l, NULL, &err) : NULL;
   CHECK(m != NULL, "%s", err.msg);
   if (m) {
     Tokens tok;

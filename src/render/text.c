@@ -113,9 +113,19 @@ static bool find_font(const char *pattern, const char *family, char *file, size_
   return false;
 }
 #define FcInit() 1
+// No fontconfig in the page: its fallback is the one file scripts/web puts there when it can
+// (font_for then checks that it has the character).
 static bool find_fallback(FontFace f, uint32_t cp, char *file, size_t cap) {
-  (void)f, (void)cp, (void)file, (void)cap;
-  return false; // the page carries its fonts: no fontconfig to ask
+  (void)f, (void)cp;
+  static const char *const WEB_FALLBACKS[] = {"/fonts/DroidSansFallbackFull.ttf"};
+  for (size_t i = 0; i < sizeof WEB_FALLBACKS / sizeof *WEB_FALLBACKS; i++) {
+    FILE *fp = fopen(WEB_FALLBACKS[i], "rb");
+    if (!fp) continue;
+    fclose(fp);
+    snprintf(file, cap, "%s", WEB_FALLBACKS[i]);
+    return true;
+  }
+  return false;
 }
 #else
 // Asks fontconfig for pattern; returns true and the file when the answer is of `family`.

@@ -8,7 +8,8 @@
 // fallback font fontconfig finds for it -- of the face's kind, sans-serif, serif or monospace;
 // on Debian fonts-dejavu-core covers Latin, Greek and Cyrillic, fonts-droid-fallback (or
 // fonts-noto-cjk) Chinese, Japanese and Korean -- and a string of several fonts is drawn piece by
-// piece on one baseline. The web page has no fontconfig: the faces only.
+// piece on one baseline. The web page has no fontconfig: its fallback is Droid Sans Fallback when
+// scripts/web could put it in the page's data.
 // Sizes are pixels (fonts are opened at 72 dpi, so 1 pt = 1 px). Coordinates: x is the left of
 // the pen, y the baseline. Strings are UTF-8.
 //
