@@ -18,12 +18,20 @@ const char *view_tokens_caption(const Model *m) {
   case TOK_BPE:
     return "GPT-2's byte-level BPE: bytes merged into frequent pieces, a space kept at the front of the next "
            "token (␣); each token gets its row in the vocabulary";
-  case TOK_TOKJSON:
+  case TOK_TOKJSON: {
+    bool bos = m->tokenizer && m->tokenizer->tj.n_bos > 0;
     if (m->tokenizer && !m->tokenizer->tj.byte_level)
-      return "SentencePiece-style BPE (tokenizer.json): a space written as ▁, pieces merged by rank, a "
-             "character the vocabulary lacks as its bytes; each token gets its row in the vocabulary";
-    return "byte-level BPE (tokenizer.json): bytes merged into frequent pieces, words cut by the model's own "
-           "pattern, special tokens (BOS) kept whole; each token gets its row in the vocabulary";
+      return bos ? "SentencePiece-style BPE (tokenizer.json): the BOS token first, a space written as ▁, "
+                   "pieces "
+                   "merged by rank, a character the vocabulary lacks as its bytes; each token gets its row"
+                 : "SentencePiece-style BPE (tokenizer.json): a space written as ▁, pieces merged by rank, a "
+                   "character the vocabulary lacks as its bytes; each token gets its row in the vocabulary";
+    return bos ? "byte-level BPE (tokenizer.json): the BOS token first, then bytes merged into frequent "
+                 "pieces "
+                 "within the words the model's own pattern cuts; each token gets its row in the vocabulary"
+               : "byte-level BPE (tokenizer.json): bytes merged into frequent pieces within the words the "
+                 "model's own pattern cuts; each token gets its row in the vocabulary";
+  }
   case TOK_WORDPIECE:
     if (m->tokenizer && !m->tokenizer->wp.lower) // a cased BERT
       return "BERT's WordPiece: [CLS] … [SEP] around the text, a word the vocabulary lacks cut into "
