@@ -290,6 +290,10 @@ static void test_bad_files(void) {
        "\"<s>\"}}]}, "
        "\"model\": {\"vocab\": {\"a\": 0}, \"merges\": []}}",
        "special token <s> is not in its special_tokens"},
+      {"{\"pre_tokenizer\": {\"type\": \"Metaspace\", \"replacement\": \"__________\"}, \"model\": "
+       "{\"vocab\": "
+       "{\"a\": 0}, \"merges\": []}}",
+       "longer than 7 bytes"},
       {"{\"decoder\": {\"type\": \"WordPiece\"}, \"model\": {\"vocab\": {\"a\": 0}, \"merges\": []}}",
        "decoder WordPiece is not supported"},
   };

@@ -334,6 +334,10 @@ static bool read_pre(TokJson *t, const cJSON *o, const char *name, Err *err) {
     s->kind = TJ_PRE_METASPACE;
     s->prepend = prepend_scheme(o);
     s->split = flag(o, "split", true);
+    if (strlen(str(o, "replacement")) >= sizeof t->meta)
+      return err_set(
+          err, "%s: the Metaspace replacement \"%.40s\" is longer than 7 bytes (it is one character, ▁): %s",
+          name, str(o, "replacement"), TJ_FIX);
     if (t->meta[0] && strcmp(t->meta, str(o, "replacement")))
       return err_set(err, "%s: two Metaspace pre-tokenizers with different replacements: %s", name, TJ_FIX);
     snprintf(t->meta, sizeof t->meta, "%s", str(o, "replacement"));
