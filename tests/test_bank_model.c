@@ -15,9 +15,11 @@
 
 #include "check.h"
 #include "forward.h"     // defines: model_forward
-#include "model.h"       // defines: Model, model_load, model_meta
+#include "model.h"       // defines: Model, model_meta
+#include "model_load.h"  // defines: model_load
 #include "npy.h"         // defines: npy_read
-#include "safetensors.h" // defines: StFile, st_read, st_meta
+#include "safetensors.h" // defines: st_read
+#include "stfile.h"      // defines: StFile, st_meta
 #include "tokenizer.h"   // defines: Tokens, tokens_from_text
 #include "trace_util.h"  // defines: argmax_row
 #include "trace.h"       // defines: Trace, trace_new, trace_find, trace_at

@@ -21,6 +21,7 @@
 #include "cli.h"          // defines: cli_check
 #include "facts.h"        // defines: facts_parse, facts_eval
 #include "forward.h"      // defines: model_forward
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 #include "safetensors.h"  // defines: st_read, st_write
 

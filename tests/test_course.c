@@ -17,7 +17,8 @@
 #include "course.h"      // defines: course_read, course_translate
 #include "fileio.h"      // defines: file_read_all, path_join
 #include "ptfile.h"      // defines: pt_read
-#include "safetensors.h" // defines: StFile, st_find, st_meta, st_read
+#include "safetensors.h" // defines: st_read
+#include "stfile.h"      // defines: StFile, st_find, st_meta
 
 typedef struct {
   char name[64], file[64], text[256];

@@ -17,11 +17,12 @@
 #include <string.h>
 
 #include "check.h"
-#include "fileio.h"  // defines: file_read_all, path_join
-#include "forward.h" // defines: model_forward
-#include "model.h"   // defines: Model, model_load
-#include "npy.h"     // defines: npy_read
-#include "trace.h"   // defines: Trace, trace_new, trace_find, trace_at
+#include "fileio.h"     // defines: file_read_all, path_join
+#include "forward.h"    // defines: model_forward
+#include "model.h"      // defines: Model
+#include "model_load.h" // defines: model_load
+#include "npy.h"        // defines: npy_read
+#include "trace.h"      // defines: Trace, trace_new, trace_find, trace_at
 
 #define REL_TOL 1e-5
 

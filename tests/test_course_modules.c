@@ -25,9 +25,11 @@
 #include "fileio.h"      // defines: file_read_all
 #include "forward.h"     // defines: model_forward
 #include "golden_ref.h"  // defines: golden_read_rows, golden_compare
-#include "model.h"       // defines: Model, model_load
+#include "model.h"       // defines: Model
+#include "model_load.h"  // defines: model_load
 #include "ptfile.h"      // defines: pt_read
-#include "safetensors.h" // defines: StFile, st_read, st_find, st_meta, st_index
+#include "safetensors.h" // defines: st_read
+#include "stfile.h"      // defines: StFile, st_find, st_meta, st_index
 #include "trace.h"       // defines: Trace, trace_new
 
 static const char *VOCAB =

@@ -15,7 +15,8 @@
 #include "explain_check.h" // defines: explain_check_layout
 #include "explain.h"
 #include "forward.h"
-#include "page.h" // defines: page_step_has_heads
+#include "model_load.h" // defines: model_load
+#include "page.h"       // defines: page_step_has_heads
 #include "tex.h"
 
 static Trace *load(const char *ref, const char *text, const char *target, Model **m) {

@@ -8,11 +8,12 @@
 #include <string.h>
 
 #include "check.h"
-#include "edits.h"     // defines: TraceEdits, edits_parse_edit, edits_trace
-#include "forward.h"   // defines: model_forward
-#include "model.h"     // defines: Model, model_load, model_random
-#include "tokenizer.h" // defines: Tokens, tokens_from_text
-#include "trace.h"     // defines: Trace, trace_find, trace_at
+#include "edits.h"      // defines: TraceEdits, edits_parse_edit, edits_trace
+#include "forward.h"    // defines: model_forward
+#include "model.h"      // defines: Model, model_random
+#include "model_load.h" // defines: model_load
+#include "tokenizer.h"  // defines: Tokens, tokens_from_text
+#include "trace.h"      // defines: Trace, trace_find, trace_at
 
 static Trace *run_text(const Model *m, const char *text) {
   Err err = {0};

@@ -15,6 +15,7 @@
 #include "explain.h"
 #include "numfmt.h" // defines: numfmt_reproduces
 #include "forward.h"
+#include "model_load.h" // defines: model_load
 #include "tex.h"
 
 static Trace *load(const char *ref, const char *text, bool causal, Model **m) {

@@ -15,7 +15,7 @@
 #include "check.h"
 #include "forward.h"      // defines: model_forward
 #include "generate.h"     // defines: gen_run, Generation
-#include "model.h"        // defines: model_load
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 #include "rng.h"          // defines: rng_seed, rng_uniform
 #include "trace_util.h"   // defines: load_ref_model, argmax_row

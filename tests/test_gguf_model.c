@@ -20,7 +20,8 @@
 #include "gguf.h"         // defines: GgufFile, gguf_open
 #include "gguf_model.h"   // defines: gguf_memory_available, gguf_estimate_bytes
 #include "golden_ref.h"   // defines: golden_compare
-#include "model.h"        // defines: Model, model_load
+#include "model.h"        // defines: Model
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 #include "npy.h"          // defines: npy_read
 #include "trace.h"        // defines: Trace, trace_find

@@ -23,7 +23,8 @@
 #include "forward.h"    // defines: model_forward, forward_use_gemm
 #include "gemm.h"       // defines: gemm_kernel, gemm_use
 #include "mat.h"        // defines: mat_naive_max_madds
-#include "model.h"      // defines: Model, model_load
+#include "model.h"      // defines: Model
+#include "model_load.h" // defines: model_load, model_save
 #include "npy.h"        // defines: npy_read
 #include "trace.h"      // defines: Trace, trace_find, trace_at
 

@@ -28,10 +28,11 @@
 #include "fileio.h"  // defines: path_join
 #include "forward.h" // defines: model_forward, forward_set_threads
 #include "golden_ref.h"
-#include "model.h"  // defines: model_load, model_tensor_list, model_with_params
-#include "npy.h"    // defines: npy_read
-#include "sqrtdk.h" // defines: sqrtdk_sweep
-#include "train.h"  // defines: train_sgd_step, train_loss
+#include "model.h"      // defines: model_tensor_list, model_with_params
+#include "model_load.h" // defines: model_load
+#include "npy.h"        // defines: npy_read
+#include "sqrtdk.h"     // defines: sqrtdk_sweep
+#include "train.h"      // defines: train_sgd_step, train_loss
 
 static bool has_prefix(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
 

@@ -19,6 +19,7 @@
 #include "hub.h"          // defines: hub_read
 #include "mat.h"          // defines: mat_naive_max_madds
 #include "model.h"        // defines: Model
+#include "model_load.h"   // defines: model_load, model_save
 #include "model_tokens.h" // defines: model_tokenize, model_tokenizer_vocab
 #include "npy.h"          // defines: npy_read
 #include "safetensors.h"  // defines: st_f16_to_f32, st_bf16_to_f32, st_read_lenient

@@ -13,7 +13,8 @@
 #include "golden_ref.h"   // defines: golden_read_rows, golden_compare
 #include "fileio.h"       // defines: file_read_all, path_join
 #include "forward.h"      // defines: model_forward
-#include "model.h"        // defines: Model, model_load
+#include "model.h"        // defines: Model
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 #include "npy.h"          // defines: npy_read
 #include "trace.h"        // defines: Trace, trace_find, trace_at, trace_dump_shape

@@ -14,7 +14,8 @@
 #include "forward.h"      // defines: model_forward
 #include "golden_ref.h"   // defines: golden_read_rows, GoldenRow
 #include "inside.h"       // defines: inside_*
-#include "model.h"        // defines: Model, model_load
+#include "model.h"        // defines: Model
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 #include "npy.h"          // defines: npy_read
 #include "trace.h"        // defines: Trace, trace_new

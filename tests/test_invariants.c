@@ -14,12 +14,13 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "fileio.h"  // defines: file_read_all
-#include "forward.h" // defines: model_forward, forward_posenc
-#include "mat.h"     // defines: Mat, mat_*, mat_naive_max_madds
-#include "model.h"   // defines: Model, model_random, model_save, model_load
-#include "rng.h"     // defines: rng_seed, rng_u32, rng_uniform
-#include "trace.h"   // defines: Trace, trace_find, trace_at
+#include "fileio.h"     // defines: file_read_all
+#include "forward.h"    // defines: model_forward, forward_posenc
+#include "mat.h"        // defines: Mat, mat_*, mat_naive_max_madds
+#include "model.h"      // defines: Model, model_random
+#include "model_load.h" // defines: model_load, model_save
+#include "rng.h"        // defines: rng_seed, rng_u32, rng_uniform
+#include "trace.h"      // defines: Trace, trace_find, trace_at
 
 static const char *TEXT = "The cat walks by the river bank, and the mouse sleeps by the money.";
 

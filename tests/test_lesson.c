@@ -15,10 +15,11 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "fileio.h"  // defines: file_read_all
-#include "forward.h" // defines: model_forward
-#include "lesson.h"  // defines: Lesson, lesson_parse, lesson_resolve
-#include "trace.h"   // defines: Trace, trace_new, trace_find
+#include "fileio.h"     // defines: file_read_all
+#include "forward.h"    // defines: model_forward
+#include "lesson.h"     // defines: Lesson, lesson_parse, lesson_resolve
+#include "model_load.h" // defines: model_load, model_save
+#include "trace.h"      // defines: Trace, trace_new, trace_find
 
 static const char *source_dir(void) {
   const char *d = getenv("SF_SOURCE_DIR");

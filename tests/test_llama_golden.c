@@ -19,7 +19,8 @@
 #include "gemm.h"         // defines: gemm_kernel
 #include "golden_ref.h"   // defines: golden_read_rows, golden_compare, golden_path
 #include "mat.h"          // defines: mat_naive_max_madds
-#include "model.h"        // defines: Model, model_load
+#include "model.h"        // defines: Model
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 #include "trace.h"        // defines: Trace, trace_new
 

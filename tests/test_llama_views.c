@@ -9,7 +9,7 @@
 #include "check.h"
 #include "explain_check.h" // defines: explain_check_layout
 #include "forward.h"       // defines: model_forward
-#include "model.h"         // defines: model_load
+#include "model_load.h"    // defines: model_load
 #include "model_tokens.h"  // defines: model_tokenize
 #include "colormap.h"      // defines: theme_get
 #include "explain.h"       // defines: explain_cell

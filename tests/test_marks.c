@@ -16,7 +16,7 @@
 #include "forward.h"    // defines: model_forward
 #include "invariants.h" // defines: invariants_measure
 #include "marks.h"      // defines: Marks, Spotlight
-#include "model.h"      // defines: model_load
+#include "model_load.h" // defines: model_load
 #include "page.h"       // defines: PageSpec, page_render
 #include "tokenizer.h"  // defines: tokens_from_text
 #include "trace.h"      // defines: Trace, trace_at

@@ -10,7 +10,8 @@
 #include <unistd.h> // rmdir
 
 #include "check.h"
-#include "model.h"       // defines: Model, model_load, model_from_st, model_save
+#include "model.h"       // defines: Model, model_from_st
+#include "model_load.h"  // defines: model_load, model_save
 #include "safetensors.h" // defines: StTensor, st_write, st_read
 
 // A valid tiny model (D=4, H=2, F=8, n_layers layers, V=3) plus the edits of a case.

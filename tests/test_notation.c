@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "forward.h"
+#include "model_load.h" // defines: model_load
 #include "similarity.h" // defines: Sim, sim_new, sim_free
 #include "view.h"
 

@@ -16,6 +16,7 @@
 #include "check.h"
 #include "docview.h"
 #include "forward.h"
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 #include "page.h"
 #include "pngio.h"

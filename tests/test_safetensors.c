@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "model.h"       // defines: Model, model_load, model_save
+#include "model.h"       // defines: Model
+#include "model_load.h"  // defines: model_load, model_save
 #include "safetensors.h" // defines: StFile, st_parse, st_read, st_write
 
 #define WHAT "test.safetensors"

@@ -20,7 +20,8 @@
 
 #include "check.h"
 #include "forward.h"    // defines: model_forward
-#include "model.h"      // defines: Model, model_load, model_meta
+#include "model.h"      // defines: Model, model_meta
+#include "model_load.h" // defines: model_load
 #include "tokenizer.h"  // defines: Tokens, tokens_from_text, vocab_find
 #include "trace_util.h" // defines: argmax_row
 #include "trace.h"      // defines: Trace, trace_new_seq2seq, trace_find, trace_at

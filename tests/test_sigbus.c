@@ -18,7 +18,8 @@
 #include "hub_fixture.h" // defines: hub_fixture_copy, hub_fixture_remove
 #include "cli.h"         // defines: cli_catch_sigbus, CLI_SIGBUS_MESSAGE
 #include "fileio.h"      // defines: file_read_all, file_write_atomic
-#include "model.h"       // defines: model_load, model_save, model_free
+#include "model.h"       // defines: model_free
+#include "model_load.h"  // defines: model_load, model_save
 #include "safetensors.h" // defines: st_map_min_bytes
 
 // Runs a child that opens dir's model mapped, truncates its file when `truncate_it`, then saves

@@ -16,7 +16,7 @@
 #include "numfmt.h"       // defines: numfmt_reproduces
 #include "explain.h"      // defines: explain_cell
 #include "forward.h"      // defines: model_forward
-#include "model.h"        // defines: model_load
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 #include "npy.h"          // defines: npy_read
 #include "similarity.h"   // defines: Sim, sim_new

@@ -12,8 +12,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "model.h" // defines: Model, model_load
-#include "trace.h" // defines: TraceTensor, trace_at
+#include "model.h"      // defines: Model
+#include "model_load.h" // defines: model_load
+#include "trace.h"      // defines: TraceTensor, trace_at
 
 // The column of the largest value in row i of head h of x (the first such column on a tie).
 static inline int argmax_row(const TraceTensor *x, int h, int i) {

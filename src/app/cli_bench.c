@@ -35,6 +35,7 @@ static void openblas_set_num_threads(int n) { (void)n; }
 #endif
 #include "forward.h"      // defines: model_forward, forward_set_threads, KVCache
 #include "generate.h"     // defines: gen_trace_ids, gen_argmax
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 
 typedef struct {

@@ -8,6 +8,7 @@
 #include "fileio.h"      // defines: file_write_atomic
 #include "forward.h"     // defines: model_forward (--no-scale)
 #include "insidefiles.h" // defines: InsideOpts, insidefiles_write
+#include "model_load.h"  // defines: model_save
 #include "npy.h"         // defines: npy_write
 #include "outdir.h"      // defines: OutDir
 #include "simfiles.h"    // defines: simfiles_write

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "gemm.h"         // defines: gemm_kernel, gemm_kernel_name, gemm_kernel_about
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: ModelTokenizer
 #include "modelstore.h"   // defines: modelstore_list
 

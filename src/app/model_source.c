@@ -8,6 +8,7 @@
 #include "edits.h"        // defines: TraceEdits, edits_parse_edit, edits_trace
 #include "forward.h"      // defines: model_forward
 #include "model_find.h"   // defines: model_find_shipped
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 
 int model_source_option(ModelOpts *o, int argc, char **argv, int *i, Err *err) {

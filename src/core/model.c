@@ -11,14 +11,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "course.h"       // defines: course_read
-#include "gguf.h"         // defines: gguf_sniff
-#include "gguf_model.h"   // defines: gguf_model_load
-#include "hub.h"          // defines: hub_is_dir, hub_model_load
 #include "model_tokens.h" // defines: model_tokenizer_free
-#include "modelstore.h"   // defines: modelstore_is_ollama, modelstore_ollama_path
 #include "rng.h"          // defines: rng_seed, rng_xavier_uniform, rng_fill_normal
-#include "safetensors.h"  // defines: StFile, st_read, st_write
+#include "stfile.h"       // defines: StFile, st_find, st_meta, st_free
 #include "version.h"      // defines: version_string, version_commit
 
 #define MAX_DIM 8192
@@ -658,25 +653,6 @@ static bool meta_flag(const StFile *f, const char *path, const char *key, bool *
   return true;
 }
 
-Model *model_load(const char *path, Err *err) {
-  // ---- Other formats: dispatch here, before the safetensors reader. A loader translates its
-  // format into a canonical StFile (model.h) and returns model_from_st(&f, path, err):
-  //   a directory (config.json + model.safetensors + tokenizer files) -> the hub loader;
-  //   a torch.save file (NAME.pt with NAME.json beside it)           -> the course loader;
-  //   a GGUF file (llama.cpp, Ollama: "GGUF" at its start)            -> the GGUF loader.
-  if (modelstore_is_ollama(path)) { // ollama:NAME[:TAG]: the GGUF blob its manifest names (modelstore.h)
-    char blob[4096];
-    return modelstore_ollama_path(path, blob, sizeof blob, err) ? model_load(blob, err) : NULL;
-  }
-  if (hub_is_dir(path)) return hub_model_load(path, err);
-  if (gguf_sniff(path)) return gguf_model_load(path, err);
-  // ---- end of the dispatch
-  StFile f;
-  // a torch.save file (pt_sniff by content) or the course notebook's names: course.h
-  if (!course_read(path, &f, err)) return NULL;
-  return model_from_st(&f, path, err);
-}
-
 // The vocabulary of a bpe / wordpiece model: any distinct words, "<unk>" first or not. Parsed by
 // vocab_from_lines behind a "<unk>" of its own (when the first word is not it), which is then
 // dropped: ids stay the file's line numbers.
@@ -1202,7 +1178,7 @@ long model_param_offset(const Model *m, const float *x) {
   return found;
 }
 
-bool model_save(const Model *m, const char *path, Err *err) {
+bool model_write(const Model *m, const char *path, ModelWriteFn writer, Err *err) {
   Model copy = *m; // param_table takes a mutable Model: a shallow copy with the same pointers
   LayerWeights *lw = malloc(sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
   DecLayerWeights *dw = calloc((size_t)m->cfg.n_dec_layers + 1, sizeof(DecLayerWeights));
@@ -1230,7 +1206,7 @@ bool model_save(const Model *m, const char *path, Err *err) {
     t[i].shape[1] = p[i].shape[1];
     t[i].count = param_count(&p[i]);
     t[i].data = *p[i].ptr;
-    if (!t[i].data && p[i].xw && *p[i].xw) // written in the canonical layout by st_write
+    if (!t[i].data && p[i].xw && *p[i].xw) // written in the canonical layout by the writer
       t[i].data = *p[i].xw, t[i].transposed = true;
   }
   const ModelConfig *c = &m->cfg;
@@ -1297,7 +1273,7 @@ bool model_save(const Model *m, const char *path, Err *err) {
   keys[wk] = "written_by", vals[wk] = written_by;
   if (wk == n_meta) n_meta++;
   if (!seen_seed && m->has_seed) keys[n_meta] = "seed", vals[n_meta++] = seed;
-  ok = st_write_mapped(path, t, n, keys, vals, n_meta, m->map, m->map_len, err);
+  ok = writer(path, t, n, keys, vals, n_meta, m->map, m->map_len, err);
 done:
   free(keys);
   free(vals);

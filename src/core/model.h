@@ -94,14 +94,15 @@
 // (Stepformer's own, atomic_commit) leaves the mapping the old file's. Only large files are kept mapped
 // (st_map_min_bytes); a small checkpoint is copied and transposed as before.
 //
-// model_load reads a file (today: safetensors) into an StFile of canonical names and metadata and
-// hands it to model_from_st, which validates it and builds the Model.
+// Core reads no file: model_load (src/formats/model_load.h) reads a file of any format into an
+// StFile of canonical names and metadata (stfile.h) and hands it to model_from_st, which validates
+// it and builds the Model; model_save writes what model_write hands it.
 //
 //     Err err = {0};
-//     Model *m = model_load("assets/models/bank.safetensors", &err);
+//     Model *m = model_load("assets/models/bank.safetensors", &err);     // model_load.h
 //     ModelConfig c = model_config_default(); c.D = 64; ...
 //     Model *r = model_random(&c, &vocab, 42, &err);   // seeded Xavier-uniform
-//     model_save(m, "copy.safetensors", &err);
+//     model_save(m, "copy.safetensors", &err);                          // model_load.h
 //     model_free(m);
 #ifndef SF_MODEL_H
 #define SF_MODEL_H
@@ -109,10 +110,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "err.h"         // defines: Err
-#include "gemm.h"        // defines: GemmWeights
-#include "safetensors.h" // defines: StFile
-#include "tokenizer.h"   // defines: Vocab
+#include "err.h"       // defines: Err
+#include "gemm.h"      // defines: GemmWeights
+#include "stfile.h"    // defines: StFile
+#include "tokenizer.h" // defines: Vocab
 
 typedef enum { ACT_RELU, ACT_GELU, ACT_GELU_TANH, ACT_SILU } Activation;
 
@@ -248,8 +249,8 @@ bool model_config_check(const ModelConfig *c, const char *what, Err *err);
 // ("D=abc is not a width in 1..8192"); the caller names where the spec came from.
 bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *err);
 
-// Reads path and validates it (model_from_st).
-Model *model_load(const char *path, Err *err);
+// Reading a model from a path and writing one to a file are the formats' (src/formats/model_load.h:
+// model_load, model_save); core builds the Model from the canonical form they read.
 // Validates a canonical StFile (tensor names and metadata of this header) and builds the Model.
 // `path` names the source in messages. The StFile is consumed either way: on return (success or
 // failure) *f has been released with st_free (the model keeps the metadata arrays, taken over)
@@ -257,7 +258,14 @@ Model *model_load(const char *path, Err *err);
 Model *model_from_st(StFile *f, const char *path, Err *err);
 // Seeded random weights; a configuration model_config_check refuses fails with "random model: ...".
 Model *model_random(const ModelConfig *c, const Vocab *vocab, uint64_t seed, Err *err);
-bool model_save(const Model *m, const char *path, Err *err);
+// The canonical form of m handed to a writer (formats/safetensors.h: st_write_mapped, through
+// model_save): every tensor in param order (a Conv1D-layout matrix marked transposed), the metadata
+// (the configuration, the vocabulary, the loaded file's other keys, written_by), and the file mapping
+// m's tensors may lie in. Returns what the writer returns.
+typedef bool (*ModelWriteFn)(const char *path, const StTensor *tensors, int n, const char *const *keys,
+                             const char *const *values, int n_meta, const void *map, size_t map_len,
+                             Err *err);
+bool model_write(const Model *m, const char *path, ModelWriteFn writer, Err *err);
 // Every weight of m, tensor after tensor in the order of the file model_save writes (n_params
 // floats; a tied head once): a random model's parameter block as it is, a loaded model's tensors
 // gathered (tests compare models with it). malloc'd; NULL when out of memory.

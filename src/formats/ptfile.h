@@ -30,8 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"         // defines: Err
-#include "safetensors.h" // defines: StFile, StTensor, st_find, st_free
+#include "err.h"    // defines: Err
+#include "stfile.h" // defines: StFile, StTensor, st_find, st_free
 
 #define PT_MAX_FILE ((size_t)3 << 30) // room for PT_MAX_FLOATS float32 values and their pickle
 #define PT_MAX_FLOATS ((int64_t)1 << 29)

@@ -32,37 +32,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h" // defines: Err
+#include "err.h"    // defines: Err
+#include "stfile.h" // defines: StFile, StTensor, st_find, st_meta, st_free
 
-#define ST_MAX_DIMS 4
 #define ST_MAX_HEADER (64u << 20) // a header larger than 64 MiB is rejected as corrupt
-
-typedef struct {
-  char *name;
-  int ndim;
-  int64_t shape[ST_MAX_DIMS];
-  int64_t count; // prod(shape)
-  float *data;   // count floats (NULL when count == 0, or for a dtype st_read_lenient skips)
-  char dtype[8]; // as the file names it: "F32", "F16", "BF16" (converted), or "I64"... (skipped)
-  // data holds the [shape[1], shape[0]] transpose of this 2-D tensor: GPT-2's Conv1D weight [in,
-  // out] kept as the file stores it under the canonical [out, in] name (set by the hub loader only;
-  // st_write writes the canonical layout)
-  bool transposed;
-} StTensor;
-
-typedef struct {
-  StTensor *tensors; // in the order of the header
-  int n;
-  int *by_name;          // indices of tensors sorted by name, for st_find
-  char **keys, **values; // __metadata__
-  int n_meta;
-  // st_read_mapped only: the file's private mapping, which the data of its aligned F32 tensors point
-  // into (not copies; st_mapped tells them apart). The owner unmaps it in st_free; a borrower (the
-  // hub's canonical file, built from tensors of a mapped one) only knows not to free those pointers.
-  uint8_t *map;
-  size_t map_len;
-  bool map_owner;
-} StFile;
 
 // `what` names the source in messages (a path, or "<fuzz input>").
 bool st_parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, Err *err);
@@ -80,21 +53,9 @@ bool st_read_mapped(StFile *f, const char *path, bool lenient, Err *err);
 // mapping would then read the new bytes, or stop the process past a shorter end: SIGBUS, which
 // the command line turns into one line and exit code 2, cli.h's cli_catch_sigbus). Tests set 0.
 extern size_t st_map_min_bytes;
-// True when p points into f's mapping (not a malloc'd buffer: never free it).
-bool st_mapped(const StFile *f, const void *p);
-// Gives the pages wholly inside [p, p + bytes) of a file mapping back to the kernel (madvise
-// MADV_DONTNEED); they are read again from the page cache when touched. Only for pages that were
-// never written (a written page of a private mapping would lose the write).
-void st_release_pages(const void *p, size_t bytes);
 // Exact conversions of IEEE half and bfloat16 bit patterns to float (subnormals, inf, NaN).
 float st_f16_to_f32(uint16_t h);
 float st_bf16_to_f32(uint16_t h);
-void st_free(StFile *f);
-const StTensor *st_find(const StFile *f, const char *name);
-// (Re)builds f->by_name after tensors were put into f by hand (the hub loader's canonical file);
-// refuses a name given twice.
-bool st_index(StFile *f, const char *what, Err *err);
-const char *st_meta(const StFile *f, const char *key);
 
 // Writes tensors (in the given order) and metadata atomically to path; a `transposed` tensor is
 // written in its canonical layout [shape[0], shape[1]].

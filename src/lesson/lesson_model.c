@@ -8,6 +8,7 @@
 #include "lesson_internal.h" // defines: lesson_random_spec
 #include "datadir.h"         // defines: datadir_find
 #include "model_find.h"      // defines: model_find_shipped, MODEL_FIND_SHIPPED
+#include "model_load.h"      // defines: model_load
 
 int lesson_random_spec(const char *model, ModelConfig *mc, uint64_t *seed, Err *err) {
   *mc = model_config_default();

@@ -11,6 +11,7 @@
 #include "backward.h"     // defines: TraceGrad, backward_new, backward_run
 #include "course.h"       // defines: course_translate, course_is_notebook
 #include "forward.h"      // defines: model_forward
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 #include "ptfile.h"       // defines: pt_sniff, pt_parse
 #include "sf_internal.h"

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "course.h"      // defines: course_translate
-#include "safetensors.h" // defines: StFile, st_find, st_meta, st_free
+#include "course.h" // defines: course_translate
+#include "stfile.h" // defines: StFile, st_find, st_meta, st_free
 
 #define PROMISE(x)                                                                                           \
   do {                                                                                                       \

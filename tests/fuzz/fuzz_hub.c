@@ -21,7 +21,8 @@
 
 #include "fileio.h"       // defines: file_read_all, file_write_atomic
 #include "forward.h"      // defines: model_forward
-#include "model.h"        // defines: Model, model_load
+#include "model.h"        // defines: Model
+#include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize, ModelTokenizer
 #include "trace.h"        // defines: Trace, trace_new
 

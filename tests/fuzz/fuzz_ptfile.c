@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ptfile.h"      // defines: pt_parse
-#include "safetensors.h" // defines: StFile, st_find
+#include "ptfile.h" // defines: pt_parse
+#include "stfile.h" // defines: StFile, st_find
 
 #define PROMISE(x)                                                                                           \
   do {                                                                                                       \

@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 #include "forward.h"     // defines: model_forward
-#include "model.h"       // defines: Model, model_load
+#include "model.h"       // defines: Model
+#include "model_load.h"  // defines: model_load
 #include "safetensors.h" // defines: StFile, st_parse
 #include "trace.h"       // defines: Trace, trace_new, trace_new_seq2seq, trace_decoder_tokens
 
