@@ -57,5 +57,7 @@ int main(void) {
   prob(0.523, true, true, "52.3 %");
   prob(0.9997, true, false, "> 0.999");
   prob(0.997, true, false, "0.997");
+  prob(0.000033, true, false, "< 0.001"); // the decoder strip's de beside <eos>: not 0.000
+  prob(0, true, false, "0.000");
   return check_exit("test_numfmt");
 }

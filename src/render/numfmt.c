@@ -48,6 +48,8 @@ const char *numfmt_prob(char *buf, int cap, double p, bool others_above_zero, bo
     snprintf(buf, (size_t)cap, percent ? "100 %%" : "1");
   } else if (percent ? x >= 99.95 : x >= 0.9995) { // rounds up to 1, but something else is possible
     snprintf(buf, (size_t)cap, percent ? "> 99.9 %%" : "> 0.999");
+  } else if (!percent && x > 0 && x < 0.0005) { // not "0.000" for a candidate above 0
+    snprintf(buf, (size_t)cap, "< 0.001");
   } else if (!percent) {
     snprintf(buf, (size_t)cap, "%.3f", x);
   } else if (x >= 0.0995 || x <= 0) {

@@ -49,7 +49,7 @@ bool numfmt_try(int k, int *sig, int *min_sig);
 
 // A probability for a bar or a strip: "52.3 %" (percent true) or "0.523"; "> 99.9 %" / "> 0.999"
 // for a value that rounds up to 1 while others are above 0 (others_above_zero), "100 %" / "1"
-// only for a certain one. Returns buf.
+// only for a certain one; "< 0.001" (not "0.000") for a small one above 0. Returns buf.
 const char *numfmt_prob(char *buf, int cap, double p, bool others_above_zero, bool percent);
 
 #endif
