@@ -409,9 +409,13 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
                 ? "Q = Z W^q,\\ W^q = W^{\\text{queries}} / \\sqrt{H};\\quad K = Z W^k,\\quad V = Z W^v"
                 : "Q = Z W^q,\\quad K = Z W^k,\\quad V = Z W^v";
   }
-  if (info->group_title && view_qkv_all(t, o->part) && t->cfg.norm_first && tex)
+  if (info->group_title && view_qkv_all(t, o->part) && t->cfg.norm_first && tex && !model_is_modern(&t->cfg))
     tex = prenorm_tex(tex); // the picture multiplies LN_1(Z): so does the header
-  if (o->inside)            // a view inside the pass (view_inside.c) instead of the step's equation
+  if (info->group_title && view_qkv_all(t, o->part) && model_is_modern(&t->cfg) && info->kind == STEP_QKV)
+    tex = t->model->no_in_proj_bias // today's decoders: x̄ = RMSNorm(x), K and V with H_kv heads
+              ? "Q = \\bar{x} W^q,\\quad K = \\bar{x} W^k,\\quad V = \\bar{x} W^v"
+              : "Q = \\bar{x} W^q + b^q,\\quad K = \\bar{x} W^k + b^k,\\quad V = \\bar{x} W^v + b^v";
+  if (o->inside) // a view inside the pass (view_inside.c) instead of the step's equation
     title = view_inside_title(o->inside), tex = view_inside_tex(o->inside);
   if (p->title) title = p->title;
   float y = hh + 46 * u;

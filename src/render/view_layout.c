@@ -392,6 +392,17 @@ static bool labels_partial(const Eq *e, int k, float w, float h, float fs) {
          (has_col_labels(v) && is_tok(v->op.col_axis) && axis_labels_partial(&c));
 }
 
+// Today's decoders: a dimension axis that is not D says what it is (grouped-query attention's
+// H·d_k and H_kv·d_k, RoPE's d_k/2 angles of a row); else the axis's letter.
+static const char *modern_letter(const Trace *t, TraceAxis a, int n, const char *letter) {
+  if (!t || !model_is_modern(&t->cfg) || n == 1) return letter;
+  int dk = model_dk(&t->cfg), H = t->cfg.H, Hk = model_hkv(&t->cfg);
+  if ((a == AXIS_QKV || a == AXIS_MODEL) && n != t->cfg.D)
+    return n == H * dk ? "H·d_k" : n == Hk * dk ? "H_kv·d_k" : letter;
+  if (a == AXIS_HEADDIM && n * 2 == dk) return "d_k/2";
+  return letter;
+}
+
 // The shape under an operand ("L×D = 6×64"); true when its cells are fewer pixels than values
 // (whole-pixel cells: the test draw_cells makes), said on a line of its own under the shape.
 static bool shape_text(const Eq *e, const ViewOperand *v, float w, float h, char *buf, int cap) {
@@ -401,6 +412,8 @@ static bool shape_text(const Eq *e, const ViewOperand *v, float w, float h, char
     if (v->op.rows > 1 && v->op.row_axis == AXIS_TOKEN) ra = "S";
     if (v->op.cols > 1 && v->op.col_axis == AXIS_TOKEN) ca = "S";
   }
+  ra = modern_letter(e->t, v->op.row_axis, v->op.rows, ra);
+  ca = modern_letter(e->t, v->op.col_axis, v->op.cols, ca);
   snprintf(buf, (size_t)cap, "%s×%s = %d×%d", ra, ca, v->op.rows, v->op.cols);
   return v->op.rows > (int)h || v->op.cols > (int)w;
 }
