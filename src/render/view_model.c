@@ -10,7 +10,12 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "axislabels.h" // defines: AxisSpec, AxisLabels, axis_labels_plan
 #include "view_internal.h"
+
+// The model view's text, per 1080 lines: read from the back row (18 px and 20 px at 720).
+#define MV_CAPTION 28.0f
+#define MV_LABEL 30.0f
 
 bool view_model_available(const Trace *t, int step) {
   if (step < 0 || step >= t->n_steps || t->steps[step].kind != STEP_SOFTMAX) return false;
@@ -24,7 +29,7 @@ bool view_model_available(const Trace *t, int step) {
 static float caption(Scene *s, const Trace *t, const ViewOptions *o, Colormap cm, float top, float x, float y,
                      float w) {
   const Theme *th = o->theme;
-  float fs = view_text_size(o) * 0.85f, base = y + fs * 1.1f;
+  float fs = MV_CAPTION * o->text_scale, base = y + fs * 1.1f;
   const char *text =
       scene_strf(s, "A of every layer (rows) and head (columns): %d × %d matrices of %d×%d, colour",
                  t->cfg.n_layers, t->cfg.H, t->L, t->L);
@@ -46,14 +51,27 @@ static float caption(Scene *s, const Trace *t, const ViewOptions *o, Colormap cm
 
 // Sizes the grid in (x, y, w, h): the thumbnail with its label above or, when that leaves a
 // larger square (wide cells: many heads, few layers ... or many layers), with its label left.
-static void fit(ViewGrid *g, const ViewOptions *o, float x, float y, float w, float h, float *lf,
-                bool *left) {
-  // cells at most 300 px (at 100%) so a small model's grid stays one picture, centred, not four corners
-  float most = 300 * o->text_scale;
-  g->cw = fminf(w / g->heads, most), g->ch = fminf(h / g->layers, most);
-  g->x = x + (w - g->cw * g->heads) / 2, g->y = y;
-  float gap = fmaxf(4.0f, 0.14f * fminf(g->cw, g->ch)); // between thumbnails: rows must not touch
-  *lf = fmaxf(7.0f, fminf(view_text_size(o), fminf(g->ch * 0.3f, g->cw * 0.14f)));
+static void fit(ViewGrid *g, const Trace *t, const ViewOptions *o, float x, float y, float w, float h,
+                float *lf, bool *left, float *words) {
+  // the whole area (issue 31: thumbnails that fill the screen), the tokens named on the first
+  // column's rows and above the first row's columns when the cells are large enough for them
+  float ts = o->text_scale;
+  *words = 0;
+  if (t->L <= 24) {
+    char buf[96];
+    for (int i = 0; i < t->L; i++)
+      *words = fmaxf(*words, text_width(FONT_SANS, MV_LABEL * ts * 0.7f,
+                                        trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf)));
+    *words += 8 * ts;
+    float cell = fminf((w - *words) / g->heads, (h - *words) / g->layers) * 0.8f / (float)t->L;
+    if (cell < 18 * ts) *words = 0; // thumbnails too small to carry words
+  }
+  x += *words, y += *words, w -= *words, h -= *words;
+  g->cw = w / g->heads, g->ch = h / g->layers;
+  g->cw = fminf(g->cw, g->ch * 1.6f), g->ch = fminf(g->ch, g->cw * 1.6f); // a few thumbnails: not far apart
+  g->x = x + (w - g->cw * g->heads) / 2, g->y = y + (h - g->ch * g->layers) / 2;
+  float gap = fmaxf(4.0f, 0.1f * fminf(g->cw, g->ch)); // between thumbnails: rows must not touch
+  *lf = fmaxf(7.0f, fminf(MV_LABEL * ts, fminf(g->ch * 0.3f, g->cw * 0.14f)));
   float lw = text_width(FONT_SANS, *lf, "l00 h00") + gap;
   float above = fminf(g->cw - gap, g->ch - *lf * 1.3f - gap), beside = fminf(g->cw - lw - gap, g->ch - gap);
   *left = beside > above;
@@ -62,6 +80,32 @@ static void fit(ViewGrid *g, const ViewOptions *o, float x, float y, float w, fl
     g->tx = (g->cw - lw - g->side) / 2 + lw, g->ty = (g->ch - g->side) / 2;
   } else {
     g->tx = (g->cw - g->side) / 2, g->ty = (g->ch - *lf * 1.3f - g->side) / 2 + *lf * 1.3f;
+  }
+}
+
+// The tokens along thumbnail (tx, ty)'s rows (left of it) or columns (above it), as every matrix
+// view names them (axislabels.h).
+static void thumb_words(Scene *s, const Trace *t, const ViewOptions *o, float tx, float ty, float side,
+                        bool cols) {
+  static _Thread_local AxisLabels al;
+  float ts = o->text_scale;
+  AxisSpec sp = {.trace = t,
+                 .axis = AXIS_TOKEN,
+                 .n = t->L,
+                 .cols = cols,
+                 .len = side,
+                 .fs = MV_LABEL * ts * 0.7f,
+                 .floor = 18 * ts,
+                 .least = 18 * ts,
+                 .focus = o->focus_row};
+  axis_labels_plan(&sp, &al);
+  for (int k = 0; k < al.n; k++) {
+    if (cols)
+      scene_text_turned(s, FONT_SANS, al.lf, tx + al.at[k] + al.lf * 0.35f, ty - 4 * ts, o->theme->text,
+                        al.text[k]);
+    else
+      scene_text_aligned(s, FONT_SANS, al.lf, tx - 4 * ts - (float)(al.idx[k] % 2) * al.shift,
+                         ty + al.at[k] + al.lf * 0.35f, 1.0f, o->theme->text, al.text[k]);
   }
 }
 
@@ -101,16 +145,20 @@ void view_model_render(Scene *s, const Trace *t, const ViewOptions *o, float x, 
   float cap = caption(s, t, o, cm, top, x, y, w);
   ViewGrid *g = &out->grid;
   g->layers = t->cfg.n_layers, g->heads = t->cfg.H;
-  float lf;
+  float lf, words;
   bool left;
-  fit(g, o, x, y + cap, w, h - cap, &lf, &left);
+  fit(g, t, o, x, y + cap, w, h - cap, &lf, &left, &words);
   int L = t->L, d = g->side >= L ? L : (int)g->side; // cells drawn per side (area-averaged below L)
   uint32_t lut[LUT]; // the colours of 0 → top in LUT steps: a 24 × 12 grid is ~0.3 M cells to colour
   lut_fill(lut, cm, top);
   for (int l = 0; l < g->layers; l++) {
     for (int hd = 0; hd < g->heads; hd++) {
       float cx = g->x + hd * g->cw, cy = g->y + l * g->ch, tx = cx + g->tx, ty = cy + g->ty;
-      const char *label = scene_strf(s, "l%d h%d", l + 1, hd + 1);
+      if (words > 0 && hd == 0) thumb_words(s, t, o, tx - (left ? g->tx - 4 : 0), ty, g->side, false);
+      if (words > 0 && l == 0) thumb_words(s, t, o, tx, ty - (left ? 0 : lf * 1.3f), g->side, true);
+      const char *label = scene_strf(s, "layer %d · head %d", l + 1, hd + 1);
+      if (text_width(FONT_SANS, lf, label) > (left ? g->tx : g->side))
+        label = scene_strf(s, "l%d h%d", l + 1, hd + 1);
       if (left)
         scene_text_aligned(s, FONT_SANS, lf, tx - lf * 0.4f, ty + g->side / 2 + lf * 0.36f, 1.0f, th->text,
                            label);
