@@ -124,6 +124,22 @@ def to_int8(v):
 # ---------------------------------------------------------------- quantizers (quantize_row_*_ref)
 
 def q8_0(x):
+    """quantize_row_q8_0_ref, vectorized (the same float32 operations, element by element)."""
+    b = np.asarray(x, dtype=F).reshape(-1, 32)
+    amax = np.abs(b).max(axis=1)
+    d = (amax / F(127)).astype(F)
+    id_ = np.zeros_like(d)
+    np.divide(F(1), d, out=id_, where=d != 0)
+    v = (b * id_[:, None]).astype(F)
+    q = np.trunc(v.astype(np.float64) + np.copysign(0.5, v)).astype(np.int8)  # roundf: half away from 0
+    out = np.empty((b.shape[0], 34), dtype=np.uint8)
+    out[:, :2] = d.astype("<f2").view(np.uint8).reshape(-1, 2)
+    out[:, 2:] = q.view(np.uint8)
+    return out.tobytes()
+
+
+def q8_0_scalar(x):
+    """quantize_row_q8_0_ref block by block, as written in C (test: equals q8_0)."""
     out = bytearray()
     for b in x.reshape(-1, 32):
         amax = F(0)

@@ -19,6 +19,7 @@
 #define GGUF_MAX_META 32
 #define GGUF_MAX_SIZE (1 << 20) // any width, head count or length a key gives
 #define GGUF_MAX_LAYERS 1024
+#define GGUF_MAX_WEIGHTS (1LL << 29) // model.c's MAX_PARAMS: refused before anything is dequantized
 
 uint64_t gguf_memory_available = 0; // 0: ask the system (tests set a small number)
 
@@ -828,6 +829,14 @@ bool gguf_to_canonical(const GgufFile *g, StFile *out, ModelTokenizer **tk_out, 
   bool *used = NULL, ok = false;
   if (!make_table(g, &a, err)) goto done;
   uint64_t need = table_bytes(&a), have = memory_available();
+  if (need / 4 > GGUF_MAX_WEIGHTS) {
+    err_set(
+        err,
+        "%s: the model has %llu weights, more than the %lld (2 GiB of float32) Stepformer holds: choose a "
+        "smaller model",
+        g->what, (unsigned long long)(need / 4), (long long)GGUF_MAX_WEIGHTS);
+    goto done;
+  }
   if (need > have) {
     char n1[32], n2[32], n3[32];
     human(n1, sizeof n1, need), human(n2, sizeof n2, g->len), human(n3, sizeof n3, have);
