@@ -3,11 +3,11 @@
 // An input is a config.json, a NUL byte, then a model.safetensors (no NUL: the whole input is the
 // config and the folder has no weights). They are written into a folder of this process beside
 // the tokenizer files of the fixtures (tests/ref/hub/gpt2-tiny's vocab.json + merges.txt,
-// bert-tiny's vocab.txt + tokenizer_config.json; SF_TEST_DIR names the tests folder, "tests" by
-// default), and the folder is opened with model_load, as `stepformer --model DIR` does. A
-// refusal must come with a one-line message; a model that loads must have its tokenizer, a
-// vocabulary of its embedding's size, and tokenize and run a forward pass on a short sentence.
-// Any crash, sanitizer report or broken promise (__builtin_trap) is a bug.
+// bert-tiny's vocab.txt + tokenizer_config.json, tests/ref/llama/llama-gqa2's tokenizer.json; SF_TEST_DIR
+// names the tests folder, "tests" by default), and the folder is opened with model_load, as `stepformer
+// --model DIR` does. A refusal must come with a one-line message; a model that loads must have its tokenizer,
+// a vocabulary of its embedding's size, and tokenize and run a forward pass on a short sentence. Any crash,
+// sanitizer report or broken promise (__builtin_trap) is a bug.
 //
 //   CC=clang cmake -S . -B build-fuzz -DSF_FUZZ=ON -DSF_SANITIZE=ON
 //   cmake --build build-fuzz --target fuzz_hub
@@ -51,8 +51,9 @@ static void copy(const char *from_dir, const char *name) {
   free(d);
 }
 
-static const char *const FILES[] = {"vocab.json",  "merges.txt",       "vocab.txt", "tokenizer_config.json",
-                                    "config.json", "model.safetensors"};
+static const char *const FILES[] = {
+    "vocab.json",  "merges.txt",        "vocab.txt",     "tokenizer_config.json",
+    "config.json", "model.safetensors", "tokenizer.json"};
 
 static void cleanup(void) {
   for (size_t i = 0; i < sizeof FILES / sizeof *FILES; i++) {
@@ -82,6 +83,9 @@ static void setup(void) {
   copy(gpt2, "merges.txt");
   copy(bert, "vocab.txt");
   copy(bert, "tokenizer_config.json");
+  char llama[4096]; // today's decoders (model_type llama, qwen2, qwen3) read tokenizer.json
+  snprintf(llama, sizeof llama, "%s/ref/llama/llama-gqa2", tests);
+  copy(llama, "tokenizer.json");
 }
 
 // Written in place, not with file_write_atomic: nothing else reads the folder while the target
@@ -112,7 +116,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     PROMISE(err.msg[0] != 0 && strchr(err.msg, '\n') == NULL);
     return 0;
   }
-  PROMISE(m->tokenizer != NULL && m->vocab.n == m->cfg.V && m->cfg.D % m->cfg.H == 0);
+  PROMISE(m->tokenizer != NULL && m->vocab.n == m->cfg.V &&
+          (m->cfg.D % m->cfg.H == 0 || m->cfg.d_k > 0)); // Qwen 3's head_dim need not be D/H
   Tokens tok;
   if (model_tokenize(m, "The cat walks by the [MASK].", 0, &tok, &err)) {
     for (int i = 0; i < tok.n; i++) PROMISE(tok.ids[i] >= 0 && tok.ids[i] < m->cfg.V && tok.words[i]);
