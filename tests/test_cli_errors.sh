@@ -384,6 +384,14 @@ expect_error "existing --out, empty text" - "no words" -- \
   expect_error "check --bogus" - "unknown option" "--bogus" -- "$SF" check --bogus
 }
 
+# a lesson given where a model goes: what the file is, and the command meant (issue 31.9)
+expect_error "a lesson as --model" "$T/out" "cat-bank.md is a Markdown file (a lesson), not a model" \
+  "did you mean \`stepformer $SF_SOURCE_DIR/lessons/cat-bank.md\`" -- \
+  "$SF" dump --model "$SF_SOURCE_DIR/lessons/cat-bank.md" --out "$T/out"
+printf -- '---\ntitle: t\n---\n# s\n' >"$T/lesson.txt" # a front matter, whatever its name
+expect_error "a lesson named .txt as --model" "$T/out" "lesson.txt is a Markdown file" -- \
+  "$SF" dump --model "$T/lesson.txt" --out "$T/out"
+
 # a lesson that cannot be read, or has a typo: its FILE:LINE line is the whole message
 expect_error "export of a missing lesson" "$T/out" "nope.md" "cannot open" -- \
   "$SF" export --lesson "$T/nope.md" --out "$T/out"

@@ -529,6 +529,9 @@ static void test_intuition_numbers(void) {
   Err err = {0};
   Model *m = ok ? lesson_open_model(&l, NULL, &err) : NULL;
   CHECK(m != NULL, "intuition.md model: %s", err.msg);
+  // its name once: the footer adds "(D=3, H=1, F=1, 1 layer)" (issue 31.9)
+  CHECK(!m || !strcmp(m->source, "by hand"), "the model by hand is named \"by hand\": %s",
+        m ? m->source : "");
   Tokens tk;
   if (!m || !tokens_from_text(&tk, &m->vocab, l.sentence, 0, &err)) {
     model_free(m);

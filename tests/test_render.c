@@ -454,6 +454,24 @@ static void test_written_for(const Trace *t) {
   scene_free(&s);
 }
 
+// The footer of a model file with a seed in its metadata says what the seed made, and a model by
+// hand is not described twice (issue 31.9: "seed 1" on a trained model; "by hand, D=3 (D=3, ...)").
+static void test_footer_seed(const Trace *t) {
+  char buf[512];
+  Model *m = (Model *)t->model;
+  char source[sizeof m->source];
+  memcpy(source, m->source, sizeof source);
+  bool had = m->has_seed;
+  m->has_seed = true;
+  page_footer(t, "x", buf, sizeof buf);
+  CHECK(strstr(buf, " · made from seed ") && !strstr(buf, " · seed "), "a file's seed: %s", buf);
+  snprintf(m->source, sizeof m->source, "random weights, seed 3");
+  page_footer(t, "x", buf, sizeof buf);
+  CHECK(!strstr(buf, "made from seed"), "a random model's seed is in its name only: %s", buf);
+  memcpy(m->source, source, sizeof source);
+  m->has_seed = had;
+}
+
 // The page's title follows the trace: with the scale taken out (the training view's √d_k
 // experiment, Trace.no_scale) the scores are no "Scaled scores" (issue 31.8).
 static void test_unscaled_title(Trace *t) {
@@ -822,6 +840,7 @@ int main(void) {
   test_broken_step(cat);
   test_unscaled_title(cat);
   test_written_for(cat);
+  test_footer_seed(cat);
   test_stage_numbers(cat, 15);    // no mask, no prediction
   test_stage_numbers(causal, 16); // a mask
   Model *mh;

@@ -257,7 +257,9 @@ check 'has save 7 "status=exported [0-9]* pictures to .*stepformer-export-001"' 
 check '[ "$(ls "$tmp/shots/stepformer-export-001"/*.png | wc -l)" -ge 20 ]' "the export folder holds a picture per step"
 check 'has save2 7 "stepformer-export-002"' "a second Ctrl+E makes a new folder, the first is kept"
 run saveerr "$R/save.txt" --save-dir "$tmp/missing" $RANDOM_MODEL
-check 'has saveerr 2 "status=cannot save"' "saving into a missing folder says so, no crash"
+check 'has saveerr 2 "status=cannot save: the folder .*/missing does not exist (--save-dir)"' "saving into a missing folder says so plainly, no crash: $(line saveerr 2 | grep -o 'status=.*')"
+check '! has saveerr 2 "stepformer-save-"' "no temporary file's name in the message"
+check 'has saveerr 7 "status=cannot export: the folder .*/missing does not exist"' "Ctrl+E too: $(line saveerr 7 | grep -o 'status=.*')"
 
 # 5b. what-if edits (tests/replay/whatif.txt, the shipped bank model): V types a score, the softmax and
 #     the prediction follow, D shows the difference, Ctrl+Up nudges, U undoes one by one; X switches

@@ -38,6 +38,27 @@ static bool place_new(const char *tmp, const char *path) {
 #endif
 }
 
+// The folder S and Ctrl+E write into (--save-dir): when it is not a folder one can write in, the
+// status says so plainly, in its own words (not a temporary file's name), and how to fix it.
+static bool save_dir_ok(App *a, const char *what) {
+  struct stat st;
+  if (stat(a->save_dir, &st) != 0) {
+    app_set_status(a, "cannot %s: the folder %s does not exist (--save-dir): create it or give another", what,
+                   a->save_dir);
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    app_set_status(a, "cannot %s: %s is not a folder (--save-dir): give a folder", what, a->save_dir);
+    return false;
+  }
+  if (access(a->save_dir, W_OK) != 0) {
+    app_set_status(a, "cannot %s: the folder %s is not writable (--save-dir): give another", what,
+                   a->save_dir);
+    return false;
+  }
+  return true;
+}
+
 void app_save(App *a) {
   int w = (int)a->w, h = (int)a->h;
   PageSpec p;
@@ -51,6 +72,7 @@ void app_save(App *a) {
     app_train_draw(a, &a->scratch, (float)w, (float)h, 1);
     p.step = -1;
   }
+  if (!save_dir_ok(a, "save")) return;
   Canvas c = canvas_new(w, h);
   if (!c.px) return app_set_status(a, "cannot save: out of memory");
   scene_raster(&a->scratch, c, 0);
@@ -93,6 +115,7 @@ void app_save(App *a) {
 }
 
 void app_export(App *a) {
+  if (!save_dir_ok(a, "export")) return;
   char dir[PATH_MAX], shown[PATH_MAX];
   int n = 1;
   for (; n < 10000; n++) {

@@ -180,6 +180,6 @@ Model *lesson_hand_model(const Lesson *l, Err *err) {
     return NULL;
   }
   m = model_from_st(&f, "model: by hand", err);
-  if (m) snprintf(m->source, sizeof m->source, "by hand, D=%d", D);
+  if (m) snprintf(m->source, sizeof m->source, "by hand"); // the footer adds (D=3, H=1, ...)
   return m;
 }

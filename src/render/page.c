@@ -54,8 +54,10 @@ static const char *footer_line(const Trace *t, const char *sentence, char *buf, 
     const char *par = strstr(assumed, " (");
     k += snprintf(buf + k, (size_t)(cap - k), " · %.*s", par ? (int)(par - assumed) : 80, assumed);
   }
+  // a file's seed is the one its weights were made from (trained, or drawn and saved), not a seed of
+  // this picture: "seed 1" alone would read as random weights (issue 31.9)
   if (m->has_seed && k < cap && !strstr(m->source, "seed"))
-    k += snprintf(buf + k, (size_t)(cap - k), " · seed %llu", (unsigned long long)m->seed);
+    k += snprintf(buf + k, (size_t)(cap - k), " · made from seed %llu", (unsigned long long)m->seed);
   if (t->pred >= 0 && t->T == 0 && c->causal && k < cap) // the prediction's softmax(logits / T)
     snprintf(buf + k, (size_t)(cap - k), " · temperature %g", t->temperature > 0 ? t->temperature : 1.0);
   return buf;
