@@ -45,6 +45,15 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
     p->lesson_step = a->step;
     p->lesson_steps = app_n_steps(a);
   }
+  if (!ls && a->s->gen) { // --generate: the stage of this generation step's pass, and which step
+    // ("generation step 9 of 9 · step 24 of 40", not "step 404 of 404" over every pass at once)
+    int k, j;
+    app_gen_locate(a, a->step, &k, &j);
+    snprintf(a->progress, sizeof a->progress, "generation step %d of %d", k + 1, a->s->gen->n_steps);
+    p->lesson = a->progress;
+    p->lesson_step = j;
+    p->lesson_steps = a->s->gen->steps[k].trace->n_steps;
+  }
   if (a->s->gen) p->footer_reserve = app_strip_height(a, h);
   if (a->s->note.msg[0] && window_layer) p->note = a->s->note.msg;
   if (ls) p->broken = ls->broken; // a step with a mistake: its message instead of its picture

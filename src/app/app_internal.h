@@ -91,6 +91,7 @@ struct App {
   Control ctl[APP_MAX_CONTROLS];
   int n_ctl;
   char status[512];
+  char progress[64];        // the header's "generation step 9 of 9" (app_page_spec, --generate)
   unsigned long status_key; // the state the status was said in (status_state): it goes when that changes
   bool status_fresh;        // said during this event: its state is taken when the event is done
   double status_until, now;
