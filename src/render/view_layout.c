@@ -638,8 +638,8 @@ static Units grow_result(Eq *e, Units u, float avail_w, float avail_h) {
   if (!e->o->numbers || l->result < 0 || l->n_ops < 2 || u.comp || u.tok_comp) return u;
   const ViewOperand *v = &l->ops[l->result];
   if (v->op.rows > 12 || v->op.cols > 12 || v->op.index < 0) return u;
-  for (int k = 0; k < l->n_ops; k++) // one result: a grid of heads shares its units
-    if (k != l->result && l->ops[k].result) return u;
+  for (int k = 0; k < l->n_ops; k++) // one result: a grid of heads shares its units (and a
+    if ((k != l->result && l->ops[k].result) || e->deco[k].caption) return u; // captioned row its top)
   float w, h;
   cell_box(v, &u, &w, &h);
   // draw_cells's numbers at 0.6 of the labels: "-0.0" wide (two digits: ".75", "-9.8"; ".15")
