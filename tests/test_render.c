@@ -472,6 +472,31 @@ static void test_footer_seed(const Trace *t) {
   m->has_seed = had;
 }
 
+// A title slide's long title wraps inside the page (issue 31.9: intuition.md's ran off the edge).
+static void test_long_title(const Trace *t) {
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  PageSpec p = {.trace = t,
+                .step = -1,
+                .view = &o,
+                .sentence = "x",
+                .title = "The intuition of attention, with numbers you can check by hand",
+                .width = 1280,
+                .height = 720};
+  ViewLayout lay;
+  page_render(&s, &p, &lay);
+  int lines = 0;
+  bool inside = true;
+  for (int i = 0; i < s.n; i++)
+    if (s.cmds[i].kind == CMD_TEXT && s.cmds[i].font == FONT_SANS_BOLD) {
+      lines += strstr(s.cmds[i].text, "intuition") || strstr(s.cmds[i].text, "hand");
+      inside &= s.cmds[i].x + text_width(s.cmds[i].font, s.cmds[i].size, s.cmds[i].text) <= 1280;
+    }
+  CHECK(inside && lines == 2, "the long title on two lines (%d) inside the page (%d)", lines, inside);
+  scene_free(&s);
+}
+
 // The page's title follows the trace: with the scale taken out (the training view's √d_k
 // experiment, Trace.no_scale) the scores are no "Scaled scores" (issue 31.8).
 static void test_unscaled_title(Trace *t) {
@@ -841,6 +866,7 @@ int main(void) {
   test_unscaled_title(cat);
   test_written_for(cat);
   test_footer_seed(cat);
+  test_long_title(cat);
   test_stage_numbers(cat, 15);    // no mask, no prediction
   test_stage_numbers(causal, 16); // a mask
   Model *mh;

@@ -248,8 +248,13 @@ static int title_slide(Scene *s, const PageSpec *p, float u) {
   header_progress(s, p, 20 * u, W - 24 * u - p->header_reserve, 40 * u, W - 48 * u - p->header_reserve,
                   th->muted);
   // the whole screen, read from the back row: the title 48 px and the text 28 px at 720 lines
-  float y = H * 0.1f + 72 * u;
-  rich_title(s, p->title ? p->title : "", 72 * u, x, y, th->text);
+  float y = H * 0.1f + 72 * u, ts = 72 * u;
+  const char *title = p->title ? p->title : "";
+  float tw = rich_title(NULL, title, ts, 0, 0, th->text);
+  if (tw > col && !strchr(title, '$')) // a long title wraps at its spaces, never past the edge
+    y = wrapped(s, FONT_SANS_BOLD, ts, x, y, col, th->text, title) - ts * 1.35f;
+  else // a formula in it does not wrap: the title smaller, as far as it must
+    rich_title(s, title, tw > col ? ts * col / tw : ts, x, y, th->text);
   y += 40 * u;
   scene_rect(s, x, y, 180 * u, 6 * u, th->accent);
   y += 70 * u;
