@@ -214,12 +214,15 @@ static void set_head(App *a, int h) {
 // ---------------------------------------------------------------- the model view
 
 // O: every layer × head of the softmax stage as thumbnails, the current layer and head selected.
+static void cycle_inside(App *a);
+
+// O: the model view where the step has one (a softmax step), then the views inside the pass in
+// turn (cycle_inside), then the step's own picture again.
 static void toggle_model(App *a) {
   int k = app_trace_step(a);
-  if (a->model) {
+  if (a->model || a->inside || k < 0 || !view_model_available(a->s->trace, k)) {
     a->model = false;
-  } else if (k < 0 || !view_model_available(a->s->trace, k)) {
-    app_set_status(a, "O shows every layer and head on a softmax step (A): go to one first");
+    cycle_inside(a);
     return;
   } else {
     a->model = true;
@@ -231,7 +234,7 @@ static void toggle_model(App *a) {
   app_touch(a);
 }
 
-// i: the views inside the pass in turn (lens, rollout, head view, saliency, neurons, then the step's
+// The views inside the pass in turn (lens, rollout, head view, saliency, neurons, then the step's
 // own picture again), skipping those the model cannot draw; the layer is the step's.
 static void cycle_inside(App *a) {
   const Trace *t = a->s->trace;
@@ -244,7 +247,7 @@ static void cycle_inside(App *a) {
   if (k == INSIDE_NONE)
     app_set_status(a, "the step's own picture again");
   else
-    app_set_status(a, "inside: %s (i: the next view; [ ] another layer; Shift+arrows a token)",
+    app_set_status(a, "inside: %s (O: the next view; [ ] another layer; Shift+arrows a token)",
                    view_inside_title(k));
   app_touch(a);
 }
@@ -726,7 +729,6 @@ static void key(App *a, const AppEvent *e) {
     break;
   case 'p': cycle_part(a); break;
   case 'o': toggle_model(a); break;
-  case 'i': cycle_inside(a); break;
   case 'a': append_token(a, false); break;
   case 'r': append_token(a, true); break;
   case 'u': undo_token(a); break;

@@ -499,9 +499,9 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   if (p->n_invariants > 0)
     bottom -= invariants_panel(s, p, th, u, vx + 16 * u, bottom, W - vx - 32 * u, false) + 8 * u;
   ViewOptions vo = *o;
-  vo.text_scale = page_unit(p);             // the picture has its own size (vo.zoom), the text its own (u)
-  vo.hide = p->hide;                        // a reveal= step: the view draws none of what it hides
-  if (t->steps[p->step].kind == STEP_SIM) { // two sentences' vectors compared (view_sim.c)
+  vo.text_scale = page_unit(p); // the picture has its own size (vo.zoom), the text its own (u)
+  vo.hide = p->hide;            // a reveal= step: the view draws none of what it hides
+  if (t->steps[p->step].kind == STEP_SIM && !vo.inside) { // two sentences' vectors compared (view_sim.c)
     char ca[300], cb[300];
     snprintf(ca, sizeof ca, "“%s”", p->sentence);
     snprintf(cb, sizeof cb, "“%s”", p->compare_sentence ? p->compare_sentence : "");

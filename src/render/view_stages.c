@@ -459,6 +459,7 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
                          float x, float y, float w, float h, ViewLayout *out) {
   const TraceStep *st = &a->steps[step];
   int kb = trace_step_find(b, st->kind, st->layer);
+  if (o->inside) return view_inside_render(s, a, step, o, x, y, w, h, out); // the first sentence's, inside
   if (st->result < 0 || kb < 0 || b->steps[kb].result < 0) { // nothing to compare: the step alone
     view_render(s, a, step, o, x, y, w, h, out);
     return;
