@@ -401,16 +401,12 @@ const char *view_grad_softmax_worked(Scene *s, const Trace *t, const TraceGrad *
   const float *A = t->t[y->A].data + hs, *dA = g->d[y->A] + hs, *dS = g->d[y->S] + hs;
   double r = 0;
   for (int k = 0; k < L; k++) r += (double)dA[row * L + k] * A[row * L + k];
-  char wi[64], wj[64];
-  trace_axis_label(t, AXIS_TOKEN, row, wi, sizeof wi);
-  trace_axis_label(t, AXIS_TOKEN, col, wj, sizeof wj);
+  const char *cell = cell_ref(s, t, &t->t[y->S], row, col); // [the#2, by]: a repeated word with its #n
   const char *eq = NULL;
   int min_sig;
   for (int try = 0; numfmt_try(try, &tex_sig, &min_sig); try++) {
-    eq = scene_strf(s,
-                    "\\frac{\\partial L}{\\partial S}[\\text{%s}, \\text{%s}] = %s \\cdot \\left(%s - "
-                    "(%s)\\right) = %s",
-                    wi, wj, tex_num(s, A[row * L + col]), tex_num(s, dA[row * L + col]), tex_num(s, r),
+    eq = scene_strf(s, "\\frac{\\partial L}{\\partial S}%s = %s \\cdot \\left(%s - (%s)\\right) = %s", cell,
+                    tex_num(s, A[row * L + col]), tex_num(s, dA[row * L + col]), tex_num(s, r),
                     tex_num(s, dS[row * L + col]));
     if (settled(s, &eq, min_sig)) break;
   }
