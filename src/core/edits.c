@@ -1,5 +1,5 @@
-// edits.c -- see edits.h. The list, its parser and labels, the edited copy of the model, the
-// edited forward.
+// edits.c -- see edits.h. The parser and labels, the edited copy of the model, the edited forward
+// (the list itself: editlist.c).
 #include "edits.h"
 
 #include <ctype.h>
@@ -11,48 +11,7 @@
 #include "forward.h" // defines: model_forward
 #include "gemm.h"    // defines: GemmWeights, gemm_pack, gemm_free
 
-// ---------------------------------------------------------------- the list
-
-void edits_free(TraceEdits *e) {
-  free(e->e);
-  free(e->off);
-  *e = (TraceEdits){0};
-}
-
-bool edits_add(TraceEdits *e, const TraceEdit *x, Err *err) {
-  if (e->n == e->cap) {
-    int cap = e->cap ? 2 * e->cap : 8;
-    TraceEdit *p = realloc(e->e, sizeof *p * (size_t)cap);
-    if (!p) return err_set(err, "out of memory for the edit list");
-    e->e = p, e->cap = cap;
-  }
-  e->e[e->n++] = *x;
-  return true;
-}
-
-bool edits_undo(TraceEdits *e) {
-  if (e->n == 0) return false;
-  e->n--;
-  return true;
-}
-
-void edits_clear(TraceEdits *e) {
-  e->n = 0;
-  if (e->off) memset(e->off, 0, (size_t)e->n_layers * e->H);
-}
-
-bool edits_copy(TraceEdits *dst, const TraceEdits *src, Err *err) {
-  *dst = (TraceEdits){0};
-  for (int k = 0; k < src->n; k++)
-    if (!edits_add(dst, &src->e[k], err)) return edits_free(dst), false;
-  if (src->off) {
-    size_t n = (size_t)src->n_layers * src->H;
-    if (!(dst->off = malloc(n))) return edits_free(dst), err_set(err, "out of memory for the edit list");
-    memcpy(dst->off, src->off, n);
-    dst->n_layers = src->n_layers, dst->H = src->H;
-  }
-  return true;
-}
+// ---------------------------------------------------------------- the list (editlist.c has the rest)
 
 bool edits_set_head(TraceEdits *e, const Trace *t, int l, int h, HeadOff mode, Err *err) {
   int nl = t->cfg.n_layers, H = t->cfg.H;
@@ -64,18 +23,6 @@ bool edits_set_head(TraceEdits *e, const Trace *t, int l, int h, HeadOff mode, E
     e->n_layers = nl, e->H = H;
   }
   e->off[l * H + h] = (unsigned char)mode;
-  return true;
-}
-
-HeadOff edits_head(const TraceEdits *e, int l, int h) {
-  if (!e || !e->off || l < 0 || l >= e->n_layers || h < 0 || h >= e->H) return HEAD_ON;
-  return (HeadOff)e->off[l * e->H + h];
-}
-
-bool edits_empty(const TraceEdits *e) {
-  if (!e || e->n > 0) return !e;
-  for (int k = 0; e->off && k < e->n_layers * e->H; k++)
-    if (e->off[k]) return false;
   return true;
 }
 
@@ -585,6 +532,7 @@ Trace *edits_trace(const Trace *base, const TraceEdits *e, Err *err) {
   }
   t->edits = own;
   t->own_model = m;
+  t->own_model_free = edits_model_free;
   model_forward(t);
   // the base's steps, the similarity's too: a lesson's "Stage 7/17" does not change with an edit
   if (trace_step_find(base, STEP_SIM, 0) >= 0 && !trace_add_sim_steps(t)) {
@@ -592,13 +540,4 @@ Trace *edits_trace(const Trace *base, const TraceEdits *e, Err *err) {
     return err_set(err, "out of memory"), NULL;
   }
   return t;
-}
-
-void edits_apply_scores(const TraceEdits *e, int l, int h, float *s, int stride, int r0, int r1) {
-  if (!e) return;
-  for (int k = 0; k < e->n; k++) {
-    const TraceEdit *x = &e->e[k];
-    if (x->kind == EDIT_SCORE && x->layer == l && x->head == h && x->i >= r0 && x->i < r1)
-      s[(size_t)x->i * stride + x->j] = x->value;
-  }
 }

@@ -1,7 +1,9 @@
 // edits.h -- what-if edits: change one number the model uses, or switch a head off, and run the
 // forward again (issue 13, items 1 and 2).
 //
-// A TraceEdits is a list of edits and a per-(layer, head) switch. An edit sets one element of
+// A TraceEdits is a list of edits and a per-(layer, head) switch (editlist.h: the data, which the
+// trace holds and the forward applies; here: edits against a trace, the edited forward). An edit
+// sets one element of
 //   - a weight of the model: E[word, dim], a projection's W^q, W^k, W^v, W^o and biases, the FFN's
 //     W_1, b_1, W_2, b_2, a LayerNorm's gain γ and shift β (per layer): applied to a copy of the
 //     one array that holds it (re-packed for gemm.h when the model's was packed), so the model
@@ -35,40 +37,12 @@
 
 #include <stdbool.h>
 
-#include "err.h"   // defines: Err
-#include "trace.h" // defines: Trace
+#include "editlist.h" // defines: TraceEdits, TraceEdit, HeadOff, edits_add, edits_free
+#include "err.h"      // defines: Err
+#include "trace.h"    // defines: Trace
 
-typedef enum { EDIT_WEIGHT, EDIT_SCORE } EditKind;
-
-typedef struct {
-  EditKind kind;
-  char tensor[40]; // the trace's dump name: "E", "l0.Wq", "l0.norm1.gamma", "l0.S" ("l0.S_raw" causal)
-  int layer;       // 0-based, -1 for E
-  int head;        // 0-based for a score, else 0
-  int i, j;        // row and column of the displayed matrix (trace_at)
-  float value;
-} TraceEdit;
-
-typedef enum { HEAD_ON = 0, HEAD_ZERO, HEAD_UNIFORM } HeadOff;
-
-typedef struct TraceEdits {
-  TraceEdit *e; // the edits in the order made; a later edit of the same element wins
-  int n, cap;
-  unsigned char *off; // HeadOff of layer l, head h at [l·H + h]; NULL: every head on
-  int n_layers, H;    // the shape of off
-} TraceEdits;
-
-void edits_free(TraceEdits *e); // releases the list; *e is then empty
-// Appends one edit (no check against a trace: edits_parse_edit did that). False on memory.
-bool edits_add(TraceEdits *e, const TraceEdit *x, Err *err);
-bool edits_undo(TraceEdits *e);  // drops the last edit; false when none
-void edits_clear(TraceEdits *e); // drops every edit and switches every head on
-bool edits_copy(TraceEdits *dst, const TraceEdits *src, Err *err); // dst empty before
 // Switches head h of layer l (0-based) of t's model on or off.
 bool edits_set_head(TraceEdits *e, const Trace *t, int l, int h, HeadOff mode, Err *err);
-HeadOff edits_head(const TraceEdits *e, int l, int h); // HEAD_ON outside the mask
-// True when the list changes nothing: no edit and every head on.
-bool edits_empty(const TraceEdits *e);
 
 // Parses "[LAYER:]NAME[HEAD][ROW, COL]=VALUE" against t's model and sentence: LAYER 1-based (1
 // when left out; none for E), NAME one of E, S (with its head: S4), Wq Wk Wv Wo bq bk bv bo W1 b1
@@ -98,10 +72,8 @@ const char *edits_describe(const Trace *t, char *buf, int cap);
 // not fit base's model or sentence, or an encoder-decoder.
 Trace *edits_trace(const Trace *base, const TraceEdits *e, Err *err);
 
-// Applied by model_forward (forward.c) to head h of layer l: the score edits of rows r0..r1-1 of
-// S_h (row i at s + i·stride); nothing when e is NULL.
-void edits_apply_scores(const TraceEdits *e, int l, int h, float *s, int stride, int r0, int r1);
-// Frees the edited copy of a model made by edits_trace (trace_free calls it); NULL does nothing.
+// Frees the edited copy of a model made by edits_trace (trace_free calls it, through the trace's
+// own_model_free); NULL does nothing.
 void edits_model_free(struct Model *m);
 
 #endif

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "edits.h"       // defines: TraceEdits, edits_apply_scores, edits_head
+#include "editlist.h"    // defines: TraceEdits, edits_apply_scores, edits_head
 #include "gelu_tanh.h"   // defines: gelu_tanh_rows
 #include "gemm.h"        // defines: GemmWeights, gemm_matmul_t, GEMM_NR
 #include "gemm_blocks.h" // defines: gemm_blocks_matmul_t

@@ -1,5 +1,9 @@
 // forward.h -- the encoder's forward pass, one named stage at a time, into a Trace.
 //
+// forward.c and trace.c are one module, the traced forward (the one circle of src/core): trace.c
+// lays out the tensors forward.c fills, and reads forward_use_gemm to know which layout the
+// products will read.
+//
 // model_forward computes every tensor of the trace (trace.h) from the trace's tokens and model:
 // one-hot O, embeddings X = O·E, positions P, Z = X + P, then for each layer the attention
 // (Q, K, V split into heads, S = QKᵀ/√d_k, optional causal mask, A = softmax(S), A·V, concat,

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "edits.h"        // defines: edits_free, edits_model_free
+#include "editlist.h"     // defines: edits_free
 #include "forward.h"      // defines: forward_use_gemm
 #include "gemm.h"         // defines: gemm_supported, gemm_packed_floats
 #include "mat.h"          // defines: mat_naive_max_madds
@@ -815,7 +815,7 @@ void trace_free(Trace *t) {
   tokens_free(&t->dec_tokens);
   if (t->edits) edits_free(t->edits);
   free(t->edits);
-  edits_model_free(t->own_model);
+  if (t->own_model_free) t->own_model_free(t->own_model);
   free(t);
 }
 

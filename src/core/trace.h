@@ -132,6 +132,7 @@ typedef struct {
   // edited copy of the model that `model` then points at, or NULL. Both owned (trace_free).
   struct TraceEdits *edits;
   struct Model *own_model;
+  void (*own_model_free)(struct Model *m); // how own_model is freed (edits.h: edits_model_free)
   // The temperature of the prediction: pred = softmax(logits / temperature) (0, as made by
   // trace_new, means 1: torch's plain softmax). The window changes it (forward_set_temperature).
   float temperature;

@@ -1,6 +1,8 @@
 // course_tr.h -- the building blocks of course_translate (course.h), shared by course.c (the
 // notebook's Transformer) and course_modules.c (the notebooks' AttentionHead and einsum
-// SelfAttention modules). Private to those two files: nothing else includes it.
+// SelfAttention modules). Private to those two files: nothing else includes it. The two files are
+// one module, course_translate, split for size: course.c defines these blocks and calls
+// course_modules_translate, which builds with them (the one circle of src/formats).
 //
 // A CtConfig is what NAME.json (or a .safetensors' __metadata__) says; a CtTr is one translation
 // under way: the input StFile, which of its tensors were taken, the canonical StFile being built.

@@ -1,5 +1,9 @@
 // mat.h -- a row-major float matrix view and the few operations the forward pass needs.
 //
+// mat and gemm (gemm.h, with gemm_avx512 and gemm_wasm) are one module, the products: gemm's
+// kernels work on Mat views, and mat's products ask gemm_kernel() which path was chosen (the one
+// circle of src/kernels).
+//
 // A Mat does not own its data: it is a window {data, rows, cols, stride} onto memory owned by
 // someone else (the model's weight block, the trace's activation block), passed by value.
 // Element (i, j) lives at data[i*stride + j]; stride >= cols is the leading dimension, so a
