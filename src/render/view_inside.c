@@ -266,7 +266,7 @@ static void rollout(Scene *s, const Trace *t, const ViewOptions *o, int l, float
   scene_text(s, FONT_SANS, fs * 1.1f, ax, y + fs * 1.4f, o->theme->text,
              scene_strf(s, "Ā of layer %d (mean of its %d head%s)", l + 1, H, H == 1 ? "" : "s"));
   scene_text(s, FONT_SANS, fs * 1.1f, bx, y + fs * 1.4f, o->theme->text,
-             scene_strf(s, "R after layer %d: the rollout up to it", l + 1);
+             scene_strf(s, "R after layer %d: the rollout up to it", l + 1));
   caption(s, o, fs * 0.85f, ax, y + fs * 2.8f,
           "rows: the position; columns: the input token whose information reaches it; every row sums to 1");
   heat(s, o, mean, L, L, ax, gy, cell, cell, sc);
