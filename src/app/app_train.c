@@ -36,6 +36,7 @@ struct AppTrain {
   bool no_scale;                 // K: the √d_k experiment, scores without 1/√dₖ
   SqrtDkRow sweep[6];            // its chart (sqrtdk_sweep), made once
   bool swept;
+  int label;       // a classifier: the class the step trains toward (0-based; -1: the model's own guess)
   int page;        // 0: the softmax's page; 1 … : the stages walked backwards (view_grad_stages)
   Trace *trace;    // the forward of the current model on the session's sentence
   TraceGrad *grad; // its gradients
@@ -61,7 +62,18 @@ static bool refresh(App *a) {
   if (tr->trace) {
     tr->trace->no_scale = tr->no_scale;
     model_forward(tr->trace);
-    tr->grad = backward_new(tr->trace, NULL, 0, &err);
+    const Model *m = tr->trace->model;
+    if (m->has_classifier && tr->trace->class_pred >= 0) { // the class to train toward: the teacher's
+      if (tr->label < 0 || tr->label >= m->n_classes) {    // (keys 1 … C), else the model's own guess
+        const float *p = tr->trace->t[tr->trace->class_pred].data;
+        tr->label = 0;
+        for (int c = 1; c < m->n_classes; c++)
+          if (p[c] > p[tr->label]) tr->label = c;
+      }
+      tr->grad = backward_new(tr->trace, &tr->label, 1, &err);
+    } else {
+      tr->grad = backward_new(tr->trace, NULL, 0, &err);
+    }
   }
   if (!tr->grad) {
     drop_pass(tr);
@@ -125,7 +137,15 @@ bool app_train_key(App *a, const AppEvent *e) {
     if (!b) return false;
     if (!tr && !(tr = a->train = calloc(1, sizeof *tr))) return app_set_status(a, "out of memory"), true;
     tr->lr = TRAIN_DEFAULT_LR;
-    if (refresh(a)) tr->open = true;
+    tr->label = -1;
+    if (refresh(a)) {
+      tr->open = true;
+      const Model *m = tr->trace->model;
+      if (m->has_classifier) // the course's classifier: which class the step pulls toward, and how to pick
+        app_set_status(a, "training toward class %d of %d: %s (the model's guess; keys 1–%d pick the class)",
+                       tr->label + 1, m->n_classes, m->class_names[tr->label],
+                       m->n_classes < 9 ? m->n_classes : 9);
+    }
     a->dirty = true;
     return true;
   }
@@ -147,6 +167,19 @@ bool app_train_key(App *a, const AppEvent *e) {
   case KEY_CHAR:
     if (b) {
       tr->open = false;
+    } else if (e->ch >= '1' && e->ch <= '9' &&
+               tr->trace->model->has_classifier) { // the class to train toward
+      const Model *m = tr->trace->model;
+      int c = (int)(e->ch - '1');
+      if (c >= m->n_classes) {
+        app_set_status(a, "the classifier has %d classes: keys 1–%d", m->n_classes, m->n_classes);
+      } else {
+        if (tr->n > 0) undo_to(a, 0); // the steps taken toward another class go
+        tr->label = c;
+        if (refresh(a))
+          app_set_status(a, "training toward class %d of %d: %s · loss %.4f", c + 1, m->n_classes,
+                         m->class_names[c], (double)tr->loss[tr->n]);
+      }
     } else if (e->ch == 's') { // the picture shown, with its footer "after N training steps, η = …"
       app_save(a);
     } else if (e->ch == 'k') { // the √d_k experiment
