@@ -214,15 +214,12 @@ static void set_head(App *a, int h) {
 // ---------------------------------------------------------------- the model view
 
 // O: every layer × head of the softmax stage as thumbnails, the current layer and head selected.
-static void cycle_inside(App *a);
-
-// O: the model view where the step has one (a softmax step), then the views inside the pass in
-// turn (cycle_inside), then the step's own picture again.
 static void toggle_model(App *a) {
   int k = app_trace_step(a);
-  if (a->model || a->inside || k < 0 || !view_model_available(a->s->trace, k)) {
+  if (a->model) {
     a->model = false;
-    cycle_inside(a);
+  } else if (k < 0 || !view_model_available(a->s->trace, k)) {
+    app_set_status(a, "O shows every layer and head on a softmax step (A): go to one first");
     return;
   } else {
     a->model = true;
@@ -234,8 +231,8 @@ static void toggle_model(App *a) {
   app_touch(a);
 }
 
-// The views inside the pass in turn (lens, rollout, head view, saliency, neurons, then the step's
-// own picture again), skipping those the model cannot draw; the layer is the step's.
+// Shift+O: the views inside the pass in turn (lens, rollout, head view, saliency, neurons, then the
+// step's own picture again), skipping those the model cannot draw; the layer is the step's.
 static void cycle_inside(App *a) {
   const Trace *t = a->s->trace;
   InsideView k = a->inside;
@@ -247,7 +244,7 @@ static void cycle_inside(App *a) {
   if (k == INSIDE_NONE)
     app_set_status(a, "the step's own picture again");
   else
-    app_set_status(a, "inside: %s (O: the next view; [ ] another layer; Shift+arrows a token)",
+    app_set_status(a, "inside: %s (Shift+O: the next view; [ ] another layer; Shift+arrows a token)",
                    view_inside_title(k));
   app_touch(a);
 }
@@ -729,6 +726,7 @@ static void key(App *a, const AppEvent *e) {
     break;
   case 'p': cycle_part(a); break;
   case 'o': toggle_model(a); break;
+  case 'O': cycle_inside(a); break; // (every lowercase letter is taken)
   case 'a': append_token(a, false); break;
   case 'r': append_token(a, true); break;
   case 'u': undo_token(a); break;
