@@ -55,6 +55,13 @@ check 'has model 14 "step 8/125 stage=softmax layer=1 head=3 " && ! has model 14
 check 'has model 8 "status=model view: arrows pick" && ! has model 14 "status=model view: arrows pick"' "the model view's hint goes when a head is opened: $(line model 14 | grep -o 'status=.*')"
 check '! has model 16 " model="' "Esc leaves the model view"
 check 'has model 17 " model=" && ! has model 18 " model="' "O again leaves it"
+
+# 2b. the views inside the pass (Shift+O, issue 36) on the prediction step of the bank model
+run inside "$R/inside.txt" --text "The cat walks by the bank"
+check 'has inside 2 "status=inside: Logit lens"' "Shift+O opens the logit lens: $(line inside 2 | grep -o 'status=.*')"
+check 'has inside 3 "status=inside: Attention rollout" && has inside 4 "status=inside: Head view"' "Shift+O again: rollout, head view"
+check 'has inside 5 "status=inside: Saliency" && has inside 6 "status=inside: Neurons"' "then saliency, neurons"
+check 'has inside 7 "status=the step.s own picture again" && has inside 7 "stage=predict"' "and back to the step"
 check 'has model 20 "stage=softmax layer=11 head=10 " && ! has model 20 " model="' "a click on l11 h10 opens that layer and head: $(line model 20 | cut -c1-60)"
 check 'has model 22 "stage=av .*status=O shows every layer and head on a softmax step"' "O off the softmax stage says so"
 

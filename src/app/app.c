@@ -725,8 +725,12 @@ static void key(App *a, const AppEvent *e) {
     app_set_status(a, "colour scale: %s", view_scale_name(a->scale));
     break;
   case 'p': cycle_part(a); break;
-  case 'o': toggle_model(a); break;
-  case 'O': cycle_inside(a); break; // (every lowercase letter is taken)
+  case 'o': // Shift+O: the views inside the pass (every letter alone is taken)
+    if (shift)
+      cycle_inside(a);
+    else
+      toggle_model(a);
+    break;
   case 'a': append_token(a, false); break;
   case 'r': append_token(a, true); break;
   case 'u': undo_token(a); break;
