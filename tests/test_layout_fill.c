@@ -2,9 +2,9 @@
 // laid out headless (page_render into a Scene, no pixels) at 1024×768, 1280×720, 1920×1080 and
 // 3840×2160, the equation uses most of the stage area in its binding direction, and every word
 // label (tokens, classes) is at least 12 px per 720 lines (issue 31: every word named, smaller
-// rather than skipped; issue 13 item 5 asked 16 where the cells allow it), and the prediction's bar chart of likely next words
-// has words of at least 20 px per 720 lines, left of the colour bars (issue 18 item 2). Prints the worst
-// case of each measure per size.
+// rather than skipped; issue 13 item 5 asked 16 where the cells allow it), and the prediction's bar chart of
+// likely next words has words of at least 20 px per 720 lines, left of the colour bars (issue 18 item 2).
+// Prints the worst case of each measure per size.
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
