@@ -2,8 +2,8 @@
 # test_llama_cli.sh -- today's decoders (tests/ref/llama/, tests/gen_llama_ref.py) on the command
 # line: info names the architecture and its features; dump writes issue 34's stage names and a
 # model.safetensors that opens again with the same features; stages --generate writes through the
-# key/value cache; export draws every step; a folder whose config contradicts itself, and what is
-# not written yet for these models (dump --train), get exit 2 and one line.
+# key/value cache; export draws every step; dump --train writes the training step's files and dump
+# the saliency; a folder whose config contradicts itself gets exit 2 and one line.
 #
 #   STEPFORMER=build/stepformer SF_TEST_DIR=tests bash tests/test_llama_cli.sh
 set -u
@@ -64,7 +64,14 @@ for f in 04-rmsnorm 06-rope 14-gate 16-ffn_hidden; do
   [ -s "$T/e/$f.png" ] || fail "export: no $f.png"
 done
 
-refused "train" "backward pass through RMSNorm" "$SF" dump --model "$REF/llama-gqa2" --text "The cat" --train --out "$T/t"
+ok "train" "$SF" dump --model "$REF/llama-gqa2" --text "The cat walks by the bank" --train --out "$T/t"
+has "train" "$T/out" "loss 5.96802 over 5 targets, after one step with η = 0.1: 3.64495"
+for f in loss loss_after grad.l0.Q_norope grad.l0.rms1 grad.l1.gate grad.layers.0.gate.weight grad.norm.weight; do
+  checks=$((checks + 1))
+  [ -s "$T/t/$f.npy" ] || fail "dump --train: no $f.npy"
+done
+checks=$((checks + 1))
+[ -s "$T/d/saliency.npy" ] || fail "dump: no saliency.npy on a modern model"
 mkdir -p "$T/bad"
 cp "$REF/llama-gqa2/model.safetensors" "$REF/llama-gqa2/tokenizer.json" "$T/bad/"
 sed 's/"model_type": "llama"/"model_type": "qwen2"/' "$REF/llama-gqa2/config.json" >"$T/bad/config.json"

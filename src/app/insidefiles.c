@@ -36,10 +36,7 @@ static bool save(OutDir *od, const char *name, const float *x, int nd, const int
   return outdir_path(od, name, path, sizeof path, err) && npy_write(path, x, nd, shape, err);
 }
 
-// (today's decoders: no backward pass yet, so no saliency)
-static bool saliency_wanted(const Trace *t) {
-  return t->pred >= 0 && t->T == 0 && !t->edits && t->L > 0 && !model_is_modern(&t->cfg);
-}
+static bool saliency_wanted(const Trace *t) { return t->pred >= 0 && t->T == 0 && !t->edits && t->L > 0; }
 
 int insidefiles_count(const Trace *t) {
   if (t->T > 0) return 0;

@@ -148,6 +148,7 @@ static void layernorm_back(const float *dy, const float *x, int rows, int n, con
 
 // The activation's derivative at the pre-activation x: d_pre += d_hidden · act'(x).
 //   ReLU: 1 where x > 0, else 0 (PyTorch's choice at 0);
+//   SiLU: σ(x)·(1 + x·(1 − σ(x)));
 //   GELU (erf): Φ(x) + x·φ(x);
 //   GELU (tanh): 0.5(1 + tanh u) + 0.5x(1 − tanh² u)·√(2/π)(1 + 3·0.044715x²), u = √(2/π)(x + 0.044715x³).
 static void activation_back(Activation act, const float *dh, const float *x, long n, float *dpre) {
@@ -156,7 +157,10 @@ static void activation_back(Activation act, const float *dh, const float *x, lon
     double v = x[i], d;
     if (act == ACT_RELU)
       d = v > 0 ? 1.0 : 0.0;
-    else if (act == ACT_GELU)
+    else if (act == ACT_SILU) { // SiLU x·σ(x): σ(x)·(1 + x·(1 − σ(x)))
+      double sg = 1.0 / (1.0 + exp(-v));
+      d = sg * (1.0 + v * (1.0 - sg));
+    } else if (act == ACT_GELU)
       d = 0.5 * (1.0 + erf(v * inv_sqrt2)) + v * inv_sqrt_2pi * exp(-0.5 * v * v);
     else {
       double u = k * (v + 0.044715 * v * v * v), th = tanh(u);
@@ -303,6 +307,187 @@ static void layer_back(TraceGrad *g, int l, float *dqkv) {
                    dp(g, w->norm1_bias));
 }
 
+// ---------------------------------------------------------------- today's decoders (issue 34)
+
+// RMSNorm y = x·r·γ' per row of n values, r = 1/√(mean(x²) + ε), γ' = γ (or 1 + γ, Gemma):
+//   with ĝ = dy∘γ':  dx += r·ĝ − x·r³·(Σ ĝ∘x)/n   (no mean-term: RMSNorm subtracts no mean)
+//   dγ += Σ_rows dy∘x·r   (the same for 1 + γ). Rows of x, dy and dx have their own strides.
+static void rmsnorm_back(const float *dy, int ldy, const float *x, int ldx, int rows, int n,
+                         const float *gamma, bool offset, float eps, float *dx, int lddx, float *dgamma) {
+  for (int i = 0; i < rows; i++) {
+    const float *xi = x + (size_t)i * ldx, *dyi = dy + (size_t)i * ldy;
+    double ss = 0, m = 0;
+    for (int j = 0; j < n; j++) ss += (double)xi[j] * xi[j];
+    double r = 1.0 / sqrt(ss / n + (double)eps);
+    for (int j = 0; j < n; j++) m += (double)dyi[j] * (offset ? 1.0 + gamma[j] : gamma[j]) * xi[j];
+    m /= n;
+    for (int j = 0; j < n; j++) {
+      double gh = (double)dyi[j] * (offset ? 1.0 + gamma[j] : gamma[j]);
+      dx[(size_t)i * lddx + j] += (float)(r * gh - xi[j] * r * r * r * m);
+      if (dgamma) dgamma[j] += (float)(dyi[j] * xi[j] * r);
+    }
+  }
+}
+
+// RoPE turned each pair (x₀, x₁) by +φ: y₀ = x₀c − x₁s, y₁ = x₁c + x₀s. A rotation's gradient is
+// turned back by −φ: dx₀ += dy₀c + dy₁s, dx₁ += dy₁c − dy₀s. One head [L, d_k]; cs as the forward's.
+static void rope_back(const float *dy, float *dx, int L, int dk, const float *cs, RopeStyle style) {
+  int n = dk / 2;
+  for (int i = 0; i < L; i++) {
+    const float *r = dy + (size_t)i * dk;
+    float *o = dx + (size_t)i * dk;
+    for (int k = 0; k < n; k++) {
+      float c = cs[(size_t)i * 2 * n + k], s = cs[(size_t)i * 2 * n + n + k];
+      int j0 = style == ROPE_PAIRS ? 2 * k : k, j1 = style == ROPE_PAIRS ? 2 * k + 1 : k + n;
+      o[j0] += r[j0] * c + r[j1] * s;
+      o[j1] += r[j1] * c - r[j0] * s;
+    }
+  }
+}
+
+// The gated FFN hidden = a(gate) ⊙ up [n values]: d up += dh·a(gate), d gate += dh·up·a'(gate).
+static void gated_back(Activation act, const float *dh, const float *gate, const float *up, long n,
+                       float *dgate, float *dup) {
+  const double k = 0.7978845608028654, inv_sqrt2 = 0.7071067811865476;
+  for (long i = 0; i < n; i++) {
+    double v = gate[i], a;
+    if (act == ACT_SILU)
+      a = v / (1.0 + exp(-v));
+    else if (act == ACT_GELU)
+      a = 0.5 * v * (1.0 + erf(v * inv_sqrt2));
+    else
+      a = 0.5 * v * (1.0 + tanh(k * (v + 0.044715 * v * v * v)));
+    dup[i] += (float)(dh[i] * a);
+  }
+  float *t = malloc(sizeof(float) * (size_t)n);
+  EXPECT(t);
+  for (long i = 0; i < n; i++) t[i] = dh[i] * up[i];
+  activation_back(act, t, gate, n, dgate);
+  free(t);
+}
+
+// Grouped-query attention, back from d concat [L, H·d_k] to dQ [H, L, d_k] (after RoPE) and dK,
+// dV [H_kv, L, d_k]: as attention_back_head per query head, but K/V head kv collects the gradients
+// of every query head of its group (h = kv·G … kv·G + G − 1, in that order). One task per K/V head:
+// no two tasks write the same gradient, and the sums run in the same order on one and two threads.
+static void gqa_back_kv(void *ctx, int kv) {
+  const AttentionBack *job = ctx;
+  TraceGrad *g = job->g;
+  const TraceLayer *y = job->y;
+  const Trace *t = g->t;
+  const ModelConfig *c = &t->cfg;
+  int L = t->L, H = c->H, dk = model_dk(c), G = H / model_hkv(c), QD = H * dk;
+  float scale = t->no_scale ? 1.0f : 1.0f / sqrtf((float)dk);
+  const float *dcat = D_(g, y->concat);
+  size_t hkv = (size_t)kv * L * dk;
+  float *dK = D_(g, y->K) + hkv, *dV = D_(g, y->V) + hkv;
+  const float *K = X_(t, y->K) + hkv, *Vh = X_(t, y->V) + hkv;
+  for (int h = kv * G; h < (kv + 1) * G; h++) {
+    size_t hs = (size_t)h * L * L, hv = (size_t)h * L * dk;
+    float *dav = D_(g, y->AV) + hv, *dA = D_(g, y->A) + hs, *dS = D_(g, y->S) + hs, *dQ = D_(g, y->Q) + hv;
+    const float *A = X_(t, y->A) + hs, *Q = X_(t, y->Q) + hv;
+    for (int i = 0; i < L; i++)
+      for (int cc = 0; cc < dk; cc++) dav[(size_t)i * dk + cc] += dcat[(size_t)i * QD + h * dk + cc];
+    gemm_add(false, true, L, L, dk, 1.0f, dav, dk, Vh, dk, dA, L);
+    gemm_add(true, false, L, dk, L, 1.0f, A, L, dav, dk, dV, dk);
+    for (int i = 0; i < L; i++) {
+      const float *a = A + (size_t)i * L, *da = dA + (size_t)i * L;
+      double r = 0;
+      for (int j = 0; j <= i; j++) r += (double)da[j] * a[j];
+      for (int j = 0; j < L; j++) dS[(size_t)i * L + j] += j > i ? 0.0f : (float)(a[j] * (da[j] - r));
+    }
+    float *dSr = D_(g, y->S_raw) + hs; // the mask adds a constant: the same gradient before it
+    for (size_t q = 0; q < (size_t)L * L; q++) dSr[q] += dS[q];
+    gemm_add(false, false, L, dk, L, scale, dSr, L, K, dk, dQ, dk);
+    gemm_add(true, false, L, dk, L, scale, dSr, L, Q, dk, dK, dk);
+  }
+}
+
+// Layer l of today's decoders, from d out back to d in (layer_forward_modern reversed). dqkv and
+// qkv: scratch [L, (H + 2·H_kv)·d_k] each.
+static void layer_back_modern(TraceGrad *g, int l, float *dqkv, float *qkv) {
+  const Trace *t = g->t;
+  const ModelConfig *c = &t->cfg;
+  const LayerWeights *w = &t->model->layers[l];
+  const TraceLayer *y = &t->layers[l];
+  int L = t->L, D = c->D, F = c->F, H = c->H, Hk = model_hkv(c), dk = model_dk(c);
+  int QD = H * dk, KD = Hk * dk, QKV = QD + 2 * KD;
+  float eps = c->ln_eps;
+  // res2 = res1 + ffn
+  const float *dres2 = D_(g, y->res2);
+  float *dffn = D_(g, y->ffn), *dres1 = D_(g, y->res1);
+  for (long k = 0; k < (long)L * D; k++) {
+    dffn[k] += dres2[k];
+    dres1[k] += dres2[k];
+  }
+  // ffn = hidden · W_2ᵀ; hidden = act(gate) ⊙ up; gate = rms2 · W_gᵀ, up = rms2 · W_1ᵀ
+  layer_linear_back(g, dffn, L, D, X_(t, y->ffn_hidden), F, D_(g, y->ffn_hidden), w->linear2_weight, NULL,
+                    NULL);
+  gated_back(c->activation, D_(g, y->ffn_hidden), X_(t, y->gate), X_(t, y->up), (long)L * F, D_(g, y->gate),
+             D_(g, y->up));
+  layer_linear_back(g, D_(g, y->gate), L, F, X_(t, y->rms2), D, D_(g, y->rms2), w->gate_weight, NULL, NULL);
+  layer_linear_back(g, D_(g, y->up), L, F, X_(t, y->rms2), D, D_(g, y->rms2), w->linear1_weight, NULL, NULL);
+  // rms2 = RMSNorm(res1); res1 = in + attn
+  rmsnorm_back(D_(g, y->rms2), D, X_(t, y->res1), D, L, D, w->norm2_weight, c->rms_offset, eps, dres1, D,
+               dp(g, w->norm2_weight));
+  float *dattn = D_(g, y->attn), *din = D_(g, y->in);
+  for (long k = 0; k < (long)L * D; k++) {
+    dattn[k] += dres1[k];
+    din[k] += dres1[k];
+  }
+  // attn = concat · W^oᵀ
+  layer_linear_back(g, dattn, L, D, X_(t, y->concat), QD, D_(g, y->concat), w->out_proj_weight, NULL,
+                    w->out_proj_bias);
+  // the heads, a K/V head's group per task
+  AttentionBack job = {g, y, NULL};
+  if (par_threads() > 1 && Hk > 1 && (long)L * L * QD >= SPLIT_MIN_MADDS)
+    par_run(Hk, gqa_back_kv, &job);
+  else
+    for (int kv = 0; kv < Hk; kv++) gqa_back_kv(&job, kv);
+  // RoPE turned back: d Q_norope, d K_norope (without RoPE the same gradients)
+  float *dQn = D_(g, y->Q_norope), *dKn = D_(g, y->K_norope);
+  for (int h = 0; h < H + Hk; h++) {
+    bool q = h < H;
+    size_t o = (size_t)(q ? h : h - H) * L * dk;
+    const float *src = D_(g, q ? y->Q : y->K) + o;
+    float *dst = (q ? dQn : dKn) + o;
+    if (c->rope)
+      rope_back(src, dst, L, dk, t->rope_cs, c->rope);
+    else
+      for (size_t k = 0; k < (size_t)L * dk; k++) dst[k] += src[k];
+  }
+  // back into the projection's columns: Q heads, K heads (through the QK-norm: its input is the
+  // projection again, recomputed into qkv), V heads
+  memset(dqkv, 0, sizeof(float) * (size_t)L * QKV);
+  if (w->q_norm_weight) {
+    memset(qkv, 0, sizeof(float) * (size_t)L * QKV);
+    if (w->in_proj_bias)
+      for (int i = 0; i < L; i++) memcpy(qkv + (size_t)i * QKV, w->in_proj_bias, sizeof(float) * (size_t)QKV);
+    gemm_add(false, true, L, QKV, D, 1.0f, X_(t, y->rms1), D, w->in_proj_weight, D, qkv, QKV);
+  }
+  for (int h = 0; h < H + Hk; h++) {
+    bool q = h < H;
+    size_t o = (size_t)(q ? h : h - H) * L * dk;
+    int col = q ? h * dk : QD + (h - H) * dk;
+    const float *src = (q ? dQn : dKn) + o, *gain = q ? w->q_norm_weight : w->k_norm_weight;
+    if (gain)
+      rmsnorm_back(src, dk, qkv + col, QKV, L, dk, gain, c->rms_offset, eps, dqkv + col, QKV, dp(g, gain));
+    else
+      for (int i = 0; i < L; i++)
+        for (int k = 0; k < dk; k++) dqkv[(size_t)i * QKV + col + k] = src[(size_t)i * dk + k];
+  }
+  const float *dV = D_(g, y->V);
+  for (int h = 0; h < Hk; h++)
+    for (int i = 0; i < L; i++)
+      for (int k = 0; k < dk; k++)
+        dqkv[(size_t)i * QKV + QD + KD + h * dk + k] = dV[((size_t)h * L + i) * dk + k];
+  // [Q | K | V] = rms1 · in_projᵀ + b; rms1 = RMSNorm(in)
+  layer_linear_back(g, dqkv, L, QKV, X_(t, y->rms1), D, D_(g, y->rms1), w->in_proj_weight, NULL,
+                    w->in_proj_bias);
+  rmsnorm_back(D_(g, y->rms1), D, X_(t, y->in), D, L, D, w->norm1_weight, c->rms_offset, eps, din, D,
+               dp(g, w->norm1_weight));
+}
+
 // The prediction head, from the loss to d (last layer's out); or the classifier.
 static void head_back(TraceGrad *g, float *scratch) {
   const Trace *t = g->t;
@@ -331,7 +516,10 @@ static void head_back(TraceGrad *g, float *scratch) {
       linear_back(dpre, L, D, X_(t, x0), D, D_(g, x0), m->head_transform_weight,
                   dp(g, m->head_transform_weight), dp(g, m->head_transform_bias));
     }
-    if (t->final_norm >= 0)
+    if (t->final_norm >= 0 && c->rms_norm)
+      rmsnorm_back(D_(g, t->final_norm), D, X_(t, out), D, L, D, m->norm_weight, c->rms_offset, c->ln_eps,
+                   D_(g, out), D, dp(g, m->norm_weight));
+    else if (t->final_norm >= 0)
       layernorm_back(D_(g, t->final_norm), X_(t, out), L, D, m->norm_weight, c->ln_eps, D_(g, out),
                      dp(g, m->norm_weight), dp(g, m->norm_bias));
   } else {
@@ -452,13 +640,16 @@ void backward_free(TraceGrad *g) {
   free(g);
 }
 
+// Extras of today's decoders that no stage reads (the RoPE angles, the RMSNorms' row rms, shown by
+// the views): they have no gradient (d[k] NULL).
+static bool is_derived(const Trace *t, int k) {
+  if (k == t->rope_angle) return true;
+  for (int l = 0; l < t->cfg.n_layers && model_is_modern(&t->cfg); l++)
+    if (k == t->layers[l].rms1_r || k == t->layers[l].rms2_r) return true;
+  return false;
+}
+
 TraceGrad *backward_new(const Trace *t, const int *target, int n_target, Err *err) {
-  if (model_is_modern(&t->cfg))
-    return err_set(
-               err,
-               "the backward pass through RMSNorm, RoPE, grouped K/V heads and the gated FFN is not written "
-               "yet (issue 34, item 6): training and saliency work on the 2017 Transformer, GPT-2 and BERT"),
-           NULL;
   if (t->T > 0)
     return err_set(err,
                    "training an encoder-decoder is not there yet: an encoder with a prediction head or a "
@@ -482,7 +673,7 @@ TraceGrad *backward_new(const Trace *t, const int *target, int n_target, Err *er
   bool ok = g->d && g->d_own && g->dparams;
   for (int k = 0; ok && k < t->n; k++) {
     const TraceTensor *x = &t->t[k];
-    if (x->is_weight || k == t->pred || k == t->class_pred) continue;
+    if (x->is_weight || k == t->pred || k == t->class_pred || is_derived(t, k)) continue;
     EXPECT(x->stride == x->cols || x->per_head);
     for (int j = 0; j < k && !g->d[k]; j++) // a view of an earlier tensor shares its gradient
       if (g->d[j] && t->t[j].data == x->data) g->d[k] = g->d[j];
@@ -504,11 +695,18 @@ float backward_run(TraceGrad *g) {
   for (int k = 0; k < t->n; k++)
     if (g->d_own[k]) memset(g->d[k], 0, sizeof(float) * (size_t)t->t[k].heads * t->t[k].rows * t->t[k].cols);
   memset(g->dparams, 0, sizeof(float) * (size_t)g->n_params);
-  int L = t->L, D = t->cfg.D;
-  float *scratch = malloc(sizeof(float) * (size_t)L * 3 * D);
+  const ModelConfig *c = &t->cfg;
+  int L = t->L, D = c->D, QKV = (c->H + 2 * model_hkv(c)) * model_dk(c);
+  bool modern = model_is_modern(c);
+  size_t per = (size_t)L * (modern && QKV > 3 * D ? QKV : 3 * D);
+  float *scratch = malloc(sizeof(float) * per * (modern ? 2 : 1));
   if (!scratch) return NAN;
   head_back(g, scratch);
-  for (int l = t->cfg.n_layers - 1; l >= 0; l--) layer_back(g, l, scratch);
+  for (int l = c->n_layers - 1; l >= 0; l--)
+    if (modern)
+      layer_back_modern(g, l, scratch, scratch + per);
+    else
+      layer_back(g, l, scratch);
   embed_back(g);
   free(scratch);
   return g->loss;

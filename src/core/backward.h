@@ -25,8 +25,10 @@
 //
 // Encoders with a head or a classifier (post- and pre-norm, ReLU / GELU / GELU-tanh, causal or not,
 // learned or sinusoidal positions, token types, the embedding LayerNorm, BERT's head transform, a
-// tied head). Not yet: an encoder-decoder (backward_new refuses it with a message), a trace with
-// what-if edits.
+// tied head), and today's decoders (issue 34: RMSNorm and Gemma's 1 + g, RoPE turned back by −φ,
+// grouped K/V heads collecting their query heads' gradients, QK-norm, the gated FFN with SiLU or
+// GELU, Q/K/V biases; no gradient for the RoPE angles and the rows' rms, extras no stage reads).
+// Not yet: an encoder-decoder (backward_new refuses it with a message), a trace with what-if edits.
 //
 //     TraceGrad *g = backward_new(t, NULL, 0, &err);   // default targets: the next token
 //     backward_run(g);                                  // g->loss, g->d[k], g->dparams

@@ -26,7 +26,7 @@ bool inside_view_available(const Trace *t, InsideView k) {
   if (t->T > 0 || t->cfg.n_layers < 1 || !t->layers) return false;
   switch (k) {
   case INSIDE_LENS: return inside_has_lens(t);
-  case INSIDE_SALIENCY: return t->pred >= 0 && !t->edits && !model_is_modern(&t->cfg); // (no backward yet)
+  case INSIDE_SALIENCY: return t->pred >= 0 && !t->edits;
   case INSIDE_ROLLOUT:
   case INSIDE_HEADVIEW:
   case INSIDE_NEURONS: return true;

@@ -1358,16 +1358,18 @@ Model *model_with_params(const Model *m, const float *params, Err *err) {
   free(p);
   for (int l = 0; l < m->cfg.n_layers; l++) { // packed afresh (or not at all, as the model's)
     LayerWeights *w = &c->layers[l];
-    w->in_proj_packed = w->out_proj_packed = w->linear1_packed = w->linear2_packed = (GemmWeights){0};
     const LayerWeights *o = &m->layers[l];
-    if (o->in_proj_packed.panels)
-      gemm_pack(&w->in_proj_packed, mat_view(w->in_proj_weight, 3 * c->cfg.D, c->cfg.D));
-    if (o->out_proj_packed.panels)
-      gemm_pack(&w->out_proj_packed, mat_view(w->out_proj_weight, c->cfg.D, c->cfg.D));
-    if (o->linear1_packed.panels)
-      gemm_pack(&w->linear1_packed, mat_view(w->linear1_weight, c->cfg.F, c->cfg.D));
-    if (o->linear2_packed.panels)
-      gemm_pack(&w->linear2_packed, mat_view(w->linear2_weight, c->cfg.D, c->cfg.F));
+    GemmWeights *dst[LAYER_MATRICES] = {&w->in_proj_packed, &w->out_proj_packed, &w->linear1_packed,
+                                        &w->linear2_packed, &w->gate_packed};
+    const GemmWeights *src[LAYER_MATRICES] = {&o->in_proj_packed, &o->out_proj_packed, &o->linear1_packed,
+                                              &o->linear2_packed, &o->gate_packed};
+    LayerMatrix mx[LAYER_MATRICES]; // the shapes (today's decoders: [(H + 2·H_kv)·d_k, D] …, the gate)
+    layer_matrices(&c->cfg, w, mx);
+    for (int k = 0; k < LAYER_MATRICES; k++) {
+      *dst[k] = (GemmWeights){0};
+      if (src[k]->panels && mx[k].n > 0)
+        gemm_pack(dst[k], mat_view(*mx[k].canon, (int)mx[k].n, (int)mx[k].k));
+    }
   }
   return c;
 }
