@@ -18,6 +18,8 @@ each fixture, tests/ref/llama_grad/<folder>/ holds
   loss_after.npy [1]    the loss after one SGD step θ − 0.1·dL/dθ (train_sgd_step)
   saliency.npy [L]      gradient × input of log p̂[L−1, t] (t the top token), ‖∂/∂X_j ⊙ X_j‖₂ over D,
                         normalized to sum 1 (gen_inside_ref.py's method)
+  edits.txt, edit.<k>.npy   what-if edits (edits.h): line k is a --edit spec, edit.k.npy the
+                        logits [L, V] of the forward with that one weight changed
 cases.txt lists folder, ids.
 """
 import os
@@ -54,6 +56,29 @@ def fixtures(V):
         ("canon-pairs", b("llama", "LlamaForCausalLM", 16, 2, 1, 32, 1, V, rope_style="pairs", rms_offset=True,
                           hidden_act="gelu_pytorch_tanh", tie_word_embeddings=True), "F32", 5),
     ]
+
+
+# What-if edits of a weight, (--edit spec, the forward dict's tensor, its index, value): the trace's
+# views are transposed ([in, out]: Wg[d1, d2] is gate_proj[1, 0]); d and units count from 1.
+EDITS = [
+    ("1:Wg[d1,d2]=5", lambda w: w["layers"][0]["gate_proj"], (1, 0), 5.0),
+    ("1:Wk[d2,d3]=2", lambda w: w["layers"][0]["k_proj"], (2, 1), 2.0),
+    ("1:gamma_rms2[d4]=0", lambda w: w["layers"][0]["post_attention_layernorm"], (3,), 0.0),
+    ("1:Wo[d3,d1]=-4", lambda w: w["layers"][0]["o_proj"], (0, 2), -4.0),
+]
+
+
+def write_edits(folder, cfg, w0, ids):
+    specs = EDITS + ([("1:gamma_q[d3]=2", lambda w: w["layers"][0]["q_norm"], (2,), 2.0)]
+                     if cfg.get("qk_norm") else [])
+    with open(os.path.join(folder, "edits.txt"), "w") as f:
+        for k, (spec, get, at, val) in enumerate(specs):
+            w = {"embed": w0["embed"], "norm": w0["norm"], "lm_head": w0["lm_head"],
+                 "layers": [{n: t.clone() for n, t in lw.items()} for lw in w0["layers"]]}
+            get(w)[at] = val
+            with torch.no_grad():
+                save(os.path.join(folder, f"edit.{k}.npy"), R.forward(w, cfg, ids)["logits"].numpy())
+            f.write(spec + "\n")
 
 
 def leaves(w):
@@ -143,6 +168,7 @@ def main():
         torch.log_softmax(st["logits"][L - 1], dim=-1)[top].backward()
         s = (st["X"].grad * st["X"]).detach().double().norm(dim=-1)
         save(os.path.join(folder, "saliency.npy"), (s / s.sum()).numpy())
+        write_edits(folder, cfg, w0, ids)
         rows.append((name, " ".join(map(str, ids))))
         print(name, "loss", loss.item(), "->", after.item())
     with open(os.path.join(OUT, "cases.txt"), "w") as f:

@@ -6,7 +6,9 @@
 //     largest |value| of the reference, on every kernel path of golden_ref.h;
 //   - the loss after one SGD step (lr 0.1) equal to torch's;
 //   - two threads give the same bits as one;
-//   - the saliency (inside_saliency, gradient × input) sums to 1 and equals torch's.
+//   - the saliency (inside_saliency, gradient × input) sums to 1 and equals torch's;
+//   - what-if edits of a weight (edits.h: the gate, K, W^o, an RMSNorm's and QK-norm's gain) give
+//     torch's logits with that weight changed.
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 
 #include "backward.h" // defines: TraceGrad, backward_new, backward_run, backward_param_grad
 #include "check.h"
+#include "edits.h"   // defines: TraceEdits, edits_parse_edit, edits_trace
 #include "forward.h" // defines: model_forward, forward_set_threads, forward_use_gemm
 #include "gemm.h"    // defines: gemm_kernel
 #include "golden_ref.h"
@@ -116,6 +119,38 @@ static int compare_grads(const char *cname, const char *dir, const TraceGrad *g)
   return files;
 }
 
+// Each line of dir/edits.txt, an --edit spec, through edits_trace: its logits against edit.<k>.npy.
+static int check_edits(const char *cname, const char *dir, const Trace *t) {
+  char path[4400], line[128];
+  snprintf(path, sizeof path, "%s/edits.txt", dir);
+  FILE *f = fopen(path, "r");
+  CHECK(f != NULL, "%s: no edits.txt", cname);
+  int k = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    Err err = {0};
+    TraceEdit x;
+    TraceEdits e = {0};
+    bool ok = edits_parse_edit(t, line, &x, &err) && edits_add(&e, &x, &err);
+    Trace *te = ok ? edits_trace(t, &e, &err) : NULL;
+    CHECK(te != NULL, "%s: --edit \"%s\": %s", cname, line, err.msg);
+    char file[64];
+    snprintf(file, sizeof file, "edit.%d.npy", k++);
+    long n;
+    float *ref = read_ref(dir, file, &n);
+    if (te && ref) {
+      const TraceTensor *lg = &te->t[te->logits];
+      compare(cname, line, lg->data, (long)lg->rows * lg->cols, ref, n);
+    }
+    free(ref);
+    trace_free(te);
+    edits_free(&e);
+  }
+  if (f) fclose(f);
+  CHECK(k >= 4, "%s: %d edits checked", cname, k);
+  return k;
+}
+
 static Model *load_case(const char *name, char *dir, size_t cap) {
   char model_path[4400];
   snprintf(dir, cap, "%.4000s/ref/llama_grad/%.100s", check_test_dir(), name);
@@ -199,8 +234,9 @@ static int run_case(const GoldenRow *row, bool full) {
       }
       free(ref);
       free(s);
-      printf("  %-16s loss %.6f, %d gradients, step and two threads and saliency checked\n", cname, g->loss,
-             files);
+      int edits = check_edits(cname, dir, t);
+      printf("  %-16s loss %.6f, %d gradients, step, two threads, saliency and %d edits checked\n", cname,
+             g->loss, files, edits);
     }
   }
   backward_free(g);

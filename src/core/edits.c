@@ -49,10 +49,16 @@ static const struct {
     {"beta1", "norm1.beta"},
     {"gamma2", "norm2.gamma"},
     {"beta2", "norm2.beta"},
+    {"Wg", "Wg"}, // today's decoders (issue 34): the gate, the RMSNorms' and QK-norm's gains
+    {"gamma_rms1", "rms1.gamma"},
+    {"gamma_rms2", "rms2.gamma"},
+    {"gamma_q", "q_norm.gamma"},
+    {"gamma_k", "k_norm.gamma"},
 };
 enum { N_NAMES = sizeof NAMES / sizeof NAMES[0] };
-static const char NAME_LIST[] =
-    "E, S1.., Wq, Wk, Wv, Wo, bq, bk, bv, bo, W1, b1, W2, b2, gamma1, beta1, gamma2, beta2";
+static const char NAME_LIST[] = "E, S1.., Wq, Wk, Wv, Wo, bq, bk, bv, bo, W1, b1, W2, b2, gamma1, beta1, "
+                                "gamma2, beta2; Llama / Qwen: Wg, "
+                                "gamma_rms1, gamma_rms2, gamma_q, gamma_k";
 
 // The learner's name of a tensor of layer l ("Wq" for "l0.Wq"), or NULL.
 static const char *name_of(const char *tensor) {
@@ -384,16 +390,20 @@ typedef struct {
   float *copy;
 } Array;
 
-// Every editable array of the copy (layers' weights, E). `a` has room for 1 + 12·n_layers.
+// Every editable array of the copy (layers' weights, E). `a` has room for 1 + EDIT_ARRAYS·n_layers.
+// Today's decoders (issue 34): in_proj [(H + 2·H_kv)·d_k, D], out_proj [D, H·d_k], the gate [F, D]
+// and the QK-norm gains [d_k] (absent arrays are NULL and never match).
+enum { EDIT_ARRAYS = 15 };
 static int arrays_of(EditedModel *em, Array *a) {
   Model *m = &em->m;
-  int D = m->cfg.D, F = m->cfg.F, n = 0;
+  const ModelConfig *c = &m->cfg;
+  int D = c->D, F = c->F, n = 0, dk = model_dk(c), QKV = (c->H + 2 * model_hkv(c)) * dk, QD = c->H * dk;
   a[n++] = (Array){&m->embed, m->embed, (long)m->cfg.V * D, NULL, 0, 0, NULL};
   for (int l = 0; l < m->cfg.n_layers; l++) {
     LayerWeights *w = &em->layers[l];
-    a[n++] = (Array){&w->in_proj_weight, w->in_proj_weight, 3L * D * D, &w->in_proj_packed, 3 * D, D, NULL};
-    a[n++] = (Array){&w->in_proj_bias, w->in_proj_bias, 3L * D, NULL, 0, 0, NULL};
-    a[n++] = (Array){&w->out_proj_weight, w->out_proj_weight, (long)D * D, &w->out_proj_packed, D, D, NULL};
+    a[n++] = (Array){&w->in_proj_weight, w->in_proj_weight, (long)QKV * D, &w->in_proj_packed, QKV, D, NULL};
+    a[n++] = (Array){&w->in_proj_bias, w->in_proj_bias, QKV, NULL, 0, 0, NULL};
+    a[n++] = (Array){&w->out_proj_weight, w->out_proj_weight, (long)D * QD, &w->out_proj_packed, D, QD, NULL};
     a[n++] = (Array){&w->out_proj_bias, w->out_proj_bias, D, NULL, 0, 0, NULL};
     a[n++] = (Array){&w->linear1_weight, w->linear1_weight, (long)F * D, &w->linear1_packed, F, D, NULL};
     a[n++] = (Array){&w->linear1_bias, w->linear1_bias, F, NULL, 0, 0, NULL};
@@ -403,6 +413,9 @@ static int arrays_of(EditedModel *em, Array *a) {
     a[n++] = (Array){&w->norm1_bias, w->norm1_bias, D, NULL, 0, 0, NULL};
     a[n++] = (Array){&w->norm2_weight, w->norm2_weight, D, NULL, 0, 0, NULL};
     a[n++] = (Array){&w->norm2_bias, w->norm2_bias, D, NULL, 0, 0, NULL};
+    a[n++] = (Array){&w->gate_weight, w->gate_weight, (long)F * D, &w->gate_packed, F, D, NULL};
+    a[n++] = (Array){&w->q_norm_weight, w->q_norm_weight, dk, NULL, 0, 0, NULL};
+    a[n++] = (Array){&w->k_norm_weight, w->k_norm_weight, dk, NULL, 0, 0, NULL};
   }
   return n;
 }
@@ -421,7 +434,7 @@ void edits_model_free(Model *m) {
 // The model of `base` with the weight edits of e written into copies of the arrays that hold them.
 static Model *edited_model(const Trace *base, const TraceEdits *e, Err *err) {
   const Model *m = base->model;
-  int nl = m->cfg.n_layers, na = 1 + 12 * nl;
+  int nl = m->cfg.n_layers, na = 1 + EDIT_ARRAYS * nl;
   EditedModel *em = calloc(1, sizeof *em);
   Array *a = calloc((size_t)na, sizeof *a);
   if (!em || !a || !(em->layers = malloc(sizeof *em->layers * (size_t)nl)) ||
@@ -502,10 +515,6 @@ static bool fits(const Trace *base, const TraceEdit *x, Err *err) {
 }
 
 Trace *edits_trace(const Trace *base, const TraceEdits *e, Err *err) {
-  if (model_is_modern(&base->cfg))
-    return err_set(err,
-                   "what-if edits of RMSNorm / RoPE / grouped-query models are not there yet (issue 34)"),
-           NULL;
   if (base->T > 0)
     return err_set(err, "edits work on encoders and decoder-only models, not an encoder-decoder"), NULL;
   bool weights = false;
