@@ -72,6 +72,12 @@ for f in loss loss_after grad.l0.Q_norope grad.l0.rms1 grad.l1.gate grad.layers.
 done
 checks=$((checks + 1))
 [ -s "$T/d/saliency.npy" ] || fail "dump: no saliency.npy on a modern model"
+# B in the window (SDL's dummy driver): every page of the backward walk, then a step
+ok "B" env SDL_VIDEODRIVER=dummy "$SF" --replay "$SF_TEST_DIR/replay/train_llama.txt" --size 1280x720 \
+  --model "$REF/qwen3-sharded" --text "The cat walks by the bank"
+has "B" "$T/out" "status=backward 17/44: Keys, rotated by position (RoPE), layer 2, beside its gradient"
+has "B" "$T/out" "status=backward 44/44: One-hot tokens beside its gradient"
+has "B" "$T/out" "status=after 1 training step, η = 0.1: loss 13.6277 (was 16.3642)"
 mkdir -p "$T/bad"
 cp "$REF/llama-gqa2/model.safetensors" "$REF/llama-gqa2/tokenizer.json" "$T/bad/"
 sed 's/"model_type": "llama"/"model_type": "qwen2"/' "$REF/llama-gqa2/config.json" >"$T/bad/config.json"

@@ -206,9 +206,17 @@ int view_grad_stages(const Trace *t, const TraceGrad *g, int *out, int max) {
   return n;
 }
 
+// The head of x that query head `head` reads: itself, 0 for a tensor without heads, and under
+// grouped-query attention (K and V with H_kv heads, issue 34) the K/V head of its group.
+static int head_of(const Trace *t, const TraceTensor *x, int head) {
+  if (!x->per_head) return 0;
+  if (x->heads > 0 && x->heads < t->cfg.H) return head / (t->cfg.H / x->heads);
+  return head;
+}
+
 const float *view_grad_shown(const Trace *t, const TraceGrad *g, int k, int head) {
   const TraceTensor *x = &t->t[k];
-  int h = x->per_head ? head : 0;
+  int h = head_of(t, x, head);
   return g->d[k] + (size_t)h * x->rows * x->cols;
 }
 
@@ -350,7 +358,8 @@ static const char *worked_once(Scene *s, const Trace *t, const TraceGrad *g, int
       const char *sum = "";
       for (int m = 0; m < D->cols && m < 3; m++)
         sum = scene_strf(s, "%s%s(%s)(%s)", sum, m ? " + " : "", tex_num(s, drow[m]),
-                         tex_num(s, k == y->A ? trace_at(O, head, j, m) : trace_at(O, head, m, j)));
+                         tex_num(s, k == y->A ? trace_at(O, head_of(t, O, head), j, m)
+                                              : trace_at(O, head_of(t, O, head), m, j)));
       return scene_strf(s, "%s:\\ %s\\left(%s%s\\right) = %s", cell_ref(s, t, x, i, j),
                         scale == 1 ? "" : scene_strf(s, "%s", tex_num(s, scale)), sum,
                         D->cols > 3 ? " + \\cdots" : "", tex_num(s, v));
@@ -417,15 +426,17 @@ const char *view_grad_softmax_worked(Scene *s, const Trace *t, const TraceGrad *
 void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int head, int page, int pages,
                      const char *footer, const Theme *th, float w, float h) {
   const TraceTensor *x = &t->t[k];
-  int rows = x->rows, cols = x->cols, hd = x->per_head ? head : 0;
-  const float *d = view_grad_shown(t, g, k, hd);
+  int rows = x->rows, cols = x->cols, hd = head_of(t, x, head);
+  const float *d = view_grad_shown(t, g, k, head);
   float fs = h * 0.028f;
   scene_rect(s, 0, 0, w, h, th->bg);
   scene_text(s, FONT_SANS_BOLD, fs * 1.2f, fs, fs * 1.8f, th->text,
              scene_strf(s, "Backward %d/%d: %s%s%s", page, pages, // its title, layer and head from 1
                         view_tensor_title(t, x) ? view_tensor_title(t, x) : x->name,
                         x->layer >= 0 ? scene_strf(s, " — layer %d", x->layer + 1) : "",
-                        x->per_head ? scene_strf(s, ", head %d", hd + 1) : ""));
+                        !x->per_head          ? ""
+                        : x->heads < t->cfg.H ? scene_strf(s, ", K/V head %d", hd + 1)
+                                              : scene_strf(s, ", head %d", hd + 1)));
   tex_draw(s, view_grad_formula(t, k), fs * 1.1f, true, fs, fs * 4.4f, th->text);
   // the forward matrix and its gradient side by side; the worked cell: the largest |gradient|
   int bi = 0, bj = 0;
