@@ -339,6 +339,37 @@ static void run_cache(void) {
   }
 }
 
+// Sampled generation (sampling.h) on the causal fixture: the same seed writes the same words twice,
+// each word is one top-k kept (among the two most probable of its step), and a greedy Sampling
+// (on == false) writes the greedy words.
+static void run_sampled(void) {
+  Err err = {0};
+  Model *m = load_ref_model("head");
+  if (!m) return;
+  Tokens prompt = {0};
+  CHECK(tokens_from_text(&prompt, &m->vocab, "the cat sat", 0, &err), "head: %s", err.msg);
+  Sampling s = sampling_default();
+  s.on = true, s.top_k = 2, s.temperature = 1.5f, s.seed = 11;
+  Generation *a = gen_run_sampled(m, &prompt, 8, &s, &err), *b = gen_run_sampled(m, &prompt, 8, &s, &err);
+  Sampling off = sampling_default();
+  Generation *g = gen_run(m, &prompt, 8, &err), *h = gen_run_sampled(m, &prompt, 8, &off, &err);
+  CHECK(a && b && g && h, "sampled: %s", err.msg);
+  if (a && b && g && h) {
+    CHECK(a->n_steps == b->n_steps && g->n_steps == h->n_steps, "step counts");
+    for (int k = 0; k < a->n_steps && k < b->n_steps; k++) {
+      CHECK(a->steps[k].token == b->steps[k].token, "step %d: seed 11 drew %d then %d", k + 1,
+            a->steps[k].token, b->steps[k].token);
+      CHECK(a->steps[k].token == a->steps[k].top[0] || a->steps[k].token == a->steps[k].top[1],
+            "step %d: drew %d, not one of the top 2", k + 1, a->steps[k].token);
+    }
+    for (int k = 0; k < g->n_steps && k < h->n_steps; k++)
+      CHECK(g->steps[k].token == h->steps[k].token, "greedy step %d", k + 1);
+  }
+  gen_free(a), gen_free(b), gen_free(g), gen_free(h);
+  tokens_free(&prompt);
+  model_free(m);
+}
+
 int main(void) {
   CHECK(gen_default_limit(3) == 16 && gen_default_limit(1000) == GEN_MAX_STEPS, "default limit");
   run_case("seq2seq-post");
@@ -346,6 +377,7 @@ int main(void) {
   run_case("seq2seq-short-target");
   run_causal();
   run_temperature();
+  run_sampled();
   run_cache();
   return check_exit("test_generate");
 }

@@ -432,6 +432,41 @@ static void change_temperature(App *a, int d) {
                  a->s->temperature);
 }
 
+// Shift+K and Shift+P: R's top-k and top-p, each a step through a short list back to off.
+static const int TOP_KS[] = {0, 50, 10, 5, 3, 1};
+static const float TOP_PS[] = {1.0f, 0.95f, 0.9f, 0.8f, 0.5f};
+static void change_cuts(App *a, bool k) {
+  Err err = {0};
+  if (!session_can_append(a->s, &err)) {
+    app_set_status(a, "Shift+K and Shift+P cut the candidates R draws from: %s", err.msg);
+    return;
+  }
+  Sampling *smp = &a->s->append_smp;
+  int top_k = smp->top_k;
+  float top_p = smp->top_p;
+  if (k) {
+    int i = 0, n = (int)(sizeof TOP_KS / sizeof *TOP_KS);
+    while (i < n && TOP_KS[i] != top_k) i++;
+    top_k = TOP_KS[(i + 1) % n];
+  } else {
+    int i = 0, n = (int)(sizeof TOP_PS / sizeof *TOP_PS);
+    while (i < n && fabsf(TOP_PS[i] - top_p) > 1e-4f) i++;
+    top_p = TOP_PS[(i + 1) % n];
+  }
+  session_set_cuts(a->s, top_k, top_p);
+  app_touch(a);
+  if (k)
+    if (top_k)
+      app_set_status(a, "top-k %d: R draws from the %d most probable words only (the chart shows the cut)",
+                     top_k, top_k);
+    else
+      app_set_status(a, "top-k off");
+  else if (top_p < 1)
+    app_set_status(a, "top-p %g: R draws from the fewest words whose probability reaches %g", top_p, top_p);
+  else
+    app_set_status(a, "top-p off");
+}
+
 // A and R: append the most likely or a sampled token; U: remove the last one appended.
 static void append_token(App *a, bool sample) {
   Err err = {0};
@@ -724,7 +759,15 @@ static void key(App *a, const AppEvent *e) {
     a->scale = (ScaleMode)((a->scale + 1) % SCALE_COUNT), app_touch(a),
     app_set_status(a, "colour scale: %s", view_scale_name(a->scale));
     break;
-  case 'p': cycle_part(a); break;
+  case 'p':
+    if (shift)
+      change_cuts(a, false);
+    else
+      cycle_part(a);
+    break;
+  case 'k':
+    if (shift) change_cuts(a, true);
+    break;
   case 'o': // Shift+O: the views inside the pass (every letter alone is taken)
     if (shift)
       cycle_inside(a);

@@ -53,6 +53,10 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
     p->lesson = a->progress;
     p->lesson_step = j;
     p->lesson_steps = a->s->gen->steps[k].trace->n_steps;
+    if (a->s->gen->sampling.on) // the step's own draw (sampling_chart.h)
+      vo->sampling = &a->s->gen->sampling, vo->sampling_rng = a->s->gen->steps[k].rng_before;
+  } else if (!a->s->gen && a->s->append_smp.on) { // what R draws next, with Shift+K / Shift+P's cuts
+    vo->sampling = &a->s->append_smp, vo->sampling_rng = a->s->rng;
   }
   if (a->s->gen) p->footer_reserve = app_strip_height(a, h);
   if (a->s->note.msg[0] && window_layer) p->note = a->s->note.msg;
@@ -468,6 +472,7 @@ static const char *const HELP[][2] = {
     {"D", "difference view: edited against the model's own"},
     {"A  R  U", "next token: top / sampled / U undo it"},
     {"H  L", "its temperature higher / lower"},
+    {"Shift+K  /  Shift+P", "R's top-k / top-p: what they cut, on the prediction"},
     {"W  /  K  /  Shift + W", "pen: freehand, arrow, circle, off / colour / clear"},
     {"Y", "spotlight the selected cell's row, column, cell, off"},
     {"I", "invariants of this stage, measured"},

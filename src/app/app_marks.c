@@ -68,6 +68,7 @@ bool app_marks_key(App *a, const AppEvent *e) {
       app_set_status(a, "pen off: the mouse selects cells again");
     return true;
   case 'k':
+    if (e->mods & MOD_SHIFT) return false; // Shift+K: R's top-k (app.c)
     a->pen_color = (a->pen_color + 1) % MARKS_COLORS;
     app_set_status(a, "pen colour: %s", marks_color_name(a->pen_color));
     return true;

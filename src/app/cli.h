@@ -28,9 +28,11 @@ Trace *cli_build_any_trace(const Model *m, const char *text, const char *target,
 typedef struct {
   bool on;       // --generate: greedy generation, every step shown
   int max_steps; // --max-steps N (0: the default limit, generate.h)
+  Sampling smp;  // --top-k K, --top-p P, --seed S, --temperature T (sampling.h); zero: greedy
 } GenOpts;
-// Consumes --generate or --max-steps N into g and returns 1; 0 for another option; -1 (err set)
-// when the value is missing or not a number from 1 to GEN_MAX_STEPS, or the option is repeated.
+// Consumes --generate, --max-steps N or a sampling option (sampling_option) into g and returns 1; 0 for
+// another option; -1 (err set) when the value is missing or not a number from 1 to GEN_MAX_STEPS, or the
+// option is repeated.
 int cli_generate_option(GenOpts *g, int argc, char **argv, int *i, Err *err);
 // The options that do not go with --generate, checked before the model opens: --max-steps
 // without --generate, --generate with --target.

@@ -74,7 +74,10 @@ int cli_generate_option(GenOpts *g, int argc, char **argv, int *i, Err *err) {
     g->on = true;
     return 1;
   }
-  if (strcmp(argv[*i], "--max-steps")) return 0;
+  if (strcmp(argv[*i], "--max-steps")) {
+    if (!g->smp.temperature) g->smp = sampling_default(); // a zeroed GenOpts: greedy until an option
+    return sampling_option(&g->smp, argc, argv, i, err);
+  }
   if (g->max_steps) return err_set(err, "--max-steps is given twice: give it once"), -1;
   char *end = NULL;
   long n = *i + 1 < argc ? strtol(argv[*i + 1], &end, 10) : 0;
@@ -90,6 +93,10 @@ int cli_generate_option(GenOpts *g, int argc, char **argv, int *i, Err *err) {
 bool cli_generate_check(const GenOpts *g, const char *target, Err *err) {
   if (g->max_steps && !g->on)
     return err_set(err, "--max-steps limits --generate: add --generate, or leave --max-steps out");
+  if (g->smp.on && !g->on)
+    return err_set(err,
+                   "--top-k, --top-p, --seed and --temperature choose how --generate draws each word: add "
+                   "--generate, or leave them out");
   if (g->on && target)
     return err_set(err, "--generate writes the target itself: leave --target out (or leave --generate out to "
                         "feed the target's words)");

@@ -48,6 +48,10 @@ static const char *USAGE =
     "                  dec_tokens.txt (a causal model's: tokens.txt); DIR holds tokens.txt,\n"
     "                  generated.txt (the words written, one line) and model.safetensors\n"
     "  --max-steps N   at most N generation steps (default 2·L + 10, at most 64)\n"
+    "  --top-k K, --top-p P, --seed S, --temperature T   with --generate: draw each word instead of\n"
+    "                  the argmax: softmax(logits / T), keep the K best, then the smallest set whose\n"
+    "                  probability reaches P (as transformers' warpers), renormalize, draw with seed S\n"
+    "                  (the same words on every machine; default seed 42)\n"
     "  --compare TEXT  a second sentence: the dump also holds the cosine similarity of the two\n"
     "                  sentences' vectors, sim.X.npy (token embeddings), sim.Z.npy (with positions),\n"
     "                  sim.l0.npy ... (after each layer), sim.final.npy (a final LayerNorm), each\n"
@@ -227,7 +231,7 @@ int cli_dump(int argc, char **argv) {
   if (!m) return cli_fail("dump", err.msg);
   if (gen.on) {
     const char *text = o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT;
-    Generation *g = model_source_generate(m, text, gen.max_steps, &err);
+    Generation *g = model_source_generate_sampled(m, text, gen.max_steps, &gen.smp, &err);
     bool ok = g && write_generation(out, g, &err);
     if (ok) {
       char *sentence = gen_sentence(g);

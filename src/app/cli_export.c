@@ -56,7 +56,11 @@ static const char *USAGE =
     "  --target TEXT   an encoder-decoder's target: the decoder reads <bos> and its words\n"
     "  --generate      greedy generation: DIR/step1/, DIR/step2/ ... each hold the pictures and\n"
     "                  data of that generation step (an encoder-decoder, or a causal model with a head)\n"
-    "  --max-steps N   at most N generation steps (default 2·L + 10, at most 64)\n";
+    "  --max-steps N   at most N generation steps (default 2·L + 10, at most 64)\n"
+    "  --top-k K, --top-p P, --seed S, --temperature T   with --generate: draw each word instead of\n"
+    "                  the argmax: softmax(logits / T), keep the K best, then the smallest set whose\n"
+    "                  probability reaches P (as transformers' warpers), renormalize, draw with seed S\n"
+    "                  (the same words on every machine; default seed 42)\n";
 
 // "png,svg": each item one of the names, none empty.
 static bool parse_formats(const char *s, int *out) {
@@ -187,7 +191,7 @@ int cli_export(int argc, char **argv) {
   if (view.model_view && head_opt != -2)
     return cli_fail("export", "--model-view shows every head: leave out --head");
   if (!cli_generate_check(&gen, so.target, &err)) return cli_fail("export", err.msg);
-  so.generate = gen.on, so.max_steps = gen.max_steps;
+  so.generate = gen.on, so.max_steps = gen.max_steps, so.smp = gen.smp;
   char lesson_path[4096]; // a lesson by name: the teacher's or a shipped one (cli_find_lesson)
   if (so.lesson && !cli_find_lesson(so.lesson, lesson_path, sizeof lesson_path, &err))
     return cli_fail("export", err.msg);

@@ -26,6 +26,10 @@ static const char *USAGE =
     "                 probable words, then the stages of step 1 (with --tsv: every step's, its\n"
     "                 number first)\n"
     "  --max-steps N  at most N generation steps (default 2·L + 10, at most 64)\n"
+    "  --top-k K, --top-p P, --seed S, --temperature T   with --generate: draw each word instead of\n"
+    "                  the argmax: softmax(logits / T), keep the K best, then the smallest set whose\n"
+    "                  probability reaches P (as transformers' warpers), renormalize, draw with seed S\n"
+    "                  (the same words on every machine; default seed 42)\n"
     "  --edit SPEC, --head-off L:H  what-if edits, as `stepformer dump --help` says: the table is then\n"
     "                 of the edited pass, named on a line above it (--tsv: a # line before the header)\n"
     "  --tsv   one tab-separated line per step with a header line, for scripts: number, layer,\n"
@@ -171,7 +175,13 @@ static int print_generation_table(const Generation *g, bool tsv, const char *tex
 
 // --generate: one line per step (its input, the word written, the candidates), then the sentence.
 static void print_generation(const Generation *g) {
-  printf("greedy generation: %d step%s%s\n", g->n_steps, g->n_steps == 1 ? "" : "s",
+  const Sampling *smp = &g->sampling;
+  if (smp->on)
+    printf("sampled generation (T %g, top-k %d, top-p %g, seed %llu)", smp->temperature, smp->top_k,
+           smp->top_p, (unsigned long long)smp->seed);
+  else
+    printf("greedy generation");
+  printf(": %d step%s%s\n", g->n_steps, g->n_steps == 1 ? "" : "s",
          g->ended ? ", ended by its end word" : ", stopped at the limit");
   for (int k = 0; k < g->n_steps; k++) {
     const GenStep *s = &g->steps[k];
@@ -216,7 +226,7 @@ int cli_stages(int argc, char **argv) {
   if (!m) return cli_fail("stages", err.msg);
   const char *text = o.text ? o.text : MODEL_SOURCE_DEFAULT_TEXT;
   if (gen.on) {
-    Generation *g = model_source_generate(m, text, gen.max_steps, &err);
+    Generation *g = model_source_generate_sampled(m, text, gen.max_steps, &gen.smp, &err);
     if (!g) {
       model_free(m);
       return cli_fail("stages", err.msg);

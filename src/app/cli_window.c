@@ -168,7 +168,7 @@ int cli_window(int argc, char **argv) {
   if (wo.screenshot && !wo.replay) return cli_fail("window", "--screenshot needs --replay FILE");
   if (web_active()) ao.save_dir = WEB_SAVE_DIR; // the page: what S and Ctrl+E write becomes downloads
   if (!cli_generate_check(&gen, so.target, &err)) return cli_fail("window", err.msg);
-  so.generate = gen.on, so.max_steps = gen.max_steps;
+  so.generate = gen.on, so.max_steps = gen.max_steps, so.smp = gen.smp;
   // no lesson and no sentence of one's own: the cat/bank lesson
   char lesson_path[4096];
   if (!so.lesson && !so.model.text && !so.model.model_path && !so.model.random_spec) {

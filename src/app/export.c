@@ -256,6 +256,8 @@ static void *worker(void *arg) {
     for (int g = 0; s->gen && g < s->gen->n_steps && gk < 0; g++)
       if (s->gen->steps[g].trace == jt) gk = g;
     if (gk >= 0) p.footer_reserve = genstrip_height(p.height, vo.text_scale);
+    if (gk >= 0 && s->gen->sampling.on) // the step's draw, on its prediction (sampling_chart.h)
+      vo.sampling = &s->gen->sampling, vo.sampling_rng = s->gen->steps[gk].rng_before;
     ViewLayout lay;
     // a narration longer than its column: one picture per page of it, "-text2" and on after the first
     for (int page = 0, pages = 1; page < pages && !x->failed; page++) {

@@ -151,12 +151,17 @@ Trace *model_source_trace_seq2seq(const Model *m, const char *text, const char *
 }
 
 Generation *model_source_generate(const Model *m, const char *text, int max_steps, Err *err) {
+  return model_source_generate_sampled(m, text, max_steps, NULL, err);
+}
+
+Generation *model_source_generate_sampled(const Model *m, const char *text, int max_steps,
+                                          const Sampling *smp, Err *err) {
   if (!gen_supported(m, err)) return NULL;
   Tokens src;
   Err e = {0};
   if (!model_tokenize(m, text, MODEL_SOURCE_MAX_TOKENS, &src, &e))
     return err_set(err, "--text: %s", e.msg), NULL;
-  Generation *g = gen_run(m, &src, max_steps, err);
+  Generation *g = gen_run_sampled(m, &src, max_steps, smp, err);
   tokens_free(&src);
   return g;
 }

@@ -67,5 +67,8 @@ bool model_source_apply_edits(const ModelOpts *o, Trace **t, Err *err);
 // at most max_steps steps (<= 0: the default limit). The message starts with "--text: " when the
 // text is bad, "--generate: " when the model cannot generate.
 Generation *model_source_generate(const Model *m, const char *text, int max_steps, Err *err);
+// The same with each word drawn as smp says (generate.h: gen_run_sampled; NULL: greedy).
+Generation *model_source_generate_sampled(const Model *m, const char *text, int max_steps,
+                                          const Sampling *smp, Err *err);
 
 #endif

@@ -87,12 +87,14 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
   s->temperature = 1.0f;
   s->seed = RNG_DEFAULT_SEED;
   s->rng = rng_seed(s->seed);
+  s->append_smp = sampling_default();
   Err terr = {0};
   // the lesson's target: and generate: on, unless the command line says otherwise
   const char *target = o->target ? o->target : s->has_lesson && !o->generate ? s->lesson.target : NULL;
   bool generate = o->generate || (s->has_lesson && s->lesson.generate && !o->target);
   s->target = target;
   s->gen_max_steps = o->max_steps;
+  s->gen_smp = o->smp;
   if (target && !model_is_seq2seq(s->model)) {
     err_set(err,
             "--target: %s is an encoder only, with no decoder to feed: leave --target out, or open an "
@@ -102,7 +104,7 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
     return false;
   }
   if (generate) { // every generation step's trace; step 1's shown first
-    s->gen = model_source_generate(s->model, s->text, o->max_steps, &terr);
+    s->gen = model_source_generate_sampled(s->model, s->text, o->max_steps, &o->smp, &terr);
     s->trace = s->gen ? s->gen->steps[0].trace : NULL;
   } else if (model_is_seq2seq(s->model))
     s->trace = model_source_trace_seq2seq(s->model, s->text, target ? target : "", &terr);
@@ -197,7 +199,8 @@ static bool set_text(Session *s, const char *text, Err *err) {
     Generation *g = NULL;
     Trace *t = NULL;
     if (s->gen) {
-      if (!(g = model_source_generate(s->model, text, s->gen_max_steps, err))) return false;
+      if (!(g = model_source_generate_sampled(s->model, text, s->gen_max_steps, &s->gen_smp, err)))
+        return false;
     } else if (!(t = model_source_trace_seq2seq(s->model, text, s->target ? s->target : "", err)))
       return false;
     if (s->gen) {
@@ -272,13 +275,34 @@ static bool retrace(Session *s, int n, Err *err) {
   return true;
 }
 
+// R with top-k or top-p (sampling.h): the last row's logits cut and renormalized, then one draw
+// from *rng; *prob the id's probability before the cuts. -1 when out of memory.
+static int draw_cut(const Session *s, uint64_t *rng, float *prob) {
+  const TraceTensor *zt = &s->trace->t[s->trace->logits];
+  int V = zt->cols, id = -1;
+  SamplingPicture pic = {malloc(sizeof(float) * (size_t)V),
+                         malloc(sizeof(float) * (size_t)V),
+                         malloc(sizeof(bool) * (size_t)V),
+                         0,
+                         0,
+                         0};
+  if (pic.p && pic.q && pic.kept) {
+    sampling_apply(zt->data + (size_t)(zt->rows - 1) * zt->stride, V, &s->append_smp, &pic);
+    id = sampling_draw(pic.q, V, rng);
+    *prob = pic.p[id];
+  }
+  free(pic.p), free(pic.q), free(pic.kept);
+  return id;
+}
+
 int session_append(Session *s, bool sample, float *prob, Err *err) {
   if (!session_can_append(s, err)) return -1;
   if (s->n_appended >= SESSION_MAX_APPEND)
     return err_set(err, "at most %d tokens appended: remove some (U)", SESSION_MAX_APPEND), -1;
   uint64_t rng = s->rng;
   float p;
-  int id = gen_next(s->trace, sample ? &rng : NULL, &p);
+  int id = sample && s->append_smp.on ? draw_cut(s, &rng, &p) : gen_next(s->trace, sample ? &rng : NULL, &p);
+  if (id < 0) return err_set(err, "out of memory"), -1;
   s->appended[s->n_appended] = id;
   if (!retrace(s, s->n_appended + 1, err)) return -1;
   if (sample) s->rng = rng, s->draws++;
@@ -292,8 +316,15 @@ bool session_undo_append(Session *s, Err *err) {
   return retrace(s, s->n_appended - 1, err);
 }
 
+void session_set_cuts(Session *s, int top_k, float top_p) {
+  s->append_smp.top_k = top_k, s->append_smp.top_p = top_p;
+  s->append_smp.temperature = s->temperature, s->append_smp.seed = s->seed;
+  s->append_smp.on = top_k > 0 || top_p < 1;
+}
+
 void session_set_temperature(Session *s, float T) {
   s->temperature = T;
+  s->append_smp.temperature = T;
   if (!s->gen) forward_set_temperature(s->trace, T);
 }
 

@@ -32,6 +32,7 @@ typedef struct {
   const char *target;  // --target TEXT: an encoder-decoder's target (teacher forcing), or NULL
   bool generate;       // --generate: greedy generation, every step's trace (generate.h)
   int max_steps;       // --max-steps N (0: the default limit)
+  Sampling smp;        // --top-k, --top-p, --seed, --temperature with --generate (zero: greedy)
   // The window's: a lesson step with a mistake becomes a broken step that shows its message
   // (lesson_break_steps) and the rest opens; the problems stay in d, as warnings. Check and
   // export leave it false: there a mistake stops the lesson.
@@ -54,6 +55,7 @@ typedef struct {
   Generation *gen;
   int gen_step;
   int gen_max_steps;
+  Sampling gen_smp; // how --generate draws its words (sampling.h)
   // What-if edits (edits.h, session_edits.c): the live list (--edit, --head-off, the window's keys).
   // While it changes anything, `trace` is the edited pass and `base` the model's own (else NULL).
   TraceEdits edits;
@@ -70,6 +72,9 @@ typedef struct {
   uint64_t seed;     // of the draws of sampled tokens (RNG_DEFAULT_SEED)
   uint64_t rng;      // the generator's state after `draws` draws
   int draws;
+  // R's cuts (sampling.h), the window's Shift+K and Shift+P: on when top-k or top-p is set; its
+  // temperature and seed follow the session's. The prediction's chart then shows them.
+  Sampling append_smp;
 } Session;
 
 bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err);
@@ -87,6 +92,8 @@ int session_append(Session *s, bool sample, float *prob, Err *err);
 bool session_undo_append(Session *s, Err *err);
 // The prediction's temperature T > 0, applied to the trace shown (and every later one).
 void session_set_temperature(Session *s, float T);
+// R's top-k (0: off) and top-p (1: off): sampling_apply's cuts before the draw.
+void session_set_cuts(Session *s, int top_k, float top_p);
 // --generate: shows generation step k (0-based, clamped): `trace` becomes its trace.
 void session_set_gen_step(Session *s, int k);
 // The trace a lesson step shows: with generation, its generation step's (gen=N), else `trace`.

@@ -10,6 +10,7 @@
 #include "mat.h"          // defines: mat_softmax_rows
 #include "model_tokens.h" // defines: ModelTokenizer
 #include "rng.h"          // defines: rng_uniform
+#include "sampling.h"     // defines: sampling_apply, sampling_draw
 
 int gen_default_limit(int S) {
   int n = 2 * S + 10;
@@ -92,10 +93,33 @@ static void record_row(GenStep *s, const float *p, int V) {
   s->prob = s->top_p[0];
 }
 
-// The same from the last row of a trace's pred.
-static void record(GenStep *s, const Trace *t) {
-  const TraceTensor *p = &t->t[t->pred];
+// With sampling on, the word written is drawn (sampling.h) from the last row of logits z[V]
+// instead of the argmax: s->token, s->prob (its probability before any cut) and s->rng_before
+// (the generator's state before the draw, so a view can show the same draw again).
+static bool choose(Generation *g, GenStep *s, const float *z, int V) {
+  if (!g->sampling.on) return true;
+  SamplingPicture pic = {malloc(sizeof(float) * (size_t)V),
+                         malloc(sizeof(float) * (size_t)V),
+                         malloc(sizeof(bool) * (size_t)V),
+                         0,
+                         0,
+                         0};
+  bool ok = pic.p && pic.q && pic.kept;
+  if (ok) {
+    sampling_apply(z, V, &g->sampling, &pic);
+    s->rng_before = g->rng;
+    s->token = sampling_draw(pic.q, V, &g->rng);
+    s->prob = pic.p[s->token];
+  }
+  free(pic.p), free(pic.q), free(pic.kept);
+  return ok;
+}
+
+// The same from the last row of a trace's pred (and its logits when sampling).
+static bool record(Generation *g, GenStep *s, const Trace *t) {
+  const TraceTensor *p = &t->t[t->pred], *z = &t->t[t->logits];
   record_row(s, p->data + (size_t)(p->rows - 1) * p->stride, p->cols);
+  return choose(g, s, z->data + (size_t)(z->rows - 1) * z->stride, z->cols);
 }
 
 Trace *gen_trace_ids(const Model *m, const int *ids, int n, float T, Err *err) {
@@ -172,10 +196,16 @@ static bool causal_step(Generation *g, KVCache *c, float *probs, int k, Err *err
   int V = m->cfg.V;
   mat_softmax_rows(mat_view(probs, 1, V), mat_view(c->logits, 1, V));
   record_row(&g->steps[k], probs, V);
+  if (!choose(g, &g->steps[k], c->logits, V)) return err_set(err, "out of memory");
   return true;
 }
 
 Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *err) {
+  return gen_run_sampled(m, source, max_steps, NULL, err);
+}
+
+Generation *gen_run_sampled(const Model *m, const Tokens *source, int max_steps, const Sampling *smp,
+                            Err *err) {
   if (!gen_supported(m, err)) return NULL;
   if (max_steps > GEN_MAX_STEPS)
     return err_set(err, "--max-steps %d: at most %d generation steps; give a smaller number", max_steps,
@@ -184,6 +214,8 @@ Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *er
   Generation *g = calloc(1, sizeof *g);
   if (!g) return err_set(err, "out of memory"), NULL;
   g->model = m;
+  g->sampling = smp ? *smp : sampling_default();
+  g->rng = rng_seed(g->sampling.seed);
   g->seq2seq = model_is_seq2seq(m);
   g->limit = max_steps > 0 ? max_steps : gen_default_limit(source->n);
   if (g->seq2seq)
@@ -216,10 +248,10 @@ Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *er
       if (!s->trace) goto fail;
       if (k > 0) share_encoder(s->trace, g->steps[0].trace);
       model_forward(s->trace);
-      record(s, s->trace);
+      if (!record(g, s, s->trace)) goto oom;
     } else if (k == 0) { // the prompt's full trace; its keys and values fill the cache
       if (!(s->trace = gen_trace_ids(m, g->ids, g->base, 1.0f, err))) goto fail;
-      record(s, s->trace);
+      if (!record(g, s, s->trace)) goto oom;
       if (g->limit > 1) {
         if (!kv_init(&cache, m, g->base + g->limit, err)) goto fail;
         if (!(probs = malloc(sizeof(float) * (size_t)m->cfg.V))) goto oom;

@@ -35,6 +35,7 @@
 
 #include "err.h"       // defines: Err
 #include "model.h"     // defines: Model
+#include "sampling.h"  // defines: Sampling
 #include "tokenizer.h" // defines: Tokens
 #include "trace.h"     // defines: Trace
 
@@ -49,6 +50,7 @@ typedef struct {
   int top[GEN_TOP];     // the most probable words, best first
   float top_p[GEN_TOP]; // their probabilities
   int n_top;            // min(GEN_TOP, output vocabulary)
+  uint64_t rng_before;  // sampling: the generator's state before this step's draw
 } GenStep;
 
 typedef struct {
@@ -59,8 +61,10 @@ typedef struct {
   bool ended;     // the last step wrote end_token
   GenStep *steps; // [n_steps]
   int n_steps;
-  int *ids; // a causal model's prompt and words written: step k's input is ids[0..base + k)
-  int base; // the prompt's length (seq2seq: 1, <bos>)
+  int *ids;          // a causal model's prompt and words written: step k's input is ids[0..base + k)
+  int base;          // the prompt's length (seq2seq: 1, <bos>)
+  Sampling sampling; // off: greedy; on: each word drawn (sampling.h) from the last row's logits
+  uint64_t rng;      // the generator's state after the last draw
 } Generation;
 
 // The default limit for a source of S tokens: 2·S + 10, at most GEN_MAX_STEPS.
@@ -72,6 +76,10 @@ bool gen_supported(const Model *m, Err *err);
 // max_steps steps (<= 0: gen_default_limit(source->n); more than GEN_MAX_STEPS fails). NULL with
 // a message on failure (unsupported model, out of memory, a trace too large).
 Generation *gen_run(const Model *m, const Tokens *source, int max_steps, Err *err);
+// The same with each word drawn as smp says (NULL or smp->on false: greedy, as gen_run): the
+// seed's stream gives the same words on every machine.
+Generation *gen_run_sampled(const Model *m, const Tokens *source, int max_steps, const Sampling *smp,
+                            Err *err);
 void gen_free(Generation *g);
 // Step k's trace, computed the first time it is asked for and kept in g->steps[k].trace (g is
 // const for its readers: only that memo changes). NULL with a message when it cannot be made

@@ -27,6 +27,7 @@
 #include "inside.h"   // defines: InsideView
 #include "operand.h"  // defines: Operand
 #include "scene.h"    // defines: Scene
+#include "sampling.h" // defines: Sampling
 #include "trace.h"    // defines: Trace
 
 typedef enum { SCALE_MATRIX, SCALE_STAGE, SCALE_GLOBAL, SCALE_COUNT } ScaleMode;
@@ -56,6 +57,11 @@ typedef struct {
   // all -- no cell colour, number, row sum, chart bar, likely-word label or colour-bar end comes
   // from it -- so that neither the pixels nor an SVG's text give the answer away.
   int hide;
+  // Sampling (sampling.h) on the prediction's chart of the last row (sampling_chart.h): NULL or
+  // off shows the plain most likely words. sampling_rng: the generator's state before the draw
+  // (the window's next R, a generation step's own draw), so the picture shows that draw.
+  const Sampling *sampling;
+  uint64_t sampling_rng;
 } ViewOptions;
 
 typedef enum {

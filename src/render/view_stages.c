@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bars.h" // defines: bars_draw
-#include "tex.h"  // defines: tex_draw
+#include "bars.h"           // defines: bars_draw
+#include "sampling_chart.h" // defines: sampling_chart_draw
+#include "tex.h"            // defines: tex_draw
 #include "view_internal.h"
 
 ViewOptions view_options_default(const Theme *theme) {
@@ -314,8 +315,10 @@ void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, 
   }
   float cf = fminf(h * 0.075f, 34 * ts), pad = w * 0.04f;
   const char *word = trace_axis_label(t, op.row_axis, row, tok, sizeof tok);
-  const char *cap = hidden ? scene_strf(e->s, "the next word after “%s”: your guess?", word)
-                           : scene_strf(e->s, "the next word after “%s”: the %d most likely", word, n);
+  bool sampled = !hidden && e->o->sampling && e->o->sampling->on && row == op.rows - 1 && t->logits >= 0;
+  const char *cap = hidden    ? scene_strf(e->s, "the next word after “%s”: your guess?", word)
+                    : sampled ? scene_strf(e->s, "the next word after “%s”: drawn, not the argmax", word)
+                              : scene_strf(e->s, "the next word after “%s”: the %d most likely", word, n);
   if (text_width(FONT_SANS_BOLD, cf, cap) > w - 2 * pad) cap = scene_strf(e->s, "after “%s”", word);
   float tw = text_width(FONT_SANS_BOLD, cf, cap); // a long word: smaller, never over the next chart
   scene_text(e->s, FONT_SANS_BOLD, tw > w - 2 * pad ? cf * (w - 2 * pad) / tw : cf, x + pad, y + cf, th->text,
@@ -329,6 +332,9 @@ void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, 
     scene_text_aligned(e->s, FONT_SANS_BOLD, fs, bx + bw / 2, by + bh / 2 + fs * 0.2f, 0.5f, th->muted, "?");
     scene_text_aligned(e->s, FONT_SANS, cf * 0.8f, bx + bw / 2, by + bh / 2 + fs * 0.2f + cf * 1.4f, 0.5f,
                        th->muted, "guess first: → reveals it");
+  } else if (sampled) { // temperature, top-k, top-p and the seeded draw (sampling_chart.h)
+    fs = sampling_chart_draw(e->s, th, t, row, e->o->sampling, e->o->sampling_rng, x + pad, y + cf * 1.6f,
+                             w - 2 * pad, h - cf * 1.6f, 40 * ts);
   } else {
     fs = bars_draw(e->s, th, bars, n, x + pad, y + cf * 1.6f, w - 2 * pad, h - cf * 1.6f, 40 * ts);
   }
