@@ -235,6 +235,33 @@ const char *view_grad_formula(const Trace *t, int k) {
            "X_i}";
   for (int l = 0; l < t->cfg.n_layers; l++) {
     const TraceLayer *y = &t->layers[l];
+    // today's decoders (issue 34): RMSNorm, RoPE turned back, the gated FFN, grouped K/V heads
+    bool grouped = model_hkv(&t->cfg) < t->cfg.H;
+    if (k == y->rms1 || k == y->rms2)
+      return "\\frac{\\partial L}{\\partial x} = \\frac{1}{\\mathrm{rms}}\\left(\\gamma g - \\hat x\\, "
+             "\\overline{\\gamma g \\hat x}\\right),\\quad \\hat x = \\frac{x}{\\mathrm{rms}},\\ g = "
+             "\\frac{\\partial L}{\\partial \\mathrm{RMSNorm}(x)}";
+    if (k == y->Q_norope || k == y->K_norope)
+      return "\\frac{\\partial L}{\\partial q_i} = R(-\\varphi_i)\\, \\frac{\\partial L}{\\partial "
+             "\\tilde q_i}\\ \\text{(each pair turned back by its angle)}";
+    if (k == y->gate)
+      return t->cfg.activation == ACT_SILU
+                 ? "\\frac{\\partial L}{\\partial G} = \\frac{\\partial L}{\\partial H} \\circ U \\circ "
+                   "\\sigma(G)\\left(1 + G\\,(1 - \\sigma(G))\\right)"
+                 : "\\frac{\\partial L}{\\partial G} = \\frac{\\partial L}{\\partial H} \\circ U \\circ "
+                   "\\mathrm{GELU}'(G)";
+    if (k == y->up)
+      return t->cfg.activation == ACT_SILU ? "\\frac{\\partial L}{\\partial U} = \\frac{\\partial "
+                                             "L}{\\partial H} \\circ \\mathrm{SiLU}(G)"
+                                           : "\\frac{\\partial L}{\\partial U} = \\frac{\\partial "
+                                             "L}{\\partial H} \\circ \\mathrm{GELU}(G)";
+    if (grouped && k == y->K)
+      return "\\frac{\\partial L}{\\partial K_g} = \\frac{1}{\\sqrt{d_k}}\\sum_{h \\in g} \\frac{\\partial "
+             "L}{\\partial S_h}^{\\top} Q_h\\ \\text{(the query heads of its group)}";
+    if (grouped && k == y->V)
+      return "\\frac{\\partial L}{\\partial V_g} = \\sum_{h \\in g} A_h^{\\top} \\frac{\\partial "
+             "L}{\\partial "
+             "(A_hV_h)}\\ \\text{(the query heads of its group)}";
     if (k == y->out || k == y->norm2 || k == y->norm1)
       return "\\frac{\\partial L}{\\partial x} = \\frac{\\gamma}{\\sigma}\\left(g - \\bar g - \\hat x\\, "
              "\\overline{g\\hat x}\\right),\\quad g = \\frac{\\partial L}{\\partial \\mathrm{LN}(x)}";
