@@ -464,7 +464,7 @@ static const char *const HELP[][2] = {
     {"N", "numbers in cells"},
     {"P", "Q, K, V: all or one"},
     {"O", "model view: all layers × heads"},
-    {"Shift+O", "inside: lens, rollout, head view, saliency, neurons"},
+    {"Shift+O", "inside: lens, rollout, head view, saliency, neurons, KV cache"},
     {"V  (a cell selected)", "what-if: type a new value for it"},
     {"Ctrl + ↑  ↓", "what-if: nudge the selected value up / down"},
     {"X", "switch the head shown off: zeroed, uniform, on"},

@@ -81,7 +81,7 @@ static const char *step_slug(const Trace *t, int step) { return lesson_stage_nam
 static int plan(Export *x, int head_opt) {
   const Trace *t = x->s->trace;
   int cap = 64 + t->n_steps * (t->cfg.H + 1) + (x->s->has_lesson ? 2 * x->s->lesson.n_steps : 0) +
-            (x->inside ? 3 * t->cfg.n_layers + 2 : 0);
+            (x->inside ? 3 * t->cfg.n_layers + 3 : 0);
   x->jobs = calloc((size_t)cap, sizeof(Job));
   if (!x->jobs) return -1;
   int n = 0, number = 1;

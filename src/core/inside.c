@@ -9,8 +9,8 @@
 #include "gelu_tanh.h" // defines: gelu_tanh_rows
 #include "mat.h"       // defines: Mat, mat_*
 
-static const char *const VIEW_NAMES[INSIDE_COUNT] = {"",         "lens",     "rollout",
-                                                     "headview", "saliency", "neurons"};
+static const char *const VIEW_NAMES[INSIDE_COUNT] = {"",         "lens",    "rollout", "headview",
+                                                     "saliency", "neurons", "kvcache"};
 
 const char *inside_view_name(InsideView k) { return k > 0 && k < INSIDE_COUNT ? VIEW_NAMES[k] : ""; }
 
@@ -19,6 +19,7 @@ InsideView inside_view_parse(const char *name) {
     if (!strcmp(name, VIEW_NAMES[k])) return (InsideView)k;
   if (!strcmp(name, "logit-lens") || !strcmp(name, "logit_lens")) return INSIDE_LENS;
   if (!strcmp(name, "head-view") || !strcmp(name, "head_view")) return INSIDE_HEADVIEW;
+  if (!strcmp(name, "kv-cache") || !strcmp(name, "kv_cache")) return INSIDE_KVCACHE;
   return INSIDE_NONE;
 }
 
@@ -30,6 +31,7 @@ bool inside_view_available(const Trace *t, InsideView k) {
   case INSIDE_ROLLOUT:
   case INSIDE_HEADVIEW:
   case INSIDE_NEURONS: return true;
+  case INSIDE_KVCACHE: return t->cfg.causal && t->pred >= 0; // what --generate keeps (forward.h: KVCache)
   default: return false;
   }
 }

@@ -41,6 +41,7 @@ typedef enum {
   INSIDE_HEADVIEW, // "headview" (also "head-view")
   INSIDE_SALIENCY, // "saliency"
   INSIDE_NEURONS,  // "neurons"
+  INSIDE_KVCACHE,  // "kvcache" (also "kv-cache"): what generation keeps per token and layer
   INSIDE_COUNT
 } InsideView;
 const char *inside_view_name(InsideView k);     // "" for INSIDE_NONE

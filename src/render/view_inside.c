@@ -25,14 +25,16 @@ static const char *const TITLES[INSIDE_COUNT] = {"",
                                                  "Attention rollout: what reaches each position",
                                                  "Head view: who looks at whom",
                                                  "Saliency: which word drove the prediction",
-                                                 "Neurons: the feed-forward units that fire"};
+                                                 "Neurons: the feed-forward units that fire",
+                                                 "The KV cache: what generation keeps"};
 static const char *const TEX[INSIDE_COUNT] = {
     "",
     "\\hat p_\\ell = \\operatorname{softmax}(\\mathrm{norm}_f(h_\\ell)\\, W_{out} + b_{out})",
     "\\hat A_\\ell = \\tfrac12 \\bar A_\\ell + \\tfrac12 I,\\quad R_\\ell = \\hat A_\\ell R_{\\ell-1}",
     "A_h[i, j]:\\ \\text{line } i \\to j,\\ \\text{opacity } A_h[i, j]",
     "s_j = \\lVert \\partial \\log \\hat p[i, y] / \\partial x_j \\odot x_j \\rVert_2",
-    "h = \\mathrm{act}(x W_1 + b_1),\\quad \\text{unit } n \\text{ writes } h_n W_2[n, :]"};
+    "h = \\mathrm{act}(x W_1 + b_1),\\quad \\text{unit } n \\text{ writes } h_n W_2[n, :]",
+    "\\text{bytes} = 2 \\cdot N \\cdot L \\cdot H_{kv} \\cdot d_k \\cdot 4"};
 
 const char *view_inside_title(InsideView k) { return k > 0 && k < INSIDE_COUNT ? TITLES[k] : ""; }
 const char *view_inside_tex(InsideView k) { return k > 0 && k < INSIDE_COUNT ? TEX[k] : ""; }
@@ -433,8 +435,10 @@ void view_inside_render(Scene *s, const Trace *t, int step, const ViewOptions *o
     message(s, o, x, y, fs,
             scene_strf(s, "the %s view needs %s", inside_view_name(o->inside),
                        o->inside == INSIDE_SALIENCY ? "a model with a prediction head and an unedited pass"
-                       : t->T > 0                   ? "an encoder: an encoder-decoder's is not drawn yet"
-                                                    : "a prediction head or a classifier"));
+                       : o->inside == INSIDE_KVCACHE
+                           ? "a causal model with a prediction head (one that generates)"
+                       : t->T > 0 ? "an encoder: an encoder-decoder's is not drawn yet"
+                                  : "a prediction head or a classifier"));
     return;
   }
   int l = layer_of(t, step);
@@ -445,6 +449,7 @@ void view_inside_render(Scene *s, const Trace *t, int step, const ViewOptions *o
   case INSIDE_HEADVIEW: headview(s, t, o, l, px, y, pw, h); break;
   case INSIDE_SALIENCY: saliency(s, t, o, px, y, pw, h); break;
   case INSIDE_NEURONS: neurons(s, t, o, l, px, y, pw, h); break;
+  case INSIDE_KVCACHE: view_kvcache(s, t, o, px, y, pw, h); break;
   default: break;
   }
 }
