@@ -134,6 +134,32 @@ static void test_code(Scene *s) {
   doc_free(&d);
 }
 
+// A table wider than its column: the columns narrow in proportion, their cells wrap, and nothing
+// leaves the column; the header row is bold.
+static void test_wide_table(Scene *s) {
+  Doc d = {0};
+  DocBlock *b = doc_add_block(&d, BLOCK_TABLE, 1);
+  b->level = 1;
+  const char *cells[2][3] = {{"kind", "meaning", "example"},
+                             {"noun", "a thing, a person or a place that a sentence talks about",
+                              "the museum in Paris, where Jane went"}};
+  for (int r = 0; r < 2; r++) {
+    doc_add_spann(&d, b, SPAN_ROW, 0, "", 0, 1 + r);
+    for (int k = 0; k < 3; k++) {
+      doc_add_spann(&d, b, SPAN_CELL, 0, "", 0, 1 + r);
+      doc_add_spann(&d, b, SPAN_TEXT, 0, cells[r][k], -1, 1 + r);
+    }
+  }
+  render(s, &d, 400);
+  CHECK(rightmost(s) <= X0 + 400 + 0.5f, "the table reaches x = %.1f, past the column's edge %.1f",
+        rightmost(s), X0 + 400);
+  const Cmd *head = find_text(s, "meaning"), *a = find_text(s, "a"), *paris = find_text(s, "Paris,");
+  CHECK(head && head->font == FONT_SANS_BOLD, "the header row is bold");
+  CHECK(head && a && fabsf(head->x - a->x) < 0.5f, "a cell starts under its header");
+  CHECK(paris && a && paris->y > a->y, "a long cell wraps inside its column");
+  doc_free(&d);
+}
+
 int main(void) {
   Err err = {0};
   if (!text_init(&err)) {
@@ -145,6 +171,7 @@ int main(void) {
   test_wide_display_formula(&s);
   test_punctuation_stays(&s);
   test_code(&s);
+  test_wide_table(&s);
   scene_free(&s);
   text_shutdown();
   return check_exit("test_docview");

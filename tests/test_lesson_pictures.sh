@@ -96,5 +96,23 @@ for f in "$out"/0[1-4]-*.svg; do
 done
 check 'texts "$out"/05-dec_predict.svg | grep -q -x "elle"' "the step that asks for it shows it"
 
+# intuition.md's title step has a Markdown table: it is drawn as a table (bold header, cells in
+# columns, at the narration's size), never as its raw source "| kind | noun |..."
+out=$tmp/intuition
+"$sf" export --lesson "$SF_SOURCE_DIR/lessons/intuition.md" --out "$out" --format svg --size 1280x720 >/dev/null 2>&1
+check '[ $? = 0 ]' "export of intuition.md exits 0"
+all=$(cat "$out"/01-*.svg | grep -o "<text[^>]*>[^<]*</text>")
+check '! echo "$all" | grep -q -e "| kind" -e "|---" -e "| noun"' "no raw table source on the title step: $(echo "$all" | grep -e '|' | head -1)"
+for w in kind noun verb adjective; do
+  check 'echo "$all" | grep -q "font-weight:bold[^>]*>$w</text>"' "the header cell $w, in bold"
+done
+# the column "verb": its header and its three cells 0, 1, 0 share one left edge
+vx=$(echo "$all" | grep "font-weight:bold[^>]*>verb</text>" | sed 's/.*x="\([0-9.]*\)".*/\1/')
+n=$(echo "$all" | grep -c "x=\"$vx\"[^>]*>[01]</text>")
+check '[ -n "$vx" ] && [ "$n" = 3 ]' "three cells under the header verb at x=$vx ($n)"
+size=$(echo "$all" | grep ">adjective</text>" | grep -v bold | sed 's/.*font-size="\([0-9.]*\)".*/\1/' | head -1)
+para=$(echo "$all" | grep ">Before</text>" | sed 's/.*font-size="\([0-9.]*\)".*/\1/' | head -1)
+check '[ -n "$size" ] && [ "$size" = "$para" ]' "the table is at the narration's size ($size, narration $para)"
+
 [ $fail = 0 ] && echo "test_lesson_pictures: ok"
 exit $fail

@@ -2,7 +2,7 @@
 //
 // The lesson layer fills a Doc from Markdown (md4c); the render layer lays it out beside the
 // stage view. A Doc is a list of blocks (paragraph, heading, list item, display math, code,
-// quote, rule); the blocks that hold text are lists of spans (text with emphasis bits, inline
+// quote, rule, table); the blocks that hold text are lists of spans (text with emphasis bits, inline
 // math as TeX source, inline code, a hard line break). Every block and span remembers the line
 // of the source it came from, so a bad formula is reported as file:line.
 //
@@ -27,9 +27,12 @@ typedef enum {
   SPAN_MATH,  // inline TeX source, without the $ delimiters
   SPAN_CODE,  // `code`
   SPAN_BREAK, // hard line break
+  SPAN_ROW,   // (in a BLOCK_TABLE) starts a row; empty text
+  SPAN_CELL,  // (in a BLOCK_TABLE) starts a cell of the row; empty text; DOC_ALIGN_* in style
 } SpanKind;
 
-enum { DOC_EM = 1, DOC_STRONG = 2, DOC_LINK = 4 }; // span style bits
+enum { DOC_EM = 1, DOC_STRONG = 2, DOC_LINK = 4 };   // span style bits
+enum { DOC_ALIGN_CENTER = 8, DOC_ALIGN_RIGHT = 16 }; // a SPAN_CELL's alignment (else left)
 
 typedef struct {
   SpanKind kind;
@@ -46,6 +49,7 @@ typedef enum {
   BLOCK_CODE,    // a code block: one SPAN_TEXT span with newlines
   BLOCK_QUOTE,   // a paragraph inside a block quote
   BLOCK_RULE,    // a horizontal rule
+  BLOCK_TABLE,   // a table: SPAN_ROW, then per cell SPAN_CELL and its spans; level = header rows
 } BlockKind;
 
 typedef struct {

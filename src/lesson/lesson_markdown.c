@@ -61,6 +61,7 @@ typedef struct {
   size_t dollars[8]; // a heading's $ that open no formula (reported if in its title)
   int n_dollars;
   int head_line; // line of the narration heading being read (0: none yet)
+  bool in_thead; // the rows being read are a table's header rows
 } Md;
 
 static bool buf_add(Md *m, Buf *b, const char *s, size_t n) {
@@ -411,6 +412,25 @@ static void end_step_heading(Md *m) {
   m->blk = -1;
 }
 
+// The start of a table's row (SPAN_ROW; a header row counts in the block's level) or of a cell
+// (SPAN_CELL, its alignment in the style bits).
+static void table_mark(Md *m, MD_BLOCKTYPE type, void *detail) {
+  if (!m->in_text || m->kind != BLOCK_TABLE) return;
+  int line = line_at(m, NULL, 0);
+  DocBlock *b = open_block(m, line);
+  if (!b) return;
+  unsigned align = 0;
+  if (type == MD_BLOCK_TR) {
+    if (m->in_thead) b->level++;
+  } else {
+    MD_ALIGN a = ((MD_BLOCK_TD_DETAIL *)detail)->align;
+    align = a == MD_ALIGN_CENTER ? DOC_ALIGN_CENTER : a == MD_ALIGN_RIGHT ? DOC_ALIGN_RIGHT : 0;
+  }
+  if (!doc_add_spann(&m->c->l->steps[m->step].narration, b, type == MD_BLOCK_TR ? SPAN_ROW : SPAN_CELL, align,
+                     "", 0, line))
+    m->c->oom = true;
+}
+
 static int on_enter_block(MD_BLOCKTYPE type, void *detail, void *user) {
   Md *m = user;
   switch (type) {
@@ -451,6 +471,11 @@ static int on_enter_block(MD_BLOCKTYPE type, void *detail, void *user) {
     if (d && !doc_add_block(d, BLOCK_RULE, line)) m->c->oom = true;
     break;
   }
+  case MD_BLOCK_TABLE: begin_text(m, BLOCK_TABLE, 0), m->item_pending = false; break;
+  case MD_BLOCK_THEAD: m->in_thead = true; break;
+  case MD_BLOCK_TR:
+  case MD_BLOCK_TH:
+  case MD_BLOCK_TD: table_mark(m, type, detail); break;
   default: break;
   }
   return m->c->oom ? -1 : 0;
@@ -506,7 +531,9 @@ static int on_leave_block(MD_BLOCKTYPE type, void *detail, void *user) {
     }
     break;
   case MD_BLOCK_P:
-  case MD_BLOCK_CODE: after_block(m); break;
+  case MD_BLOCK_CODE:
+  case MD_BLOCK_TABLE: after_block(m); break;
+  case MD_BLOCK_THEAD: m->in_thead = false; break;
   default: break;
   }
   return m->c->oom ? -1 : 0;
@@ -651,7 +678,7 @@ void lesson_markdown_parse(LessonCtx *c, size_t body) {
   join_display_lines(c, buf, body);
   m.buf = buf;
   MD_PARSER p = {0};
-  p.flags = MD_FLAG_LATEXMATHSPANS | MD_FLAG_NOHTML;
+  p.flags = MD_FLAG_LATEXMATHSPANS | MD_FLAG_NOHTML | MD_FLAG_TABLES;
   p.enter_block = on_enter_block;
   p.leave_block = on_leave_block;
   p.enter_span = on_enter_span;

@@ -49,6 +49,7 @@ typedef struct {
   int n;
   float pen; // x of the next piece, relative to x0 + indent
   bool space_pending;
+  float widest; // the widest line flushed so far
 } Liner;
 
 static void flush(Liner *ln) {
@@ -56,6 +57,7 @@ static void flush(Liner *ln) {
   for (int i = 0; i < ln->n; i++) asc = fmaxf(asc, ln->p[i].asc), desc = fmaxf(desc, ln->p[i].desc);
   float base = ln->y + asc;
   const Theme *th = ln->c->th;
+  if (ln->n) ln->widest = fmaxf(ln->widest, ln->pen);
   for (int i = 0; i < ln->n; i++) {
     Piece *p = &ln->p[i];
     float x = ln->x0 + ln->indent + p->x;
@@ -241,6 +243,100 @@ static float code_block(Ctx *c, const char *text, float x, float y, float w) {
   return h + c->size * 0.55f;
 }
 
+#define MAX_COLS 16
+
+// One row of a table: its cells as ranges of spans [start, end) of the block.
+typedef struct {
+  int start[MAX_COLS], end[MAX_COLS];
+  unsigned align[MAX_COLS];
+  int n;
+} Row;
+
+// Reads the row whose SPAN_ROW is at span i into r; returns the index of the next row's span.
+static int read_row(const DocBlock *b, int i, Row *r) {
+  r->n = 0;
+  for (i++; i < b->n_spans && b->spans[i].kind != SPAN_ROW; i++) {
+    const DocSpan *sp = &b->spans[i];
+    if (sp->kind == SPAN_CELL) {
+      if (r->n < MAX_COLS) r->start[r->n] = r->end[r->n] = i + 1, r->align[r->n] = sp->style, r->n++;
+    } else if (r->n > 0 && r->n <= MAX_COLS && r->end[r->n - 1] == i) {
+      r->end[r->n - 1] = i + 1;
+    }
+  }
+  return i;
+}
+
+// Lays the spans [i0, i1) of b out from (x, y) within width w (drawn when c->s); returns the
+// height, and the widest line in *width.
+static float cell(Ctx *c, const DocBlock *b, int i0, int i1, unsigned extra, float x, float y, float w,
+                  float *width) {
+  Liner ln;
+  memset(&ln, 0, sizeof ln);
+  ln.c = c, ln.x0 = x, ln.w = w, ln.y = y;
+  for (int i = i0; i < i1; i++) {
+    const DocSpan *sp = &b->spans[i];
+    switch (sp->kind) {
+    case SPAN_TEXT: add_text(&ln, sp->text, sp->style | extra, SPAN_TEXT); break;
+    case SPAN_CODE: add_text(&ln, sp->text, sp->style | extra, SPAN_CODE); break;
+    case SPAN_MATH: add_math(&ln, sp->text); break;
+    default: flush(&ln); break;
+    }
+  }
+  flush(&ln);
+  if (width) *width = ln.widest;
+  return ln.y - y;
+}
+
+// A table: each column as wide as its widest cell (all narrower in proportion when the table is
+// wider than w: their cells then wrap), text at the narration's size, the header rows bold with
+// a rule under them.
+static float table(Ctx *c, const DocBlock *b, float x, float y, float w) {
+  Ctx m = {NULL, c->th, c->size};
+  float nat[MAX_COLS] = {0}, col[MAX_COLS], gap = c->size * 1.1f, sum = 0;
+  int ncol = 0, rows = 0;
+  Row r;
+  for (int i = 0; i < b->n_spans; i = read_row(b, i, &r)) {
+    if (b->spans[i].kind != SPAN_ROW) continue;
+    read_row(b, i, &r);
+    unsigned extra = rows++ < b->level ? DOC_STRONG : 0;
+    for (int k = 0; k < r.n; k++) {
+      float wd = 0;
+      cell(&m, b, r.start[k], r.end[k], extra, 0, 0, 1e9f, &wd);
+      nat[k] = fmaxf(nat[k], wd);
+    }
+    if (r.n > ncol) ncol = r.n;
+  }
+  if (ncol == 0) return 0;
+  for (int k = 0; k < ncol; k++) sum += nat[k];
+  float room = w - gap * (float)(ncol - 1), scale = sum > room && sum > 0 ? fmaxf(room, 0) / sum : 1;
+  float total = gap * (float)(ncol - 1);
+  for (int k = 0; k < ncol; k++) col[k] = fmaxf(nat[k] * scale, c->size), total += col[k];
+  float top = y + c->size * 0.15f;
+  int row = 0;
+  for (int i = 0; i < b->n_spans; i = read_row(b, i, &r)) {
+    if (b->spans[i].kind != SPAN_ROW) continue;
+    read_row(b, i, &r);
+    unsigned extra = row < b->level ? DOC_STRONG : 0;
+    float h = c->size * 1.3f, cx = x;
+    for (int k = 0; k < r.n; k++) {
+      float wd = 0;
+      cell(&m, b, r.start[k], r.end[k], extra, 0, 0, col[k], &wd);
+      float shift = r.align[k] & DOC_ALIGN_RIGHT    ? col[k] - wd
+                    : r.align[k] & DOC_ALIGN_CENTER ? (col[k] - wd) / 2
+                                                    : 0;
+      h = fmaxf(h, cell(c, b, r.start[k], r.end[k], extra, cx + fmaxf(shift, 0), top, col[k], NULL));
+      cx += col[k] + gap;
+    }
+    top += h;
+    row++;
+    if (row == b->level) {
+      if (c->s) scene_rect(c->s, x, top + c->size * 0.1f, fminf(total, w), 1.5f, c->th->grid);
+      top += c->size * 0.3f;
+    }
+  }
+  return top - y + c->size * 0.55f;
+}
+
 static float block(Ctx *c, const DocBlock *b, float x, float y, float w) {
   Liner ln;
   memset(&ln, 0, sizeof ln);
@@ -266,6 +362,7 @@ static float block(Ctx *c, const DocBlock *b, float x, float y, float w) {
     return top - y + c->size * 0.7f;
   }
   case BLOCK_CODE: return code_block(c, b->n_spans ? b->spans[0].text : "", x, y, w);
+  case BLOCK_TABLE: return table(c, b, x, y, w);
   case BLOCK_ITEM: {
     ln.indent = c->size * (1.2f * b->level + 0.2f);
     char mark[16];
@@ -290,7 +387,9 @@ static float block(Ctx *c, const DocBlock *b, float x, float y, float w) {
     case SPAN_TEXT: add_text(&ln, sp->text, style, SPAN_TEXT); break;
     case SPAN_CODE: add_text(&ln, sp->text, style, SPAN_CODE); break;
     case SPAN_MATH: add_math(&ln, sp->text); break;
-    case SPAN_BREAK: flush(&ln); break;
+    case SPAN_BREAK:
+    case SPAN_ROW:
+    case SPAN_CELL: flush(&ln); break;
     }
   }
   flush(&ln);
