@@ -5,6 +5,8 @@
 # and "the cat sat on the mat" (6 tokens): the picture's text says what is kept per token and layer
 # (H_kv × d_k = 32 numbers), its size 2 · 2 · 6 · 32 · 4 = 3072 bytes = 3.0 KiB, and frames the row
 # of the last token (what a generation step adds). An encoder (no causal head) has no such view.
+# RoPE's view (view_modern.c: rope_distance) writes R_5 q · R_0 k = 0.3323 = R_105 q · R_100 k,
+# "distance only", when the two agree (0.3323 is the dump's l0.Q[0,5] · l0.K[0,0]).
 #
 #   STEPFORMER=build/stepformer SF_TEST_DIR=tests bash tests/test_kvcache_view.sh
 set -u
@@ -28,6 +30,16 @@ else
   grep -q "2 (K, V) × 2 layers × 6 tokens × 32 × 4 bytes = 3.0 KiB" "$svg" || fail "the size is not 3.0 KiB"
   grep -q "framed: the row of “&lt;unk&gt;”\|framed: the row of “<unk>”\|framed: the row of “mat”" "$svg" ||
     fail "the last row is not named as the one a step adds"
+fi
+"$SF" export --model "$ROOT/assets/models/modern.safetensors" --text "the cat sat on the mat" --format svg --size 1280x720 \
+  --out "$tmp/r" >/dev/null 2>&1 || fail "export: exit $?"
+rope=$(ls "$tmp"/r/*l1-rope*.svg 2>/dev/null | head -1)
+if [ -z "$rope" ]; then
+  fail "no RoPE picture"
+else
+  # the two products agree (else both numbers are written, without "distance only")
+  grep -q ">distance only<" "$rope" || fail "the RoPE view does not say the score depends on the distance only"
+  grep -q ">0.3323<" "$rope" || fail "the RoPE view's dot product is not 0.3323 (the dump's l0.Q[0,5]·l0.K[0,0])"
 fi
 "$SF" export --text "the cat sat" --inside --format svg --out "$tmp/e" >/dev/null 2>&1 || fail "encoder export: exit $?"
 [ ! -f "$tmp/e/inside-kvcache.svg" ] || fail "an encoder got a KV cache view"

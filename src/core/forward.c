@@ -441,6 +441,19 @@ static void rope_angle_row(float *phi, int i, const ModelConfig *c) {
   }
 }
 
+static void rope_rotate(Mat x, const float *csin, RopeStyle style);
+static void rope_cos_sin(float *cs, const float *phi, int rows, int n);
+
+void forward_rope_at(float *v, int pos, const ModelConfig *c) {
+  int dk = model_dk(c);
+  float *phi = malloc(sizeof(float) * (size_t)(dk / 2 + 2 * (dk / 2)));
+  if (!phi) return;
+  rope_angle_row(phi, pos, c);
+  rope_cos_sin(phi + dk / 2, phi, 1, dk / 2);
+  rope_rotate(mat_view(v, 1, dk), phi + dk / 2, c->rope);
+  free(phi);
+}
+
 static void rope_angles(float *phi, int L, const ModelConfig *c) {
   for (int i = 0; i < L; i++) rope_angle_row(phi + (size_t)i * (model_dk(c) / 2), i, c);
 }

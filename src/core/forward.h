@@ -63,6 +63,10 @@ void kv_fill(KVCache *c, const Trace *t);
 // by the caller).
 void kv_push(KVCache *c, int id);
 
+// RoPE of one head's row v[d_k] as if at position pos (the model's own angles and convention): the
+// views show with it that a score depends on the distance only, R_{i+s}q · R_{j+s}k = R_i q · R_j k.
+void forward_rope_at(float *v, int pos, const ModelConfig *c);
+
 // Threads model_forward may use: 1 (the default; machines are shared) or 2. With 2 it splits
 // products by columns, attention by heads and row-wise stages by rows (par.h); BLAS products
 // cut into column blocks may then round differently in the last bit (about 1e-6 relative).

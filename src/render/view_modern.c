@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "forward.h" // defines: forward_rope_at
 #include "view_internal.h"
 
 // The K/V head query head h reads: h / (H / H_kv).
@@ -110,6 +111,37 @@ static void qkv(Eq *e, const TraceLayer *y) {
   if (all || part == 3) eq_linear(e, all ? 2 : 0, NULL, y->rms1, xs, y->Wv, "W^v", y->bv, "b^v", y->V, "V");
 }
 
+// The score of two tokens depends on their distance only: the same q (row i of Q, head h) and k
+// (row j of K, head g) turned as at positions (i, j) and as at (i + s, j + s) give the same dot
+// product (to float rounding), written beside K → K̃ with s = 100.
+static void rope_distance(Eq *e, const TraceLayer *y, int h, int g) {
+  const Trace *t = e->t;
+  int L = t->L, dk = model_dk(&t->cfg),
+      i = e->o->focus_row >= 0 && e->o->focus_row < L ? e->o->focus_row : L - 1;
+  int j = i > 0 ? 0 : i, s = 100;
+  float *q = malloc(sizeof(float) * 4 * (size_t)dk);
+  if (!q) return;
+  float *k = q + dk, *q2 = k + dk, *k2 = q2 + dk;
+  const TraceTensor *Q = &t->t[y->Q_norope], *K = &t->t[y->K_norope];
+  for (int c = 0; c < dk; c++) q[c] = q2[c] = trace_at(Q, h, i, c), k[c] = k2[c] = trace_at(K, g, j, c);
+  forward_rope_at(q, i, &t->cfg), forward_rope_at(k, j, &t->cfg);
+  forward_rope_at(q2, i + s, &t->cfg), forward_rope_at(k2, j + s, &t->cfg);
+  double d1 = 0, d2 = 0;
+  for (int c = 0; c < dk; c++) d1 += (double)q[c] * k[c], d2 += (double)q2[c] * k2[c];
+  free(q);
+  if (fabs(d1 - d2) > 1e-4 * fmax(1, fabs(d1))) // (not reached: the angles' differences are the same)
+    eq_tex(e, 2,
+           scene_strf(e->s,
+                      "\\qquad R_{%d}\\,q \\cdot R_{%d}\\,k = %.4f,\\ R_{%d}\\,q \\cdot R_{%d}\\,k = %.4f", i,
+                      j, d1, i + s, j + s, d2));
+  else
+    eq_tex(e, 2,
+           scene_strf(e->s,
+                      "\\qquad R_{%d}\\,q \\cdot R_{%d}\\,k = %.4f = R_{%d}\\,q \\cdot R_{%d}\\,k:\\ "
+                      "\\text{distance only}",
+                      i, j, d1, i + s, j + s));
+}
+
 // RoPE: the angles φ = i·θ_k (position × frequency), then R_i(Q_h) = Q̃_h and R_i(K_g) = K̃_g.
 static void rope(Eq *e, const TraceLayer *y, int h) {
   const Trace *t = e->t;
@@ -132,6 +164,7 @@ static void rope(Eq *e, const TraceLayer *y, int h) {
   eq_put(e, 2, kk);
   eq_tex(e, 2, "\\rightarrow");
   eq_put(e, 2, kkr);
+  if (e->w >= 1.4f * e->h) rope_distance(e, y, h, g); // a wide picture: room for the line beside K
 }
 
 // SwiGLU: act([G]) ⊙ [U] = [h].
