@@ -847,21 +847,26 @@ float trace_at(const TraceTensor *x, int h, int i, int j) {
   return x->transposed ? d[(size_t)j * x->stride + i] : d[(size_t)i * x->stride + j];
 }
 
-const char *trace_axis_label(const Trace *t, TraceAxis axis, int i, char *buf, int cap) {
+const char *trace_axis_word(const Trace *t, TraceAxis axis, int i) {
   switch (axis) {
-  case AXIS_TOKEN: snprintf(buf, (size_t)cap, "%s", tokens_label(&t->tokens, &t->model->vocab, i)); break;
-  case AXIS_VOCAB: snprintf(buf, (size_t)cap, "%s", t->model->vocab.words[i]); break;
-  case AXIS_TGT_TOKEN:
-    snprintf(buf, (size_t)cap, "%s", tokens_label(&t->dec_tokens, &t->model->tgt_vocab, i));
-    break;
-  case AXIS_TGT_VOCAB: snprintf(buf, (size_t)cap, "%s", t->model->tgt_vocab.words[i]); break;
-  case AXIS_ONE: snprintf(buf, (size_t)cap, "mean"); break;
-  case AXIS_CLASS: snprintf(buf, (size_t)cap, "%s", t->model->class_names[i]); break;
-  case AXIS_TOKEN2:
-    snprintf(buf, (size_t)cap, "%s", tokens_label(&t->dec_tokens, &t->model->vocab, i));
-    break;
-  default: snprintf(buf, (size_t)cap, "%d", i + 1); break; // a dimension: counted from 1, as a teacher counts
+  case AXIS_TOKEN: return tokens_label(&t->tokens, &t->model->vocab, i);
+  case AXIS_VOCAB: return t->model->vocab.words[i];
+  case AXIS_TGT_TOKEN: return tokens_label(&t->dec_tokens, &t->model->tgt_vocab, i);
+  case AXIS_TGT_VOCAB: return t->model->tgt_vocab.words[i];
+  case AXIS_CLASS: return t->model->class_names[i];
+  case AXIS_TOKEN2: return tokens_label(&t->dec_tokens, &t->model->vocab, i);
+  default: return NULL; // the mean row, dimensions
   }
+}
+
+const char *trace_axis_label(const Trace *t, TraceAxis axis, int i, char *buf, int cap) {
+  const char *w = trace_axis_word(t, axis, i);
+  if (w)
+    snprintf(buf, (size_t)cap, "%s", w);
+  else if (axis == AXIS_ONE)
+    snprintf(buf, (size_t)cap, "mean");
+  else
+    snprintf(buf, (size_t)cap, "%d", i + 1); // a dimension: counted from 1, as a teacher counts
   return buf;
 }
 

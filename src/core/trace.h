@@ -173,6 +173,10 @@ char *trace_tokens_lines(const Trace *t, size_t *len);
 char *trace_dec_tokens_lines(const Trace *t, size_t *len);
 // True when vocabulary word `id` is one of the sentence's tokens.
 bool trace_uses_word(const Trace *t, int id);
+// The word entry i of an axis of words stands for (token, vocabulary word, class name), borrowed
+// from the trace and its model; NULL for an axis whose labels depend on its length alone (the
+// mean row, dimensions).
+const char *trace_axis_word(const Trace *t, TraceAxis axis, int i);
 // A label for index i along an axis: the token word, the vocabulary word or the number (a dimension,
 // a hidden unit: i + 1, counted from 1 as everywhere a teacher reads or writes).
 // Writes into buf (cap bytes) and returns it.

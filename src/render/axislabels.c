@@ -3,6 +3,7 @@
 #include "axislabels.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,12 +15,44 @@ static const char *word(const AxisSpec *sp, int i, char *buf, int cap) {
   return trace_axis_label(sp->trace, sp->axis, i, buf, cap);
 }
 
-// The widest label at size fs among the first 512 entries.
-static float widest(const AxisSpec *sp, float fs) {
+// The widest label at size fs among the first 512 entries, measured.
+static float measure_widest(const AxisSpec *sp, float fs) {
   char buf[96];
   float w = 0;
   for (int k = 0; k < sp->n && k < AXL_MAX; k++)
     w = fmaxf(w, text_width(FONT_SANS, fs, word(sp, k, buf, sizeof buf)));
+  return w;
+}
+
+// The widest label at size fs, remembered: the margins ask for it thousands of times per picture
+// (the layout tries sizes), and measuring up to 512 labels each time was a quarter of an export.
+// An answer is keyed by the axis, its length, the size and, for an axis of words, a fingerprint
+// of its words (FNV-1a over the words, cheap next to formatting and measuring them), so a new sentence or
+// model at the same address is measured anew. Per thread: exports draw pictures on several.
+static float widest(const AxisSpec *sp, float fs) {
+  uint64_t h = 1469598103934665603ull;
+  for (int k = 0; k < sp->n && k < AXL_MAX; k++) { // (nothing for a numbered axis: n says it all)
+    const char *c = trace_axis_word(sp->trace, sp->axis, k);
+    if (!c) break;
+    for (; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    h = (h ^ 0xFF) * 1099511628211ull; // (0xFF is never a byte of UTF-8: labels stay apart)
+  }
+  enum { SLOTS = 64 };
+  static _Thread_local struct {
+    uint64_t h;
+    TraceAxis axis;
+    int n;
+    float fs, w;
+    bool used;
+  } memo[SLOTS];
+  static _Thread_local int next;
+  for (int i = 0; i < SLOTS; i++)
+    if (memo[i].used && memo[i].h == h && memo[i].axis == sp->axis && memo[i].n == sp->n && memo[i].fs == fs)
+      return memo[i].w;
+  float w = measure_widest(sp, fs);
+  memo[next].h = h, memo[next].axis = sp->axis, memo[next].n = sp->n, memo[next].fs = fs, memo[next].w = w;
+  memo[next].used = true;
+  next = (next + 1) % SLOTS;
   return w;
 }
 
