@@ -30,17 +30,13 @@ Q, K, V rows stacked, gate.weight, linear1 = up, linear2 = down, norm1/norm2/nor
 vocabulary and the architecture in its metadata.
 """
 import argparse
-import json
 import os
 import random
-import struct
 import sys
-import tempfile
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
@@ -49,6 +45,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from corpus import corpus_words, make_corpus, tokenize  # noqa: E402
+from train_bank import write_safetensors  # noqa: E402  (F32, atomic: temporary file + rename)
 import gen_llama_ref as ref  # noqa: E402  (forward: the architecture, as the golden tests hold it)
 
 D, H, HK, DK, FF, LAYERS = 64, 4, 2, 16, 128, 2
@@ -142,30 +139,6 @@ def evaluate(w, cfg, vocab):
     return True, LAYERS - 1, min(sense)
 
 
-def write_safetensors(path, tensors, metadata):
-    header, blobs, off = {"__metadata__": metadata}, [], 0
-    for name, t in tensors:
-        b = np.ascontiguousarray(t.detach().numpy().astype("<f4")).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    hj = json.dumps(header, separators=(",", ":")).encode()
-    hj += b" " * (-len(hj) % 8)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".modern-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(struct.pack("<Q", len(hj)) + hj + b"".join(blobs))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def canonical(w):
     out = [("embed.weight", w["embed"])]
     for i, lw in enumerate(w["layers"]):
@@ -203,7 +176,7 @@ def main():
             "seed": str(seed), "sense_layer": str(layer), "sense_head": str(head), "sense_query": "bank",
             "objective": "next word at every position (causal)", "generator": "scripts/train/train_modern.py",
             "torch_version": torch.__version__}
-    write_safetensors(a.out, canonical(w), meta)
+    write_safetensors(a.out, [(n, t.detach()) for n, t in canonical(w)], meta)
     print(f"wrote {a.out} ({os.path.getsize(a.out)} bytes, seed {seed}, sense head layer {layer + 1} head "
           f"{head + 1}); {time.time() - t0:.0f} s")
     return 0
