@@ -2,6 +2,7 @@
 // the column (a displayed formula too wide is broken at its \qquad, or set smaller), a line
 // never starts with the punctuation that ends the previous one, code blocks keep their lines,
 // code is shaded on the narration panel.
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -157,6 +158,22 @@ static void test_wide_table(Scene *s) {
   CHECK(head && head->font == FONT_SANS_BOLD, "the header row is bold");
   CHECK(head && a && fabsf(head->x - a->x) < 0.5f, "a cell starts under its header");
   CHECK(paris && a && paris->y > a->y, "a long cell wraps inside its column");
+  doc_free(&d);
+
+  d = (Doc){0}; // more columns than the width holds: set smaller, and what is left out stays out
+  b = doc_add_block(&d, BLOCK_TABLE, 1);
+  for (int r = 0; r < 2; r++) {
+    doc_add_spann(&d, b, SPAN_ROW, 0, "", 0, 1);
+    for (int k = 0; k < 20; k++) {
+      char t[8];
+      snprintf(t, sizeof t, "%d", 10 + k);
+      doc_add_spann(&d, b, SPAN_CELL, 0, "", 0, 1);
+      doc_add_spann(&d, b, SPAN_TEXT, 0, t, -1, 1);
+    }
+  }
+  render(s, &d, 300);
+  CHECK(rightmost(s) <= X0 + 300 + 0.5f, "20 columns reach x = %.1f, past the column's edge %.1f",
+        rightmost(s), X0 + 300);
   doc_free(&d);
 }
 

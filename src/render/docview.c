@@ -287,14 +287,13 @@ static float cell(Ctx *c, const DocBlock *b, int i0, int i1, unsigned extra, flo
   return ln.y - y;
 }
 
-// A table: each column as wide as its widest cell (all narrower in proportion when the table is
-// wider than w: their cells then wrap), text at the narration's size, the header rows bold with
-// a rule under them.
-static float table(Ctx *c, const DocBlock *b, float x, float y, float w) {
+// The natural width of each column of a table at the size of c (header rows bold) into nat;
+// returns the number of columns.
+static int natural(const Ctx *c, const DocBlock *b, float *nat) {
   Ctx m = {NULL, c->th, c->size};
-  float nat[MAX_COLS] = {0}, col[MAX_COLS], gap = c->size * 1.1f, sum = 0;
   int ncol = 0, rows = 0;
   Row r;
+  for (int k = 0; k < MAX_COLS; k++) nat[k] = 0;
   for (int i = 0; i < b->n_spans; i = read_row(b, i, &r)) {
     if (b->spans[i].kind != SPAN_ROW) continue;
     read_row(b, i, &r);
@@ -306,11 +305,30 @@ static float table(Ctx *c, const DocBlock *b, float x, float y, float w) {
     }
     if (r.n > ncol) ncol = r.n;
   }
+  return ncol;
+}
+
+// A table: each column as wide as its widest cell, text at the narration's size; a table wider
+// than w is set smaller (down to 65 %), then its columns narrowed in proportion (their cells
+// wrap; a cell that would still reach past w, and those after it, are left out). The header
+// rows are bold, with a rule under them.
+static float table(Ctx *c0, const DocBlock *b, float x, float y, float w) {
+  Ctx tc = *c0, *c = &tc, m = {NULL, c0->th, c0->size};
+  float nat[MAX_COLS], col[MAX_COLS], sum = 0;
+  int ncol = natural(c, b, nat);
   if (ncol == 0) return 0;
-  for (int k = 0; k < ncol; k++) sum += nat[k];
-  float room = w - gap * (float)(ncol - 1), scale = sum > room && sum > 0 ? fmaxf(room, 0) / sum : 1;
-  float total = gap * (float)(ncol - 1);
-  for (int k = 0; k < ncol; k++) col[k] = fmaxf(nat[k] * scale, c->size), total += col[k];
+  for (;;) {
+    sum = 0;
+    for (int k = 0; k < ncol; k++) sum += nat[k];
+    if (sum + c->size * 1.1f * (float)(ncol - 1) <= w || c->size <= c0->size * 0.65f) break;
+    c->size = fmaxf(c0->size * 0.65f, c->size * 0.92f);
+    natural(c, b, nat);
+  }
+  m.size = c->size;
+  float gap = c->size * 1.1f, room = w - gap * (float)(ncol - 1);
+  float scale = sum > room && sum > 0 ? fmaxf(room, 0) / sum : 1, total = gap * (float)(ncol - 1);
+  for (int k = 0; k < ncol; k++) col[k] = nat[k] * scale, total += col[k];
+  Row r;
   float top = y + c->size * 0.15f;
   int row = 0;
   for (int i = 0; i < b->n_spans; i = read_row(b, i, &r)) {
@@ -318,13 +336,14 @@ static float table(Ctx *c, const DocBlock *b, float x, float y, float w) {
     read_row(b, i, &r);
     unsigned extra = row < b->level ? DOC_STRONG : 0;
     float h = c->size * 1.3f, cx = x;
-    for (int k = 0; k < r.n; k++) {
-      float wd = 0;
-      cell(&m, b, r.start[k], r.end[k], extra, 0, 0, col[k], &wd);
-      float shift = r.align[k] & DOC_ALIGN_RIGHT    ? col[k] - wd
-                    : r.align[k] & DOC_ALIGN_CENTER ? (col[k] - wd) / 2
+    for (int k = 0; k < r.n && cx < x + w; k++) {
+      float wd = 0, cw = fminf(col[k], x + w - cx);
+      cell(&m, b, r.start[k], r.end[k], extra, 0, 0, cw, &wd);
+      float shift = r.align[k] & DOC_ALIGN_RIGHT    ? cw - wd
+                    : r.align[k] & DOC_ALIGN_CENTER ? (cw - wd) / 2
                                                     : 0;
-      h = fmaxf(h, cell(c, b, r.start[k], r.end[k], extra, cx + fmaxf(shift, 0), top, col[k], NULL));
+      if (cx + fmaxf(shift, 0) + wd > x + w + 0.5f) break; // a word wider than what is left
+      h = fmaxf(h, cell(c, b, r.start[k], r.end[k], extra, cx + fmaxf(shift, 0), top, cw, NULL));
       cx += col[k] + gap;
     }
     top += h;
@@ -334,7 +353,7 @@ static float table(Ctx *c, const DocBlock *b, float x, float y, float w) {
       top += c->size * 0.3f;
     }
   }
-  return top - y + c->size * 0.55f;
+  return top - y + c0->size * 0.55f;
 }
 
 static float block(Ctx *c, const DocBlock *b, float x, float y, float w) {
