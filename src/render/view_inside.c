@@ -108,6 +108,12 @@ static void token_axes(Scene *s, const Trace *t, const ViewOptions *o, float x, 
   }
 }
 
+// A view's heading at size fs, set smaller (down to 0.7 fs) when it is wider than w: never cut.
+static void heading(Scene *s, const ViewOptions *o, float fs, float x, float y, float w, const char *text) {
+  float tw = text_width(FONT_SANS, fs, text);
+  scene_text(s, FONT_SANS, tw > w ? fmaxf(fs * 0.7f, fs * w / tw) : fs, x, y, o->theme->text, text);
+}
+
 static void caption(Scene *s, const ViewOptions *o, float fs, float x, float y, const char *text) {
   scene_text(s, FONT_SANS, fs, x, y, o->theme->muted, text);
 }
@@ -163,11 +169,11 @@ static void lens(Scene *s, const Trace *t, const ViewOptions *o, float x, float 
   // rows: layer N at the top, layer 1 at the bottom (reading up the stack)
   int shown = N < 8 ? N : 8; // the bars below: the last layers' top words at the chosen position
   float lw = text_width(FONT_SANS, fs, "layer 00") + fs, bottom = fs * 5.5f + shown * fs * 1.6f;
-  float cw = fminf((w - lw - fs) / L, fs * 8), ch = fminf((h - bottom - fs * 3) / N, fs * 3.4f);
+  float cw = fminf((w - lw - fs) / L, fs * 8), ch = fminf((h - bottom - fs * 3) / N, fs * 4.2f);
   float gx = x + lw, gy = y + fs * 2.2f;
   caption(s, o, fs * 0.9f, x, y + fs,
           "each cell: the likeliest next word after that layer, through the model's own final norm and head");
-  float word_fs = fminf(fs, ch * 0.42f), pct_fs = word_fs * 0.8f;
+  float word_fs = fminf(fs * 1.2f, ch * 0.42f), pct_fs = word_fs * 0.85f;
   for (int l = 0; l < N; l++) {
     float ry = gy + (N - 1 - l) * ch;
     for (int i = 0; i < rows; i++) {
@@ -346,10 +352,10 @@ static void saliency(Scene *s, const Trace *t, const ViewOptions *o, float x, fl
     return;
   }
   char wbuf[96], fbuf[96];
-  scene_text(s, FONT_SANS, fs * 1.2f, x, y + fs * 1.6f, th->text,
-             scene_strf(s, "after “%s” the model says “%s” (%s): how much each input word pushed it there",
-                        token(t, pos, wbuf, sizeof wbuf), t->model->vocab.words[tok],
-                        percent(s, t->t[t->pred].data[(size_t)pos * t->cfg.V + tok])));
+  heading(s, o, fs * 1.2f, x, y + fs * 1.6f, w,
+          scene_strf(s, "after “%s” the model says “%s” (%s): how much each input word pushed it there",
+                     token(t, pos, wbuf, sizeof wbuf), t->model->vocab.words[tok],
+                     percent(s, t->t[t->pred].data[(size_t)pos * t->cfg.V + tok])));
   caption(
       s, o, fs * 0.85f, x, y + fs * 3.0f,
       "gradient × input: ‖∂ log p̂ / ∂x_j ⊙ x_j‖ over the embedding of word j, the shares summing to 100 %");
@@ -381,9 +387,9 @@ static void neurons(Scene *s, const Trace *t, const ViewOptions *o, int l, float
   float act[K], lg[P], fs = label_px(o, h);
   int n = inside_top_neurons(t, l, pos, K, idx, act);
   char wbuf[96];
-  scene_text(s, FONT_SANS, fs * 1.2f, x, y + fs * 1.6f, th->text,
-             scene_strf(s, "layer %d: the feed-forward units that fire most for “%s” (of %d)", l + 1,
-                        token(t, pos, wbuf, sizeof wbuf), t->cfg.F));
+  heading(s, o, fs * 1.2f, x, y + fs * 1.6f, w,
+          scene_strf(s, "layer %d: the feed-forward units that fire most for “%s” (of %d)", l + 1,
+                     token(t, pos, wbuf, sizeof wbuf), t->cfg.F));
   caption(s, o, fs * 0.85f, x, y + fs * 3.0f,
           t->pred >= 0
               ? "each unit's value h_n, and the tokens its row of W₂ promotes through the final norm and "
