@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "edits.h"      // defines: TraceEdits, TraceEdit
+#include "forward.h"    // defines: forward_rope_at
 #include "numfmt.h"     // defines: numfmt_tex, numfmt_reproduces
 #include "similarity.h" // defines: Sim, sim_of_trace, sim_cos
 
@@ -262,8 +263,11 @@ static bool explain_modern(Ctx *c) {
     add(l, "\\text{so } \\tilde{q}_i \\cdot \\tilde{k}_j \\text{ depends on the distance } i - j \\text{, "
            "not on } i");
     l = next_line(c->ex);
-    add(l, "\\text{pair } (%d, %d) \\text{ of token %d turned by } \\phi = %d \\cdot \\theta_{%d} = %s", j0,
-        j1, c->r, c->r, k, num(n1, a, false));
+    // columns count from 1 as the axes do; the angle's position from 0, as RoPE's formula does
+    add(l,
+        "\\text{pair } (d_{%d}, d_{%d}) \\text{ of } %s \\text{ turned by } \\phi = %d \\cdot \\theta_{%d} = "
+        "%s",
+        j0 + 1, j1 + 1, tok(c, c->r, t1), c->r, k, num(n1, a, false));
     l = next_line(c->ex);
     if (c->c == j0)
       add(l, "= %s \\cos\\phi - %s \\sin\\phi = %s", num(n1, x0, true), num(n2, x1, true),
@@ -317,6 +321,29 @@ static bool explain_modern(Ctx *c) {
   }
   default: return false;
   }
+}
+
+// RoPE's promise, on the score under the pointer: the same q (row i of Q before RoPE, head h) and
+// k (row j of K before RoPE, K/V head g) turned as at positions i + s and j + s give the same
+// score, so it depends on the distance i − j only. s = 100: clearly another place in the text.
+static void rope_distance(Ctx *c, int g) {
+  const Trace *t = c->t;
+  const TraceLayer *y = &t->layers[c->x->layer];
+  if (y->Q_norope < 0 || y->K_norope < 0) return;
+  const TraceTensor *Q = &t->t[y->Q_norope], *K = &t->t[y->K_norope];
+  int dk = Q->cols, i = c->r, j = c->c, s = 100;
+  float q[256], k[256]; // d_k ≤ 256 in every model we open; larger heads go without the line
+  if (dk > 256) return;
+  for (int d = 0; d < dk; d++) q[d] = at(Q, c->h, i, d), k[d] = at(K, g, j, d);
+  forward_rope_at(q, i + s, &t->cfg), forward_rope_at(k, j + s, &t->cfg);
+  double dot = 0;
+  for (int d = 0; d < dk; d++) dot += (double)q[d] * k[d];
+  char n1[32], t1[96], t2[96];
+  char *l = next_line(c->ex);
+  add(l,
+      "\\text{RoPE: } %s, %s \\text{ moved %d places on: } \\frac{R_{%d}\\,q \\cdot R_{%d}\\,k}{\\sqrt{d_k}} = %s"
+      "\\text{, the same: only the distance } %d \\text{ counts}",
+      tok(c, i, t1), ctok(c, j, t2), s, i + s, j + s, num(n1, dot / sqrt((double)dk), false), i - j);
 }
 
 static void explain_kind(Ctx *c) {
@@ -436,6 +463,7 @@ static void explain_kind(Ctx *c) {
       add(l, "%s%s \\cdot %s", d ? " + " : "", num(n1, at(q, c->h, c->r, d), true),
           num(n2, at(k, kh, c->c, d), true));
     if (dk > 3) add(l, " + \\cdots \\text{ (%d terms)}", dk);
+    if (t->cfg.rope && x->layer >= 0 && !c->ex->edited) rope_distance(c, kh);
     if (x->row_axis == AXIS_TGT_TOKEN && x->col_axis == AXIS_TOKEN) { // cross-attention: two sources
       l = next_line(c->ex);
       add(l,
