@@ -4,7 +4,8 @@
 //     title slides' at least 24 px; a narration longer than its column goes on to more pages
 //     (ViewLayout.text_pages), each page showing text the others do not, never shrunk;
 //   - cat-bank's 6×6 steps among 10-13 (the scores and the softmax) carry a number in every cell
-//     of their result, at least 9.5 px;
+//     of their result, at least 9.5 px; so does intuition.md's 9×9 of scores (step 8: its values
+//     are 0 and 0.577, with no sign to make room for);
 //   - the page's title and every matrix stay clear of the narration column.
 #include <dirent.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ typedef struct {
   float least_body, least_title; // the smallest narration text, the smallest title-slide text
   char where_body[256], where_title[256];
   int paged, numbered; // steps with more than one page; result matrices with their numbers
+  int numbered_9;      // intuition.md's 9×9 scores with their numbers
 } Worst;
 
 static void render(Scene *sc, Session *s, int k, int page, ViewLayout *lay) {
@@ -110,8 +112,9 @@ static void measure(const char *path, const char *name, Worst *w) {
       CHECK(lay.ops[q].x >= W * 0.32f - 1, "%s step %d: operand %s right of the narration (x %.0f)", name,
             k + 1, lay.ops[q].symbol, lay.ops[q].x);
     const ViewOperand *v = lay.result >= 0 ? &lay.ops[lay.result] : NULL;
-    if (!strcmp(name, "cat-bank.md") && k + 1 >= 10 && k + 1 <= 13 && v && v->op.rows <= 12 &&
-        v->op.cols <= 12) {
+    bool cat_bank = !strcmp(name, "cat-bank.md") && k + 1 >= 10 && k + 1 <= 13;
+    bool intuition = !strcmp(name, "intuition.md") && k + 1 == 8;
+    if ((cat_bank || intuition) && v && v->op.rows <= 12 && v->op.cols <= 12) {
       int cells = 0;
       for (int c = 0; c < sc.n; c++) {
         const Cmd *m = &sc.cmds[c];
@@ -119,9 +122,9 @@ static void measure(const char *path, const char *name, Worst *w) {
                  m->y >= v->y && m->y <= v->y + v->h;
       }
       CHECK(cells >= v->op.rows * v->op.cols && v->number_px >= 9.5f,
-            "cat-bank step %d: a number in each of %s's %d cells (%d, %.1f px)", k + 1, v->symbol,
+            "%s step %d: a number in each of %s's %d cells (%d, %.1f px)", name, k + 1, v->symbol,
             v->op.rows * v->op.cols, cells, v->number_px);
-      w->numbered += cells >= v->op.rows * v->op.cols;
+      *(cat_bank ? &w->numbered : &w->numbered_9) += cells >= v->op.rows * v->op.cols;
     }
   }
   scene_free(&sc);
@@ -137,7 +140,7 @@ int main(void) {
   const char *src = getenv("SF_SOURCE_DIR");
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/lessons", src ? src : ".");
-  Worst w = {1e9f, 1e9f, "", "", 0, 0};
+  Worst w = {1e9f, 1e9f, "", "", 0, 0, 0};
   DIR *dp = opendir(dir);
   CHECK(dp != NULL, "the lessons folder %s", dir);
   for (struct dirent *de; dp && (de = readdir(dp));) {
@@ -150,6 +153,7 @@ int main(void) {
   if (dp) closedir(dp);
   CHECK(w.paged >= 1, "some long narration goes on to a second page (%d)", w.paged);
   CHECK(w.numbered == 3, "cat-bank's 6x6 steps 11-13 carry their numbers (%d of 3)", w.numbered);
+  CHECK(w.numbered_9 == 1, "intuition.md's 9x9 scores carry their numbers (%d of 1)", w.numbered_9);
   printf(
       "1280x720: narration at least %.1f px (%s); title slides at least %.1f px (%s); %d steps on more than "
       "one page\n",

@@ -607,6 +607,16 @@ static bool labels_lost(const Eq *e, const Units *u, const Units *t) {
   return false;
 }
 
+// Whether some value of the operand is negative: its numbers need room for a sign. The values' own
+// minimum, not the colour scale's: a diverging scale is symmetric, and intuition.md's scores of 0
+// and 0.577 (scale ±0.58) wanted the room of "-0.0" for numbers that have no sign, which its 9×9
+// at 1280×720 did not have.
+static bool has_negative(const Operand *op) {
+  float lo, hi;
+  operand_range(op, &lo, &hi);
+  return lo < 0;
+}
+
 static Units grow_result_in(const Eq *e, Units u, const ViewOperand *v, float want_w, float want_h,
                             float avail_w, float avail_h, bool *ok) {
   *ok = false;
@@ -644,7 +654,7 @@ static Units grow_result(Eq *e, Units u, float avail_w, float avail_h) {
   cell_box(v, &u, &w, &h);
   // draw_cells's numbers at 0.6 of the labels: "-0.0" wide (two digits: ".75", "-9.8"; ".15")
   float cw = w / v->op.cols, ch = h / v->op.rows, nf = fmaxf(9.5f, u.fs * 0.6f);
-  float want_w = text_width(FONT_MONO, nf, v->scale.lo < 0 ? "-0.0" : ".00") / 0.8f * 1.06f / cw;
+  float want_w = text_width(FONT_MONO, nf, has_negative(&v->op) ? "-0.0" : ".00") / 0.8f * 1.06f / cw;
   float want_h = nf / 0.42f * 1.06f / ch;
   if (want_w <= 1 && want_h <= 1) return u;
   bool ok;
@@ -779,7 +789,7 @@ static void draw_cells(Eq *e, ViewOperand *v) {
   if (e->o->numbers && exact) {
     float nf = fminf(e->fs * 0.95f, ch * 0.42f);
     char buf[32];
-    bool signed_vals = v->scale.lo < 0;
+    bool signed_vals = has_negative(&v->op);
     float need = text_width(FONT_MONO, nf, onehot ? "1" : signed_vals ? "-0.00" : "0.00");
     // smaller numbers rather than none, down to 38% of the labels' size (the size of the old
     // 60% of labels that did not grow with the cells): smaller still, a grid of numbers is noise
