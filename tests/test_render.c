@@ -835,6 +835,62 @@ static void test_bar_percents(void) {
   scene_free(&s);
 }
 
+// The lens is kept between redraws (view_inside.c's cache): each pass drawn shows its own lens, the
+// likeliest word of every cell being the one inside_lens computes for that pass (not the last
+// pass's: two sentences of the same words in another order have the same labels and lengths).
+static void check_lens_words(const Trace *t, const char *what) {
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_DARK));
+  o.inside = INSIDE_LENS;
+  ViewLayout lay;
+  view_render(&s, t, trace_step_find(t, STEP_PREDICT, -1), &o, 0, 0, 1280, 720, &lay);
+  float *p = malloc(sizeof(float) * (size_t)inside_lens_floats(t));
+  Err err = {0};
+  CHECK(p && inside_lens(t, p, &err), "%s: %s", what, err.msg);
+  int N = t->cfg.n_layers, L = t->L, V = t->cfg.V, k = 0, found = 0;
+  for (int l = N - 1; p && l >= 0; l--) // drawn from the top row (the last layer) down
+    for (int i = 0; i < L; i++) {
+      const float *row = p + ((size_t)l * L + i) * V;
+      int best = 0;
+      for (int v = 1; v < V; v++)
+        if (row[v] > row[best]) best = v;
+      for (; k < s.n; k++)
+        if (s.cmds[k].kind == CMD_TEXT && !strcmp(s.cmds[k].text, t->model->vocab.words[best])) break;
+      found += k < s.n;
+    }
+  CHECK(found == N * L, "%s: %d of the lens's %d cells show the pass's own likeliest word", what, found,
+        N * L);
+  free(p);
+  scene_free(&s);
+}
+
+static Trace *bank_trace(const char *text, Model **m) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/../assets/models/bank.safetensors", check_test_dir());
+  Err err = {0};
+  *m = model_load(path, &err);
+  CHECK(*m != NULL, "%s", err.msg);
+  if (!*m) exit(1);
+  Tokens tok;
+  CHECK(tokens_from_text(&tok, &(*m)->vocab, text, 0, &err), "%s", err.msg);
+  Trace *t = trace_new(*m, &tok, &err);
+  tokens_free(&tok);
+  model_forward(t);
+  return t;
+}
+
+static void test_lens_cache(void) {
+  Model *ma, *mb;
+  // the same words in another order: the same labels, another lens (the trained bank model)
+  Trace *a = bank_trace("the cat walks by the bank", &ma);
+  Trace *b = bank_trace("the bank walks by the cat", &mb);
+  check_lens_words(a, "first sentence");
+  check_lens_words(b, "the same words in another order");
+  check_lens_words(a, "the first again");
+  trace_free(a), trace_free(b), model_free(ma), model_free(mb);
+}
+
 int main(void) {
   Err err = {0};
   if (!text_init(&err)) {
@@ -867,6 +923,7 @@ int main(void) {
   test_written_for(cat);
   test_footer_seed(cat);
   test_long_title(cat);
+  test_lens_cache();
   test_stage_numbers(cat, 15);    // no mask, no prediction
   test_stage_numbers(causal, 16); // a mask
   Model *mh;

@@ -13,6 +13,8 @@
 // The layer is the step's (the last layer before the layers' steps or after them), the position
 // ViewOptions.focus_row (−1: the last), the head ViewOptions.head (−1: all).
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,16 +133,66 @@ static void message(Scene *s, const ViewOptions *o, float x, float y, float fs, 
   scene_text(s, FONT_SANS, fs, x, y + fs * 2, o->theme->warn, text);
 }
 
+// ---------------------------------------------------------------- the lens, computed once per pass
+// The lens is N·L·V probabilities from N products of [L, D] by the head's [D, V] (GPT-2 small at 32
+// tokens: 15 GFLOP, about a quarter of a second): the window redraws on every pointer move, so the
+// last lens is kept, with a key of the pass it came from — its shape and a hash of every layer's
+// output and of the logits (an edit of anything the lens reads changes one of them; a pointer could
+// be reused by the next pass). One entry, behind a lock: export threads may draw lenses at once.
+static struct {
+  pthread_mutex_t mu;
+  int N, L, cols;
+  uint64_t key;
+  float *p;
+} lens_cache = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, NULL};
+
+static uint64_t hash_floats(uint64_t h, const TraceTensor *x) {
+  const uint32_t *w = (const uint32_t *)(const void *)x->data;
+  size_t n = (size_t)x->heads * x->rows * x->cols;
+  for (size_t i = 0; i < n; i++) h = (h ^ w[i]) * 0x100000001b3ULL; // FNV-1a, a float at a time
+  return h;
+}
+
+static uint64_t lens_key(const Trace *t) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (int l = 0; l < t->cfg.n_layers; l++) h = hash_floats(h, &t->t[t->layers[l].out]);
+  int z = t->logits >= 0 ? t->logits : t->class_logits;
+  return z >= 0 ? hash_floats(h, &t->t[z]) : h;
+}
+
+// The lens of t, from the cache or computed into it; returns it with the cache locked (the caller
+// calls lens_release when done drawing), or NULL (unlocked) with a message.
+static const float *lens_get(const Trace *t, Err *err) {
+  int N = t->cfg.n_layers, L = t->L, cols = inside_lens_cols(t);
+  uint64_t key = lens_key(t);
+  pthread_mutex_lock(&lens_cache.mu);
+  if (lens_cache.p && lens_cache.N == N && lens_cache.L == L && lens_cache.cols == cols &&
+      lens_cache.key == key)
+    return lens_cache.p;
+  free(lens_cache.p);
+  lens_cache.p = malloc(sizeof(float) * (size_t)inside_lens_floats(t));
+  lens_cache.N = lens_cache.L = lens_cache.cols = 0;
+  if (!lens_cache.p || !inside_lens(t, lens_cache.p, err)) {
+    if (!lens_cache.p) err_set(err, "out of memory");
+    free(lens_cache.p);
+    lens_cache.p = NULL;
+    pthread_mutex_unlock(&lens_cache.mu);
+    return NULL;
+  }
+  lens_cache.N = N, lens_cache.L = L, lens_cache.cols = cols, lens_cache.key = key;
+  return lens_cache.p;
+}
+static void lens_release(void) { pthread_mutex_unlock(&lens_cache.mu); }
+
 // ---------------------------------------------------------------- the logit lens
 static void lens(Scene *s, const Trace *t, const ViewOptions *o, float x, float y, float w, float h) {
   const Theme *th = o->theme;
   int N = t->cfg.n_layers, L = t->L, cols = inside_lens_cols(t), rows = t->pred >= 0 ? L : 1;
   float fs = label_px(o, h);
-  float *p = malloc(sizeof(float) * (size_t)inside_lens_floats(t));
   Err err = {0};
-  if (!p || !inside_lens(t, p, &err)) {
-    message(s, o, x, y, fs, p ? err.msg : "out of memory");
-    free(p);
+  const float *p = lens_get(t, &err);
+  if (!p) {
+    message(s, o, x, y, fs, err.msg);
     return;
   }
   int pos = position_of(t, o);
@@ -163,7 +215,7 @@ static void lens(Scene *s, const Trace *t, const ViewOptions *o, float x, float 
     for (int c = 0; c < cols; c++)
       scene_text_aligned(s, FONT_SANS, fs, gx + (c + 0.5f) * cw, gy - fs * 0.4f, 0.5f, th->text,
                          t->model->class_names ? t->model->class_names[c] : scene_strf(s, "class %d", c + 1));
-    free(p);
+    lens_release();
     return;
   }
   // rows: layer N at the top, layer 1 at the bottom (reading up the stack)
@@ -241,7 +293,7 @@ static void lens(Scene *s, const Trace *t, const ViewOptions *o, float x, float 
                  scene_strf(s, "%.14s %s", t->model->vocab.words[top3[q]], percent(s, pr)));
     }
   }
-  free(p);
+  lens_release();
 }
 
 // ---------------------------------------------------------------- rollout
