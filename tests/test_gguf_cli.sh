@@ -91,6 +91,22 @@ done <"$G/bad/cases.txt"
 checks=$((checks + 1))
 [ $n -ge 20 ] || fail "only $n bad files"
 
+# a SentencePiece tokenizer (tokenizer.ggml.model = llama), and its lying files (tests/gen_gguf_spm.py)
+ok "info spm" "$SF" info --model "$G/tinyllama-spm.gguf"
+has "info spm" "$T/out" "tokenizer  SentencePiece-style BPE (tokenizer.ggml.*: 4556 ids, 1475 merges, 5 added tokens)"
+ok "dump spm" "$SF" dump --model "$G/tinyllama-spm.gguf" --text "Hello, world! 你好" --out "$T/spm"
+checks=$((checks + 1))
+[ "$(paste -sd' ' "$T/spm/tokens.txt")" = "<s> ␣H ell o , ␣wor ld ! ␣ 你 好" ] ||
+  fail "dump spm: tokens.txt is $(paste -sd' ' "$T/spm/tokens.txt")"
+n=0
+while IFS=$'\t' read -r file key; do
+  case $file in '#'* | '') continue ;; esac
+  refused "bad-spm/$file" "$G/bad-spm/$file" "$key"
+  n=$((n + 1))
+done <"$G/bad-spm/cases.txt"
+checks=$((checks + 1))
+[ $n -ge 7 ] || fail "only $n bad SentencePiece files"
+
 if [ $failures -gt 0 ]; then
   echo "test_gguf_cli: $failures of $checks checks FAILED" >&2
   exit 1

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bpe.h"        // defines: bpe_load
+#include "tokenizer.h"  // defines: vocab_word_ok
 #include "tokjson.h"    // defines: tokjson_load
 #include "gguf_quant.h" // defines: gguf_dequantize, gguf_type_name, gguf_type_readable
 #include "model.h"      // defines: Model, model_from_st, model_free
@@ -629,39 +630,180 @@ done:
 // Today's decoders' byte-level BPE, written as the tokenizer.json the file's tokenizer.ggml.* keys
 // describe and read by tokjson.h: tokens of type 3 (control) and 4 (user-defined) are its added
 // tokens (control ones special), the others its vocabulary; tokenizer.ggml.pre picks the split
-// (gpt-2/default: GPT-2's pattern; llama-bpe: Llama 3's; qwen2: Qwen's; smollm: digits one by
-// one, then GPT-2's), add_bos_token the BOS before the text.
+// (PRE below, llama.cpp's names for the splits Stepformer has), add_bos_token the BOS before the text.
 static const char *const SPLIT_LLAMA3 =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 static const char *const SPLIT_QWEN2 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
                                        "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
+// tokenizer.ggml.pre: llama.cpp's names (llama-vocab.cpp) of the splits Stepformer has, grouped as
+// llama.cpp groups them; a name not here is refused (its split differs: deepseek, falcon, gpt-4o, ...).
+typedef enum {
+  PRE_GPT2,       // GPT-2's pattern (ByteLevel's)
+  PRE_SMOLLM,     // every digit a word, then GPT-2's pattern
+  PRE_LLAMA3,     // Llama 3's pattern, and a word that is a token is that token (ignore_merges)
+  PRE_LLAMA3_ALL, // Llama 3's pattern, merged always
+  PRE_QWEN2,      // Qwen 2's pattern (one digit a word)
+} PreKind;
+static const struct {
+  const char *name;
+  PreKind kind;
+} PRE[] = {
+    {"default", PRE_GPT2},
+    {"gpt-2", PRE_GPT2},
+    {"gpt2", PRE_GPT2},
+    {"phi-2", PRE_GPT2},
+    {"mpt", PRE_GPT2},
+    {"olmo", PRE_GPT2},
+    {"jais", PRE_GPT2},
+    {"jina-es", PRE_GPT2},
+    {"jina-de", PRE_GPT2},
+    {"jina-v2-es", PRE_GPT2},
+    {"jina-v2-de", PRE_GPT2},
+    {"gigachat", PRE_GPT2},
+    {"a.x-4.0", PRE_GPT2},
+    {"mellum", PRE_GPT2},
+    {"exaone4", PRE_GPT2},
+    {"trillion", PRE_GPT2},
+    {"granite-docling", PRE_GPT2},
+    {"smollm", PRE_SMOLLM},
+    {"starcoder", PRE_SMOLLM},
+    {"refact", PRE_SMOLLM},
+    {"command-r", PRE_SMOLLM},
+    {"codeshell", PRE_SMOLLM},
+    {"exaone", PRE_SMOLLM},
+    {"minerva-7b", PRE_SMOLLM},
+    {"mellum2", PRE_SMOLLM},
+    {"llama-bpe", PRE_LLAMA3},
+    {"llama3", PRE_LLAMA3},
+    {"llama-v3", PRE_LLAMA3},
+    {"falcon3", PRE_LLAMA3},
+    {"falcon-h1", PRE_LLAMA3},
+    {"pixtral", PRE_LLAMA3},
+    {"midm-2.0", PRE_LLAMA3},
+    {"lfm2", PRE_LLAMA3},
+    {"dbrx", PRE_LLAMA3_ALL},
+    {"smaug-bpe", PRE_LLAMA3_ALL},
+    {"chatglm-bpe", PRE_LLAMA3_ALL},
+    {"glm4", PRE_LLAMA3_ALL},
+    {"qwen2", PRE_QWEN2},
+    {"deepseek-r1-qwen", PRE_QWEN2},
+    {"megrez", PRE_QWEN2},
+    {"stablelm2", PRE_QWEN2},
+    {"hunyuan", PRE_QWEN2},
+    {"kormo", PRE_QWEN2},
+    {"solar-open", PRE_QWEN2},
+};
+
+// The SentencePiece tokenizer (tokenizer.ggml.model = llama: Llama 2, TinyLlama, Mistral): tokens,
+// scores and token types as tokjson_from_spm takes them; the defaults are llama.cpp's (BOS 1, EOS 2,
+// unknown 0, add_bos_token and add_space_prefix true).
+static bool spm_tokenizer(const GgufFile *g, int64_t V, ModelTokenizer **out, Err *err) {
+  const GgufKV *tk = gguf_find(g, "tokenizer.ggml.tokens"), *sk = gguf_find(g, "tokenizer.ggml.scores"),
+               *tt = gguf_find(g, "tokenizer.ggml.token_type");
+  if (!tk || tk->type != GGUF_ARRAY || tk->elem_type != GGUF_STRING)
+    return err_set(err, "%s: tokenizer.ggml.tokens is missing or not an array of strings", g->what);
+  if ((int64_t)tk->n != V)
+    return err_set(err,
+                   "%s: tokenizer.ggml.tokens has %llu tokens but token_embd has %lld rows: the tokenizer "
+                   "belongs to another model",
+                   g->what, (unsigned long long)tk->n, (long long)V);
+  if (!sk || sk->type != GGUF_ARRAY || (sk->elem_type != GGUF_F32 && sk->elem_type != GGUF_I32))
+    return err_set(err,
+                   "%s: tokenizer.ggml.scores is %s: a SentencePiece tokenizer merges by its tokens' scores "
+                   "(float32 or int32, one per token)",
+                   g->what, sk ? "not an array of float32 or int32" : "missing");
+  if (sk->n != tk->n)
+    return err_set(
+        err, "%s: tokenizer.ggml.scores has %llu scores for %llu tokens: one per token, the file is damaged",
+        g->what, (unsigned long long)sk->n, (unsigned long long)tk->n);
+  if (tt && (tt->type != GGUF_ARRAY || tt->elem_type != GGUF_I32 || tt->n != tk->n))
+    return err_set(err,
+                   "%s: tokenizer.ggml.token_type is not an array of one int32 type per token (it has %llu "
+                   "for %llu tokens)",
+                   g->what, (unsigned long long)(tt->type == GGUF_ARRAY ? tt->n : 0),
+                   (unsigned long long)tk->n);
+  TokJsonSpm spm = {.n = (int)V, .bos = V > 1 ? 1 : -1, .eos = V > 2 ? 2 : -1, .unk = -1};
+  spm.add_bos = true, spm.add_space_prefix = true;
+  gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &spm.add_bos);
+  gguf_get_bool(g, "tokenizer.ggml.add_eos_token", &spm.add_eos);
+  gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &spm.add_space_prefix);
+  const char *keys[] = {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+                        "tokenizer.ggml.unknown_token_id"};
+  int *ids[] = {&spm.bos, &spm.eos, &spm.unk};
+  for (int k = 0; k < 3; k++) {
+    uint64_t u;
+    if (!gguf_find(g, keys[k])) continue;
+    if (!gguf_get_uint(g, keys[k], &u) || u >= (uint64_t)V)
+      return err_set(err, "%s: %s is not a token id (0..%lld)", g->what, keys[k], (long long)V - 1);
+    *ids[k] = (int)u;
+  }
+  const char **s = malloc(sizeof *s * (size_t)V);
+  size_t *len = malloc(sizeof *len * (size_t)V);
+  float *score = malloc(sizeof *score * (size_t)V);
+  int *type = tt ? malloc(sizeof *type * (size_t)V) : NULL;
+  ModelTokenizer *t = calloc(1, sizeof *t);
+  bool ok = false;
+  if (!s || !len || !score || (tt && !type) || !t) {
+    err_set(err, "out of memory");
+    goto done;
+  }
+  gguf_arr_strings(tk, s, len);
+  for (int64_t i = 0; i < V; i++) {
+    double d = 0;
+    gguf_arr_number(sk, (uint64_t)i, &d);
+    score[i] = (float)d;
+    if (tt) gguf_arr_number(tt, (uint64_t)i, &d), type[i] = d >= -1e9 && d <= 1e9 ? (int)d : -1;
+    if (tt && spm.unk < 0 && type[i] == TJ_TOKEN_UNKNOWN) spm.unk = (int)i;
+  }
+  if (!tt && !gguf_find(g, "tokenizer.ggml.unknown_token_id")) spm.unk = 0;
+  char name[400];
+  snprintf(name, sizeof name, "%s (tokenizer.ggml.*)", g->what);
+  spm.name = name, spm.tokens = s, spm.lens = len, spm.scores = score, spm.types = type;
+  t->kind = TOK_TOKJSON;
+  ok = tokjson_from_spm(&t->tj, &spm, err);
+done:
+  free(s), free(len), free(score), free(type);
+  if (!ok) return free(t), false;
+  *out = t;
+  return true;
+}
+
 static bool modern_tokenizer(const GgufFile *g, int64_t V, ModelTokenizer **out, Err *err) {
   const char *model, *pre = "default";
   size_t n, npre = 7;
   if (!gguf_get_str(g, "tokenizer.ggml.model", &model, &n))
     return err_set(err, "%s: the key tokenizer.ggml.model is missing: the file holds no tokenizer", g->what);
+  if (n == 5 && !memcmp(model, "llama", 5)) return spm_tokenizer(g, V, out, err);
   if (n != 4 || memcmp(model, "gpt2", 4))
     return err_set(
-        err, "%s: tokenizer.ggml.model \"%.*s\" is not read yet (Stepformer reads gpt2, byte-level BPE)",
+        err,
+        "%s: tokenizer.ggml.model \"%.*s\" is not read yet (Stepformer reads gpt2, byte-level BPE, "
+        "and llama, SentencePiece)",
         g->what, (int)(n < 40 ? n : 40), model);
   gguf_get_str(g, "tokenizer.ggml.pre", &pre, &npre);
-  const char *pretok;
   char prename[48];
   snprintf(prename, sizeof prename, "%.*s", (int)(npre < 40 ? npre : 40), pre);
-  if (!strcmp(prename, "default") || !strcmp(prename, "gpt-2") || !strcmp(prename, "gpt2"))
+  size_t k = 0, npk = sizeof PRE / sizeof *PRE;
+  while (k < npk && (strlen(PRE[k].name) != npre || memcmp(PRE[k].name, pre, npre))) k++;
+  if (k == npk) {
+    char known[1024];
+    size_t at = 0;
+    for (size_t i = 0; i < npk && at < sizeof known; i++)
+      at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", i ? ", " : "", PRE[i].name);
+    return err_set(err,
+                   "%s: tokenizer.ggml.pre \"%s\" is not a split Stepformer knows (it knows %s): convert the "
+                   "model with one of these, or open its Hugging Face folder",
+                   g->what, prename, known);
+  }
+  PreKind kind = PRE[k].kind;
+  const char *pretok = NULL; // NULL: a Split, written below
+  if (kind == PRE_GPT2)
     pretok = "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"use_regex\":true}";
-  else if (!strcmp(prename, "llama-bpe") || !strcmp(prename, "llama3") || !strcmp(prename, "qwen2"))
-    pretok = NULL; // a Split, written below
-  else if (!strcmp(prename, "smollm"))
+  else if (kind == PRE_SMOLLM)
     pretok = "{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"Digits\",\"individual_digits\":true},"
              "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"use_regex\":true}]}";
-  else
-    return err_set(
-        err,
-        "%s: tokenizer.ggml.pre \"%s\" is not a split Stepformer knows (gpt-2, llama-bpe, qwen2, smollm)",
-        g->what, prename);
   const GgufKV *tk = gguf_find(g, "tokenizer.ggml.tokens"), *mk = gguf_find(g, "tokenizer.ggml.merges"),
                *tt = gguf_find(g, "tokenizer.ggml.token_type");
   if (!tk || tk->type != GGUF_ARRAY || tk->elem_type != GGUF_STRING)
@@ -718,7 +860,7 @@ static bool modern_tokenizer(const GgufFile *g, int64_t V, ModelTokenizer **out,
   if (pretok)
     p += sprintf(p, "%s", pretok);
   else {
-    const char *re = !strcmp(prename, "qwen2") ? SPLIT_QWEN2 : SPLIT_LLAMA3;
+    const char *re = kind == PRE_QWEN2 ? SPLIT_QWEN2 : SPLIT_LLAMA3;
     p += sprintf(p, "{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"Split\",\"pattern\":{\"Regex\":");
     json_escape(&p, re, strlen(re));
     p += sprintf(p,
@@ -745,7 +887,7 @@ static bool modern_tokenizer(const GgufFile *g, int64_t V, ModelTokenizer **out,
     p += sprintf(p, ":%lld\n", (long long)i);
     first = false;
   }
-  p += sprintf(p, "},\"merges\":[");
+  p += sprintf(p, "},\"ignore_merges\":%s,\"merges\":[", kind == PRE_LLAMA3 ? "true" : "false");
   for (uint64_t i = 0; i < nm; i++) {
     if (i) *p++ = ',';
     json_escape(&p, s[V + i], len[V + i]);
@@ -790,7 +932,7 @@ static char *modern_vocab(const GgufFile *g) {
     fine = bad != NULL;
     for (uint64_t i = 0; fine && i < V; i++) {
       uint64_t id = ix[i].i;
-      if (!len[id] || strlen(c[id]) != len[id] || memchr(s[id], '\n', len[id])) bad[id] = true;
+      if (!vocab_word_ok(s[id], len[id])) bad[id] = true;
       if (i && !strcmp(ix[i].name, ix[i - 1].name)) bad[ix[i].i > ix[i - 1].i ? ix[i].i : ix[i - 1].i] = true;
     }
     for (uint64_t i = 0; fine && i < V; i++) {

@@ -29,9 +29,12 @@
 // Tokenizer: tokenizer.ggml.model "gpt2" -- tokenizer.ggml.tokens (in id order, GPT-2's byte
 // alphabet) and tokenizer.ggml.merges ("a b", by rank); its token count must equal token_embd's
 // rows. GPT-2: the byte-level BPE of bpe.h. Llama/Qwen: the tokenizer.json these keys describe,
-// read by tokjson.h (token_type 3 and 4 are added tokens; tokenizer.ggml.pre gpt-2, llama-bpe,
-// qwen2 or smollm picks the split; add_bos_token + bos_token_id the BOS). "llama"
-// (SentencePiece with scores) is refused for now.
+// read by tokjson.h (token_type 3 and 4 are added tokens; tokenizer.ggml.pre names the split, one
+// of llama.cpp's names for GPT-2's, SmolLM's, Llama 3's or Qwen 2's split, others refused with the
+// list; add_bos_token + bos_token_id the BOS). "llama" (SentencePiece: Llama 2, TinyLlama, Mistral):
+// tokenizer.ggml.tokens, .scores (one per token) and .token_type made into a tokjson_from_spm
+// tokenizer (merges by score as llama.cpp's, byte fallback, control tokens matched first,
+// add_bos_token, add_eos_token, add_space_prefix; llama.cpp's defaults when absent).
 // Memory: before any tensor is converted, the floats the model needs are counted (the estimate,
 // gguf_estimate_bytes) and a model larger than the memory available is refused in one line;
 // each tensor is then dequantized into its own buffer and the file's pages it came from given back.

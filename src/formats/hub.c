@@ -12,8 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fileio.h" // defines: file_read_all, path_join
-#include "model.h"  // defines: Model, model_from_st, TOK_BPE
+#include "fileio.h"    // defines: file_read_all, path_join
+#include "model.h"     // defines: Model, model_from_st, TOK_BPE
+#include "tokenizer.h" // defines: vocab_word_ok
 
 #define HUB_MAX_CONFIG (1u << 20) // config.json and tokenizer_config.json: a few KB
 #define HUB_MAX_SIZE (1 << 20)    // any size in config.json (a width, a vocabulary)
@@ -767,7 +768,7 @@ static bool llama_vocab(Tx *x, const char *dir, int V) {
   }
   for (int i = 0; i < V; i++) {
     // a token with a newline in it, or one already given, would break the distinct lines
-    bool ok = tok[i] && !strchr(tok[i], '\n') && tok[i][0];
+    bool ok = tok[i] && vocab_word_ok(tok[i], strlen(tok[i]));
     for (int k = 0; ok && k < i; k++) ok = !tok[k] || strcmp(tok[k], tok[i]);
     p += ok ? sprintf(p, "%s", tok[i]) : sprintf(p, "<|unused %d|>", i);
     if (i + 1 < V) *p++ = '\n';

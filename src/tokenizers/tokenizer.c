@@ -131,7 +131,7 @@ bool vocab_from_lines(Vocab *v, const char *lines, Err *err) {
       vocab_free(v);
       return err_set(err, "vocabulary word %d is empty", i);
     }
-    long bad = utf8_invalid_at(v->words[i]);
+    long bad = utf8_invalid_at(v->words[i]); // (vocab_word_ok's rules, each with its own message)
     if (bad >= 0) {
       err_set(err, "vocabulary word %d is not UTF-8 text (byte %ld of it is 0x%02X)", i, bad + 1,
               (unsigned char)v->words[i][bad]);
@@ -290,3 +290,18 @@ void tokens_free(Tokens *t) {
 }
 
 const char *tokens_label(const Tokens *t, const Vocab *v, int i) { return v->words[t->ids[i]]; }
+
+bool vocab_word_ok(const char *w, size_t n) {
+  if (n == 0 || memchr(w, 0, n)) return false;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)w[i] < 0x20 || w[i] == 0x7f) return false;
+  for (size_t i = 0; i < n;) {
+    int k = utf8_lead_len((unsigned char)w[i]);
+    if (k == 0 || i + (size_t)k > n) return false;
+    char seq[5] = {0};
+    memcpy(seq, w + i, (size_t)k);
+    if (utf8_seq_len(seq) != k) return false;
+    i += (size_t)k;
+  }
+  return true;
+}

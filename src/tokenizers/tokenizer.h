@@ -14,6 +14,7 @@
 #define SF_TOKENIZER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "err.h" // defines: Err
 
@@ -43,6 +44,9 @@ bool vocab_from_text(Vocab *v, const char *text, Err *err);
 // Newline-joined words (malloc'd), the inverse of vocab_from_lines.
 char *vocab_to_lines(const Vocab *v);
 int vocab_find(const Vocab *v, const char *word); // id, or -1
+// True when w[0..n) can be a line of vocab_from_lines: not empty, UTF-8, no control character
+// (nor a newline or a 0 byte). The loaders write "<|unused N|>" for a token that cannot.
+bool vocab_word_ok(const char *w, size_t n);
 void vocab_free(Vocab *v);
 
 // Splits text into lowercase words (no vocabulary): fills words, returns the count, at most max.

@@ -118,6 +118,37 @@ bool tokjson_load(TokJson *t, const char *json, size_t len, const char *name, Er
 bool tokjson_load_file(TokJson *t, const char *path, Err *err);
 void tokjson_free(TokJson *t);
 
+// A SentencePiece BPE vocabulary as GGUF writes it (tokenizer.ggml.model = llama): tokens, their
+// scores and types (llama.cpp's LLAMA_TOKEN_TYPE_*). tokjson_from_spm makes it a TokJson that
+// encodes as llama.cpp's SentencePiece tokenizer does (tokjson_spm.c says how): merges by score,
+// CONTROL/UNKNOWN/USER_DEFINED tokens matched first, byte fallback through the BYTE tokens <0xHH>.
+enum {
+  TJ_TOKEN_NORMAL = 1,
+  TJ_TOKEN_UNKNOWN = 2,
+  TJ_TOKEN_CONTROL = 3,
+  TJ_TOKEN_USER_DEFINED = 4,
+  TJ_TOKEN_UNUSED = 5, // kept as a normal token (llama.cpp still merges into it)
+  TJ_TOKEN_BYTE = 6,
+};
+#define TOKJSON_SPM_FIX "convert the model again with llama.cpp's convert_hf_to_gguf.py"
+
+typedef struct {
+  const char *name;          // the source, for messages ("model.gguf (tokenizer.ggml.*)")
+  int n;                     // V
+  const char *const *tokens; // [V] not NUL-terminated
+  const size_t *lens;        // [V]
+  const float *scores;       // [V], or NULL (every score 0)
+  const int *types;          // [V] TJ_TOKEN_*, or NULL (all normal)
+  int bos, eos, unk;         // ids, -1 when none (unk: for characters without a token when there
+                             // are no byte tokens)
+  bool add_bos, add_eos, add_space_prefix;
+} TokJsonSpm;
+
+// False with one line in err ("NAME: what is wrong: how to fix it") when a token is empty, holds a
+// 0 byte or is there twice, a type is not 1..6, a BYTE token is not <0xHH>, a score is NaN, a byte
+// token of the 256 is missing while others are there, or BOS/EOS/unk is not a token.
+bool tokjson_from_spm(TokJson *t, const TokJsonSpm *spm, Err *err);
+
 // Encodes text[0..len) (any bytes) into a malloc'd *ids (free it; not NULL when *n == 0).
 // add_special: the post-processor's tokens (BOS) around the text. parse_special: special added
 // tokens written in the text are their ids (the library's default); false: they are text.

@@ -9,7 +9,7 @@
 // one forward pass on a short sentence tokenized by the file's own tokenizer.
 // Any crash, sanitizer report or broken promise (__builtin_trap) is a bug.
 // Build and run as fuzz_safetensors.c says; seeds in tests/fuzz/corpus/gguf/ (GGUF files made by
-// tests/gen_gguf_fixtures.py).
+// tests/gen_gguf_fixtures.py, and the SentencePiece spm-*.gguf by tests/gen_gguf_spm.py).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
