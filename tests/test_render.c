@@ -865,6 +865,23 @@ static void check_lens_words(const Trace *t, const char *what) {
   scene_free(&s);
 }
 
+// The saliency is kept for the last pass too: the percentages drawn for a pass are its own (two
+// sentences of the same words in another order do not share them), and the same again when redrawn.
+static void saliency_percents(const Trace *t, char *out, size_t cap) {
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_DARK));
+  o.inside = INSIDE_SALIENCY;
+  ViewLayout lay;
+  view_render(&s, t, trace_step_find(t, STEP_PREDICT, -1), &o, 0, 0, 1280, 720, &lay);
+  out[0] = 0;
+  for (int k = 0; k < s.n; k++)
+    if (s.cmds[k].kind == CMD_TEXT && strchr(s.cmds[k].text, '%') && strlen(s.cmds[k].text) < 12 &&
+        strlen(out) + strlen(s.cmds[k].text) + 2 < cap)
+      strcat(out, s.cmds[k].text), strcat(out, "|");
+  scene_free(&s);
+}
+
 static Trace *bank_trace(const char *text, Model **m) {
   char path[1024];
   snprintf(path, sizeof path, "%s/../assets/models/bank.safetensors", check_test_dir());
@@ -888,6 +905,10 @@ static void test_lens_cache(void) {
   check_lens_words(a, "first sentence");
   check_lens_words(b, "the same words in another order");
   check_lens_words(a, "the first again");
+  char sa[2048], sb[2048], sa2[2048];
+  saliency_percents(a, sa, sizeof sa), saliency_percents(b, sb, sizeof sb),
+      saliency_percents(a, sa2, sizeof sa2);
+  CHECK(sa[0] && strcmp(sa, sb) && !strcmp(sa, sa2), "saliency: %s / %s / %s", sa, sb, sa2);
   trace_free(a), trace_free(b), model_free(ma), model_free(mb);
 }
 

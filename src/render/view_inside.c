@@ -392,13 +392,43 @@ static void headview(Scene *s, const Trace *t, const ViewOptions *o, int l, floa
 }
 
 // ---------------------------------------------------------------- saliency
+// The saliency is a backward pass through the whole model: kept for the last pass and position as
+// the lens is (a copy out: L floats), so that moving the pointer does not run it again.
+static struct {
+  pthread_mutex_t mu;
+  int L, pos, pos_out, tok;
+  uint64_t key;
+  float *sal;
+} sal_cache = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, NULL};
+
+static bool saliency_get(const Trace *t, int pos, float *sal, int *pos_out, int *tok, Err *err) {
+  uint64_t key = lens_key(t);
+  pthread_mutex_lock(&sal_cache.mu);
+  bool hit = sal_cache.sal && sal_cache.L == t->L && sal_cache.pos == pos && sal_cache.key == key;
+  if (!hit) {
+    float *keep = realloc(sal_cache.sal, sizeof(float) * (size_t)t->L);
+    if (keep) sal_cache.sal = keep;
+    sal_cache.L = 0;
+    if (!keep || !inside_saliency(t, pos, -1, sal_cache.sal, &sal_cache.pos_out, &sal_cache.tok, err)) {
+      if (!keep) err_set(err, "out of memory");
+      pthread_mutex_unlock(&sal_cache.mu);
+      return false;
+    }
+    sal_cache.L = t->L, sal_cache.pos = pos, sal_cache.key = key;
+  }
+  memcpy(sal, sal_cache.sal, sizeof(float) * (size_t)t->L);
+  *pos_out = sal_cache.pos_out, *tok = sal_cache.tok;
+  pthread_mutex_unlock(&sal_cache.mu);
+  return true;
+}
+
 static void saliency(Scene *s, const Trace *t, const ViewOptions *o, float x, float y, float w, float h) {
   const Theme *th = o->theme;
   int L = t->L, pos = position_of(t, o), tok = -1;
   float fs = label_px(o, h);
   float *sal = malloc(sizeof(float) * (size_t)L);
   Err err = {0};
-  if (!sal || !inside_saliency(t, pos, -1, sal, &pos, &tok, &err)) {
+  if (!sal || !saliency_get(t, pos, sal, &pos, &tok, &err)) {
     message(s, o, x, y, fs, sal ? err.msg : "out of memory");
     free(sal);
     return;
