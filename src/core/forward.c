@@ -27,6 +27,7 @@
 #include "gemm.h"        // defines: GemmWeights, gemm_matmul_t, GEMM_NR
 #include "gemm_blocks.h" // defines: gemm_blocks_matmul_t
 #include "mat.h"         // defines: Mat, mat_matmul_t, mat_softmax_rows, mat_layernorm_rows ...
+#include "modern_rows.h" // defines: rmsnorm_rows, silu_mul_rows, rope_rows
 #include "par.h"         // defines: par_run, par_threads
 
 // A job smaller than this (in multiply-adds, or elementwise operations) runs on one thread: the
@@ -243,14 +244,31 @@ static void edit_scores(const Head *hd, int r0, int r1) {
 // keeps the scores before the mask too; without a mask there is nothing to do (S is S + M).
 static void apply_mask(const Head *hd, int r0, int r1) {
   if (!hd->causal) return;
-  mat_copy(rows(hd->masked, r0, r1 - r0), rows(hd->s, r0, r1 - r0));
-  for (int i = r0; i < r1; i++)
-    for (int j = i + 1; j < hd->masked.cols; j++) MAT_AT(hd->masked, i, j) = -INFINITY;
+  int keys = hd->masked.cols;
+  for (int i = r0; i < r1; i++) {
+    int n = imin(i + 1, keys); // keys 0..i stay
+    float *m = &MAT_AT(hd->masked, i, 0);
+    memcpy(m, &MAT_AT(hd->s, i, 0), sizeof(float) * (size_t)n);
+    for (int j = n; j < keys; j++) m[j] = -INFINITY;
+  }
 }
 
-// Stage 9: A_h = softmax(S_h + M) [L, L], row by row, rows r0..: each row sums to 1.
+// Stage 9: A_h = softmax(S_h + M) [L, L], row by row, rows r0..: each row sums to 1. Under the
+// causal mask only keys 0..i take part (the others' weights are exactly 0, as exp(-inf) would
+// give them): half the exponentials of the full rows.
 static void softmax_rows(const Head *hd, int r0, int r1) {
-  mat_softmax_rows(rows(hd->a, r0, r1 - r0), rows(hd->masked, r0, r1 - r0));
+  if (!hd->causal) {
+    mat_softmax_rows(rows(hd->a, r0, r1 - r0), rows(hd->masked, r0, r1 - r0));
+    return;
+  }
+  int keys = hd->a.cols;
+  for (int i = r0; i < r1; i++) {
+    int n = imin(i + 1, keys);
+    float *a = &MAT_AT(hd->a, i, 0);
+    mat_softmax_rows(mat_view(a, 1, n), mat_view(&MAT_AT(hd->masked, i, 0), 1, n));
+    float rest = isnan(a[0]) ? NAN : 0.0f; // a row with no finite score is NaN throughout, as before
+    for (int j = n; j < keys; j++) a[j] = rest;
+  }
 }
 
 // Stage 10: A_h V_h [L, d_k], rows r0..: each query's weighted sum of the value rows.
@@ -343,14 +361,28 @@ static Head head_views(const Trace *t, const AttnBlock *b, int h) {
 
 // K_h and V_h serve every block of query rows: with room in the trace for them, and a product
 // large enough for gemm.h, they are packed once per head (K_h for S = Q_h·K_hᵀ, V_h transposed
-// for A_h·V_h) and every block multiplies from the packed copies.
-static void pack_keys_values(Head *hd, const Trace *t, int h) {
+// for A_h·V_h) and every block multiplies from the packed copies. Under grouped-query attention
+// the copies are those of K/V head `kv`, packed once (pack_group) and read by every query head
+// of its group; `pack` false only points hd at them.
+static void pack_keys_values(Head *hd, const Trace *t, int kv, bool pack) {
   int L = hd->k.rows, dk = hd->k.cols; // L keys
   if (!t->attn_packed || !forward_use_gemm || (long)L * L * dk <= mat_naive_max_madds) return;
   size_t kf = gemm_packed_floats(L, dk);
-  float *buf = t->attn_packed + (size_t)h * (kf + gemm_packed_floats(dk, L));
-  gemm_pack_into(&hd->kp, buf, hd->k);
-  gemm_pack_t_into(&hd->vp, buf + kf, hd->v);
+  float *buf = t->attn_packed + (size_t)kv * (kf + gemm_packed_floats(dk, L));
+  if (pack) {
+    gemm_pack_into(&hd->kp, buf, hd->k);
+    gemm_pack_t_into(&hd->vp, buf + kf, hd->v);
+  } else {
+    hd->kp = (GemmWeights){buf, L, dk};
+    hd->vp = (GemmWeights){buf + kf, dk, L};
+  }
+}
+
+// Task kv of grouped-query attention: K/V head kv packed, for the query heads of its group.
+static void pack_group(void *ctx, int kv) {
+  const HeadJob *job = ctx;
+  Head hd = head_views(job->t, job->b, kv * job->b->group);
+  pack_keys_values(&hd, job->t, kv, true);
 }
 
 // Task h: head h's attention, block of query rows by block, so that a block's scores, weights and
@@ -362,7 +394,8 @@ static void attention_head(void *ctx, int h) {
   Head hd = head_views(job->t, job->b, h);
   int L = hd.q.rows, keys = hd.s.cols; // the encoder's self-attention: L == keys
   st->split(&hd, 0, L);
-  pack_keys_values(&hd, job->t, h);
+  bool grouped = job->b->group > 1;
+  pack_keys_values(&hd, job->t, grouped ? h / job->b->group : h, !grouped);
   int block = ATTN_BLOCK_FLOATS / keys < 8 ? 8 : ATTN_BLOCK_FLOATS / keys;
   for (int r0 = 0; r0 < L; r0 += block)
     for (size_t i = 0; i < sizeof st->block / sizeof st->block[0] && st->block[i]; i++)
@@ -370,10 +403,15 @@ static void attention_head(void *ctx, int h) {
 }
 
 // Stages 6–11 of an attention block, a head per task: on two threads the heads are shared out
-// (par.h).
+// (par.h). Grouped-query attention (K and V already split into their heads) packs each K/V head
+// first, once for its whole group.
 static void attention(Trace *t, const AttnBlock *b, const AttentionStages *stages) {
   HeadJob job = {t, b, stages};
   const TraceTensor *s = &t->t[b->s];
+  if (b->group > 1) {
+    const TraceTensor *k = &t->t[b->K];
+    run_tasks(t->cfg.H / b->group, pack_group, &job, 2L * k->rows * k->cols * t->cfg.H / b->group);
+  }
   run_tasks(t->cfg.H, attention_head, &job, 2L * s->rows * s->cols * t->cfg.D);
 }
 
@@ -399,22 +437,14 @@ static AttnBlock encoder_block(const Trace *t, int l) {
 
 // ---------------------------------------------------------------- today's decoders (issue 34)
 
-// y = x / sqrt(mean(x²) + eps) · g (· (1 + g) with offset) row by row, [rows, n]: the sum of
-// squares in double, the scale rounded to float once (LlamaRMSNorm: float32, rsqrt).
+// y = x / sqrt(mean(x²) + eps) · g (· (1 + g) with offset) row by row, [rows, n] (modern_rows.h);
+// rms, when given, receives each row's rms for the view.
 static void rms_norm_rows_to(Mat y, Mat x, const float *g, float eps, bool offset, float *rms) {
-  for (int i = 0; i < x.rows; i++) {
-    const float *xi = &MAT_AT(x, i, 0);
-    float *yi = &MAT_AT(y, i, 0);
-    double ss = 0;
-    for (int j = 0; j < x.cols; j++) ss += (double)xi[j] * xi[j];
-    if (rms) rms[i] = (float)sqrt(ss / x.cols + (double)eps); // each row's rms, for the view
-    float r = (float)(1.0 / sqrt(ss / x.cols + (double)eps));
-    for (int j = 0; j < x.cols; j++) yi[j] = (xi[j] * r) * (offset ? 1.0f + g[j] : g[j]);
-  }
+  rmsnorm_rows(y, x, g, eps, offset, rms);
 }
 
 static void rms_norm_rows(Mat y, Mat x, const float *g, float eps, bool offset) {
-  rms_norm_rows_to(y, x, g, eps, offset, NULL);
+  rmsnorm_rows(y, x, g, eps, offset, NULL);
 }
 
 // The RoPE angles φ[i, k] = i·θ_k [L, d_k/2], θ_k = Θ^(-2k/d_k) as Hugging Face's rotary embedding
@@ -458,19 +488,20 @@ static void rope_angles(float *phi, int L, const ModelConfig *c) {
   for (int i = 0; i < L; i++) rope_angle_row(phi + (size_t)i * (model_dk(c) / 2), i, c);
 }
 
-// hidden = act(gate) ⊙ up [rows, F]: SiLU (SwiGLU) or GELU (GeGLU, either form).
+// hidden = act(gate) ⊙ up [rows, F]: SiLU (SwiGLU, modern_rows.h) or GELU (GeGLU, either form).
 static void gated_hidden(Mat hidden, Mat gate, Mat up, Activation act) {
+  if (act == ACT_SILU) {
+    silu_mul_rows(hidden, gate, up);
+    return;
+  }
   if (act == ACT_GELU_TANH)
     gelu_tanh_rows(hidden, gate);
-  else if (act == ACT_GELU)
+  else
     mat_gelu(hidden, gate);
   for (int i = 0; i < gate.rows; i++) {
-    const float *g = &MAT_AT(gate, i, 0), *u = &MAT_AT(up, i, 0);
+    const float *u = &MAT_AT(up, i, 0);
     float *h = &MAT_AT(hidden, i, 0);
-    for (int j = 0; j < gate.cols; j++) {
-      float a = act == ACT_SILU ? g[j] / (1.0f + expf(-g[j])) : h[j];
-      h[j] = a * u[j];
-    }
+    for (int j = 0; j < gate.cols; j++) h[j] *= u[j];
   }
 }
 
@@ -485,21 +516,13 @@ static void rope_cos_sin(float *cs, const float *phi, int rows, int n) {
     }
 }
 
-// x [L, d_k] (one head) rotated in place by the angles whose cosines and sines are cs [L, d_k]
+// y [L, d_k] (one head) = x rotated by the angles whose cosines and sines are cs [L, d_k]
 // (rope_cos_sin): halves (dimension k with k + d_k/2, rotate_half) or adjacent pairs (2k, 2k + 1).
-static void rope_rotate(Mat x, const float *csin, RopeStyle style) {
-  int n = x.cols / 2;
-  for (int i = 0; i < x.rows; i++) {
-    float *r = &MAT_AT(x, i, 0);
-    for (int k = 0; k < n; k++) {
-      float cs = csin[(size_t)i * 2 * n + k], sn = csin[(size_t)i * 2 * n + n + k];
-      int j0 = style == ROPE_PAIRS ? 2 * k : k, j1 = style == ROPE_PAIRS ? 2 * k + 1 : k + n;
-      float x0 = r[j0], x1 = r[j1];
-      r[j0] = x0 * cs - x1 * sn;
-      r[j1] = x1 * cs + x0 * sn;
-    }
-  }
+static void rope_rotate_to(Mat y, Mat x, const float *csin, RopeStyle style) {
+  rope_rows(y, x, csin, style == ROPE_PAIRS ? ROPE_ROWS_PAIRS : ROPE_ROWS_HALVES);
 }
+
+static void rope_rotate(Mat x, const float *csin, RopeStyle style) { rope_rotate_to(x, x, csin, style); }
 
 // Head h of a projection block [L, heads·d_k] (columns h·d_k..) into dst [L, d_k], then the
 // QK-norm (RMSNorm over d_k with gain g) when g is given.
@@ -534,11 +557,14 @@ static void layer_forward_modern(Trace *t, int l) {
     take_head(head(&T[y->V], h), vb, h, NULL, c);
   }
   // RoPE: Q and K turned by their positions' angles (none: Q and K as they are)
-  memcpy(T[y->Q].data, T[y->Q_norope].data, sizeof(float) * (size_t)H * L * dk);
-  memcpy(T[y->K].data, T[y->K_norope].data, sizeof(float) * (size_t)Hk * L * dk);
   if (c->rope) {
-    for (int h = 0; h < H; h++) rope_rotate(head(&T[y->Q], h), t->rope_cs, c->rope);
-    for (int h = 0; h < Hk; h++) rope_rotate(head(&T[y->K], h), t->rope_cs, c->rope);
+    for (int h = 0; h < H; h++)
+      rope_rotate_to(head(&T[y->Q], h), head(&T[y->Q_norope], h), t->rope_cs, c->rope);
+    for (int h = 0; h < Hk; h++)
+      rope_rotate_to(head(&T[y->K], h), head(&T[y->K_norope], h), t->rope_cs, c->rope);
+  } else {
+    memcpy(T[y->Q].data, T[y->Q_norope].data, sizeof(float) * (size_t)H * L * dk);
+    memcpy(T[y->K].data, T[y->K_norope].data, sizeof(float) * (size_t)Hk * L * dk);
   }
 
   // scores, mask, softmax, weighted values, concat: query head h reads K/V head h / (H / H_kv)
