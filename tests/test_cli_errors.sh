@@ -305,10 +305,14 @@ expect_error "existing --out, empty text" - "no words" -- \
   bad_model nan '"embed.weight"' "NaN" "[1,9]"
   mkst "$T/one-layer.safetensors" "${json/'"n_layers":"2"'/'"n_layers":"1"'}" "$T/data.bin"
   bad_model one-layer '"layers.1.' "n_layers=1"
-  # too many heads for so many words: refused before allocating, not killed for memory
+  # too many heads for so many words: refused before allocating, not killed for memory (on a
+  # machine of 1 GiB: SF_MEMORY_LIMIT; the 6 GiB of this trace fit in many machines' memory)
   words=$(for i in $(seq 512); do printf 'w%d ' "$i"; done)
   expect_error "512 words through 2048 heads" "$T/out" "GiB" "shorten the sentence" -- \
-    "$SF" dump --random D=2048,H=2048,F=16,layers=1 --text "$words" --out "$T/out"
+    env SF_MEMORY_LIMIT=1G "$SF" dump --random D=2048,H=2048,F=16,layers=1 --text "$words" --out "$T/out"
+  # a random model larger than the memory: one line
+  expect_error "a random model larger than the memory" "$T/out" "of memory are available" -- \
+    env SF_MEMORY_LIMIT=64M "$SF" dump --random D=2048,H=16,F=8192,layers=4 --text "a b" --out "$T/out"
   # one limit on the sentence for every command (MODEL_SOURCE_MAX_TOKENS): 512 tokens fit, 513 not
   words=$(printf 'a %.0s' $(seq 513))
   expect_error "dump of 513 words" "$T/out" "--text" "513 words" "at most 512" -- \
@@ -319,8 +323,9 @@ expect_error "existing --out, empty text" - "no words" -- \
     "$SF" stages --random D=8,H=2 --text "$words"
   "$SF" dump --random D=8,H=2 --text "${words% a }" --out "$T/out512" >/dev/null ||
     fail "dump of 512 words: refused"
-  expect_error "--random of 539 M parameters" "$T/out" "--random" "parameters" -- \
-    "$SF" dump --random D=8192,H=8 --out "$T/out"
+  # 539 M parameters (2 GiB, more with packed copies) on a machine of 1 GiB: refused before allocating
+  expect_error "--random of 539 M parameters in 1 GiB" "$T/out" "random model" "parameters" "1.00 GiB of memory" -- \
+    env SF_MEMORY_LIMIT=1G "$SF" dump --random D=8192,H=8 --out "$T/out"
 }
 
 {

@@ -7,7 +7,7 @@
 // logits are near the F32 file's and not equal. llama.cpp itself on the F32 file
 // (tests/gen_gguf_llamacpp_ref.mjs, once): the same token ids, the next-token probabilities within
 // 5e-4 (llama.cpp's GELU goes through a half-precision table). Refusals: an architecture Stepformer does not
-// open, a model larger than the memory (gguf_memory_available), a tokenizer of another size.
+// open, a model larger than the memory (mem_available_override), a tokenizer of another size.
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +18,8 @@
 #include "fileio.h"       // defines: file_read_all
 #include "forward.h"      // defines: model_forward
 #include "gguf.h"         // defines: GgufFile, gguf_open
-#include "gguf_model.h"   // defines: gguf_memory_available, gguf_estimate_bytes
+#include "gguf_model.h"   // defines: gguf_estimate_bytes
+#include "memsize.h"      // defines: mem_available_override
 #include "golden_ref.h"   // defines: golden_compare
 #include "model.h"        // defines: Model
 #include "model_load.h"   // defines: model_load
@@ -251,14 +252,14 @@ static void refusals(void) {
   uint64_t need = g.kv ? gguf_estimate_bytes(&g, &err) : 0;
   CHECK(need == 4ull * 11792, "the estimate is the float32 parameters: %llu", (unsigned long long)need);
   if (g.kv) gguf_close(&g);
-  gguf_memory_available = 40000;
+  mem_available_override = 40000;
   err.msg[0] = 0;
   m = model_load(path, &err);
   CHECK(!m && strstr(err.msg, "the model takes 47.2 kB once dequantized to float32") &&
             strstr(err.msg, "but 40.0 kB of memory are available"),
         "memory refusal: %s", err.msg);
   model_free(m);
-  gguf_memory_available = 0;
+  mem_available_override = 0;
 }
 
 int main(void) {

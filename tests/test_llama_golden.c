@@ -22,6 +22,7 @@
 #include "model.h"        // defines: Model
 #include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
+#include "safetensors.h"  // defines: st_map_min_bytes
 #include "trace.h"        // defines: Trace, trace_new
 
 enum { N_CASES = 10 };
@@ -112,6 +113,36 @@ static int run_cases(const char *refdir, GoldenRow *rows, int n) {
     model_free(m);
   }
   return stages;
+}
+
+// The paths of a large model (issues 34-35), on the fixtures: every file mapped as a 1B checkpoint's
+// is (st_map_min_bytes 0; the shards of a sharded folder into one region, F32 tensors read in place),
+// and layer matrices of the model's own (BF16, F16, the canonical file's) left unpacked as a 1B's are
+// (model_pack_own_max 0: the forward packs block by block, gemm_blocks.h, with every product on the
+// packed kernels: mat_naive_max_madds and mat_loop_max_rows 0). The same stages either way.
+static void check_large_paths(const char *refdir, GoldenRow *rows, int n) {
+  size_t map_min = st_map_min_bytes;
+  int64_t own_max = model_pack_own_max;
+  long naive = mat_naive_max_madds;
+  int loop_rows = mat_loop_max_rows;
+  st_map_min_bytes = 0, model_pack_own_max = 0, mat_naive_max_madds = 0, mat_loop_max_rows = 0;
+  printf("== mapped files, own layer matrices unpacked (block by block)\n");
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%.4000s/qwen3-sharded", refdir);
+  Err err = {0};
+  Model *m = model_load(dir, &err);
+  CHECK(m && m->map && (const uint8_t *)m->embed >= m->map && (const uint8_t *)m->embed < m->map + m->map_len,
+        "qwen3-sharded: its shards mapped, the embedding read in place: %s", err.msg);
+  model_free(m);
+  snprintf(dir, sizeof dir, "%.4000s/llama3-bf16", refdir);
+  m = model_load(dir, &err);
+  CHECK(m && !m->map && !m->layers[0].in_proj_packed.panels && !m->layers[1].linear2_packed.panels,
+        "llama3-bf16: converted, so its own; not packed with model_pack_own_max 0: %s", err.msg);
+  model_free(m);
+  int stages = run_cases(refdir, rows, n);
+  CHECK(stages >= N_CASES * 40, "%d stages compared, mapped and unpacked", stages);
+  st_map_min_bytes = map_min, model_pack_own_max = own_max, mat_naive_max_madds = naive;
+  mat_loop_max_rows = loop_rows;
 }
 
 // The stages a learner steps through in one layer of a Qwen 3 model, in order.
@@ -263,6 +294,7 @@ int main(void) {
   mat_naive_max_madds = saved;
   forward_use_gemm = true;
   gemm_use(was);
+  check_large_paths(refdir, rows, n);
   check_steps(refdir);
   check_kv_cache(refdir, rows, n);
   check_bad_configs(refdir);

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "gemm.h"         // defines: gemm_kernel, gemm_kernel_name, gemm_kernel_about
+#include "memsize.h"      // defines: mem_human
 #include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: ModelTokenizer
 #include "modelstore.h"   // defines: modelstore_list
@@ -156,6 +157,15 @@ int cli_info(int argc, char **argv) {
   char features[256];
   if (*model_features(m, features, sizeof features)) printf("features   %s\n", features);
   printf("parameters %ld\n", m->n_params);
+  uint64_t mapped, own, packed; // what the open model holds (model_memory)
+  model_memory(m, &mapped, &own, &packed);
+  char tot[32], a[32], b[32], p[32];
+  mem_human(tot, sizeof tot, mapped + own), mem_human(a, sizeof a, mapped), mem_human(b, sizeof b, own);
+  mem_human(p, sizeof p, packed);
+  printf("memory     %s of float32 weights (%s in the file's mapping, read when needed; %s of its own), %s "
+         "packed "
+         "copies%s\n",
+         tot, a, b, p, packed || !model_layer_matrix_floats(c) ? "" : " (the forward packs block by block)");
   printf("kernel     %s (%s)\n", gemm_kernel_name(gemm_kernel()), gemm_kernel_about(gemm_kernel()));
   if (m->has_seed) printf("seed       %llu\n", (unsigned long long)m->seed);
   model_free(m);

@@ -1,7 +1,9 @@
 // fileio.c -- see fileio.h.
+#define _DEFAULT_SOURCE // MAP_ANONYMOUS, MAP_NORESERVE (file_map_many)
 #include "fileio.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -117,6 +119,51 @@ const void *file_map(const char *path, size_t *len, Err *err) {
   if (p == MAP_FAILED) return err_set(err, "%s: cannot map: %s", path, strerror(errno)), NULL;
   *len = (size_t)st.st_size;
   return p;
+}
+
+const void *file_map_many(const char *const *paths, int n, size_t *lens, size_t *offsets, size_t *total,
+                          Err *err) {
+  long page = sysconf(_SC_PAGE_SIZE);
+  size_t pg = page > 0 ? (size_t)page : 4096, sum = 0;
+  int *fds = calloc((size_t)(n > 0 ? n : 1), sizeof(int));
+  if (!fds) return err_set(err, "out of memory"), NULL;
+  for (int i = 0; i < n; i++) fds[i] = -1;
+  uint8_t *base = NULL;
+  bool ok = n > 0;
+  for (int i = 0; ok && i < n; i++) { // each file's size, its place in the region (page-aligned)
+    struct stat st;
+    fds[i] = open(paths[i], O_RDONLY);
+    if (fds[i] < 0) {
+      ok = err_set(err, "%s: cannot open: %s", paths[i], strerror(errno));
+    } else if (fstat(fds[i], &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+      ok = err_set(err, "%s: not a regular, non-empty file", paths[i]);
+    } else if ((uint64_t)st.st_size > SIZE_MAX / 2 - sum) {
+      ok = err_set(err, "%s: too large to map", paths[i]);
+    } else {
+      lens[i] = (size_t)st.st_size, offsets[i] = sum;
+      sum += (lens[i] + pg - 1) / pg * pg;
+    }
+  }
+  if (ok) { // one reservation, then every file mapped into its slice of it
+    void *r = mmap(NULL, sum, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED)
+      ok =
+          err_set(err, "cannot reserve %zu bytes of address space for %d files: %s", sum, n, strerror(errno));
+    else
+      base = r;
+  }
+  for (int i = 0; ok && i < n; i++)
+    if (mmap(base + offsets[i], lens[i], PROT_READ, MAP_PRIVATE | MAP_FIXED, fds[i], 0) == MAP_FAILED)
+      ok = err_set(err, "%s: cannot map: %s", paths[i], strerror(errno));
+  for (int i = 0; i < n; i++)
+    if (fds[i] >= 0) close(fds[i]); // the mappings stay valid
+  free(fds);
+  if (!ok) {
+    if (base) munmap(base, sum);
+    return NULL;
+  }
+  *total = sum;
+  return base;
 }
 
 void file_unmap(const void *data, size_t len) {

@@ -37,6 +37,12 @@ char *file_read_all(const char *path, size_t *len, size_t max_len, Err *err);
 // so a large file of which little is used (a font) costs little. Release with file_unmap.
 const void *file_map(const char *path, size_t *len, Err *err);
 void file_unmap(const void *data, size_t len);
+// Maps n files read-only into one region of the address space, one after the other, each starting on a
+// page boundary: file i's bytes are at base + offsets[i], lens[i] of them. A sharded checkpoint's files
+// (model-00001-of-00003.safetensors ...) so become one mapping, which one file_unmap(base, *total)
+// releases. NULL with err naming the file when one cannot be opened or mapped.
+const void *file_map_many(const char *const *paths, int n, size_t *lens, size_t *offsets, size_t *total,
+                          Err *err);
 
 // Creates dir (one level) if it does not exist; *created tells whether it did.
 bool dir_ensure(const char *dir, bool *created, Err *err);

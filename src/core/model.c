@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "memsize.h"      // defines: mem_available, mem_max_floats, mem_human
 #include "model_tokens.h" // defines: model_tokenizer_free
 #include "rng.h"          // defines: rng_seed, rng_xavier_uniform, rng_fill_normal
 #include "stfile.h"       // defines: StFile, st_find, st_meta, st_free
@@ -21,7 +22,9 @@
 #define MAX_VOCAB 200000
 #define MAX_POS 65536 // rows of a learned position table
 #define MAX_CLASSES 4096
-#define MAX_PARAMS (1L << 29) // 2 GiB of floats: far above any model a class looks at
+// No fixed cap on parameters below mem_max_floats() (memsize.h: 64 GiB of floats, so that no byte
+// count overflows): what the machine can hold decides (model_memory_check). Llama 3.2 1B has 1.24
+// billion, 4.6 GiB as float32; Llama 3.1 8B, 8.03 billion, 29.9 GiB.
 
 ModelConfig model_config_default(void) {
   return (ModelConfig){.V = 0,
@@ -118,12 +121,13 @@ bool model_config_check(const ModelConfig *c, const char *what, Err *err) {
                    MAX_POS);
   if (!(c->ln_eps > 0.0f && c->ln_eps < 1.0f))
     return err_set(err, "%s: layer_norm_eps must be in (0, 1)", what);
-  long n = model_param_count(c, true, true);
-  if (n > MAX_PARAMS)
+  int64_t n = model_param_count(c, true, true);
+  if (n > mem_max_floats())
     return err_set(err,
-                   "%s: D=%d, F=%d, %d layer%s and %d words make %ld parameters, more than the %ld (2 GiB) "
+                   "%s: D=%d, F=%d, %d layer%s and %d words make %lld parameters, more than the %lld "
                    "Stepformer holds: choose a smaller D, F or number of layers",
-                   what, c->D, c->F, c->n_layers, c->n_layers == 1 ? "" : "s", c->V, n, MAX_PARAMS);
+                   what, c->D, c->F, c->n_layers, c->n_layers == 1 ? "" : "s", c->V, (long long)n,
+                   (long long)mem_max_floats());
   return true;
 }
 
@@ -212,17 +216,41 @@ bool model_config_parse(ModelConfig *c, uint64_t *seed, const char *spec, Err *e
   return true;
 }
 
-long model_param_count(const ModelConfig *c, bool with_head, bool with_norm) {
-  long D = c->D, F = c->F, V = c->V, Vt = c->V_t;
-  long QKV = (long)(c->H + 2 * model_hkv(c)) * model_dk(c), HD = (long)c->H * model_dk(c);
-  long per_layer = QKV * D + QKV + D * HD + D + F * D + F + D * F + D + 4 * D + (c->gated ? F * D : 0) +
-                   (c->qk_norm ? 2L * model_dk(c) : 0);
+int64_t model_param_count(const ModelConfig *c, bool with_head, bool with_norm) {
+  int64_t D = c->D, F = c->F, V = c->V, Vt = c->V_t;
+  int64_t QKV = (int64_t)(c->H + 2 * model_hkv(c)) * model_dk(c), HD = (int64_t)c->H * model_dk(c);
+  int64_t per_layer = QKV * D + QKV + D * HD + D + F * D + F + D * F + D + 4 * D + (c->gated ? F * D : 0) +
+                      (c->qk_norm ? 2 * (int64_t)model_dk(c) : 0);
   if (c->n_dec_layers > 0) { // encoder-decoder: + cross-attention and norm3 per decoder layer
-    long per_dec = per_layer + 4 * D * D + 4 * D + 2 * D;
+    int64_t per_dec = per_layer + 4 * D * D + 4 * D + 2 * D;
     return V * D + Vt * D + c->n_layers * per_layer + 2 * D + c->n_dec_layers * per_dec + 2 * D + Vt * D + Vt;
   }
-  long pos = c->learned_pos ? (long)c->max_pos * D : 0;
+  int64_t pos = c->learned_pos ? (int64_t)c->max_pos * D : 0;
   return V * D + pos + c->n_layers * per_layer + (with_head ? V * D + V : 0) + (with_norm ? 2 * D : 0);
+}
+
+int64_t model_layer_matrix_floats(const ModelConfig *c) {
+  int64_t D = c->D, F = c->F;
+  int64_t QKV = (int64_t)(c->H + 2 * model_hkv(c)) * model_dk(c), HD = (int64_t)c->H * model_dk(c);
+  int64_t per = QKV * D + D * HD + 2 * F * D + (c->gated ? F * D : 0);
+  return per * c->n_layers + (c->n_dec_layers > 0 ? (per + 4 * D * D) * c->n_dec_layers : 0);
+}
+
+int64_t model_pack_own_max = (int64_t)1 << 30;
+
+bool model_packs_own(const ModelConfig *c) {
+  return model_layer_matrix_floats(c) * (int64_t)sizeof(float) <= model_pack_own_max;
+}
+
+bool model_memory_check(int64_t n_params, bool packed, const char *what, Err *err) {
+  uint64_t need = (uint64_t)n_params * sizeof(float), have = mem_available();
+  if (need <= have) return true;
+  char n1[32], n2[32];
+  mem_human(n1, sizeof n1, need), mem_human(n2, sizeof n2, have);
+  return err_set(err,
+                 "%s: its %lld parameters take %s as float32%s but %s of memory are available: close other "
+                 "programs or choose a smaller model",
+                 what, (long long)n_params, n1, packed ? " with their packed copies" : "", n2);
 }
 
 bool model_is_seq2seq(const Model *m) { return m->cfg.n_dec_layers > 0; }
@@ -458,6 +486,12 @@ const float *model_canonical_elem(const Model *m, const float *p) {
   return p;
 }
 
+// True when p points into the model's file mapping (not memory of its own).
+static bool in_map(const Model *m, const void *p) {
+  const uint8_t *b = p;
+  return m->map && b >= m->map && b < m->map + m->map_len;
+}
+
 // Packs each layer's weight matrices for gemm_matmul_t, once. Without AVX2 + FMA, or without
 // the memory, a matrix stays unpacked and the forward multiplies it with BLAS (from the canonical
 // layout, made then for a GPT-2 checkpoint). A matrix in Conv1D layout is packed from it in place
@@ -469,7 +503,21 @@ static void model_pack(Model *m) {
     model_canonical(m); // (out of memory: the forward's checks report the missing weights)
     return;
   }
-  bool all = true;
+  // Which matrices get a packed copy: those read from a file mapping (the copy takes the place of
+  // the file's pages, which go back), and those in memory of the model's own (converted from BF16,
+  // dequantized from GGUF, random) while they are small (model_packs_own): above that the copy
+  // would double the weights' memory, and the forward packs them block by block per product
+  // instead. None when the copies would not fit in the memory available.
+  bool own_ok = model_packs_own(c), all = true;
+  uint64_t want = 0;
+  for (int l = 0; l < c->n_layers; l++) {
+    LayerMatrix mx[LAYER_MATRICES];
+    layer_matrices(c, &m->layers[l], mx);
+    for (int k = 0; k < LAYER_MATRICES; k++)
+      if (mx[k].n > 0 && (own_ok || mx[k].xw || in_map(m, *mx[k].canon)))
+        want += sizeof(float) * gemm_packed_floats((int)mx[k].n, (int)mx[k].k);
+  }
+  bool room = want <= mem_available();
   for (int l = 0; l < c->n_layers; l++) {
     LayerWeights *w = &m->layers[l];
     LayerMatrix mx[LAYER_MATRICES];
@@ -478,14 +526,17 @@ static void model_pack(Model *m) {
                                            &w->linear2_packed, &w->gate_packed};
     for (int k = 0; k < LAYER_MATRICES; k++) {
       if (mx[k].n == 0) continue;
+      if (!room || !(own_ok || mx[k].xw || in_map(m, *mx[k].canon))) {
+        all = false;
+        continue;
+      }
       if (mx[k].xw) {
         all &= gemm_pack_t(packed[k], mat_view((float *)mx[k].xw, (int)mx[k].k, (int)mx[k].n));
         st_release_pages(mx[k].xw, sizeof(float) * (size_t)(mx[k].n * mx[k].k));
       } else {
         all &= gemm_pack(packed[k], mat_view(*mx[k].canon, (int)mx[k].n, (int)mx[k].k));
-        const uint8_t *cw = (const uint8_t *)*mx[k].canon; // a BERT checkpoint's, in the mapping
-        if (m->map && cw >= m->map && cw < m->map + m->map_len)
-          st_release_pages(cw, sizeof(float) * (size_t)(mx[k].n * mx[k].k));
+        if (in_map(m, *mx[k].canon)) // a BERT or Llama checkpoint's, in the mapping
+          st_release_pages(*mx[k].canon, sizeof(float) * (size_t)(mx[k].n * mx[k].k));
       }
     }
   }
@@ -559,6 +610,11 @@ Model *model_random(const ModelConfig *c, const Vocab *vocab, uint64_t seed, Err
   m->cfg.V = vocab->n;
   m->cfg.n_dec_layers = m->cfg.V_t = 0; // random weights make an encoder only
   if (!model_config_check(&m->cfg, "random model", err)) goto fail;
+  int64_t n_need = model_param_count(&m->cfg, false, false);
+  bool own_packed = model_packs_own(&m->cfg) && gemm_supported();
+  if (!model_memory_check(n_need + (own_packed ? model_layer_matrix_floats(&m->cfg) : 0), own_packed,
+                          "random model", err))
+    goto fail;
   char *lines = vocab_to_lines(vocab);
   bool ok = lines && vocab_from_lines(&m->vocab, lines, err);
   free(lines);
@@ -1158,6 +1214,37 @@ float *model_weights_flat(const Model *m) {
   }
   param_view_free(&v);
   return out;
+}
+
+int64_t model_table_floats(const Model *m) {
+  ParamView v;
+  int64_t n = 0;
+  if (!param_view(m, &v)) return -1;
+  for (int i = 0; i < v.n; i++) n += param_count(&v.p[i]);
+  param_view_free(&v);
+  return n;
+}
+
+void model_memory(const Model *m, uint64_t *mapped, uint64_t *own, uint64_t *packed) {
+  *mapped = *own = *packed = 0;
+  ParamView v;
+  if (param_view(m, &v)) {
+    for (int i = 0; i < v.n; i++) {
+      const Param *q = &v.p[i];
+      uint64_t bytes = sizeof(float) * (uint64_t)param_count(q);
+      const float *a = *q->ptr, *b = q->xw ? *q->xw : NULL; // canonical, Conv1D layout (or NULL)
+      if (a) *(in_map(m, a) ? mapped : own) += bytes;
+      if (b) *(in_map(m, b) ? mapped : own) += bytes;
+    }
+    param_view_free(&v);
+  }
+  for (int l = 0; m->layers && l < m->cfg.n_layers; l++) {
+    const LayerWeights *w = &m->layers[l];
+    const GemmWeights *g[LAYER_MATRICES] = {&w->in_proj_packed, &w->out_proj_packed, &w->linear1_packed,
+                                            &w->linear2_packed, &w->gate_packed};
+    for (int k = 0; k < LAYER_MATRICES; k++)
+      if (g[k]->panels) *packed += sizeof(float) * gemm_packed_floats(g[k]->n, g[k]->k);
+  }
 }
 
 long model_param_offset(const Model *m, const float *x) {

@@ -238,8 +238,9 @@ typedef struct Model {
 
 ModelConfig model_config_default(void); // D=16, H=2, F=64, 2 layers, relu, post-norm, eps 1e-5
 // Checks that a configuration can be built: positive sizes, D divisible by H, D even (the
-// sinusoidal encoding pairs dimensions), sizes below sane limits (at most 2^29 parameters, 2 GiB,
-// counting a prediction head). `what` prefixes the message.
+// sinusoidal encoding pairs dimensions), sizes below sane limits (at most mem_max_floats()
+// parameters, counting a prediction head: whether they fit in this machine is model_memory_check's).
+// `what` prefixes the message.
 bool model_config_check(const ModelConfig *c, const char *what, Err *err);
 
 // Parses "D=16,H=2,F=64,layers=2,seed=42[,activation=gelu|gelu_tanh][,norm_first=1][,causal=1]
@@ -285,7 +286,30 @@ const float *model_canonical_elem(const Model *m, const float *p);
 // Parameters of a model of this configuration (an encoder-decoder: always with its norms and head),
 // learned positions included. A loaded model's exact count is m->n_params (the parameter block:
 // a tied head counts once; biases that are absent do not count).
-long model_param_count(const ModelConfig *c, bool with_head, bool with_norm);
+// 64-bit: Llama 3.1 8B has 8 030 261 248.
+int64_t model_param_count(const ModelConfig *c, bool with_head, bool with_norm);
+// The floats of every layer's weight matrices (Q/K/V, output, the FFN's two or three): what the
+// packed copies for the GEMM kernel take (model_pack), about 79 % of Llama 3.2 1B.
+int64_t model_layer_matrix_floats(const ModelConfig *c);
+// Layer matrices held in memory of the model's own (converted from F16/BF16, dequantized from GGUF,
+// random weights) get packed copies only up to this size: beyond it the copies would double the
+// weights' memory (SmolLM2-135M's 425 MB are packed, Llama 3.2 1B's 3.6 GiB are not; the forward then
+// packs block by block per product). Matrices read from a file mapping are packed whatever their size
+// (the copy takes the place of the file's pages), when the copies fit in the memory available.
+// model_pack_own_max is that size in bytes (1 GiB; tests set 0 to take the unpacked path).
+extern int64_t model_pack_own_max;
+bool model_packs_own(const ModelConfig *c);
+// Refuses in one line ("WHAT: its N parameters take 4.60 GiB as float32 but 3.10 GiB of memory are
+// available: ...") when n_params floats do not fit in mem_available() (memsize.h); `packed` says
+// that n_params counts the packed copies too.
+bool model_memory_check(int64_t n_params, bool packed, const char *what, Err *err);
+// The parameters m's tensors take by its table (every tensor its flags and configuration name, tied
+// head once, absent biases not at all): what m->n_params is once the weights are read. Reads only
+// m's configuration, flags and layer array (no weights need be there); -1 out of memory.
+int64_t model_table_floats(const Model *m);
+// What an open model holds, in bytes: weights in its file mapping (page cache: read when needed,
+// given back after), weights in memory of its own, and the packed copies of its layer matrices.
+void model_memory(const Model *m, uint64_t *mapped, uint64_t *own, uint64_t *packed);
 // "learned positions, GELU (tanh), tied head, ..." -- the model's extensions for `stepformer info`,
 // written into buf (cap bytes); "" for a model without any.
 const char *model_features(const Model *m, char *buf, int cap);

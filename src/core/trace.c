@@ -9,6 +9,7 @@
 #include "editlist.h"     // defines: edits_free
 #include "forward.h"      // defines: forward_use_gemm
 #include "gemm.h"         // defines: gemm_supported, gemm_packed_floats
+#include "memsize.h"      // defines: mem_available, mem_max_floats, mem_human
 #include "mat.h"          // defines: mat_naive_max_madds
 #include "model_tokens.h" // defines: model_tokenize_target
 #include "stages.h"       // defines: stage_info, stage_notation
@@ -468,8 +469,6 @@ bool trace_decoder_tokens(Tokens *out, const Model *model, const char *target, i
   return true;
 }
 
-#define TRACE_MAX_FLOATS (1L << 29) // 2 GiB
-
 // True when the forward may multiply a layer of m without its packed copy (forward.c's linear: a
 // product of at most mat_naive_max_madds multiply-adds, forward_use_gemm off, a matrix not packed):
 // it then reads the canonical layout. The smallest product is one row's, N·K.
@@ -654,14 +653,18 @@ Trace *trace_new_seq2seq(const Model *model, const Tokens *tokens, const Tokens 
     inputs(t, t->class_pred, t->class_logits, -1, -1, -1);
   }
 
-  long total = 0;
+  int64_t total = 0;
   for (int i = 0; i < t->n; i++) total += b.own[i];
-  if (total > TRACE_MAX_FLOATS) { // many heads and many words: H·L² per score stage
+  // many heads and many words (H·L² per score stage), or a large vocabulary (L·V for O, the logits
+  // and pred): refused when it cannot fit, before anything is allocated
+  uint64_t have = mem_available();
+  if (total > mem_max_floats() || (uint64_t)total * sizeof(float) > have) {
+    char h[32];
+    mem_human(h, sizeof h, have);
     err_set(err,
             "%d words through this model (D=%d, H=%d, F=%d, %d layer%s) make %.1f GiB of stages, more "
-            "than the %d GiB Stepformer keeps: shorten the sentence or use fewer heads or layers",
-            L, D, c->H, c->F, c->n_layers, c->n_layers == 1 ? "" : "s", (double)total * 4 / (1 << 30),
-            (int)(TRACE_MAX_FLOATS >> 28));
+            "than the %s of memory available: shorten the sentence or use fewer heads or layers",
+            L, D, c->H, c->F, c->n_layers, c->n_layers == 1 ? "" : "s", (double)total * 4 / (1 << 30), h);
     free(b.own);
     trace_free(t); // c points into t: the message is made first
     return NULL;

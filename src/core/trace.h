@@ -142,7 +142,8 @@ typedef struct {
 } Trace;
 
 // Allocates a trace for `tokens` through `model` (copies the tokens). Fails on memory, when the
-// stages would take more than 2 GiB (a long sentence through many heads: H·L² per score stage),
+// stages would take more than the memory available (mem_available; a long sentence through many
+// heads: H·L² per score stage; a long one through a large vocabulary: L·V for O, logits, pred),
 // and when a model with learned positions gets more tokens than its table has rows.
 Trace *trace_new(const Model *model, const Tokens *tokens, Err *err);
 // The same for an encoder-decoder: `tokens` the source, `dec_tokens` the decoder's input (ids in

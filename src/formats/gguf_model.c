@@ -15,14 +15,12 @@
 #include "tokenizer.h"  // defines: vocab_word_ok
 #include "tokjson.h"    // defines: tokjson_load
 #include "gguf_quant.h" // defines: gguf_dequantize, gguf_type_name, gguf_type_readable
+#include "memsize.h"    // defines: mem_available, mem_max_floats
 #include "model.h"      // defines: Model, model_from_st, model_free
 
 #define GGUF_MAX_META 32
 #define GGUF_MAX_SIZE (1 << 20) // any width, head count or length a key gives
 #define GGUF_MAX_LAYERS 1024
-#define GGUF_MAX_WEIGHTS (1LL << 29) // model.c's MAX_PARAMS: refused before anything is dequantized
-
-uint64_t gguf_memory_available = 0; // 0: ask the system (tests set a small number)
 
 typedef struct {
   char src[GGUF_MAX_NAME + 1]; // the file's name
@@ -353,19 +351,6 @@ static bool make_table(const GgufFile *g, Arch *a, Err *err) {
 }
 
 // ---- memory
-
-static uint64_t memory_available(void) {
-  if (gguf_memory_available) return gguf_memory_available;
-  FILE *fp = fopen("/proc/meminfo", "r");
-  char line[256];
-  unsigned long long kb = 0;
-  while (fp && fgets(line, sizeof line, fp))
-    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
-  if (fp) fclose(fp);
-  if (kb) return (uint64_t)kb * 1024;
-  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : UINT64_MAX;
-}
 
 static uint64_t table_bytes(const Arch *a) {
   uint64_t b = 0;
@@ -970,13 +955,12 @@ bool gguf_to_canonical(const GgufFile *g, StFile *out, ModelTokenizer **tk_out, 
   ModelTokenizer *tk = NULL;
   bool *used = NULL, ok = false;
   if (!make_table(g, &a, err)) goto done;
-  uint64_t need = table_bytes(&a), have = memory_available();
-  if (need / 4 > GGUF_MAX_WEIGHTS) {
-    err_set(
-        err,
-        "%s: the model has %llu weights, more than the %lld (2 GiB of float32) Stepformer holds: choose a "
-        "smaller model",
-        g->what, (unsigned long long)(need / 4), (long long)GGUF_MAX_WEIGHTS);
+  // refused before anything is dequantized: more floats than a model may hold at all, or than fit
+  uint64_t need = table_bytes(&a), have = mem_available();
+  if (need / 4 > (uint64_t)mem_max_floats()) {
+    err_set(err,
+            "%s: the model has %llu weights, more than the %lld Stepformer holds: choose a smaller model",
+            g->what, (unsigned long long)(need / 4), (long long)mem_max_floats());
     goto done;
   }
   if (need > have) {

@@ -67,7 +67,5 @@ struct Model *gguf_model_load(const char *path, Err *err);
 // The bytes of the float32 weights the canonical model takes from g (its used tensors
 // dequantized), or 0 with err when the architecture is not one Stepformer reads.
 uint64_t gguf_estimate_bytes(const GgufFile *g, Err *err);
-// The memory a model may take, in bytes; 0 (the default) asks the system (MemAvailable). Tests set it.
-extern uint64_t gguf_memory_available;
 
 #endif

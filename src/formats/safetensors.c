@@ -10,13 +10,14 @@
 #include <sys/mman.h>
 
 #include "fileio.h"
-#include "mat.h"   // defines: mat_transpose
-#include "nocov.h" // defines: SF_NO_COVERAGE
+#include "memsize.h" // defines: mem_available, mem_max_floats, mem_human
+#include "mat.h"     // defines: mat_transpose
+#include "nocov.h"   // defines: SF_NO_COVERAGE
 
-// The largest file read: the model's 2^29 floats (model.c's MAX_PARAMS) as F32 and a header. The
-// file is mapped and its tensors converted into their own buffers (the model copies them once
-// more), so a bound keeps a huge file from taking the machine's memory.
-#define ST_MAX_FILE (((size_t)2 << 30) + ST_MAX_HEADER + 8)
+// The largest file read: the most floats a model may hold at all (mem_max_floats: 64 GiB on 64-bit
+// targets) as F32 and a header. The file is mapped, not read; what its tensors take once converted is
+// compared with the memory available before the first is converted (need_memory).
+#define ST_MAX_FILE ((size_t)mem_max_floats() * 4 + ST_MAX_HEADER + 8)
 
 // The dtypes a header may name, with their element sizes. F32, F16 and BF16 are converted to
 // float; the others are known only so that a lenient read can size and skip them.
@@ -175,6 +176,28 @@ static bool little_endian(void) {
   return *(const uint8_t *)&one;
 }
 
+// The bytes of float32 the tensors of a header take in memory of their own once read: every float
+// tensor but the F32 ones a kept mapping serves in place. Entries the main pass would refuse are
+// skipped here (it names them).
+static uint64_t converted_bytes(const cJSON *root, bool keep) {
+  uint64_t sum = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, root) {
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(e, "dtype");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape"), *d;
+    const DtypeInfo *dt = cJSON_IsString(dtype) ? dtype_info(dtype->valuestring) : NULL;
+    if (!dt || !dt->floats || !cJSON_IsArray(shape) || (keep && !strcmp(dt->name, "F32") && little_endian()))
+      continue;
+    uint64_t count = 1, v;
+    cJSON_ArrayForEach(d, shape) {
+      if (!json_uint(d, &v) || v > (1u << 30)) count = 0;
+      count = count > INT32_MAX ? 0 : count * v;
+    }
+    if (count <= INT32_MAX) sum += count * 4;
+  }
+  return sum;
+}
+
 // mapped: bytes is a file mapping whose pages may be released as tensors are converted; keep: it
 // stays (f owns it) and aligned F32 tensors point into it instead of being copied.
 static bool parse(StFile *f, const uint8_t *bytes, size_t len, const char *what, bool lenient, bool mapped,
@@ -211,6 +234,16 @@ static bool parse(StFile *f, const uint8_t *bytes, size_t len, const char *what,
     }
   if (!cJSON_IsObject(root)) {
     err_set(err, "%s: the header is not a JSON object", what);
+    goto fail;
+  }
+  uint64_t need = mapped ? converted_bytes(root, keep) : 0, have = need ? mem_available() : 0;
+  if (need > have) { // a large BF16 checkpoint: refused before the first tensor is converted
+    char n1[32], n2[32];
+    mem_human(n1, sizeof n1, need), mem_human(n2, sizeof n2, have);
+    err_set(err,
+            "%s: its tensors take %s once converted to float32 but %s of memory are available: close other "
+            "programs or choose a smaller model",
+            what, n1, n2);
     goto fail;
   }
   int n_entries = cJSON_GetArraySize(root);
@@ -274,8 +307,8 @@ static bool parse(StFile *f, const uint8_t *bytes, size_t len, const char *what,
       }
       t->shape[k++] = (int64_t)v;
       count *= v;
-      if (count > ((uint64_t)1 << 31)) {
-        err_set(err, "%s: tensor \"%.80s\" has more than 2^31 elements, more than Stepformer reads", what,
+      if (count > INT32_MAX) { // (a tensor is indexed by int: mat.h)
+        err_set(err, "%s: tensor \"%.80s\" has 2^31 elements or more, more than Stepformer reads", what,
                 name);
         goto fail;
       }
@@ -370,8 +403,8 @@ static bool read_file(StFile *f, const char *path, bool lenient, bool keep, Err 
   }
   if (len > ST_MAX_FILE) {
     file_unmap(bytes, len);
-    return err_set(err, "%s: %zu bytes is larger than the largest model Stepformer reads (2 GiB of floats)",
-                   path, len);
+    return err_set(err, "%s: %zu bytes is larger than the largest model Stepformer reads (%lld floats)", path,
+                   len, (long long)mem_max_floats());
   }
   keep = keep && len >= st_map_min_bytes; // a small file is copied (see safetensors.h)
   if (!keep) // read ahead: the tensors are converted in file order (a kept mapping is read at random)
@@ -392,6 +425,56 @@ static bool read_file(StFile *f, const char *path, bool lenient, bool keep, Err 
 }
 
 size_t st_map_min_bytes = (size_t)64 << 20;
+
+bool st_read_mapped_shards(StFile *f, const char *const *paths, int n, bool lenient, Err *err) {
+  memset(f, 0, sizeof *f);
+  size_t *lens = calloc((size_t)(n > 0 ? n : 1), 2 * sizeof(size_t)), total = 0;
+  if (!lens) return err_set(err, "out of memory");
+  size_t *offs = lens + (n > 0 ? n : 1);
+  uint8_t *base = (uint8_t *)file_map_many(paths, n, lens, offs, &total, err);
+  bool ok = base != NULL;
+  bool keep = ok && total >= st_map_min_bytes;
+  for (int i = 0; ok && i < n; i++) {
+    if (lens[i] > ST_MAX_FILE) {
+      ok = err_set(err, "%s: %zu bytes is larger than the largest model Stepformer reads (%lld floats)",
+                   paths[i], lens[i], (long long)mem_max_floats());
+      break;
+    }
+    if (!keep) madvise(base + offs[i], lens[i], MADV_SEQUENTIAL);
+    StFile part;
+    if (!parse(&part, base + offs[i], lens[i], paths[i], lenient, true, keep, err)) {
+      ok = false;
+      break;
+    }
+    StTensor *grown = realloc(f->tensors, sizeof(StTensor) * (size_t)(f->n + part.n + 1));
+    if (!grown) {
+      part.map = base, part.map_len = total; // (its mapped tensors are not freed)
+      st_free(&part);
+      ok = err_set(err, "out of memory");
+      break;
+    }
+    f->tensors = grown;
+    memcpy(f->tensors + f->n, part.tensors, sizeof(StTensor) * (size_t)part.n);
+    f->n += part.n;
+    part.n = 0; // the names and data are f's now; a shard's metadata is not kept
+    st_free(&part);
+  }
+  if (ok && f->n == 0) ok = err_set(err, "%s: the shards hold no tensor", n > 0 ? paths[0] : "?");
+  free(lens);
+  bool used = false;                           // the region is kept only while a tensor points into it
+  if (base) f->map = base, f->map_len = total; // (so that st_free below knows the mapped tensors)
+  for (int i = 0; ok && i < f->n && !used; i++) used = st_mapped(f, f->tensors[i].data);
+  if (!ok) {
+    st_free(f); // map_owner false: unmapped below
+  } else if (used) {
+    f->map_owner = true;
+    return true;
+  } else {
+    f->map = NULL, f->map_len = 0;
+  }
+  if (base) file_unmap(base, total);
+  return ok;
+}
 
 bool st_read(StFile *f, const char *path, Err *err) { return read_file(f, path, false, false, err); }
 bool st_read_lenient(StFile *f, const char *path, Err *err) { return read_file(f, path, true, false, err); }

@@ -11,12 +11,13 @@
 // e - b == (element size)·prod(shape) without overflow, that offsets lie inside the buffer, and that tensors
 // do not overlap. Metadata values must be strings; a tensor name or metadata key may appear once. Parsing and
 // st_find take O(n log n) and O(log n) in the number of tensors, so a header of a million tiny
-// tensors is answered at once. Files larger than 2 GiB (the most a model may hold) are refused
-// before they are read. st_read maps the file and converts each tensor into its own buffer, so
-// the file is never held twice. The writer pads the header with spaces to a multiple of 8.
-// st_read_lenient (the hub's checkpoints, whose files may hold integer buffers such as BERT's
-// position_ids) accepts every safetensors dtype: tensors that are not floats keep data NULL and
-// their dtype, for the caller to ignore or refuse by name.
+// tensors is answered at once. Files larger than the most a model may hold (mem_max_floats) are
+// refused before they are read, and a file whose tensors would take more memory than is available once
+// converted to float32 (a BF16 checkpoint takes twice its size) is refused before the first is converted.
+// st_read maps the file and converts each tensor into its own buffer, so the file is never held twice. The
+// writer pads the header with spaces to a multiple of 8. st_read_lenient (the hub's checkpoints, whose files
+// may hold integer buffers such as BERT's position_ids) accepts every safetensors dtype: tensors that are not
+// floats keep data NULL and their dtype, for the caller to ignore or refuse by name.
 //
 // An StFile owns copies of all tensors (aligned floats) and metadata; st_free releases them
 // (st_read_mapped: the mapping instead of copies of its F32 tensors, see there).
@@ -47,6 +48,12 @@ bool st_read_lenient(StFile *f, const char *path, Err *err);
 // copy, and its pages come and go with the page cache (st_release_pages). F16/BF16 tensors are
 // converted as st_read's. Used for a checkpoint folder (lenient) and a model file (strict).
 bool st_read_mapped(StFile *f, const char *path, bool lenient, Err *err);
+// st_read_mapped of a sharded checkpoint's n files (model-00001-of-00003.safetensors ...) put together
+// into one StFile: the files are mapped into one region (file_map_many), which f owns as its one
+// mapping, so a model built from f holds a 1B model's 5 GB of F32 shards as it holds one file's.
+// Each shard's metadata is dropped (the hub's shards carry only {"format": "pt"}); a name in two
+// shards is refused by the caller's st_index.
+bool st_read_mapped_shards(StFile *f, const char *const *paths, int n, bool lenient, Err *err);
 // The smallest file st_read_mapped keeps mapped (64 MiB); a smaller one is read as st_read_lenient
 // reads it. Memory matters for large checkpoints only, and a small model stays safe from a file
 // rewritten in place under it (a notebook saving the model again while the window shows it: a

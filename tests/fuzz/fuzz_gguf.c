@@ -17,7 +17,8 @@
 
 #include "forward.h"      // defines: model_forward
 #include "gguf.h"         // defines: GgufFile, gguf_parse
-#include "gguf_model.h"   // defines: gguf_model_from, gguf_memory_available
+#include "gguf_model.h"   // defines: gguf_model_from
+#include "memsize.h"      // defines: mem_available_override
 #include "gguf_quant.h"   // defines: gguf_type_size, gguf_dequantize
 #include "model.h"        // defines: Model, model_free
 #include "model_tokens.h" // defines: model_tokenize
@@ -92,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       free(y);
     }
   }
-  gguf_memory_available = 64u << 20;
+  mem_available_override = 64u << 20;
   Err merr = {0};
   Model *m = gguf_model_from(&g, "<fuzz input>", &merr);
   if (!m) {
