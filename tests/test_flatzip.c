@@ -71,6 +71,10 @@ int main(void) {
     for (size_t i = 0; i < n / 50 + 1; i++) d[rng_u32(&r) % n] ^= 0x5A;
     snprintf(what, sizeof what, "repeating rows, row %zu", row);
     roundtrip(d, row, h, what);
+    for (size_t y = 1; y < h; y++) // runs of rows equal to the row above (the encoder's shortcut)
+      if (y % 7 != 3) memcpy(d + y * row, d + (y - 1) * row, row);
+    snprintf(what, sizeof what, "rows equal to the row above, row %zu", row);
+    roundtrip(d, row, h, what);
     free(d);
   }
   // Byte frequencies in the Fibonacci series: an optimal code would need lengths over 15 bits,
@@ -107,6 +111,8 @@ int main(void) {
     uint8_t *p = malloc(trow * th);
     int levels = 1 + (int)(rng_u32(&r) % 4); // few levels: many matches of every length
     for (size_t i = 0; i < trow * th; i++) p[i] = (uint8_t)(rng_u32(&r) % (uint32_t)levels);
+    for (size_t y = 1; y < th; y++) // rows that repeat the row above, one or several times
+      if (rng_u32(&r) % 3) memcpy(p + y * trow, p + (y - 1) * trow, trow);
     char what[64];
     snprintf(what, sizeof what, "random picture %d (%zux%zu, %d levels)", t, tw, th, levels);
     roundtrip(p, trow, th, what);

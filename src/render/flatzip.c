@@ -3,6 +3,13 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h> // match_length
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h> // adler32_avx2
+#define SF_ADLER_AVX2 1
+#endif
 
 enum {
   MIN_MATCH = 4,    // a match costs about 20 bits: shorter ones are left as literals
@@ -45,9 +52,20 @@ static int dist_index(int dist) { // 1..32768 -> 0..29
 
 // ---------------------------------------------------------------- finding matches
 
-// How many bytes from a equal those from b, up to max; eight at a time.
+// How many bytes from a equal those from b, up to max: sixteen at a time where SSE2 is (every
+// x86-64), else eight. Matches in these pictures are long (up to 258 bytes: runs of one colour,
+// rows that repeat), so the width of the compare is most of the finder's speed.
 static size_t match_length(const uint8_t *a, const uint8_t *b, size_t max) {
   size_t l = 0;
+#if defined(__SSE2__)
+  while (l + 16 <= max) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + l));
+    __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + l));
+    unsigned diff = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) ^ 0xFFFFu;
+    if (diff) return l + (size_t)__builtin_ctz(diff);
+    l += 16;
+  }
+#endif
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   while (l + 8 <= max) {
     uint64_t x, y;
@@ -61,12 +79,40 @@ static size_t match_length(const uint8_t *a, const uint8_t *b, size_t max) {
   return l;
 }
 
+// The longer of the matches of c with left and with up (ties: left's), up to max; *above tells
+// which. Both are compared at once, 16 bytes at a time, until the first of them ends: the
+// other is the longer and goes on alone (the cost is the longer match, not both).
+static size_t longer_match(const uint8_t *c, const uint8_t *left, const uint8_t *up, size_t max,
+                           bool *above) {
+  size_t l = 0;
+#if defined(__SSE2__)
+  for (; l + 16 <= max; l += 16) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(c + l));
+    __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(left + l));
+    __m128i u = _mm_loadu_si128((const __m128i *)(const void *)(up + l));
+    unsigned dl = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) ^ 0xFFFFu;
+    unsigned du = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, u)) ^ 0xFFFFu;
+    if (!(dl | du)) continue;
+    size_t nl = dl ? l + (size_t)__builtin_ctz(dl) : max, nu = du ? l + (size_t)__builtin_ctz(du) : max;
+    if (nu > nl) { // left ended first: the match above is the longer
+      *above = true;
+      return du ? nu : l + 16 + match_length(c + l + 16, up + l + 16, max - l - 16);
+    }
+    *above = false;
+    return dl ? nl : l + 16 + match_length(c + l + 16, left + l + 16, max - l - 16);
+  }
+#endif
+  size_t nl = l + match_length(c + l, left + l, max - l), nu = l + match_length(c + l, up + l, max - l);
+  *above = nu > nl;
+  return nu > nl ? nu : nl;
+}
+
 // adler32 (RFC 1950 8.2), 4x faster than zlib's: in blocks short enough that 32-bit sums
 // cannot overflow (5552 bytes, zlib's NMAX), 16 lanes that the compiler vectorizes. Lane k
 // keeps a[k], the sum of the bytes at positions = k (mod 16), and c[k], the sum of a[k] over
 // the chunks before; a byte at position p of a block of len bytes adds (len - p) times to s2,
 // which is 16 * sum(c) + sum((16 - k) a[k]) in all.
-static uint32_t adler32_update(uint32_t adler, const uint8_t *p, size_t n) {
+static uint32_t adler32_portable(uint32_t adler, const uint8_t *p, size_t n) {
   enum { BASE = 65521, NMAX = 5552 };
   uint64_t s1 = adler & 0xffff, s2 = adler >> 16;
   while (n >= 16) {
@@ -82,6 +128,47 @@ static uint32_t adler32_update(uint32_t adler, const uint8_t *p, size_t n) {
   }
   while (n--) s1 += *p++, s2 += s1; // fewer than 16 bytes: no overflow
   return (uint32_t)((s2 % BASE) << 16 | (s1 % BASE));
+}
+
+#if SF_ADLER_AVX2
+// The same sums 32 bytes at a time (AVX2, 4x the portable loop): per block of 32 bytes, s1
+// gains their sum (vpsadbw) and s2 gains 32 * s1 before the block plus sum((32 - k) * byte k)
+// (vpmaddubsw by the weights 32..1, then vpmaddwd by ones). Blocks of at most 173 * 32 bytes
+// keep every 32-bit lane below 2^31 (the sums of s1 before each block, the largest, reach
+// 173 * 173 * 2040 * 32 < 2^31) before they are reduced modulo 65521.
+__attribute__((target("avx2"))) static uint32_t adler32_avx2(uint32_t adler, const uint8_t *p, size_t n) {
+  enum { BASE = 65521, BLOCKS = 173 };
+  uint64_t s1 = adler & 0xffff, s2 = adler >> 16;
+  const __m256i weights = _mm256_setr_epi8(32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+                                           15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1);
+  const __m256i ones = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
+  while (n >= 32) {
+    size_t blocks = n / 32 < BLOCKS ? n / 32 : BLOCKS;
+    n -= blocks * 32;
+    s2 += s1 * 32 * blocks;
+    __m256i vs1 = zero, vbefore = zero, vs2 = zero; // vbefore: the sum of vs1 before each block
+    for (size_t b = 0; b < blocks; b++, p += 32) {
+      __m256i bytes = _mm256_loadu_si256((const __m256i *)(const void *)p);
+      vbefore = _mm256_add_epi32(vbefore, vs1);
+      vs1 = _mm256_add_epi32(vs1, _mm256_sad_epu8(bytes, zero));
+      vs2 = _mm256_add_epi32(vs2, _mm256_madd_epi16(_mm256_maddubs_epi16(bytes, weights), ones));
+    }
+    vs2 = _mm256_add_epi32(vs2, _mm256_slli_epi32(vbefore, 5));
+    uint32_t a[8], c[8];
+    _mm256_storeu_si256((__m256i *)(void *)a, vs1);
+    _mm256_storeu_si256((__m256i *)(void *)c, vs2);
+    for (int k = 0; k < 8; k++) s1 += a[k], s2 += c[k];
+    s1 %= BASE, s2 %= BASE;
+  }
+  return adler32_portable((uint32_t)(s2 << 16 | s1), p, n);
+}
+#endif
+
+static uint32_t adler32_update(uint32_t adler, const uint8_t *p, size_t n) {
+#if SF_ADLER_AVX2
+  if (__builtin_cpu_supports("avx2")) return adler32_avx2(adler, p, n);
+#endif
+  return adler32_portable(adler, p, n);
 }
 
 bool flatzip_begin(FlatZip *z, size_t row) {
@@ -110,13 +197,36 @@ bool flatzip_row(FlatZip *z) {
   }
   bool use_up = prev && n <= MAX_DIST;
   uint32_t *out = z->syms + z->n_syms;
+  bool repeat = use_up && memcmp(cur, prev, n) == 0;
+  if (repeat && z->prev_repeat) {
+    // The row above repeated its own row above, and this one repeats it: the search below would
+    // find exactly the symbols it found (same bytes, the same matches above), so copy them.
+    memcpy(out, z->syms + z->prev_start, sizeof(uint32_t) * z->prev_count);
+    out += z->prev_count;
+  } else if (repeat) {
+    // A row that repeats the one above (most rows of a cell, of a margin): the match above is
+    // as long as a match can be everywhere, so the greedy search below takes it unless the run
+    // to the left is as long; only that one is checked (memcmp found the other, 4x faster).
+    size_t i = 0;
+    for (; i + MIN_MATCH <= n; i += MAX_MATCH) {
+      size_t max = n - i < MAX_MATCH ? n - i : MAX_MATCH;
+      bool left = i >= 3 && match_length(cur + i, cur + i - 3, max) == max;
+      *out++ = SYM_MATCH | (left ? 0 : SYM_UP) | (uint32_t)max;
+    }
+    while (i < n) *out++ = cur[i++]; // fewer than MIN_MATCH bytes left
+  }
   // Greedy: at each byte the longer of the two matches, if it is worth its ~20 bits.
   // Matches stay inside the row (both rows are in this small buffer, not the whole picture).
-  for (size_t i = 0; i < n;) {
+  for (size_t i = repeat ? n : 0; i < n;) {
     size_t max = n - i < MAX_MATCH ? n - i : MAX_MATCH, best = 0;
     uint32_t up = 0;
-    if (i >= 3) best = match_length(cur + i, cur + i - 3, max);
-    if (use_up && best < max) {
+    if (i >= 3 && use_up) {
+      bool above;
+      best = longer_match(cur + i, cur + i - 3, prev + i, max, &above);
+      up = above ? SYM_UP : 0;
+    } else if (i >= 3) {
+      best = match_length(cur + i, cur + i - 3, max);
+    } else if (use_up) {
       size_t l = match_length(cur + i, prev + i, max);
       if (l > best) best = l, up = SYM_UP;
     }
@@ -127,6 +237,7 @@ bool flatzip_row(FlatZip *z) {
       *out++ = cur[i++];
     }
   }
+  z->prev_start = z->n_syms, z->prev_count = (size_t)(out - z->syms) - z->n_syms, z->prev_repeat = repeat;
   z->n_syms = (size_t)(out - z->syms);
   z->adler = adler32_update(z->adler, cur, n);
   z->have_prev = true;
@@ -165,6 +276,11 @@ static void min_redundancy(int *w, int n) {
   }
 }
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 // Code lengths (at most max_bits) for n symbols of frequencies freq; a complete code always
 // (a lone symbol gets a partner), which every inflater accepts.
 static void code_lengths(const uint32_t *freq, int n, int max_bits, uint8_t *len) {
@@ -174,11 +290,10 @@ static void code_lengths(const uint32_t *freq, int n, int max_bits, uint8_t *len
     if (freq[s]) sym[m++] = s;
   for (int s = 0; m < 2; s++) // fewer than two symbols: add unused ones
     if (!freq[s] && (m == 0 || sym[0] != s)) sym[m++] = s;
-  for (int i = 1; i < m; i++) // sort by frequency, ascending (insertion: at most 286)
-    for (int j = i; j > 0 && freq[sym[j]] < freq[sym[j - 1]]; j--) {
-      int t = sym[j];
-      sym[j] = sym[j - 1], sym[j - 1] = t;
-    }
+  uint64_t key[N_LITLEN]; // sort by frequency, ascending, ties by symbol: frequency << 9 | symbol
+  for (int i = 0; i < m; i++) key[i] = (uint64_t)freq[sym[i]] << 9 | (uint64_t)sym[i];
+  qsort(key, (size_t)m, sizeof key[0], cmp_u64);
+  for (int i = 0; i < m; i++) sym[i] = (int)(key[i] & 0x1FF);
   for (int i = 0; i < m; i++) w[i] = freq[sym[i]] ? (int)freq[sym[i]] : 1;
   min_redundancy(w, m);
   // Too long codes: give them max_bits and lengthen shorter ones until the code is complete
@@ -219,22 +334,29 @@ static void canonical_codes(const uint8_t *len, int n, uint16_t *code) {
 
 typedef struct {
   uint8_t *p;
-  uint64_t acc;
+  uint64_t acc; // bits not yet written, the first in the lowest bit; fewer than 8 between puts
   int nbits;
 } Bits;
 
-static void put(Bits *b, uint32_t value, int n) { // n <= 32
-  b->acc |= (uint64_t)value << b->nbits;
+// Appends n bits (n <= 56) of value, first bit lowest. Branch-free: the 8 bytes of the
+// accumulator are stored every time and p moves over the whole ones, so the buffer needs 8
+// bytes to spare past the last bit.
+static inline void put(Bits *b, uint64_t value, int n) {
+  b->acc |= value << b->nbits;
   b->nbits += n;
-  if (b->nbits >= 32) {
-    for (int k = 0; k < 4; k++) *b->p++ = (uint8_t)(b->acc >> (8 * k));
-    b->acc >>= 32;
-    b->nbits -= 32;
-  }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(b->p, &b->acc, 8);
+#else
+  for (int k = 0; k < 8; k++) b->p[k] = (uint8_t)(b->acc >> (8 * k));
+#endif
+  int bytes = b->nbits >> 3; // at most 7: nbits < 8 + 56
+  b->p += bytes;
+  b->acc = bytes ? b->acc >> (8 * bytes) : b->acc;
+  b->nbits &= 7;
 }
 
 static void flush(Bits *b) {
-  for (; b->nbits > 0; b->nbits -= 8) *b->p++ = (uint8_t)b->acc, b->acc >>= 8;
+  if (b->nbits > 0) *b->p++ = (uint8_t)b->acc;
   b->nbits = 0, b->acc = 0;
 }
 
@@ -323,23 +445,23 @@ bool flatzip_end(FlatZip *z, uint8_t **out, size_t *out_len) {
     put(&b, ccode[s], clen[s]);
     if (s >= 16) put(&b, (uint32_t)(rle[i] >> 8), RLE_EXTRA[s - 16]);
   }
-  // Each match's length and distance codes, ready to put (code | extra bits << code length).
-  uint32_t dbits[2] = {dcode[d_left] | (uint32_t)(3 - DIST_BASE[d_left]) << dlen[d_left],
-                       dcode[d_up] | (uint32_t)(up_dist - DIST_BASE[d_up]) << dlen[d_up]};
+  // Each symbol as one put: a literal's code; a match's length code, its extra bits, its
+  // distance code and extra bits (at most 15 + 5 + 15 + 13 bits), for either distance.
+  uint64_t dbits[2] = {dcode[d_left] | (uint64_t)(3 - DIST_BASE[d_left]) << dlen[d_left],
+                       dcode[d_up] | (uint64_t)(up_dist - DIST_BASE[d_up]) << dlen[d_up]};
   int dn[2] = {dlen[d_left] + DIST_EXTRA[d_left], dlen[d_up] + DIST_EXTRA[d_up]};
-  uint32_t mbits[MAX_MATCH + 1] = {0};
-  uint8_t mn[MAX_MATCH + 1] = {0};
+  uint64_t mbits[2][MAX_MATCH + 1] = {{0}};
+  uint8_t mn[2][MAX_MATCH + 1] = {{0}};
   for (int l = 3; l <= MAX_MATCH; l++) {
-    int li = lindex[l], sym = 257 + li;
-    mbits[l] = lcode[sym] | (uint32_t)(l - LEN_BASE[li]) << llen[sym],
-    mn[l] = (uint8_t)(llen[sym] + LEN_EXTRA[li]);
+    int li = lindex[l], sym = 257 + li, n = llen[sym] + LEN_EXTRA[li];
+    uint64_t code = lcode[sym] | (uint64_t)(l - LEN_BASE[li]) << llen[sym];
+    for (int up = 0; up < 2; up++) mbits[up][l] = code | dbits[up] << n, mn[up][l] = (uint8_t)(n + dn[up]);
   }
   for (size_t i = 0; i < z->n_syms; i++) {
     uint32_t s = z->syms[i];
     if (s & SYM_MATCH) {
       int up = (s & SYM_UP) != 0;
-      put(&b, mbits[s & 0x1FF], mn[s & 0x1FF]);
-      put(&b, dbits[up], dn[up]);
+      put(&b, mbits[up][s & 0x1FF], mn[up][s & 0x1FF]);
     } else {
       put(&b, lcode[s], llen[s]);
     }

@@ -36,7 +36,10 @@ typedef struct {
   bool have_prev; // false for the first row
   uint32_t *syms; // the literals and matches found so far (coded by flatzip_end)
   size_t n_syms, cap_syms;
-  uint32_t adler; // adler32 of the rows so far
+  uint32_t adler;                // adler32 of the rows so far
+  size_t prev_start, prev_count; // the symbols of the row above: syms[prev_start], prev_count of them
+  bool prev_repeat;              // the row above repeated its own row above
+
 } FlatZip;
 
 // row: bytes per row (a PNG row: 1 + 3 * width for RGB); rows longer than 32 KiB get no

@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h> // crc32
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h> // rgba_to_rgb_ssse3
+#define SF_PNG_SSSE3 1
+#endif
 
 #include "fileio.h"  // defines: AtomicFile, atomic_open, atomic_commit
 #include "flatzip.h" // defines: FlatZip, flatzip_begin, flatzip_row, flatzip_end
@@ -55,13 +59,38 @@ static void write_text(FILE *fp, const char *key, const char *value) {
 
 // Packs n pixels' R, G, B bytes. In little-endian memory a pixel is the bytes R G B A, so a
 // 4-byte store per pixel, each overwriting the last one's A, does it (2x the byte-wise loop).
-static void rgba_to_rgb(uint8_t *dst, const uint32_t *src, int n) {
+static void rgba_to_rgb_portable(uint8_t *dst, const uint32_t *src, int n) {
   int x = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   for (; x + 1 < n; x++, dst += 3) memcpy(dst, &src[x], 4); // the last pixel is done below
 #endif
   for (; x < n; x++, dst += 3)
     dst[0] = (uint8_t)SF_R(src[x]), dst[1] = (uint8_t)SF_G(src[x]), dst[2] = (uint8_t)SF_B(src[x]);
+}
+
+#if SF_PNG_SSSE3
+// The same with SSSE3's byte shuffle, 4x the portable loop: 16 bytes (4 pixels) in, their 12
+// RGB bytes out, stored as 16 (the last 4 are overwritten by the next store, or are the next
+// pixels' place in the row buffer: the last 4 pixels go through the portable loop).
+__attribute__((target("ssse3"))) static void rgba_to_rgb_ssse3(uint8_t *dst, const uint32_t *src, int n) {
+  const __m128i pick = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+  int x = 0;
+  for (; x + 8 <= n; x += 4, dst += 12) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(src + x));
+    _mm_storeu_si128((__m128i *)(void *)dst, _mm_shuffle_epi8(v, pick));
+  }
+  rgba_to_rgb_portable(dst, src + x, n - x);
+}
+#endif
+
+static void rgba_to_rgb(uint8_t *dst, const uint32_t *src, int n) {
+#if SF_PNG_SSSE3
+  if (__builtin_cpu_supports("ssse3")) {
+    rgba_to_rgb_ssse3(dst, src, n);
+    return;
+  }
+#endif
+  rgba_to_rgb_portable(dst, src, n);
 }
 
 // The PNG's bytes into fp (an open file or an open_memstream): false only when out of memory;
