@@ -4,11 +4,14 @@
 // The issue's own examples fail the check (the training view's "0.9902·(−0.6701 − (−0.6619)) =
 // −0.008071" gives −0.00812 from its digits; "0.63 · (0.5367 − (0.388)) = 0.09374" gives 0.0937;
 // an edited score "3.00/4.00 = 6.00"); equations that hold pass; words and symbols are skipped.
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
-#include "numfmt.h" // defines: numfmt_tex, numfmt_reproduces, numfmt_prob
+#include "numfmt.h" // defines: numfmt_tex, numfmt_reproduces, numfmt_prob, numfmt_fixed
+#include "rng.h"    // defines: rng_seed, rng_u32
 
 static void fmt(double v, int sig, bool paren, const char *want) {
   char b[48];
@@ -22,7 +25,46 @@ static void prob(double p, bool others, bool percent, const char *want) {
   CHECK(!strcmp(b, want), "p %g: \"%s\", expected \"%s\"", p, b, want);
 }
 
+// numfmt_fixed writes the string printf writes, for every kind of float: ties of the last digit
+// (0.125, 2.5), the floats on either side of every tie and of every rounding boundary, negative
+// zero and negatives that round to zero, subnormals, huge values, infinities, NaN, and random
+// bit patterns; at 0 to 6 decimals and with short buffers (snprintf's cut).
+static void fixed_is_printf(void) {
+  uint64_t r = rng_seed(5);
+  int bad = 0, n = 0;
+  for (int t = 0; t < 3000000; t++) {
+    float v;
+    if (t < 200000) { // k/8, k/1000 and their neighbours: ties and rounding boundaries
+      float base = t % 2 ? (float)(t / 4) / 8.0f : (float)(t / 4) / 1000.0f;
+      v = t % 4 < 2 ? base : nextafterf(base, t % 4 == 2 ? 0.0f : 1e30f);
+      if (t % 3 == 0) v = -v;
+    } else if (t < 1000000) { // values cells show: -1e5 … 1e5, more of them small
+      float scale = (float)pow(10, (int)(rng_u32(&r) % 11) - 5);
+      v = ((float)rng_u32(&r) / 4294967296.0f * 2 - 1) * scale;
+    } else { // any float at all
+      uint32_t bits = rng_u32(&r);
+      memcpy(&v, &bits, sizeof v);
+    }
+    if (t == 7) v = -0.0f;
+    if (t == 8) v = -0.001f;
+    if (t == 9) v = 1e-45f;
+    if (t == 10) v = 3.4e38f;
+    if (t == 11) v = INFINITY;
+    if (t == 12) v = -INFINITY;
+    if (t == 13) v = NAN;
+    int d = t % 7, cap = t % 50 == 1 ? 1 + t / 50 % 6 : 48;
+    char got[48], want[48];
+    numfmt_fixed(got, cap, v, d);
+    snprintf(want, (size_t)cap, "%.*f", d, (double)v);
+    n++;
+    if (strcmp(got, want) && bad++ < 5)
+      CHECK(0, "%.9g at %d decimals (cap %d): \"%s\", printf \"%s\"", v, d, cap, got, want);
+  }
+  CHECK(bad == 0, "numfmt_fixed differs from printf on %d of %d floats", bad, n);
+}
+
 int main(void) {
+  fixed_is_printf();
   fmt(0.75, 3, false, "0.750");
   fmt(3, 3, false, "3.00");
   fmt(-0.008151, 3, true, "(-0.00815)");

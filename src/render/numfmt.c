@@ -5,6 +5,7 @@
 #define EXPLAIN_SAFE 1024 // the longest line numfmt_settle restores
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,31 @@ static double round_sig(double a, int sig) {
   int e = (int)floor(log10(a));
   double q = pow(10, sig - 1 - e);
   return round(a * q) / q;
+}
+
+// The float times 10^decimals is exact in a double (24 + 20 bits of 53), so rint, which rounds
+// to the nearest and ties to even as printf does with the exact binary value, gives printf's
+// digits; values past 10^15 of them, and infinities and NaN, go to snprintf.
+const char *numfmt_fixed(char *buf, int cap, float v, int decimals) {
+  static const double P10[7] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+  if (cap <= 0) return buf;
+  double x = decimals >= 0 && decimals <= 6 ? fabs((double)v) * P10[decimals] : 0;
+  if (!isfinite(v) || decimals < 0 || decimals > 6 || x >= 1e15) {
+    snprintf(buf, (size_t)cap, "%.*f", decimals, (double)v);
+    return buf;
+  }
+  uint64_t q = (uint64_t)rint(x);
+  char rev[24]; // the string backwards: decimals, point, integer digits, sign
+  int n = 0;
+  for (int k = 0; k < decimals; k++) rev[n++] = (char)('0' + q % 10), q /= 10;
+  if (decimals > 0) rev[n++] = '.';
+  do rev[n++] = (char)('0' + q % 10), q /= 10;
+  while (q);
+  if (signbit(v)) rev[n++] = '-';  // printf's "-0.00" for -0.001 and for -0
+  int len = n < cap ? n : cap - 1; // snprintf's cut
+  for (int k = 0; k < len; k++) buf[k] = rev[n - 1 - k];
+  buf[len] = 0;
+  return buf;
 }
 
 const char *numfmt_tex(char *buf, int cap, double v, int sig, bool paren) {

@@ -47,6 +47,10 @@ bool numfmt_settle(char *line, int cap, int sig, int min_sig);
 // result with as few digits as its operands justify. Try k = 0, 1, … while it returns true.
 bool numfmt_try(int k, int *sig, int *min_sig);
 
+// printf's "%.*f" of a float, the same string, without printf (a heatmap writes one per cell):
+// decimals 0 … 6. Returns buf.
+const char *numfmt_fixed(char *buf, int cap, float v, int decimals);
+
 // A probability for a bar or a strip: "52.3 %" (percent true) or "0.523"; "> 99.9 %" / "> 0.999"
 // for a value that rounds up to 1 while others are above 0 (others_above_zero), "100 %" / "1"
 // only for a certain one; "< 0.001" (not "0.000") for a small one above 0. Returns buf.

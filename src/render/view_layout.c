@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "axislabels.h" // defines: AxisSpec, AxisLabels, axis_labels_plan
+#include "numfmt.h"     // defines: numfmt_fixed
 #include "edits.h"      // defines: TraceEdits, TraceEdit
 #include "tex.h"        // defines: tex_layout, tex_metrics, tex_emit, tex_free
 #include "utf8.h"       // defines: utf8_floor
@@ -692,33 +693,46 @@ static void draw_brackets(Eq *e, float x, float y, float w, float h, uint32_t c)
 // A colour bar's number: two decimals, or three digits in e-notation past 10 000 (an
 // overflowing model reaches 3e38, which "%.2f" writes with 41 characters).
 static const char *format_tick(char *buf, int cap, float v) {
-  snprintf(buf, (size_t)cap, fabsf(v) < 1e4f ? "%.2f" : "%.3g", v);
+  if (fabsf(v) < 1e4f) return numfmt_fixed(buf, cap, v, 2);
+  snprintf(buf, (size_t)cap, "%.3g", v);
   return buf;
+}
+
+static void copy_text(char *buf, int cap, const char *s) { // snprintf(buf, cap, "%s", s)
+  if (cap <= 0) return;
+  size_t n = strlen(s);
+  if (n >= (size_t)cap) n = (size_t)cap - 1;
+  memcpy(buf, s, n);
+  buf[n] = 0;
 }
 
 // The cell's number (numfmt.h's policy): two decimals below 10, one below 100, none above (what
 // the inspector's heading rounds to at its 3 digits). compact, for signed values in cells too narrow
 // for "-0.00": the leading zero goes first (".75", "-.75", never "0.8" for 0.75), then a decimal
-// above 1 ("-9.8", "-15"): never fewer than two significant digits; "0" below 0.005.
+// above 1 ("-9.8", "-15"): never fewer than two significant digits; "0" below 0.005. Written
+// without printf but for the rare huge value (numfmt_fixed: a heatmap has thousands of cells).
 static void format_value(char *buf, int cap, float v, bool onehot, bool compact) {
-  if (compact && isfinite(v) && fabsf(v) < 0.005f)
-    snprintf(buf, (size_t)cap, "0");
-  else if (compact && isfinite(v) && fabsf(v) < 0.995f)
-    snprintf(buf, (size_t)cap, "%s.%02d", v < 0 ? "-" : "", (int)lroundf(fabsf(v) * 100));
-  else if (compact && isfinite(v) && fabsf(v) < 99999.5f)
-    snprintf(buf, (size_t)cap, fabsf(v) >= 9.95f ? "%.0f" : "%.1f", v);
-  else if (onehot)
+  if (compact && isfinite(v) && fabsf(v) < 0.005f) {
+    copy_text(buf, cap, "0");
+  } else if (compact && isfinite(v) && fabsf(v) < 0.995f) {
+    int c = (int)lroundf(fabsf(v) * 100), n = 0; // "%s.%02d" of it: 1 … 99, or 100 at 0.99499
+    char s[8];
+    if (v < 0) s[n++] = '-';
+    s[n++] = '.';
+    if (c >= 100) s[n++] = (char)('0' + c / 100);
+    s[n++] = (char)('0' + c / 10 % 10), s[n++] = (char)('0' + c % 10), s[n] = 0;
+    copy_text(buf, cap, s);
+  } else if (compact && isfinite(v) && fabsf(v) < 99999.5f) {
+    numfmt_fixed(buf, cap, v, fabsf(v) >= 9.95f ? 0 : 1);
+  } else if (onehot) {
     snprintf(buf, (size_t)cap, "%s", v == 1.0f ? "1" : "");
-  else if (!isfinite(v))
+  } else if (!isfinite(v)) {
     snprintf(buf, (size_t)cap, v < 0 ? "−∞" : "∞");
-  else if (fabsf(v) >= 99999.5f)
+  } else if (fabsf(v) >= 99999.5f) {
     snprintf(buf, (size_t)cap, "%.2g", v);
-  else if (fabsf(v) >= 99.95f)
-    snprintf(buf, (size_t)cap, "%.0f", v);
-  else if (fabsf(v) >= 9.995f)
-    snprintf(buf, (size_t)cap, "%.1f", v);
-  else
-    snprintf(buf, (size_t)cap, "%.2f", v);
+  } else {
+    numfmt_fixed(buf, cap, v, fabsf(v) >= 99.95f ? 0 : fabsf(v) >= 9.995f ? 1 : 2);
+  }
 }
 
 // A one-hot matrix and a prediction over a vocabulary too wide for whole pixels are drawn by the
