@@ -9,20 +9,33 @@
 // BLAS with beta = 1 (it adds into the gradient); row sums in double.
 #include "backward.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm.h" // defines: SF_HAVE_BLAS
-#include "par.h"  // defines: par_run, par_threads
+#include "gemm.h"      // defines: SF_HAVE_BLAS, gemm_supported
+#include "gemm_grad.h" // defines: gemm_grad_nn, gemm_grad_nt, gemm_grad_tn
+#include "grad_rows.h" // defines: grad_act_add, grad_gated_add, grad_layernorm_rows
+#include "par.h"       // defines: par_run, par_threads
 #if SF_HAVE_BLAS
 #include <cblas.h>
 #endif
 
-// C[M, N] += alpha · op(A) · op(B), row-major; op transposes when ta / tb.
-static void gemm_add(bool ta, bool tb, int M, int N, int K, float alpha, const float *A, int lda,
-                     const float *B, int ldb, float *C, int ldc) {
+// C[M, N] += alpha · op(A) · op(B), row-major; op transposes when ta / tb. With alpha = 1 where a
+// packed kernel runs: gemm_grad.h (threads: its blocks split over the team; false inside a task of
+// the team); else cblas_sgemm (one BLAS thread), or in a build without BLAS plain loops.
+static void gemm_add(bool threads, bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
+                     int lda, const float *B, int ldb, float *C, int ldc) {
   if (M <= 0 || N <= 0 || K <= 0) return;
+  if (alpha == 1.0f && !(ta && tb)) {
+    Mat c = {C, M, N, ldc}, a = {(float *)A, ta ? K : M, ta ? M : K, lda};
+    Mat b = {(float *)B, tb ? N : K, tb ? K : N, ldb};
+    if (ta   ? gemm_grad_tn(c, a, b, threads)
+        : tb ? gemm_grad_nt(c, a, b, threads)
+             : gemm_grad_nn(c, a, b, threads))
+      return;
+  }
 #if SF_HAVE_BLAS
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha,
               A, lda, B, ldb, 1.0f, C, ldc);
@@ -74,14 +87,15 @@ static void linear_back_part(void *ctx, int task) {
     int c0 = part_at(j->in, p), c1 = part_at(j->in, p + 1);
     if (!j->dx || c1 <= c0) return;
     if (j->conv1d) // W[:, c0..c1-1] is rows c0..c1-1 of the [in, out] layout, transposed
-      gemm_add(false, true, j->n, c1 - c0, j->out, 1.0f, j->dy, j->out, j->w + (size_t)c0 * j->out, j->out,
-               j->dx + c0, j->in);
+      gemm_add(false, false, true, j->n, c1 - c0, j->out, 1.0f, j->dy, j->out, j->w + (size_t)c0 * j->out,
+               j->out, j->dx + c0, j->in);
     else
-      gemm_add(false, false, j->n, c1 - c0, j->out, 1.0f, j->dy, j->out, j->w + c0, j->in, j->dx + c0, j->in);
+      gemm_add(false, false, false, j->n, c1 - c0, j->out, 1.0f, j->dy, j->out, j->w + c0, j->in, j->dx + c0,
+               j->in);
   } else { // dW rows r0..r1-1 = dY[:, r0..r1-1]ᵀ · X
     int r0 = part_at(j->out, p), r1 = part_at(j->out, p + 1);
     if (j->dw && r1 > r0)
-      gemm_add(true, false, r1 - r0, j->in, j->n, 1.0f, j->dy + r0, j->out, j->x, j->in,
+      gemm_add(false, true, false, r1 - r0, j->in, j->n, 1.0f, j->dy + r0, j->out, j->x, j->in,
                j->dw + (size_t)r0 * j->in, j->in);
   }
 }
@@ -89,7 +103,10 @@ static void linear_back_part(void *ctx, int task) {
 static void linear_back_w(const float *dy, int n, int out, const float *x, int in, float *dx, const float *w,
                           bool conv1d, float *dw, float *db) {
   LinearBack j = {dy, x, w, dx, dw, n, out, in, conv1d};
-  if ((long)n * out * in >= SPLIT_MIN_MADDS && par_threads() > 1)
+  if (gemm_supported()) { // the packed kernel (gemm_grad.h), its blocks split over the team
+    if (dx) gemm_add(true, false, conv1d, n, in, out, 1.0f, dy, out, w, conv1d ? out : in, dx, in);
+    if (dw) gemm_add(true, true, false, out, in, n, 1.0f, dy, out, x, in, dw, in);
+  } else if ((long)n * out * in >= SPLIT_MIN_MADDS && par_threads() > 1)
     par_run(2 * LINEAR_PARTS, linear_back_part, &j);
   else
     for (int task = 0; task < 2 * LINEAR_PARTS; task++) linear_back_part(&j, task);
@@ -122,28 +139,16 @@ static void layer_linear_back(const TraceGrad *g, const float *dy, int n, int ou
 //   dγ += Σ_rows dy∘x̂,  dβ += Σ_rows dy.
 static void layernorm_back(const float *dy, const float *x, int rows, int n, const float *gamma, float eps,
                            float *dx, float *dgamma, float *dbeta) {
-  for (int i = 0; i < rows; i++) {
-    const float *xi = x + (size_t)i * n, *dyi = dy + (size_t)i * n;
-    double mean = 0, var = 0;
-    for (int j = 0; j < n; j++) mean += xi[j];
-    mean /= n;
-    for (int j = 0; j < n; j++) var += (xi[j] - mean) * (xi[j] - mean);
-    var /= n;
-    double rstd = 1.0 / sqrt(var + eps), m1 = 0, m2 = 0;
-    for (int j = 0; j < n; j++) {
-      double xh = (xi[j] - mean) * rstd, gh = (double)dyi[j] * gamma[j];
-      m1 += gh;
-      m2 += gh * xh;
-    }
-    m1 /= n;
-    m2 /= n;
-    for (int j = 0; j < n; j++) {
-      double xh = (xi[j] - mean) * rstd, gh = (double)dyi[j] * gamma[j];
-      dx[(size_t)i * n + j] += (float)(rstd * (gh - m1 - xh * m2));
-      if (dgamma) dgamma[j] += (float)(dyi[j] * xh);
-      if (dbeta) dbeta[j] += dyi[j];
-    }
-  }
+  // grad_rows.h: on vectors, μ and σ in double
+  grad_layernorm_rows(dy, x, rows, n, gamma, eps, dx, dgamma, dbeta);
+}
+
+// The kernels' name of an activation (grad_rows.h).
+static GradAct grad_act(Activation act) {
+  return act == ACT_RELU        ? GRAD_RELU
+         : act == ACT_GELU      ? GRAD_GELU
+         : act == ACT_GELU_TANH ? GRAD_GELU_TANH
+                                : GRAD_SILU;
 }
 
 // The activation's derivative at the pre-activation x: d_pre += d_hidden · act'(x).
@@ -152,42 +157,44 @@ static void layernorm_back(const float *dy, const float *x, int rows, int n, con
 //   GELU (erf): Φ(x) + x·φ(x);
 //   GELU (tanh): 0.5(1 + tanh u) + 0.5x(1 − tanh² u)·√(2/π)(1 + 3·0.044715x²), u = √(2/π)(x + 0.044715x³).
 static void activation_back(Activation act, const float *dh, const float *x, long n, float *dpre) {
-  const double k = 0.7978845608028654, inv_sqrt2 = 0.7071067811865476, inv_sqrt_2pi = 0.3989422804014327;
-  for (long i = 0; i < n; i++) {
-    double v = x[i], d;
-    if (act == ACT_RELU)
-      d = v > 0 ? 1.0 : 0.0;
-    else if (act == ACT_SILU) { // SiLU x·σ(x): σ(x)·(1 + x·(1 − σ(x)))
-      double sg = 1.0 / (1.0 + exp(-v));
-      d = sg * (1.0 + v * (1.0 - sg));
-    } else if (act == ACT_GELU)
-      d = 0.5 * (1.0 + erf(v * inv_sqrt2)) + v * inv_sqrt_2pi * exp(-0.5 * v * v);
-    else {
-      double u = k * (v + 0.044715 * v * v * v), th = tanh(u);
-      d = 0.5 * (1.0 + th) + 0.5 * v * (1.0 - th * th) * k * (1.0 + 3.0 * 0.044715 * v * v);
-    }
-    dpre[i] += (float)(dh[i] * d);
-  }
+  grad_act_add(grad_act(act), dh, x, n, dpre); // grad_rows.h: on vectors
 }
 
 // Softmax cross-entropy over rows of logits [rows, n]: the mean over rows with a target of
 // −log p̂[y] = logsumexp(row) − row[y]; dlogits (when given) += (p̂ − y)/N, the one-hot y.
-static double cross_entropy(const float *logits, int rows, int n, const int *target, int n_targets,
-                            float *dlogits) {
+// prob: p̂ = softmax(logits) as the forward left it in the trace (pred), or NULL: then, and for a
+// row whose p̂[y] is not a normal float, p̂ and the logsumexp are computed again in double.
+static double cross_entropy(const float *logits, const float *prob, int rows, int n, const int *target,
+                            int n_targets, float *dlogits) {
   double loss = 0;
+  float inv_n = 1.0f / (float)n_targets;
   for (int i = 0; i < rows; i++) {
     if (target[i] < 0) continue;
-    const float *r = logits + (size_t)i * n;
+    const float *r = logits + (size_t)i * n, *p = prob ? prob + (size_t)i * n : NULL;
+    float *d = dlogits ? dlogits + (size_t)i * n : NULL;
+    int y = target[i];
+    if (p && p[y] >= FLT_MIN) { // the trace's p̂: −log p̂[y], and p̂/N minus 1/N at y
+      loss -= log((double)p[y]);
+      if (!d) continue;
+      float dy = d[y];
+      for (int j = 0; j < n; j++) d[j] += p[j] * inv_n;
+      d[y] = dy + (p[y] - 1.0f) * inv_n;
+      continue;
+    }
     double mx = -INFINITY, s = 0;
     for (int j = 0; j < n; j++) mx = r[j] > mx ? r[j] : mx;
     for (int j = 0; j < n; j++) s += exp(r[j] - mx);
     double lse = mx + log(s);
-    loss += lse - r[target[i]];
-    if (dlogits)
-      for (int j = 0; j < n; j++)
-        dlogits[(size_t)i * n + j] += (float)((exp(r[j] - lse) - (j == target[i])) / n_targets);
+    loss += lse - r[y];
+    if (d)
+      for (int j = 0; j < n; j++) d[j] += (float)((exp(r[j] - lse) - (j == y)) / n_targets);
   }
   return loss / n_targets;
+}
+
+// The trace's p̂ = softmax(logits) when it holds it at temperature 1 (else NULL).
+static const float *trace_prob(const Trace *t, int pred) {
+  return pred >= 0 && (t->temperature == 0.0f || t->temperature == 1.0f) ? X_(t, pred) : NULL;
 }
 
 // Attention of one layer, back from d concat [L, D] to d Q|K|V [L, 3D] (dqkv, the projection's
@@ -203,6 +210,22 @@ typedef struct {
   const TraceLayer *y;
   float *dqkv;
 } AttentionBack;
+
+// S = s·Q·Kᵀ back to Q and K from dS [L, L] (one head, inside a task): dQ += s·dS·K, dK += s·dSᵀ·Q
+// [L, dk]. The packed kernel adds unscaled products: it multiplies s·dS, made once.
+static void scores_back(const float *dS, int L, float s, const float *K, const float *Q, int dk, float *dQ,
+                        float *dK) {
+  float *sd = NULL;
+  if (s != 1.0f && gemm_supported()) {
+    sd = malloc(sizeof(float) * (size_t)L * L);
+    EXPECT(sd);
+    for (size_t k = 0; k < (size_t)L * L; k++) sd[k] = s * dS[k];
+    dS = sd, s = 1.0f;
+  }
+  gemm_add(false, false, false, L, dk, L, s, dS, L, K, dk, dQ, dk);
+  gemm_add(false, true, false, L, dk, L, s, dS, L, Q, dk, dK, dk);
+  free(sd);
+}
 
 static void attention_back_head(void *ctx, int h) {
   const AttentionBack *job = ctx;
@@ -220,8 +243,8 @@ static void attention_back_head(void *ctx, int h) {
     const float *A = X_(t, y->A) + hs, *Q = X_(t, y->Q) + hv, *K = X_(t, y->K) + hv, *Vh = X_(t, y->V) + hv;
     for (int i = 0; i < L; i++)
       for (int c = 0; c < dk; c++) dav[(size_t)i * dk + c] += dcat[(size_t)i * D + h * dk + c];
-    gemm_add(false, true, L, L, dk, 1.0f, dav, dk, Vh, dk, dA, L);
-    gemm_add(true, false, L, dk, L, 1.0f, A, L, dav, dk, dV, dk);
+    gemm_add(false, false, true, L, L, dk, 1.0f, dav, dk, Vh, dk, dA, L);
+    gemm_add(false, true, false, L, dk, L, 1.0f, A, L, dav, dk, dV, dk);
     for (int i = 0; i < L; i++) {
       const float *a = A + (size_t)i * L, *da = dA + (size_t)i * L;
       double r = 0;
@@ -235,8 +258,7 @@ static void attention_back_head(void *ctx, int h) {
       for (size_t k = 0; k < (size_t)L * L; k++) d[k] += dS[k];
       dSr = d;
     }
-    gemm_add(false, false, L, dk, L, scale, dSr, L, K, dk, dQ, dk);
-    gemm_add(true, false, L, dk, L, scale, dSr, L, Q, dk, dK, dk);
+    scores_back(dSr, L, scale, K, Q, dk, dQ, dK);
     for (int i = 0; i < L; i++)
       for (int c = 0; c < dk; c++) {
         float *row = dqkv + (size_t)i * 3 * D + h * dk + c;
@@ -348,22 +370,7 @@ static void rope_back(const float *dy, float *dx, int L, int dk, const float *cs
 // The gated FFN hidden = a(gate) ⊙ up [n values]: d up += dh·a(gate), d gate += dh·up·a'(gate).
 static void gated_back(Activation act, const float *dh, const float *gate, const float *up, long n,
                        float *dgate, float *dup) {
-  const double k = 0.7978845608028654, inv_sqrt2 = 0.7071067811865476;
-  for (long i = 0; i < n; i++) {
-    double v = gate[i], a;
-    if (act == ACT_SILU)
-      a = v / (1.0 + exp(-v));
-    else if (act == ACT_GELU)
-      a = 0.5 * v * (1.0 + erf(v * inv_sqrt2));
-    else
-      a = 0.5 * v * (1.0 + tanh(k * (v + 0.044715 * v * v * v)));
-    dup[i] += (float)(dh[i] * a);
-  }
-  float *t = malloc(sizeof(float) * (size_t)n);
-  EXPECT(t);
-  for (long i = 0; i < n; i++) t[i] = dh[i] * up[i];
-  activation_back(act, t, gate, n, dgate);
-  free(t);
+  grad_gated_add(grad_act(act), dh, gate, up, n, dgate, dup); // grad_rows.h: on vectors
 }
 
 // Grouped-query attention, back from d concat [L, H·d_k] to dQ [H, L, d_k] (after RoPE) and dK,
@@ -388,8 +395,8 @@ static void gqa_back_kv(void *ctx, int kv) {
     const float *A = X_(t, y->A) + hs, *Q = X_(t, y->Q) + hv;
     for (int i = 0; i < L; i++)
       for (int cc = 0; cc < dk; cc++) dav[(size_t)i * dk + cc] += dcat[(size_t)i * QD + h * dk + cc];
-    gemm_add(false, true, L, L, dk, 1.0f, dav, dk, Vh, dk, dA, L);
-    gemm_add(true, false, L, dk, L, 1.0f, A, L, dav, dk, dV, dk);
+    gemm_add(false, false, true, L, L, dk, 1.0f, dav, dk, Vh, dk, dA, L);
+    gemm_add(false, true, false, L, dk, L, 1.0f, A, L, dav, dk, dV, dk);
     for (int i = 0; i < L; i++) {
       const float *a = A + (size_t)i * L, *da = dA + (size_t)i * L;
       double r = 0;
@@ -398,8 +405,7 @@ static void gqa_back_kv(void *ctx, int kv) {
     }
     float *dSr = D_(g, y->S_raw) + hs; // the mask adds a constant: the same gradient before it
     for (size_t q = 0; q < (size_t)L * L; q++) dSr[q] += dS[q];
-    gemm_add(false, false, L, dk, L, scale, dSr, L, K, dk, dQ, dk);
-    gemm_add(true, false, L, dk, L, scale, dSr, L, Q, dk, dK, dk);
+    scores_back(dSr, L, scale, K, Q, dk, dQ, dK);
   }
 }
 
@@ -463,7 +469,7 @@ static void layer_back_modern(TraceGrad *g, int l, float *dqkv, float *qkv) {
     memset(qkv, 0, sizeof(float) * (size_t)L * QKV);
     if (w->in_proj_bias)
       for (int i = 0; i < L; i++) memcpy(qkv + (size_t)i * QKV, w->in_proj_bias, sizeof(float) * (size_t)QKV);
-    gemm_add(false, true, L, QKV, D, 1.0f, X_(t, y->rms1), D, w->in_proj_weight, D, qkv, QKV);
+    gemm_add(true, false, true, L, QKV, D, 1.0f, X_(t, y->rms1), D, w->in_proj_weight, D, qkv, QKV);
   }
   for (int h = 0; h < H + Hk; h++) {
     bool q = h < H;
@@ -497,7 +503,8 @@ static void head_back(TraceGrad *g, float *scratch) {
   int out = t->layers[c->n_layers - 1].out;
   if (t->logits >= 0) {
     // loss = mean −log p̂[y]; d logits = (p̂ − y)/N [L, V]
-    g->loss = (float)cross_entropy(X_(t, t->logits), L, V, g->target, g->n_targets, D_(g, t->logits));
+    g->loss = (float)cross_entropy(X_(t, t->logits), trace_prob(t, t->pred), L, V, g->target, g->n_targets,
+                                   D_(g, t->logits));
     int x = t->head_norm >= 0 ? t->head_norm : t->final_norm >= 0 ? t->final_norm : out;
     // logits = x · W_outᵀ + b_out (a tied head: W_out is E, its gradient adds to E's)
     linear_back(D_(g, t->logits), L, V, X_(t, x), D, D_(g, x), m->head_weight, dp(g, m->head_weight),
@@ -525,7 +532,8 @@ static void head_back(TraceGrad *g, float *scratch) {
   } else {
     int C = m->n_classes;
     // loss = −log p̂[c]; d class_logits = p̂ − y [1, C]
-    g->loss = (float)cross_entropy(X_(t, t->class_logits), 1, C, g->target, 1, D_(g, t->class_logits));
+    g->loss = (float)cross_entropy(X_(t, t->class_logits), t->class_pred >= 0 ? X_(t, t->class_pred) : NULL,
+                                   1, C, g->target, 1, D_(g, t->class_logits));
     linear_back(D_(g, t->class_logits), 1, C, X_(t, t->pool), D, D_(g, t->pool), m->classifier_weight,
                 dp(g, m->classifier_weight), dp(g, m->classifier_bias));
     // pool = (1/L) Σᵢ xᵢ: every position gets d pool / L
@@ -574,7 +582,7 @@ static void embed_back(TraceGrad *g) {
   float *dE = dp(g, m->embed); // X = O·E: row id(x_i) of E collects dX_i
   for (int i = 0; i < L; i++)
     for (int d = 0; d < D; d++) dE[(size_t)t->tokens.ids[i] * D + d] += dX[(size_t)i * D + d];
-  gemm_add(false, true, L, V, D, 1.0f, dX, D, m->embed, D, D_(g, t->O), V); // dO = dX · Eᵀ
+  gemm_add(true, false, true, L, V, D, 1.0f, dX, D, m->embed, D, D_(g, t->O), V); // dO = dX · Eᵀ
 }
 
 // ---------------------------------------------------------------- the TraceGrad
@@ -621,9 +629,10 @@ float backward_loss(const Trace *t, const int *target, int n_target) {
   float loss = NAN;
   if (tg && set_targets(t, tg, &n, target, n_target, &err)) {
     if (t->logits >= 0)
-      loss = (float)cross_entropy(X_(t, t->logits), t->L, t->cfg.V, tg, n, NULL);
+      loss = (float)cross_entropy(X_(t, t->logits), trace_prob(t, t->pred), t->L, t->cfg.V, tg, n, NULL);
     else
-      loss = (float)cross_entropy(X_(t, t->class_logits), 1, t->model->n_classes, tg, 1, NULL);
+      loss = (float)cross_entropy(X_(t, t->class_logits), t->class_pred >= 0 ? X_(t, t->class_pred) : NULL, 1,
+                                  t->model->n_classes, tg, 1, NULL);
   }
   free(tg);
   return loss;

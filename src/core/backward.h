@@ -12,10 +12,14 @@
 //   - dL/dθ for every parameter θ of the model, laid out exactly as model->params (so a weight's
 //     gradient is at the same offset as the weight: backward_param_grad). A tied head's E gets
 //     both contributions.
-// Everything is float32; sums run in BLAS (one BLAS thread) or in double, in a fixed order. With
-// forward_set_threads(2) the heads of a layer and fixed blocks of each product's columns (dX) or
-// rows (dW) are shared between the two threads (par.h): the blocks are the same on one thread, so
-// the gradients of a given forward are the same bits on one and on two.
+// Everything is float32. The products run on the forward's packed kernel where one runs
+// (gemm_grad.h: AVX-512, AVX2, wasm SIMD128; else BLAS with one BLAS thread, or loops), the
+// activations' derivatives and LayerNorm's backward on vectors (grad_rows.h: LayerNorm's row
+// statistics in double), other row sums in double, each in a fixed order. The loss and d logits
+// read the trace's softmax (pred). With forward_set_threads(2) the heads of a layer and blocks of
+// each product's columns (dX) or rows (dW) are shared between the two threads (par.h): each
+// gradient entry is summed in the same order whichever thread takes its block, so the gradients of
+// a given forward are the same bits on one and on two.
 //
 // The backward of each stage is one function in backward.c, written from its formula (the head and
 // softmax-cross-entropy p̂ − y; the FFN with ReLU's mask or GELU's derivative; LayerNorm's mean- and

@@ -291,16 +291,16 @@ static void (*const SHORT_TILES[MR])(const Tile *) = {NULL, tile_1, tile_2, tile
 // rows left are cut 3+4, 4+4, 5+4, not 6+1, 6+2, 6+3 (a tile of 1 or 2 rows wastes FMA slots).
 static int tile_rows(int left) { return left >= 7 && left <= 9 ? left - 4 : imin(MR, left); }
 
-// y = bias (or 0) and relu(y), for K = 0 (an empty sum).
-// The AVX2 kernel's loops (the arguments checked by matmul).
+// The AVX2 kernel's loops (the arguments checked by matmul); add: the sums start from y's values
+// (no FIRST block: gemm_matmul_t_add).
 SF_AVX2_FMA static void avx2_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale,
-                                    const float *bias, Mat relu) {
+                                    const float *bias, Mat relu, bool add) {
   int M = y.rows, N = y.cols, K = x.cols;
   // blocks of about equal size, in whole tiles but the last: M = 512 is 258 + 254 rows
   int row_blocks = (M + MC - 1) / MC, mc_max = ((M + row_blocks - 1) / row_blocks + MR - 1) / MR * MR;
   for (int k0 = 0; k0 < K; k0 += KC) {
     int kc = imin(KC, K - k0);
-    int flags = (k0 == 0 ? FIRST : 0) | (k0 + kc == K ? LAST : 0);
+    int flags = (k0 == 0 && !add ? FIRST : 0) | (k0 + kc == K ? LAST : 0);
     for (int i0 = 0; i0 < M; i0 += mc_max) {
       int mc = imin(mc_max, M - i0);
       int tiles = (mc + MR - 1) / MR;
@@ -348,7 +348,14 @@ static void kernel_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scal
   if (gemm_kernel() == GEMM_AVX512)
     gemm_avx512_matmul(y, x, w, c0, scale, bias, relu);
   else
-    avx2_matmul(y, x, w, c0, scale, bias, relu);
+    avx2_matmul(y, x, w, c0, scale, bias, relu, false);
+}
+
+static void kernel_matmul_add(Mat y, Mat x, const GemmWeights *w, int c0) {
+  if (gemm_kernel() == GEMM_AVX512)
+    gemm_avx512_matmul_add(y, x, w, c0);
+  else
+    avx2_matmul(y, x, w, c0, 1.0f, NULL, (Mat){0}, true);
 }
 
 #elif GEMM_HAVE_WASM // the web build: the same packed panels, read by gemm_wasm.c's kernel
@@ -361,6 +368,10 @@ static void pack_checked(GemmWeights *p, float *buf, const float *src, int n, in
 static void kernel_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias,
                           Mat relu) {
   gemm_wasm_matmul(y, x, w, c0, scale, bias, relu);
+}
+
+static void kernel_matmul_add(Mat y, Mat x, const GemmWeights *w, int c0) {
+  gemm_wasm_matmul_add(y, x, w, c0);
 }
 
 #endif
@@ -419,6 +430,13 @@ void gemm_matmul_t_scaled(Mat y, Mat x, const GemmWeights *w, float s) {
   matmul(y, x, w, 0, s, NULL, (Mat){0});
 }
 
+void gemm_matmul_t_add(Mat y, Mat x, const GemmWeights *w, int c0) {
+  int M = y.rows, N = y.cols, K = x.cols;
+  EXPECT(w->panels && x.rows == M && K == w->k && c0 >= 0 && c0 % NR == 0 && c0 + N <= w->n);
+  if (M == 0 || N == 0 || K == 0) return; // an empty sum adds nothing
+  kernel_matmul_add(y, x, w, c0);
+}
+
 #else // no packed kernel for this compiler or architecture (ARM, scalar wasm): nothing is ever packed
 
 bool gemm_pack(GemmWeights *p, Mat w) {
@@ -452,6 +470,11 @@ void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias
 void gemm_matmul_t_scaled(Mat y, Mat x, const GemmWeights *w, float s) {
   (void)y, (void)x, (void)w, (void)s;
   unsupported("gemm_matmul_t_scaled");
+}
+
+void gemm_matmul_t_add(Mat y, Mat x, const GemmWeights *w, int c0) {
+  (void)y, (void)x, (void)w, (void)c0;
+  unsupported("gemm_matmul_t_add");
 }
 
 #endif

@@ -113,5 +113,10 @@ void gemm_pack_t_into(GemmWeights *p, float *buf, Mat b);
 void gemm_matmul_t(Mat y, Mat x, const GemmWeights *w, int c0, const float *bias, Mat relu);
 // y[M,N] = s · x[M,K]·w[N,K]ᵀ (all of w's rows): each sum, then times s (BLAS's alpha).
 void gemm_matmul_t_scaled(Mat y, Mat x, const GemmWeights *w, float s);
+// y[M,n] += x[M,K] · w[c0 .. c0+n-1, :]ᵀ (BLAS's beta = 1: the backward's gradients collect
+// several products): each y[i,j] starts from its value and adds its K products in order, with
+// fused multiply-adds, as gemm_matmul_t does from 0; so a product cut into calls along K (in
+// order) gives the bits of one call. Needs gemm_supported(); c0 as gemm_matmul_t's.
+void gemm_matmul_t_add(Mat y, Mat x, const GemmWeights *w, int c0);
 
 #endif

@@ -149,15 +149,16 @@ _Static_assert(MR == 8 && NV == 3, "the table of tile functions above lists 8 ro
 // 2·MR-1 rows are cut into two near-equal tiles (a tile of a few rows wastes FMA slots).
 static int tile_rows(int left) { return left <= MR ? left : left < 2 * MR ? (left + 1) / 2 : MR; }
 
-SF_AVX512 void gemm_avx512_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias,
-                                  Mat relu) {
+// add: the sums start from y's values (no FIRST block), for gemm_avx512_matmul_add.
+SF_AVX512 static void loops(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias,
+                            Mat relu, bool add) {
   int M = y.rows, N = y.cols, K = x.cols;
   const int GW = NV * NR; // columns of y per group of panels
   // blocks of about equal size, in whole tiles but the last
   int row_blocks = (M + MC - 1) / MC, mc_max = ((M + row_blocks - 1) / row_blocks + MR - 1) / MR * MR;
   for (int k0 = 0; k0 < K; k0 += KC) {
     int kc = imin(KC, K - k0);
-    int flags = (k0 == 0 ? FIRST : 0) | (k0 + kc == K ? LAST : 0);
+    int flags = (k0 == 0 && !add ? FIRST : 0) | (k0 + kc == K ? LAST : 0);
     for (int i0 = 0; i0 < M; i0 += mc_max) {
       int mc = imin(mc_max, M - i0);
       int tiles = (mc + MR - 1) / MR;
@@ -199,6 +200,15 @@ SF_AVX512 void gemm_avx512_matmul(Mat y, Mat x, const GemmWeights *w, int c0, fl
       }
     }
   }
+}
+
+void gemm_avx512_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias,
+                        Mat relu) {
+  loops(y, x, w, c0, scale, bias, relu, false);
+}
+
+void gemm_avx512_matmul_add(Mat y, Mat x, const GemmWeights *w, int c0) {
+  loops(y, x, w, c0, 1.0f, NULL, (Mat){0}, true);
 }
 
 #else

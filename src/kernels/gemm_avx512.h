@@ -27,5 +27,7 @@ enum {
 // As gemm.c's matmul: y[M,n] = scale · x[M,K]·w[c0.., :]ᵀ + bias, relu(y) when relu.data. The
 // arguments are checked by the caller.
 void gemm_avx512_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias, Mat relu);
+// y[M,n] += x[M,K]·w[c0.., :]ᵀ: the same loops with the sums started from y (gemm_matmul_t_add).
+void gemm_avx512_matmul_add(Mat y, Mat x, const GemmWeights *w, int c0);
 
 #endif

@@ -143,7 +143,9 @@ __attribute__((noinline)) static void tile_2(const Tile *t) { tile_kernel(2, t);
 __attribute__((noinline)) static void tile_1(const Tile *t) { tile_kernel(1, t); }
 static void (*const SHORT_TILES[6])(const Tile *) = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5};
 
-void gemm_wasm_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias, Mat relu) {
+// add: the sums start from y's values (never a first block), for gemm_wasm_matmul_add.
+static void loops(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias, Mat relu,
+                  bool add) {
   int M = y.rows, N = y.cols, K = x.cols;
   for (int k0 = 0; k0 < K; k0 += KC) {
     int kc = imin(KC, K - k0);
@@ -153,7 +155,7 @@ void gemm_wasm_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, c
         Tile t = {.xs = (size_t)x.stride,
                   .kc = kc,
                   .nc = imin(TC, N - j),
-                  .first = k0 == 0,
+                  .first = k0 == 0 && !add,
                   .last = k0 + kc == K,
                   .ys = (size_t)y.stride,
                   .scale = scale,
@@ -173,6 +175,14 @@ void gemm_wasm_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, c
       }
     }
   }
+}
+
+void gemm_wasm_matmul(Mat y, Mat x, const GemmWeights *w, int c0, float scale, const float *bias, Mat relu) {
+  loops(y, x, w, c0, scale, bias, relu, false);
+}
+
+void gemm_wasm_matmul_add(Mat y, Mat x, const GemmWeights *w, int c0) {
+  loops(y, x, w, c0, 1.0f, NULL, (Mat){0}, true);
 }
 
 #endif
