@@ -286,6 +286,12 @@ check 'grep -aq "heads off: layer 1 head 4 (zeroed)" "$tmp/whatif"/stepformer-00
 check 'has whatif 40 "heads_off=1 .*status=layer 1 head 4 off (uniform attention) · next word: where 0.998 → 0.969"' "X again: uniform attention"
 check 'has whatif 41 "heads_off=0 .*status=layer 1 head 4 on again"' "X a third time: on again"
 check 'has whatif 44 "heads_off=0 .*status=every edit undone"' "Shift+U undoes every edit"
+# the box and the selection agree (issue 31): Shift+U in the difference view drops the selection
+# with the view; the lesson's framed cell is then what V edits (tests/replay/whatif-focus.txt)
+run wfocus "$R/whatif-focus.txt" --step 11
+check 'has wfocus 7 "edits=0 .*diff=1 .*status=every edit undone"' "Shift+U in the difference view undoes the edit"
+check 'has wfocus 8 "cell=l0.S\[cat, walks\] = 0.7507 pinned=1 .* value=0.750749"' "V after Shift+U edits the framed cell S1[cat, walks]: $(line wfocus 8 | grep -o 'cell=[^=]*= [0-9.]*\|status=.*')"
+check 'has wfocus 11 "step 12/.*cell=l0.S\[cat, bank\] = 3.3892 pinned=1 .* value="' "V on a fresh lesson step edits its framed cell: $(line wfocus 11 | grep -o 'cell=[^=]*= [0-9.]*\|status=.*')"
 check 'has whatif 47 "edits=0 .*status=l0.Q cannot be edited"' "V on a cell that is not an input says what can be edited"
 
 # 5c. the pen, the spotlight and the invariants panel (tests/replay/pen.txt, the shipped bank model):

@@ -83,9 +83,23 @@ static void rerun(App *a, const char *what) {
   }
 }
 
+// With no cell selected, the cell a lesson step frames (its focus) is the selection: the box on
+// screen and the cell V edits agree (issue 31: after Shift+U left the difference view, the focus
+// box stayed while V said "select a cell first"). False when the step frames no single cell.
+static bool select_focus(App *a) {
+  const LessonStep *ls = app_lesson_step(a);
+  const ViewLayout *l = &a->lay;
+  if (!ls || ls->row < 0 || ls->col < 0 || l->result < 0 || l->result >= l->n_ops) return false;
+  const Operand *o = &l->ops[l->result].op;
+  if (ls->row >= o->rows || ls->col >= o->cols) return false;
+  a->sel_op = l->result, a->sel_i = ls->row, a->sel_j = ls->col;
+  a->pinned = true, a->dirty = true;
+  return true;
+}
+
 // The selected cell as an edit (its current value in *now); false with the reason in the status.
 static bool selected_edit(App *a, TraceEdit *x, float *now) {
-  if (a->sel_op < 0 || a->sel_op >= a->lay.n_ops) {
+  if ((a->sel_op < 0 || a->sel_op >= a->lay.n_ops) && !select_focus(a)) {
     app_set_status(a, "select a cell first (hover it, click it or Shift+arrows), then V or Ctrl+↑ ↓");
     return false;
   }
