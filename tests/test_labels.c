@@ -7,6 +7,8 @@
 //     their positions ("3 walks") and a line under the shape says how many are labelled;
 //   - the cat/bank lesson with its compare step (step 15): river is named on the 7×7 columns;
 //   - intuition.md: "who" is named on the 9×9 softmax;
+//   - bank-sense.pt (the course's classifier): its class scores and prediction name both classes,
+//     river and money, above every matrix with a class axis (W_c's two columns are narrow);
 //   - no two labels (texts of words of the sentence) overlap anywhere in any of these pictures.
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +203,56 @@ static void run(const Case *cs) {
   session_close(&s);
 }
 
+// bank-sense's class steps: every operand with a class axis names every class above its columns.
+static void classes(const char *model) {
+  Session s;
+  memset(&s, 0, sizeof s);
+  SessionOpts o = {0};
+  o.model.model_path = model;
+  static LessonDiag d;
+  memset(&d, 0, sizeof d);
+  Err err = {0};
+  bool ok = session_open(&s, &o, &d, &err);
+  CHECK(ok, "%s opens: %s", model, err.msg);
+  if (!ok) return;
+  Scene sc;
+  scene_init(&sc, W, H, 0);
+  int checked = 0;
+  for (int k = 0; k < s.trace->n_steps; k++) {
+    StepKind kind = s.trace->steps[k].kind;
+    if (kind != STEP_CLASS_SCORES && kind != STEP_CLASS_PRED) continue;
+    ViewOptions vo = view_options_default(theme_get(THEME_LIGHT));
+    PageSpec p = {.view = &vo, .sentence = s.text, .width = W, .height = H, .trace = s.trace, .step = k};
+    ViewLayout lay;
+    page_render(&sc, &p, &lay);
+    for (int q = 0; q < lay.n_ops; q++) {
+      const ViewOperand *v = &lay.ops[q];
+      if (v->op.col_axis != AXIS_CLASS || v->w <= 0) continue;
+      for (int c = 0; c < v->op.cols; c++) {
+        char want[96];
+        trace_axis_label(s.trace, AXIS_CLASS, c, want, sizeof want);
+        bool found = false;
+        for (int m = 0; m < sc.n && !found; m++) {
+          const Cmd *t = &sc.cmds[m];
+          if (t->kind != CMD_TEXT) continue;
+          const char *w = t->text;
+          while (*w >= '0' && *w <= '9') w++; // "2 money"
+          if (w != t->text && *w == ' ') w++;
+          Box b = text_box(t);
+          found = !strcmp(w, want) && b.y1 <= v->y + 1 && b.y1 > v->y - 10 * t->size &&
+                  (b.x0 + b.x1) / 2 >= v->x - 2 * t->size && (b.x0 + b.x1) / 2 <= v->x + v->w + 2 * t->size;
+        }
+        CHECK(found, "%s step %d (%s), %s: class '%s' named above its columns", model, k + 1,
+              s.trace->steps[k].name, v->symbol, want);
+        checked++;
+      }
+    }
+  }
+  CHECK(checked >= 6, "%s: the class axes of W_c, b_c, s and p-hat checked (%d names)", model, checked);
+  scene_free(&sc);
+  session_close(&s);
+}
+
 int main(void) {
   Err err = {0};
   if (!text_init(&err)) {
@@ -221,6 +273,9 @@ int main(void) {
       {intuition, NULL, NULL, true, 9, "who"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) run(&cases[c]);
+  char bank_sense[4096];
+  snprintf(bank_sense, sizeof bank_sense, "%s/assets/models/bank-sense.pt", src ? src : ".");
+  classes(bank_sense);
   text_shutdown();
   return check_exit("test_labels");
 }

@@ -246,19 +246,24 @@ void axis_labels_plan(const AxisSpec *sp, AxisLabels *out) {
   }
   // a few entries at their cells; when that leaves a word unnamed, at the smallest size the focus
   // and every distinct word, moved apart along the axis, each with a leader to its cell
+  // (the columns of an axis shorter than four labels may reach one label past each end: W_c's two
+  // narrow class columns named only river, issue 31)
   if (!choose(sp, out, pitch, z.lf)) {
     out->n = 0, out->lf = fminf(z.lf, sp->least);
-    float slot = out->lf * 1.15f, anchor[AXL_MAX], size[AXL_MAX];
+    float slot = out->lf * 1.15f, anchor[AXL_MAX], size[AXL_MAX],
+          past = sp->cols && sp->len < 4 * slot ? slot : 0;
     if (sp->focus >= 0 && sp->focus < sp->n) add(sp, out, sp->focus, pitch, slot, anchor, size);
-    for (int i = 0; i < sp->n && (float)(out->n + 1) * slot <= sp->len; i++) {
+    for (int i = 0; i < sp->n && (float)(out->n + 1) * slot <= sp->len + 2 * past; i++) {
       char wi[96], wj[96];
       bool first = true;
       word(sp, i, wi, sizeof wi);
       for (int k = 0; k < out->n && first; k++) first = strcmp(wi, word(sp, out->idx[k], wj, sizeof wj)) != 0;
       if (first) add(sp, out, i, pitch, slot, anchor, size);
     }
-    spread(out, anchor, size, 0, sp->len);
+    spread(out, anchor, size, -past, sp->len + past);
   }
   out->shown = out->n;
   out->numbered = out->shown < sp->n;
+  for (int k = 0; k < out->n && !out->numbered; k++) // every entry named: the words alone
+    snprintf(out->text[k], sizeof out->text[0], "%s", word(sp, out->idx[k], buf, sizeof buf));
 }
