@@ -6,7 +6,10 @@
 //   - cat-bank's 6×6 steps among 10-13 (the scores and the softmax) carry a number in every cell
 //     of their result, at least 9.5 px; so does intuition.md's 9×9 of scores (step 8: its values
 //     are 0 and 0.577, with no sign to make room for);
-//   - the page's title and every matrix stay clear of the narration column.
+//   - the page's title and every matrix stay clear of the narration column;
+//   - the model view (O) of GPT-2 small's shape (12 layers × 12 heads) and of cat-bank's model:
+//     every thumbnail at least 64 px, its layer and head named at least 20 px; a model too large
+//     for that shows pages that say which layers they hold, and every thumbnail is on one page.
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +70,16 @@ static void narration_text(const Scene *sc, bool slide, float *least, char *buf,
     size_t n = strlen(buf);
     snprintf(buf + n, cap - n, "%s ", m->text);
   }
+}
+
+// Page pg of a model view whose first page was drawn into lay (ViewGrid: pages_h pages across).
+static void render_model_page(Scene *sc, PageSpec *p, ViewOptions *vo, ViewLayout *lay, int pg) {
+  ViewLayout first;
+  vo->model_layer = vo->model_head = 0;
+  page_render(sc, p, &first);
+  vo->model_layer = pg / first.grid.pages_h * first.grid.layers;
+  vo->model_head = pg % first.grid.pages_h * first.grid.heads;
+  page_render(sc, p, lay);
 }
 
 static void measure(const char *path, const char *name, Worst *w) {
@@ -131,6 +144,77 @@ static void measure(const char *path, const char *name, Worst *w) {
   session_close(&s);
 }
 
+// The model view of the first softmax step, page by page (ViewOptions.model_layer picks the page).
+static void model_view(const char *random, const char *lesson, int want_pages) {
+  Session s;
+  memset(&s, 0, sizeof s);
+  SessionOpts o = {.lesson = lesson};
+  o.model.random_spec = random;
+  static LessonDiag d;
+  memset(&d, 0, sizeof d);
+  Err err = {0};
+  const char *name = random ? random : lesson;
+  bool ok = session_open(&s, &o, &d, &err);
+  CHECK(ok, "%s opens: %s", name, err.msg);
+  if (!ok) return;
+  const Trace *t = s.trace;
+  int step = trace_step_find(t, STEP_SOFTMAX, 0), NL = t->cfg.n_layers, NH = t->t[t->layers[0].A].heads;
+  Scene sc;
+  scene_init(&sc, W, H, 0);
+  static int seen[64][64];
+  memset(seen, 0, sizeof seen);
+  int pages = 1;
+  for (int pg = 0; pg < pages; pg++) {
+    ViewOptions vo = view_options_default(theme_get(THEME_LIGHT));
+    vo.model_view = true, vo.head = -1;
+    PageSpec p = {.trace = t, .step = step, .view = &vo, .sentence = s.text, .width = W, .height = H};
+    ViewLayout lay;
+    if (pg > 0) { // the page after: one past the last layer (and head) of the page before
+      render_model_page(&sc, &p, &vo, &lay, pg);
+    } else {
+      page_render(&sc, &p, &lay);
+      pages = lay.grid.pages;
+    }
+    const ViewGrid *g = &lay.grid;
+    CHECK(g->page == pg, "%s: page %d drawn (%d)", name, pg + 1, g->page + 1);
+    CHECK(g->side >= 64.0f, "%s page %d: thumbnails at least 64 px (%.0f)", name, pg + 1, g->side);
+    for (int r = 0; r < g->layers; r++)
+      for (int c = 0; c < g->heads; c++) seen[g->l0 + r][g->h0 + c]++;
+    int layer_labels = 0, head_labels = 0;
+    bool note = pages == 1;
+    char want[64];
+    for (int k = 0; k < sc.n; k++) {
+      const Cmd *m = &sc.cmds[k];
+      if (m->kind != CMD_TEXT) continue;
+      for (int r = 0; r < g->layers; r++) {
+        snprintf(want, sizeof want, "layer %d", g->l0 + r + 1);
+        if (!strcmp(m->text, want) && m->x < g->x && m->size >= 19.95f) layer_labels++;
+      }
+      for (int c = 0; c < g->heads; c++) {
+        char alt[32];
+        snprintf(want, sizeof want, "head %d", g->h0 + c + 1);
+        snprintf(alt, sizeof alt, "%d", g->h0 + c + 1);
+        if ((!strcmp(m->text, want) || !strcmp(m->text, alt)) && m->y < g->y && m->size >= 19.95f)
+          head_labels++;
+      }
+      snprintf(want, sizeof want, "page %d of %d: layers %d–%d of %d", pg + 1, pages, g->l0 + 1,
+               g->l0 + g->layers, NL);
+      if (!strncmp(m->text, want, strlen(want))) note = true;
+    }
+    CHECK(layer_labels == g->layers && head_labels == g->heads,
+          "%s page %d: every layer and head named at least 20 px (%d of %d layers, %d of %d heads)", name,
+          pg + 1, layer_labels, g->layers, head_labels, g->heads);
+    CHECK(note, "%s page %d: the page says which layers it shows", name, pg + 1);
+  }
+  CHECK(pages == want_pages, "%s: %d page(s) at 1280x720 (%d)", name, want_pages, pages);
+  int once = 0;
+  for (int l = 0; l < NL && l < 64; l++)
+    for (int h = 0; h < NH && h < 64; h++) once += seen[l][h] == 1;
+  CHECK(once == NL * NH, "%s: every thumbnail on exactly one page (%d of %d)", name, once, NL * NH);
+  scene_free(&sc);
+  session_close(&s);
+}
+
 int main(void) {
   Err err = {0};
   if (!text_init(&err)) {
@@ -152,6 +236,10 @@ int main(void) {
   }
   if (dp) closedir(dp);
   CHECK(w.paged >= 1, "some long narration goes on to a second page (%d)", w.paged);
+  model_view("D=48,H=12,F=64,layers=12,seed=1", NULL, 2); // GPT-2 small's shape
+  char cat_bank[8192];
+  snprintf(cat_bank, sizeof cat_bank, "%s/cat-bank.md", dir);
+  model_view(NULL, cat_bank, 1);
   CHECK(w.numbered == 3, "cat-bank's 6x6 steps 11-13 carry their numbers (%d of 3)", w.numbered);
   CHECK(w.numbered_9 == 1, "intuition.md's 9x9 scores carry their numbers (%d of 1)", w.numbered_9);
   printf(

@@ -147,18 +147,20 @@ wait $pid 2>/dev/null
 "$sf" export --format csv --out "$out" >/dev/null 2>&1
 check '[ -z "$(ls -A "$out" | grep stepformer-tmp)" ] && [ -s "$out/X.csv" ]' "a killed run's staging folder is removed by the next one"
 
-# 10. --model-view: one picture of every layer × head of the softmax stage (12 layers, 12 heads),
-#     at the size asked for; each of the 144 thumbnails is in the SVG with its title
+# 10. --model-view: the pictures of every layer × head of the softmax stage (12 layers, 12 heads),
+#     at the size asked for: at 1280x720 two pages of six layers (thumbnails too small otherwise,
+#     issue 31), each saying which; each of the 144 thumbnails is in an SVG with its title
 out=$tmp/model
 log=$("$sf" export --random D=48,H=12,F=64,layers=12,seed=1 --text "The cat walks by the bank" --model-view \
   --size 1280x720 --format png,svg --out "$out" 2>&1)
 check '[ $? = 0 ] && echo "$log" | grep -q "(1 pictures)"' "export --model-view writes one picture: $log"
-check '[ "$(ls "$out")" = "$(printf "model-view.png\nmodel-view.svg")" ]' "model-view.png and .svg only: $(ls "$out" | tr "\n" " ")"
+check '[ "$(ls "$out" | tr "\n" " ")" = "model-view-page2.png model-view-page2.svg model-view.png model-view.svg " ]' "model-view.png and -page2 (.png, .svg) only: $(ls "$out" | tr "\n" " ")"
 png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{print $1*16777216+$2*65536+$3*256+$4 "x" $5*16777216+$6*65536+$7*256+$8}'; }
 check '[ "$(png_size "$out/model-view.png")" = "1280x720" ]' "the model view PNG is 1280x720: $(png_size "$out/model-view.png")"
-check 'xmllint --noout "$out/model-view.svg"' "the model view SVG parses as XML"
-check '[ "$(grep -o "layer [0-9]*, head [0-9]*: A (6×6)" "$out/model-view.svg" | sort -u | wc -l)" = 144 ]' "144 thumbnails, each titled"
-check 'grep -q ">l12 h12<" "$out/model-view.svg"' "the last thumbnail is labelled l12 h12"
+check 'xmllint --noout "$out/model-view.svg" && xmllint --noout "$out/model-view-page2.svg"' "the model view SVGs parse as XML"
+check '[ "$(cat "$out"/model-view*.svg | grep -o "layer [0-9]*, head [0-9]*: A (6×6)" | sort -u | wc -l)" = 144 ]' "144 thumbnails, each titled"
+check 'grep -q ">page 1 of 2: layers 1–6 of 12" "$out/model-view.svg" && grep -q ">page 2 of 2: layers 7–12 of 12" "$out/model-view-page2.svg"' "each page says which layers it shows"
+check 'grep -q ">layer 12<" "$out/model-view-page2.svg" && grep -q ">12<" "$out/model-view-page2.svg"' "the last page names layer 12 and head 12"
 err=$("$sf" export --random D=16,H=2,F=32,layers=2,seed=5 --model-view --head 1 --out "$tmp/mv2" 2>&1)
 check '[ $? = 2 ] && [ "$(echo "$err" | wc -l)" = 1 ] && [ ! -e "$tmp/mv2" ]' "--model-view with --head: one line, exit 2: $err"
 err=$("$sf" export --random D=16,H=2,F=32,layers=2,seed=5 --model-view --format npy --out "$tmp/mv2" 2>&1)

@@ -55,6 +55,9 @@ check 'has model 14 "step 8/125 stage=softmax layer=1 head=3 " && ! has model 14
 check 'has model 8 "status=model view: arrows pick" && ! has model 14 "status=model view: arrows pick"' "the model view's hint goes when a head is opened: $(line model 14 | grep -o 'status=.*')"
 check '! has model 16 " model="' "Esc leaves the model view"
 check 'has model 17 " model=" && ! has model 18 " model="' "O again leaves it"
+check 'has model 24 " model=l5,h10 page=1/2 "' "a 12 x 12 model at 1280x720 shows a page of layers, the one holding the selection: $(line model 24 | grep -o 'model=[^ ]* page=[^ ]*')"
+check 'has model 25 " model=l6,h10 page=1/2 " && has model 26 " model=l7,h10 page=2/2 "' "Down past the page's last row turns the page: $(line model 26 | grep -o 'model=[^ ]* page=[^ ]*')"
+check 'has model 31 "stage=softmax layer=8 head=2 "' "a click on page 2 opens its thumbnail (layer 8, head 2): $(line model 31 | grep -o 'stage=[^ ]* layer=[^ ]* head=[^ ]*')"
 
 # 2b. the views inside the pass (Shift+O, issue 36) on the prediction step of the bank model
 run inside "$R/inside.txt" --text "The cat walks by the bank"
@@ -62,7 +65,7 @@ check 'has inside 2 "status=inside: Logit lens"' "Shift+O opens the logit lens: 
 check 'has inside 3 "status=inside: Attention rollout" && has inside 4 "status=inside: Head view"' "Shift+O again: rollout, head view"
 check 'has inside 5 "status=inside: Saliency" && has inside 6 "status=inside: Neurons"' "then saliency, neurons"
 check 'has inside 7 "status=the step.s own picture again" && has inside 7 "stage=predict"' "and back to the step"
-check 'has model 20 "stage=softmax layer=11 head=10 " && ! has model 20 " model="' "a click on l11 h10 opens that layer and head: $(line model 20 | cut -c1-60)"
+check 'has model 20 "stage=softmax layer=5 head=10 " && ! has model 20 " model="' "a click on layer 5, head 10 (page 1 of 2: layers 1-6) opens that layer and head: $(line model 20 | cut -c1-60)"
 check 'has model 22 "stage=av .*status=O shows every layer and head on a softmax step"' "O off the softmax stage says so"
 
 # 2b. --generate through the decoder (tests/replay/generate.txt): an encoder-decoder writes word by

@@ -271,7 +271,12 @@ static bool model_key(App *a, const AppEvent *e) {
   if (!dl && !dh) return false;
   int l = a->model_layer + dl, h = a->model_head + dh;
   if (l >= 0 && l < t->cfg.n_layers && h >= 0 && h < t->cfg.H) a->model_layer = l, a->model_head = h;
-  a->dirty = true; // the selection is the overlay's: the grid under it is not drawn again
+  const ViewGrid *g = &a->lay.grid;
+  if (a->model_layer < g->l0 || a->model_layer >= g->l0 + g->layers || a->model_head < g->h0 ||
+      a->model_head >= g->h0 + g->heads)
+    app_touch(a); // past the page's edge: the page that holds the selection is drawn
+  else
+    a->dirty = true; // the selection is the overlay's: the grid under it is not drawn again
   return true;
 }
 
@@ -1061,8 +1066,10 @@ void app_describe(const App *a, char *buf, int cap) {
              textfield_chars(f, from), textfield_chars(f, to), a->compose[0] ? " compose=\"" : "", a->compose,
              a->compose[0] ? "\"" : "");
   }
-  char model[48] = ""; // the model view and its selected thumbnail
-  if (a->model) snprintf(model, sizeof model, " model=l%d,h%d", a->model_layer + 1, a->model_head + 1);
+  char model[96] = ""; // the model view, its selected thumbnail and its page
+  if (a->model)
+    snprintf(model, sizeof model, " model=l%d,h%d page=%d/%d", a->model_layer + 1, a->model_head + 1,
+             a->lay.grid.page + 1, a->lay.grid.pages);
   char gen[96] = ""; // --generate: the generation step, its decoder input's length, the word written
   if (a->s->gen)
     snprintf(gen, sizeof gen, " gen=%d/%d T=%d wrote=%s", a->s->gen_step + 1, a->s->gen->n_steps, t->T,

@@ -23,6 +23,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   vo->model_view = a->model;
   vo->inside = a->inside;
   if (a->model) vo->head = -1; // the header says "all 12 heads": the grid shows every one
+  vo->model_layer = a->model_layer, vo->model_head = a->model_head; // its page is drawn
   vo->numbers = a->numbers;
   vo->text_scale = app_text_scale(a);
   vo->zoom = a->zoom, vo->pan_x = a->pan_x, vo->pan_y = a->pan_y;
@@ -547,8 +548,9 @@ bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
   if (a->model && a->lay.grid.layers > 0) { // the model view's selected thumbnail
     float r[4], m = 3 * us;
     view_model_cell(&a->lay, a->model_layer, a->model_head, r);
-    scene_frame(overlay, r[0] - m, r[1] - m, r[2] + 2 * m, r[3] + 2 * m, 3 * us,
-                theme_get(a->theme)->highlight);
+    if (r[2] > 0)
+      scene_frame(overlay, r[0] - m, r[1] - m, r[2] + 2 * m, r[3] + 2 * m, 3 * us,
+                  theme_get(a->theme)->highlight);
   }
   header_controls(a, overlay, w, us, true);
   sentence_field(a, overlay, w, h, us);

@@ -259,11 +259,19 @@ static void *worker(void *arg) {
     if (gk >= 0 && s->gen->sampling.on) // the step's draw, on its prediction (sampling_chart.h)
       vo.sampling = &s->gen->sampling, vo.sampling_rng = s->gen->steps[gk].rng_before;
     ViewLayout lay;
-    // a narration longer than its column: one picture per page of it, "-text2" and on after the first
+    // a narration longer than its column: one picture per page of it, "-text2" and on after the first;
+    // a model view too large to be read at once: one per page of thumbnails, "-page2" and on
+    ViewGrid first = {0}; // the model view's first page: how many layers and heads a page holds
     for (int page = 0, pages = 1; page < pages && !x->failed; page++) {
-      p.text_page = page;
+      if (vo.model_view && page > 0) { // the page's first layer and head (pages_h pages across)
+        vo.model_layer = page / first.pages_h * first.layers;
+        vo.model_head = page % first.pages_h * first.heads;
+      } else {
+        p.text_page = page;
+      }
       page_render(&scene, &p, &lay);
-      pages = lay.text_pages;
+      if (page == 0) first = lay.grid;
+      if (page == 0) pages = vo.model_view && first.pages > 1 ? first.pages : lay.text_pages;
       if (gk >= 0) // what a later step asks for is not on this picture (nor on a hidden one's)
         genstrip_draw(&scene, s->gen, gk, vo.theme, p.width, p.height, vo.text_scale, false,
                       genstrip_hides(s->has_lesson ? &s->lesson : NULL, j->lesson_step, gk, j->hide != 0));
@@ -272,7 +280,7 @@ static void *worker(void *arg) {
       else
         tex_plain_title(ls ? ls->title : "", label, sizeof label); // metadata: no TeX
       char name[160], path[4096], suffix[16] = "";
-      if (page > 0) snprintf(suffix, sizeof suffix, "-text%d", page + 1);
+      if (page > 0) snprintf(suffix, sizeof suffix, vo.model_view ? "-page%d" : "-text%d", page + 1);
       if (x->formats & EXPORT_PNG) {
         scene_raster(&scene, cv, 0);
         const char *kv[] = {"Title",    label,  "Description", footer,     "Model",

@@ -51,6 +51,7 @@ typedef struct {
   bool pinned;                    // the hover cell is pinned (drawn heavier)
   float global_lo, global_hi;     // the range SCALE_GLOBAL uses (view_global_range)
   bool model_view;                // softmax stage: every layer × head as thumbnails (view_model.c)
+  int model_layer, model_head;    // the model view's selected thumbnail: the page holding it is drawn
   InsideView inside;              // a view inside the pass instead of the step's equation (view_inside.c)
   // Predict, then reveal (a lesson's reveal=): 0 shows all; 1 hides the whole result, 2 its focus
   // row (each result operand's own focus row in a compare view). A hidden value is not drawn at
@@ -93,10 +94,15 @@ typedef struct {
   float number_px, number_w;
 } ViewOperand;
 
-// The model view's grid (view_model.c): rows are layers, columns heads; cell (l, h) starts at
-// (x + h·cw, y + l·ch) and its thumbnail at (tx, ty) inside the cell, `side` pixels square.
+// The model view's grid (view_model.c): rows are layers, columns heads; the page drawn holds layers
+// l0 .. l0 + layers - 1 and heads h0 .. h0 + heads - 1 (all of them when the model's thumbnails
+// are readable at once: pages = 1); the cell of layer l0 + r, head h0 + c starts at
+// (x + c·cw, y + r·ch) and its thumbnail at (tx, ty) inside the cell, `side` pixels square.
 typedef struct {
-  int layers, heads; // 0 when the view is no model view
+  int layers, heads; // thumbnails on the page (0 when the view is no model view)
+  int l0, h0;        // the page's first layer and head (0-based)
+  int page, pages;   // this page (0-based) of how many: pages_h across the heads, then down the layers
+  int pages_h;
   float x, y, cw, ch, tx, ty, side;
 } ViewGrid;
 
@@ -148,9 +154,10 @@ void view_symbol_describe(const ViewLayout *l, int k, char *buf, int cap);
 bool view_qkv_all(const Trace *t, int part);
 // The model view (ViewOptions.model_view) is drawn for this step: a softmax stage (A).
 bool view_model_available(const Trace *t, int step);
-// The model view's layer and head (0-based) whose cell holds (px, py), if any.
+// The model view's layer and head (0-based) whose cell holds (px, py), if any (on the page drawn).
 bool view_model_hit(const ViewLayout *l, float px, float py, int *layer, int *head);
-// The thumbnail of layer `layer`, head `head` of the model view: r = x, y, w, h.
+// The thumbnail of layer `layer`, head `head` of the model view: r = x, y, w, h (w = 0: not on
+// the page drawn).
 void view_model_cell(const ViewLayout *l, int layer, int head, float r[4]);
 // The views inside the pass (view_inside.c; inside.h names them): the page title and formula of
 // view k. view_render draws o->inside when it is set: the layer is the step's (the last outside the

@@ -1,21 +1,26 @@
 // view_model.c -- the model view: the attention weights A_h of every layer and head at once, as
-// a grid of small heatmaps (rows = layers, columns = heads), each labelled "l3 h2" (1-based).
+// a grid of small heatmaps (rows = layers, columns = heads), the layers named down the left
+// ("layer 3") and the heads across the top ("head 2"), 1-based, at the back row's size.
 //
 // A student sees at a glance which heads look at the previous word, which at the first one and
 // which spread out, in every layer. All thumbnails share one colour scale, 0 → the model's
-// largest weight, so they compare (per matrix: each its own). A thumbnail of L×L cells that has fewer pixels
-// than L is area-averaged (operand_block_mean), so 24 layers × 12 heads of L = 64 stay a few thousand cells
-// to draw. The grid's geometry goes into ViewLayout.grid: the window hit-tests it (view_model_hit) and draws
-// its selection on top (view_model_cell).
+// largest weight, so they compare (per matrix: each its own). A thumbnail is never smaller than
+// MV_THUMB: a model with more layers (or heads) than the area holds at that size -- GPT-2 small's
+// 12 × 12 at 1280×720 -- shows a page of them, says which ("page 1 of 2: layers 1–6 of 12") and
+// the page follows the selection (the window's arrows). A thumbnail of L×L cells that has fewer
+// pixels than L is area-averaged (operand_block_mean). The grid's geometry goes into
+// ViewLayout.grid: the window hit-tests it (view_model_hit) and draws its selection on top
+// (view_model_cell).
 #include <math.h>
 #include <stdio.h>
 
 #include "axislabels.h" // defines: AxisSpec, AxisLabels, axis_labels_plan
 #include "view_internal.h"
 
-// The model view's text, per 1080 lines: read from the back row (18 px and 20 px at 720).
-#define MV_CAPTION 28.0f
-#define MV_LABEL 30.0f
+// The model view's text, per 1080 lines: 20 px at 720, the narration's size (tests/test_backrow.c).
+#define MV_TEXT 30.0f
+// The smallest thumbnail, per 1080 lines (67 px at 720): a head's pattern seen from the back row.
+#define MV_THUMB 100.0f
 
 bool view_model_available(const Trace *t, int step) {
   if (step < 0 || step >= t->n_steps || t->steps[step].kind != STEP_SOFTMAX) return false;
@@ -25,17 +30,27 @@ bool view_model_available(const Trace *t, int step) {
   return true;
 }
 
+// Text at size fs from (x, base), set smaller (down to 70 %) to fit w; its width.
+static float fitted_text(Scene *s, FontFace f, float fs, float x, float base, float w, uint32_t color,
+                         const char *text) {
+  float tw = text_width(f, fs, text);
+  if (tw > w && tw > 0) fs *= fmaxf(0.7f, w / tw), tw = text_width(f, fs, text);
+  scene_text(s, f, fs, x, base, color, text);
+  return tw;
+}
+
 // The caption above the grid and its colour bar.
 static float caption(Scene *s, const Trace *t, const ViewOptions *o, Colormap cm, float top, float x, float y,
                      float w) {
   const Theme *th = o->theme;
-  float fs = MV_CAPTION * o->text_scale, base = y + fs * 1.1f;
+  float fs = MV_TEXT * o->text_scale, base = y + fs * 1.1f;
   const char *text =
       scene_strf(s, "A of every layer (rows) and head (columns): %d × %d matrices of %d×%d, colour",
                  t->cfg.n_layers, t->cfg.H, t->L, t->L);
-  float tw = text_width(FONT_SANS, fs, text);
-  scene_text(s, FONT_SANS, fs, x, base, th->text, text);
-  float bx = x + tw + fs * 0.6f, bw = fminf(fs * 8, fmaxf(0, w - tw - fs * 3)), bh = fs * 0.8f;
+  const char *end = o->scale == SCALE_MATRIX ? "its largest weight" : scene_strf(s, "%.2f", top);
+  float ew = text_width(FONT_SANS, fs, end) + fs * 2.2f; // "0 ", the bar's margins, its end
+  float tw = fitted_text(s, FONT_SANS, fs, x, base, w - ew - fs * 4, th->text, text);
+  float bx = x + tw + fs * 0.6f, bw = fminf(fs * 8, w - tw - ew), bh = fs * 0.8f;
   if (bw < fs * 2) return fs * 1.7f; // no room for the bar: the caption alone
   scene_text_aligned(s, FONT_SANS, fs, bx, base, 0.0f, th->muted, "0");
   bx += fs * 0.9f;
@@ -44,43 +59,72 @@ static float caption(Scene *s, const Trace *t, const ViewOptions *o, Colormap cm
   if (c)
     for (int k = 0; k < N; k++) c[k] = cmap_color(cm, (k + 0.5f) / N);
   scene_frame(s, bx, base - bh * 0.9f, bw, bh, 1, th->frame);
-  scene_text(s, FONT_SANS, fs, bx + bw + fs * 0.3f, base, th->muted,
-             o->scale == SCALE_MATRIX ? "its largest weight" : scene_strf(s, "%.2f", top));
+  scene_text(s, FONT_SANS, fs, bx + bw + fs * 0.3f, base, th->muted, end);
   return fs * 1.7f;
 }
 
-// Sizes the grid in (x, y, w, h): the thumbnail with its label above or, when that leaves a
-// larger square (wide cells: many heads, few layers ... or many layers), with its label left.
+// How the grid is laid out: the labels' room and the pages.
+typedef struct {
+  float lf;         // the layer and head numbers' size
+  float left, top;  // the room of the layer labels (left of the grid) and the head labels (above)
+  float words;      // the token words beside the first column's rows and above the first row (0: none)
+  bool head_words;  // "head 3" above each column (else "3", with "head" once in the corner)
+  int per_l, per_h; // thumbnails per page, down and across
+} Fit;
+
+// Pages of n things, at most `fit` per page, as even as they go: the count per page.
+static int per_page(int n, int fit) {
+  if (fit < 1) fit = 1;
+  if (fit >= n) return n;
+  int pages = (n + fit - 1) / fit;
+  return (n + pages - 1) / pages;
+}
+
+// Sizes the grid in (x, y, w, h): thumbnails of at least MV_THUMB, as large as the area allows,
+// with the layer labels left and the head labels above; a page of them when not all fit.
 static void fit(ViewGrid *g, const Trace *t, const ViewOptions *o, float x, float y, float w, float h,
-                float *lf, bool *left, float *words) {
-  // the whole area (issue 31: thumbnails that fill the screen), the tokens named on the first
-  // column's rows and above the first row's columns when the cells are large enough for them
-  float ts = o->text_scale;
-  *words = 0;
-  if (t->L <= 24) {
-    char buf[96];
+                Fit *f) {
+  float ts = o->text_scale, lf = MV_TEXT * ts, gap = fmaxf(4.0f, 12 * ts), least = MV_THUMB * ts;
+  int NL = t->cfg.n_layers, NH = t->cfg.H;
+  char buf[96];
+  snprintf(buf, sizeof buf, "layer %d", NL);
+  f->lf = lf, f->left = text_width(FONT_SANS, lf, buf) + lf * 0.6f, f->top = lf * 1.5f;
+  float words = 0;
+  if (t->L <= 24) { // the tokens named on the first column's rows and above the first row's columns
     for (int i = 0; i < t->L; i++)
-      *words = fmaxf(*words, text_width(FONT_SANS, MV_LABEL * ts * 0.7f,
-                                        trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf)));
-    *words += 8 * ts;
-    float cell = fminf((w - *words) / g->heads, (h - *words) / g->layers) * 0.8f / (float)t->L;
-    if (cell < 18 * ts) *words = 0; // thumbnails too small to carry words
+      words = fmaxf(words, text_width(FONT_SANS, MV_TEXT * ts * 0.7f,
+                                      trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf)));
+    words += 8 * ts;
   }
-  x += *words, y += *words, w -= *words, h -= *words;
-  g->cw = w / g->heads, g->ch = h / g->layers;
-  g->cw = fminf(g->cw, g->ch * 1.6f), g->ch = fminf(g->ch, g->cw * 1.6f); // a few thumbnails: not far apart
-  g->x = x + (w - g->cw * g->heads) / 2, g->y = y + (h - g->ch * g->layers) / 2;
-  float gap = fmaxf(4.0f, 0.1f * fminf(g->cw, g->ch)); // between thumbnails: rows must not touch
-  *lf = fmaxf(7.0f, fminf(MV_LABEL * ts, fminf(g->ch * 0.3f, g->cw * 0.14f)));
-  float lw = text_width(FONT_SANS, *lf, "l00 h00") + gap;
-  float above = fminf(g->cw - gap, g->ch - *lf * 1.3f - gap), beside = fminf(g->cw - lw - gap, g->ch - gap);
-  *left = beside > above;
-  g->side = fmaxf(1.0f, floorf(*left ? beside : above));
-  if (*left) {
-    g->tx = (g->cw - lw - g->side) / 2 + lw, g->ty = (g->ch - g->side) / 2;
-  } else {
-    g->tx = (g->cw - g->side) / 2, g->ty = (g->ch - *lf * 1.3f - g->side) / 2 + *lf * 1.3f;
+  float side = 0, aw = 0, ah = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    aw = w - f->left - words, ah = h - f->top - words;
+    f->per_l = per_page(NL, (int)(ah / (least + gap)));
+    f->per_h = per_page(NH, (int)(aw / (least + gap)));
+    side = floorf(fminf(aw / f->per_h, ah / f->per_l) - gap);
+    if (words == 0 || (side / (float)t->L >= 18 * ts && f->per_l == NL && f->per_h == NH)) break;
+    words = 0; // thumbnails too small to carry words, or more pages with them than without
   }
+  f->words = words;
+  g->side = fmaxf(1.0f, side);
+  g->cw = g->ch = g->side + gap;
+  g->tx = g->ty = gap / 2;
+  int pages_l = (NL + f->per_l - 1) / f->per_l;
+  g->pages_h = (NH + f->per_h - 1) / f->per_h;
+  g->pages = pages_l * g->pages_h;
+  int pl = o->model_layer / f->per_l, ph = o->model_head / f->per_h;
+  if (pl < 0 || pl >= pages_l) pl = 0;
+  if (ph < 0 || ph >= g->pages_h) ph = 0;
+  g->page = pl * g->pages_h + ph;
+  g->l0 = pl * f->per_l, g->h0 = ph * f->per_h;
+  g->layers = NL - g->l0 < f->per_l ? NL - g->l0 : f->per_l;
+  g->heads = NH - g->h0 < f->per_h ? NH - g->h0 : f->per_h;
+  snprintf(buf, sizeof buf, "head %d", NH);
+  f->head_words = text_width(FONT_SANS, lf, buf) <= g->cw - lf * 0.3f;
+  // the page's grid centred across, the labels with it; from the top down
+  float total = f->left + words + f->per_h * g->cw;
+  g->x = x + fmaxf(0, (w - total) / 2) + f->left + words;
+  g->y = y + f->top + words + fmaxf(0, (ah - f->per_l * g->ch) / 2);
 }
 
 // The tokens along thumbnail (tx, ty)'s rows (left of it) or columns (above it), as every matrix
@@ -94,7 +138,7 @@ static void thumb_words(Scene *s, const Trace *t, const ViewOptions *o, float tx
                  .n = t->L,
                  .cols = cols,
                  .len = side,
-                 .fs = MV_LABEL * ts * 0.7f,
+                 .fs = MV_TEXT * ts * 0.7f,
                  .floor = 18 * ts,
                  .least = 18 * ts,
                  .focus = o->focus_row};
@@ -107,6 +151,32 @@ static void thumb_words(Scene *s, const Trace *t, const ViewOptions *o, float tx
       scene_text_aligned(s, FONT_SANS, al.lf, tx - 4 * ts - (float)(al.idx[k] % 2) * al.shift,
                          ty + al.at[k] + al.lf * 0.35f, 1.0f, o->theme->text, al.text[k]);
   }
+}
+
+// The layer numbers down the left of the page's rows, the head numbers above its columns.
+static void grid_labels(Scene *s, const ViewOptions *o, const ViewGrid *g, const Fit *f) {
+  const Theme *th = o->theme;
+  float lf = f->lf, lx = g->x - f->words - lf * 0.4f, hy = g->y - f->words - lf * 0.45f;
+  for (int r = 0; r < g->layers; r++)
+    scene_text_aligned(s, FONT_SANS, lf, lx, g->y + r * g->ch + g->ty + g->side / 2 + lf * 0.36f, 1.0f,
+                       th->text, scene_strf(s, "layer %d", g->l0 + r + 1));
+  if (!f->head_words) scene_text_aligned(s, FONT_SANS, lf, lx, hy, 1.0f, th->text, "head");
+  for (int c = 0; c < g->heads; c++)
+    scene_text_aligned(s, FONT_SANS, lf, g->x + c * g->cw + g->tx + g->side / 2, hy, 0.5f, th->text,
+                       scene_strf(s, f->head_words ? "head %d" : "%d", g->h0 + c + 1));
+}
+
+// With more than one page: which layers and heads this one shows, and how to reach the others.
+static void page_note(Scene *s, const Trace *t, const ViewOptions *o, const ViewGrid *g, float x, float y,
+                      float w) {
+  float fs = MV_TEXT * o->text_scale;
+  int NL = t->cfg.n_layers, NH = t->cfg.H;
+  char heads[64] = "";
+  if (g->heads < NH) snprintf(heads, sizeof heads, ", heads %d–%d of %d", g->h0 + 1, g->h0 + g->heads, NH);
+  const char *text =
+      scene_strf(s, "page %d of %d: layers %d–%d of %d%s (%s past the edge turn the page)", g->page + 1,
+                 g->pages, g->l0 + 1, g->l0 + g->layers, NL, heads, g->pages_h > 1 ? "arrows" : "↑ ↓");
+  fitted_text(s, FONT_SANS, fs, x, y + fs * 1.1f, w, o->theme->warn, text);
 }
 
 // The largest weight of layer l's heads (SCALE_MATRIX: of head h only) or of every layer.
@@ -144,26 +214,23 @@ void view_model_render(Scene *s, const Trace *t, const ViewOptions *o, float x, 
   float top = o->scale == SCALE_MATRIX ? 1 : top_weight(t, o, -1, -1);
   float cap = caption(s, t, o, cm, top, x, y, w);
   ViewGrid *g = &out->grid;
-  g->layers = t->cfg.n_layers, g->heads = t->cfg.H;
-  float lf, words;
-  bool left;
-  fit(g, t, o, x, y + cap, w, h - cap, &lf, &left, &words);
+  Fit f;
+  fit(g, t, o, x, y + cap, w, h - cap, &f);
+  if (g->pages > 1) { // a line says which page this is: the grid below it
+    float note = MV_TEXT * o->text_scale * 1.6f;
+    fit(g, t, o, x, y + cap + note, w, h - cap - note, &f);
+    page_note(s, t, o, g, x, y + cap, w);
+  }
+  grid_labels(s, o, g, &f);
   int L = t->L, d = g->side >= L ? L : (int)g->side; // cells drawn per side (area-averaged below L)
   uint32_t lut[LUT]; // the colours of 0 → top in LUT steps: a 24 × 12 grid is ~0.3 M cells to colour
   lut_fill(lut, cm, top);
-  for (int l = 0; l < g->layers; l++) {
-    for (int hd = 0; hd < g->heads; hd++) {
-      float cx = g->x + hd * g->cw, cy = g->y + l * g->ch, tx = cx + g->tx, ty = cy + g->ty;
-      if (words > 0 && hd == 0) thumb_words(s, t, o, tx - (left ? g->tx - 4 : 0), ty, g->side, false);
-      if (words > 0 && l == 0) thumb_words(s, t, o, tx, ty - (left ? 0 : lf * 1.3f), g->side, true);
-      const char *label = scene_strf(s, "layer %d · head %d", l + 1, hd + 1);
-      if (text_width(FONT_SANS, lf, label) > (left ? g->tx : g->side))
-        label = scene_strf(s, "l%d h%d", l + 1, hd + 1);
-      if (left)
-        scene_text_aligned(s, FONT_SANS, lf, tx - lf * 0.4f, ty + g->side / 2 + lf * 0.36f, 1.0f, th->text,
-                           label);
-      else
-        scene_text_aligned(s, FONT_SANS, lf, tx + g->side / 2, ty - lf * 0.35f, 0.5f, th->text, label);
+  for (int row = 0; row < g->layers; row++) {
+    for (int col = 0; col < g->heads; col++) {
+      int l = g->l0 + row, hd = g->h0 + col;
+      float tx = g->x + col * g->cw + g->tx, ty = g->y + row * g->ch + g->ty;
+      if (f.words > 0 && col == 0) thumb_words(s, t, o, tx, ty, g->side, false);
+      if (f.words > 0 && row == 0) thumb_words(s, t, o, tx, ty, g->side, true);
       Operand a = operand_tensor(t, t->layers[l].A, hd, false);
       if (o->scale == SCALE_MATRIX) lut_fill(lut, cm, top = top_weight(t, o, l, hd));
       uint32_t *c = scene_cells(s, tx, ty, g->side, g->side, d, d);
@@ -179,8 +246,8 @@ void view_model_render(Scene *s, const Trace *t, const ViewOptions *o, float x, 
                                      : th->mask_bg;
         }
       }
-      Cmd *f = scene_frame(s, tx - 1, ty - 1, g->side + 2, g->side + 2, 1, theme_head(th, hd));
-      if (f) f->tag = scene_strf(s, "layer %d, head %d: A (%d×%d)", l + 1, hd + 1, L, L);
+      Cmd *fr = scene_frame(s, tx - 1, ty - 1, g->side + 2, g->side + 2, 1, theme_head(th, hd));
+      if (fr) fr->tag = scene_strf(s, "layer %d, head %d: A (%d×%d)", l + 1, hd + 1, L, L);
     }
   }
 }
@@ -190,12 +257,13 @@ bool view_model_hit(const ViewLayout *lay, float px, float py, int *layer, int *
   if (g->layers <= 0 || px < g->x || py < g->y) return false;
   int hd = (int)((px - g->x) / g->cw), l = (int)((py - g->y) / g->ch);
   if (hd >= g->heads || l >= g->layers) return false;
-  *layer = l, *head = hd;
+  *layer = g->l0 + l, *head = g->h0 + hd;
   return true;
 }
 
 void view_model_cell(const ViewLayout *lay, int layer, int head, float r[4]) {
   const ViewGrid *g = &lay->grid;
-  r[0] = g->x + head * g->cw + g->tx, r[1] = g->y + layer * g->ch + g->ty;
-  r[2] = r[3] = g->side;
+  int row = layer - g->l0, col = head - g->h0;
+  r[0] = g->x + col * g->cw + g->tx, r[1] = g->y + row * g->ch + g->ty;
+  r[2] = r[3] = row >= 0 && row < g->layers && col >= 0 && col < g->heads ? g->side : 0;
 }
