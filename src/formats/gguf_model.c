@@ -11,12 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpe.h"        // defines: bpe_load
-#include "tokenizer.h"  // defines: vocab_word_ok
-#include "tokjson.h"    // defines: tokjson_load
-#include "gguf_quant.h" // defines: gguf_dequantize, gguf_type_name, gguf_type_readable
-#include "memsize.h"    // defines: mem_available, mem_max_floats
-#include "model.h"      // defines: Model, model_from_st, model_free
+#include "bpe.h"          // defines: bpe_load
+#include "tokenizer.h"    // defines: vocab_word_ok
+#include "tokjson.h"      // defines: tokjson_load
+#include "gguf_quant.h"   // defines: gguf_dequantize, gguf_type_name, gguf_type_readable
+#include "llama_config.h" // defines: LlamaConfig, llama_config_meta
+#include "memsize.h"      // defines: mem_available, mem_max_floats
+#include "model.h"        // defines: Model, model_from_st, model_free
 
 #define GGUF_MAX_META 32
 #define GGUF_MAX_SIZE (1 << 20) // any width, head count or length a key gives
@@ -992,6 +993,8 @@ bool gguf_to_canonical(const GgufFile *g, StFile *out, ModelTokenizer **tk_out, 
   }
   const GgufTensor *rf = gguf_find_tensor(g, "rope_freqs.weight");
   if (rf && a.rope_factor > 0) used[rf - g->tensors] = true; // read into rope_scaling's numbers
+  LlamaConfig lc = {a.D,   a.H,     a.Hk,          a.dk,       a.F,         a.L,         "silu",
+                    a.eps, a.theta, a.rope_factor, a.rope_low, a.rope_high, a.rope_orig, tied};
   double bits;
   char *types = type_summary(g, &bits), *lines = tensor_lines(g, used, true),
        *unused = tensor_lines(g, used, false);
@@ -1001,20 +1004,13 @@ bool gguf_to_canonical(const GgufFile *g, StFile *out, ModelTokenizer **tk_out, 
        meta(out, "gguf_file", "version %u, %s, %.2f bits per weight", g->version, size, bits) &&
        meta_take(out, "gguf_types", types) && meta_take(out, "gguf_tensors", lines) &&
        (unused[0] ? meta_take(out, "gguf_unused", unused) : (free(unused), true)) &&
-       meta(out, "d_model", "%d", a.D) && meta(out, "n_heads", "%d", a.H) && meta(out, "d_ff", "%d", a.F) &&
-       meta(out, "n_layers", "%d", a.L) && meta(out, "norm_first", "1") && meta(out, "causal", "1") &&
-       meta(out, "layer_norm_eps", "%.9g", a.eps) &&
-       meta(out, "tokenizer", a.modern ? "tokenizer.json" : "bpe") && (!tied || meta(out, "tie_head", "1")) &&
-       (a.modern ? meta(out, "activation", "silu") && meta(out, "n_kv_heads", "%d", a.Hk) &&
-                       meta(out, "head_dim", "%d", a.dk) && meta(out, "norm", "rmsnorm") &&
-                       meta(out, "ffn", "gated") && meta(out, "pos_encoding", "rope") &&
-                       meta(out, "rope_theta", "%.17g", a.theta) && meta(out, "rope_style", "half") &&
-                       (a.rope_factor == 0 || (meta(out, "rope_scaling", "llama3") &&
-                                               meta(out, "rope_factor", "%.17g", a.rope_factor) &&
-                                               meta(out, "rope_low_freq_factor", "%.17g", a.rope_low) &&
-                                               meta(out, "rope_high_freq_factor", "%.17g", a.rope_high) &&
-                                               meta(out, "rope_original_max_pos", "%d", (int)a.rope_orig)))
-                 : meta(out, "activation", "gelu_tanh") && meta(out, "pos_encoding", "learned"));
+       meta(out, "tokenizer", a.modern ? "tokenizer.json" : "bpe") &&
+       (a.modern ? llama_config_meta(out, GGUF_MAX_META, &lc)
+                 : meta(out, "d_model", "%d", a.D) && meta(out, "n_heads", "%d", a.H) &&
+                       meta(out, "d_ff", "%d", a.F) && meta(out, "n_layers", "%d", a.L) &&
+                       meta(out, "norm_first", "1") && meta(out, "causal", "1") &&
+                       meta(out, "layer_norm_eps", "%.9g", a.eps) && (!tied || meta(out, "tie_head", "1")) &&
+                       meta(out, "activation", "gelu_tanh") && meta(out, "pos_encoding", "learned"));
   if (!ok) {
     if (!types || !lines || !unused) free(types), free(lines), free(unused);
     if (!err->msg[0]) err_set(err, "out of memory");

@@ -12,9 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fileio.h"    // defines: file_read_all, path_join
-#include "model.h"     // defines: Model, model_from_st, TOK_BPE
-#include "tokenizer.h" // defines: vocab_word_ok
+#include "fileio.h"       // defines: file_read_all, path_join
+#include "llama_config.h" // defines: LlamaConfig, llama_config_meta
+#include "model.h"        // defines: Model, model_from_st, TOK_BPE
+#include "tokenizer.h"    // defines: vocab_word_ok
 
 #define HUB_MAX_CONFIG (1u << 20) // config.json and tokenizer_config.json: a few KB
 #define HUB_MAX_SIZE (1 << 20)    // any size in config.json (a width, a vocabulary)
@@ -721,17 +722,9 @@ static bool llama(Tx *x, const Config *c, const char *type) {
   StTensor *nw = need(x, "model.norm.weight", D, -1, why);
   if (!nw || !move(x, "norm.weight", nw)) return false;
   const char *arch = qwen2 ? "Qwen 2" : qwen3 ? "Qwen 3" : "Llama";
-  return meta(x, "hub_architecture", "%s", arch) && meta(x, "d_model", "%d", D) &&
-         meta(x, "n_heads", "%d", H) && meta(x, "n_kv_heads", "%d", Hk) && meta(x, "head_dim", "%d", dk) &&
-         meta(x, "d_ff", "%d", F) && meta(x, "n_layers", "%d", L) && meta(x, "activation", "%s", canon_act) &&
-         meta(x, "norm_first", "1") && meta(x, "causal", "1") && meta(x, "layer_norm_eps", "%.9g", eps) &&
-         meta(x, "norm", "rmsnorm") && meta(x, "ffn", "gated") && meta(x, "pos_encoding", "rope") &&
-         meta(x, "rope_theta", "%.17g", theta) &&
-         (factor <= 0 ||
-          (meta(x, "rope_scaling", "llama3") && meta(x, "rope_factor", "%.17g", factor) &&
-           meta(x, "rope_low_freq_factor", "%.17g", lo) && meta(x, "rope_high_freq_factor", "%.17g", hi) &&
-           meta(x, "rope_original_max_pos", "%d", (int)orig))) &&
-         (!tie || meta(x, "tie_head", "1"));
+  LlamaConfig lc = {D, H, Hk, dk, F, L, canon_act, eps, theta, factor, lo, hi, orig, tie};
+  if (!meta(x, "hub_architecture", "%s", arch)) return false;
+  return llama_config_meta(x->out, HUB_MAX_META, &lc) || err_set(err, "out of memory");
 }
 
 // The token strings of tokenizer.json by id (model.vocab and added_tokens), V of them, newline-joined:

@@ -554,16 +554,15 @@ char *bpe_decode(const Bpe *b, const int *ids, int n, size_t *len) {
   return out;
 }
 
-size_t bpe_label(const Bpe *b, int id, char *out, size_t cap) {
-  EXPECT(id >= 0 && id < b->n_vocab && cap > 0);
-  char *bytes = malloc((size_t)b->token_lens[id] + 1);
-  size_t n = bytes ? bpe_token_bytes(b, id, bytes) : 0, k = 0;
+size_t bpe_label_bytes(const char *bytes, size_t n, bool mark_space, char *out, size_t cap) {
+  EXPECT(cap > 0);
+  size_t k = 0;
   for (size_t i = 0; i < n;) {
     int32_t cp;
     int step = uni_decode(bytes + i, n - i, &cp);
     char piece[8];
     int m;
-    if (cp == ' ')
+    if (cp == ' ' && mark_space)
       m = snprintf(piece, sizeof piece, "\u2423");
     else if (cp == '\n')
       m = snprintf(piece, sizeof piece, "\u21B5");
@@ -579,6 +578,13 @@ size_t bpe_label(const Bpe *b, int id, char *out, size_t cap) {
     i += (size_t)step;
   }
   out[k] = 0;
+  return k;
+}
+
+size_t bpe_label(const Bpe *b, int id, char *out, size_t cap) {
+  EXPECT(id >= 0 && id < b->n_vocab && cap > 0);
+  char *bytes = malloc((size_t)b->token_lens[id] + 1);
+  size_t k = bpe_label_bytes(bytes, bytes ? bpe_token_bytes(b, id, bytes) : 0, true, out, cap);
   free(bytes);
   return k;
 }

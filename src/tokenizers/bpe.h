@@ -68,6 +68,8 @@ char *bpe_decode(const Bpe *b, const int *ids, int n, size_t *len);
 // its text with a space shown as '␣', a newline as '↵', a tab as '⇥', other control bytes and
 // bytes that are not UTF-8 (half an emoji) as \xNN. Returns the label's byte length.
 size_t bpe_label(const Bpe *b, int id, char *out, size_t cap);
+// The same label of any bytes[0..n) (tokjson_label's too): a space shown as '␣' only when mark_space.
+size_t bpe_label_bytes(const char *bytes, size_t n, bool mark_space, char *out, size_t cap);
 // The id of a token written in the byte alphabet ("Ġcat"), or -1.
 int bpe_find(const Bpe *b, const char *token);
 

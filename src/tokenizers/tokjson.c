@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpe.h"     // defines: bpe_byte_char, bpe_char_byte
+#include "bpe.h"     // defines: bpe_byte_char, bpe_char_byte, bpe_label_bytes
 #include "ids.h"     // defines: Ids, ids_push
 #include "unicode.h" // defines: uni_decode, uni_encode, uni_nfc, uni_nfd
 
@@ -455,28 +455,7 @@ size_t tokjson_label(const TokJson *t, int id, char *out, size_t cap) {
     out[0] = 0;
     return 0;
   }
-  size_t k = 0;
-  for (size_t i = 0; i < bytes.n;) {
-    int32_t cp;
-    int step = uni_decode(bytes.s + i, bytes.n - i, &cp);
-    char piece[8];
-    int m;
-    if (cp == ' ' && !added)
-      m = snprintf(piece, sizeof piece, "\u2423");
-    else if (cp == '\n')
-      m = snprintf(piece, sizeof piece, "\u21B5");
-    else if (cp == '\t')
-      m = snprintf(piece, sizeof piece, "\u21E5");
-    else if (cp == UNI_INVALID || cp < 32 || cp == 127)
-      m = snprintf(piece, sizeof piece, "\\x%02X", (unsigned char)bytes.s[i]);
-    else
-      m = uni_encode(cp, piece);
-    if (k + (size_t)m + 1 > cap) break;
-    memcpy(out + k, piece, (size_t)m);
-    k += (size_t)m;
-    i += (size_t)step;
-  }
-  out[k] = 0;
+  size_t k = bpe_label_bytes(bytes.s, bytes.n, !added, out, cap);
   free(bytes.s);
   return k;
 }
