@@ -24,7 +24,8 @@ permuted as its LlamaModel.permute does (for the pairwise RoPE; Qwen's are not),
 tokenizer.ggml.* from tokenizer.json (pre-tokenizer "gpt-2": the fixtures' ByteLevel), the weights
 in the type they are stored in (F32, F16, BF16; 1-D ones F32); Llama 3's rope_scaling as the
 converter writes it, a rope_freqs.weight tensor of each frequency's divisor. llama-gqa2-q8_0.gguf: llama-gqa2
-with every matrix in Q8_0.
+with every matrix in Q8_0. llama-wide-f16.gguf, llama-wide-q4_k_m.gguf (+ .npy), llama-wide-q4_0-swapped.gguf:
+see llama_wide.
 bad/NAME.gguf: files that lie (listed in bad/cases.txt with a piece of the one-line message each
 must give); the command line must exit 2 on each.
 """
@@ -169,8 +170,11 @@ def llama_permute(w, n_head):
     return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def llama_file(folder, out_name, quant=None):
-    """A tests/ref/llama folder as llama.cpp's converter writes it; quant: the 2-D weights' type."""
+def llama_file(folder, out_name, quant=None, model=None, swap_tokens=None):
+    """A tests/ref/llama folder as llama.cpp's converter writes it; quant: the 2-D weights' type, or a
+    function of (gguf name, array) giving each one's; model: (config, tensors) instead of the folder's
+    (its tokenizer.json is still the folder's); swap_tokens: (i, j), two token strings exchanged (a
+    tokenizer that differs)."""
     import glob
     import json
     d = os.path.join(LLAMA, folder)
@@ -178,6 +182,8 @@ def llama_file(folder, out_name, quant=None):
     st = {}
     for f in sorted(glob.glob(os.path.join(d, "*.safetensors"))):
         st.update(read_safetensors(f))
+    if model:
+        cfg, st = model
     tj = json.load(open(os.path.join(d, "tokenizer.json"), encoding="utf-8"))
     arch = cfg["model_type"]
     D, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
@@ -210,6 +216,9 @@ def llama_file(folder, out_name, quant=None):
     for i in range(V):  # rows beyond the tokenizer's: llama.cpp's converter names them [PAD{i}]
         if not tokens[i]:
             tokens[i], types[i] = f"[PAD{i}]", 5
+    if swap_tokens:
+        i, j = swap_tokens
+        tokens[i], tokens[j] = tokens[j], tokens[i]
     merges = [m if isinstance(m, str) else " ".join(m) for m in tj["model"]["merges"]]
     w.kv("tokenizer.ggml.model", g.STRING, "gpt2")
     w.kv("tokenizer.ggml.pre", g.STRING, "gpt-2")
@@ -224,7 +233,12 @@ def llama_file(folder, out_name, quant=None):
         a = st[hub]
         if perm:
             a = np.ascontiguousarray(llama_permute(a, perm))
-        t = "F32" if a.ndim == 1 else (quant or {"F32": "F32", "F16": "F16", "BF16": "BF16"}[DTYPES[hub]])
+        if a.ndim == 1:
+            t = "F32"
+        elif callable(quant):
+            t = quant(name, a)
+        else:
+            t = quant or {"F32": "F32", "F16": "F16", "BF16": "BF16"}[DTYPES[hub]]
         w.tensor(name, a, t)
 
     put("token_embd.weight", "model.embed_tokens.weight")
@@ -268,6 +282,51 @@ def llama_file(folder, out_name, quant=None):
     if not cfg.get("tie_word_embeddings", False) and "lm_head.weight" in st:
         put("output.weight", "lm_head.weight")
     w.write(os.path.join(OUT, out_name))
+
+
+def q4_k_m(name, a):
+    """The types llama.cpp's Q4_K_M gives a small model: Q4_K, Q6_K for half the ffn_down (here the
+    second layer's), and where a row is not a multiple of 256 weights its fallbacks, Q5_0 for Q4_K
+    and Q8_0 for Q6_K (token_embd and output, which Q4_K_M keeps in Q6_K)."""
+    want = "Q6_K" if name in ("token_embd.weight", "output.weight", "blk.1.ffn_down.weight") else "Q4_K"
+    if a.shape[-1] % 256 == 0:
+        return want
+    return {"Q4_K": "Q5_0", "Q6_K": "Q8_0"}[want]
+
+
+def llama_wide(rng):
+    """llama-wide-f16.gguf and llama-wide-q4_k_m.gguf: one random Llama (llama-gqa2's tokenizer and
+    shape, but F = 256, so that ffn_down's rows hold a k-quant block) stored twice: in F16, and as
+    llama.cpp's Q4_K_M stores a model this small (q4_k_m). Beside them, llama-wide-q4_k_m.npy: the
+    Q4_K file's blk.0.ffn_down.weight [32, 256] as gguf_py's dequantizer (ggml's dequantize_row_q4_K)
+    computes it from the stored bytes. llama-wide-q4_0-swapped.gguf: the same weights in Q4_0, two
+    tokens of its tokenizer exchanged (--compare-model refuses it: the tokenizers differ)."""
+    import json
+    cfg = json.load(open(os.path.join(LLAMA, "llama-gqa2", "config.json")))
+    cfg = dict(cfg, intermediate_size=256, tie_word_embeddings=False)
+    D, H, Hk, dk, Fw, L = 32, 4, 2, 8, 256, 2
+    V = 293
+    r = lambda *shape: (rng.normal(size=shape) * 0.2).astype(F)
+    st = {"model.embed_tokens.weight": r(V, D), "model.norm.weight": (1 + r(D) * 0.5).astype(F),
+          "lm_head.weight": r(V, D)}
+    for i in range(L):
+        b = f"model.layers.{i}."
+        st.update({b + "input_layernorm.weight": (1 + r(D) * 0.5).astype(F),
+                   b + "post_attention_layernorm.weight": (1 + r(D) * 0.5).astype(F),
+                   b + "self_attn.q_proj.weight": r(H * dk, D), b + "self_attn.k_proj.weight": r(Hk * dk, D),
+                   b + "self_attn.v_proj.weight": r(Hk * dk, D), b + "self_attn.o_proj.weight": r(D, H * dk),
+                   b + "mlp.gate_proj.weight": r(Fw, D), b + "mlp.up_proj.weight": r(Fw, D),
+                   b + "mlp.down_proj.weight": r(D, Fw)})
+    # an outlier in one block of blk.0.ffn_down, as trained matrices have: its block's scale is large
+    st["model.layers.0.mlp.down_proj.weight"][3, 40] = 1.5
+    for k in st:
+        DTYPES[k] = "F32"
+    llama_file("llama-gqa2", "llama-wide-f16.gguf", quant="F16", model=(cfg, st))
+    llama_file("llama-gqa2", "llama-wide-q4_k_m.gguf", quant=q4_k_m, model=(cfg, st))
+    llama_file("llama-gqa2", "llama-wide-q4_0-swapped.gguf", quant="Q4_0", model=(cfg, st), swap_tokens=(70, 71))
+    down = st["model.layers.0.mlp.down_proj.weight"]
+    ref = g.dequantize(g.quantize(down.ravel(), "Q4_K"), "Q4_K", down.size).reshape(down.shape)
+    np.save(os.path.join(OUT, "llama-wide-q4_k_m.npy"), ref)
 
 
 HUB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ref", "hub")
@@ -356,6 +415,7 @@ def main():
     llama_file("llama-gqa2", "llama-gqa2-q8_0.gguf", quant="Q8_0")
     gpt2_file("gpt2-tiny", "gpt2-tiny-q8.gguf", "F32", quant={"blk.0.ffn_down.weight": "Q8_0",
                                                               "blk.1.ffn_down.weight": "Q4_0"})
+    llama_wide(np.random.default_rng(3535))
 
 
 if __name__ == "__main__":

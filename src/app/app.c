@@ -243,10 +243,64 @@ static void cycle_inside(App *a) {
   clear_selection(a);
   if (k == INSIDE_NONE)
     app_set_status(a, "the step's own picture again");
+  else if (k == INSIDE_STORED)
+    app_set_status(a, "inside: %s (Shift+O: the next view; [ ] another tensor; Shift+arrows another block)",
+                   view_inside_title(k));
   else
     app_set_status(a, "inside: %s (Shift+O: the next view; [ ] another layer; Shift+arrows a token)",
                    view_inside_title(k));
   app_touch(a);
+}
+
+const StoredView *app_stored(App *a) {
+  const Model *m = a->s->model;
+  if (!m->stored_path) return NULL;
+  if (!a->stored && !(a->stored = calloc(1, sizeof *a->stored))) return NULL;
+  if (a->stored_stale) {
+    Err err = {0};
+    a->stored_pick.ref = a->s->compare_model_path;
+    if (!gguf_stored_view(m->stored_path, &a->stored_pick, a->stored, &err)) {
+      app_set_status(a, "%s", err.msg);
+      free(a->stored), a->stored = NULL;
+      return NULL;
+    }
+    a->stored_stale = false;
+    a->stored_pick.which = a->stored->which, a->stored_pick.block = a->stored->block;
+    a->stored_pick.tensor = NULL, a->stored_pick.keep_matrix = false;
+  }
+  return a->stored;
+}
+
+// The stored view's keys: [ ] the previous or next quantized tensor, Shift+← → the previous or next
+// block, Shift+↑ ↓ the block a row above or below. True when the key was one of them.
+static bool stored_key(App *a, const AppEvent *e) {
+  StoredView *v = a->stored;
+  bool shift = e->mods & MOD_SHIFT;
+  StoredPick *p = &a->stored_pick;
+  if (!v) return false;
+  bool bracket = e->key == KEY_CHAR && (e->ch == '[' || e->ch == ']');
+  if (bracket) {
+    p->which = v->which + (e->ch == ']' ? 1 : -1), p->block = -1, p->weight = -1, p->keep_matrix = false;
+  } else if (shift && (e->key == KEY_LEFT || e->key == KEY_RIGHT || e->key == KEY_UP || e->key == KEY_DOWN)) {
+    int64_t step = e->key == KEY_LEFT || e->key == KEY_RIGHT ? 1 : v->row_blocks > 0 ? v->row_blocks : 1;
+    int64_t b = v->block + (e->key == KEY_LEFT || e->key == KEY_UP ? -step : step);
+    if (b < 0 || b >= v->n_blocks) {
+      app_set_status(a, "block %lld is the %s of %s's %lld", (long long)v->block + 1,
+                     b < 0 ? "first" : "last", v->tensor, (long long)v->n_blocks);
+      return true;
+    }
+    p->which = v->which, p->block = b, p->weight = -1, p->keep_matrix = true;
+  } else {
+    return false;
+  }
+  a->stored_stale = true;
+  if (app_stored(a))
+    app_set_status(a, "%s (%s): block %lld of %lld ([ ] another tensor; Shift+arrows another block)",
+                   a->stored->tensor, a->stored->type, (long long)a->stored->block + 1,
+                   (long long)a->stored->n_blocks);
+  a->base_dirty = true;
+  app_touch(a);
+  return true;
 }
 
 // Enter or a click in the model view: the normal view of that layer's softmax and that head.
@@ -658,6 +712,7 @@ static void key(App *a, const AppEvent *e) {
   if (app_edits_key(a, e)) return; // V, Ctrl+↑ ↓, X, U, D and the value field (app_edits.c)
   if (app_marks_key(a, e)) return; // W, K, Shift+W, Y, I: pen, spotlight, invariants (app_marks.c)
   if (a->model && !ctrl && model_key(a, e)) return;
+  if (a->inside == INSIDE_STORED && !ctrl && stored_key(a, e)) return;
   bool arrow = e->key == KEY_RIGHT || e->key == KEY_LEFT || e->key == KEY_UP || e->key == KEY_DOWN;
   if ((e->mods & MOD_ALT) && arrow) { // Alt + arrows move a zoomed picture by a fifth of the window
     float step = fminf(a->w, a->h) * 0.2f;
@@ -919,6 +974,8 @@ App *app_new(Session *s, const AppOptions *o, Err *err) {
   a->scale = SCALE_STAGE;
   a->numbers = true;
   a->w = 1280, a->h = 720;
+  a->stored_pick = (StoredPick){.which = -1, .block = -1, .weight = -1};
+  a->stored_stale = true;
   scene_init(&a->scratch, 1, 1, 0);
   a->global_stale = true;
   textfield_init(&a->field);
@@ -929,6 +986,7 @@ App *app_new(Session *s, const AppOptions *o, Err *err) {
 
 void app_free(App *a) {
   if (!a) return;
+  free(a->stored);
   scene_free(&a->scratch);
   app_train_free(a);
   free(a);

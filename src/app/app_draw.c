@@ -22,6 +22,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   vo->part = a->part;
   vo->model_view = a->model;
   vo->inside = a->inside;
+  if (a->inside == INSIDE_STORED) vo->stored = app_stored(a);
   if (a->model) vo->head = -1; // the header says "all 12 heads": the grid shows every one
   vo->model_layer = a->model_layer, vo->model_head = a->model_head; // its page is drawn
   vo->numbers = a->numbers;
@@ -66,6 +67,8 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
     p->written_for = a->s->lesson.sentence; // a typed sentence: the narration is the lesson's
   p->compare =
       session_compare(a->s, ls ? a->step : -1, &p->compare_sentence, &p->compare_row, &p->compare_col);
+  if (p->compare && a->s->compare_model) // --compare-model: the same sentence, two files
+    p->caption_a = a->s->model->source, p->caption_b = a->s->compare_model->source;
   app_edits_page(a, p); // a lesson step's own edits; D: edited against the model's own
   p->hide = ls && !a->revealed ? (int)ls->reveal : 0; // REVEAL_RESULT 1, REVEAL_ROW 2 (page.h)
   // the claims are the teacher's (J shows them): they answer the narration's question, and
@@ -465,7 +468,7 @@ static const char *const HELP[][2] = {
     {"N", "numbers in cells"},
     {"P", "Q, K, V: all or one"},
     {"O", "model view: all layers × heads"},
-    {"Shift+O", "inside: lens, rollout, head view, saliency, neurons, KV cache"},
+    {"Shift+O", "inside: lens, rollout, head view, saliency, neurons, KV cache, weights as stored"},
     {"V  (a cell selected)", "what-if: type a new value for it"},
     {"Ctrl + ↑  ↓", "what-if: nudge the selected value up / down"},
     {"X", "switch the head shown off: zeroed, uniform, on"},

@@ -6,13 +6,14 @@
 #include <stdarg.h>
 
 #include "app.h"
-#include "claims.h"     // defines: claims_measure, CLAIMS_MAX
-#include "explain.h"    // defines: Explanation, explain_cell
-#include "genstrip.h"   // defines: genstrip_draw, genstrip_height
-#include "invariants.h" // defines: InvFact, invariants_measure
-#include "page.h"       // defines: PageSpec
-#include "textfield.h"  // defines: TextField
-#include "view.h"       // defines: ViewLayout
+#include "claims.h"      // defines: claims_measure, CLAIMS_MAX
+#include "gguf_stored.h" // defines: StoredView, StoredPick, gguf_stored_view
+#include "explain.h"     // defines: Explanation, explain_cell
+#include "genstrip.h"    // defines: genstrip_draw, genstrip_height
+#include "invariants.h"  // defines: InvFact, invariants_measure
+#include "page.h"        // defines: PageSpec
+#include "textfield.h"   // defines: TextField
+#include "view.h"        // defines: ViewLayout
 
 typedef enum { ACT_PREV, ACT_NEXT, ACT_HEAD, ACT_LAYER, ACT_HELP, ACT_EDIT, ACT_THEME, ACT_SAVE } Action;
 
@@ -108,7 +109,15 @@ struct App {
   AppUndo undo[APP_MAX_UNDO];
   int n_undo;
   struct AppTrain *train; // the training step's overlay (app_train.c), or NULL before B
+  // "weights as stored" (the stored view, Shift+O on a quantized GGUF model): the block shown, read
+  // from the file when the view opens and again when [ ] (tensor) or Shift+arrows (block) move it
+  StoredView *stored;
+  StoredPick stored_pick;
+  bool stored_stale;
 };
+// The stored view's block for the next frame (read again when stale); NULL with the reason in the
+// status line when the file cannot be read.
+const StoredView *app_stored(App *a);
 
 int app_n_steps(const App *a);
 // --generate: the generation step (0-based) and the step of its trace that app step `step` shows.

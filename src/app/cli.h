@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "err.h"          // defines: Err
+#include "gguf_stored.h"  // defines: StoredPick, StoredView
 #include "model_source.h" // defines: ModelOpts, model_source_option, MODEL_SOURCE_DEFAULT_TEXT
 
 // "WIDTHxHEIGHT", digits only ("1920x1080"); false for anything else, trailing bytes included.
@@ -42,6 +43,11 @@ bool cli_generate_check(const GenOpts *g, const char *target, Err *err);
 // folders (datadir.h). Writes the path into out (cap bytes) and returns true; false with err
 // saying where it looked, in one line.
 bool cli_find_lesson(const char *arg, char *out, size_t cap, Err *err);
+// "Weights as stored" for export and the window: the StoredView of m's GGUF file (m->stored_path) as
+// pick says (--tensor, --block, --weight, a --compare-model file as its reference), malloc'd into
+// *out; *out NULL for a model not read from a quantized GGUF file. False with one line: a pick given
+// for such a model, a tensor not in the file or not quantized.
+bool cli_stored_view(const Model *m, const StoredPick *pick, StoredView **out, Err *err);
 // Prints "stepformer CMD: msg" and returns 2.
 int cli_fail(const char *cmd, const char *msg);
 // A large checkpoint stays mapped from its file (safetensors.h, st_map_min_bytes): if another

@@ -126,3 +126,22 @@ bool cli_wants_help(int argc, char **argv) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return true;
   return false;
 }
+
+bool cli_stored_view(const Model *m, const StoredPick *pick, StoredView **out, Err *err) {
+  *out = NULL;
+  bool asked = pick->tensor || pick->block >= 0 || pick->weight >= 0;
+  if (!m->stored_path)
+    return !asked ||
+           err_set(err,
+                   "--tensor, --block and --weight choose a block of a quantized GGUF file's weights "
+                   "(Q8_0, Q4_K ...), and %s is not one: open such a file with --model",
+                   m->source);
+  StoredView *v = malloc(sizeof *v);
+  if (!v) return err_set(err, "out of memory");
+  if (!gguf_stored_view(m->stored_path, pick, v, err)) {
+    free(v);
+    return false;
+  }
+  *out = v;
+  return true;
+}

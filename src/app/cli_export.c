@@ -13,7 +13,8 @@ static const char *USAGE =
     "WxH]\n"
     "                         [--theme light|dark] [--head H|all] [--scale matrix|stage|global]\n"
     "                         [--no-text] [--no-numbers] [--threads N] [--model-view]\n"
-    "                         [--invariants] [--claims] [--inside]\n"
+    "                         [--invariants] [--claims] [--inside [--tensor NAME] [--block N] [--weight N]]\n"
+    "                         [--compare-model FILE]\n"
     "                         [--target TEXT | --generate [--max-steps N]]\n"
     "                         [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]...\n"
     "\n"
@@ -43,7 +44,16 @@ static const char *USAGE =
     "  --inside        also the views inside the pass: inside-lens (the prediction read after\n"
     "                  every layer), inside-saliency (which word drove the prediction) and per\n"
     "                  layer inside-lN-rollout, inside-lN-headview (BertViz's lines), inside-lN-neurons;\n"
-    "                  a causal model's inside-kvcache (the K and V rows generation keeps, in bytes)\n"
+    "                  a causal model's inside-kvcache (the K and V rows generation keeps, in bytes);\n"
+    "                  a quantized GGUF model's inside-stored (its weights as the file holds them:\n"
+    "                  one block's codes, scales and values, one weight worked out, the matrix)\n"
+    "  --tensor NAME, --block N, --weight N   the stored view's tensor (a quantized one of the file:\n"
+    "                  `info` lists them), block and weight in it, from 1 (default: the first\n"
+    "                  Q4_K/Q5_K/Q6_K matrix, the block of its largest |weight|, the block's largest)\n"
+    "  --compare-model FILE  the same sentence through a second file of the same model (the F16\n"
+    "                  file beside a Q4 one) beside every step, with the difference; the stored view\n"
+    "                  shows the error against its tensor. Files whose tokenizers or shapes differ\n"
+    "                  are refused\n"
     "  --no-text       pictures without the lesson's narration\n"
     "  --no-numbers    no values printed in the cells\n"
     "  --claims        the teacher's copy: each step's expect= claims under its narration,\n"
@@ -94,6 +104,7 @@ int cli_export(int argc, char **argv) {
   int formats = EXPORT_PNG, width = 1920, height = 1080, head_opt = -2, threads = 2;
   bool show_text = true, invariants = false, claims = false, inside = false;
   ViewOptions view = view_options_default(theme_get(THEME_LIGHT));
+  StoredPick pick = {.which = -1, .block = -1, .weight = -1}; // --tensor, --block, --weight
   Err err = {0};
   char msg[600];
   const char *seen[16];
@@ -107,7 +118,9 @@ int cli_export(int argc, char **argv) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     bool takes = !strcmp(a, "--out") || !strcmp(a, "--compare") || !strcmp(a, "--lesson") ||
                  !strcmp(a, "--format") || !strcmp(a, "--size") || !strcmp(a, "--theme") ||
-                 !strcmp(a, "--head") || !strcmp(a, "--scale") || !strcmp(a, "--threads");
+                 !strcmp(a, "--head") || !strcmp(a, "--scale") || !strcmp(a, "--threads") ||
+                 !strcmp(a, "--tensor") || !strcmp(a, "--block") || !strcmp(a, "--weight") ||
+                 !strcmp(a, "--compare-model");
     if (takes && !v) {
       snprintf(msg, sizeof msg, "%s needs a value (see stepformer export --help)", a);
       return cli_fail("export", msg);
@@ -126,6 +139,8 @@ int cli_export(int argc, char **argv) {
       out = v;
     else if (!strcmp(a, "--compare"))
       so.compare = v;
+    else if (!strcmp(a, "--compare-model"))
+      so.compare_model = pick.ref = v;
     else if (!strcmp(a, "--lesson"))
       so.lesson = v;
     else if (!strcmp(a, "--format")) {
@@ -184,7 +199,21 @@ int cli_export(int argc, char **argv) {
       claims = true;
     else if (!strcmp(a, "--inside"))
       inside = true;
-    else {
+    else if (!strcmp(a, "--tensor"))
+      pick.tensor = v;
+    else if (!strcmp(a, "--block") || !strcmp(a, "--weight")) {
+      char *end;
+      long long n = strtoll(v, &end, 10);
+      if (end == v || *end || n < 1 || n > (1LL << 40)) {
+        snprintf(msg, sizeof msg, "%s %.100s: give a number from 1 (the first %s)", a, v,
+                 a[2] == 'b' ? "block of the tensor" : "weight of the block");
+        return cli_fail("export", msg);
+      }
+      if (a[2] == 'b')
+        pick.block = n - 1;
+      else
+        pick.weight = (int)(n > 256 ? 256 : n) - 1;
+    } else {
       snprintf(msg, sizeof msg, "unknown option \"%s\" (see stepformer export --help)", a);
       return cli_fail("export", msg);
     }
@@ -209,6 +238,12 @@ int cli_export(int argc, char **argv) {
     return diag.n_errors ? 2 : cli_fail("export", err.msg);
   }
   if (s.note.msg[0]) fprintf(stderr, "stepformer export: note: %s\n", s.note.msg);
+  StoredView *stored = NULL; // a quantized GGUF model's weights as stored (the stored view, --inside)
+  if (!cli_stored_view(s.model, &pick, &stored, &err)) {
+    session_close(&s);
+    return cli_fail("export", err.msg);
+  }
+  view.stored = stored;
   ExportSpec spec = {.formats = formats,
                      .width = width,
                      .height = height,
@@ -242,5 +277,6 @@ int cli_export(int argc, char **argv) {
     printf("wrote %d files (%d pictures) for \"%s\" to %s in %.0f ms\n", files, pictures, s.text, out, ms);
   }
   session_close(&s);
+  free(stored);
   return rc;
 }

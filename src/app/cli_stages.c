@@ -135,6 +135,20 @@ static void print_tsv(const Row *rows, int n) {
 
 static void print_generation(const Generation *g);
 
+// A quantized GGUF model: the weights-as-stored view, which is no stage of the pass, in a line.
+static void print_stored(const Model *m) {
+  if (!m->stored_path) return;
+  StoredView *v = malloc(sizeof *v);
+  StoredPick p = {.which = -1, .block = -1, .weight = -1};
+  Err err = {0};
+  if (v && gguf_stored_view(m->stored_path, &p, v, &err))
+    printf("\nweights as stored (stage=stored; Shift+O in the window; export --inside [--tensor NAME --block "
+           "N]):\n"
+           "  %d quantized tensors; the first shown: %s %s (%.3g bits a weight), block %lld of %lld\n",
+           v->count, v->tensor, v->type, v->bits, (long long)v->block + 1, (long long)v->n_blocks);
+  free(v);
+}
+
 // --generate: the steps, then step 1's table (text mode), or every step's rows (--tsv).
 static int print_generation_table(const Generation *g, bool tsv, const char *text) {
   const Trace *t0 = g->steps[0].trace;
@@ -275,6 +289,7 @@ int cli_stages(int argc, char **argv) {
       printf("(no mask stage: the model is not causal; --causal adds it)\n");
     printf("\n");
     print_table(rows, t->n_steps);
+    print_stored(m);
   }
   free(rows);
   trace_free(t);

@@ -15,6 +15,7 @@
 static const char *USAGE =
     "usage: stepformer [LESSON.md] [--text TEXT] [--compare TEXT] [--model FILE | --random SPEC [--vocab "
     "LIST]]\n"
+    "                  [--compare-model FILE]\n"
     "                  [--causal] [--target TEXT | --generate [--max-steps N]]\n"
     "                  [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]...\n"
     "                  [--step N] [--size WxH] [--fullscreen] [--theme dark|light] [--save-dir DIR]\n"
@@ -35,7 +36,12 @@ static const char *USAGE =
     "  --replay FILE    play scripted input (tests/replay/README.md) and print the state after\n"
     "                   each event; --screenshot DIR saves every frame; --realtime keeps the times\n"
     "  --frame-stats    print the median and 99th percentile frame time when the window closes\n"
-    "  --edit SPEC, --head-off L:H  what-if edits from the start (stepformer dump --help)\n";
+    "  --edit SPEC, --head-off L:H  what-if edits from the start (stepformer dump --help)\n"
+    "  --compare-model FILE  the same sentence through a second file of the same model (an F16\n"
+    "                   GGUF beside a Q4 one) beside every step, with the difference; refused when\n"
+    "                   the two files' tokenizers or shapes differ\n"
+    "A quantized GGUF model: Shift+O's last view shows its weights as stored ([ ] another tensor,\n"
+    "Shift+arrows another block).\n";
 
 // Appends ' WORD' to buf, single-quoted for the shell when it holds anything but plain
 // characters, so that the printed command can be pasted as it is.
@@ -59,7 +65,7 @@ static void export_hint(char *buf, size_t cap, const char *argv0, const SessionO
   const char *opt[][2] = {{"--lesson", so->lesson},          {"--text", so->model.text},
                           {"--model", so->model.model_path}, {"--random", so->model.random_spec},
                           {"--vocab", so->model.vocab},      {"--compare", so->compare},
-                          {"--target", so->target}};
+                          {"--target", so->target},          {"--compare-model", so->compare_model}};
   for (size_t k = 0; k < sizeof opt / sizeof opt[0]; k++)
     if (opt[k][1]) append_word(buf, cap, opt[k][0]), append_word(buf, cap, opt[k][1]);
   if (so->model.causal) append_word(buf, cap, "--causal");
@@ -122,7 +128,7 @@ int cli_window(int argc, char **argv) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     bool takes = !strcmp(a, "--size") || !strcmp(a, "--compare") || !strcmp(a, "--theme") ||
                  !strcmp(a, "--save-dir") || !strcmp(a, "--replay") || !strcmp(a, "--screenshot") ||
-                 !strcmp(a, "--step");
+                 !strcmp(a, "--step") || !strcmp(a, "--compare-model");
     if (takes && !v) {
       snprintf(msg, sizeof msg, "%s needs a value (see stepformer --help)", a);
       return cli_fail("window", msg);
@@ -146,6 +152,8 @@ int cli_window(int argc, char **argv) {
       wo.start_step = (int)n;
     } else if (!strcmp(a, "--compare"))
       so.compare = v;
+    else if (!strcmp(a, "--compare-model"))
+      so.compare_model = v;
     else if (!strcmp(a, "--save-dir"))
       ao.save_dir = v;
     else if (!strcmp(a, "--replay"))

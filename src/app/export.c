@@ -81,7 +81,7 @@ static const char *step_slug(const Trace *t, int step) { return lesson_stage_nam
 static int plan(Export *x, int head_opt) {
   const Trace *t = x->s->trace;
   int cap = 64 + t->n_steps * (t->cfg.H + 1) + (x->s->has_lesson ? 2 * x->s->lesson.n_steps : 0) +
-            (x->inside ? 3 * t->cfg.n_layers + 3 : 0);
+            (x->inside ? 3 * t->cfg.n_layers + INSIDE_COUNT : 0);
   x->jobs = calloc((size_t)cap, sizeof(Job));
   if (!x->jobs) return -1;
   int n = 0, number = 1;
@@ -230,6 +230,8 @@ static void *worker(void *arg) {
                   .width = (float)x->width,
                   .height = (float)x->height};
     p.compare = session_compare(s, j->lesson_step, &p.compare_sentence, &p.compare_row, &p.compare_col);
+    if (p.compare && s->compare_model) // --compare-model: the same sentence, two files
+      p.caption_a = s->model->source, p.caption_b = s->compare_model->source;
     PageClaim claims[CLAIMS_MAX]; // what the step claims, measured on the picture's numbers
     p.hide = j->hide;             // the hidden picture of a reveal= step: no claims to give it away
     // the claims are the teacher's (--claims), not the students' slides: they answer the narration

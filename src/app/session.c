@@ -28,12 +28,83 @@ static void refocus_decoder(Session *s) {
 // (--compare, a step's compare="...") or a lesson step asks for it (it then says it needs a
 // second sentence). An encoder only: an encoder-decoder and a generation have none.
 static bool add_sim_steps(Session *s) {
-  bool want = s->compare_all != NULL;
+  bool want = s->compare_all != NULL && !s->compare_model; // a second file: the same sentence
   for (int i = 0; s->has_lesson && i < s->lesson.n_steps; i++)
     want = want || s->lesson.steps[i].compare ||
            (s->lesson.steps[i].has_stage && s->lesson.steps[i].stage == STEP_SIM);
   if (!want || s->gen || model_is_seq2seq(s->model)) return true;
   return trace_add_sim_steps(s->trace);
+}
+
+// Why two models cannot be compared stage by stage, into why (cap bytes); "" when they can: the same
+// shapes, the same kind of model and the same vocabulary, word for word.
+static void compare_mismatch(const Model *a, const Model *b, char *why, size_t cap) {
+  const ModelConfig *x = &a->cfg, *y = &b->cfg;
+  why[0] = 0;
+  struct {
+    const char *name;
+    long u, v;
+  } dims[] = {{"D", x->D, y->D},
+              {"H", x->H, y->H},
+              {"F", x->F, y->F},
+              {"layers", x->n_layers, y->n_layers},
+              {"K/V heads", model_hkv(x), model_hkv(y)},
+              {"d_k", model_dk(x), model_dk(y)},
+              {"decoder layers", x->n_dec_layers, y->n_dec_layers},
+              {"V", x->V, y->V}};
+  for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
+    if (dims[i].u != dims[i].v) {
+      snprintf(why, cap, "their shapes differ (%s %ld and %ld)", dims[i].name, dims[i].u, dims[i].v);
+      return;
+    }
+  if (x->activation != y->activation || x->norm_first != y->norm_first || x->causal != y->causal ||
+      x->rms_norm != y->rms_norm || x->rope != y->rope || x->gated != y->gated ||
+      x->learned_pos != y->learned_pos || a->has_head != b->has_head ||
+      a->has_classifier != b->has_classifier) {
+    snprintf(why, cap, "they are not the same kind of model (%s and %s)",
+             model_features(a, (char[160]){0}, 160), model_features(b, (char[160]){0}, 160));
+    return;
+  }
+  if (a->vocab.n != b->vocab.n) {
+    snprintf(why, cap, "their tokenizers differ (%d and %d tokens)", a->vocab.n, b->vocab.n);
+    return;
+  }
+  for (int i = 0; i < a->vocab.n; i++)
+    if (strcmp(a->vocab.words[i], b->vocab.words[i])) {
+      snprintf(why, cap, "their tokenizers differ (token %d is \"%.40s\" and \"%.40s\")", i,
+               a->vocab.words[i], b->vocab.words[i]);
+      return;
+    }
+}
+
+// --compare-model FILE: the second file's model and its pass on the session's sentence (compare_all).
+static bool open_compare_model(Session *s, const SessionOpts *o, Err *err) {
+  if (o->compare)
+    return err_set(err,
+                   "--compare-model and --compare both put a second pass beside the first: give one of them");
+  if (s->gen || model_is_seq2seq(s->model))
+    return err_set(err, "--compare-model compares one pass of an encoder or a decoder: leave out %s",
+                   s->gen ? "--generate" : "the encoder-decoder (or --compare-model)");
+  ModelOpts mo = {.model_path = o->compare_model};
+  Err e = {0};
+  if (!(s->compare_model = model_source_open(&mo, &e))) return err_set(err, "--compare-model: %s", e.msg);
+  char why[400];
+  compare_mismatch(s->model, s->compare_model, why, sizeof why);
+  if (why[0])
+    return err_set(err, "--compare-model %.200s: %s and %.200s: %s; give a file of the same model",
+                   o->compare_model, s->model->source, s->compare_model->source, why);
+  if (!(s->compare_all = model_source_trace(s->compare_model, s->text, &e)))
+    return err_set(err, "--compare-model: %s", e.msg);
+  if (s->compare_all->L != s->trace->L ||
+      memcmp(s->compare_all->tokens.ids, s->trace->tokens.ids, sizeof(int) * (size_t)s->trace->L))
+    return err_set(
+        err,
+        "--compare-model %.200s: its tokenizer splits the sentence otherwise than %.200s's: give a "
+        "file of the same model",
+        o->compare_model, s->model->source);
+  s->compare_model_path = o->compare_model;
+  s->compare_text = s->compare_model->source;
+  return true;
 }
 
 // The window (o->lenient): the steps d's errors are on become broken steps; true when no error is
@@ -119,6 +190,10 @@ bool session_open(Session *s, const SessionOpts *o, LessonDiag *d, Err *err) {
     return err_set(err, "--compare: %s", terr.msg);
   }
   s->compare_text = o->compare;
+  if (o->compare_model && !open_compare_model(s, o, err)) {
+    session_close(s);
+    return false;
+  }
   if (s->has_lesson) {
     s->compare = calloc((size_t)s->lesson.n_steps + 1, sizeof(Trace *));
     if (!s->compare) {
@@ -214,8 +289,10 @@ static bool set_text(Session *s, const char *text, Err *err) {
     session_refocus(s);
     return true;
   }
+  Trace *c = NULL; // --compare-model: the second file's pass on the new sentence
+  if (s->compare_model && !(c = model_source_trace(s->compare_model, text, err))) return false;
   Tokens tok;
-  if (!model_tokenize(s->model, text, MODEL_SOURCE_MAX_TOKENS, &tok, err)) return false;
+  if (!model_tokenize(s->model, text, MODEL_SOURCE_MAX_TOKENS, &tok, err)) return trace_free(c), false;
   Err ignored = {0};
   if (tok.n == s->trace->L && trace_set_tokens(s->trace, &tok, &ignored)) { // same length: reuse
     tokens_free(&tok);
@@ -223,12 +300,13 @@ static bool set_text(Session *s, const char *text, Err *err) {
   } else {
     tokens_free(&tok);
     Trace *t = model_source_trace(s->model, text, err);
-    if (!t) return false;
+    if (!t) return trace_free(c), false;
     trace_free(s->trace);
     s->trace = t;
-    if (!add_sim_steps(s)) return err_set(err, "out of memory");
+    if (!add_sim_steps(s)) return trace_free(c), err_set(err, "out of memory");
     if (s->temperature != 1.0f) forward_set_temperature(t, s->temperature);
   }
+  if (c) trace_free(s->compare_all), s->compare_all = c;
   snprintf(s->text, sizeof s->text, "%s", text);
   s->prompt_len = strlen(s->text);
   s->n_appended = 0;
@@ -348,6 +426,7 @@ void session_close(Session *s) {
     for (int i = 0; s->has_lesson && i < s->lesson.n_steps; i++) trace_free(s->compare[i]);
   free(s->compare);
   trace_free(s->compare_all);
+  model_free(s->compare_model);
   if (s->gen)
     gen_free(s->gen); // it owns the trace shown
   else

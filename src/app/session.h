@@ -29,10 +29,14 @@ typedef struct {
   ModelOpts model;     // --model / --random / --vocab / --text / --causal
   const char *lesson;  // a lesson file, or NULL
   const char *compare; // --compare TEXT: a second sentence beside every step, or NULL
-  const char *target;  // --target TEXT: an encoder-decoder's target (teacher forcing), or NULL
-  bool generate;       // --generate: greedy generation, every step's trace (generate.h)
-  int max_steps;       // --max-steps N (0: the default limit)
-  Sampling smp;        // --top-k, --top-p, --seed, --temperature with --generate (zero: greedy)
+  // --compare-model FILE: the same sentence through a second file of the same model (the F16 file
+  // beside a Q4 one) beside every step; refused in one line when the two files' tokenizers or
+  // shapes differ
+  const char *compare_model;
+  const char *target; // --target TEXT: an encoder-decoder's target (teacher forcing), or NULL
+  bool generate;      // --generate: greedy generation, every step's trace (generate.h)
+  int max_steps;      // --max-steps N (0: the default limit)
+  Sampling smp;       // --top-k, --top-p, --seed, --temperature with --generate (zero: greedy)
   // The window's: a lesson step with a mistake becomes a broken step that shows its message
   // (lesson_break_steps) and the rest opens; the problems stay in d, as warnings. Check and
   // export leave it false: there a mistake stops the lesson.
@@ -44,12 +48,14 @@ typedef struct {
   Lesson lesson;
   Model *model;
   Trace *trace;
-  char text[SESSION_MAX_TEXT]; // the sentence of the trace
-  Err note;                    // something the user should know (e.g. stand-in model), or empty
-  Trace *compare_all;          // --compare: the second sentence's trace, or NULL
-  Trace **compare;             // [lesson.n_steps]: the trace of a step's compare="...", or NULL
-  const char *compare_text;    // --compare's sentence (borrowed from the options)
-  const char *target;          // --target (borrowed), or NULL
+  char text[SESSION_MAX_TEXT];    // the sentence of the trace
+  Err note;                       // something the user should know (e.g. stand-in model), or empty
+  Trace *compare_all;             // --compare: the second sentence's trace, or NULL
+  Trace **compare;                // [lesson.n_steps]: the trace of a step's compare="...", or NULL
+  const char *compare_text;       // --compare's sentence (borrowed from the options)
+  const char *target;             // --target (borrowed), or NULL
+  const char *compare_model_path; // --compare-model's file (borrowed), or NULL
+  Model *compare_model;           // --compare-model's model: compare_all is its pass on `text`
   // --generate: the generation (it owns the steps' traces; `trace` is then the trace of
   // generation step gen_step, borrowed from it), or NULL
   Generation *gen;

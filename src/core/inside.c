@@ -10,7 +10,7 @@
 #include "mat.h"       // defines: Mat, mat_*
 
 static const char *const VIEW_NAMES[INSIDE_COUNT] = {"",         "lens",    "rollout", "headview",
-                                                     "saliency", "neurons", "kvcache"};
+                                                     "saliency", "neurons", "kvcache", "stored"};
 
 const char *inside_view_name(InsideView k) { return k > 0 && k < INSIDE_COUNT ? VIEW_NAMES[k] : ""; }
 
@@ -20,6 +20,10 @@ InsideView inside_view_parse(const char *name) {
   if (!strcmp(name, "logit-lens") || !strcmp(name, "logit_lens")) return INSIDE_LENS;
   if (!strcmp(name, "head-view") || !strcmp(name, "head_view")) return INSIDE_HEADVIEW;
   if (!strcmp(name, "kv-cache") || !strcmp(name, "kv_cache")) return INSIDE_KVCACHE;
+  if (!strcmp(name, "weights-as-stored") || !strcmp(name, "weights_as_stored") ||
+      !strcmp(name, "quantized") || !strcmp(name, "quantization") || !strcmp(name, "as-stored") ||
+      !strcmp(name, "as_stored"))
+    return INSIDE_STORED;
   return INSIDE_NONE;
 }
 
@@ -31,7 +35,8 @@ bool inside_view_available(const Trace *t, InsideView k) {
   case INSIDE_ROLLOUT:
   case INSIDE_HEADVIEW:
   case INSIDE_NEURONS: return true;
-  case INSIDE_KVCACHE: return t->cfg.causal && t->pred >= 0; // what --generate keeps (forward.h: KVCache)
+  case INSIDE_KVCACHE: return t->cfg.causal && t->pred >= 0;    // what --generate keeps (forward.h: KVCache)
+  case INSIDE_STORED: return t->model && t->model->stored_path; // a quantized GGUF file's model
   default: return false;
   }
 }

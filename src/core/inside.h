@@ -32,7 +32,7 @@
 #include "err.h"   // defines: Err
 #include "trace.h" // defines: Trace
 
-// The five views of a pass from inside, as lessons (stage=lens ...), file names and the window name
+// The views of a pass from inside, as lessons (stage=lens ...), file names and the window name
 // them; the render layer draws them (view_inside.c).
 typedef enum {
   INSIDE_NONE,
@@ -42,6 +42,8 @@ typedef enum {
   INSIDE_SALIENCY, // "saliency"
   INSIDE_NEURONS,  // "neurons"
   INSIDE_KVCACHE,  // "kvcache" (also "kv-cache"): what generation keeps per token and layer
+  INSIDE_STORED,   // "stored" (also "weights-as-stored", "quantized"): a quantized GGUF model's weights
+                   // as the file holds them, one block at a time (stored.h; the window reads the file)
   INSIDE_COUNT
 } InsideView;
 const char *inside_view_name(InsideView k);     // "" for INSIDE_NONE

@@ -585,6 +585,7 @@ void model_free(Model *m) {
   }
   free(m->meta_keys);
   free(m->meta_values);
+  free(m->stored_path);
   free(m->params);
   for (int i = 0; i < m->n_owned; i++) free(m->owned[i]);
   free(m->owned);
@@ -1422,6 +1423,7 @@ Model *model_with_params(const Model *m, const float *params, Err *err) {
   }
   Model *c = &s->m;
   *c = *m;
+  c->stored_path = NULL; // its weights are no longer the file's
   c->layers = malloc(sizeof(LayerWeights) * (size_t)m->cfg.n_layers);
   c->params = malloc(sizeof(float) * (size_t)(m->n_params > 0 ? m->n_params : 1));
   if (!c->layers || !c->params) {

@@ -234,6 +234,9 @@ typedef struct Model {
   char **meta_keys, **meta_values; // the file's metadata, kept so a saved copy keeps it all
   int n_meta;
   struct ModelTokenizer *tokenizer; // a hub folder's BPE or WordPiece (model_tokens.h), or NULL
+  // A model dequantized from a GGUF file with quantized tensors: the file's path (owned), so that
+  // "weights as stored" (stored.h) can read its blocks again; NULL for every other model.
+  char *stored_path;
 } Model;
 
 ModelConfig model_config_default(void); // D=16, H=2, F=64, 2 layers, relu, post-norm, eps 1e-5

@@ -1046,6 +1046,14 @@ Model *gguf_model_from(const GgufFile *g, const char *path, Err *err) {
   m->vocab = labels;
   const char *base = strrchr(path, '/');
   snprintf(m->source, sizeof m->source, "%s", base ? base + 1 : path);
+  for (uint64_t i = 0; i < g->n_tensors && !m->stored_path; i++) { // "weights as stored" reads it again
+    int block, bytes;
+    if (gguf_type_readable(g->tensors[i].type) && gguf_type_size(g->tensors[i].type, &block, &bytes) &&
+        block > 1 && !(m->stored_path = strdup(path))) {
+      model_free(m);
+      return err_set(err, "out of memory"), NULL;
+    }
+  }
   return m;
 }
 

@@ -24,7 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h" // defines: Err
+#include "err.h"    // defines: Err
+#include "stored.h" // defines: QuantBlock
 
 enum {
   GGML_F32 = 0,
@@ -57,24 +58,9 @@ double gguf_type_bits(uint32_t type);
 // n weights of the given type from src into dst; false (with err) for a type it does not read.
 bool gguf_dequantize(uint32_t type, const void *src, float *dst, int64_t n, Err *err);
 // One block as the file stores it ("weights as stored"): the codes, the scales and mins, and the
-// values they make. For every type, weight i's value is
-//   (codes[i] - offset) · scale[i / sub] - min[i / sub]
-// computed in float32 as ggml does (Q4_1/Q5_1 add their m: min holds -m); sc and mn hold the
-// sub-block scales and mins as stored (the k-quants' 6-bit or int8 numbers), d and dmin the
-// block's half-precision scales. F32/F16/BF16 blocks are one weight, its value its code's meaning.
-typedef struct {
-  uint32_t type;
-  int n;          // weights in the block: 32 or 256
-  int n_sub, sub; // sub-blocks and weights in each (1 × 32; Q4_K, Q5_K 8 × 32; Q6_K 16 × 16)
-  int bits;       // bits per code: 4, 5, 6 or 8
-  int offset; // subtracted from a code: Q4_0 8, Q5_0 16, Q6_K 32, Q8_0 128 (its codes are int8 + 128), else 0
-  float d, dmin;      // the block's scale (and Q4_1/Q5_1's m, the k-quants' dmin), as floats
-  int sc[16], mn[16]; // Q4_K, Q5_K: the 6-bit scale and min of each sub-block; Q6_K: int8 scales
-  float scale[16];    // each sub-block's effective scale: d (or d·sc_j)
-  float min[16];      // each sub-block's effective minimum subtracted: dmin·mn_j (Q4_1/Q5_1: -m; else 0)
-  uint8_t codes[256]; // each weight's code, unsigned, in the weights' order
-  float values[256];  // the dequantized weights (gguf_dequantize's, bit for bit)
-} GgufBlock;
+// values they make (core/stored.h's QuantBlock: weight i's value is
+// (codes[i] - offset) · scale[i / sub] - min[i / sub], computed in float32 as ggml does).
+typedef QuantBlock GgufBlock;
 
 // Block b (0-based) of a tensor of `type` whose bytes start at data; false for a type without
 // blocks Stepformer reads (F32, F16, BF16 and the unread types).

@@ -255,7 +255,8 @@ static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t v
       s->has_stage = true;
       s->stage = s->inside == INSIDE_LENS || s->inside == INSIDE_SALIENCY ? STEP_PREDICT
                  : s->inside == INSIDE_NEURONS                            ? STEP_FFN_HIDDEN
-                                                                          : STEP_SOFTMAX;
+                 : s->inside == INSIDE_STORED ? STEP_EMBED // where weights come in
+                                              : STEP_SOFTMAX;
     } else {
       const char *near = stage_nearest(v);
       char hint[64] = "";
@@ -266,8 +267,9 @@ static void apply(Opts *o, const char *key, size_t koff, const char *v, size_t v
       else
         lesson_error_at(
             o->c, voff,
-            "unknown stage \"%s\"; stages: %s; views inside: lens, rollout, headview, saliency, neurons", v,
-            stage_name_list());
+            "unknown stage \"%s\"; stages: %s; views inside: lens, rollout, headview, saliency, neurons, "
+            "kvcache, stored",
+            v, stage_name_list());
     }
     return;
   case 1: // layer

@@ -27,6 +27,7 @@
 #include "inside.h"   // defines: InsideView
 #include "operand.h"  // defines: Operand
 #include "scene.h"    // defines: Scene
+#include "stored.h"   // defines: StoredView
 #include "sampling.h" // defines: Sampling
 #include "trace.h"    // defines: Trace
 
@@ -53,6 +54,8 @@ typedef struct {
   bool model_view;                // softmax stage: every layer × head as thumbnails (view_model.c)
   int model_layer, model_head;    // the model view's selected thumbnail: the page holding it is drawn
   InsideView inside;              // a view inside the pass instead of the step's equation (view_inside.c)
+  const StoredView *stored;       // INSIDE_STORED's block and matrix, read from the model's GGUF file
+                                  // by the app (formats/gguf_stored.h); NULL: the view says none was read
   // Predict, then reveal (a lesson's reveal=): 0 shows all; 1 hides the whole result, 2 its focus
   // row (each result operand's own focus row in a compare view). A hidden value is not drawn at
   // all -- no cell colour, number, row sum, chart bar, likely-word label or colour-bar end comes

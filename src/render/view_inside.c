@@ -28,7 +28,8 @@ static const char *const TITLES[INSIDE_COUNT] = {"",
                                                  "Head view: who looks at whom",
                                                  "Saliency: which word drove the prediction",
                                                  "Neurons: the feed-forward units that fire",
-                                                 "The KV cache: what generation keeps"};
+                                                 "The KV cache: what generation keeps",
+                                                 "Weights as stored: a quantized block"};
 static const char *const TEX[INSIDE_COUNT] = {
     "",
     "\\hat p_\\ell = \\operatorname{softmax}(\\mathrm{norm}_f(h_\\ell)\\, W_{out} + b_{out})",
@@ -36,7 +37,8 @@ static const char *const TEX[INSIDE_COUNT] = {
     "A_h[i, j]:\\ \\text{line } i \\to j,\\ \\text{opacity } A_h[i, j]",
     "s_j = \\lVert \\partial \\log \\hat p[i, y] / \\partial x_j \\odot x_j \\rVert_2",
     "h = \\mathrm{act}(x W_1 + b_1),\\quad \\text{unit } n \\text{ writes } h_n W_2[n, :]",
-    "\\text{bytes} = 2 \\cdot N \\cdot L \\cdot H_{kv} \\cdot d_k \\cdot 4"};
+    "\\text{bytes} = 2 \\cdot N \\cdot L \\cdot H_{kv} \\cdot d_k \\cdot 4",
+    "w_k = s_j\\,(q_k - o) - m_j,\\quad j = \\lfloor k / \\text{sub} \\rfloor"};
 
 const char *view_inside_title(InsideView k) { return k > 0 && k < INSIDE_COUNT ? TITLES[k] : ""; }
 const char *view_inside_tex(InsideView k) { return k > 0 && k < INSIDE_COUNT ? TEX[k] : ""; }
@@ -525,6 +527,8 @@ void view_inside_render(Scene *s, const Trace *t, int step, const ViewOptions *o
                        o->inside == INSIDE_SALIENCY ? "a model with a prediction head and an unedited pass"
                        : o->inside == INSIDE_KVCACHE
                            ? "a causal model with a prediction head (one that generates)"
+                       : o->inside == INSIDE_STORED
+                           ? "a model read from a quantized GGUF file (Q8_0, Q4_0, Q4_K ...)"
                        : t->T > 0 ? "an encoder: an encoder-decoder's is not drawn yet"
                                   : "a prediction head or a classifier"));
     return;
@@ -538,6 +542,7 @@ void view_inside_render(Scene *s, const Trace *t, int step, const ViewOptions *o
   case INSIDE_SALIENCY: saliency(s, t, o, px, y, pw, h); break;
   case INSIDE_NEURONS: neurons(s, t, o, l, px, y, pw, h); break;
   case INSIDE_KVCACHE: view_kvcache(s, t, o, px, y, pw, h); break;
+  case INSIDE_STORED: view_stored(s, o, px, y, pw, h); break;
   default: break;
   }
 }

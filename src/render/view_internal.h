@@ -63,6 +63,9 @@ void eq_delim(Eq *e, int row, char d); // a bracket or parenthesis that grows wi
 void lay_begin(ViewLayout *out, const ViewOptions *o, float x, float y, float w, float h);
 // The KV cache's view (view_kvcache.c): K and V rows per token and layer, their size in bytes.
 void view_kvcache(Scene *s, const Trace *t, const ViewOptions *o, float x, float y, float w, float h);
+// "Weights as stored" (view_stored.c): o->stored's block, its scales, codes and values, one weight
+// worked out, the whole matrix and its error or rounding bound.
+void view_stored(Scene *s, const ViewOptions *o, float x, float y, float w, float h);
 void eq_layout_and_draw(Eq *e);  // sizes, scales, positions and draws everything
 float eq_bar_width(const Eq *e); // the width the side colour bars take at the right
 // Under the equation, the focused row's (else the last row's) most likely next words of the

@@ -295,6 +295,33 @@ static void pred_chart(Eq *e, const Trace *t, int row, float x, float y, float w
   pred_chart_of(e, t, t->pred, row, x, y, w, h, hidden);
 }
 
+// Two models' predictions of the same sentence (--compare-model): the words a (left) finds most
+// likely after token `row`, each with its probability in a, in b and the difference a − b in
+// percentage points, as rows of text in x, y, w, h.
+static void pred_difference(Eq *e, const Trace *a, const Trace *b, int row, float x, float y, float w,
+                            float h) {
+  const Theme *th = e->o->theme;
+  float ts = e->o->text_scale;
+  Operand pa = operand_tensor(a, a->pred, 0, false), pb = operand_tensor(b, b->pred, 0, false);
+  int idx[PRED_TOP], n = view_top_words(&pa, row, PRED_TOP, idx);
+  float cf = fminf(h * 0.075f, 34 * ts), pad = w * 0.04f;
+  scene_text(e->s, FONT_SANS_BOLD, cf, x + pad, y + cf, th->text, "left → right, difference (points)");
+  float rh = (h - cf * 1.6f) / PRED_TOP, fs = fminf(rh * 0.6f, 40 * ts);
+  char name[96];
+  for (int i = 0; i < n; i++) {
+    float p = operand_at(&pa, row, idx[i]), q = idx[i] < pb.cols ? operand_at(&pb, row, idx[i]) : 0;
+    float ry = y + cf * 1.6f + (i + 0.5f) * rh + fs * 0.35f, d = (p - q) * 100;
+    const char *word = trace_axis_label(a, pa.col_axis, idx[i], name, sizeof name);
+    float nw = w * 0.3f, tw = text_width(FONT_SANS, fs, word);
+    scene_text_aligned(e->s, FONT_SANS, tw > nw ? fs * nw / tw : fs, x + pad + nw, ry, 1.0f, th->text, word);
+    const char *nums = scene_strf(e->s, "%.1f → %.1f %%", p * 100, q * 100);
+    float mw = w - 2 * pad - nw - fs * 4.6f, mt = text_width(FONT_MONO, fs, nums);
+    scene_text(e->s, FONT_MONO, mt > mw ? fs * mw / mt : fs, x + pad + nw + fs * 0.5f, ry, th->muted, nums);
+    scene_text_aligned(e->s, FONT_MONO, fs, x + w - pad, ry, 1.0f, fabsf(d) < 0.05f ? th->muted : th->accent,
+                       scene_strf(e->s, "%+.1f", d + 0.0f));
+  }
+}
+
 // Whether a prediction's row is hidden by a reveal= step: the whole result, or the focus row.
 static bool pred_hidden(const ViewOptions *o, int row, int focus) {
   return o->hide == 1 || (o->hide == 2 && row == focus);
@@ -508,9 +535,12 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
     bool ha = pred_hidden(o, ra, o->focus_row), hb = pred_hidden(o, rb, focus_row_b);
     e.deco[ka].mark_top = !ha, e.deco[kb2].mark_top = !hb;
     e.deco[ka].top_row = ra, e.deco[kb2].top_row = rb;
-    float ch = e.h * PRED_CHART, cw = (e.w - eq_bar_width(&e)) / 2;
+    // two files of one model (--compare-model): a third column, each word's probability in both
+    bool models = a->model != b->model && a->cfg.V == b->cfg.V && ra == rb && !ha && !hb;
+    float ch = e.h * PRED_CHART, cw = (e.w - eq_bar_width(&e)) / (models ? 3 : 2);
     pred_chart(&e, a, ra, e.x, e.y + e.h - ch, cw, ch, ha);
     pred_chart(&e, b, rb, e.x + cw, e.y + e.h - ch, cw, ch, hb);
+    if (models) pred_difference(&e, a, b, ra, e.x + 2 * cw, e.y + e.h - ch, cw, ch);
     e.bars_h = e.h, e.h -= ch;
   }
   if (heads) eq_head_color(&e, ka, head), eq_head_color(&e, kb2, head);
