@@ -12,14 +12,16 @@
 #endif
 
 enum {
-  MIN_MATCH = 4,    // a match costs about 20 bits: shorter ones are left as literals
-  MAX_MATCH = 258,  // deflate's longest
-  MAX_DIST = 32768, // deflate's window
-  N_LITLEN = 286,   // literal/length symbols: bytes, end of block (256), lengths (257..285)
-  N_DIST = 30,      // distance symbols
-  N_CLEN = 19,      // code-length symbols of the block header
-  MAX_BITS = 15,    // longest literal/length or distance code
-  MAX_CLEN_BITS = 7 // longest code-length code
+  MIN_LEFT = 3,      // a match with the pixel to the left: distance 3 costs a few bits, no extra
+  MIN_UP = 4,        // with the pixel above: its distance has 11 extra bits (a 1920-pixel row)
+  MAX_MATCH = 258,   // deflate's longest
+  MAX_DIST = 32768,  // deflate's window
+  N_LITLEN = 286,    // literal/length symbols: bytes, end of block (256), lengths (257..285)
+  N_DIST = 30,       // distance symbols
+  N_CLEN = 19,       // code-length symbols of the block header
+  MAX_BITS = 15,     // longest literal/length or distance code
+  MAX_CLEN_BITS = 7, // longest code-length code
+  BLOCK_SYMS = 16384 // symbols per block (zlib's too): codes follow the picture's parts
 };
 
 // A symbol found by flatzip_row: a literal byte, or a match (MATCH | UP for "the row above").
@@ -208,12 +210,12 @@ bool flatzip_row(FlatZip *z) {
     // as long as a match can be everywhere, so the greedy search below takes it unless the run
     // to the left is as long; only that one is checked (memcmp found the other, 4x faster).
     size_t i = 0;
-    for (; i + MIN_MATCH <= n; i += MAX_MATCH) {
+    for (; i + MIN_UP <= n; i += MAX_MATCH) {
       size_t max = n - i < MAX_MATCH ? n - i : MAX_MATCH;
       bool left = i >= 3 && match_length(cur + i, cur + i - 3, max) == max;
       *out++ = SYM_MATCH | (left ? 0 : SYM_UP) | (uint32_t)max;
     }
-    while (i < n) *out++ = cur[i++]; // fewer than MIN_MATCH bytes left
+    while (i < n) *out++ = cur[i++]; // fewer than MIN_UP bytes left
   }
   // Greedy: at each byte the longer of the two matches, if it is worth its ~20 bits.
   // Matches stay inside the row (both rows are in this small buffer, not the whole picture).
@@ -230,7 +232,11 @@ bool flatzip_row(FlatZip *z) {
       size_t l = match_length(cur + i, prev + i, max);
       if (l > best) best = l, up = SYM_UP;
     }
-    if (best >= MIN_MATCH) {
+    if (up && best < MIN_UP && i >= 3) { // too short to pay the distance's extra bits: left?
+      size_t l = match_length(cur + i, cur + i - 3, max);
+      if (l >= MIN_LEFT) best = l, up = 0;
+    }
+    if (best >= (up ? MIN_UP : MIN_LEFT)) {
       *out++ = SYM_MATCH | up | (uint32_t)best;
       i += best;
     } else {
@@ -381,15 +387,23 @@ static int rle_lengths(const uint8_t *lens, int n, uint16_t *rle) {
   return k;
 }
 
-bool flatzip_end(FlatZip *z, uint8_t **out, size_t *out_len) {
-  // Symbol frequencies, then one block with codes made for them (BTYPE 10, RFC 1951 3.2.7).
+// One block's codes (BTYPE 10, RFC 1951 3.2.7), made for the frequencies of its symbols, and its
+// exact size in bits.
+typedef struct {
+  uint8_t llen[N_LITLEN + N_DIST], clen[N_CLEN]; // code lengths: literal/length, then distance
+  uint16_t lcode[N_LITLEN], dcode[N_DIST], ccode[N_CLEN];
+  uint16_t rle[N_LITLEN + N_DIST]; // the header's code lengths, run-length coded
+  int n_rle, hlit, hdist, hclen;
+  uint64_t bits;
+} Block;
+
+static const int RLE_EXTRA[3] = {2, 3, 7};
+
+static void plan_block(const uint32_t *syms, size_t n, const uint8_t *lindex, int d_left, int d_up,
+                       Block *k) {
   uint32_t flit[N_LITLEN] = {0}, fdist[N_DIST] = {0};
-  uint8_t lindex[MAX_MATCH + 1] = {0}; // match length -> its length symbol's index (0..28)
-  for (int l = 3; l <= MAX_MATCH; l++) lindex[l] = (uint8_t)length_index(l);
-  int up_dist = z->row > 0 && z->row <= MAX_DIST ? (int)z->row : 1; // 1: no "row above" matches
-  int d_left = dist_index(3), d_up = dist_index(up_dist);
-  for (size_t i = 0; i < z->n_syms; i++) {
-    uint32_t s = z->syms[i];
+  for (size_t i = 0; i < n; i++) {
+    uint32_t s = syms[i];
     if (s & SYM_MATCH) {
       flit[257 + lindex[s & 0x1FF]]++;
       fdist[s & SYM_UP ? d_up : d_left]++;
@@ -398,9 +412,9 @@ bool flatzip_end(FlatZip *z, uint8_t **out, size_t *out_len) {
     }
   }
   flit[256] = 1; // end of block
-  uint8_t llen[N_LITLEN + N_DIST], clen[N_CLEN];
-  uint8_t *dlen = llen + N_LITLEN;
-  uint16_t lcode[N_LITLEN] = {0}, dcode[N_DIST] = {0}, ccode[N_CLEN] = {0};
+  uint8_t *llen = k->llen, *dlen = k->llen + N_LITLEN;
+  memset(k->lcode, 0, sizeof k->lcode), memset(k->dcode, 0, sizeof k->dcode),
+      memset(k->ccode, 0, sizeof k->ccode);
   code_lengths(flit, N_LITLEN, MAX_BITS, llen);
   code_lengths(fdist, N_DIST, MAX_BITS, dlen);
   int hlit = N_LITLEN, hdist = N_DIST, hclen = N_CLEN;
@@ -409,68 +423,100 @@ bool flatzip_end(FlatZip *z, uint8_t **out, size_t *out_len) {
   uint8_t both[N_LITLEN + N_DIST]; // the lengths as the header sends them: hlit, then hdist
   memcpy(both, llen, (size_t)hlit);
   memcpy(both + hlit, dlen, (size_t)hdist);
-  uint16_t rle[N_LITLEN + N_DIST];
-  int n_rle = rle_lengths(both, hlit + hdist, rle);
+  k->n_rle = rle_lengths(both, hlit + hdist, k->rle);
   uint32_t fclen[N_CLEN] = {0};
-  for (int i = 0; i < n_rle; i++) fclen[rle[i] & 0xFF]++;
-  code_lengths(fclen, N_CLEN, MAX_CLEN_BITS, clen);
-  while (hclen > 4 && !clen[CLEN_ORDER[hclen - 1]]) hclen--;
-  canonical_codes(llen, N_LITLEN, lcode);
-  canonical_codes(dlen, N_DIST, dcode);
-  canonical_codes(clen, N_CLEN, ccode);
+  for (int i = 0; i < k->n_rle; i++) fclen[k->rle[i] & 0xFF]++;
+  code_lengths(fclen, N_CLEN, MAX_CLEN_BITS, k->clen);
+  while (hclen > 4 && !k->clen[CLEN_ORDER[hclen - 1]]) hclen--;
+  canonical_codes(llen, N_LITLEN, k->lcode);
+  canonical_codes(dlen, N_DIST, k->dcode);
+  canonical_codes(k->clen, N_CLEN, k->ccode);
+  k->hlit = hlit, k->hdist = hdist, k->hclen = hclen;
+  uint64_t bits = 3 + 5 + 5 + 4 + 3 * (uint64_t)hclen; // the exact size: header, symbols, end
+  for (int i = 0; i < k->n_rle; i++) {
+    int c = k->rle[i] & 0xFF;
+    bits += k->clen[c] + (c >= 16 ? RLE_EXTRA[c - 16] : 0);
+  }
+  for (int c = 0; c < N_LITLEN; c++)
+    bits += (uint64_t)flit[c] * (llen[c] + (c >= 257 ? LEN_EXTRA[c - 257] : 0));
+  for (int c = 0; c < N_DIST; c++) bits += (uint64_t)fdist[c] * (dlen[c] + DIST_EXTRA[c]);
+  k->bits = bits;
+}
 
-  // The exact size: header, symbols, end; then the buffer, written once.
-  uint64_t bits = 3 + 5 + 5 + 4 + 3 * (uint64_t)hclen;
-  static const int RLE_EXTRA[3] = {2, 3, 7};
-  for (int i = 0; i < n_rle; i++)
-    bits += clen[rle[i] & 0xFF] + ((rle[i] & 0xFF) >= 16 ? RLE_EXTRA[(rle[i] & 0xFF) - 16] : 0);
-  for (int s = 0; s < N_LITLEN; s++)
-    bits += (uint64_t)flit[s] * (llen[s] + (s >= 257 ? LEN_EXTRA[s - 257] : 0));
-  for (int s = 0; s < N_DIST; s++) bits += (uint64_t)fdist[s] * (dlen[s] + DIST_EXTRA[s]);
-  size_t cap = 2 + (size_t)(bits / 8) + 8 + 4;
+static void write_block(Bits *b, const Block *k, const uint32_t *syms, size_t n, bool last,
+                        const uint8_t *lindex, int d_left, int d_up, int up_dist) {
+  const uint8_t *llen = k->llen, *dlen = k->llen + N_LITLEN;
+  put(b, (last ? 1u : 0u) | 2 << 1, 3); // BFINAL, BTYPE = 10 (codes of our own)
+  put(b, (uint32_t)(k->hlit - 257), 5);
+  put(b, (uint32_t)(k->hdist - 1), 5);
+  put(b, (uint32_t)(k->hclen - 4), 4);
+  for (int i = 0; i < k->hclen; i++) put(b, k->clen[CLEN_ORDER[i]], 3);
+  for (int i = 0; i < k->n_rle; i++) {
+    int c = k->rle[i] & 0xFF;
+    put(b, k->ccode[c], k->clen[c]);
+    if (c >= 16) put(b, (uint32_t)(k->rle[i] >> 8), RLE_EXTRA[c - 16]);
+  }
+  // Each symbol as one put: a literal's code; a match's length code, its extra bits, its
+  // distance code and extra bits (at most 15 + 5 + 15 + 13 bits), for either distance.
+  uint64_t dbits[2] = {k->dcode[d_left] | (uint64_t)(3 - DIST_BASE[d_left]) << dlen[d_left],
+                       k->dcode[d_up] | (uint64_t)(up_dist - DIST_BASE[d_up]) << dlen[d_up]};
+  int dn[2] = {dlen[d_left] + DIST_EXTRA[d_left], dlen[d_up] + DIST_EXTRA[d_up]};
+  uint64_t mbits[2][MAX_MATCH + 1] = {{0}};
+  uint8_t mn[2][MAX_MATCH + 1] = {{0}};
+  for (int l = 3; l <= MAX_MATCH; l++) {
+    int li = lindex[l], sym = 257 + li, nb = llen[sym] + LEN_EXTRA[li];
+    uint64_t code = k->lcode[sym] | (uint64_t)(l - LEN_BASE[li]) << llen[sym];
+    for (int up = 0; up < 2; up++) mbits[up][l] = code | dbits[up] << nb, mn[up][l] = (uint8_t)(nb + dn[up]);
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint32_t s = syms[i];
+    if (s & SYM_MATCH) {
+      int up = (s & SYM_UP) != 0;
+      put(b, mbits[up][s & 0x1FF], mn[up][s & 0x1FF]);
+    } else {
+      put(b, k->lcode[s], llen[s]);
+    }
+  }
+  put(b, k->lcode[256], llen[256]);
+}
+
+bool flatzip_end(FlatZip *z, uint8_t **out, size_t *out_len) {
+  uint8_t lindex[MAX_MATCH + 1] = {0}; // match length -> its length symbol's index (0..28)
+  for (int l = 3; l <= MAX_MATCH; l++) lindex[l] = (uint8_t)length_index(l);
+  int up_dist = z->row > 0 && z->row <= MAX_DIST ? (int)z->row : 1; // 1: no "row above" matches
+  int d_left = dist_index(3), d_up = dist_index(up_dist);
+  // Blocks of BLOCK_SYMS symbols, each with codes of its own: the top of a picture (titles) and
+  // its middle (a heatmap's colours) use different bytes.
+  size_t n_blocks = z->n_syms ? (z->n_syms + BLOCK_SYMS - 1) / BLOCK_SYMS : 1;
+  Block *blocks = malloc(sizeof(Block) * n_blocks);
+  if (!blocks) {
+    flatzip_free(z);
+    return false;
+  }
+  uint64_t bits = 0;
+  for (size_t k = 0; k < n_blocks; k++) {
+    size_t a = k * BLOCK_SYMS, n = z->n_syms - a < BLOCK_SYMS ? z->n_syms - a : BLOCK_SYMS;
+    plan_block(z->syms + a, n, lindex, d_left, d_up, &blocks[k]);
+    bits += blocks[k].bits;
+  }
+  size_t cap = 2 + (size_t)(bits / 8) + 8 + 4; // then the buffer, written once
   uint8_t *buf = malloc(cap);
   if (!buf) {
+    free(blocks);
     flatzip_free(z);
     return false;
   }
   buf[0] = 0x78, buf[1] = 0x01; // deflate, 32 KiB window; (0x78 * 256 + 0x01) % 31 == 0
   Bits b = {buf + 2, 0, 0};
-  put(&b, 1 | 2 << 1, 3); // BFINAL = 1, BTYPE = 10 (codes of our own)
-  put(&b, (uint32_t)(hlit - 257), 5);
-  put(&b, (uint32_t)(hdist - 1), 5);
-  put(&b, (uint32_t)(hclen - 4), 4);
-  for (int i = 0; i < hclen; i++) put(&b, clen[CLEN_ORDER[i]], 3);
-  for (int i = 0; i < n_rle; i++) {
-    int s = rle[i] & 0xFF;
-    put(&b, ccode[s], clen[s]);
-    if (s >= 16) put(&b, (uint32_t)(rle[i] >> 8), RLE_EXTRA[s - 16]);
+  for (size_t k = 0; k < n_blocks; k++) {
+    size_t a = k * BLOCK_SYMS, n = z->n_syms - a < BLOCK_SYMS ? z->n_syms - a : BLOCK_SYMS;
+    write_block(&b, &blocks[k], z->syms + a, n, k + 1 == n_blocks, lindex, d_left, d_up, up_dist);
   }
-  // Each symbol as one put: a literal's code; a match's length code, its extra bits, its
-  // distance code and extra bits (at most 15 + 5 + 15 + 13 bits), for either distance.
-  uint64_t dbits[2] = {dcode[d_left] | (uint64_t)(3 - DIST_BASE[d_left]) << dlen[d_left],
-                       dcode[d_up] | (uint64_t)(up_dist - DIST_BASE[d_up]) << dlen[d_up]};
-  int dn[2] = {dlen[d_left] + DIST_EXTRA[d_left], dlen[d_up] + DIST_EXTRA[d_up]};
-  uint64_t mbits[2][MAX_MATCH + 1] = {{0}};
-  uint8_t mn[2][MAX_MATCH + 1] = {{0}};
-  for (int l = 3; l <= MAX_MATCH; l++) {
-    int li = lindex[l], sym = 257 + li, n = llen[sym] + LEN_EXTRA[li];
-    uint64_t code = lcode[sym] | (uint64_t)(l - LEN_BASE[li]) << llen[sym];
-    for (int up = 0; up < 2; up++) mbits[up][l] = code | dbits[up] << n, mn[up][l] = (uint8_t)(n + dn[up]);
-  }
-  for (size_t i = 0; i < z->n_syms; i++) {
-    uint32_t s = z->syms[i];
-    if (s & SYM_MATCH) {
-      int up = (s & SYM_UP) != 0;
-      put(&b, mbits[up][s & 0x1FF], mn[up][s & 0x1FF]);
-    } else {
-      put(&b, lcode[s], llen[s]);
-    }
-  }
-  put(&b, lcode[256], llen[256]);
   flush(&b);
   for (int k = 3; k >= 0; k--) *b.p++ = (uint8_t)(z->adler >> (8 * k));
   *out = buf;
   *out_len = (size_t)(b.p - buf);
+  free(blocks);
   flatzip_free(z);
   return true;
 }
