@@ -28,7 +28,8 @@ the codes, exactly. The project's exact quantizers (gguf_py.q4_k, q6_k) run in P
 for the test fixtures, hours for a billion weights. The files are valid k-quant files either way;
 only the rounding of some codes differs from llama-quantize's.
 
-`time` runs `build/stepformer info --model DIR/NAME` RUNS times per name under /usr/bin/time -v,
+`time` runs `build/stepformer info --model DIR/NAME` RUNS times per name under /usr/bin/time -v
+(NAME may be BINARY=NAME: another build's stepformer on the same file, for a before/after),
 the names alternated round by round, and prints each run's wall time, user and system time and peak
 RSS, then the medians. Run it under /work/bin/sf-quiet on a shared machine.
 """
@@ -397,11 +398,13 @@ def median(v):
 
 
 def time_runs(out, runs, names):
-    sf = os.path.join(ROOT, "build", "stepformer")
+    """names: files or folders of out, each optionally BINARY=NAME (another build's stepformer)."""
     res = {n: [] for n in names}
     for r in range(runs):
         for n in names:
-            p = os.path.join(out, n)
+            sf, _, base = n.rpartition("=")
+            sf = sf or os.path.join(ROOT, "build", "stepformer")
+            p = os.path.join(out, base)
             env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
             q = subprocess.run(["/usr/bin/time", "-v", sf, "info", "--model", p], capture_output=True, text=True,
                                env=env)
@@ -417,7 +420,7 @@ def time_runs(out, runs, names):
             print(f"  {n} run {r + 1}: wall {res[n][-1][0]:.2f} s user {res[n][-1][1]:.2f} s sys {res[n][-1][2]:.2f} s "
                   f"peak RSS {res[n][-1][3]:.0f} MiB", flush=True)
     for n in names:
-        p = os.path.join(out, n)
+        p = os.path.join(out, n.rpartition("=")[2])
         size = sum(os.path.getsize(os.path.join(p, f)) for f in os.listdir(p) if f.endswith(".safetensors")) \
             if os.path.isdir(p) else os.path.getsize(p)
         if res[n]:
