@@ -7,6 +7,8 @@
 //     their positions ("3 walks") and a line under the shape says how many are labelled;
 //   - the cat/bank lesson with its compare step (step 15): river is named on the 7×7 columns;
 //   - intuition.md: "who" is named on the 9×9 softmax;
+//   - the training view (B): the softmax backward page and the walk's pages of a 22-token sentence
+//     name every distinct word on the rows and above the columns, no two labels overlapping;
 //   - bank-sense.pt (the course's classifier): its class scores and prediction name both classes,
 //     river and money, above every matrix with a class axis (W_c's two columns are narrow);
 //   - no two labels (texts of words of the sentence) overlap anywhere in any of these pictures.
@@ -15,10 +17,11 @@
 #include <string.h>
 
 #include "check.h"
-#include "cli.h"     // links the app layer (session.c)
-#include "page.h"    // defines: page_render
-#include "session.h" // defines: session_open
-#include "text.h"    // defines: text_init, text_width
+#include "cli.h"       // links the app layer (session.c)
+#include "page.h"      // defines: page_render
+#include "session.h"   // defines: session_open
+#include "text.h"      // defines: text_init, text_width
+#include "view_grad.h" // defines: view_grad_softmax, view_grad_stage
 
 #define W 1280
 #define H 720
@@ -203,6 +206,58 @@ static void run(const Case *cs) {
   session_close(&s);
 }
 
+// The training view's pages (view_grad.h) of sentence text: every word named, nothing overlapping.
+static void training(const char *text) {
+  Session s;
+  memset(&s, 0, sizeof s);
+  SessionOpts o = {0};
+  o.model.text = text;
+  static LessonDiag d;
+  memset(&d, 0, sizeof d);
+  Err err = {0};
+  bool ok = session_open(&s, &o, &d, &err);
+  CHECK(ok, "%s opens: %s", text, err.msg);
+  if (!ok) return;
+  const Trace *t = s.trace;
+  TraceGrad *g = backward_new(t, NULL, 0, &err);
+  CHECK(g != NULL, "the backward of \"%s\": %s", text, err.msg);
+  if (!g) return session_close(&s);
+  backward_run(g);
+  int head, row, col, ks[512], n = view_grad_stages(t, g, ks, 512);
+  view_grad_pick(t, g, &head, &row, &col);
+  Scene sc;
+  scene_init(&sc, W, H, 0);
+  for (int p = -1; p < n; p++) { // -1: the softmax's page; then the walk's pages with a token axis
+    const char *what = "the softmax backward";
+    if (p < 0) {
+      view_grad_softmax(&sc, t, g, 0, head, row, col, "footer", theme_get(THEME_DARK), W, H);
+    } else {
+      const TraceTensor *x = &t->t[ks[p]];
+      if (x->col_axis != AXIS_TOKEN && x->row_axis != AXIS_TOKEN) continue;
+      scene_reset(&sc, W, H, 0);
+      view_grad_stage(&sc, t, g, ks[p], 0, p + 1, n, "footer", theme_get(THEME_DARK), W, H);
+      what = x->name;
+    }
+    char where[256];
+    int ov = overlaps(&sc, t, where, sizeof where);
+    CHECK(ov == 0, "training view, %s: %d pairs of labels overlap (%s)", what, ov, where);
+    bool named[512] = {false};
+    char buf[96];
+    for (int c = 0; c < sc.n; c++) {
+      const Cmd *m = &sc.cmds[c];
+      const char *w = m->kind == CMD_TEXT ? label_word(t, m->text) : NULL;
+      for (int i = 0; w && i < t->L; i++)
+        if (!strcmp(trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf), w)) named[i] = true;
+    }
+    char which[512];
+    CHECK(missing_words(t, named, which, sizeof which) == 0,
+          "training view, %s: every word named (missing:%s)", what, which);
+  }
+  scene_free(&sc);
+  backward_free(g);
+  session_close(&s);
+}
+
 // bank-sense's class steps: every operand with a class axis names every class above its columns.
 static void classes(const char *model) {
   Session s;
@@ -273,6 +328,7 @@ int main(void) {
       {intuition, NULL, NULL, true, 9, "who"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) run(&cases[c]);
+  training(t22);
   char bank_sense[4096];
   snprintf(bank_sense, sizeof bank_sense, "%s/assets/models/bank-sense.pt", src ? src : ".");
   classes(bank_sense);

@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numfmt.h" // defines: numfmt_tex, numfmt_reproduces
-#include "tex.h"    // defines: tex_draw
-#include "text.h"   // defines: text_width
-#include "view.h"   // defines: view_tensor_title
+#include "axislabels.h" // defines: AxisSpec, AxisLabels, axis_labels_plan
+#include "numfmt.h"     // defines: numfmt_tex, numfmt_reproduces
+#include "tex.h"        // defines: tex_draw
+#include "text.h"       // defines: text_width
+#include "view.h"       // defines: view_tensor_title
 
 // One L×L heatmap at (x, y), `cell` pixels a cell: values v (row-major), coloured on sc; numbers
 // when the cells are wide enough; tokens on the rows (left, when labels) and columns (above).
@@ -26,9 +27,45 @@ static void color_bar(Scene *s, const ColorScale *sc, const Theme *th, float fs,
   scene_text_aligned(s, FONT_SANS, fs * 0.65f, x + w, ly, 1, th->muted, scene_strf(s, "%.3g", sc->hi));
 }
 
+// The labels of one word axis of a matrix whose cells start at (x, y): rows left of it, columns
+// above it, decided by axislabels.h as in every other view (every token up to about 24 named,
+// turned or smaller when they do not fit across; past that a chosen few with their positions).
+// `focus` (an entry, or -1) is kept first and drawn in bold; fs is the labels' largest size and
+// u the page's unit (1 at 1080 lines). Draws when s is not NULL; returns the room the labels take
+// across the axis.
+static float word_labels(Scene *s, const Trace *t, TraceAxis axis, int n, bool cols, float x, float y,
+                         float len, float fs, float u, int focus, const Theme *th) {
+  static _Thread_local AxisLabels al;
+  AxisSpec sp = {.trace = t,
+                 .axis = axis,
+                 .n = n,
+                 .cols = cols,
+                 .len = len,
+                 .fs = fs,
+                 .floor = 24 * u, // 16 px at 720 lines, as the matrix views
+                 .least = 18 * u,
+                 .focus = focus,
+                 .vocab = axis == AXIS_VOCAB || axis == AXIS_TGT_VOCAB};
+  if (!s) return axis_labels_depth(&sp);
+  axis_labels_plan(&sp, &al);
+  for (int k = 0; k < al.n; k++) {
+    bool f = al.idx[k] == focus;
+    FontFace face = f ? FONT_SANS_BOLD : FONT_SANS;
+    uint32_t color = f ? th->text : th->muted;
+    if (cols && al.turned)
+      scene_text_turned(s, face, al.lf, x + al.at[k] + al.lf * 0.35f, y - 4 * u, color, al.text[k]);
+    else if (cols)
+      scene_text_aligned(s, face, al.lf, x + al.at[k], y - al.lf * 0.45f, 0.5f, color, al.text[k]);
+    else
+      scene_text_aligned(s, face, al.lf, x - fs * 0.4f - (float)(al.idx[k] % 2) * al.shift,
+                         y + al.at[k] + al.lf * 0.36f, 1.0f, color, al.text[k]);
+  }
+  return al.depth;
+}
+
 static void heatmap(Scene *s, const Trace *t, const float *v, const ColorScale *sc, float x, float y,
-                    float cell, bool labels, int row, int col, const Theme *th, const char *symbol,
-                    float fs) {
+                    float cell, bool labels, int row, int col, const Theme *th, const char *symbol, float fs,
+                    float u) {
   int L = t->L;
   uint32_t *c = scene_cells(s, x, y, cell * L, cell * L, L, L);
   for (int i = 0; c && i < L; i++)
@@ -44,18 +81,12 @@ static void heatmap(Scene *s, const Trace *t, const float *v, const ColorScale *
                            cmap_ink_on(scale_color(sc, val)), txt);
       }
   scene_frame(s, x, y, cell * L, cell * L, 1.5f, th->frame);
-  char buf[64];
-  for (int k = 0; k < L; k++) {
-    const char *w = trace_axis_label(t, AXIS_TOKEN, k, buf, sizeof buf);
-    if (labels)
-      scene_text_aligned(s, k == row ? FONT_SANS_BOLD : FONT_SANS, fs * 0.8f, x - fs * 0.4f,
-                         y + (k + 0.62f) * cell, 1.0f, k == row ? th->text : th->muted, w);
-    scene_text_aligned(s, k == col ? FONT_SANS_BOLD : FONT_SANS, fs * 0.7f, x + (k + 0.5f) * cell,
-                       y - fs * 0.35f, 0.5f, k == col ? th->text : th->muted, w);
-  }
+  if (labels) word_labels(s, t, AXIS_TOKEN, L, false, x, y, cell * L, fs * 0.8f, u, row, th);
+  float above = word_labels(s, t, AXIS_TOKEN, L, true, x, y, cell * L, fs * 0.8f, u, col, th);
   scene_frame(s, x - 2, y + row * cell - 2, cell * L + 4, cell + 4, 3, th->accent); // the query row
   scene_frame(s, x + col * cell, y + row * cell, cell, cell, 3, th->highlight);     // the worked cell
-  tex_draw(s, symbol, fs * 1.3f, false, x + cell * L / 2 - fs * 1.2f, y - fs * 1.6f, th->text);
+  tex_draw(s, symbol, fs * 1.3f, false, x + cell * L / 2 - fs * 1.2f, y - fmaxf(fs * 1.6f, above + fs * 0.8f),
+           th->text);
   color_bar(s, sc, th, fs, x, y + cell * L + fs * 0.5f, cell * L, fs * 0.45f); // under the matrix
 }
 
@@ -111,16 +142,24 @@ void view_grad_softmax(Scene *s, const Trace *t, const TraceGrad *g, int layer, 
            "\\frac{\\partial L}{\\partial S_{ij}} = A_{ij}\\left(\\frac{\\partial L}{\\partial A_{ij}} - "
            "\\sum_k \\frac{\\partial L}{\\partial A_{ik}}\\, A_{ik}\\right)",
            fs * 1.25f, true, fs, fs * 4.6f, th->text);
-  // three matrices side by side, with room for the row labels on the left
-  float label_w = fs * 5.5f, gap = fs * 2.2f, top = fs * 10.4f; // under the window's panel (app_train.c)
-  float cell = fminf((w - 2 * fs - label_w - 2 * gap) / (3.0f * L), (h - top - fs * 11.2f) / L);
+  // three matrices side by side, with room for the row labels on the left and the column labels
+  // above (turned when the words do not fit across: the top moves down for them)
+  float u = h / 1080.0f, label_w = fs * 5.5f, gap = fs * 2.2f, top = fs * 10.4f; // under the window's panel
+  float cell = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    cell = fminf((w - 2 * fs - label_w - 2 * gap) / (3.0f * L), (h - top - fs * 11.2f) / L);
+    label_w = word_labels(NULL, t, AXIS_TOKEN, L, false, 0, 0, cell * L, fs * 0.8f, u, row, th);
+    float above = word_labels(NULL, t, AXIS_TOKEN, L, true, 0, 0, cell * L, fs * 0.8f, u, col, th);
+    top = fs * 10.4f + fmaxf(0, above - fs * 1.1f);
+  }
   float mw = cell * L, x0 = fs + label_w;
   ColorScale sa = scale_for(CMAP_VIRIDIS, 0, 1), sda = centred(dA, (long)L * L),
              sds = centred(dS, (long)L * L);
-  heatmap(s, t, A, &sa, x0, top, cell, true, row, col, th, "A_h", fs);
-  heatmap(s, t, dA, &sda, x0 + mw + gap, top, cell, false, row, col, th, "\\partial L / \\partial A_h", fs);
+  heatmap(s, t, A, &sa, x0, top, cell, true, row, col, th, "A_h", fs, u);
+  heatmap(s, t, dA, &sda, x0 + mw + gap, top, cell, false, row, col, th, "\\partial L / \\partial A_h", fs,
+          u);
   heatmap(s, t, dS, &sds, x0 + 2 * (mw + gap), top, cell, false, row, col, th, "\\partial L / \\partial S_h",
-          fs);
+          fs, u);
   // the worked equation of cell (row, col)
   double r = 0;
   for (int k = 0; k < L; k++) r += (double)dA[row * L + k] * A[row * L + k];
@@ -314,10 +353,15 @@ const char *view_grad_formula(const Trace *t, int k) {
   return "\\frac{\\partial L}{\\partial Y} \\text{ from the stages after it}";
 }
 
-// A rows×cols heatmap (any shape): cells cw×ch pixels, tokens on the rows when labels.
-static void heatmap_rc(Scene *s, const Trace *t, const float *v, int rows, int cols, const ColorScale *sc,
-                       float x, float y, float cw, float ch, bool labels, int row, int col, const Theme *th,
-                       const char *symbol, float fs) {
+static bool words_axis(TraceAxis a) {
+  return a == AXIS_TOKEN || a == AXIS_TGT_TOKEN || a == AXIS_VOCAB || a == AXIS_TGT_VOCAB;
+}
+
+// A rows×cols heatmap (any shape) of a tensor whose axes are ra × ca: cells cw×ch pixels, the words
+// on the rows when labels, on the columns when they are words (word_labels); the symbol above.
+static void heatmap_rc(Scene *s, const Trace *t, const float *v, int rows, int cols, TraceAxis ra,
+                       TraceAxis ca, const ColorScale *sc, float x, float y, float cw, float ch, bool labels,
+                       int row, int col, const Theme *th, const char *symbol, float fs, float u) {
   uint32_t *c = scene_cells(s, x, y, cw * cols, ch * rows, rows, cols);
   for (int i = 0; c && i < rows; i++)
     for (int j = 0; j < cols; j++) c[i * cols + j] = scale_color(sc, v[i * cols + j]);
@@ -332,14 +376,11 @@ static void heatmap_rc(Scene *s, const Trace *t, const float *v, int rows, int c
                                               : scene_strf(s, fabsf(val) >= 0.01f ? "%.2f" : "%.4f", val));
       }
   scene_frame(s, x, y, cw * cols, ch * rows, 1.5f, th->frame);
-  char buf[64];
-  if (labels && rows == t->L)
-    for (int i = 0; i < rows; i++)
-      scene_text_aligned(s, i == row ? FONT_SANS_BOLD : FONT_SANS, fminf(fs * 0.8f, ch * 0.8f), x - fs * 0.4f,
-                         y + (i + 0.62f) * ch, 1.0f, i == row ? th->text : th->muted,
-                         trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf));
+  if (labels && words_axis(ra)) word_labels(s, t, ra, rows, false, x, y, ch * rows, fs * 0.8f, u, row, th);
+  float above =
+      words_axis(ca) ? word_labels(s, t, ca, cols, true, x, y, cw * cols, fs * 0.8f, u, col, th) : 0;
   scene_frame(s, x + col * cw - 1, y + row * ch - 1, cw + 2, ch + 2, 3, th->highlight); // the worked cell
-  tex_draw(s, symbol, fs * 1.1f, false, x, y - fs * 0.9f, th->text);
+  tex_draw(s, symbol, fs * 1.1f, false, x, y - fmaxf(fs * 0.9f, above + fs * 0.5f), th->text);
   color_bar(s, sc, th, fs, x, y + ch * rows + fs * 0.4f, cw * cols, fs * 0.4f);
 }
 
@@ -470,9 +511,20 @@ void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int he
   for (int i = 0; i < rows; i++)
     for (int j = 0; j < cols; j++)
       if (fabsf(d[(size_t)i * cols + j]) > fabsf(d[(size_t)bi * cols + bj])) bi = i, bj = j;
-  float label_w = fs * 5.0f, gap = fs * 2.0f, top = fs * 8.2f, avail_w = (w - 2 * fs - label_w - gap) / 2,
-        avail_h = h - top - fs * 6.5f;
-  float cw = fminf(avail_w / cols, fs * 3.2f), ch = fminf(avail_h / rows, fs * 2.2f);
+  // the row labels' room and the column labels' (words: turned when they do not fit across) decide
+  // the cells, and the cells the labels: twice
+  float u = h / 1080.0f, label_w = fs * 5.0f, gap = fs * 2.0f, top = fs * 8.2f, cw = 0, ch = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    float avail_w = (w - 2 * fs - label_w - gap) / 2, avail_h = h - top - fs * 6.5f;
+    cw = fminf(avail_w / cols, fs * 3.2f), ch = fminf(avail_h / rows, fs * 2.2f);
+    label_w = words_axis(x->row_axis)
+                  ? word_labels(NULL, t, x->row_axis, rows, false, 0, 0, ch * rows, fs * 0.8f, u, bi, th)
+                  : fs;
+    float above = words_axis(x->col_axis)
+                      ? word_labels(NULL, t, x->col_axis, cols, true, 0, 0, cw * cols, fs * 0.8f, u, bj, th)
+                      : 0;
+    top = fs * 8.2f + fmaxf(0, above - fs * 0.4f);
+  }
   // forward values of the head shown, copied row-major for the heatmap
   long n = (long)rows * cols;
   float *buf = malloc((size_t)n * sizeof *buf), lo = 0, hi = 0, m = 0;
@@ -486,18 +538,19 @@ void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int he
     ColorScale sf = lo >= 0 && hi <= 1 && k != t->logits
                         ? scale_for(CMAP_VIRIDIS, 0, 1)
                         : scale_for(CMAP_DIVERGING, -fmaxf(-lo, hi), fmaxf(-lo, hi));
-    heatmap_rc(s, t, buf, rows, cols, &sf, fs + label_w, top, cw, ch, true, bi, bj, th,
-               x->symbol ? x->symbol : "Y", fs);
+    heatmap_rc(s, t, buf, rows, cols, x->row_axis, x->col_axis, &sf, fs + label_w, top, cw, ch, true, bi, bj,
+               th, x->symbol ? x->symbol : "Y", fs, u);
     free(buf);
   }
   ColorScale sd = scale_for(CMAP_DIVERGING, -m, m);
   const char *sym = x->symbol; // an expression ("yW_out + b_out") in brackets under the ∂
   heatmap_rc(
-      s, t, d, rows, cols, &sd, fs + label_w + cols * cw + gap, top, cw, ch, false, bi, bj, th,
+      s, t, d, rows, cols, x->row_axis, x->col_axis, &sd, fs + label_w + cols * cw + gap, top, cw, ch, false,
+      bi, bj, th,
       scene_strf(s,
                  sym && strpbrk(sym, "+- ") ? "\\partial L / \\partial (%s)" : "\\partial L / \\partial %s",
                  sym ? sym : "Y"),
-      fs);
+      fs, u);
   const char *eq = view_grad_worked(s, t, g, k, hd, bi, bj);
   float ey = top + rows * ch + fs * 3.4f;
   if (eq)
