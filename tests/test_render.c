@@ -912,6 +912,45 @@ static void test_lens_cache(void) {
   trace_free(a), trace_free(b), model_free(ma), model_free(mb);
 }
 
+// A title slide's narration stays above what is reserved over its footer (decoder.md's first page
+// ran under the generation strip: its last line cut at 1280x720).
+static void test_title_reserve(const Trace *t) {
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_DARK));
+  const char *text = "The encoder of the other lessons reads a sentence and gives every word a vector that "
+                     "knows its neighbours. A translation model needs a second half, the decoder: it writes "
+                     "the output sentence, one word at a time, and before each word it looks back at the "
+                     "English sentence. The model here is small (two encoder layers, two decoder layers, "
+                     "four heads), trained on simple sentences about cats, fish, money and banks. Its French "
+                     "drops the apostrophe, because the tokenizer drops punctuation.";
+  Doc d = {0};
+  doc_add_spann(&d, doc_add_block(&d, BLOCK_PARA, 0), SPAN_TEXT, 0, text, -1, 1);
+  doc_add_spann(&d, doc_add_block(&d, BLOCK_PARA, 0), SPAN_TEXT, 0, text, -1, 2); // more than a page
+  doc_add_spann(&d, doc_add_block(&d, BLOCK_PARA, 0), SPAN_TEXT, 0,
+                "Keep one question in mind: banque or rive?", -1, 2);
+  PageSpec p = {.trace = t,
+                .step = -1,
+                .view = &o,
+                .sentence = "x",
+                .title = "The decoder writes French, one word at a time",
+                .narration = &d,
+                .show_text = true,
+                .footer_reserve = 107,
+                .width = 1280,
+                .height = 720};
+  ViewLayout lay;
+  page_render(&s, &p, &lay);
+  float lowest = 0;
+  for (int i = 0; i < s.n; i++)
+    if (s.cmds[i].kind == CMD_TEXT && s.cmds[i].size > 20) lowest = fmaxf(lowest, s.cmds[i].y);
+  CHECK(lay.text_pages > 1 && lowest > 300 && lowest <= 720 - 107 - 8,
+        "the title slide's narration (%d pages) ends at %g, over the strip at %d", lay.text_pages, lowest,
+        720 - 107);
+  doc_free(&d);
+  scene_free(&s);
+}
+
 int main(void) {
   Err err = {0};
   if (!text_init(&err)) {
@@ -944,6 +983,7 @@ int main(void) {
   test_written_for(cat);
   test_footer_seed(cat);
   test_long_title(cat);
+  test_title_reserve(cat);
   test_lens_cache();
   test_stage_numbers(cat, 15);    // no mask, no prediction
   test_stage_numbers(causal, 16); // a mask

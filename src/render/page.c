@@ -261,7 +261,9 @@ static int title_slide(Scene *s, const PageSpec *p, float u) {
   if (p->broken) y += broken_box(s, p, th, u, x, y, col) + 30 * u; // where the picture would be
   y = written_for_note(s, p, th, 28 * u, x, y, col);
   int pages = 1;
-  if (p->show_text && p->narration) pages = narration(s, p, th, 42 * u, x, y, col, H - y - 70 * u);
+  // above the footer and anything reserved over it (the decoder lessons' generation strip)
+  if (p->show_text && p->narration)
+    pages = narration(s, p, th, 42 * u, x, y, col, H - y - 70 * u - p->footer_reserve);
   page_footer(p->trace, p->sentence, buf, sizeof buf);
   scene_text(s, FONT_SANS, 17 * u, 24 * u, H - 14 * u, th->muted, buf);
   return pages;
