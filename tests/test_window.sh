@@ -86,7 +86,7 @@ at_step() { grep "^replay [0-9]* [^:]*: step $2/" "$tmp/$1.log" | head -1 | sed 
 check 'at_step lessondec 3 | grep -q "stage=memory .* gen=1/9 T=1 wrote=elle"' "the lesson's memory step, before the first word: $(at_step lessondec 3 | cut -c1-70)"
 check 'at_step lessondec 6 | grep -q "stage=dec_predict .* gen=2/9 T=2 wrote=met"' "gen=2 writes the second word"
 check 'at_step lessondec 9 | grep -q "stage=cross_softmax layer=2 head=1 .* gen=8/9 T=8 wrote=banque"' "the cross-attention step at generation step 8: $(at_step lessondec 9 | cut -c1-90)"
-check 'has lessondec 10 "step 11/11 stage=dec_predict .* gen=9/9 T=9 wrote=<eos>"' "End: the end word"
+check 'has lessondec 11 "step 11/11 stage=dec_predict .* gen=9/9 T=9 wrote=<eos>"' "End: the end word"
 # 2c. predict, then reveal (tests/replay/reveal.txt): a reveal= step opens hidden; → reveals, → goes on
 run reveal "$R/reveal.txt" "$SF_SOURCE_DIR/lessons/cat-bank.md"
 check 'has reveal 6 "step 23/28 stage=predict.* hidden=1 "' "the reveal step opens hidden: $(line reveal 6 | cut -c1-60)"
