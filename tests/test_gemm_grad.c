@@ -1,13 +1,13 @@
 // test_gemm_grad.c -- the backward's products (gemm_grad.h) and elementwise kernels (grad_rows.h).
 //
-// For each packed kernel this CPU runs (gemm_use): y += a·b, y += a·wᵀ (both ways round: w wider
-// and taller than a) and y += aᵀ·b on strided sub-views, shapes with ragged blocks (columns
+// For each packed kernel this CPU runs (gemm_use): y += a·b, y += a·wᵀ (both ways round: w
+// wider and taller than a) and y += aᵀ·b on strided sub-views, shapes with ragged blocks (columns
 // across GRAD_NB = 192, terms across GRAD_KB = 512, rows across GRAD_MB = 128, the 8×8 turns'
 // edges), checked against a sum in double: |y − ref| ≤ 1e-6·(|y₀| + Σ|a||b|) + 1e-30; nothing
-// outside y written; two threads give the bits of one. Under GEMM_BLAS and GEMM_PORTABLE they
-// decline (false) and leave y alone.
-// grad_rows.h: the derivatives of ReLU, GELU (erf), GELU (tanh) and SiLU and the gated FFN's against
-// double formulas on [−12, 12] and at 0, ±inf, NaN (ReLU), with arrays of every length mod 8;
+// outside y written; two threads give the bits of one; y = aᵀ·b written, not added, too. Under
+// GEMM_BLAS and GEMM_PORTABLE they decline (false) and leave y alone.
+// grad_rows.h: the derivatives of ReLU, GELU (erf), GELU (tanh) and SiLU and the gated FFN's
+// against double formulas on [−12, 12] and at 0, ±inf, NaN (ReLU), arrays of every length mod 8;
 // LayerNorm's backward against double loops, dγ and dβ added to what they held.
 #include <math.h>
 #include <stdint.h>
@@ -79,6 +79,7 @@ static void check_shape(Form f, int M, int N, int K, uint64_t *rng) {
   fill(a, rng), fill(b, rng), fill(y, rng);
   copy(y2, y);
   double *ref = malloc(sizeof(double) * (size_t)M * N), *mag = malloc(sizeof(double) * (size_t)M * N);
+  double *sum = malloc(sizeof(double) * (size_t)M * N); // the product alone
   for (int i = 0; i < M; i++)
     for (int j = 0; j < N; j++) {
       double s = MAT_AT(y, i, j), m = fabs(s);
@@ -87,7 +88,7 @@ static void check_shape(Form f, int M, int N, int K, uint64_t *rng) {
                bv = f == NT ? MAT_AT(b, j, k) : MAT_AT(b, k, j);
         s += av * bv, m += fabs(av * bv);
       }
-      ref[(size_t)i * N + j] = s, mag[(size_t)i * N + j] = m;
+      ref[(size_t)i * N + j] = s, mag[(size_t)i * N + j] = m, sum[(size_t)i * N + j] = s - MAT_AT(y, i, j);
     }
   par_set_threads(1);
   CHECK(run(f, y, a, b, true), "%s: declined", what);
@@ -106,7 +107,22 @@ static void check_shape(Form f, int M, int N, int K, uint64_t *rng) {
   par_set_threads(1);
   CHECK(same_bits(y, y2), "%s: two threads, other bits", what);
   CHECK(outside(tb, y2) == 0, "%s: two threads wrote outside y", what);
-  free(ab), free(bb), free(yb), free(tb), free(ref), free(mag);
+  if (f == TN) { // y = aᵀ·b, written: what y held (NaN here) plays no part
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) MAT_AT(y2, i, j) = NAN;
+    par_set_threads(2);
+    CHECK(gemm_grad_tn_to(y2, a, b, true), "%s =: declined", what);
+    par_set_threads(1);
+    long off = 0;
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) {
+        double d = fabs(MAT_AT(y2, i, j) - sum[(size_t)i * N + j]);
+        off += !(d <= 1e-6 * mag[(size_t)i * N + j] + 1e-30);
+      }
+    CHECK(off == 0, "%s =: %ld entries off the double sum", what, off);
+    CHECK(outside(tb, y2) == 0, "%s =: wrote outside y", what);
+  }
+  free(ab), free(bb), free(yb), free(tb), free(ref), free(mag), free(sum);
 }
 
 static void check_products(void) {

@@ -60,7 +60,45 @@ const float *backward_param_grad(const TraceGrad *g, const float *p) {
   return off < 0 || off >= g->n_params ? NULL : g->dparams + off;
 }
 
-static float *dp(const TraceGrad *g, const float *p) { return (float *)backward_param_grad(g, p); }
+// The weight matrices whose gradient a product writes whole (the layers', the head's): backward_run
+// does not clear them ahead; the first product writes its matrix's gradient (BLAS's beta = 0)
+// rather than adding to zeros, which spares clearing and reading again as many floats as the
+// model has weights. Anything else that touches one first (a tied head's embedding rows, a
+// fallback without the packed kernel) clears it then (dp).
+struct GradRegion {
+  long off, n; // the gradient's offset and length in dparams
+  bool done;   // written (or cleared) in this run
+};
+
+static GradRegion *region_at(const TraceGrad *g, long off) {
+  for (int k = 0; k < g->n_regions; k++)
+    if (off >= g->regions[k].off && off < g->regions[k].off + g->regions[k].n) return &g->regions[k];
+  return NULL;
+}
+
+// The gradient of the weights at p, ready to add into (a region not yet written is cleared).
+static float *dp(const TraceGrad *g, const float *p) {
+  float *d = (float *)backward_param_grad(g, p);
+  GradRegion *r = d ? region_at(g, d - g->dparams) : NULL;
+  if (r && !r->done) {
+    memset(g->dparams + r->off, 0, sizeof(float) * (size_t)r->n);
+    r->done = true;
+  }
+  return d;
+}
+
+// The gradient of the n weights at p for a product that writes all of them: *fresh when it is to
+// be written (=), not added to; else as dp.
+static float *dp_whole(const TraceGrad *g, const float *p, long n, bool *fresh) {
+  float *d = (float *)backward_param_grad(g, p);
+  GradRegion *r = d ? region_at(g, d - g->dparams) : NULL;
+  *fresh = r && !r->done && r->off == d - g->dparams && r->n == n;
+  if (*fresh) {
+    r->done = true;
+    return d;
+  }
+  return dp(g, p);
+}
 
 // ---------------------------------------------------------------- the stages' backward
 
@@ -100,12 +138,19 @@ static void linear_back_part(void *ctx, int task) {
   }
 }
 
+// dw_fresh: dW is written (=), not added to (dp_whole).
 static void linear_back_w(const float *dy, int n, int out, const float *x, int in, float *dx, const float *w,
-                          bool conv1d, float *dw, float *db) {
+                          bool conv1d, float *dw, bool dw_fresh, float *db) {
   LinearBack j = {dy, x, w, dx, dw, n, out, in, conv1d};
+  if (dw && dw_fresh &&
+      !gemm_grad_tn_to(mat_view(dw, out, in), mat_view((float *)dy, n, out), mat_view((float *)x, n, in),
+                       true))
+    memset(dw, 0, sizeof(float) * (size_t)out * in); // no packed kernel: added to zeros below
+  else if (dw_fresh)
+    j.dw = NULL;          // written
   if (gemm_supported()) { // the packed kernel (gemm_grad.h), its blocks split over the team
     if (dx) gemm_add(true, false, conv1d, n, in, out, 1.0f, dy, out, w, conv1d ? out : in, dx, in);
-    if (dw) gemm_add(true, true, false, out, in, n, 1.0f, dy, out, x, in, dw, in);
+    if (j.dw) gemm_add(true, true, false, out, in, n, 1.0f, dy, out, x, in, dw, in);
   } else if ((long)n * out * in >= SPLIT_MIN_MADDS && par_threads() > 1)
     par_run(2 * LINEAR_PARTS, linear_back_part, &j);
   else
@@ -120,9 +165,11 @@ static void linear_back_w(const float *dy, int n, int out, const float *x, int i
   }
 }
 
-static void linear_back(const float *dy, int n, int out, const float *x, int in, float *dx, const float *w,
-                        float *dw, float *db) {
-  linear_back_w(dy, n, out, x, in, dx, w, false, dw, db);
+static void linear_back(const TraceGrad *g, const float *dy, int n, int out, const float *x, int in,
+                        float *dx, const float *w, const float *bias) {
+  bool fresh;
+  float *dw = dp_whole(g, w, (long)out * in, &fresh);
+  linear_back_w(dy, n, out, x, in, dx, w, false, dw, fresh, bias ? dp(g, bias) : NULL);
 }
 
 // A layer matrix as the model holds it: canonical W [out, in], or only the Conv1D layout xw [in, out]
@@ -131,7 +178,9 @@ static void linear_back(const float *dy, int n, int out, const float *x, int in,
 static void layer_linear_back(const TraceGrad *g, const float *dy, int n, int out, const float *x, int in,
                               float *dx, const float *canon, const float *xw, const float *bias) {
   const float *w = canon ? canon : xw;
-  linear_back_w(dy, n, out, x, in, dx, w, !canon, dp(g, w), bias ? dp(g, bias) : NULL);
+  bool fresh;
+  float *dw = dp_whole(g, w, (long)out * in, &fresh);
+  linear_back_w(dy, n, out, x, in, dx, w, !canon, dw, fresh, bias ? dp(g, bias) : NULL);
 }
 
 // LayerNorm y = γ∘x̂ + β, x̂ = (x − μ)/σ, σ = √(var + ε) per row of n values:
@@ -507,8 +556,7 @@ static void head_back(TraceGrad *g, float *scratch) {
                                    D_(g, t->logits));
     int x = t->head_norm >= 0 ? t->head_norm : t->final_norm >= 0 ? t->final_norm : out;
     // logits = x · W_outᵀ + b_out (a tied head: W_out is E, its gradient adds to E's)
-    linear_back(D_(g, t->logits), L, V, X_(t, x), D, D_(g, x), m->head_weight, dp(g, m->head_weight),
-                m->head_bias ? dp(g, m->head_bias) : NULL);
+    linear_back(g, D_(g, t->logits), L, V, X_(t, x), D, D_(g, x), m->head_weight, m->head_bias);
     if (t->head_norm >= 0) { // BERT: head_norm = LN(hh), hh = act(pre), pre = x0 · W_tᵀ + b_t
       int x0 = t->final_norm >= 0 ? t->final_norm : out;
       layernorm_back(D_(g, t->head_norm), X_(t, t->head_hidden), L, D, m->head_norm_weight, c->ln_eps,
@@ -520,8 +568,7 @@ static void head_back(TraceGrad *g, float *scratch) {
       float *dpre = scratch + (size_t)L * D;
       memset(dpre, 0, sizeof(float) * (size_t)L * D);
       activation_back(c->activation, D_(g, t->head_hidden), scratch, (long)L * D, dpre);
-      linear_back(dpre, L, D, X_(t, x0), D, D_(g, x0), m->head_transform_weight,
-                  dp(g, m->head_transform_weight), dp(g, m->head_transform_bias));
+      linear_back(g, dpre, L, D, X_(t, x0), D, D_(g, x0), m->head_transform_weight, m->head_transform_bias);
     }
     if (t->final_norm >= 0 && c->rms_norm)
       rmsnorm_back(D_(g, t->final_norm), D, X_(t, out), D, L, D, m->norm_weight, c->rms_offset, c->ln_eps,
@@ -534,8 +581,8 @@ static void head_back(TraceGrad *g, float *scratch) {
     // loss = −log p̂[c]; d class_logits = p̂ − y [1, C]
     g->loss = (float)cross_entropy(X_(t, t->class_logits), t->class_pred >= 0 ? X_(t, t->class_pred) : NULL,
                                    1, C, g->target, 1, D_(g, t->class_logits));
-    linear_back(D_(g, t->class_logits), 1, C, X_(t, t->pool), D, D_(g, t->pool), m->classifier_weight,
-                dp(g, m->classifier_weight), dp(g, m->classifier_bias));
+    linear_back(g, D_(g, t->class_logits), 1, C, X_(t, t->pool), D, D_(g, t->pool), m->classifier_weight,
+                m->classifier_bias);
     // pool = (1/L) Σᵢ xᵢ: every position gets d pool / L
     int x = t->enc_norm >= 0 ? t->enc_norm : out;
     float *dx = D_(g, x);
@@ -645,6 +692,7 @@ void backward_free(TraceGrad *g) {
   free(g->d);
   free(g->d_own);
   free(g->dparams);
+  free(g->regions);
   free(g->target);
   free(g);
 }
@@ -656,6 +704,41 @@ static bool is_derived(const Trace *t, int k) {
   for (int l = 0; l < t->cfg.n_layers && model_is_modern(&t->cfg); l++)
     if (k == t->layers[l].rms1_r || k == t->layers[l].rms2_r) return true;
   return false;
+}
+
+// One weight matrix [out, in] for the regions (none when w is NULL or already listed).
+static bool add_region(TraceGrad *g, const float *w, long out, long in) {
+  long off = w ? model_param_offset(g->t->model, w) : -1, n = out * in;
+  if (off < 0 || n <= 0 || off + n > g->n_params) return true;
+  for (int k = 0; k < g->n_regions; k++) // (a tied head's E is listed once)
+    if (off < g->regions[k].off + g->regions[k].n && g->regions[k].off < off + n) return true;
+  GradRegion *r = realloc(g->regions, sizeof *r * (size_t)(g->n_regions + 1));
+  if (!r) return false;
+  g->regions = r;
+  g->regions[g->n_regions++] = (GradRegion){off, n, false};
+  return true;
+}
+
+// The matrices a product writes whole (GradRegion): each layer's in_proj, W^o, W_1, W_2 (and the
+// gate), the head (the embeddings when tied), BERT's head transform, the classifier; in the shapes
+// the layers' backward multiplies them in.
+static bool add_regions(TraceGrad *g) {
+  const Model *m = g->t->model;
+  const ModelConfig *c = &g->t->cfg;
+  long D = c->D, F = c->F, dk = model_dk(c), QD = (long)c->H * dk, QKV = QD + 2L * model_hkv(c) * dk;
+  bool ok = true;
+  for (int l = 0; l < c->n_layers; l++) {
+    const LayerWeights *w = &m->layers[l];
+#define LAYER_W(name) (w->name##_weight ? w->name##_weight : w->name##_xw)
+    ok = ok && add_region(g, LAYER_W(in_proj), QKV, D) && add_region(g, LAYER_W(out_proj), D, QD) &&
+         add_region(g, LAYER_W(linear1), F, D) && add_region(g, LAYER_W(linear2), D, F) &&
+         add_region(g, w->gate_weight, F, D);
+#undef LAYER_W
+  }
+  if (m->has_head)
+    ok = ok && add_region(g, m->head_weight, c->V, D) && add_region(g, m->head_transform_weight, D, D);
+  if (m->has_classifier) ok = ok && add_region(g, m->classifier_weight, m->n_classes, D);
+  return ok;
 }
 
 TraceGrad *backward_new(const Trace *t, const int *target, int n_target, Err *err) {
@@ -692,6 +775,7 @@ TraceGrad *backward_new(const Trace *t, const int *target, int n_target, Err *er
       ok = g->d[k] != NULL;
     }
   }
+  if (ok) ok = add_regions(g);
   if (!ok) {
     backward_free(g);
     return err_set(err, "out of memory for the gradients"), NULL;
@@ -703,7 +787,20 @@ float backward_run(TraceGrad *g) {
   const Trace *t = g->t;
   for (int k = 0; k < t->n; k++)
     if (g->d_own[k]) memset(g->d[k], 0, sizeof(float) * (size_t)t->t[k].heads * t->t[k].rows * t->t[k].cols);
-  memset(g->dparams, 0, sizeof(float) * (size_t)g->n_params);
+  // every weight's gradient cleared but the regions' (written by their products), in runs between them
+  for (long off = 0; off < g->n_params;) {
+    GradRegion *in = region_at(g, off);
+    if (in) {
+      off = in->off + in->n;
+      continue;
+    }
+    long end = g->n_params;
+    for (int k = 0; k < g->n_regions; k++)
+      if (g->regions[k].off > off && g->regions[k].off < end) end = g->regions[k].off;
+    memset(g->dparams + off, 0, sizeof(float) * (size_t)(end - off));
+    off = end;
+  }
+  for (int k = 0; k < g->n_regions; k++) g->regions[k].done = false;
   const ModelConfig *c = &t->cfg;
   int L = t->L, D = c->D, QKV = (c->H + 2 * model_hkv(c)) * model_dk(c);
   bool modern = model_is_modern(c);
@@ -717,6 +814,9 @@ float backward_run(TraceGrad *g) {
     else
       layer_back(g, l, scratch);
   embed_back(g);
+  for (int k = 0; k < g->n_regions; k++) // a matrix no product reached (none today): cleared
+    if (!g->regions[k].done)
+      memset(g->dparams + g->regions[k].off, 0, sizeof(float) * (size_t)g->regions[k].n);
   free(scratch);
   return g->loss;
 }

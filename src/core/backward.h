@@ -46,15 +46,19 @@
 #include "err.h"   // defines: Err
 #include "trace.h" // defines: Trace
 
+typedef struct GradRegion GradRegion;
+
 typedef struct {
   const Trace *t;
   int *target;   // [L] the target word of each position (a vocabulary id), -1: none; a classifier: [1]
   int n_targets; // positions with a target (the N of the mean)
   float loss;
-  float **d;      // [t->n] dL/dT of activation k, NULL for weights (and pred)
-  bool *d_own;    // [t->n] d[k] is a buffer of its own (not a view's shared one)
-  float *dparams; // [model->n_params] dL/dθ, laid out as model->params
-  long n_params;  //
+  float **d;                  // [t->n] dL/dT of activation k, NULL for weights (and pred)
+  bool *d_own;                // [t->n] d[k] is a buffer of its own (not a view's shared one)
+  float *dparams;             // [model->n_params] dL/dθ, laid out as model->params
+  long n_params;              //
+  struct GradRegion *regions; // (backward.c's) the weight matrices a product writes whole
+  int n_regions;
 } TraceGrad;
 
 // Allocates the gradients of trace t (the forward must have run, on the model's own weights). target:

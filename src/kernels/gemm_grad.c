@@ -10,6 +10,7 @@
 #include "gemm_grad.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "err.h"  // defines: EXPECT
 #include "gemm.h" // defines: GemmWeights, gemm_pack_into, gemm_pack_t_into, gemm_matmul_t_add
@@ -29,6 +30,7 @@ typedef struct {
   Form form;
   Mat y, a, b;
   GemmWeights pb; // TN: b packed once (for y += at·b with at = aᵀ); WA: a packed once
+  bool set;       // TN: y = at·b (written, not added)
 } Job;
 
 static int imin(int a, int b) { return a < b ? a : b; }
@@ -97,7 +99,10 @@ static void grad_task(void *ctx, int task) {
     int i0 = task * GRAD_MB, mb = imin(GRAD_MB, M - i0);
     float *at = buffer((size_t)mb * K);
     columns_as_rows(at, j->a, i0, mb);
-    gemm_matmul_t_add(mat_sub(j->y, i0, 0, mb, N), mat_view(at, mb, K), &j->pb, 0);
+    if (j->set)
+      gemm_matmul_t(mat_sub(j->y, i0, 0, mb, N), mat_view(at, mb, K), &j->pb, 0, NULL, (Mat){0});
+    else
+      gemm_matmul_t_add(mat_sub(j->y, i0, 0, mb, N), mat_view(at, mb, K), &j->pb, 0);
     free(at);
     return;
   }
@@ -116,14 +121,16 @@ static void grad_task(void *ctx, int task) {
   free(buf);
 }
 
-static bool run(Form form, Mat y, Mat a, Mat b, bool threads) {
+static bool run(Form form, Mat y, Mat a, Mat b, bool set, bool threads) {
   if (!gemm_supported()) return false;
   int M = y.rows, N = y.cols, K = form == TN ? a.rows : a.cols;
   EXPECT(form == TN ? a.cols == M : a.rows == M);
   EXPECT(form == NT ? b.rows == N && b.cols == K : b.rows == K && b.cols == N);
+  if (set && K == 0)
+    for (int i = 0; i < M; i++) memset(&MAT_AT(y, i, 0), 0, sizeof(float) * (size_t)N);
   if (M == 0 || N == 0 || K == 0) return true;
   if (form == NT && N > M) form = WA;
-  Job j = {form, y, a, b, {0}};
+  Job j = {form, y, a, b, {0}, set};
   float *packed = NULL;
   int tasks = (N + GRAD_NB - 1) / GRAD_NB;
   if (form == TN) {
@@ -143,6 +150,7 @@ static bool run(Form form, Mat y, Mat a, Mat b, bool threads) {
   return true;
 }
 
-bool gemm_grad_nn(Mat y, Mat a, Mat b, bool threads) { return run(NN, y, a, b, threads); }
-bool gemm_grad_nt(Mat y, Mat a, Mat w, bool threads) { return run(NT, y, a, w, threads); }
-bool gemm_grad_tn(Mat y, Mat a, Mat b, bool threads) { return run(TN, y, a, b, threads); }
+bool gemm_grad_nn(Mat y, Mat a, Mat b, bool threads) { return run(NN, y, a, b, false, threads); }
+bool gemm_grad_nt(Mat y, Mat a, Mat w, bool threads) { return run(NT, y, a, w, false, threads); }
+bool gemm_grad_tn(Mat y, Mat a, Mat b, bool threads) { return run(TN, y, a, b, false, threads); }
+bool gemm_grad_tn_to(Mat y, Mat a, Mat b, bool threads) { return run(TN, y, a, b, true, threads); }

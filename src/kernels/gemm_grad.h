@@ -46,5 +46,8 @@ bool gemm_grad_nn(Mat y, Mat a, Mat b, bool threads);
 bool gemm_grad_nt(Mat y, Mat a, Mat w, bool threads);
 // y[M,N] += a[K,M]ᵀ · b[K,N].
 bool gemm_grad_tn(Mat y, Mat a, Mat b, bool threads);
+// y[M,N] = a[K,M]ᵀ · b[K,N]: written, not added (a weight's gradient that no other product adds
+// to: the backward then need not clear it first). K = 0 writes zeros.
+bool gemm_grad_tn_to(Mat y, Mat a, Mat b, bool threads);
 
 #endif
