@@ -5,9 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backward.h"  // defines: backward_new, backward_run
-#include "gelu_tanh.h" // defines: gelu_tanh_rows
-#include "mat.h"       // defines: Mat, mat_*
+#include "backward.h"    // defines: backward_new, backward_run
+#include "gelu_tanh.h"   // defines: gelu_tanh_rows
+#include "mat.h"         // defines: Mat, mat_*
+#include "modern_rows.h" // defines: rmsnorm_rows
 
 static const char *const VIEW_NAMES[INSIDE_COUNT] = {"",         "lens",    "rollout", "headview",
                                                      "saliency", "neurons", "kvcache", "stored"};
@@ -56,24 +57,13 @@ long inside_lens_floats(const Trace *t) {
 
 // x [rows, D] (contiguous) through the head's norms: the final LayerNorm, then BERT's transform
 // act(x·W_tᵀ + b_t) and its LayerNorm, as model_forward does; in place (tmp: rows·D floats).
-// A today's decoder's final RMSNorm, y = x / sqrt(mean(x²) + eps) · g (· (1 + g) with rms_offset), with
-// the arithmetic of forward.c's (the sum of squares in double, the scale rounded to float once), so
-// that the last layer's lens is pred to the bit.
-static void rms_rows(Mat x, const float *g, float eps, bool offset) {
-  for (int i = 0; i < x.rows; i++) {
-    float *xi = &MAT_AT(x, i, 0);
-    double ss = 0;
-    for (int j = 0; j < x.cols; j++) ss += (double)xi[j] * xi[j];
-    float r = (float)(1.0 / sqrt(ss / x.cols + (double)eps));
-    for (int j = 0; j < x.cols; j++) xi[j] = (xi[j] * r) * (offset ? 1.0f + g[j] : g[j]);
-  }
-}
-
+// A today's decoder's final RMSNorm is forward.c's own (modern_rows.h's rmsnorm_rows), so that the
+// last layer's lens is pred to the bit.
 static void head_norms(const Trace *t, Mat x, Mat tmp) {
   const Model *m = t->model;
   const ModelConfig *c = &t->cfg;
   if (m->has_final_norm && m->norm_weight && c->rms_norm)
-    rms_rows(x, m->norm_weight, c->ln_eps, c->rms_offset);
+    rmsnorm_rows(x, x, m->norm_weight, c->ln_eps, c->rms_offset, NULL);
   else if (m->has_final_norm && m->norm_weight)
     mat_layernorm_rows(x, x, m->norm_weight, m->norm_bias, c->ln_eps);
   if (m->has_head_transform) {
