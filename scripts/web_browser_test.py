@@ -12,7 +12,8 @@ the page with the DevTools protocol (python3-websocket). Checks, each printed, a
      canvas follows the browser window's size; F makes the page fullscreen;
   4. a model file dropped on the page (translate.safetensors) opens; a broken one is refused with the
      command line's one-line message, shown in the page;
-  5. ?text=the+bank+of+the+river opens that sentence.
+  5. ?text=the+bank+of+the+river opens that sentence;
+  6. a sentence of 61 words shows a window of its tokens on the scores step, and > moves it.
 Nothing is timed as a pass/fail but the 60 s limit for the page to start; the time to the first
 step drawn is printed.
 """
@@ -302,6 +303,22 @@ try:
     open_page("?text=the+bank+of+the+river")
     line, took = wait_for(lambda l: "bank of the river" in l, 60)
     check(took is not None, f"?text= opens the sentence ({line[:80]!r})")
+
+    # 6. a sentence of 61 words: its scores show a window of the tokens, and Shift+. (> on a US
+    # keyboard) moves it on (issue 31.8)
+    words = ("the cat walks by the bank and the dog sleeps by the river while the bird sings in the tree and "
+             "the fish swims in the water near the old house where the man reads a book about the sea and the "
+             "ship sails away to the far island with the cat and the dog by the bank of the river")
+    open_page("?text=" + words.replace(" ", "+") + "&step=7")
+    line, took = wait_for(lambda l: "stage=scores" in l and " tokens=1-" in l, 60)
+    check(took is not None, f"61 words: the scores show a window of the tokens ({line[line.find('tokens='):][:20]!r})")
+    shift = dict(key="Shift", code="ShiftLeft", windowsVirtualKeyCode=16, location=1)
+    call("Input.dispatchKeyEvent", type="rawKeyDown", modifiers=8, **shift)
+    call("Input.dispatchKeyEvent", type="rawKeyDown", key=">", code="Period", windowsVirtualKeyCode=190, modifiers=8)
+    call("Input.dispatchKeyEvent", type="keyUp", key=">", code="Period", windowsVirtualKeyCode=190, modifiers=8)
+    call("Input.dispatchKeyEvent", type="keyUp", modifiers=0, **shift)
+    line, took = wait_for(lambda l: " tokens=" in l and " tokens=1-" not in l, 5)
+    check(took is not None, f"> moves the window ({line[line.find('tokens='):][:20]!r})")
 finally:
     cleanup()
 

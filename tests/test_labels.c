@@ -3,8 +3,10 @@
 //   - a 22-token sentence: at every step of the pass, every matrix with a token axis names every
 //     word of the sentence on that axis, every token position in fact (up to about 24 tokens,
 //     every row and column is labelled);
-//   - a 45-token sentence: every distinct word still named on each token axis, the labels carry
-//     their positions ("3 walks") and a line under the shape says how many are labelled;
+//   - a 45-token sentence: a window of its tokens (more than 40, issue 31.8), every distinct word
+//     of the window named on each token axis, and the picture says which tokens it shows;
+//   - a 66-token sentence: at every step a window of the tokens, each token of it labelled (no
+//     positions needed), its rows at least 13 px, the picture saying "tokens A–B of 66 shown";
 //   - the cat/bank lesson with its compare step (step 15): river is named on the 7×7 columns;
 //   - intuition.md: "who" is named on the 9×9 softmax;
 //   - the training view (B): the softmax backward page and the walk's pages of a 22-token sentence
@@ -80,12 +82,13 @@ static void axis_words(const Scene *sc, const ViewLayout *lay, const ViewOperand
   }
 }
 
-// Marks as named every position whose word is named (a word named once counts for all its places).
-static int missing_words(const Trace *t, const bool *named, char *which, int cap) {
+// Marks as named every position whose word is named (a word named once counts for all its places),
+// among the positions lo .. hi - 1 the picture shows (a window of a long sentence's tokens).
+static int missing_words(const Trace *t, const bool *named, int lo, int hi, char *which, int cap) {
   char a[96], b[96];
   int miss = 0;
   which[0] = 0;
-  for (int i = 0; i < t->L; i++) {
+  for (int i = lo; i < hi; i++) {
     bool any = false;
     for (int j = 0; j < t->L && !any; j++)
       any = named[j] && !strcmp(trace_axis_label(t, AXIS_TOKEN, i, a, sizeof a),
@@ -123,6 +126,7 @@ typedef struct {
   bool every_position; // up to about 24 tokens: every position labelled, no numbers
   int only_step;       // a lesson's step (1-based) to check alone, or 0 for all
   const char *must;    // a word that must be named on the result's columns, or NULL
+  bool window;         // more than 40 tokens: each step shows a window of them, every one labelled
 } Case;
 
 static void run(const Case *cs) {
@@ -178,10 +182,12 @@ static void run(const Case *cs) {
         for (int i = 0; i < ot->L; i++) any |= named[i];
         if (!any) continue; // an axis without labels (a summand beside a labelled one)
         char which[512];
-        int miss = missing_words(ot, named, which, sizeof which);
+        int lo = lay.tok_shown > 0 && ot == t ? lay.tok_first : 0;
+        int hi = lay.tok_shown > 0 && ot == t ? lo + lay.tok_shown : ot->L;
+        int miss = missing_words(ot, named, lo, hi, which, sizeof which);
         CHECK(miss == 0, "%s step %d, %s's %s: every distinct word named (missing:%s)", name, k + 1,
               v->symbol, cols ? "columns" : "rows", which);
-        if (cs->every_position) {
+        if (cs->every_position || cs->window) {
           CHECK(!numbered, "%s step %d, %s's %s: no positions written (every one labelled)", name, k + 1,
                 v->symbol, cols ? "columns" : "rows");
         }
@@ -190,8 +196,25 @@ static void run(const Case *cs) {
     if (!cs->every_position && !s.has_lesson && t->steps[step].kind == STEP_SCORES) {
       bool note = false;
       for (int c = 0; c < sc.n; c++)
-        note |= sc.cmds[c].kind == CMD_TEXT && !strncmp(sc.cmds[c].text, "labelled:", 9);
+        note |= sc.cmds[c].kind == CMD_TEXT &&
+                (!strncmp(sc.cmds[c].text, "labelled:", 9) || !strncmp(sc.cmds[c].text, "tokens ", 7));
       CHECK(note, "%s step %d: the picture says that labels were skipped", name, k + 1);
+    }
+    if (cs->window && t->L > VIEW_TOKENS_READABLE) { // the window: named, and cells large enough
+      char want[64];
+      snprintf(want, sizeof want, "tokens %d–%d of %d shown", lay.tok_first + 1,
+               lay.tok_first + lay.tok_shown, t->L);
+      bool note = false;
+      for (int c = 0; c < sc.n; c++) note |= sc.cmds[c].kind == CMD_TEXT && strstr(sc.cmds[c].text, want);
+      CHECK(lay.tok_shown >= 8 && lay.tok_shown <= VIEW_TOKENS_READABLE && note,
+            "%s step %d: a window of the tokens, named on the picture (%d shown, \"%s\" %s)", name, k + 1,
+            lay.tok_shown, want, note ? "found" : "not found");
+      for (int q = 0; q < lay.n_ops; q++) {
+        const ViewOperand *v = &lay.ops[q];
+        if (v->op.row_axis == AXIS_TOKEN && v->op.rows > 1 && t->steps[step].kind != STEP_TOKENS)
+          CHECK(v->h / (float)v->op.rows >= 13.0f, "%s step %d: %s's rows %.1f px, at least 13", name, k + 1,
+                v->symbol, v->h / (float)v->op.rows);
+      }
     }
     if (cs->must) {
       bool found = false;
@@ -320,12 +343,13 @@ int main(void) {
   snprintf(intuition, sizeof intuition, "%s/lessons/intuition.md", src ? src : ".");
   const char *t22 =
       "the cat walks by the bank the cat walks by the bank the cat walks by the bank and the river bank";
-  char t45[1024];
+  char t45[1024], t66[1024];
   snprintf(t45, sizeof t45, "%s %s flows", t22, t22);
+  snprintf(t66, sizeof t66, "%s %s %s", t22, t22, t22);
   Case cases[] = {
-      {NULL, t22, NULL, true, 0, NULL},           {NULL, t45, NULL, false, 0, NULL},
-      {cat_bank, NULL, NULL, false, 15, "river"}, {cat_bank, NULL, NULL, false, 0, NULL},
-      {intuition, NULL, NULL, true, 9, "who"},
+      {NULL, t22, NULL, true, 0, NULL, false},           {NULL, t45, NULL, false, 0, NULL, false},
+      {cat_bank, NULL, NULL, false, 15, "river", false}, {cat_bank, NULL, NULL, false, 0, NULL, false},
+      {intuition, NULL, NULL, true, 9, "who", false},    {NULL, t66, NULL, false, 0, NULL, true},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) run(&cases[c]);
   training(t22);

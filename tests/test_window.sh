@@ -430,5 +430,19 @@ check 'has walk 44 "status=saved .*stepformer-001-backward.png"' "S saves the tr
 check 'grep -aq "after 1 training step, η = 0.1, loss 1.7190" "$tmp/walkshots"/stepformer-001-backward.png' \
   "the saved picture says after how many steps, with which η"
 
+# 11. a sentence of 61 tokens (issue 31.8): the scores show a window of them, each token's cells
+# large enough to name it (at 1280x720: 13.8 px), and < > move it by half its length, no further
+# than the sentence's ends; a cell hovered in the window is that of its own tokens (25 and 27)
+LONG="the cat walks by the bank and the dog sleeps by the river while the bird sings in the tree and the fish swims in the water near the old house where the man reads a book about the sea and the ship sails away to the far island with the cat and the dog by the bank of the river"
+run window "$R/token-window.txt" --text "$LONG"
+cw=$(line window 6 | sed -n 's/.* cellw=\([0-9.]*\) .*/\1/p')
+check 'has window 6 "stage=scores .* tokens=1-[0-9]*/61 " && awk "BEGIN { exit !(${cw:-0} >= 13) }"' "the scores of 61 tokens show a window from the first, cells of 13 px or more: $(line window 6 | grep -o 'tokens=[^ ]* cellw=[^ ]*')"
+n=$(line window 6 | sed -n 's/.* tokens=1-\([0-9]*\)\/61 .*/\1/p')
+h=$((${n:-2} / 2))
+check 'has window 7 " tokens=$((h + 1))-$((h + n))/61 .*status=tokens $((h + 1))–$((h + n)) of 61"' "Shift+. (>) moves the window by half its length: $(line window 7 | grep -o 'tokens=[^ ]*')"
+check 'has window 9 "cell=l0.S\[in, water\] = 3.9110 "' "a cell of the moved window is that of its own tokens: $(line window 9 | grep -o 'cell=[^=]*= [^ ]*')"
+check 'has window 10 " tokens=$((62 - n))-61/61 " && has window 11 " tokens=$((62 - n))-61/61 .*status=the window is at the end"' "> stops at the end of the sentence: $(line window 11 | grep -o 'tokens=.*')"
+check 'has window 13 " tokens=$((h + 1))-$((h + n))/61 "' "< and Shift+, move it back"
+
 [ $fail = 0 ] && echo "test_window: all checks passed"
 exit $fail

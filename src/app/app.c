@@ -118,6 +118,7 @@ static bool hidden_cell(const App *a, int op, int i) {
   const char *ct;
   int crow = -1, ccol;
   const Trace *cmp = session_compare(a->s, a->step, &ct, &crow, &ccol);
+  i += a->lay.ops[op].op.row0; // (the matrix's row: a window of the tokens counts from its start)
   return i == (cmp && a->lay.ops[op].op.trace == cmp ? crow : ls->row);
 }
 static void relayout(App *a);
@@ -132,8 +133,10 @@ static void enter_step(App *a, int step) {
   a->revealed = false; // a reveal= step opens hidden
   app_marks_step(a);   // strokes and spotlight belong to the step they were drawn on
   a->layer_delta = 0;
-  a->model = false;  // the model view belongs to the step it was opened on
-  if (gen_mode(a)) { // the trace of the generation step this step belongs to
+  a->model = false; // the model view belongs to the step it was opened on
+  const LessonStep *fs = app_lesson_step(a);
+  if (fs && fs->row >= 0) a->tok_first = -1; // a long sentence's window: around the step's focus
+  if (gen_mode(a)) {                         // the trace of the generation step this step belongs to
     int k, j;
     app_gen_locate(a, step, &k, &j);
     if (k != a->s->gen_step) a->global_stale = true;
@@ -393,6 +396,7 @@ static void recompute(App *a) {
   Err err = {0};
   if (session_set_text(a->s, a->field.text, &err)) {
     a->edit_error[0] = 0;
+    a->tok_first = -1;      // a new sentence: its window of tokens from the start (or the focus)
     a->global_stale = true; // measured when the global scale is shown
     int n = app_n_steps(a);
     if (a->step >= n) a->step = n - 1;
@@ -705,6 +709,28 @@ static void cycle_part(App *a) {
   app_set_status(a, "showing %s", NAMES[a->part]);
 }
 
+// < and >: a sentence longer than VIEW_TOKENS_READABLE shows a window of its tokens (view.h);
+// move it by half its length (the tokens at its edge stay in sight), at most to the sentence's ends.
+static void move_window(App *a, int dir) {
+  const ViewLayout *l = &a->lay;
+  if (l->tok_shown <= 0) {
+    app_set_status(a, "every token is shown: a sentence of more than %d tokens shows a window of them",
+                   VIEW_TOKENS_READABLE);
+    return;
+  }
+  int step = l->tok_shown / 2 > 0 ? l->tok_shown / 2 : 1, last = l->tok_total - l->tok_shown;
+  int f = l->tok_first + dir * step;
+  f = f < 0 ? 0 : f > last ? last : f;
+  if (f == l->tok_first) {
+    app_set_status(a, "the window is at the %s of the sentence", dir < 0 ? "start" : "end");
+    return;
+  }
+  a->tok_first = f;
+  clear_selection(a); // (the cells count from the window's start)
+  app_touch(a);
+  app_set_status(a, "tokens %d–%d of %d", f + 1, f + l->tok_shown, l->tok_total);
+}
+
 static void key(App *a, const AppEvent *e) {
   bool shift = e->mods & MOD_SHIFT, ctrl = e->mods & MOD_CTRL;
   if (a->editing) return field_key(a, e);
@@ -799,8 +825,15 @@ static void key(App *a, const AppEvent *e) {
   switch (c) {
   case '0':
   case 'g': set_head(a, -1); break;
+  case '<':
+  case '>': move_window(a, c == '>' ? 1 : -1); break;
   case ',':
-  case '.': change_gen_step(a, c == '.' ? 1 : -1); break;
+  case '.': // Shift+, and Shift+. are < and > on a US keyboard
+    if (shift)
+      move_window(a, c == '.' ? 1 : -1);
+    else
+      change_gen_step(a, c == '.' ? 1 : -1);
+    break;
   case '[': change_layer(a, -1); break;
   case ']': change_layer(a, +1); break;
   case 'e': set_editing(a, true); break;
@@ -970,6 +1003,7 @@ App *app_new(Session *s, const AppOptions *o, Err *err) {
   a->theme = o->theme;
   a->text_scale = o->text_scale > 0 ? o->text_scale : 1.0f;
   a->zoom = 1.0f;
+  a->tok_first = -1;
   a->cmap = CMAP_AUTO;
   a->scale = SCALE_STAGE;
   a->numbers = true;
@@ -1147,6 +1181,9 @@ void app_describe(const App *a, char *buf, int cap) {
   // widest number: never wider than a cell)
   char pic[160];
   int pn = snprintf(pic, sizeof pic, " zoom=%.2f pan=%.0f,%.0f", a->zoom, a->lay.pan[0], a->lay.pan[1]);
+  if (a->lay.tok_shown > 0) // a long sentence's window of tokens
+    pn += snprintf(pic + pn, sizeof pic - (size_t)pn, " tokens=%d-%d/%d", a->lay.tok_first + 1,
+                   a->lay.tok_first + a->lay.tok_shown, a->lay.tok_total);
   if (a->lay.result >= 0 && a->lay.result < a->lay.n_ops) {
     const ViewOperand *r = &a->lay.ops[a->lay.result];
     snprintf(pic + pn, sizeof pic - (size_t)pn, " cellw=%.1f numpx=%.1f numw=%.1f", r->w / r->op.cols,

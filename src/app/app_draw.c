@@ -28,6 +28,7 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
   vo->numbers = a->numbers;
   vo->text_scale = app_text_scale(a);
   vo->zoom = a->zoom, vo->pan_x = a->pan_x, vo->pan_y = a->pan_y;
+  vo->tok_first = a->tok_first, vo->tok_keys = "< > move the window"; // (a long sentence's tokens)
   vo->global_lo = a->global_lo, vo->global_hi = a->global_hi;
   if (ls) vo->focus_row = ls->row, vo->focus_col = ls->col;
   *p = (PageSpec){.trace = a->s->trace,
@@ -451,6 +452,7 @@ static const char *const HELP[][2] = {
     {"0  or  G", "all heads side by side"},
     {"[  ]", "previous / next layer"},
     {",  .", "--generate: previous / next generation step"},
+    {"<  >", "over 40 tokens: move the window of tokens"},
     {"hover, click", "inspect a cell or a symbol; click pins"},
     {"Shift + arrows", "move the cell cursor"},
     {"Enter", "pin / unpin the cell"},

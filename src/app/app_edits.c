@@ -113,7 +113,8 @@ static bool selected_edit(App *a, TraceEdit *x, float *now) {
     return false;
   }
   const TraceTensor *tt = &o->trace->t[o->index];
-  int i = o->transpose ? a->sel_j : a->sel_i, j = o->transpose ? a->sel_i : a->sel_j, h = o->head;
+  int si = a->sel_i + o->row0, sj = a->sel_j + o->col0; // (the matrix's cell: a window of the tokens)
+  int i = o->transpose ? sj : si, j = o->transpose ? si : sj, h = o->head;
   if (h < 0) { // every head side by side: column j of head j / cols
     h = j / tt->cols;
     j %= tt->cols;

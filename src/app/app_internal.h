@@ -51,6 +51,7 @@ struct App {
   float text_scale;   // the text's size: header, narration (Ctrl + and Ctrl −)
   float zoom;         // the picture's size (+ and −, Ctrl + wheel): ViewOptions.zoom
   float pan_x, pan_y; // how far a picture larger than its area is moved (ViewOptions.pan_x/y)
+  int tok_first;      // a long sentence's window of tokens (< >): its first token, -1 around the focus
   bool panning;       // the mouse button went down beside the cells: a drag moves the picture
   float pan_from[4];  // where the drag began (x, y) and the pan then
   float global_lo, global_hi;

@@ -25,7 +25,12 @@ void app_marks_step(App *a) {
 static bool spot_cell(const App *a, int *i, int *j) {
   if (a->sel_op >= 0) return *i = a->sel_i, *j = a->sel_j, true;
   const LessonStep *ls = app_lesson_step(a);
-  if (ls && (ls->row >= 0 || ls->col >= 0)) return *i = ls->row, *j = ls->col, true;
+  if (ls && (ls->row >= 0 || ls->col >= 0)) {
+    const ViewLayout *l = &a->lay; // (the picture's cells: a window of a long sentence's tokens)
+    int r0 = l->result >= 0 ? l->ops[l->result].op.row0 : 0,
+        c0 = l->result >= 0 ? l->ops[l->result].op.col0 : 0;
+    return *i = ls->row >= 0 ? ls->row - r0 : -1, *j = ls->col >= 0 ? ls->col - c0 : -1, true;
+  }
   return false;
 }
 

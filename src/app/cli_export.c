@@ -16,7 +16,7 @@ static const char *USAGE =
     "                         [--invariants] [--claims] [--inside [--tensor NAME] [--block N] [--weight N]]\n"
     "                         [--compare-model FILE]\n"
     "                         [--target TEXT | --generate [--max-steps N]]\n"
-    "                         [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]...\n"
+    "                         [--edit SPEC]... [--head-off LAYER:HEAD[:zero|:uniform]]... [--tokens A-B]\n"
     "\n"
     "Writes, without a display, one picture per step of the pass (or per lesson step with\n"
     "--lesson, narration included unless --no-text) as PNG and/or SVG, named NN-stage[-hH],\n"
@@ -56,6 +56,11 @@ static const char *USAGE =
     "                  are refused\n"
     "  --no-text       pictures without the lesson's narration\n"
     "  --no-numbers    no values printed in the cells\n"
+    "  --tokens A-B    show only tokens A to B (counted from 1) of the sentence on every token axis,\n"
+    "                  as the window's < > do; the pictures say which (\"tokens 21–40 of 66\"), and the\n"
+    "                  numbers stay those of the whole pass (a softmax row sums over every column).\n"
+    "                  Default: a sentence of more than 40 tokens shows as many as can each be named,\n"
+    "                  around a lesson step's focus (else from the first)\n"
     "  --claims        the teacher's copy: each step's expect= claims under its narration,\n"
     "                  measured (✓ / ✗); students' slides leave them out (they answer the\n"
     "                  narration's questions)\n"
@@ -120,7 +125,7 @@ int cli_export(int argc, char **argv) {
                  !strcmp(a, "--format") || !strcmp(a, "--size") || !strcmp(a, "--theme") ||
                  !strcmp(a, "--head") || !strcmp(a, "--scale") || !strcmp(a, "--threads") ||
                  !strcmp(a, "--tensor") || !strcmp(a, "--block") || !strcmp(a, "--weight") ||
-                 !strcmp(a, "--compare-model");
+                 !strcmp(a, "--compare-model") || !strcmp(a, "--tokens");
     if (takes && !v) {
       snprintf(msg, sizeof msg, "%s needs a value (see stepformer export --help)", a);
       return cli_fail("export", msg);
@@ -181,6 +186,14 @@ int cli_export(int argc, char **argv) {
         view.scale = SCALE_GLOBAL;
       else
         return cli_fail("export", "--scale: use matrix, stage or global");
+    } else if (!strcmp(a, "--tokens")) {
+      int from, to, used = 0;
+      if (sscanf(v, "%d-%d%n", &from, &to, &used) != 2 || v[used] || from < 1 || to < from) {
+        snprintf(msg, sizeof msg,
+                 "--tokens %.100s: give the first and the last token, counted from 1: --tokens 21-40", v);
+        return cli_fail("export", msg);
+      }
+      view.tok_first = from - 1, view.tok_count = to - from + 1;
     } else if (!strcmp(a, "--threads")) {
       char *end;
       long t = strtol(v, &end, 10);
@@ -244,6 +257,12 @@ int cli_export(int argc, char **argv) {
     return cli_fail("export", err.msg);
   }
   view.stored = stored;
+  if (view.tok_count > 0 && view.tok_first + view.tok_count > s.trace->L) {
+    snprintf(msg, sizeof msg, "--tokens %d-%d: the sentence has %d tokens", view.tok_first + 1,
+             view.tok_first + view.tok_count, s.trace->L);
+    session_close(&s);
+    return cli_fail("export", msg);
+  }
   ExportSpec spec = {.formats = formats,
                      .width = width,
                      .height = height,

@@ -9,10 +9,10 @@
 
 #include "text.h" // defines: text_width
 
-#define ALL_UP_TO 24 // "about 24 tokens": below `floor`, still every label of an axis this long
+#define ALL_UP_TO AXL_ALL_UP_TO
 
 static const char *word(const AxisSpec *sp, int i, char *buf, int cap) {
-  return trace_axis_label(sp->trace, sp->axis, i, buf, cap);
+  return trace_axis_label(sp->trace, sp->axis, sp->first + i, buf, cap);
 }
 
 // The widest label at size fs among the first 512 entries, measured.
@@ -30,9 +30,9 @@ static float measure_widest(const AxisSpec *sp, float fs) {
 // of its words (FNV-1a over the words, cheap next to formatting and measuring them), so a new sentence or
 // model at the same address is measured anew. Per thread: exports draw pictures on several.
 static float widest(const AxisSpec *sp, float fs) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = (1469598103934665603ull ^ (uint64_t)sp->first) * 1099511628211ull;
   for (int k = 0; k < sp->n && k < AXL_MAX; k++) { // (nothing for a numbered axis: n says it all)
-    const char *c = trace_axis_word(sp->trace, sp->axis, k);
+    const char *c = trace_axis_word(sp->trace, sp->axis, sp->first + k);
     if (!c) break;
     for (; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
     h = (h ^ 0xFF) * 1099511628211ull; // (0xFF is never a byte of UTF-8: labels stay apart)
@@ -113,7 +113,7 @@ static bool place(const AxisSpec *sp, AxisLabels *out, int i, float pitch, float
       return false;
   char buf[96];
   out->idx[out->n] = i, out->at[out->n] = a;
-  snprintf(out->text[out->n], sizeof out->text[0], "%d %s", i + 1, word(sp, i, buf, sizeof buf));
+  snprintf(out->text[out->n], sizeof out->text[0], "%d %s", sp->first + i + 1, word(sp, i, buf, sizeof buf));
   out->n++;
   return true;
 }
@@ -123,7 +123,7 @@ static void add(const AxisSpec *sp, AxisLabels *out, int i, float pitch, float s
                 float *size) {
   char buf[96];
   anchor[out->n] = (i + 0.5f) * pitch, size[out->n] = slot, out->idx[out->n] = i;
-  snprintf(out->text[out->n], sizeof out->text[0], "%d %s", i + 1, word(sp, i, buf, sizeof buf));
+  snprintf(out->text[out->n], sizeof out->text[0], "%d %s", sp->first + i + 1, word(sp, i, buf, sizeof buf));
   out->n++;
 }
 

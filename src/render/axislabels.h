@@ -6,7 +6,8 @@
 // too small even for `least`), the labels kept are chosen: the focus entry, then the entries the
 // caller prefers (the words a step names), then the first entry of every distinct word, then
 // more entries spread along the axis while they do not touch; a label then carries its position
-// with its word ("3 walks", 1-based), and `total - shown` says how many entries have none.
+// with its word ("3 walks", 1-based, counted in the whole sentence when the axis is a window of its
+// tokens: `first`), and `total - shown` says how many entries have none.
 // A vocabulary too long to name (candidates given) names only the candidates, moved apart along
 // the axis where they would touch, each with a leader line to its own cell (`spread`).
 //
@@ -21,12 +22,14 @@
 
 #include "trace.h" // defines: Trace, TraceAxis
 
-#define AXL_MAX 512 // labels an axis can carry at most (a vocabulary names only a few of its words)
+#define AXL_MAX 512      // labels an axis can carry at most (a vocabulary names only a few of its words)
+#define AXL_ALL_UP_TO 24 // "about 24 tokens": below `floor`, still every label of an axis this long
 
 typedef struct {
   const Trace *trace;
   TraceAxis axis;
   int n;           // entries along the axis
+  int first;       // entry i is the trace axis's entry first + i (a window of a long sentence's tokens)
   bool cols;       // column labels (above the cells: horizontal or turned), else row labels (left)
   float len;       // the axis's length in pixels (n cells)
   float fs;        // the picture's label size: labels are never larger

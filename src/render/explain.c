@@ -341,7 +341,8 @@ static void rope_distance(Ctx *c, int g) {
   char n1[32], t1[96], t2[96];
   char *l = next_line(c->ex);
   add(l,
-      "\\text{RoPE: } %s, %s \\text{ moved %d places on: } \\frac{R_{%d}\\,q \\cdot R_{%d}\\,k}{\\sqrt{d_k}} = %s"
+      "\\text{RoPE: } %s, %s \\text{ moved %d places on: } \\frac{R_{%d}\\,q \\cdot R_{%d}\\,k}{\\sqrt{d_k}} "
+      "= %s"
       "\\text{, the same: only the distance } %d \\text{ counts}",
       tok(c, i, t1), ctok(c, j, t2), s, i + s, j + s, num(n1, dot / sqrt((double)dk), false), i - j);
 }
@@ -620,7 +621,11 @@ static const TraceEdit *edit_of(const Trace *t, const TraceTensor *x, int h, int
 static void explain_once(const Trace *t, const ViewLayout *lay, int k, int i, int j, Explanation *ex) {
   memset(ex, 0, sizeof *ex);
   const ViewOperand *v = &lay->ops[k];
-  const Operand *op = &v->op;
+  // a window of a long sentence's tokens: cell (i, j) as the matrix counts it, every sum over all
+  // of the tokens (a softmax row's, a product's)
+  Operand whole = operand_whole(v->op);
+  operand_true_cell(&v->op, &i, &j);
+  const Operand *op = &whole;
   if (op->trace) t = op->trace; // a compare view: each operand is explained from its own sentence
   float val = operand_at(op, i, j);
   ex->value = val;

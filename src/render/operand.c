@@ -5,7 +5,7 @@
 
 Operand operand_tensor(const Trace *t, int index, int head, bool transpose) {
   const TraceTensor *x = &t->t[index];
-  Operand o = {t, index, head, transpose, 0, 0, x->row_axis, x->col_axis, t->L, NULL, -1};
+  Operand o = {t, index, head, transpose, 0, 0, x->row_axis, x->col_axis, t->L, NULL, -1, 0, 0, 0, 0};
   int rows = x->rows, cols = x->cols;
   if (head < 0 && x->heads > 1) cols *= x->heads; // heads side by side: [L, H·d_k]
   if (head < 0 && x->heads == 1) o.head = 0;
@@ -17,8 +17,27 @@ Operand operand_tensor(const Trace *t, int index, int head, bool transpose) {
 }
 
 Operand operand_mask(const Trace *t) {
-  return (Operand){t, -1, 0, false, t->L, t->L, AXIS_TOKEN, AXIS_TOKEN, t->L, NULL, -1};
+  return (Operand){t, -1, 0, false, t->L, t->L, AXIS_TOKEN, AXIS_TOKEN, t->L, NULL, -1, 0, 0, 0, 0};
 }
+
+Operand operand_window(Operand o, int first, int count) {
+  int L = o.trace->L;
+  if (count <= 0 || count >= L) return o;
+  if (first < 0) first = 0;
+  if (first > L - count) first = L - count;
+  if (o.row_axis == AXIS_TOKEN && o.rows == L) o.row0 = first, o.rows = count, o.row_win = L;
+  if (o.col_axis == AXIS_TOKEN && o.cols == L) o.col0 = first, o.cols = count, o.col_win = L;
+  return o;
+}
+
+Operand operand_whole(Operand o) {
+  if (o.row_win) o.rows = o.row_win;
+  if (o.col_win) o.cols = o.col_win;
+  o.row0 = o.col0 = o.row_win = o.col_win = 0;
+  return o;
+}
+
+void operand_true_cell(const Operand *o, int *i, int *j) { *i += o->row0, *j += o->col0; }
 
 Operand operand_difference(Operand a, const Trace *b_trace, int b_index) {
   a.minus_trace = b_trace;
@@ -39,6 +58,7 @@ static float at_one(const Trace *t, int index, const Operand *o, int i, int j) {
 const TraceTensor *operand_src(const Operand *o) { return o->index < 0 ? NULL : &o->trace->t[o->index]; }
 
 float operand_at(const Operand *o, int i, int j) {
+  i += o->row0, j += o->col0;
   if (o->minus_index >= 0) { // equal values (two masked -inf too) differ by 0
     float x = at_one(o->trace, o->index, o, i, j), y = at_one(o->minus_trace, o->minus_index, o, i, j);
     return x == y ? 0.0f : x - y;
@@ -88,9 +108,10 @@ static void generic_block(const Operand *o, int r0, int r1, int c0, int c1, Bloc
 static Block block_of(const Operand *o, int r0, int r1, int c0, int c1) {
   Block b = {0, 0, -INFINITY};
   if (o->minus_index >= 0) {
-    generic_block(o, r0, r1, c0, c1, &b);
+    generic_block(o, r0, r1, c0, c1, &b); // (operand_at adds the window's offsets)
     return b;
   }
+  r0 += o->row0, r1 += o->row0, c0 += o->col0, c1 += o->col0;
   if (o->index < 0) { // the mask: finite (0) below and on the diagonal
     for (int i = r0; i < r1 && !b.n; i++)
       if (c0 <= i) block_add(&b, 0.0f);

@@ -26,6 +26,10 @@ typedef struct {
   int L;                    // mask size
   const Trace *minus_trace; // a difference: this operand minus the same tensor of another
   int minus_index;          // trace (a compare view), or -1
+  // A window of the tokens (operand_window): displayed row i is the matrix's row i + row0, column j
+  // its column j + col0. 0, 0 when every entry shows.
+  int row0, col0;
+  int row_win, col_win; // the whole axis's length when it shows a window, else 0
 } Operand;
 
 Operand operand_tensor(const Trace *t, int index, int head, bool transpose);
@@ -39,7 +43,14 @@ float operand_block_mean(const Operand *o, int r0, int r1, int c0, int c1);
 // Largest of the finite entries of the block; -inf when all are -inf. A one-hot matrix of a large
 // vocabulary is drawn with it, so that each token's 1 shows (a mean of 44 columns is 1/44: white).
 float operand_block_max(const Operand *o, int r0, int r1, int c0, int c1);
-// Min and max of the finite entries.
+// Min and max of the finite entries (of the whole matrix, window or not: colours do not change as a
+// window of the tokens moves).
 void operand_range(const Operand *o, float *lo, float *hi);
+// Only tokens first .. first + count - 1 of each token axis (AXIS_TOKEN) of o, when the sentence is
+// longer than count: a long sentence's picture shows a window of it (view.h: ViewOptions.tok_first).
+Operand operand_window(Operand o, int first, int count);
+// The operand with every entry again (no window), and the matrix's (i, j) of displayed cell (i, j).
+Operand operand_whole(Operand o);
+void operand_true_cell(const Operand *o, int *i, int *j);
 
 #endif

@@ -33,6 +33,13 @@
 
 typedef enum { SCALE_MATRIX, SCALE_STAGE, SCALE_GLOBAL, SCALE_COUNT } ScaleMode;
 
+// A sentence longer than this shows a window of consecutive tokens on every token axis (issue 31:
+// "above the readable size, a window of the tokens with a way to move it"): at 1280×720 the
+// scores of 40 tokens have 8 px cells, and a lesson's softmax(S) = A beside its narration 3 px.
+// The window holds as many tokens as can each be named at their cells (axislabels.h: up to 24,
+// cells of at least 13.8 px at 720 lines), fewer when the picture is crowded, at least 8.
+#define VIEW_TOKENS_READABLE 40
+
 typedef struct {
   const Theme *theme;
   Colormap cmap; // CMAP_AUTO: diverging for signed values, viridis for probabilities, grey one-hot
@@ -66,6 +73,12 @@ typedef struct {
   // (the window's next R, a generation step's own draw), so the picture shows that draw.
   const Sampling *sampling;
   uint64_t sampling_rng;
+  // A sentence of more than VIEW_TOKENS_READABLE tokens: the first token of the window shown
+  // (0-based), -1 for the window around the focus row (else the sentence's start). tok_keys: how
+  // the viewer moves the window, said under the picture ("Shift+← Shift+→ move it"), or NULL.
+  int tok_first;
+  const char *tok_keys;
+  int tok_count; // > 0: exactly tokens tok_first .. tok_first + tok_count - 1, however long the sentence
 } ViewOptions;
 
 typedef enum {
@@ -125,6 +138,10 @@ typedef struct {
   float chart_px;   // the size of the chart's words
   int text_pages;   // page.c: the pages of the step's narration (1 when it fits; PageSpec.text_page)
   float panel[4];   // page.c: the invariants panel over the view (x, y, w, h; w = 0: none)
+  // The window of the tokens shown (VIEW_TOKENS_READABLE): tokens tok_first .. tok_first +
+  // tok_shown - 1 (0-based) of tok_total; tok_shown = 0 when every token shows. The operands'
+  // cells count from the window's start (Operand.row0, col0 give the matrix's own indices).
+  int tok_first, tok_shown, tok_total;
 } ViewLayout;
 
 ViewOptions view_options_default(const Theme *theme);
@@ -142,6 +159,9 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
 void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const ViewOptions *o,
                      const char *caption_a, const char *caption_b, int focus_b, float x, float y, float w,
                      float h, ViewLayout *out);
+// The window of tokens view_render shows for trace t with options o: *first and *count (count 0:
+// every token). The window and the exports ask it to move and to name the window.
+void view_token_window(const Trace *t, const ViewOptions *o, int *first, int *count);
 // Draws only the selected cell (o->hover_*) and its links, over a view already drawn with this
 // layout: the window draws the page once and the selection on top of it at every frame.
 void view_draw_selection(Scene *s, const ViewLayout *l, const ViewOptions *o);

@@ -52,8 +52,9 @@ static void mask(Eq *e, const EqAttn *b, int h) {
   if (h < 0) return eq_all_heads(e, b->S, "S");
   int T = e->t->T;
   int ks = eq_tensor(e, b->S_raw, h, false, scene_strf(e->s, "{S}_{%d}", h + 1), LINK_CELL);
-  int km = eq_op(e, (Operand){e->t, -1, 0, false, T, T, AXIS_TGT_TOKEN, AXIS_TGT_TOKEN, T, NULL, -1},
-                 "\\mathrm{Mask}", LINK_CELL);
+  int km =
+      eq_op(e, (Operand){e->t, -1, 0, false, T, T, AXIS_TGT_TOKEN, AXIS_TGT_TOKEN, T, NULL, -1, 0, 0, 0, 0},
+            "\\mathrm{Mask}", LINK_CELL);
   int kr = eq_tensor(e, b->S, h, false, scene_strf(e->s, "S_{%d} + \\mathrm{Mask}", h + 1), LINK_NONE);
   e->deco[ks].row_labels = e->deco[kr].row_labels = true;
   note(e, "a word being written may not look at the words after it: −∞ above the diagonal");

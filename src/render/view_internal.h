@@ -45,12 +45,16 @@ typedef struct {
   OpDeco deco[VIEW_MAX_OPS];
   EqRow rows[VIEW_MAX_ROWS];
   int n_rows;
-  float x, y, w, h; // the view's rectangle
-  float fs;         // label size of the picture (fitted, times the zoom), set by eq_layout_and_draw
-  float smax;       // largest cell at zoom 1: grows with the area
-  float fs_scale;   // 1, or less when even the smallest labels leave no room (eq_layout_and_draw)
-  float bars_h;     // > 0: the side colour bars take this height (a chart sits under the equation)
-  float bars_w;     // > 0: a chart this wide sits between the equation and the side colour bars
+  float x, y, w, h;     // the view's rectangle
+  float fs;             // label size of the picture (fitted, times the zoom), set by eq_layout_and_draw
+  float smax;           // largest cell at zoom 1: grows with the area
+  float fs_scale;       // 1, or less when even the smallest labels leave no room (eq_layout_and_draw)
+  float bars_h;         // > 0: the side colour bars take this height (a chart sits under the equation)
+  float bars_w;         // > 0: a chart this wide sits between the equation and the side colour bars
+  int win_first, win_n; // a long sentence's window of tokens (eq_window), win_n 0: all tokens
+  float win_y;          // the top of the line under the picture that names the window
+  bool measure;         // eq_layout_and_draw only sizes the picture: its token cell into `cell`
+  float cell;
 } Eq;
 
 // Adds an operand; returns its index in the layout.
@@ -66,6 +70,12 @@ void view_kvcache(Scene *s, const Trace *t, const ViewOptions *o, float x, float
 // "Weights as stored" (view_stored.c): o->stored's block, its scales, codes and values, one weight
 // worked out, the whole matrix and its error or rounding bound.
 void view_stored(Scene *s, const ViewOptions *o, float x, float y, float w, float h);
+// A sentence longer than VIEW_TOKENS_READABLE: the window of its tokens every operand added after
+// shows (eq_op), a line kept at the bottom of the area to say which, the layout told (tok_*).
+void eq_window(Eq *e);
+// The smallest token cell of a window: every token of it can be named (FS_LEAST's labels turned).
+float eq_window_cell(const Eq *e);
+void eq_window_note(Eq *e);      // that line (eq_layout_and_draw draws it; the tokens stage calls it)
 void eq_layout_and_draw(Eq *e);  // sizes, scales, positions and draws everything
 float eq_bar_width(const Eq *e); // the width the side colour bars take at the right
 // Under the equation, the focused row's (else the last row's) most likely next words of the

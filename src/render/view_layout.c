@@ -30,6 +30,59 @@ void lay_begin(ViewLayout *out, const ViewOptions *o, float x, float y, float w,
   memset(out->pan_max, 0, sizeof out->pan_max), memset(out->pan, 0, sizeof out->pan);
   out->fs = view_text_size(o);
   memset(out->chart, 0, sizeof out->chart), out->chart_px = 0;
+  out->tok_first = out->tok_shown = out->tok_total = 0;
+}
+
+void view_token_window(const Trace *t, const ViewOptions *o, int *first, int *count) {
+  int L = t->L, n = VIEW_TOKENS_READABLE;
+  *first = 0, *count = 0;
+  if (o->tok_count > 0 && o->tok_count < L) { // the tokens asked for (export --tokens A-B)
+    int f = o->tok_first < 0 ? 0 : o->tok_first;
+    *count = o->tok_count, *first = f > L - o->tok_count ? L - o->tok_count : f;
+    return;
+  }
+  if (L <= n) return;
+  n = AXL_ALL_UP_TO; // (as many as can each be named: window_size measures how many fit)
+  int f = o->tok_first;
+  if (f < 0) f = o->focus_row >= 0 && o->focus_row < L ? o->focus_row - n / 2 : 0; // the focus in the middle
+  *first = f < 0 ? 0 : f > L - n ? L - n : f, *count = n;
+}
+
+// The line under a window of tokens: which tokens show, that row sums are over all of them.
+static float window_note_size(const Eq *e) { return FS_MIN * e->o->text_scale * 0.8f; }
+
+float eq_window_cell(const Eq *e) { return FS_LEAST * e->o->text_scale * 1.15f; }
+
+void eq_window(Eq *e) {
+  int n = e->win_n; // a count the caller measured (view_render), else VIEW_TOKENS_READABLE's
+  view_token_window(e->t, e->o, &e->win_first, &e->win_n);
+  if (n > 0 && e->win_n > n) { // the window of n tokens around the same focus
+    ViewOptions o = *e->o;
+    if (o.tok_first < 0 && o.focus_row >= 0) o.tok_first = o.focus_row - n / 2;
+    int L = e->t->L, f = o.tok_first < 0 ? 0 : o.tok_first;
+    e->win_first = f > L - n ? L - n : f, e->win_n = n;
+  }
+  if (!e->win_n) return;
+  e->lay->tok_first = e->win_first, e->lay->tok_shown = e->win_n, e->lay->tok_total = e->t->L;
+  e->h -= window_note_size(e) * 1.8f;
+  e->win_y = e->y + e->h;
+}
+
+void eq_window_note(Eq *e) {
+  if (!e->win_n) return;
+  bool sums = false;
+  for (int k = 0; k < e->lay->n_ops; k++) sums |= e->deco[k].row_sums && e->lay->ops[k].op.col_win > 0;
+  char buf[256];
+  int n = snprintf(buf, sizeof buf, "tokens %d–%d of %d shown", e->win_first + 1, e->win_first + e->win_n,
+                   e->t->L);
+  if (sums && n < (int)sizeof buf)
+    n += snprintf(buf + n, sizeof buf - (size_t)n, " · each row's Σ over all %d columns", e->t->L);
+  if (e->o->tok_keys && n < (int)sizeof buf)
+    snprintf(buf + n, sizeof buf - (size_t)n, " · %s", e->o->tok_keys);
+  float fs = window_note_size(e), w = e->w - eq_bar_width(e);
+  while (text_width(FONT_SANS, fs, buf) > w && fs > 8) fs *= 0.9f;
+  scene_text(e->s, FONT_SANS, fs, e->x + (w - text_width(FONT_SANS, fs, buf)) / 2, e->win_y + fs * 1.3f,
+             e->o->theme->text, buf);
 }
 
 float view_zoom(const ViewOptions *o) { return o->zoom <= 0 ? 1.0f : fminf(3.0f, fmaxf(0.5f, o->zoom)); }
@@ -40,7 +93,7 @@ int eq_op(Eq *e, Operand op, const char *symbol, LinkKind link) {
   EXPECT(l->n_ops < VIEW_MAX_OPS);
   int k = l->n_ops++;
   memset(&l->ops[k], 0, sizeof l->ops[k]);
-  l->ops[k].op = op;
+  l->ops[k].op = e->win_n ? operand_window(op, e->win_first, e->win_n) : op;
   l->ops[k].symbol = symbol;
   l->ops[k].link = link;
   memset(&e->deco[k], 0, sizeof e->deco[k]);
@@ -130,7 +183,9 @@ static bool is_unknown_token(const Trace *t, TraceAxis a, int i) {
 static bool is_tok(TraceAxis a) { return a == AXIS_TOKEN || a == AXIS_TGT_TOKEN || a == AXIS_TOKEN2; }
 static bool is_vocab(TraceAxis a) { return a == AXIS_VOCAB || a == AXIS_TGT_VOCAB; }
 static bool is_words(TraceAxis a) { return is_tok(a) || is_vocab(a); }
-int view_top_words(const Operand *op, int row, int k, int *idx) {
+int view_top_words(const Operand *op_in, int row, int k, int *idx) {
+  Operand whole = operand_whole(*op_in); // (row counts the matrix's rows, window or not)
+  const Operand *op = &whole;
   int n = 0;
   for (int j = 0; j < op->cols; j++) {
     float p = operand_at(op, row, j);
@@ -149,6 +204,7 @@ static const char *fit_label(const char *s, FontFace f, float fs, float maxw, ch
   if (text_width(f, fs, s) <= maxw) return s;
   int n = (int)strlen(s);
   snprintf(buf, (size_t)cap, "%s", s);
+  if (n > cap - 1) n = cap - 1; // (a caption longer than buf: a 61-word sentence read past its end)
   while (n > 1) {
     n = (int)utf8_floor(buf, (size_t)n - 1); // a UTF-8 boundary
     if (n == 0) break;                       // not even one character fits
@@ -208,7 +264,15 @@ bool eq_row_hidden(const Eq *e, int k, int row) {
   if (!e->o->hide || !(v->result || v->op.minus_trace)) return false;
   if (e->o->hide == 1) return true;
   int fr = e->deco[k].own_focus ? e->deco[k].focus_row : e->o->focus_row;
-  return row == fr;
+  return row + v->op.row0 == fr; // (the focus counts the matrix's rows, the window or not)
+}
+
+// Entry f of an axis of op (counted in the whole matrix) as the picture counts it: its place in a
+// window of the tokens, -1 when the window does not show it.
+static int shown_at(const Operand *op, bool cols, int f) {
+  int off = cols ? op->col0 : op->row0, n = cols ? op->cols : op->rows;
+  if (f < 0 || !(cols ? op->col_win : op->row_win)) return f;
+  return f - off >= 0 && f - off < n ? f - off : -1;
 }
 
 // Every row of operand k hidden (a reveal=result step's result).
@@ -305,7 +369,8 @@ typedef struct {
 static Units units_for(const Eq *e, float k, bool comp, bool tight) {
   float ts = e->o->text_scale * e->fs_scale, smax = e->smax, fmin = FS_MIN * ts,
         line = tight ? 0 : fmin * 1.3f;
-  int L = e->t->L > e->t->T ? e->t->L : e->t->T; // the longer sentence of an encoder-decoder
+  int L = e->t->L > e->t->T ? e->t->L : e->t->T;     // the longer sentence of an encoder-decoder
+  if (e->win_n && e->t->T <= e->win_n) L = e->win_n; // (a window of a long one's tokens)
   Units u = {k, 0, comp, false, fmin, NULL, 1, 1};
   if (!comp)
     u.t = fminf(smax, fmaxf(2.5f * k, L <= 40 ? line : k));
@@ -341,7 +406,7 @@ static int axis_focus(const Eq *e, int k, bool cols) {
   const ViewOperand *v = &e->lay->ops[k];
   if (!v->result && (v->link == LINK_ROW) == cols)
     return -1; // Q's rows follow the focus row, Kᵀ's columns its column
-  return f;
+  return shown_at(&v->op, cols, f);
 }
 
 // The word labels of one axis of operand k, `len` pixels long, as axislabels.h decides them for
@@ -359,6 +424,7 @@ static AxisSpec axis_spec(const Eq *e, int k, bool cols, float len, float fs) {
                     .floor = FS_FLOOR * z,
                     .least = FS_LEAST * z,
                     .focus = is_tok(a) ? axis_focus(e, k, cols) : -1,
+                    .first = cols ? v->op.col0 : v->op.row0,
                     .vocab = is_vocab(a)};
 }
 
@@ -895,7 +961,7 @@ static void draw_col_labels(Eq *e, int k, float fs, float top) {
       float cx = v->x + al.at[q], cell = v->x + (j + 0.5f) * cw;
       float most = al.turned ? 7 * fs : al.spread ? 12 * fs : cw * 0.95f;
       const char *s = fit_label(full, FONT_SANS, al.lf, most, fit, sizeof fit);
-      uint32_t c = is_unknown_token(v->op.trace, a, j) ? th->unk : th->text;
+      uint32_t c = is_unknown_token(v->op.trace, a, j + v->op.col0) ? th->unk : th->text;
       if (al.turned && al.numbered) { // a few named, above a leader to their columns
         scene_line(e->s, cell, top - 1, cx, top - fs * 0.85f, 1.2f, th->muted);
         scene_text_turned(e->s, FONT_SANS, al.lf, cx + al.lf * 0.35f, top - fs * 0.95f, c, s);
@@ -947,7 +1013,7 @@ static void draw_row_labels(Eq *e, int k, float fs, float x_right) {
       float xr = x_right - (float)(i % 2) * al.shift; // two columns of labels when rows are thin
       if (al.shift > 0 && i % 2) scene_rect(e->s, xr + 2, cy - 0.5f, al.shift - 4, 1, th->grid);
       note_label(e, v, al.lf, full, s);
-      uint32_t c = is_unknown_token(v->op.trace, a, i) ? th->unk : th->text;
+      uint32_t c = is_unknown_token(v->op.trace, a, i + v->op.row0) ? th->unk : th->text;
       scene_text_aligned(e->s, FONT_SANS, al.lf, xr, cy + al.lf * 0.35f, 1.0f, c, s);
     }
     return;
@@ -1020,14 +1086,17 @@ static void draw_row_sums(Eq *e, ViewOperand *v, float fs) {
   const Theme *th = e->o->theme;
   float ch = v->h / v->op.rows, lf = fminf(fs * 0.85f, fmaxf(8, ch * 0.7f));
   float x = v->x + v->w + 14;
-  scene_text(e->s, FONT_SANS_BOLD, fs * 0.85f, x, v->y - fs * 0.5f, th->muted, "Σ row");
+  // a window of the tokens: the sum of the whole row, every column (the line under says so)
+  scene_text(e->s, FONT_SANS_BOLD, fs * 0.85f, x, v->y - fs * 0.5f, th->muted,
+             v->op.col_win ? "Σ all" : "Σ row");
   if (ch < 8) return;
   char buf[32];
   int kv = (int)(v - e->lay->ops);
+  Operand whole = operand_whole(v->op);
   for (int i = 0; i < v->op.rows; i++) {
     if (eq_row_hidden(e, kv, i)) continue;
     double sum = 0;
-    for (int j = 0; j < v->op.cols; j++) sum += operand_at(&v->op, i, j);
+    for (int j = 0; j < whole.cols; j++) sum += operand_at(&whole, i + v->op.row0, j);
     snprintf(buf, sizeof buf, "%.3f", sum);
     scene_text(e->s, FONT_SANS, lf, x, v->y + (i + 0.5f) * ch + lf * 0.35f, th->text, buf);
   }
@@ -1159,6 +1228,8 @@ static void draw_focus(Eq *e) {
     const ViewOperand *r = &l->ops[k];
     int fr = e->deco[k].own_focus ? e->deco[k].focus_row : o->focus_row;
     int fc = e->deco[k].own_focus ? e->deco[k].focus_col : o->focus_col;
+    const Operand *ro = r->result || e->deco[k].own_focus ? &r->op : &l->ops[l->result].op; // (in its cells)
+    fr = shown_at(ro, false, fr), fc = shown_at(ro, true, fc);
     if (!r->result && e->deco[k].own_focus && fr >= 0 && fr < r->op.rows && fc < 0) { // E's row of the word
       frame_cells(e->s, r, fr, fr + 1, 0, r->op.cols, o->theme->accent, w * 0.8f);
       continue;
@@ -1192,7 +1263,8 @@ static void draw_edits(Eq *e) {
       if (!same || (op->head >= 0 && x->per_head && d->head != op->head)) continue;
       int i = d->i, j = d->j + (op->head < 0 && x->per_head ? d->head * x->cols : 0);
       if (op->transpose) i = j, j = d->i;
-      if (i < op->rows && j < op->cols)
+      i -= op->row0, j -= op->col0; // (a window of the tokens)
+      if (i >= 0 && j >= 0 && i < op->rows && j < op->cols)
         frame_cells(e->s, &l->ops[k], i, i + 1, j, j + 1, e->o->theme->warn, 2.5f * e->o->text_scale);
     }
   }
@@ -1279,6 +1351,10 @@ void eq_layout_and_draw(Eq *e) {
     if (fits(e, &u, avail_w, avail_h) || e->fs_scale < 0.35f) break;
   }
   u = grow_tokens(e, u, avail_w, avail_h);
+  if (e->measure) { // (a window of the tokens being sized: its cells at zoom 1, nothing drawn)
+    e->cell = u.tok_comp ? u.k : u.t;
+    return;
+  }
   u = grow_result(e, u, avail_w, avail_h);
   for (int pass = 0; pass < 3; pass++) { // nothing fits even tight: the whole picture smaller
     float w, h;
@@ -1341,6 +1417,7 @@ void eq_layout_and_draw(Eq *e) {
   draw_edits(e);
   if (clip) scene_unclip(e->s);
   view_draw_selection(e->s, e->lay, e->o);
+  eq_window_note(e);
   if (side_bar)
     draw_side_colorbars(e, e->x + e->w - bar_w + bfs * 0.5f, e->y,
                         e->bars_h > 0 ? e->bars_h - FS_MIN * ts : avail_h, bfs);

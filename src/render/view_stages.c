@@ -24,7 +24,8 @@ ViewOptions view_options_default(const Theme *theme) {
                        .hover_i = -1,
                        .hover_j = -1,
                        .global_lo = -1,
-                       .global_hi = 1};
+                       .global_hi = 1,
+                       .tok_first = -1};
 }
 
 const char *view_scale_name(ScaleMode m) {
@@ -377,7 +378,7 @@ void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, 
 
 void eq_pred_chart(Eq *e, int kp) {
   const Operand *p = &e->lay->ops[kp].op;
-  int row = pred_row(e->o->focus_row, p->rows);
+  int row = pred_row(e->o->focus_row, operand_whole(*p).rows); // (the last token, not the window's)
   bool hidden = pred_hidden(e->o, row, e->o->focus_row);
   // the vocabulary axis names the row's likeliest words: not those of a hidden row
   e->deco[kp].mark_top = !hidden, e->deco[kp].top_row = row;
@@ -473,6 +474,45 @@ static void compose(Eq *e, const TraceStep *st) {
   }
 }
 
+// A long sentence's window of tokens for this picture: VIEW_TOKENS_READABLE tokens, fewer when
+// their cells would be too small to name each token (eq_window_cell), down to 8: the most tokens
+// whose cells are large enough, found by halves, laying the picture out (nothing drawn that is
+// kept). At 1280×720 beside a lesson's narration, 40 tokens drew 3 px cells in softmax(S) = A.
+typedef struct Compare Compare;
+static void compose_compare(Eq *e, int step, const Compare *c);
+static int window_size(Scene *s, const Trace *t, int step, const ViewOptions *o, float x, float y, float w,
+                       float h, const Compare *cmp) {
+  int first, n;
+  view_token_window(t, o, &first, &n);
+  if (!n || o->tok_count > 0 || t->steps[step].kind == STEP_TOKENS) return n;
+  static _Thread_local ViewLayout lay;
+  Scene scratch;
+  scene_init(&scratch, s->width, s->height, 0);
+  int lo = 8, hi = n + 1; // lo tokens are taken as readable; hi are not (n is tried first)
+  for (int m = n; hi - lo > 1; m = (lo + hi) / 2) {
+    Eq e;
+    memset(&e, 0, sizeof e);
+    e.s = &scratch, e.t = t, e.o = o, e.lay = &lay, e.measure = true;
+    e.x = x, e.y = y, e.w = w, e.h = h, e.win_n = m;
+    lay_begin(&lay, o, x, y, w, h);
+    eq_window(&e);
+    if (cmp)
+      compose_compare(&e, step, cmp);
+    else
+      compose(&e, &t->steps[step]);
+    if (e.n_rows == 0) break; // (nothing laid out: the window as it is)
+    eq_layout_and_draw(&e);
+    if (e.cell >= eq_window_cell(&e) * 0.97f)
+      lo = m;
+    else
+      hi = m;
+    scene_reset(&scratch, s->width, s->height, 0);
+  }
+  n = hi == n + 1 ? n : lo;
+  scene_free(&scratch);
+  return n;
+}
+
 void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float x, float y, float w, float h,
                  ViewLayout *out) {
   EXPECT(step >= 0 && step < t->n_steps);
@@ -483,8 +523,82 @@ void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float
   lay_begin(out, o, x, y, w, h);
   if (o->inside) return view_inside_render(s, t, step, o, x, y, w, h, out);
   if (o->model_view && view_model_available(t, step)) return view_model_render(s, t, o, x, y, w, h, out);
+  e.win_n = window_size(s, t, step, o, x, y, w, h, NULL);
+  eq_window(&e);
   compose(&e, &t->steps[step]);
-  if (e.n_rows > 0) eq_layout_and_draw(&e);
+  if (e.n_rows > 0)
+    eq_layout_and_draw(&e);
+  else
+    eq_window_note(&e);
+}
+
+// The second sentence of a compare view, its captions and its focus.
+struct Compare {
+  const Trace *b;
+  const char *caption_a, *caption_b;
+  int focus_row_b, focus_col_b;
+};
+
+// The compare view's operands in e (nothing drawn but the prediction's charts): a row per sentence
+// with a column per head, or the two results side by side with their difference.
+static void compose_compare(Eq *e, int step, const Compare *c) {
+  const Trace *a = e->t, *b = c->b;
+  const ViewOptions *o = e->o;
+  const TraceStep *st = &a->steps[step];
+  int kb = trace_step_find(b, st->kind, st->layer);
+  int ia = st->result, ib = b->steps[kb].result;
+  bool heads = trace_per_head(&a->t[ia]);
+  if (heads && o->head < 0 && a->cfg.H <= 8) { // all heads: a row per sentence, a column per head
+    const char *base = a->t[ia].kind == T_ATTN ? "A" : a->t[ia].kind == T_AV ? "\\mathrm{head}" : "S";
+    for (int hd = 0; hd < a->cfg.H; hd++) {
+      int ka = eq_op(e, operand_tensor(a, ia, hd, false), eq_head_symbol(e, base, hd), LINK_NONE);
+      int kb2 = eq_op(e, operand_tensor(b, ib, hd, false), eq_head_symbol(e, base, hd), LINK_NONE);
+      e->deco[ka].row_labels = e->deco[kb2].row_labels = hd == 0;
+      if (hd == 0) e->deco[ka].caption = c->caption_a, e->deco[kb2].caption = c->caption_b;
+      e->deco[ka].caption_row = e->deco[kb2].caption_row = true;
+      e->deco[kb2].own_focus = true, e->deco[kb2].focus_row = c->focus_row_b,
+      e->deco[kb2].focus_col = c->focus_col_b;
+      eq_head_color(e, ka, hd), eq_head_color(e, kb2, hd);
+      if (hd == 0) eq_result(e, ka);
+      e->lay->ops[ka].result = e->lay->ops[kb2].result = true;
+      eq_put(e, 0, ka); // a row per sentence, the heads side by side
+      eq_put(e, 1, kb2);
+    }
+    return;
+  }
+  int head = heads ? (o->head < 0 ? 0 : o->head) : -1;
+  const char *base = a->t[ia].kind == T_ATTN ? "A" : a->t[ia].kind == T_AV ? "\\mathrm{head}" : "S";
+  const char *sym = heads ? eq_head_symbol(e, base, head) : a->t[ia].symbol;
+  int ka = eq_op(e, operand_tensor(a, ia, head, false), sym, LINK_NONE);
+  int kb2 = eq_op(e, operand_tensor(b, ib, head, false), sym, LINK_NONE);
+  e->deco[ka].row_labels = e->deco[kb2].row_labels = true;
+  e->deco[ka].caption = c->caption_a, e->deco[kb2].caption = c->caption_b;
+  e->deco[kb2].own_focus = true, e->deco[kb2].focus_row = c->focus_row_b,
+  e->deco[kb2].focus_col = c->focus_col_b;
+  if (a->t[ia].kind == T_PRED) { // the two charts side by side under the heatmaps, for the same row
+    int ra = pred_row(o->focus_row, a->L), rb = pred_row(c->focus_row_b, b->L);
+    bool ha = pred_hidden(o, ra, o->focus_row), hb = pred_hidden(o, rb, c->focus_row_b);
+    e->deco[ka].mark_top = !ha, e->deco[kb2].mark_top = !hb;
+    e->deco[ka].top_row = ra, e->deco[kb2].top_row = rb;
+    // two files of one model (--compare-model): a third column, each word's probability in both
+    bool models = a->model != b->model && a->cfg.V == b->cfg.V && ra == rb && !ha && !hb;
+    float ch = e->h * PRED_CHART, cw = (e->w - eq_bar_width(e)) / (models ? 3 : 2);
+    pred_chart(e, a, ra, e->x, e->y + e->h - ch, cw, ch, ha);
+    pred_chart(e, b, rb, e->x + cw, e->y + e->h - ch, cw, ch, hb);
+    if (models) pred_difference(e, a, b, ra, e->x + 2 * cw, e->y + e->h - ch, cw, ch);
+    e->bars_h = e->h, e->h -= ch;
+  }
+  if (heads) eq_head_color(e, ka, head), eq_head_color(e, kb2, head);
+  eq_result(e, ka);
+  e->lay->ops[kb2].result = true;
+  eq_put(e, 0, ka);
+  eq_put(e, 0, kb2);
+  const Operand *pa = &e->lay->ops[ka].op, *pb = &e->lay->ops[kb2].op;
+  if (pa->rows == pb->rows && pa->cols == pb->cols) { // the same shape: show what changed
+    int kd = eq_op(e, operand_difference(*pa, b, ib), "\\Delta", LINK_NONE);
+    e->deco[kd].caption = "difference (left − right)";
+    eq_put(e, 0, kd);
+  }
 }
 
 void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, const ViewOptions *o,
@@ -497,63 +611,15 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
     view_render(s, a, step, o, x, y, w, h, out);
     return;
   }
+  Compare c = {b, caption_a, caption_b, focus_row_b, focus_col_b};
   Eq e;
   memset(&e, 0, sizeof e);
   e.s = s, e.t = a, e.o = o, e.lay = out;
   e.x = x, e.y = y, e.w = w, e.h = h;
   lay_begin(out, o, x, y, w, h);
-  int ia = st->result, ib = b->steps[kb].result;
-  bool heads = trace_per_head(&a->t[ia]);
-  if (heads && o->head < 0 && a->cfg.H <= 8) { // all heads: a row per sentence, a column per head
-    const char *base = a->t[ia].kind == T_ATTN ? "A" : a->t[ia].kind == T_AV ? "\\mathrm{head}" : "S";
-    for (int hd = 0; hd < a->cfg.H; hd++) {
-      int ka = eq_op(&e, operand_tensor(a, ia, hd, false), eq_head_symbol(&e, base, hd), LINK_NONE);
-      int kb2 = eq_op(&e, operand_tensor(b, ib, hd, false), eq_head_symbol(&e, base, hd), LINK_NONE);
-      e.deco[ka].row_labels = e.deco[kb2].row_labels = hd == 0;
-      if (hd == 0) e.deco[ka].caption = caption_a, e.deco[kb2].caption = caption_b;
-      e.deco[ka].caption_row = e.deco[kb2].caption_row = true;
-      e.deco[kb2].own_focus = true, e.deco[kb2].focus_row = focus_row_b, e.deco[kb2].focus_col = focus_col_b;
-      eq_head_color(&e, ka, hd), eq_head_color(&e, kb2, hd);
-      if (hd == 0) eq_result(&e, ka);
-      e.lay->ops[ka].result = e.lay->ops[kb2].result = true;
-      eq_put(&e, 0, ka); // a row per sentence, the heads side by side
-      eq_put(&e, 1, kb2);
-    }
-    eq_layout_and_draw(&e);
-    return;
-  }
-  int head = heads ? (o->head < 0 ? 0 : o->head) : -1;
-  const char *base = a->t[ia].kind == T_ATTN ? "A" : a->t[ia].kind == T_AV ? "\\mathrm{head}" : "S";
-  const char *sym = heads ? eq_head_symbol(&e, base, head) : a->t[ia].symbol;
-  int ka = eq_op(&e, operand_tensor(a, ia, head, false), sym, LINK_NONE);
-  int kb2 = eq_op(&e, operand_tensor(b, ib, head, false), sym, LINK_NONE);
-  e.deco[ka].row_labels = e.deco[kb2].row_labels = true;
-  e.deco[ka].caption = caption_a, e.deco[kb2].caption = caption_b;
-  e.deco[kb2].own_focus = true, e.deco[kb2].focus_row = focus_row_b, e.deco[kb2].focus_col = focus_col_b;
-  if (a->t[ia].kind == T_PRED) { // the two charts side by side under the heatmaps, for the same row
-    int ra = pred_row(o->focus_row, a->L), rb = pred_row(focus_row_b, b->L);
-    bool ha = pred_hidden(o, ra, o->focus_row), hb = pred_hidden(o, rb, focus_row_b);
-    e.deco[ka].mark_top = !ha, e.deco[kb2].mark_top = !hb;
-    e.deco[ka].top_row = ra, e.deco[kb2].top_row = rb;
-    // two files of one model (--compare-model): a third column, each word's probability in both
-    bool models = a->model != b->model && a->cfg.V == b->cfg.V && ra == rb && !ha && !hb;
-    float ch = e.h * PRED_CHART, cw = (e.w - eq_bar_width(&e)) / (models ? 3 : 2);
-    pred_chart(&e, a, ra, e.x, e.y + e.h - ch, cw, ch, ha);
-    pred_chart(&e, b, rb, e.x + cw, e.y + e.h - ch, cw, ch, hb);
-    if (models) pred_difference(&e, a, b, ra, e.x + 2 * cw, e.y + e.h - ch, cw, ch);
-    e.bars_h = e.h, e.h -= ch;
-  }
-  if (heads) eq_head_color(&e, ka, head), eq_head_color(&e, kb2, head);
-  eq_result(&e, ka);
-  e.lay->ops[kb2].result = true;
-  eq_put(&e, 0, ka);
-  eq_put(&e, 0, kb2);
-  const Operand *pa = &out->ops[ka].op, *pb = &out->ops[kb2].op;
-  if (pa->rows == pb->rows && pa->cols == pb->cols) { // the same shape: show what changed
-    int kd = eq_op(&e, operand_difference(*pa, b, ib), "\\Delta", LINK_NONE);
-    e.deco[kd].caption = "difference (left − right)";
-    eq_put(&e, 0, kd);
-  }
+  e.win_n = window_size(s, a, step, o, x, y, w, h, &c);
+  eq_window(&e);
+  compose_compare(&e, step, &c);
   eq_layout_and_draw(&e);
 }
 

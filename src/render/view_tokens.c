@@ -156,7 +156,11 @@ void eq_token_row(Eq *e, const Tokens *tok, const Vocab *v, const char *sym, int
   const Theme *th = e->o->theme;
   float fs = view_text_size(e->o) * 1.3f, pad = fs * 0.6f, gap = fs * 0.8f;
   enum { MAX_SHOWN = 1024 };
-  int n = tok->n < MAX_SHOWN ? tok->n : MAX_SHOWN;
+  // a long sentence: the window of its tokens the other stages show (eq_window), tokens i0 ..
+  int i0 = 0, n = tok->n < MAX_SHOWN ? tok->n : MAX_SHOWN;
+  if (tok == &e->t->tokens && e->win_n) i0 = e->win_first, n = e->win_n;
+  tok = &(Tokens){.n = n, .ids = tok->ids + i0, .words = tok->words + i0, .unknown = tok->unknown + i0};
+  first += i0;
   float *widths = malloc(sizeof(float) * (size_t)(n + 1)), total = 0;
   if (!widths) return;
   char buf[160];
@@ -169,25 +173,53 @@ void eq_token_row(Eq *e, const Tokens *tok, const Vocab *v, const char *sym, int
         fmaxf(text_width(FONT_SANS_BOLD, fs, tok->words[i]), text_width(FONT_SANS, fs * 0.7f, buf)) + 2 * pad;
     total += widths[i] + (i ? gap : 0);
   }
-  float scale = total > e->w * 0.95f ? e->w * 0.95f / total : 1.0f;
-  float x = e->x + (e->w - total * scale) / 2, bh = fs * 2.2f * scale;
-  for (int i = 0; i < n; i++) {
-    float w = widths[i] * scale;
-    bool unk = tok->unknown[i];
-    scene_rect(e->s, x, y, w, bh, th->panel);
-    scene_frame(e->s, x, y, w, bh, 2, unk ? th->unk : th->frame);
-    scene_text_aligned(e->s, FONT_SANS_BOLD, fs * scale, x + w / 2, y + bh * 0.68f, 0.5f,
-                       unk ? th->unk : th->text, tok->words[i]);
-    snprintf(buf, sizeof buf, "%s_{%d}", sym, first + i);
-    tex_draw(e->s, buf, fs * 0.9f * scale, false, x + w / 2 - fs * 0.5f * scale, y - fs * 0.5f, th->muted);
-    if (unk)
-      snprintf(buf, sizeof buf, "<unk> · id %d", tok->ids[i]);
-    else
-      snprintf(buf, sizeof buf, "id %d", tok->ids[i]);
-    scene_text_aligned(e->s, FONT_SANS, fs * 0.7f * scale, x + w / 2, y + bh + fs * 1.1f, 0.5f,
-                       unk ? th->unk : th->muted, buf);
-    x += w + gap * scale;
+  // one line of boxes while it fits at 0.6 of the size (a phrase); else lines of boxes at that size
+  // or larger (40 words at 1280×720 were 7 px words on one 25 px strip), at most 4, then smaller
+  float room = e->w * 0.95f, scale = total > room ? room / total : 1.0f;
+  int lines = 1;
+  // a line's step: the box, the id under it, the next line's symbol above its box
+  if (scale < 0.6f) {
+    float sc = 1.0f;
+    for (;; sc *= 0.92f) {
+      float lx = 0;
+      lines = 1;
+      for (int i = 0; i < n; i++) {
+        float bw = widths[i] * sc + (lx > 0 ? gap * sc : 0);
+        if (lx > 0 && lx + bw > room)
+          lines++, lx = widths[i] * sc;
+        else
+          lx += bw;
+      }
+      if ((lines <= 4 && (float)lines * (fs * 2.2f * sc + fs * 2.6f) <= e->h * 0.5f) || sc < 0.3f) break;
+    }
+    scale = sc;
   }
+  float bh = fs * 2.2f * scale;
+  for (int i = 0, line = 0; i < n; line++) { // line by line, each centred
+    int end = i;
+    float lw = 0;
+    while (end < n && (end == i || lw + (gap + widths[end]) * scale <= room))
+      lw += (end > i ? gap * scale : 0) + widths[end] * scale, end++;
+    float x = e->x + (e->w - lw) / 2, ly = y + (float)line * (bh + fs * 2.6f);
+    for (; i < end; i++) {
+      float w = widths[i] * scale;
+      bool unk = tok->unknown[i];
+      scene_rect(e->s, x, ly, w, bh, th->panel);
+      scene_frame(e->s, x, ly, w, bh, 2, unk ? th->unk : th->frame);
+      scene_text_aligned(e->s, FONT_SANS_BOLD, fs * scale, x + w / 2, ly + bh * 0.68f, 0.5f,
+                         unk ? th->unk : th->text, tok->words[i]);
+      snprintf(buf, sizeof buf, "%s_{%d}", sym, first + i);
+      tex_draw(e->s, buf, fs * 0.9f * scale, false, x + w / 2 - fs * 0.5f * scale, ly - fs * 0.5f, th->muted);
+      if (unk)
+        snprintf(buf, sizeof buf, "<unk> · id %d", tok->ids[i]);
+      else
+        snprintf(buf, sizeof buf, "id %d", tok->ids[i]);
+      scene_text_aligned(e->s, FONT_SANS, fs * 0.7f * scale, x + w / 2, ly + bh + fs * 1.1f, 0.5f,
+                         unk ? th->unk : th->muted, buf);
+      x += w + gap * scale;
+    }
+  }
+  y += (float)(lines - 1) * (bh + fs * 2.6f);
   free(widths);
   vocab_draw(e, tok, n, v, y + bh + fs * 2.8f, fs, vocab_title);
   e->lay->result = -1;
