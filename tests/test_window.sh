@@ -441,8 +441,8 @@ n=$(line window 6 | sed -n 's/.* tokens=1-\([0-9]*\)\/61 .*/\1/p')
 h=$((${n:-2} / 2))
 check 'has window 7 " tokens=$((h + 1))-$((h + n))/61 .*status=tokens $((h + 1))–$((h + n)) of 61"' "Shift+. (>) moves the window by half its length: $(line window 7 | grep -o 'tokens=[^ ]*')"
 check 'has window 9 "cell=l0.S\[in, water\] = 3.9110 "' "a cell of the moved window is that of its own tokens: $(line window 9 | grep -o 'cell=[^=]*= [^ ]*')"
-check 'has window 10 " tokens=$((62 - n))-61/61 " && has window 11 " tokens=$((62 - n))-61/61 .*status=the window is at the end"' "> stops at the end of the sentence: $(line window 11 | grep -o 'tokens=.*')"
-check 'has window 13 " tokens=$((h + 1))-$((h + n))/61 "' "< and Shift+, move it back"
+check 'has window 11 " tokens=$((62 - n))-61/61 " && has window 12 " tokens=$((62 - n))-61/61 .*status=the window is at the end"' "> stops at the end of the sentence: $(line window 12 | grep -o 'tokens=[^ ]*') $(line window 12 | grep -o 'status=.*')"
+check 'has window 13 " tokens=$((62 - n - h))-$((61 - h))/61 " && has window 14 " tokens=$((62 - n - 2 * h))-$((61 - 2 * h))/61 "' "< and Shift+, move it back: $(line window 13 | grep -o 'tokens=[^ ]*'), $(line window 14 | grep -o 'tokens=[^ ]*')"
 
 [ $fail = 0 ] && echo "test_window: all checks passed"
 exit $fail

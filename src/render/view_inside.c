@@ -91,19 +91,19 @@ static void heat(Scene *s, const ViewOptions *o, const float *v, int rows, int c
 
 // Token labels left of rows and above columns (turned when they do not fit flat).
 static void token_axes(Scene *s, const Trace *t, const ViewOptions *o, float x, float y, float cw, float ch,
-                       int L, bool rows, bool cols, float fs) {
+                       int i0, int L, bool rows, bool cols, float fs) { // (tokens i0 .. i0 + L - 1)
   char w[96], f[96];
   const Theme *th = o->theme;
   if (rows)
     for (int i = 0; i < L; i++)
       scene_text_aligned(s, FONT_SANS, fminf(fs, ch * 0.8f), x - fs * 0.4f, y + (i + 0.5f) * ch + fs * 0.33f,
-                         1.0f, i == o->focus_row ? th->accent : th->text, token(t, i, w, sizeof w));
+                         1.0f, i0 + i == o->focus_row ? th->accent : th->text, token(t, i0 + i, w, sizeof w));
   if (!cols) return;
   float cf = fminf(fs, cw * 0.8f);
   bool turn = false;
-  for (int j = 0; j < L; j++) turn |= text_width(FONT_SANS, cf, token(t, j, w, sizeof w)) > cw * 0.95f;
+  for (int j = 0; j < L; j++) turn |= text_width(FONT_SANS, cf, token(t, i0 + j, w, sizeof w)) > cw * 0.95f;
   for (int j = 0; j < L; j++) {
-    token(t, j, w, sizeof w);
+    token(t, i0 + j, w, sizeof w);
     if (turn)
       scene_text_turned(s, FONT_SANS, fminf(cf, cw * 0.7f), x + (j + 0.5f) * cw + cf * 0.35f, y - fs * 0.4f,
                         th->text, fit_word(w, cf, fs * 7, f, sizeof f));
@@ -187,9 +187,10 @@ static const float *lens_get(const Trace *t, Err *err) {
 static void lens_release(void) { pthread_mutex_unlock(&lens_cache.mu); }
 
 // ---------------------------------------------------------------- the logit lens
-static void lens(Scene *s, const Trace *t, const ViewOptions *o, float x, float y, float w, float h) {
+static void lens(Scene *s, const Trace *t, const ViewOptions *o, int i0, int n, float x, float y, float w,
+                 float h) {
   const Theme *th = o->theme;
-  int N = t->cfg.n_layers, L = t->L, cols = inside_lens_cols(t), rows = t->pred >= 0 ? L : 1;
+  int N = t->cfg.n_layers, L = t->L, cols = inside_lens_cols(t);
   float fs = label_px(o, h);
   Err err = {0};
   const float *p = lens_get(t, &err);
@@ -223,20 +224,20 @@ static void lens(Scene *s, const Trace *t, const ViewOptions *o, float x, float 
   // rows: layer N at the top, layer 1 at the bottom (reading up the stack)
   int shown = N < 8 ? N : 8; // the bars below: the last layers' top words at the chosen position
   float lw = text_width(FONT_SANS, fs, "layer 00") + fs, bottom = fs * 5.5f + shown * fs * 1.6f;
-  float cw = fminf((w - lw - fs) / L, fs * 8), ch = fminf((h - bottom - fs * 3) / N, fs * 4.2f);
+  float cw = fminf((w - lw - fs) / n, fs * 8), ch = fminf((h - bottom - fs * 3) / N, fs * 4.2f);
   float gx = x + lw, gy = y + fs * 2.2f;
   caption(s, o, fs * 0.9f, x, y + fs,
           "each cell: the likeliest next word after that layer, through the model's own final norm and head");
   float word_fs = fminf(fs * 1.2f, ch * 0.42f), pct_fs = word_fs * 0.85f;
   for (int l = 0; l < N; l++) {
     float ry = gy + (N - 1 - l) * ch;
-    for (int i = 0; i < rows; i++) {
+    for (int i = i0; i < i0 + n; i++) { // (the window of a long sentence's tokens)
       const float *row = p + ((size_t)l * L + i) * cols;
       int best = 0;
       for (int v = 1; v < cols; v++)
         if (row[v] > row[best]) best = v;
       uint32_t c = cmap_color(CMAP_VIRIDIS, row[best]), ink = cmap_ink_on(c);
-      float cx = gx + i * cw;
+      float cx = gx + (i - i0) * cw;
       scene_rect(s, cx, ry, cw, ch, c);
       scene_frame(s, cx, ry, cw, ch, i == pos ? 3 : 1, i == pos ? th->accent : th->bg);
       const char *word = fit_word(t->model->vocab.words[best], word_fs, cw * 0.92f, fbuf, sizeof fbuf);
@@ -252,9 +253,10 @@ static void lens(Scene *s, const Trace *t, const ViewOptions *o, float x, float 
   }
   // the positions' tokens under the grid
   float ty = gy + N * ch + fs * 1.3f;
-  for (int i = 0; i < L; i++)
+  for (int i = i0; i < i0 + n; i++)
     scene_text_aligned(
-        s, FONT_SANS, fminf(fs, cw * 0.45f), gx + (i + 0.5f) * cw, ty, 0.5f, i == pos ? th->accent : th->text,
+        s, FONT_SANS, fminf(fs, cw * 0.45f), gx + (i - i0 + 0.5f) * cw, ty, 0.5f,
+        i == pos ? th->accent : th->text,
         fit_word(token(t, i, wbuf, sizeof wbuf), fminf(fs, cw * 0.45f), cw * 0.95f, fbuf, sizeof fbuf));
   // the rank of the final answer at pos after every layer
   const float *fin = p + ((size_t)(N - 1) * L + pos) * cols;
@@ -299,8 +301,8 @@ static void lens(Scene *s, const Trace *t, const ViewOptions *o, float x, float 
 }
 
 // ---------------------------------------------------------------- rollout
-static void rollout(Scene *s, const Trace *t, const ViewOptions *o, int l, float x, float y, float w,
-                    float h) {
+static void rollout(Scene *s, const Trace *t, const ViewOptions *o, int l, int i0, int n, float x, float y,
+                    float w, float h) {
   int L = t->L, N = t->cfg.n_layers, H = t->cfg.H;
   float fs = label_px(o, h);
   float *R = malloc(sizeof(float) * (size_t)N * L * L), *mean = malloc(sizeof(float) * (size_t)L * L);
@@ -317,32 +319,43 @@ static void rollout(Scene *s, const Trace *t, const ViewOptions *o, int l, float
       for (int hh = 0; hh < H; hh++) m += trace_at(A, hh, i, j);
       mean[i * L + j] = (float)(m / H);
     }
+  // a window of a long sentence's tokens: its rows and columns of both (a row sums to 1 over all L)
+  float *Rl = R + (size_t)l * L * L;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      mean[i * n + j] = mean[(i0 + i) * L + i0 + j], Rl[i * n + j] = Rl[(i0 + i) * L + i0 + j];
   char wbuf[96];
   float longest = 0;
-  for (int i = 0; i < L; i++)
+  for (int i = i0; i < i0 + n; i++)
     longest = fmaxf(longest, text_width(FONT_SANS, fs, token(t, i, wbuf, sizeof wbuf)));
   float lw = longest + fs, top = fs * 6;
-  float side = fminf((w - 2 * lw - fs * 3) / 2, h - top - fs * 3), cell = side / L;
+  float side = fminf((w - 2 * lw - fs * 3) / 2, h - top - fs * 3), cell = side / n;
   float ax = x + lw, bx = ax + side + fs * 3 + lw, gy = y + top;
   ColorScale sc = scale_for(CMAP_VIRIDIS, 0, 1);
   scene_text(s, FONT_SANS, fs * 1.1f, ax, y + fs * 1.4f, o->theme->text,
              scene_strf(s, "Ā of layer %d (mean of its %d head%s)", l + 1, H, H == 1 ? "" : "s"));
   scene_text(s, FONT_SANS, fs * 1.1f, bx, y + fs * 1.4f, o->theme->text,
              scene_strf(s, "R after layer %d: the rollout up to it", l + 1));
-  caption(s, o, fs * 0.85f, ax, y + fs * 2.8f,
-          "rows: the position; columns: the input token whose information reaches it; every row sums to 1");
-  heat(s, o, mean, L, L, ax, gy, cell, cell, sc);
-  heat(s, o, R + (size_t)l * L * L, L, L, bx, gy, cell, cell, sc);
-  token_axes(s, t, o, ax, gy, cell, cell, L, true, true, fminf(fs, fmaxf(cell * 0.8f, 9)));
-  token_axes(s, t, o, bx, gy, cell, cell, L, true, true, fminf(fs, fmaxf(cell * 0.8f, 9)));
+  caption(
+      s, o, fs * 0.85f, ax, y + fs * 2.8f,
+      n < L
+          ? scene_strf(s,
+                       "rows: the position; columns: the input token whose information reaches it; "
+                       "every row sums to 1 over all %d columns",
+                       L)
+          : "rows: the position; columns: the input token whose information reaches it; every row sums to 1");
+  heat(s, o, mean, n, n, ax, gy, cell, cell, sc);
+  heat(s, o, Rl, n, n, bx, gy, cell, cell, sc);
+  token_axes(s, t, o, ax, gy, cell, cell, i0, n, true, true, fminf(fs, fmaxf(cell * 0.8f, 9)));
+  token_axes(s, t, o, bx, gy, cell, cell, i0, n, true, true, fminf(fs, fmaxf(cell * 0.8f, 9)));
   free(R), free(mean);
 }
 
 // ---------------------------------------------------------------- head view
-static void headview(Scene *s, const Trace *t, const ViewOptions *o, int l, float x, float y, float w,
-                     float h) {
+static void headview(Scene *s, const Trace *t, const ViewOptions *o, int l, int i0, int L, float x, float y,
+                     float w, float h) { // (tokens i0 .. i0 + L - 1: a window of a long sentence's)
   const Theme *th = o->theme;
-  int L = t->L, H = t->cfg.H;
+  int H = t->cfg.H;
   float fs = label_px(o, h);
   const TraceTensor *A = &t->t[t->layers[l].A];
   int h0 = o->head >= 0 && o->head < H ? o->head : 0, h1 = o->head >= 0 && o->head < H ? o->head + 1 : H;
@@ -350,7 +363,7 @@ static void headview(Scene *s, const Trace *t, const ViewOptions *o, int l, floa
   char wbuf[96];
   float longest = 0;
   for (int i = 0; i < L; i++)
-    longest = fmaxf(longest, text_width(FONT_SANS, tf, token(t, i, wbuf, sizeof wbuf)));
+    longest = fmaxf(longest, text_width(FONT_SANS, tf, token(t, i0 + i, wbuf, sizeof wbuf)));
   float gap = fminf(w * 0.4f, fs * 26), lx = x + (w - gap) / 2, rx = lx + gap, gy = y + fs * 4.5f;
   scene_text(
       s, FONT_SANS, fs * 1.1f, x, y + fs * 1.4f, th->text,
@@ -364,9 +377,9 @@ static void headview(Scene *s, const Trace *t, const ViewOptions *o, int l, floa
   for (int hh = h0; hh < h1; hh++) {
     uint32_t c = theme_head(th, hh) & 0x00FFFFFFu;
     for (int i = 0; i < L; i++) {
-      if (o->focus_row >= 0 && i != o->focus_row) continue;
+      if (o->focus_row >= 0 && i0 + i != o->focus_row) continue;
       for (int j = 0; j < L; j++) {
-        float a = trace_at(A, hh, i, j);
+        float a = trace_at(A, hh, i0 + i, i0 + j);
         if (!(a > 0.01f)) continue; // masked or negligible: no line
         unsigned alpha = (unsigned)fminf(255, a * 255 + 0.5f);
         scene_line(s, lx + fs * 0.4f, gy + (i + 0.5f) * rowh, rx - fs * 0.4f, gy + (j + 0.5f) * rowh,
@@ -375,8 +388,8 @@ static void headview(Scene *s, const Trace *t, const ViewOptions *o, int l, floa
     }
   }
   for (int i = 0; i < L; i++) {
-    uint32_t ink = i == o->focus_row ? th->accent : th->text;
-    token(t, i, wbuf, sizeof wbuf);
+    uint32_t ink = i0 + i == o->focus_row ? th->accent : th->text;
+    token(t, i0 + i, wbuf, sizeof wbuf);
     scene_text_aligned(s, FONT_SANS, tf, lx, gy + (i + 0.5f) * rowh + tf * 0.33f, 1.0f, ink, wbuf);
     scene_text_aligned(s, FONT_SANS, tf, rx, gy + (i + 0.5f) * rowh + tf * 0.33f, 0.0f, th->text, wbuf);
   }
@@ -424,7 +437,8 @@ static bool saliency_get(const Trace *t, int pos, float *sal, int *pos_out, int 
   return true;
 }
 
-static void saliency(Scene *s, const Trace *t, const ViewOptions *o, float x, float y, float w, float h) {
+static void saliency(Scene *s, const Trace *t, const ViewOptions *o, int i0, int n, float x, float y, float w,
+                     float h) {
   const Theme *th = o->theme;
   int L = t->L, pos = position_of(t, o), tok = -1;
   float fs = label_px(o, h);
@@ -445,10 +459,10 @@ static void saliency(Scene *s, const Trace *t, const ViewOptions *o, float x, fl
       "gradient × input: ‖∂ log p̂ / ∂x_j ⊙ x_j‖ over the embedding of word j, the shares summing to 100 %");
   float top = 0;
   for (int j = 0; j < L; j++) top = fmaxf(top, sal[j]);
-  float cw = fminf(w / L, fs * 9), bx = x + (w - cw * L) / 2, base = y + h - fs * 4,
+  float cw = fminf(w / n, fs * 9), bx = x + (w - cw * n) / 2, base = y + h - fs * 4,
         barh = base - (y + fs * 6);
-  for (int j = 0; j < L; j++) {
-    float v = top > 0 ? sal[j] / top : 0, bh = barh * v, cx = bx + j * cw;
+  for (int j = i0; j < i0 + n; j++) { // (the window of a long sentence's tokens; shares of all L)
+    float v = top > 0 ? sal[j] / top : 0, bh = barh * v, cx = bx + (j - i0) * cw;
     uint32_t c = cmap_color(CMAP_VIRIDIS, v);
     scene_rect(s, cx + cw * 0.12f, base - bh, cw * 0.76f, bh, c);
     scene_text_aligned(s, FONT_SANS, fminf(fs, cw * 0.3f), cx + cw / 2, base - bh - fs * 0.4f, 0.5f, th->text,
@@ -463,8 +477,8 @@ static void saliency(Scene *s, const Trace *t, const ViewOptions *o, float x, fl
 }
 
 // ---------------------------------------------------------------- neurons
-static void neurons(Scene *s, const Trace *t, const ViewOptions *o, int l, float x, float y, float w,
-                    float h) {
+static void neurons(Scene *s, const Trace *t, const ViewOptions *o, int l, int i0, int wn, float x, float y,
+                    float w, float h) {
   const Theme *th = o->theme;
   enum { K = 8, P = 4 };
   int pos = position_of(t, o), idx[K], ids[P];
@@ -501,14 +515,14 @@ static void neurons(Scene *s, const Trace *t, const ViewOptions *o, int l, float
   if (n == 0) return;
   // the first unit over every token of the sentence
   const TraceTensor *hid = &t->t[t->layers[l].ffn_hidden];
-  int L = t->L;
+  int L = t->L; // (the bars: the window of a long sentence's tokens, on the scale of all L)
   float by = gy + K * rowh + fs * 2.5f, base = y + h - fs * 2.2f, bh = base - by - fs * 2;
   scene_text(s, FONT_SANS, fs, x, by, th->text, scene_strf(s, "unit %d over the sentence:", idx[0] + 1));
   float mx = 1e-6f;
   for (int i = 0; i < L; i++) mx = fmaxf(mx, fabsf(trace_at(hid, 0, i, idx[0])));
-  float cw = fminf((w - lw) / L, fs * 8);
-  for (int i = 0; i < L; i++) {
-    float v = trace_at(hid, 0, i, idx[0]) / mx, cx = x + lw + i * cw, hb = bh * fabsf(v) * 0.8f;
+  float cw = fminf((w - lw) / wn, fs * 8);
+  for (int i = i0; i < i0 + wn; i++) {
+    float v = trace_at(hid, 0, i, idx[0]) / mx, cx = x + lw + (i - i0) * cw, hb = bh * fabsf(v) * 0.8f;
     scene_rect(s, cx + cw * 0.15f, base - fs * 1.4f - hb, cw * 0.7f, hb,
                i == pos ? th->accent : theme_head(th, 0));
     scene_text_aligned(s, FONT_SANS, fminf(fs, cw * 0.4f), cx + cw / 2, base, 0.5f, th->text,
@@ -535,12 +549,29 @@ void view_inside_render(Scene *s, const Trace *t, int step, const ViewOptions *o
   }
   int l = layer_of(t, step);
   float px = x + fs, pw = w - 2 * fs;
+  // a sentence of more than VIEW_TOKENS_READABLE tokens: a window of them around the position the
+  // view is about (the focus, else the last token), said on a line under the view
+  ViewOptions wo = *o;
+  if (wo.tok_first < 0) wo.focus_row = position_of(t, o);
+  int i0, n;
+  view_token_window(t, &wo, &i0, &n);
+  if (o->inside == INSIDE_KVCACHE) n = 0; // (its rows: one per token, drawn by view_kvcache.c)
+  if (n > 0) {
+    float nf = label_px(o, h) * 0.85f;
+    h -= nf * 1.8f;
+    out->tok_first = i0, out->tok_shown = n, out->tok_total = t->L;
+    const char *note = scene_strf(s, "tokens %d–%d of %d shown%s%s", i0 + 1, i0 + n, t->L,
+                                  o->tok_keys ? " · " : "", o->tok_keys ? o->tok_keys : "");
+    scene_text_aligned(s, FONT_SANS, nf, x + w / 2, y + h + nf * 1.3f, 0.5f, o->theme->text, note);
+  } else {
+    i0 = 0, n = t->L;
+  }
   switch (o->inside) {
-  case INSIDE_LENS: lens(s, t, o, px, y, pw, h); break;
-  case INSIDE_ROLLOUT: rollout(s, t, o, l, px, y, pw, h); break;
-  case INSIDE_HEADVIEW: headview(s, t, o, l, px, y, pw, h); break;
-  case INSIDE_SALIENCY: saliency(s, t, o, px, y, pw, h); break;
-  case INSIDE_NEURONS: neurons(s, t, o, l, px, y, pw, h); break;
+  case INSIDE_LENS: lens(s, t, o, i0, n, px, y, pw, h); break;
+  case INSIDE_ROLLOUT: rollout(s, t, o, l, i0, n, px, y, pw, h); break;
+  case INSIDE_HEADVIEW: headview(s, t, o, l, i0, n, px, y, pw, h); break;
+  case INSIDE_SALIENCY: saliency(s, t, o, i0, n, px, y, pw, h); break;
+  case INSIDE_NEURONS: neurons(s, t, o, l, i0, n, px, y, pw, h); break;
   case INSIDE_KVCACHE: view_kvcache(s, t, o, px, y, pw, h); break;
   case INSIDE_STORED: view_stored(s, o, px, y, pw, h); break;
   default: break;
