@@ -273,7 +273,7 @@ static void training(const char *text) {
         if (!strcmp(trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf), w)) named[i] = true;
     }
     char which[512];
-    CHECK(missing_words(t, named, which, sizeof which) == 0,
+    CHECK(missing_words(t, named, 0, t->L, which, sizeof which) == 0,
           "training view, %s: every word named (missing:%s)", what, which);
   }
   scene_free(&sc);
