@@ -404,8 +404,8 @@ static void check_rng_and_random_models(void) {
   CHECK(a && b && c, "%s", err.msg);
   if (a && b && c) {
     CHECK(a->n_params == b->n_params && a->n_params == c->n_params, "parameter counts differ");
-    CHECK(a->n_params == model_param_count(&a->cfg, false, false), "n_params %ld, expected %ld", a->n_params,
-          model_param_count(&a->cfg, false, false));
+    CHECK(a->n_params == model_param_count(&a->cfg, false, false), "n_params %ld, expected %lld", a->n_params,
+          (long long)model_param_count(&a->cfg, false, false));
     CHECK(!memcmp(a->params, b->params, sizeof(float) * (size_t)a->n_params),
           "the same seed gives different weights");
     long shared = 0, drawn = 0; // weights drawn at random (not the 0 biases and 1 gains)
