@@ -209,6 +209,13 @@ static void run(const Case *cs) {
       CHECK(lay.tok_shown >= 8 && lay.tok_shown <= VIEW_TOKENS_READABLE && note,
             "%s step %d: a window of the tokens, named on the picture (%d shown, \"%s\" %s)", name, k + 1,
             lay.tok_shown, want, note ? "found" : "not found");
+      if (t->steps[step].kind == STEP_SCORES) { // the shape under S is the matrix's, then the window's
+        char shape[64];
+        snprintf(shape, sizeof shape, "L×L = %d×%d, %d×%d shown", t->L, t->L, lay.tok_shown, lay.tok_shown);
+        bool said = false;
+        for (int c = 0; c < sc.n; c++) said |= sc.cmds[c].kind == CMD_TEXT && !strcmp(sc.cmds[c].text, shape);
+        CHECK(said, "%s step %d: the shape under S says \"%s\"", name, k + 1, shape);
+      }
       for (int q = 0; q < lay.n_ops; q++) {
         const ViewOperand *v = &lay.ops[q];
         if (v->op.row_axis == AXIS_TOKEN && v->op.rows > 1 && t->steps[step].kind != STEP_TOKENS)

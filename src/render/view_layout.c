@@ -481,7 +481,12 @@ static bool shape_text(const Eq *e, const ViewOperand *v, float w, float h, char
   }
   ra = modern_letter(e->t, v->op.row_axis, v->op.rows, ra);
   ca = modern_letter(e->t, v->op.col_axis, v->op.cols, ca);
-  snprintf(buf, (size_t)cap, "%s×%s = %d×%d", ra, ca, v->op.rows, v->op.cols);
+  Operand whole = operand_whole(v->op); // a long sentence's window: the matrix's own shape first
+  if (whole.rows != v->op.rows || whole.cols != v->op.cols)
+    snprintf(buf, (size_t)cap, "%s×%s = %d×%d, %d×%d shown", ra, ca, whole.rows, whole.cols, v->op.rows,
+             v->op.cols);
+  else
+    snprintf(buf, (size_t)cap, "%s×%s = %d×%d", ra, ca, v->op.rows, v->op.cols);
   return v->op.rows > (int)h || v->op.cols > (int)w;
 }
 
