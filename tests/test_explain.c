@@ -122,6 +122,11 @@ int main(void) {
   CHECK(strstr(ex.heading, "\\text{cat}") && strstr(ex.heading, "\\text{bank}"),
         "heading names the tokens: %s", ex.heading);
   CHECK(strstr(ex.lines[0], "\\sqrt{d_k}") != NULL, "scores explained with sqrt(d_k): %s", ex.lines[0]);
+  { // one number, one way: the heading's value is printed as the equation's result is (issue 31.2)
+    const char *a1 = strrchr(ex.heading, '='), *b1 = strrchr(ex.lines[0], '=');
+    CHECK(a1 && b1 && !strcmp(a1, b1), "the heading and the equation print the value alike: %s / %s",
+          ex.heading, ex.lines[0]);
+  }
   scene_free(&s);
   // pos_encoding=none (a lesson's model by hand): a cell of P is 0, not a sinusoid
   {

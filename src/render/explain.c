@@ -670,6 +670,27 @@ static void explain_once(const Trace *t, const ViewLayout *lay, int k, int i, in
   }
 }
 
+// One number, one way (issue 31.2): when the first line ends with the cell's value printed with
+// fewer digits than the heading's (a quotient's result settles to one digit fewer: "= 13.56/4.000
+// = 3.39"), the heading shows it as the line does ("S[cat, bank] = 3.39", not 3.389). Only a plain
+// number that is the heading's value rounded; an edited cell's heading says more and stays.
+static void same_digits(Explanation *ex) {
+  if (ex->edited || ex->n_lines == 0) return;
+  const char *res = strrchr(ex->lines[0], '=');
+  char *hv = strrchr(ex->heading, '=');
+  if (!res || !hv) return;
+  res++, hv++;
+  while (*res == ' ') res++;
+  while (*hv == ' ') hv++;
+  char *end1, *end2;
+  double a = strtod(res, &end1), b = strtod(hv, &end2);
+  if (end1 == res || *end1 || end2 == hv || *end2 || strlen(res) >= strlen(hv)) return;
+  const char *dot = strchr(res, '.');
+  int decimals = dot ? (int)strlen(dot + 1) : 0;
+  if (fabs(a - b) > 0.5 * pow(10, -decimals) + 1e-12) return; // not the heading's value rounded
+  snprintf(hv, (size_t)(EXPLAIN_CAP - (hv - ex->heading)), "%s", res);
+}
+
 void explain_cell(const Trace *t, const ViewLayout *lay, int k, int i, int j, Explanation *ex) {
   // 3 significant digits, more until every line's printed numbers reproduce its printed result
   // (numfmt.h's order of tries); the first try's text stays when none holds
@@ -682,4 +703,5 @@ void explain_cell(const Trace *t, const ViewLayout *lay, int k, int i, int j, Ex
     if (ok) break;
   }
   num_sig = NUMFMT_SIG;
+  same_digits(ex);
 }
