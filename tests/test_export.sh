@@ -153,7 +153,7 @@ check '[ -z "$(ls -A "$out" | grep stepformer-tmp)" ] && [ -s "$out/X.csv" ]' "a
 out=$tmp/model
 log=$("$sf" export --random D=48,H=12,F=64,layers=12,seed=1 --text "The cat walks by the bank" --model-view \
   --size 1280x720 --format png,svg --out "$out" 2>&1)
-check '[ $? = 0 ] && echo "$log" | grep -q "(1 pictures)"' "export --model-view writes one picture: $log"
+check '[ $? = 0 ] && echo "$log" | grep -q "(2 pictures)"' "export --model-view writes its two pages, and says so: $log"
 check '[ "$(ls "$out" | tr "\n" " ")" = "model-view-page2.png model-view-page2.svg model-view.png model-view.svg " ]' "model-view.png and -page2 (.png, .svg) only: $(ls "$out" | tr "\n" " ")"
 png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{print $1*16777216+$2*65536+$3*256+$4 "x" $5*16777216+$6*65536+$7*256+$8}'; }
 check '[ "$(png_size "$out/model-view.png")" = "1280x720" ]' "the model view PNG is 1280x720: $(png_size "$out/model-view.png")"

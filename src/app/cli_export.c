@@ -293,7 +293,8 @@ int cli_export(int argc, char **argv) {
   } else {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-    printf("wrote %d files (%d pictures) for \"%s\" to %s in %.0f ms\n", files, pictures, s.text, out, ms);
+    printf("wrote %d files (%d picture%s) for \"%s\" to %s in %.0f ms\n", files, pictures,
+           pictures == 1 ? "" : "s", s.text, out, ms);
   }
   session_close(&s);
   free(stored);

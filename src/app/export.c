@@ -40,6 +40,7 @@ typedef struct {
   Job *jobs;
   int n_jobs;
   atomic_int next;
+  atomic_int pages; // pictures written: a job's narration or model view may take several pages
   int formats, width, height;
   bool show_text;
   bool invariants; // ExportSpec.invariants
@@ -281,6 +282,7 @@ static void *worker(void *arg) {
         page_stage_label(jt, j->step, j->head, label, sizeof label);
       else
         tex_plain_title(ls ? ls->title : "", label, sizeof label); // metadata: no TeX
+      atomic_fetch_add(&x->pages, 1);
       char name[160], path[4096], suffix[16] = "";
       if (page > 0) snprintf(suffix, sizeof suffix, vo.model_view ? "-page%d" : "-text%d", page + 1);
       if (x->formats & EXPORT_PNG) {
@@ -414,6 +416,7 @@ bool export_run(Session *s, const char *out, const ExportSpec *spec, int *files,
               .od = &od};
   pthread_mutex_init(&x.lock, NULL);
   atomic_init(&x.next, 0);
+  atomic_init(&x.pages, 0);
   atomic_init(&x.failed, false);
   *pictures = 0;
   if (spec->formats & (EXPORT_PNG | EXPORT_SVG)) {
@@ -422,13 +425,13 @@ bool export_run(Session *s, const char *out, const ExportSpec *spec, int *files,
       err_set(&x.err, "out of memory");
       x.failed = true;
     }
-    *pictures = x.n_jobs > 0 ? x.n_jobs : 0;
     pthread_t th[8];
     int started = 0, threads = spec->threads < 1 ? 1 : spec->threads > 8 ? 8 : spec->threads;
     for (int i = 1; i < threads && !x.failed; i++)
       if (pthread_create(&th[started], NULL, worker, &x) == 0) started++;
     if (!x.failed) worker(&x);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    *pictures = atomic_load(&x.pages);
   }
   Err derr = {0};
   if (!x.failed && !write_data(&x, &derr)) fail(&x, &derr);
