@@ -9,38 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "check.h"
 #include "model.h"        // defines: TOK_TOKJSON
 #include "model_tokens.h" // defines: model_tokenizer_from_json, model_tokenizer_vocab
 #include "tokjson.h"      // defines: TokJson, tokjson_load, tokjson_encode, tokjson_decode
+#include "tokjson_ref.h"  // defines: tokjson_ref_read
 #include "tokref.h"       // defines: TokRef, tokref_load
-
-// Reads tests/ref/tokjson/NAME.json.gz (malloc'd, *len bytes).
-static char *read_gz(const char *name, size_t *len) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/ref/tokjson/%s.json.gz", check_test_dir(), name);
-  gzFile f = gzopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "cannot open %s\n", path);
-    exit(1);
-  }
-  size_t cap = 1 << 24, n = 0;
-  char *buf = malloc(cap);
-  int k;
-  while (buf && (k = gzread(f, buf + n, (unsigned)(cap - n))) > 0) {
-    n += (size_t)k;
-    if (n == cap) buf = realloc(buf, cap *= 2);
-  }
-  gzclose(f);
-  if (!buf || n == 0) {
-    fprintf(stderr, "cannot read %s\n", path);
-    exit(1);
-  }
-  *len = n;
-  return buf;
-}
 
 static void print_ids(const char *what, const int *ids, int n) {
   fprintf(stderr, "  %s", what);
@@ -74,7 +49,7 @@ static char *cut(char *s, const char *from, const char *to, const char *put) {
 static char *read_json(const char *name, size_t *len) {
   bool meta = !strcmp(name, "llama2meta"), split = !strcmp(name, "llama2split");
   if (!strncmp(name, "smollm2", 7) && name[7]) { // smollm2prefix, smollm2strip
-    char *s = read_gz("smollm2", len);
+    char *s = tokjson_ref_read("smollm2", len);
     s = realloc(s, *len + 1);
     s[*len] = 0;
     if (!strcmp(name, "smollm2prefix")) // the first "add_prefix_space":false made true
@@ -90,8 +65,8 @@ static char *read_json(const char *name, size_t *len) {
     *len = strlen(s);
     return s;
   }
-  if (!meta && !split) return read_gz(name, len);
-  char *s = read_gz("llama2", len);
+  if (!meta && !split) return tokjson_ref_read(name, len);
+  char *s = tokjson_ref_read("llama2", len);
   s = realloc(s, *len + 1);
   s[*len] = 0;
   s = cut(s, "\"normalizer\": {", "\"post_processor\": {",
@@ -220,7 +195,7 @@ static void test_special_and_labels(void) {
 
   // the hub folder's entry point: a folder with tokenizer.json
   size_t len;
-  char *json = read_gz("smollm2", &len);
+  char *json = tokjson_ref_read("smollm2", &len);
   char dir[] = "/tmp/test_tokjson_XXXXXX", file[4200];
   EXPECT(mkdtemp(dir));
   snprintf(file, sizeof file, "%s/tokenizer.json", dir);

@@ -13,32 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "check.h"
-#include "tokjson.h" // defines: TokJson, tokjson_from_spm, tokjson_encode, tokjson_decode
-#include "tokref.h"  // defines: TokRef, tokref_load
-
-static char *read_gz(const char *name, size_t *len) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/ref/tokjson/%s.json.gz", check_test_dir(), name);
-  gzFile f = gzopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "cannot open %s\n", path);
-    exit(1);
-  }
-  size_t cap = 1 << 24, n = 0;
-  char *buf = malloc(cap);
-  int k;
-  while (buf && (k = gzread(f, buf + n, (unsigned)(cap - n))) > 0) {
-    n += (size_t)k;
-    if (n == cap) buf = realloc(buf, cap *= 2);
-  }
-  gzclose(f);
-  EXPECT(buf && n > 0);
-  *len = n;
-  return buf;
-}
+#include "tokjson.h"     // defines: TokJson, tokjson_from_spm, tokjson_encode, tokjson_decode
+#include "tokjson_ref.h" // defines: tokjson_ref_read
+#include "tokref.h"      // defines: TokRef, tokref_load
 
 typedef struct {
   int n;
@@ -51,7 +30,7 @@ typedef struct {
 // Llama 2's tokenizer.json as GGUF's arrays (see the top).
 static Vocab2 llama2_as_gguf(TokJson *hf) {
   size_t len;
-  char *json = read_gz("llama2", &len);
+  char *json = tokjson_ref_read("llama2", &len);
   Err err = {0};
   EXPECT(tokjson_load(hf, json, len, "llama2", &err));
   free(json);
