@@ -292,7 +292,9 @@ check 'has whatif 44 "heads_off=0 .*status=every edit undone"' "Shift+U undoes e
 # the box and the selection agree (issue 31): Shift+U in the difference view drops the selection
 # with the view; the lesson's framed cell is then what V edits (tests/replay/whatif-focus.txt)
 run wfocus "$R/whatif-focus.txt" --step 11
-check 'has wfocus 7 "edits=0 .*diff=1 .*status=every edit undone"' "Shift+U in the difference view undoes the edit"
+check 'has wfocus 6 "edits=1 .*diff=1 "' "D turns the difference view on after the edit"
+check 'has wfocus 7 "edits=0 .*diff=0 .*status=every edit undone" && ! line wfocus 7 | grep -q "status=.*difference"' "Shift+U in the difference view undoes the edit and leaves the difference view (nothing left to compare): $(line wfocus 7 | grep -o 'diff=[0-9]\|status=.*')"
+check 'has whatif 18 "edits=0 .*diff=0 .*status=undone: the model.s own numbers"' "U of the last edit leaves the difference view too: $(line whatif 18 | grep -o 'diff=[0-9]')"
 check 'has wfocus 8 "cell=l0.S\[cat, walks\] = 0.7507 pinned=1 .* value=0.750749"' "V after Shift+U edits the framed cell S1[cat, walks]: $(line wfocus 8 | grep -o 'cell=[^=]*= [0-9.]*\|status=.*')"
 check 'has wfocus 11 "step 12/.*cell=l0.S\[cat, bank\] = 3.3892 pinned=1 .* value="' "V on a fresh lesson step edits its framed cell: $(line wfocus 11 | grep -o 'cell=[^=]*= [0-9.]*\|status=.*')"
 check 'has whatif 47 "edits=0 .*status=l0.Q cannot be edited"' "V on a cell that is not an input says what can be edited"

@@ -64,6 +64,8 @@ static void rerun(App *a, const char *what) {
   }
   if (a->diff && was_edited != (a->s->base != NULL)) // the difference view comes or goes: new cells
     a->sel_op = -1, a->pinned = a->cursor = false;
+  if (a->diff && session_unedited(a->s) == app_shown_trace(a)) // nothing left to compare: the view
+    a->diff = false; // leaves the difference mode (issue 31: diff=1 stayed on after Shift+U)
   a->global_stale = true;
   app_touch(a);
   const Trace *t = a->s->trace;
