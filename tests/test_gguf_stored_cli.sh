@@ -45,6 +45,10 @@ if "$SF" export --model "$Q" --text "the cat sat" --inside --format svg --size 1
   has default "$S" "= 0.0022163 · 63 · 14 − 0.0085678 · 54 = 1.492"
   has default "$S" "each block's half step"
   has default "$S" "the file keeps no original: each weight lies within half a step of it"
+  # the header names the view, not the last stage of the pass (it is no stage)
+  has default "$S" "Weights as stored · blk.0.ffn_down.weight · Q4_K · block 4 of 32"
+  checks=$((checks + 1))
+  ! txt "$S" | grep -q '^Stage ' || fail "default: the stored view's header names a stage: $(txt "$S" | grep '^Stage ')"
 else
   fail "export --inside: $(cat "$T/err")"
 fi
@@ -57,6 +61,7 @@ if "$SF" export --model "$Q" --text "the cat" --inside --format svg --size 1280x
   has pick "$S" "blk.1.ffn_down.weight  ·  Q6_K, 6.56 bits a weight  ·  block 2 of 32 (row 2, columns 1–256)"
   has pick "$S" "weight 5 of the block, w[2, 5]:  w = d · sc_j · (q − 32)"
   has pick "$S" "its 256 codes q (6 bits: 0 … 63)"
+  has pick "$S" "Weights as stored · blk.1.ffn_down.weight · Q6_K · block 2 of 32"
 else
   fail "export --tensor: $(cat "$T/err")"
 fi
@@ -97,6 +102,21 @@ if "$SF" export --model "$Q" --compare-model "$F" --text "the cat sat" --inside 
   [ ! -e "$T/m/inside-sim.svg" ] && ! ls "$T/m" | grep -q -- '-sim' || fail "--compare-model drew a similarity stage"
 else
   fail "export --compare-model: $(cat "$T/err")"
+fi
+
+# --compare-model in the window (tests/replay/compare-model.txt): the second file's pass follows every
+# token appended (A) or removed (U) and the temperature (H)
+checks=$((checks + 1))
+if env SDL_VIDEODRIVER=dummy "$SF" --replay "$SF_TEST_DIR/replay/compare-model.txt" --size 1280x720 --model "$Q" \
+  --compare-model "$F" --text "the cat sat" >"$T/rp" 2>"$T/err"; then
+  line() { grep -a "^replay $1 " "$T/rp"; }
+  for want in "1 L=4 .* appended=0 compare_L=4" "2 L=5 .* appended=1 compare_L=5" "3 L=6 .* appended=2 compare_L=6" \
+    "4 L=5 .* appended=1 compare_L=5" "5 L=5 temp=1.5 .* compare_L=5"; do
+    checks=$((checks + 1))
+    line "${want%% *}" | grep -aq -- "${want#* }" || fail "compare replay: \"$want\" not in: $(line "${want%% *}" | sed 's/.* L=/L=/')"
+  done
+else
+  fail "compare replay: $(cat "$T/err")"
 fi
 
 # stages names the view (it is no stage of the pass)

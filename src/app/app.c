@@ -1196,10 +1196,12 @@ void app_describe(const App *a, char *buf, int cap) {
     view_symbol_describe(&a->lay, so, d, sizeof d);
     snprintf(sym, sizeof sym, " symbol=\"%s\"", d);
   }
-  char tok[96] = ""; // a causal model with a head: the temperature, the seed, the tokens appended
+  char tok[128] = ""; // a causal model with a head: the temperature, the seed, the tokens appended
   if (session_can_append(a->s, &(Err){0}))
     snprintf(tok, sizeof tok, " temp=%g seed=%llu draws=%d appended=%d", a->s->temperature,
              (unsigned long long)a->s->seed, a->s->draws, a->s->n_appended);
+  if (a->s->compare_model && a->s->compare_all) // --compare-model: the second file's pass, its tokens
+    snprintf(tok + strlen(tok), sizeof tok - strlen(tok), " compare_L=%d", a->s->compare_all->L);
   // the field's own message (a refused paste) comes first: it is about the last key
   const char *error = a->editing && a->field.error[0] ? a->field.error : a->edit_error;
   snprintf(

@@ -83,7 +83,7 @@ void app_save(App *a) {
   if (train)
     app_train_caption(a, label, sizeof label);
   else if (p.step >= 0)
-    page_stage_label(a->s->trace, p.step, a->head, label, sizeof label);
+    page_header_label(a->s->trace, p.step, &vo, label, sizeof label);
   else
     snprintf(label, sizeof label, "%s", p.title ? p.title : "");
   char edits[1024]; // a what-if picture says so in its metadata too (edits.h)

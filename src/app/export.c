@@ -279,7 +279,7 @@ static void *worker(void *arg) {
         genstrip_draw(&scene, s->gen, gk, vo.theme, p.width, p.height, vo.text_scale, false,
                       genstrip_hides(s->has_lesson ? &s->lesson : NULL, j->lesson_step, gk, j->hide != 0));
       if (j->step >= 0)
-        page_stage_label(jt, j->step, j->head, label, sizeof label);
+        page_header_label(jt, j->step, &vo, label, sizeof label); // the stored view: its own name
       else
         tex_plain_title(ls ? ls->title : "", label, sizeof label); // metadata: no TeX
       atomic_fetch_add(&x->pages, 1);

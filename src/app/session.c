@@ -306,6 +306,7 @@ static bool set_text(Session *s, const char *text, Err *err) {
     if (!add_sim_steps(s)) return trace_free(c), err_set(err, "out of memory");
     if (s->temperature != 1.0f) forward_set_temperature(t, s->temperature);
   }
+  if (c && s->temperature != 1.0f) forward_set_temperature(c, s->temperature);
   if (c) trace_free(s->compare_all), s->compare_all = c;
   snprintf(s->text, sizeof s->text, "%s", text);
   s->prompt_len = strlen(s->text);
@@ -339,6 +340,9 @@ static bool retrace(Session *s, int n, Err *err) {
   memcpy(ids + base, s->appended, sizeof(int) * (size_t)n);
   bool fits = s->prompt_len + strlen(tail) < sizeof s->text;
   Trace *t = fits ? gen_trace_ids(s->model, ids, L, s->temperature, err) : NULL;
+  Trace *c = NULL; // --compare-model: the second file's pass on the same tokens
+  if (t && s->compare_model && !(c = gen_trace_ids(s->compare_model, ids, L, s->temperature, err)))
+    trace_free(t), t = NULL;
   free(ids);
   if (!t) {
     free(tail);
@@ -346,6 +350,7 @@ static bool retrace(Session *s, int n, Err *err) {
   }
   trace_free(s->trace);
   s->trace = t;
+  if (c) trace_free(s->compare_all), s->compare_all = c;
   s->n_appended = n;
   snprintf(s->text + s->prompt_len, sizeof s->text - s->prompt_len, "%s", tail);
   free(tail);
@@ -404,6 +409,7 @@ void session_set_temperature(Session *s, float T) {
   s->temperature = T;
   s->append_smp.temperature = T;
   if (!s->gen) forward_set_temperature(s->trace, T);
+  if (s->compare_model && s->compare_all) forward_set_temperature(s->compare_all, T); // --compare-model
 }
 
 const Trace *session_compare(const Session *s, int lesson_step, const char **text, int *row, int *col) {

@@ -33,6 +33,20 @@ const char *page_stage_label(const Trace *t, int step, int head, char *buf, int 
   return buf;
 }
 
+const char *page_stored_label(const StoredView *v, char *buf, int cap) {
+  if (!v)
+    snprintf(buf, (size_t)cap, "Weights as stored");
+  else
+    snprintf(buf, (size_t)cap, "Weights as stored · %s · %s · block %lld of %lld", v->tensor, v->type,
+             (long long)v->block + 1, (long long)v->n_blocks);
+  return buf;
+}
+
+const char *page_header_label(const Trace *t, int step, const ViewOptions *o, char *buf, int cap) {
+  if (o->inside == INSIDE_STORED) return page_stored_label(o->stored, buf, cap);
+  return page_stage_label(t, step, o->head, buf, cap);
+}
+
 // The footer line without the edits: sentence, model, seed.
 static const char *footer_line(const Trace *t, const char *sentence, char *buf, int cap) {
   const Model *m = t->model;
@@ -396,7 +410,7 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   scene_rect(s, 0, hh - 2 * u, W, 2 * u, th->grid);
   // The two never overlap: the lesson's title goes first, then the progress, then the label is cut.
   float room = W - 48 * u - p->header_reserve, gap = 32 * u;
-  page_stage_label(t, p->step, o->head, buf, sizeof buf);
+  page_header_label(t, p->step, o, buf, sizeof buf);
   float lw = text_width(FONT_SANS_BOLD, 24 * u, buf);
   float pw =
       header_progress(s, p, 20 * u, W - 24 * u - p->header_reserve, hh * 0.66f, room - lw - gap, th->muted);

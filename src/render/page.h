@@ -74,6 +74,12 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out);
 // "Stage 8/16 · softmax · layer 1 of 2 · head 1 of 2" for step `step`, into buf: stages counted
 // in DESIGN.md's order among those the model has (no mask stage in an encoder).
 const char *page_stage_label(const Trace *t, int step, int head, char *buf, int cap);
+// The header of the "weights as stored" view, which is no stage of the pass (stored.h): "Weights as
+// stored · blk.0.ffn_down.weight · Q4_K · block 4 of 32", or "Weights as stored" when v is NULL.
+const char *page_stored_label(const StoredView *v, char *buf, int cap);
+// The header of the picture of step `step` under o: page_stored_label's for the stored view (o's
+// block), else page_stage_label's.
+const char *page_header_label(const Trace *t, int step, const ViewOptions *o, char *buf, int cap);
 // The footer text: sentence, model, seed (the version of Stepformer is at the footer's right).
 const char *page_footer(const Trace *t, const char *sentence, char *buf, int cap);
 // True when the step's stage has one matrix per head (S, A, AV ...).
