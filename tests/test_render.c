@@ -347,6 +347,51 @@ static void test_header_fits(const Trace *t) {
   }
 }
 
+// Texts of a scene whose baseline is below y: their left and right edges.
+static int texts_below(const Scene *s, float y, float *l, float *r, const char **txt, int cap) {
+  int n = 0;
+  for (int i = 0; i < s->n && n < cap; i++) {
+    const Cmd *c = &s->cmds[i];
+    if (c->kind != CMD_TEXT || c->y < y) continue;
+    l[n] = c->x, r[n] = c->x + text_width(c->font, c->size, c->text), txt[n] = c->text, n++;
+  }
+  return n;
+}
+
+// The footer line: its two parts never overlap nor reach the space kept at its right end (the web
+// page's "Open a file…" button, footer_right), on a stage page and on the title slide, with a long
+// sentence and a narrow page (the web page's button covered "made from seed" before).
+static void test_footer_fits(const Trace *t) {
+  for (int title = 0; title < 2; title++)
+    for (float W = 700; W <= 1920; W += 245) {
+      Scene s;
+      scene_init(&s, W, 720, 0);
+      ViewOptions o = view_options_default(theme_get(THEME_DARK));
+      PageSpec p = {.trace = t,
+                    .step = title ? -1 : trace_step_find(t, STEP_SOFTMAX, 0),
+                    .view = &o,
+                    .sentence = "the cat walks by the bank of the river where the fish swim all day long",
+                    .lesson = "A lesson",
+                    .title = title ? "A title slide" : NULL,
+                    .footer_right = 112,
+                    .width = W,
+                    .height = 720};
+      ViewLayout lay;
+      page_render(&s, &p, &lay);
+      float l[64], r[64];
+      const char *txt[64];
+      int n = texts_below(&s, 720 - 20, l, r, txt, 64);
+      CHECK(n >= 1, "W=%g: a footer line", W);
+      for (int i = 0; i < n; i++) {
+        CHECK(r[i] <= W - p.footer_right + 1, "W=%g title=%d: \"%s\" reaches the button (%g > %g)", W, title,
+              txt[i], r[i], W - p.footer_right);
+        for (int j = i + 1; j < n; j++)
+          CHECK(r[i] <= l[j] || r[j] <= l[i], "W=%g: \"%s\" overlaps \"%s\"", W, txt[i], txt[j]);
+      }
+      scene_free(&s);
+    }
+}
+
 // The Q, K, V step's title names the projection shown (P in the window, show= in a lesson).
 static void test_qkv_title(const Trace *t) {
   int st = trace_step_find(t, STEP_QKV, 0);
@@ -972,6 +1017,7 @@ int main(void) {
   test_huge_scale();
   test_compare(cat, m1);
   test_header_fits(cat);
+  test_footer_fits(cat);
   test_tokens_stages(cat);
   test_bar_percents();
   test_pred_max();

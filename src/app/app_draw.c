@@ -62,6 +62,11 @@ void app_page_spec(App *a, PageSpec *p, ViewOptions *vo, float w, float h, bool 
     vo->sampling = &a->s->append_smp, vo->sampling_rng = a->s->rng;
   }
   if (a->s->gen) p->footer_reserve = app_strip_height(a, h);
+#ifdef __EMSCRIPTEN__
+  // the page's "Open a file…" button sits at the footer's right end (web/shell.html, #open: 12 px
+  // text, at most about 100 CSS pixels wide; the canvas is drawn at CSS pixels)
+  p->footer_right = 112;
+#endif
   if (a->s->note.msg[0] && window_layer) p->note = a->s->note.msg;
   if (ls) p->broken = ls->broken; // a step with a mistake: its message instead of its picture
   if (ls && a->s->lesson.sentence && strcmp(a->s->text, a->s->lesson.sentence))

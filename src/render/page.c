@@ -86,11 +86,17 @@ const char *page_footer(const Trace *t, const char *sentence, char *buf, int cap
   return buf;
 }
 
-// Shortens the sentence in a footer ("“...” · model ...") until the line fits in maxw.
+static void fit_text(char *buf, FontFace f, float size, float maxw);
+
+// Shortens the sentence in a footer ("“...” · model ...") until the line fits in maxw; on a page
+// too narrow for the rest of the line even then, the line's end is cut with "…".
 static void fit_footer(char *buf, size_t cap, float size, float maxw) {
   if (text_width(FONT_SANS, size, buf) <= maxw) return;
   char *close = strstr(buf, "” ·");
-  if (!close) return;
+  if (!close) {
+    fit_text(buf, FONT_SANS, size, maxw);
+    return;
+  }
   char tail[512];
   snprintf(tail, sizeof tail, "%s", close);
   size_t keep = (size_t)(close - buf);
@@ -104,6 +110,7 @@ static void fit_footer(char *buf, size_t cap, float size, float maxw) {
       return;
     }
   }
+  fit_text(buf, FONT_SANS, size, maxw);
 }
 
 // Cuts text (UTF-8, in place) to fit in maxw, ending it with "…".
@@ -279,6 +286,7 @@ static int title_slide(Scene *s, const PageSpec *p, float u) {
   if (p->show_text && p->narration)
     pages = narration(s, p, th, 42 * u, x, y, col, H - y - 70 * u - p->footer_reserve);
   page_footer(p->trace, p->sentence, buf, sizeof buf);
+  fit_footer(buf, sizeof buf, 17 * u, W - 48 * u - p->footer_right); // never under the web's button
   scene_text(s, FONT_SANS, 17 * u, 24 * u, H - 14 * u, th->muted, buf);
   return pages;
 }
@@ -483,7 +491,8 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   else
     snprintf(right, sizeof right, "colour scale: %s · Stepformer %s", scale, version_string());
   float rw = text_width(FONT_SANS, 17 * u, right);
-  scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u, fyl + fh * 0.66f, 1.0f, th->muted, right);
+  scene_text_aligned(s, FONT_SANS, 17 * u, W - 24 * u - p->footer_right, fyl + fh * 0.66f, 1.0f, th->muted,
+                     right);
   footer_line(t, p->sentence, buf, sizeof buf);
   if (!p->show_text && p->n_claims > 0) { // no narration column: the claims' tally in the footer
     int held = 0;
@@ -491,7 +500,8 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     size_t n = strlen(buf);
     snprintf(buf + n, sizeof buf - n, " · claims: %d of %d hold", held, p->n_claims);
   }
-  fit_footer(buf, sizeof buf, 17 * u, W - 72 * u - rw); // a long sentence is shortened, never overlapping
+  // a long sentence is shortened, never overlapping the right part
+  fit_footer(buf, sizeof buf, 17 * u, W - 72 * u - rw - p->footer_right);
   scene_text(s, FONT_SANS, 17 * u, 24 * u, fyl + fh * 0.66f, th->muted, buf);
 
   // narration column

@@ -63,6 +63,7 @@ typedef struct {
   int n_invariants;
   float header_reserve; // pixels at the right of the header kept free (the window's controls)
   float footer_reserve; // pixels above the footer kept free (the window's generation strip)
+  float footer_right;   // pixels at the right end of the footer line kept free (the web page's file button)
   // The narration is set at 30 px per 1080 lines (20 px at 720) times the text scale, never
   // smaller: a narration longer than its column goes on to more pages, this one shown (0-based;
   // page_render says how many in ViewLayout.text_pages, and the column says "page 1 of 2").
