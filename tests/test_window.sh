@@ -406,6 +406,10 @@ check 'has train 7 "status=scores with 1/√dₖ again: loss 1.7190"' "K puts it
 check 'has train 8 "step 1/"' "the training view keeps the arrows (no page moved)"
 check 'has train 9 "step 2/"' "after Escape, Right steps through the stages again"
 check 'has train 11 "status=scores without 1/√d" && ! has train 12 "status=scores without"' "the status of the √d_k experiment goes when the view closes: $(line train 12 | grep -o 'status=.*')"
+# the √d_k experiment's scores page is named as its title names it, in the status too (issue 31.8)
+run trainunscaled "$R/train_unscaled.txt"
+check 'has trainunscaled 15 "status=backward 13/20: Scores without 1/√dₖ (the √dₖ experiment), layer 1, beside its gradient"' \
+  "with K, the walk's scores page says the scores are without 1/√d_k: $(line trainunscaled 15 | grep -o 'status=.*')"
 # 10a. B on the course's classifier: the class to train toward is the teacher's to pick
 run trainclass "$R/train_class.txt" --model "$SF_SOURCE_DIR/assets/models/bank-sense.pt" --text "She puts money in the bank"
 check 'has trainclass 1 "status=training toward class 2 of 2: money (the model.s guess; keys 1–2 pick the class)"' "B opens on a classifier, toward its guess: $(line trainclass 1 | grep -o 'status=.*')"

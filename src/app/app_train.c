@@ -22,6 +22,7 @@
 #include "train.h"     // defines: train_sgd_step, TRAIN_DEFAULT_LR
 #include "sqrtdk.h"    // defines: SqrtDkRow, sqrtdk_sweep
 #include "tex.h"       // defines: tex_layout, tex_emit, tex_metrics
+#include "view.h"      // defines: view_tensor_title
 #include "view_grad.h" // defines: view_grad_softmax, view_grad_pick, view_grad_sqrtdk_chart
 
 #define APP_TRAIN_MAX 64
@@ -121,12 +122,14 @@ static void walk(App *a, int dir) {
   if (tr->page == 0)
     return app_set_status(a, "backward: the softmax of one head (→ walks back through the stages)");
   const TraceTensor *x = &tr->trace->t[ks[tr->page - 1]];
-  // the tensor's title and layer as the pages count them (from 1), not its dump name (l0.ffn)
+  // the tensor's title as the page's (the scores without 1/√dₖ while K has taken it out) and its
+  // layer as the pages count them (from 1), not its dump name (l0.ffn)
+  const char *title = view_tensor_title(tr->trace, x);
   if (x->layer >= 0)
-    app_set_status(a, "backward %d/%d: %s, layer %d, beside its gradient", tr->page, n,
-                   x->title ? x->title : "", x->layer + 1);
+    app_set_status(a, "backward %d/%d: %s, layer %d, beside its gradient", tr->page, n, title ? title : "",
+                   x->layer + 1);
   else
-    app_set_status(a, "backward %d/%d: %s beside its gradient", tr->page, n, x->title ? x->title : "");
+    app_set_status(a, "backward %d/%d: %s beside its gradient", tr->page, n, title ? title : "");
 }
 
 bool app_train_key(App *a, const AppEvent *e) {
