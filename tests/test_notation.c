@@ -7,7 +7,11 @@
 // slips the teacher's dry run found must not come back: a pre-norm model's projections multiply
 // LN_1(Z) in the header as in the picture; no picture reads "Z + P = Z" (a result named as one of
 // its operands); the similarity step does not call OE "X"; no ASCII "sqrt(" in a header; the
-// layer output of a pre-norm model is written out, not "Z + … + FFN(x)".
+// layer output of a pre-norm model is written out, not "Z + … + FFN(x)". A lesson's narration writes
+// the positional encoding as the posenc header does, row i for token x_i at position i - 1 and
+// columns from 1 (cat-bank's narration kept p_{i,2k} = sin(i/10000^{2k/D}) under a header of
+// p_{i,2k+1} = sin((i-1)/10000^{2k/D})).
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +133,50 @@ static void check_trace(const char *name, Trace *t) {
   }
 }
 
+// Every shipped lesson's positional-encoding formulas (a line with "10000^{2k") count as the header
+// does: p_{i,2k+1} and p_{i,2k+2} of (i-1), never the 0-based p_{i,2k} of i.
+static void check_lessons_posenc(void) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/../lessons", check_test_dir());
+  DIR *d = opendir(dir);
+  CHECK(d != NULL, "cannot open %s", dir);
+  if (!d) return;
+  int n_formulas = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t len = strlen(e->d_name);
+    if (len < 4 || strcmp(e->d_name + len - 3, ".md")) continue;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    char line[4096], flat[4096];
+    for (int ln = 1; fgets(line, sizeof line, f); ln++) {
+      if (!strstr(line, "10000^{2k") || !strstr(line, "p_{i")) continue;
+      size_t n = 0; // the line without spaces and thin spaces ("\,")
+      for (const char *c = line; *c && n + 1 < sizeof flat; c++) {
+        if (c[0] == '\\' && c[1] == ',') {
+          c++;
+          continue;
+        }
+        if (*c != ' ' && *c != '\n') flat[n++] = *c;
+      }
+      flat[n] = 0;
+      n_formulas++;
+      CHECK(!strstr(flat, "p_{i,2k}") && !strstr(flat, "{i}{10000"),
+            "%s:%d: the positional encoding counts from 0 where the posenc header writes p_{i,2k+1} = "
+            "sin((i-1)/10000^{2k/D}): %s",
+            e->d_name, ln, line);
+      CHECK(strstr(flat, "i-1"),
+            "%s:%d: the positional encoding's position is i - 1 (row i is token x_i): %s", e->d_name, ln,
+            line);
+    }
+    fclose(f);
+  }
+  closedir(d);
+  CHECK(n_formulas >= 2, "the lessons write the positional encoding %d times (cat-bank, positions-layernorm)",
+        n_formulas);
+}
+
 static Trace *load(const char *ref, const char *text, const char *target, bool causal, Model **m) {
   char path[1024];
   if (!strcmp(ref, "bank"))
@@ -165,6 +213,7 @@ int main(void) {
   Err err = {0};
   if (!text_init(&err)) return fprintf(stderr, "%s\n", err.msg), 1;
   read_table();
+  check_lessons_posenc();
   const char *cases[][4] = {
       {"cat-bank", "The cat walks by the bank", NULL, ""},
       {"gelu-prenorm", "The cat sleeps by the river bank.", NULL, ""},
