@@ -80,6 +80,14 @@ static int explain_check_layout(const char *name, const Trace *t, int st, const 
                       fabs(got - val) <= 0.501 * pow(10, floor(log10(fabs(val))) - 2), // 3 digits: 12.3
                   "%s step %d %s[%d,%d] = %g but the equation ends with %g: %s", name, st, x->name, i, j, val,
                   got, last);
+          // one number, one way: a line that ends with the heading's value prints it as the heading does
+          // (issue 31.2: "A_1[loves, jane] = 0.09467" over "= 1.000/10.56 = 0.0947")
+          double head;
+          if (found && last_number(ex.heading, &head) && !ex.edited &&
+              fabs(head - got) < 1e-12 + 1e-4 * fabs(got))
+            CHECK(!strcmp(strrchr(ex.heading, '='), strrchr(last, '=')),
+                  "%s step %d %s (%d,%d): the heading and the equation print the value alike: %s / %s", name,
+                  st, x->name, i, j, ex.heading, last);
           if (found && !isfinite(val))
             CHECK(isinf(got) || got == 0, "%s: masked cell ends with %g", name, got);
           // the heading names the cell's own tokens (a compare view: its own sentence's)

@@ -670,25 +670,46 @@ static void explain_once(const Trace *t, const ViewLayout *lay, int k, int i, in
   }
 }
 
-// One number, one way (issue 31.2): when the first line ends with the cell's value printed with
-// fewer digits than the heading's (a quotient's result settles to one digit fewer: "= 13.56/4.000
-// = 3.39"), the heading shows it as the line does ("S[cat, bank] = 3.39", not 3.389). Only a plain
-// number that is the heading's value rounded; an edited cell's heading says more and stays.
+// One number, one way (issue 31.2): when a line ends with the cell's value printed with fewer
+// digits than the heading's (a quotient's result settles to one digit fewer: "= 13.56/4.000 =
+// 3.39"), the heading shows it as the line does ("S[cat, bank] = 3.39", not 3.389). The first line
+// that ends with the heading's value rounded counts (a softmax's second: "= 1.000/10.56 = 0.0947"
+// under "A[loves, jane] = 0.09467"); an edited cell's heading says more and stays.
+// A printed number alone ("0.0947", "1.97 \\cdot 10^{-9}"): its value and half a unit of its last
+// digit; false for anything else.
+static bool plain_number(const char *s, double *v, double *half) {
+  char *end;
+  *v = strtod(s, &end);
+  if (end == s) return false;
+  const char *dot = memchr(s, '.', (size_t)(end - s));
+  int decimals = dot ? (int)(end - dot - 1) : 0, e = 0;
+  if (!strncmp(end, " \\cdot 10^{", 11)) {
+    e = (int)strtol(end + 11, &end, 10);
+    if (*end++ != '}') return false;
+  }
+  *v *= pow(10, e), *half = 0.5 * pow(10, e - decimals);
+  return *end == 0;
+}
+
 static void same_digits(Explanation *ex) {
-  if (ex->edited || ex->n_lines == 0) return;
-  const char *res = strrchr(ex->lines[0], '=');
+  if (ex->edited) return;
   char *hv = strrchr(ex->heading, '=');
-  if (!res || !hv) return;
-  res++, hv++;
-  while (*res == ' ') res++;
+  if (!hv) return;
+  hv++;
   while (*hv == ' ') hv++;
-  char *end1, *end2;
-  double a = strtod(res, &end1), b = strtod(hv, &end2);
-  if (end1 == res || *end1 || end2 == hv || *end2 || strlen(res) >= strlen(hv)) return;
-  const char *dot = strchr(res, '.');
-  int decimals = dot ? (int)strlen(dot + 1) : 0;
-  if (fabs(a - b) > 0.5 * pow(10, -decimals) + 1e-12) return; // not the heading's value rounded
-  snprintf(hv, (size_t)(EXPLAIN_CAP - (hv - ex->heading)), "%s", res);
+  double b, half_b;
+  if (!plain_number(hv, &b, &half_b)) return;
+  for (int n = 0; n < ex->n_lines; n++) {
+    const char *res = strrchr(ex->lines[n], '=');
+    if (!res) continue;
+    res++;
+    while (*res == ' ') res++;
+    double a, half;
+    if (!plain_number(res, &a, &half)) continue;
+    if (fabs(a - b) > half + 1e-12 * fabs(b)) continue; // not the heading's value rounded
+    if (strlen(res) < strlen(hv)) snprintf(hv, (size_t)(EXPLAIN_CAP - (hv - ex->heading)), "%s", res);
+    return;
+  }
 }
 
 void explain_cell(const Trace *t, const ViewLayout *lay, int k, int i, int j, Explanation *ex) {

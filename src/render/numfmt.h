@@ -10,7 +10,8 @@
 //     fewer than 3 (numfmt_settle: a quotient loses one); only a cancellation (a difference of
 //     close numbers) gives its result fewer digits, those its operands justify (numfmt_try);
 //   - a cell too narrow for the full form drops its leading zero (".75", "-.75") before it
-//     drops a digit, and never shows fewer than two significant digits;
+//     drops a digit, and never shows fewer than two digits (".08", "-9.8", "15"; "0" under 0.005),
+//     each a rounding of the value the inspector's heading prints (test_backrow checks both);
 //   - a probability is "100 %" (or 1) only when it is exactly 1 and nothing else is above 0.
 // Pure text: no drawing, no allocation.
 //

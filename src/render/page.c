@@ -396,6 +396,60 @@ static const char *prenorm_tex(const char *tex) {
   return buf;
 }
 
+// The narration column, nw wide (0: none), and the stage's view right of it, between top and
+// bottom; *vx: where the column ends, *bottom_all: the foot of the area (the invariants panel's).
+// Returns the narration's number of pages.
+static int column_and_view(Scene *s, const PageSpec *p, float u, float nw, float top, float bottom, float *vx,
+                           float *bottom_all, ViewLayout *out) {
+  const ViewOptions *o = p->view;
+  const Theme *th = o->theme;
+  const Trace *t = p->trace;
+  float W = p->width;
+  int text_pages = 1;
+  *vx = 0;
+  if (nw > 0) {
+    scene_rect(s, 0, top - 6 * u, nw, bottom - top + 6 * u, th->panel);
+    float ch = claims_draw(s, p, th, u, 24 * u, bottom, nw - 40 * u);
+    top = written_for_note(s, p, th, 22 * u, 24 * u, top, nw - 40 * u); // another sentence typed
+    if (p->narration) // 20 px at 720 lines: body text the back row reads
+      text_pages = narration(s, p, th, 30 * u, 24 * u, top + 4 * u, nw - 40 * u, bottom - top - 10 * u - ch);
+    *vx = nw + 8 * u;
+  }
+  *bottom_all = bottom; // the invariants panel takes the foot of the view's area
+  if (p->n_invariants > 0)
+    bottom -= invariants_panel(s, p, th, u, *vx + 16 * u, bottom, W - *vx - 32 * u, false) + 8 * u;
+  ViewOptions vo = *o;
+  vo.text_scale = page_unit(p); // the picture has its own size (vo.zoom), the text its own (u)
+  vo.hide = p->hide;            // a reveal= step: the view draws none of what it hides
+  float x = *vx + 16 * u, w = W - *vx - 32 * u, h = bottom - top;
+  if (t->steps[p->step].kind == STEP_SIM && !vo.inside) { // two sentences' vectors compared (view_sim.c)
+    char ca[300], cb[300];
+    snprintf(ca, sizeof ca, "“%s”", p->sentence);
+    snprintf(cb, sizeof cb, "“%s”", p->compare_sentence ? p->compare_sentence : "");
+    view_render_sim(s, t, p->compare, p->step, &vo, ca, cb, p->compare_row, x, top, w, h, out);
+  } else if (p->compare && t->steps[p->step].kind != STEP_TOKENS) {
+    char ca[300], cb[300];
+    snprintf(ca, sizeof ca, "“%s”", p->sentence);
+    snprintf(cb, sizeof cb, "“%s”", p->compare_sentence ? p->compare_sentence : "");
+    if (p->caption_a) snprintf(ca, sizeof ca, "%s", p->caption_a);
+    if (p->caption_b) snprintf(cb, sizeof cb, "%s", p->caption_b);
+    view_render_compare(s, t, p->compare, p->step, &vo, ca, cb, p->compare_row, p->compare_col, x, top, w, h,
+                        out);
+  } else {
+    view_render(s, t, p->step, &vo, x, top, w, h, out);
+  }
+  return text_pages;
+}
+
+// Whether the view's result is a small matrix (up to 12×12, a cell per value) drawn without the
+// numbers asked for: a slide that shows colours where the narration asks for numbers.
+static bool numbers_missing(const ViewOptions *o, const ViewLayout *l) {
+  if (!o->numbers || l->result < 0 || l->result >= l->n_ops) return false;
+  const ViewOperand *v = &l->ops[l->result];
+  return v->op.rows <= 12 && v->op.cols <= 12 && v->op.index >= 0 && v->drows == v->op.rows &&
+         v->dcols == v->op.cols && v->number_px <= 0;
+}
+
 void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   const ViewOptions *o = p->view;
   const Theme *th = o->theme;
@@ -505,44 +559,31 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   scene_text(s, FONT_SANS, 17 * u, 24 * u, fyl + fh * 0.66f, th->muted, buf);
 
   // narration column
-  float vx = 0, top = y + 14 * u, bottom = fy0 - 10 * u - p->footer_reserve;
+  float top = y + 14 * u, bottom = fy0 - 10 * u - p->footer_reserve;
   if (p->note) {
     scene_rect(s, 24 * u, top, W - 48 * u, 34 * u, th->panel);
     scene_text(s, FONT_SANS_BOLD, 19 * u, 36 * u, top + 23 * u, th->warn, p->note);
     top += 44 * u;
   }
-  int text_pages = 1;
-  if (p->show_text && ((p->narration && p->narration->n > 0) || p->n_claims > 0)) {
-    float nw = W * 0.32f;
-    scene_rect(s, 0, top - 6 * u, nw, bottom - top + 6 * u, th->panel);
-    float ch = claims_draw(s, p, th, u, 24 * u, bottom, nw - 40 * u);
-    top = written_for_note(s, p, th, 22 * u, 24 * u, top, nw - 40 * u); // another sentence typed
-    if (p->narration) // 20 px at 720 lines: body text the back row reads
-      text_pages = narration(s, p, th, 30 * u, 24 * u, top + 4 * u, nw - 40 * u, bottom - top - 10 * u - ch);
-    vx = nw + 8 * u;
-  }
-  float bottom_all = bottom; // the invariants panel takes the foot of the view's area
-  if (p->n_invariants > 0)
-    bottom -= invariants_panel(s, p, th, u, vx + 16 * u, bottom, W - vx - 32 * u, false) + 8 * u;
-  ViewOptions vo = *o;
-  vo.text_scale = page_unit(p); // the picture has its own size (vo.zoom), the text its own (u)
-  vo.hide = p->hide;            // a reveal= step: the view draws none of what it hides
-  if (t->steps[p->step].kind == STEP_SIM && !vo.inside) { // two sentences' vectors compared (view_sim.c)
-    char ca[300], cb[300];
-    snprintf(ca, sizeof ca, "“%s”", p->sentence);
-    snprintf(cb, sizeof cb, "“%s”", p->compare_sentence ? p->compare_sentence : "");
-    view_render_sim(s, t, p->compare, p->step, &vo, ca, cb, p->compare_row, vx + 16 * u, top, W - vx - 32 * u,
-                    bottom - top, out);
-  } else if (p->compare && t->steps[p->step].kind != STEP_TOKENS) {
-    char ca[300], cb[300];
-    snprintf(ca, sizeof ca, "“%s”", p->sentence);
-    snprintf(cb, sizeof cb, "“%s”", p->compare_sentence ? p->compare_sentence : "");
-    if (p->caption_a) snprintf(ca, sizeof ca, "%s", p->caption_a);
-    if (p->caption_b) snprintf(cb, sizeof cb, "%s", p->caption_b);
-    view_render_compare(s, t, p->compare, p->step, &vo, ca, cb, p->compare_row, p->compare_col, vx + 16 * u,
-                        top, W - vx - 32 * u, bottom - top, out);
-  } else {
-    view_render(s, t, p->step, &vo, vx + 16 * u, top, W - vx - 32 * u, bottom - top, out);
+  // the narration column takes a third of the width; on a step whose small result would show
+  // colours only, it gives up to a fifth of that to the picture so that the cells carry their
+  // numbers (issue 31: intuition.md's 9×9 softmax), when its narration needs no more pages for it
+  bool column = p->show_text && ((p->narration && p->narration->n > 0) || p->n_claims > 0);
+  float vx, bottom_all;
+  SceneMark mark = scene_mark(s);
+  int text_pages = column_and_view(s, p, u, column ? W * 0.32f : 0, top, bottom, &vx, &bottom_all, out);
+  if (column && !p->compare && (o->zoom <= 0 || fabsf(o->zoom - 1.0f) < 0.005f) && numbers_missing(o, out)) {
+    bool found = false;
+    for (int k = 1; k <= 3 && !found; k++) {
+      scene_rewind(s, mark);
+      int pages =
+          column_and_view(s, p, u, W * (0.32f - 0.02f * (float)k), top, bottom, &vx, &bottom_all, out);
+      found = pages <= text_pages && !numbers_missing(o, out);
+    }
+    if (!found) { // none carries them: the column as it was
+      scene_rewind(s, mark);
+      column_and_view(s, p, u, W * 0.32f, top, bottom, &vx, &bottom_all, out);
+    }
   }
   if (p->hide) cover_hidden(s, p, out, th, u);
   if ((p->spotlight && p->spotlight->kind != SPOT_OFF) || (p->marks && p->marks->n > 0))

@@ -20,6 +20,13 @@ void scene_reset(Scene *s, float width, float height, uint32_t background) {
   s->width = width, s->height = height, s->background = background;
 }
 
+SceneMark scene_mark(const Scene *s) { return (SceneMark){s->n, s->n_old, s->used}; }
+
+void scene_rewind(Scene *s, SceneMark m) {
+  if (m.n < s->n) s->n = m.n;
+  if (m.n_old == s->n_old && m.used < s->used) s->used = m.used;
+}
+
 void scene_free(Scene *s) {
   for (int i = 0; i < s->n_old; i++) free(s->old_arenas[i]);
   free(s->old_arenas);

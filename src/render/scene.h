@@ -63,6 +63,15 @@ void scene_init(Scene *s, float width, float height, uint32_t background);
 void scene_reset(Scene *s, float width, float height, uint32_t background);
 void scene_free(Scene *s);
 
+// A point in the list to come back to (a layout tried and dropped, page.c): scene_rewind forgets
+// every command added after scene_mark, and their arena room when no larger arena was started since.
+typedef struct {
+  int n, n_old;
+  size_t used;
+} SceneMark;
+SceneMark scene_mark(const Scene *s);
+void scene_rewind(Scene *s, SceneMark m);
+
 // Each returns the new command (for setting `tag`), or NULL when out of memory.
 Cmd *scene_rect(Scene *s, float x, float y, float w, float h, uint32_t color);
 Cmd *scene_frame(Scene *s, float x, float y, float w, float h, float width, uint32_t color);

@@ -536,19 +536,41 @@ static float row_tallest(const Eq *e, int r, const Units *u) { // delimiters gro
   return tallest;
 }
 
+// The tallest operand a delimiter (item i of row r) encloses, up to its partner: softmax( S ) = A
+// draws its parentheses round S, not as tall as A. Without a partner: the row's tallest.
+static float delim_tallest(const Eq *e, int r, int i, const Units *u) {
+  const EqRow *row = &e->rows[r];
+  char d = row->items[i].delim;
+  int dir = d == '(' || d == '[' ? 1 : -1, depth = 0;
+  float tallest = 0;
+  for (int q = i; q >= 0 && q < row->n; q += dir) {
+    const Item *it = &row->items[q];
+    if (it->kind == IT_DELIM) {
+      depth += (it->delim == '(' || it->delim == '[') == (dir > 0) ? 1 : -1;
+      if (depth == 0) return tallest > 0 ? tallest : row_tallest(e, r, u);
+    } else if (it->kind == IT_OP) {
+      float w, h;
+      cell_box(&e->lay->ops[it->op], u, &w, &h);
+      tallest = fmaxf(tallest, h);
+    }
+  }
+  return row_tallest(e, r, u);
+}
+
 // Places the items of row r from x = 0: xs[i] (may be NULL) where item i starts (an operand's
 // left margin); returns the row's width. Operands are apart by their margins and the operators
 // between them, and further when the shapes under two neighbours would otherwise touch (shapes
 // are at the bottom: they may reach under an operator, not under the next shape).
 static float row_place(const Eq *e, int r, const Units *u, float *xs) {
   const EqRow *row = &e->rows[r];
-  float fs = u->fs, gap = fs * 0.6f, x = 0, tallest = row_tallest(e, r, u);
+  float fs = u->fs, gap = fs * 0.6f, x = 0;
   float since = -1, prev_over = 0; // from the last operand's cells' right edge; its shape's reach
   for (int i = 0; i < row->n; i++) {
     const Item *it = &row->items[i];
     if (i) x += gap, since += since >= 0 ? gap : 0;
     if (it->kind != IT_OP) {
-      float w = it->kind == IT_TEX ? measure_tex(it->tex, fs * 1.6f).width : delim_width(tallest, fs);
+      float w = it->kind == IT_TEX ? measure_tex(it->tex, fs * 1.6f).width
+                                   : delim_width(delim_tallest(e, r, i, u), fs);
       if (xs) xs[i] = x;
       x += w, since += since >= 0 ? w : 0;
       continue;
@@ -780,7 +802,7 @@ static void copy_text(char *buf, int cap, const char *s) { // snprintf(buf, cap,
 // The cell's number (numfmt.h's policy): two decimals below 10, one below 100, none above (what
 // the inspector's heading rounds to at its 3 digits). compact, for signed values in cells too narrow
 // for "-0.00": the leading zero goes first (".75", "-.75", never "0.8" for 0.75), then a decimal
-// above 1 ("-9.8", "-15"): never fewer than two significant digits; "0" below 0.005. Written
+// above 1 ("-9.8", "-15"): never fewer than two digits (".08"); "0" below 0.005. Written
 // without printf but for the rare huge value (numfmt_fixed: a heatmap has thousands of cells).
 static void format_value(char *buf, int cap, float v, bool onehot, bool compact) {
   if (compact && isfinite(v) && fabsf(v) < 0.005f) {
@@ -1393,7 +1415,6 @@ void eq_layout_and_draw(Eq *e) {
   for (int r = 0; r < e->n_rows; r++) {
     const EqRow *row = &e->rows[r];
     float xs[VIEW_MAX_ITEMS], axis = y + aboves[r], x = x0 + (widest - widths[r]) / 2;
-    float tallest = row_tallest(e, r, &u);
     row_place(e, r, &u, xs);
     for (int i = 0; i < row->n; i++) {
       const Item *it = &row->items[i];
@@ -1405,7 +1426,7 @@ void eq_layout_and_draw(Eq *e) {
         continue;
       }
       if (it->kind == IT_DELIM) {
-        float h = tallest + fs * 0.8f;
+        float h = delim_tallest(e, r, i, &u) + fs * 0.8f;
         draw_delim(e->s, it->delim, ix, axis - h / 2, h, fs, o->theme->text);
         continue;
       }
