@@ -73,11 +73,12 @@ static bool config_int(const Config *c, const char *key, int def, int *out, Err 
   return true;
 }
 
+// An epsilon: in (0, 1) as the float the model computes with (2e-86 is 0 there, 0.999999999 is 1).
 static bool config_float(const Config *c, const char *key, double def, double *out, Err *err) {
   const cJSON *j = cJSON_GetObjectItemCaseSensitive(c->root, key);
   if (!j || cJSON_IsNull(j)) return *out = def, true;
-  if (!cJSON_IsNumber(j) || !(j->valuedouble > 0 && j->valuedouble < 1))
-    return err_set(err, "%s: \"%s\" is not a small positive number (an epsilon)", c->path, key);
+  if (!cJSON_IsNumber(j) || !((float)j->valuedouble > 0.0f && (float)j->valuedouble < 1.0f))
+    return err_set(err, "%s: \"%s\" is not a small positive number (an epsilon, like 1e-05)", c->path, key);
   *out = j->valuedouble;
   return true;
 }
@@ -544,13 +545,13 @@ static bool bert(Tx *x, const Config *c, const ModelTokenizer *tk) {
 
 // ---- Llama, Qwen 2, Qwen 3 (issue 34): today's decoders
 
-// A number config value (any finite, > 0), or def when absent.
-static bool config_num(const Config *c, const cJSON *obj, const char *key, double def, double *out,
+// A number config value in (0, hi), or def when absent.
+static bool config_num(const Config *c, const cJSON *obj, const char *key, double def, double hi, double *out,
                        Err *err) {
   const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
   if (!j || cJSON_IsNull(j)) return *out = def, true;
-  if (!cJSON_IsNumber(j) || !(j->valuedouble > 0 && j->valuedouble < 1e12))
-    return err_set(err, "%s: \"%s\" is not a positive number", c->path, key);
+  if (!cJSON_IsNumber(j) || !(j->valuedouble > 0 && j->valuedouble < hi))
+    return err_set(err, "%s: \"%s\" is not a positive number below %g", c->path, key, hi);
   *out = j->valuedouble;
   return true;
 }
@@ -584,12 +585,10 @@ static bool stack_qkv(Tx *x, const char *name, StTensor *q, StTensor *k, StTenso
   return put(x, name, d, rows, q->ndim == 2 ? q->shape[1] : -1);
 }
 
-// LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM into the canonical form of model.h (today's
-// decoders): q/k/v stacked into in_proj, gate_proj -> gate, up_proj -> linear1, down_proj -> linear2,
-// input_layernorm -> norm1, post_attention_layernorm -> norm2, model.norm -> norm, lm_head -> head
-// (or tied: tie_word_embeddings).
-static bool llama(Tx *x, const Config *c, const char *type) {
-  Err *err = x->err;
+// config.json's keys of a Llama / Qwen 2 / Qwen 3 checkpoint (model_type `type`) into *o: sizes,
+// RMSNorm's epsilon, RoPE's base and Llama 3's rope_scaling, the gate's activation, the biases.
+// False with one line naming config.json (nothing about the weights is known yet).
+static bool llama_keys(const Config *c, const char *type, HubLlama *o, Err *err) {
   bool qwen2 = !strcmp(type, "qwen2"), qwen3 = !strcmp(type, "qwen3");
   const char *arch_want = qwen2 ? "Qwen2ForCausalLM" : qwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM";
   const cJSON *archs = cJSON_GetObjectItemCaseSensitive(c->root, "architectures");
@@ -605,8 +604,11 @@ static bool llama(Tx *x, const Config *c, const char *type) {
       !config_int(c, "intermediate_size", -1, &F, err) || !config_int(c, "num_hidden_layers", -1, &L, err) ||
       !config_int(c, "vocab_size", -1, &V, err) || !config_int(c, "head_dim", D / H, &dk, err) ||
       !config_float(c, "rms_norm_eps", 1e-6, &eps, err) ||
-      !config_num(c, c->root, "rope_theta", 10000.0, &theta, err))
+      !config_num(c, c->root, "rope_theta", 10000.0, 1e12, &theta, err))
     return false;
+  if (dk < 1) // no head_dim, and hidden_size // num_attention_heads is 0
+    return err_set(err, "%s: num_attention_heads=%d is more than hidden_size=%d and there is no head_dim",
+                   c->path, H, D);
   if (H % Hk)
     return err_set(
         err,
@@ -638,17 +640,60 @@ static bool llama(Tx *x, const Config *c, const char *type) {
     if (!cJSON_IsString(rt) || strcmp(rt->valuestring, "llama3"))
       return err_set(err, "%s: rope_scaling of type \"%.30s\": Stepformer knows llama3 only", c->path,
                      cJSON_IsString(rt) ? rt->valuestring : "?");
-    if (!config_num(c, rs, "factor", -1, &factor, err) ||
-        !config_num(c, rs, "low_freq_factor", 1, &lo, err) ||
-        !config_num(c, rs, "high_freq_factor", 4, &hi, err) ||
-        !config_num(c, rs, "original_max_position_embeddings", 8192, &orig, err))
+    // the model's ranges (model.c): factors below a million, a context of at most 2^24 positions
+    if (!config_num(c, rs, "factor", -1, 1e6, &factor, err) ||
+        !config_num(c, rs, "low_freq_factor", 1, 1e6, &lo, err) ||
+        !config_num(c, rs, "high_freq_factor", 4, 1e6, &hi, err) ||
+        !config_num(c, rs, "original_max_position_embeddings", 8192, 1e12, &orig, err))
       return false;
+    if (orig > 1 << 24 || orig != (double)(int)orig)
+      return err_set(err,
+                     "%s: rope_scaling's original_max_position_embeddings is not a whole number in 1..%d",
+                     c->path, 1 << 24);
     if (factor <= 0)
       return err_set(err, "%s: rope_scaling has no \"factor\": download config.json again", c->path);
     if (!(hi > lo))
       return err_set(err, "%s: rope_scaling's high_freq_factor must be larger than its low_freq_factor",
                      c->path);
   }
+  *o = (HubLlama){.c = {D, H, Hk, dk, F, L, canon_act, eps, theta, factor, lo, hi, orig, tie},
+                  .V = V,
+                  .family = qwen2   ? HUB_QWEN2
+                            : qwen3 ? HUB_QWEN3
+                                    : HUB_LLAMA,
+                  .attn_bias = attn_bias};
+  return true;
+}
+
+bool hub_llama_config(const char *text, size_t len, const char *path, HubLlama *out, Err *err) {
+  Config c = {.root = cJSON_ParseWithLength(text, len)};
+  snprintf(c.path, sizeof c.path, "%s", path);
+  bool ok = false;
+  const char *type = NULL;
+  if (!cJSON_IsObject(c.root))
+    err_set(err, "%s: not a JSON object: download config.json again", c.path);
+  else if (!(type = config_str(&c, "model_type", NULL, err))) {
+    if (!err->msg[0]) err_set(err, "%s: \"model_type\" is missing", c.path);
+  } else if (strcmp(type, "llama") && strcmp(type, "qwen2") && strcmp(type, "qwen3"))
+    err_set(err, "%s: model_type \"%.40s\" is not llama, qwen2 or qwen3", c.path, type);
+  else
+    ok = llama_keys(&c, type, out, err);
+  cJSON_Delete(c.root);
+  return ok;
+}
+
+// LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM into the canonical form of model.h (today's
+// decoders): q/k/v stacked into in_proj, gate_proj -> gate, up_proj -> linear1, down_proj -> linear2,
+// input_layernorm -> norm1, post_attention_layernorm -> norm2, model.norm -> norm, lm_head -> head
+// (or tied: tie_word_embeddings).
+static bool llama(Tx *x, const Config *c, const char *type) {
+  Err *err = x->err;
+  HubLlama hl;
+  if (!llama_keys(c, type, &hl, err)) return false;
+  const LlamaConfig lc = hl.c;
+  const int D = lc.D, H = lc.H, Hk = lc.Hk, F = lc.F, L = lc.L, V = hl.V, dk = lc.dk;
+  const bool tie = lc.tie, attn_bias = hl.attn_bias, qwen2 = hl.family == HUB_QWEN2,
+             qwen3 = hl.family == HUB_QWEN3;
   x->prefix = "";
   char why[96], name[160], canon[128];
   snprintf(why, sizeof why, "vocab_size=%d, hidden_size=%d", V, D);
@@ -722,7 +767,6 @@ static bool llama(Tx *x, const Config *c, const char *type) {
   StTensor *nw = need(x, "model.norm.weight", D, -1, why);
   if (!nw || !move(x, "norm.weight", nw)) return false;
   const char *arch = qwen2 ? "Qwen 2" : qwen3 ? "Qwen 3" : "Llama";
-  LlamaConfig lc = {D, H, Hk, dk, F, L, canon_act, eps, theta, factor, lo, hi, orig, tie};
   if (!meta(x, "hub_architecture", "%s", arch)) return false;
   return llama_config_meta(x->out, HUB_MAX_META, &lc) || err_set(err, "out of memory");
 }

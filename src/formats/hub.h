@@ -40,16 +40,30 @@
 #include <stdbool.h>
 
 #include "err.h"          // defines: Err
+#include "llama_config.h" // defines: LlamaConfig
 #include "model_tokens.h" // defines: ModelTokenizer
 #include "safetensors.h"  // defines: StFile
 
 struct Model;
+
+// A Llama / Qwen 2 / Qwen 3 config.json as hub_read reads it, before any tensor is looked at.
+typedef enum { HUB_LLAMA, HUB_QWEN2, HUB_QWEN3 } HubFamily;
+typedef struct {
+  LlamaConfig c;    // sizes, epsilon, RoPE, activation ("silu", "gelu_tanh", "gelu"), tied head
+  int V;            // vocab_size: the embedding's rows
+  HubFamily family; // model_type llama, qwen2 (Q/K/V biases) or qwen3 (QK-norm)
+  bool attn_bias;   // attention_bias: Q/K/V and output biases
+} HubLlama;
 
 // True when path is a folder (a hub checkpoint; model_load dispatches on it).
 bool hub_is_dir(const char *path);
 // Reads the folder into a canonical StFile *out (st_free it) and its tokenizer *tk
 // (model_tokenizer_free it). On failure both are empty and err holds one line.
 bool hub_read(const char *dir, StFile *out, ModelTokenizer **tk, Err *err);
+// config.json's text (len bytes; path names it in messages) of a model_type llama, qwen2 or qwen3
+// read into *out with the checks hub_read makes before it opens the weights. False with one line
+// in err. (hub_read's own step; tests/fuzz/fuzz_llama_config.c calls it on its own.)
+bool hub_llama_config(const char *text, size_t len, const char *path, HubLlama *out, Err *err);
 // hub_read, then the model loader's validation (model_from_st); the Model owns the tokenizer and
 // its vocabulary is the tokenizer's labels.
 struct Model *hub_model_load(const char *dir, Err *err);
