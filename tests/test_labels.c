@@ -260,12 +260,12 @@ static void training(const char *text) {
   for (int p = -1; p < n; p++) { // -1: the softmax's page; then the walk's pages with a token axis
     const char *what = "the softmax backward";
     if (p < 0) {
-      view_grad_softmax(&sc, t, g, 0, head, row, col, "footer", theme_get(THEME_DARK), W, H);
+      view_grad_softmax(&sc, t, g, 0, head, row, col, "footer", theme_get(THEME_DARK), W, H, NULL);
     } else {
       const TraceTensor *x = &t->t[ks[p]];
       if (x->col_axis != AXIS_TOKEN && x->row_axis != AXIS_TOKEN) continue;
       scene_reset(&sc, W, H, 0);
-      view_grad_stage(&sc, t, g, ks[p], 0, p + 1, n, "footer", theme_get(THEME_DARK), W, H);
+      view_grad_stage(&sc, t, g, ks[p], 0, p + 1, n, "footer", theme_get(THEME_DARK), W, H, NULL);
       what = x->name;
     }
     char where[256];

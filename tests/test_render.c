@@ -661,7 +661,7 @@ static void test_grad_stages(const char *ref, const char *text) {
                 h + 1, i + 1, j + 1, eq);
         }
     scene_reset(&s, 1280, 720, 0);
-    view_grad_stage(&s, t, g, ks[p], 1, p + 1, n, "footer", theme_get(THEME_LIGHT), 1280, 720);
+    view_grad_stage(&s, t, g, ks[p], 1, p + 1, n, "footer", theme_get(THEME_LIGHT), 1280, 720, NULL);
     CHECK(s.n > 5, "%s: page %d (%s) draws nothing", ref, p + 1, x->name);
   }
   for (int h = 0; h < t->cfg.H; h++) // the softmax page's worked cell, every cell of every head

@@ -450,5 +450,20 @@ check 'has window 9 "cell=l0.S\[in, water\] = 3.9110 "' "a cell of the moved win
 check 'has window 11 " tokens=$((62 - n))-61/61 " && has window 12 " tokens=$((62 - n))-61/61 .*status=the window is at the end"' "> stops at the end of the sentence: $(line window 12 | grep -o 'tokens=[^ ]*') $(line window 12 | grep -o 'status=.*')"
 check 'has window 13 " tokens=$((62 - n - h))-$((61 - h))/61 " && has window 14 " tokens=$((62 - n - 2 * h))-$((61 - 2 * h))/61 "' "< and Shift+, move it back: $(line window 13 | grep -o 'tokens=[^ ]*'), $(line window 14 | grep -o 'tokens=[^ ]*')"
 
+# 11b. the same sentence in the training view (B) and the model view (O): each shows a window of the
+# tokens (8 to 24), > and Shift+, move it by half its length, a page of the walk starts around its
+# own worked cell (tests/test_token_window.c checks that each names its tokens and says which)
+run views "$R/token-window-views.txt" --text "$LONG"
+tn=$(line views 1 | sed -n 's/.* tokens=\([0-9]*\)-\([0-9]*\)\/61 .*/\2 \1/p' | awk '{ print $1 - $2 + 1 }')
+tf=$(line views 1 | sed -n 's/.* tokens=\([0-9]*\)-.*/\1/p')
+th=$((${tn:-2} / 2))
+check '[ "${tn:-0}" -ge 8 ] && [ "${tn:-0}" -le 24 ]' "the training view shows a window of the 61 tokens: $(line views 1 | grep -o 'tokens=[^ ]*')"
+check 'has views 2 " tokens=$((tf + th))-$((tf + th + tn - 1))/61 .*status=tokens $((tf + th))–$((tf + th + tn - 1)) of 61"' "> moves the training view's window by half: $(line views 2 | grep -o 'tokens=[^ ]*')"
+check 'has views 3 " tokens=$tf-$((tf + tn - 1))/61 "' "Shift+, moves it back: $(line views 3 | grep -o 'tokens=[^ ]*')"
+check 'has views 4 "status=backward 1/20" && has views 5 "status=tokens [0-9]*–[0-9]* of 61"' "a stage's page has its window, and > moves it: $(line views 5 | grep -o 'tokens=[^ ]*')"
+mn=$(line views 14 | sed -n 's/.* tokens=1-\([0-9]*\)\/61 .*/\1/p')
+check 'has views 14 " tokens=1-[0-9]*/61 .* model=l1,h1" && [ "${mn:-0}" -ge 8 ]' "the model view's thumbnails show a window of the tokens: $(line views 14 | grep -o 'tokens=[^ ]*')"
+check 'has views 15 " tokens=$((mn / 2 + 1))-$((mn / 2 + mn))/61 .* model=l1,h1"' "> moves the model view's window: $(line views 15 | grep -o 'tokens=[^ ]*')"
+
 [ $fail = 0 ] && echo "test_window: all checks passed"
 exit $fail

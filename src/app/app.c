@@ -1181,9 +1181,10 @@ void app_describe(const App *a, char *buf, int cap) {
   // widest number: never wider than a cell)
   char pic[160];
   int pn = snprintf(pic, sizeof pic, " zoom=%.2f pan=%.0f,%.0f", a->zoom, a->lay.pan[0], a->lay.pan[1]);
-  if (a->lay.tok_shown > 0) // a long sentence's window of tokens
-    pn += snprintf(pic + pn, sizeof pic - (size_t)pn, " tokens=%d-%d/%d", a->lay.tok_first + 1,
-                   a->lay.tok_first + a->lay.tok_shown, a->lay.tok_total);
+  int wf = a->lay.tok_first, wn = a->lay.tok_shown, wt = a->lay.tok_total;
+  if (app_train_open(a)) app_train_window(a, &wf, &wn, &wt); // (the training view's, while it is open)
+  if (wn > 0)                                                // a long sentence's window of tokens
+    pn += snprintf(pic + pn, sizeof pic - (size_t)pn, " tokens=%d-%d/%d", wf + 1, wf + wn, wt);
   if (a->lay.result >= 0 && a->lay.result < a->lay.n_ops) {
     const ViewOperand *r = &a->lay.ops[a->lay.result];
     snprintf(pic + pn, sizeof pic - (size_t)pn, " cellw=%.1f numpx=%.1f numw=%.1f", r->w / r->op.cols,

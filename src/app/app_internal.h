@@ -166,6 +166,9 @@ bool app_train_key(App *a, const AppEvent *e);
 void app_train_draw(App *a, Scene *s, float W, float H, float u);
 void app_train_free(App *a);
 bool app_train_open(const App *a);
+// The window of a long sentence's tokens the training view drew last (view_grad.h: GradWindow):
+// first (0-based), shown (0: every token), total.
+void app_train_window(const App *a, int *first, int *shown, int *total);
 void app_train_caption(const App *a, char *buf,
                        size_t cap); // "Backward pass: after N training steps, η = …" // the overlay is shown
                                     // (its panel holds the status line)

@@ -39,6 +39,7 @@ struct AppTrain {
   bool swept;
   int label;       // a classifier: the class the step trains toward (0-based; -1: the model's own guess)
   int page;        // 0: the softmax's page; 1 … : the stages walked backwards (view_grad_stages)
+  GradWindow win;  // a long sentence's window of tokens (< >): first -1 around the worked cell; as drawn
   Trace *trace;    // the forward of the current model on the session's sentence
   TraceGrad *grad; // its gradients
 };
@@ -114,9 +115,25 @@ static void step(App *a) {
                    (double)tr->lr, (double)tr->loss[tr->n], (double)tr->loss[tr->n - 1]);
 }
 
+// < and >: the window of a long sentence's tokens (the pages' GradWindow) moved by half its length.
+static void move_window(App *a, int dir) {
+  GradWindow *w = &a->train->win;
+  if (w->shown <= 0)
+    return app_set_status(a, "every token is shown: a sentence of more than %d tokens shows a window of them",
+                          VIEW_TOKENS_READABLE);
+  int step = w->shown / 2 > 0 ? w->shown / 2 : 1, last = w->total - w->shown;
+  int f = w->first + dir * step;
+  f = f < 0 ? 0 : f > last ? last : f;
+  if (f == w->first)
+    return app_set_status(a, "the window is at the %s of the sentence", dir < 0 ? "start" : "end");
+  w->first = f;
+  app_set_status(a, "tokens %d–%d of %d", f + 1, f + w->shown, w->total);
+}
+
 // The stages that have a gradient, walked backwards: page 0 is the softmax's, page p the p-th stage.
 static void walk(App *a, int dir) {
   AppTrain *tr = a->train;
+  tr->win.first = -1; // (each page's window: around its worked cell)
   int ks[512], n = view_grad_stages(tr->trace, tr->grad, ks, 512);
   tr->page = tr->page + dir < 0 ? 0 : tr->page + dir > n ? n : tr->page + dir;
   if (tr->page == 0)
@@ -141,6 +158,7 @@ bool app_train_key(App *a, const AppEvent *e) {
     if (!tr && !(tr = a->train = calloc(1, sizeof *tr))) return app_set_status(a, "out of memory"), true;
     tr->lr = TRAIN_DEFAULT_LR;
     tr->label = -1;
+    tr->win.first = -1;
     if (refresh(a)) {
       tr->open = true;
       const Model *m = tr->trace->model;
@@ -183,6 +201,8 @@ bool app_train_key(App *a, const AppEvent *e) {
           app_set_status(a, "training toward class %d of %d: %s · loss %.4f", c + 1, m->n_classes,
                          m->class_names[c], (double)tr->loss[tr->n]);
       }
+    } else if (e->ch == '<' || e->ch == '>' || ((e->mods & MOD_SHIFT) && (e->ch == ',' || e->ch == '.'))) {
+      move_window(a, e->ch == '>' || e->ch == '.' ? 1 : -1); // (Shift+, Shift+. on a US keyboard)
     } else if (e->ch == 's') { // the picture shown, with its footer "after N training steps, η = …"
       app_save(a);
     } else if (e->ch == 'k') { // the √d_k experiment
@@ -215,6 +235,11 @@ void app_train_caption(const App *a, char *buf, size_t cap) {
 
 bool app_train_open(const App *a) { return a->train && a->train->open && a->train->grad; }
 
+void app_train_window(const App *a, int *first, int *shown, int *total) {
+  const GradWindow *w = &a->train->win;
+  *first = w->first, *shown = w->shown, *total = w->total;
+}
+
 void app_train_draw(App *a, Scene *s, float W, float H, float u) {
   AppTrain *tr = a->train;
   if (!tr || !tr->open || !tr->grad) return;
@@ -227,10 +252,11 @@ void app_train_draw(App *a, Scene *s, float W, float H, float u) {
            (double)tr->loss[tr->n]);
   int ks[512], n = view_grad_stages(tr->trace, tr->grad, ks, 512);
   if (tr->page > n) tr->page = n;
+  tr->win.keys = "< > move the window";
   if (tr->page > 0)
-    view_grad_stage(s, tr->trace, tr->grad, ks[tr->page - 1], head, tr->page, n, footer, th, W, H);
+    view_grad_stage(s, tr->trace, tr->grad, ks[tr->page - 1], head, tr->page, n, footer, th, W, H, &tr->win);
   else
-    view_grad_softmax(s, tr->trace, tr->grad, 0, head, row, col, footer, th, W, H);
+    view_grad_softmax(s, tr->trace, tr->grad, 0, head, row, col, footer, th, W, H, &tr->win);
   // the panel: the loss after each step, η, the keys
   (void)u; // the view scales with the window's height, the panel with it
   float fs = H * 0.024f, x = W * 0.56f, y = H * 0.035f, w = W * 0.42f, lh = fs * 1.35f;

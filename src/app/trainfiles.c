@@ -123,7 +123,7 @@ bool trainfiles_write(OutDir *od, const Trace *t, const TrainOpts *o, char *summ
              t->model->source, t->L, (double)loss, (double)lr, (double)after);
     Err ferr = {0};                // without fonts the dump goes on without the picture, and says so
     bool fonts = text_init(&ferr); // before drawing: the layout measures the text (once per process)
-    if (fonts) view_grad_softmax(&sc, t, g, 0, head, row, col, footer, theme_get(THEME_LIGHT), PW, PH);
+    if (fonts) view_grad_softmax(&sc, t, g, 0, head, row, col, footer, theme_get(THEME_LIGHT), PW, PH, NULL);
     Canvas cv = canvas_new(PW, PH);
     if (!fonts)
       snprintf(picture, sizeof picture, " (no backward-softmax.png: %.200s)", ferr.msg);

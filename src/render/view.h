@@ -162,6 +162,10 @@ void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const V
 // The window of tokens view_render shows for trace t with options o: *first and *count (count 0:
 // every token). The window and the exports ask it to move and to name the window.
 void view_token_window(const Trace *t, const ViewOptions *o, int *first, int *count);
+// The same window with at most `most` tokens (what a picture has room to name; 0: no limit), around
+// the same focus, also for a sentence of VIEW_TOKENS_READABLE tokens or fewer longer than `most`; a
+// window asked for exactly (tok_count) stays as asked.
+void view_token_window_fit(const Trace *t, const ViewOptions *o, int most, int *first, int *count);
 // Draws only the selected cell (o->hover_*) and its links, over a view already drawn with this
 // layout: the window draws the page once and the selection on top of it at every frame.
 void view_draw_selection(Scene *s, const ViewLayout *l, const ViewOptions *o);

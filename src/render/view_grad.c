@@ -10,7 +10,11 @@
 #include "numfmt.h"     // defines: numfmt_tex, numfmt_reproduces
 #include "tex.h"        // defines: tex_draw
 #include "text.h"       // defines: text_width
-#include "view.h"       // defines: view_tensor_title
+#include "view.h"       // defines: view_tensor_title, VIEW_TOKENS_READABLE
+
+// The token labels' least size per 1080 lines (14 px at 720): a window of a long sentence's tokens
+// keeps as many as have cells 1.15 times that (turned labels each at their column, axislabels.c).
+#define GRAD_WORD 21.0f
 
 // One L×L heatmap at (x, y), `cell` pixels a cell: values v (row-major), coloured on sc; numbers
 // when the cells are wide enough; tokens on the rows (left, when labels) and columns (above).
@@ -33,12 +37,13 @@ static void color_bar(Scene *s, const ColorScale *sc, const Theme *th, float fs,
 // `focus` (an entry, or -1) is kept first and drawn in bold; fs is the labels' largest size and
 // u the page's unit (1 at 1080 lines). Draws when s is not NULL; returns the room the labels take
 // across the axis.
-static float word_labels(Scene *s, const Trace *t, TraceAxis axis, int n, bool cols, float x, float y,
-                         float len, float fs, float u, int focus, const Theme *th) {
+static float word_labels(Scene *s, const Trace *t, TraceAxis axis, int first, int n, bool cols, float x,
+                         float y, float len, float fs, float u, int focus, const Theme *th) {
   static _Thread_local AxisLabels al;
   AxisSpec sp = {.trace = t,
                  .axis = axis,
                  .n = n,
+                 .first = first, // (a window of a long sentence's tokens: entries first ... first + n - 1)
                  .cols = cols,
                  .len = len,
                  .fs = fs,
@@ -63,28 +68,34 @@ static float word_labels(Scene *s, const Trace *t, TraceAxis axis, int n, bool c
   return al.depth;
 }
 
-static void heatmap(Scene *s, const Trace *t, const float *v, const ColorScale *sc, float x, float y,
-                    float cell, bool labels, int row, int col, const Theme *th, const char *symbol, float fs,
-                    float u) {
-  int L = t->L;
+// v is L×L (the whole sentence's); the heatmap shows its tokens i0 .. i0 + n - 1 (every token, or a
+// window of a long sentence's); row and col count in the heatmap (-1 or n and more: not shown).
+static void heatmap(Scene *s, const Trace *t, const float *v_all, int i0, int n, const ColorScale *sc,
+                    float x, float y, float cell, bool labels, int row, int col, const Theme *th,
+                    const char *symbol, float fs, float u) {
+  int L = n, stride = t->L;
+  const float *v = v_all + (size_t)i0 * stride + i0;
   uint32_t *c = scene_cells(s, x, y, cell * L, cell * L, L, L);
   for (int i = 0; c && i < L; i++)
-    for (int j = 0; j < L; j++) c[i * L + j] = scale_color(sc, v[i * L + j]);
+    for (int j = 0; j < L; j++) c[i * L + j] = scale_color(sc, v[i * stride + j]);
   float nfs = cell * 0.2f;
   if (nfs >= 9)
     for (int i = 0; i < L; i++)
       for (int j = 0; j < L; j++) {
-        float val = v[i * L + j];
+        float val = v[i * stride + j];
         const char *txt =
             fabsf(val) < 5e-5f ? "0" : scene_strf(s, fabsf(val) >= 0.01f ? "%.2f" : "%.4f", val);
         scene_text_aligned(s, FONT_MONO, nfs, x + (j + 0.5f) * cell, y + (i + 0.62f) * cell, 0.5f,
                            cmap_ink_on(scale_color(sc, val)), txt);
       }
   scene_frame(s, x, y, cell * L, cell * L, 1.5f, th->frame);
-  if (labels) word_labels(s, t, AXIS_TOKEN, L, false, x, y, cell * L, fs * 0.8f, u, row, th);
-  float above = word_labels(s, t, AXIS_TOKEN, L, true, x, y, cell * L, fs * 0.8f, u, col, th);
-  scene_frame(s, x - 2, y + row * cell - 2, cell * L + 4, cell + 4, 3, th->accent); // the query row
-  scene_frame(s, x + col * cell, y + row * cell, cell, cell, 3, th->highlight);     // the worked cell
+  if (labels) word_labels(s, t, AXIS_TOKEN, i0, L, false, x, y, cell * L, fs * 0.8f, u, row, th);
+  float above = word_labels(s, t, AXIS_TOKEN, i0, L, true, x, y, cell * L, fs * 0.8f, u, col, th);
+  if (row >= 0 && row < L) {
+    scene_frame(s, x - 2, y + row * cell - 2, cell * L + 4, cell + 4, 3, th->accent); // the query row
+    if (col >= 0 && col < L)
+      scene_frame(s, x + col * cell, y + row * cell, cell, cell, 3, th->highlight); // the worked cell
+  }
   tex_draw(s, symbol, fs * 1.3f, false, x + cell * L / 2 - fs * 1.2f, y - fmaxf(fs * 1.6f, above + fs * 0.8f),
            th->text);
   color_bar(s, sc, th, fs, x, y + cell * L + fs * 0.5f, cell * L, fs * 0.45f); // under the matrix
@@ -128,8 +139,60 @@ static ColorScale centred(const float *v, long n) {
   return scale_for(CMAP_DIVERGING, -m, m);
 }
 
+// The window of tokens a page shows: none (every token) up to VIEW_TOKENS_READABLE tokens, else as
+// many as fit(m) accepts from AXL_ALL_UP_TO down to 8, from win->first, else around entries `at` and
+// `also` (the worked cell's row and column; around `at` alone when they are further apart than the
+// window is long). Writes *i0, *n and, when win, what it shows.
+static void grad_window(int L, int at, int also, GradWindow *win, bool (*fit)(void *, int), void *ctx,
+                        int *i0, int *n) {
+  *i0 = 0, *n = L;
+  if (L > VIEW_TOKENS_READABLE) {
+    int m = AXL_ALL_UP_TO;
+    while (m > 8 && !fit(ctx, m)) m--;
+    int mid = also >= 0 && abs(also - at) < m ? (at + also) / 2 : at;
+    int f = win && win->first >= 0 ? win->first : mid - m / 2;
+    *i0 = f < 0 ? 0 : f > L - m ? L - m : f, *n = m;
+  }
+  if (win) win->first = *i0, win->shown = *n < L ? *n : 0, win->total = L;
+}
+
+// The line under a page's matrices that says which tokens show (a window of them), at (x, y).
+static void window_note(Scene *s, const Theme *th, float fs, float x, float y, int i0, int n, int L,
+                        const GradWindow *win) {
+  if (n >= L) return;
+  scene_text(s, FONT_SANS, fs, x, y, th->text,
+             scene_strf(s, "tokens %d–%d of %d shown%s%s", i0 + 1, i0 + n, L, win && win->keys ? " · " : "",
+                        win && win->keys ? win->keys : ""));
+}
+
+// The softmax page's cell for m tokens, its labels' room measured (twice: the labels decide the
+// cells, the cells the labels); *label_w and *top for the layout.
+typedef struct {
+  const Trace *t;
+  const Theme *th;
+  float w, h, fs, u, gap, label_w, top, cell;
+  int i0, row, col;
+} SoftmaxFit;
+static void softmax_fit(SoftmaxFit *f, int n) {
+  f->label_w = f->fs * 5.5f, f->top = f->fs * 10.4f; // under the window's panel
+  for (int pass = 0; pass < 2; pass++) {
+    f->cell =
+        fminf((f->w - 2 * f->fs - f->label_w - 2 * f->gap) / (3.0f * n), (f->h - f->top - f->fs * 11.2f) / n);
+    f->label_w = word_labels(NULL, f->t, AXIS_TOKEN, f->i0, n, false, 0, 0, f->cell * n, f->fs * 0.8f, f->u,
+                             f->row, f->th);
+    float above = word_labels(NULL, f->t, AXIS_TOKEN, f->i0, n, true, 0, 0, f->cell * n, f->fs * 0.8f, f->u,
+                              f->col, f->th);
+    f->top = f->fs * 10.4f + fmaxf(0, above - f->fs * 1.1f);
+  }
+}
+static bool softmax_fits(void *ctx, int n) {
+  SoftmaxFit *f = ctx;
+  softmax_fit(f, n);
+  return f->cell >= GRAD_WORD * f->u * 1.15f;
+}
+
 void view_grad_softmax(Scene *s, const Trace *t, const TraceGrad *g, int layer, int head, int row, int col,
-                       const char *footer, const Theme *th, float w, float h) {
+                       const char *footer, const Theme *th, float w, float h, GradWindow *win) {
   const TraceLayer *y = &t->layers[layer];
   int L = t->L;
   size_t hs = (size_t)head * L * L;
@@ -143,23 +206,22 @@ void view_grad_softmax(Scene *s, const Trace *t, const TraceGrad *g, int layer, 
            "\\sum_k \\frac{\\partial L}{\\partial A_{ik}}\\, A_{ik}\\right)",
            fs * 1.25f, true, fs, fs * 4.6f, th->text);
   // three matrices side by side, with room for the row labels on the left and the column labels
-  // above (turned when the words do not fit across: the top moves down for them)
-  float u = h / 1080.0f, label_w = fs * 5.5f, gap = fs * 2.2f, top = fs * 10.4f; // under the window's panel
-  float cell = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    cell = fminf((w - 2 * fs - label_w - 2 * gap) / (3.0f * L), (h - top - fs * 11.2f) / L);
-    label_w = word_labels(NULL, t, AXIS_TOKEN, L, false, 0, 0, cell * L, fs * 0.8f, u, row, th);
-    float above = word_labels(NULL, t, AXIS_TOKEN, L, true, 0, 0, cell * L, fs * 0.8f, u, col, th);
-    top = fs * 10.4f + fmaxf(0, above - fs * 1.1f);
-  }
-  float mw = cell * L, x0 = fs + label_w;
+  // above (turned when the words do not fit across: the top moves down for them); a long sentence:
+  // a window of its tokens around the worked row, as many as can each be named (softmax_fits)
+  SoftmaxFit f = {t, th, w, h, fs, h / 1080.0f, fs * 2.2f, 0, 0, 0, 0, row, col};
+  int i0, n;
+  grad_window(L, row, col, win, softmax_fits, &f, &i0, &n);
+  f.i0 = i0, f.row = row - i0, f.col = col - i0;
+  softmax_fit(&f, n);
+  float u = f.u, gap = f.gap, cell = f.cell, top = f.top, mw = cell * n, x0 = fs + f.label_w;
   ColorScale sa = scale_for(CMAP_VIRIDIS, 0, 1), sda = centred(dA, (long)L * L),
-             sds = centred(dS, (long)L * L);
-  heatmap(s, t, A, &sa, x0, top, cell, true, row, col, th, "A_h", fs, u);
-  heatmap(s, t, dA, &sda, x0 + mw + gap, top, cell, false, row, col, th, "\\partial L / \\partial A_h", fs,
-          u);
-  heatmap(s, t, dS, &sds, x0 + 2 * (mw + gap), top, cell, false, row, col, th, "\\partial L / \\partial S_h",
-          fs, u);
+             sds = centred(dS, (long)L * L); // (the whole matrices' scales: a window keeps its colours)
+  heatmap(s, t, A, i0, n, &sa, x0, top, cell, true, f.row, f.col, th, "A_h", fs, u);
+  heatmap(s, t, dA, i0, n, &sda, x0 + mw + gap, top, cell, false, f.row, f.col, th,
+          "\\partial L / \\partial A_h", fs, u);
+  heatmap(s, t, dS, i0, n, &sds, x0 + 2 * (mw + gap), top, cell, false, f.row, f.col, th,
+          "\\partial L / \\partial S_h", fs, u);
+  window_note(s, th, fs * 0.8f, x0, top + mw + fs * 2.6f, i0, n, L, win);
   // the worked equation of cell (row, col)
   double r = 0;
   for (int k = 0; k < L; k++) r += (double)dA[row * L + k] * A[row * L + k];
@@ -359,9 +421,11 @@ static bool words_axis(TraceAxis a) {
 
 // A rows×cols heatmap (any shape) of a tensor whose axes are ra × ca: cells cw×ch pixels, the words
 // on the rows when labels, on the columns when they are words (word_labels); the symbol above.
+// r0, c0: the first row and column shown (a window of a long sentence's tokens), v already cut to them.
 static void heatmap_rc(Scene *s, const Trace *t, const float *v, int rows, int cols, TraceAxis ra,
-                       TraceAxis ca, const ColorScale *sc, float x, float y, float cw, float ch, bool labels,
-                       int row, int col, const Theme *th, const char *symbol, float fs, float u) {
+                       TraceAxis ca, int r0, int c0, const ColorScale *sc, float x, float y, float cw,
+                       float ch, bool labels, int row, int col, const Theme *th, const char *symbol, float fs,
+                       float u) {
   uint32_t *c = scene_cells(s, x, y, cw * cols, ch * rows, rows, cols);
   for (int i = 0; c && i < rows; i++)
     for (int j = 0; j < cols; j++) c[i * cols + j] = scale_color(sc, v[i * cols + j]);
@@ -376,10 +440,12 @@ static void heatmap_rc(Scene *s, const Trace *t, const float *v, int rows, int c
                                               : scene_strf(s, fabsf(val) >= 0.01f ? "%.2f" : "%.4f", val));
       }
   scene_frame(s, x, y, cw * cols, ch * rows, 1.5f, th->frame);
-  if (labels && words_axis(ra)) word_labels(s, t, ra, rows, false, x, y, ch * rows, fs * 0.8f, u, row, th);
+  if (labels && words_axis(ra))
+    word_labels(s, t, ra, r0, rows, false, x, y, ch * rows, fs * 0.8f, u, row, th);
   float above =
-      words_axis(ca) ? word_labels(s, t, ca, cols, true, x, y, cw * cols, fs * 0.8f, u, col, th) : 0;
-  scene_frame(s, x + col * cw - 1, y + row * ch - 1, cw + 2, ch + 2, 3, th->highlight); // the worked cell
+      words_axis(ca) ? word_labels(s, t, ca, c0, cols, true, x, y, cw * cols, fs * 0.8f, u, col, th) : 0;
+  if (row >= 0 && row < rows && col >= 0 && col < cols) // the worked cell (a window may not show it)
+    scene_frame(s, x + col * cw - 1, y + row * ch - 1, cw + 2, ch + 2, 3, th->highlight);
   tex_draw(s, symbol, fs * 1.1f, false, x, y - fmaxf(fs * 0.9f, above + fs * 0.5f), th->text);
   color_bar(s, sc, th, fs, x, y + ch * rows + fs * 0.4f, cw * cols, fs * 0.4f);
 }
@@ -491,11 +557,45 @@ const char *view_grad_softmax_worked(Scene *s, const Trace *t, const TraceGrad *
   return eq;
 }
 
+// A stage page's cells for a window of n tokens (the token axes of its matrix: n entries, others whole),
+// the labels' room measured (twice: the labels decide the cells, the cells the labels).
+typedef struct {
+  const Trace *t;
+  const TraceTensor *x;
+  const Theme *th;
+  float w, h, fs, u, label_w, top, cw, ch;
+  int r0, c0, bi, bj;
+  bool row_tok, col_tok; // the rows, the columns are the sentence's tokens (a window cuts them)
+} StageFit;
+static void stage_fit(StageFit *f, int n) {
+  const TraceTensor *x = f->x;
+  int rows = f->row_tok ? n : x->rows, cols = f->col_tok ? n : x->cols;
+  float fs = f->fs, gap = fs * 2.0f;
+  f->label_w = fs * 5.0f, f->top = fs * 8.2f;
+  for (int pass = 0; pass < 2; pass++) {
+    float avail_w = (f->w - 2 * fs - f->label_w - gap) / 2, avail_h = f->h - f->top - fs * 6.5f;
+    f->cw = fminf(avail_w / cols, fs * 3.2f), f->ch = fminf(avail_h / rows, fs * 2.2f);
+    f->label_w = words_axis(x->row_axis) ? word_labels(NULL, f->t, x->row_axis, f->r0, rows, false, 0, 0,
+                                                       f->ch * rows, fs * 0.8f, f->u, f->bi, f->th)
+                                         : fs;
+    float above = words_axis(x->col_axis) ? word_labels(NULL, f->t, x->col_axis, f->c0, cols, true, 0, 0,
+                                                        f->cw * cols, fs * 0.8f, f->u, f->bj, f->th)
+                                          : 0;
+    f->top = fs * 8.2f + fmaxf(0, above - fs * 0.4f);
+  }
+}
+static bool stage_fits(void *ctx, int n) {
+  StageFit *f = ctx;
+  stage_fit(f, n);
+  float least = GRAD_WORD * f->u * 1.15f;
+  return (!f->row_tok || f->ch >= least) && (!f->col_tok || f->cw >= least);
+}
+
 void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int head, int page, int pages,
-                     const char *footer, const Theme *th, float w, float h) {
+                     const char *footer, const Theme *th, float w, float h, GradWindow *win) {
   const TraceTensor *x = &t->t[k];
   int rows = x->rows, cols = x->cols, hd = head_of(t, x, head);
-  const float *d = view_grad_shown(t, g, k, head);
+  const float *d_all = view_grad_shown(t, g, k, head);
   float fs = h * 0.028f;
   scene_rect(s, 0, 0, w, h, th->bg);
   scene_text(s, FONT_SANS_BOLD, fs * 1.2f, fs, fs * 1.8f, th->text,
@@ -510,55 +610,63 @@ void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int he
   int bi = 0, bj = 0;
   for (int i = 0; i < rows; i++)
     for (int j = 0; j < cols; j++)
-      if (fabsf(d[(size_t)i * cols + j]) > fabsf(d[(size_t)bi * cols + bj])) bi = i, bj = j;
+      if (fabsf(d_all[(size_t)i * cols + j]) > fabsf(d_all[(size_t)bi * cols + bj])) bi = i, bj = j;
   // the row labels' room and the column labels' (words: turned when they do not fit across) decide
-  // the cells, and the cells the labels: twice
-  float u = h / 1080.0f, label_w = fs * 5.0f, gap = fs * 2.0f, top = fs * 8.2f, cw = 0, ch = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    float avail_w = (w - 2 * fs - label_w - gap) / 2, avail_h = h - top - fs * 6.5f;
-    cw = fminf(avail_w / cols, fs * 3.2f), ch = fminf(avail_h / rows, fs * 2.2f);
-    label_w = words_axis(x->row_axis)
-                  ? word_labels(NULL, t, x->row_axis, rows, false, 0, 0, ch * rows, fs * 0.8f, u, bi, th)
-                  : fs;
-    float above = words_axis(x->col_axis)
-                      ? word_labels(NULL, t, x->col_axis, cols, true, 0, 0, cw * cols, fs * 0.8f, u, bj, th)
-                      : 0;
-    top = fs * 8.2f + fmaxf(0, above - fs * 0.4f);
-  }
-  // forward values of the head shown, copied row-major for the heatmap
+  // the cells, and the cells the labels; a long sentence: a window of its tokens around the worked
+  // cell, as many as can each be named (stage_fits)
+  int L = t->L;
+  StageFit f = {.t = t, .x = x, .th = th, .w = w, .h = h, .fs = fs, .u = h / 1080.0f, .bi = bi, .bj = bj};
+  f.row_tok = x->row_axis == AXIS_TOKEN && rows == L, f.col_tok = x->col_axis == AXIS_TOKEN && cols == L;
+  int i0 = 0, wn = L;
+  if (f.row_tok || f.col_tok)
+    grad_window(L, f.row_tok ? bi : bj, f.row_tok && f.col_tok ? bj : -1, win, stage_fits, &f, &i0, &wn);
+  else if (win)
+    win->first = 0, win->shown = 0, win->total = L;
+  int r0 = f.row_tok ? i0 : 0, c0 = f.col_tok ? i0 : 0, all_cols = cols;
+  rows = f.row_tok ? wn : rows, cols = f.col_tok ? wn : cols;
+  f.r0 = r0, f.c0 = c0, f.bi = bi - r0, f.bj = bj - c0;
+  stage_fit(&f, wn);
+  float u = f.u, gap = fs * 2.0f, top = f.top, cw = f.cw, ch = f.ch, label_w = f.label_w;
+  // forward values of the head shown and its gradient, copied row-major for the heatmaps (the
+  // window's rows and columns; the colour scales those of the whole matrices)
   long n = (long)rows * cols;
-  float *buf = malloc((size_t)n * sizeof *buf), lo = 0, hi = 0, m = 0;
-  for (int i = 0; i < rows && buf; i++)
-    for (int j = 0; j < cols; j++) {
+  float *buf = malloc((size_t)n * sizeof *buf), *d = malloc((size_t)n * sizeof *d), lo = 0, hi = 0, m = 0;
+  for (int i = 0; i < x->rows; i++)
+    for (int j = 0; j < all_cols; j++) {
       float v = trace_at(x, hd, i, j);
-      buf[i * cols + j] = v, lo = fminf(lo, v), hi = fmaxf(hi, v);
+      lo = fminf(lo, v), hi = fmaxf(hi, v), m = fmaxf(m, fabsf(d_all[(size_t)i * all_cols + j]));
     }
-  for (long q = 0; q < n; q++) m = fmaxf(m, fabsf(d[q]));
-  if (buf) {
+  for (int i = 0; i < rows && buf && d; i++)
+    for (int j = 0; j < cols; j++)
+      buf[i * cols + j] = trace_at(x, hd, r0 + i, c0 + j),
+                     d[i * cols + j] = d_all[(size_t)(r0 + i) * all_cols + c0 + j];
+  if (buf && d) {
     ColorScale sf = lo >= 0 && hi <= 1 && k != t->logits
                         ? scale_for(CMAP_VIRIDIS, 0, 1)
                         : scale_for(CMAP_DIVERGING, -fmaxf(-lo, hi), fmaxf(-lo, hi));
-    heatmap_rc(s, t, buf, rows, cols, x->row_axis, x->col_axis, &sf, fs + label_w, top, cw, ch, true, bi, bj,
-               th, x->symbol ? x->symbol : "Y", fs, u);
-    free(buf);
+    heatmap_rc(s, t, buf, rows, cols, x->row_axis, x->col_axis, r0, c0, &sf, fs + label_w, top, cw, ch, true,
+               bi - r0, bj - c0, th, x->symbol ? x->symbol : "Y", fs, u);
+    ColorScale sd = scale_for(CMAP_DIVERGING, -m, m);
+    const char *sym = x->symbol; // an expression ("yW_out + b_out") in brackets under the ∂
+    heatmap_rc(
+        s, t, d, rows, cols, x->row_axis, x->col_axis, r0, c0, &sd, fs + label_w + cols * cw + gap, top, cw,
+        ch, false, bi - r0, bj - c0, th,
+        scene_strf(s,
+                   sym && strpbrk(sym, "+- ") ? "\\partial L / \\partial (%s)" : "\\partial L / \\partial %s",
+                   sym ? sym : "Y"),
+        fs, u);
   }
-  ColorScale sd = scale_for(CMAP_DIVERGING, -m, m);
-  const char *sym = x->symbol; // an expression ("yW_out + b_out") in brackets under the ∂
-  heatmap_rc(
-      s, t, d, rows, cols, x->row_axis, x->col_axis, &sd, fs + label_w + cols * cw + gap, top, cw, ch, false,
-      bi, bj, th,
-      scene_strf(s,
-                 sym && strpbrk(sym, "+- ") ? "\\partial L / \\partial (%s)" : "\\partial L / \\partial %s",
-                 sym ? sym : "Y"),
-      fs, u);
+  free(buf), free(d);
+  if (f.row_tok || f.col_tok)
+    window_note(s, th, fs * 0.75f, fs + label_w, top + rows * ch + fs * 2.45f, i0, wn, L, win);
   const char *eq = view_grad_worked(s, t, g, k, hd, bi, bj);
-  float ey = top + rows * ch + fs * 3.4f;
+  float ey = top + rows * ch + fs * (wn < L ? 3.9f : 3.4f); // (under the window's line)
   if (eq)
     tex_draw(s, eq, fs * 1.0f, true, fs, ey, th->text);
   else
     tex_draw(s,
              scene_strf(s, "\\text{the largest gradient: } %s = %s", cell_ref(s, t, x, bi, bj),
-                        tex_num(s, d[(size_t)bi * cols + bj])),
+                        tex_num(s, d_all[(size_t)bi * all_cols + bj])),
              fs * 0.9f, true, fs, ey, th->muted);
   if (footer) scene_text(s, FONT_SANS, fs * 0.75f, fs, h - fs * 0.7f, th->muted, footer);
 }

@@ -10,7 +10,7 @@
 //
 //     Scene s; scene_init(&s, 1280, 720, 0);
 //     view_grad_softmax(&s, t, g, 0, 2, 4, 5, "bank.safetensors · loss 4.51", theme_get(THEME_LIGHT), 1280,
-//     720);
+//     720, NULL);
 #ifndef SF_VIEW_GRAD_H
 #define SF_VIEW_GRAD_H
 
@@ -19,8 +19,17 @@
 #include "scene.h"    // defines: Scene
 #include "sqrtdk.h"   // defines: SqrtDkRow
 
+// A sentence of more than VIEW_TOKENS_READABLE tokens (view.h): the pages show a window of its tokens,
+// as many as can each be named (up to 24, at least 8). In: first, the window's first token (-1:
+// around the page's worked cell), keys (how to move it, said under the matrices, or NULL). Out:
+// first, shown (0 when every token shows), total. The pages take NULL: around the worked cell.
+typedef struct {
+  int first, shown, total;
+  const char *keys;
+} GradWindow;
+
 void view_grad_softmax(Scene *s, const Trace *t, const TraceGrad *g, int layer, int head, int row, int col,
-                       const char *footer, const Theme *th, float w, float h);
+                       const char *footer, const Theme *th, float w, float h, GradWindow *win);
 
 // The √d_k experiment's chart in (x, y, w, h): the size of ∂L/∂S (root mean square) against d_k on
 // a log axis, with the 1/√d_k (accent) and without it (warning colour), from sqrtdk_sweep's rows.
@@ -51,6 +60,6 @@ const char *view_grad_formula(const Trace *t, int k);
 // gradient side by side (diverging, centred on 0), the worked equation of the largest gradient cell
 // with the real numbers where the formula is a dot product or a mask, and the footer.
 void view_grad_stage(Scene *s, const Trace *t, const TraceGrad *g, int k, int head, int page, int pages,
-                     const char *footer, const Theme *th, float w, float h);
+                     const char *footer, const Theme *th, float w, float h, GradWindow *win);
 
 #endif

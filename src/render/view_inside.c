@@ -554,10 +554,11 @@ void view_inside_render(Scene *s, const Trace *t, int step, const ViewOptions *o
   ViewOptions wo = *o;
   if (wo.tok_first < 0) wo.focus_row = position_of(t, o);
   int i0, n;
+  float nf = label_px(o, h) * 0.85f;
   view_token_window(t, &wo, &i0, &n);
-  if (o->inside == INSIDE_KVCACHE) n = 0; // (its rows: one per token, drawn by view_kvcache.c)
+  if (o->inside == INSIDE_KVCACHE) // a row per token: as many as it has room to label (rows 14 px)
+    view_token_window_fit(t, &wo, view_kvcache_rows(o, h - nf * 1.8f), &i0, &n);
   if (n > 0) {
-    float nf = label_px(o, h) * 0.85f;
     h -= nf * 1.8f;
     out->tok_first = i0, out->tok_shown = n, out->tok_total = t->L;
     const char *note = scene_strf(s, "tokens %d–%d of %d shown%s%s", i0 + 1, i0 + n, t->L,
@@ -572,7 +573,7 @@ void view_inside_render(Scene *s, const Trace *t, int step, const ViewOptions *o
   case INSIDE_HEADVIEW: headview(s, t, o, l, i0, n, px, y, pw, h); break;
   case INSIDE_SALIENCY: saliency(s, t, o, i0, n, px, y, pw, h); break;
   case INSIDE_NEURONS: neurons(s, t, o, l, i0, n, px, y, pw, h); break;
-  case INSIDE_KVCACHE: view_kvcache(s, t, o, px, y, pw, h); break;
+  case INSIDE_KVCACHE: view_kvcache(s, t, o, i0, n, px, y, pw, h); break;
   case INSIDE_STORED: view_stored(s, o, px, y, pw, h); break;
   default: break;
   }

@@ -52,6 +52,7 @@ typedef struct {
   float bars_h;         // > 0: the side colour bars take this height (a chart sits under the equation)
   float bars_w;         // > 0: a chart this wide sits between the equation and the side colour bars
   int win_first, win_n; // a long sentence's window of tokens (eq_window), win_n 0: all tokens
+  const char *win_text; // the line that names the window, when not eq_window_note's own (two sentences)
   float win_y;          // the top of the line under the picture that names the window
   bool measure;         // eq_layout_and_draw only sizes the picture: its token cell into `cell`
   float cell;
@@ -66,7 +67,10 @@ void eq_delim(Eq *e, int row, char d); // a bracket or parenthesis that grows wi
 // view calls it first, so that nothing of the last picture's layout is read as this one's.
 void lay_begin(ViewLayout *out, const ViewOptions *o, float x, float y, float w, float h);
 // The KV cache's view (view_kvcache.c): K and V rows per token and layer, their size in bytes.
-void view_kvcache(Scene *s, const Trace *t, const ViewOptions *o, float x, float y, float w, float h);
+void view_kvcache(Scene *s, const Trace *t, const ViewOptions *o, int first, int n, float x, float y, float w,
+                  float h);
+// The token rows view_kvcache has room for in a view h pixels high, each labelled at 14 px at 720 lines.
+int view_kvcache_rows(const ViewOptions *o, float h);
 // "Weights as stored" (view_stored.c): o->stored's block, its scales, codes and values, one weight
 // worked out, the whole matrix and its error or rounding bound.
 void view_stored(Scene *s, const ViewOptions *o, float x, float y, float w, float h);

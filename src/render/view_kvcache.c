@@ -6,7 +6,8 @@
 // like the stage's heatmaps (one scale for the whole cache), the heads' blocks framed in their
 // colours. The last row is the one a generation step adds (kv_push); a prompt's rows come at
 // once (kv_fill). Above the table, the size: 2 · N · L · H_kv · d_k floats of 4 bytes, at this
-// length and at the model's longest.
+// length and at the model's longest. A long sentence shows a window of its rows (view.h), as many
+// as have labels of KV_LABEL, ending at the last token unless moved (< >).
 #include <math.h>
 #include <stdio.h>
 
@@ -20,12 +21,25 @@ static const char *bytes_text(Scene *s, double b) {
   return scene_strf(s, "%.2f GiB", b / (1024.0 * 1024 * 1024));
 }
 
-#define KV_ROWS 14 // token rows drawn at most (the last ones)
+#define KV_LABEL 21.0f // the token labels' least size per 1080 lines (14 px at 720): rows at least this
 
-void view_kvcache(Scene *s, const Trace *t, const ViewOptions *o, float x, float y, float w, float h) {
+static float kv_fs(const ViewOptions *o, float h) { return fmaxf(view_text_size(o) * 1.25f, h / 34); }
+// The table's top (from y) and the room its rows have: under the three lines of sizes, above the
+// line that names the framed row.
+static float kv_top(float fs) { return fs * 7.2f; }
+static float kv_room(float fs, float h) { return h - kv_top(fs) - fs * 3.5f; }
+
+int view_kvcache_rows(const ViewOptions *o, float h) {
+  float fs = kv_fs(o, h), least = KV_LABEL * o->text_scale / 0.8f; // (a row's strip is 0.8 of it)
+  int n = (int)(kv_room(fs, h) / least);
+  return n < 8 ? 8 : n;
+}
+
+void view_kvcache(Scene *s, const Trace *t, const ViewOptions *o, int r0, int n, float x, float y, float w,
+                  float h) {
   const Theme *th = o->theme;
   int N = t->cfg.n_layers, L = t->L, Hk = model_hkv(&t->cfg), dk = model_dk(&t->cfg), row_n = Hk * dk;
-  float fs = fmaxf(view_text_size(o) * 1.25f, h / 34);
+  float fs = kv_fs(o, h);
   double per_token = 2.0 * N * row_n * sizeof(float);
   int max_len = t->cfg.learned_pos && t->cfg.max_pos > 0 ? t->cfg.max_pos : 2048;
   scene_text(
@@ -45,14 +59,14 @@ void view_kvcache(Scene *s, const Trace *t, const ViewOptions *o, float x, float
              "a generation step computes one new row per layer (framed) and reads the kept ones: earlier "
              "tokens' K and V "
              "are never computed again");
-  // one colour scale for every K and V value shown
-  int r0 = L > KV_ROWS ? L - KV_ROWS : 0;
+  // one colour scale for every K and V value of the cache (a window of the rows keeps its colours)
+  int r1 = r0 + n; // rows r0 .. r1 - 1 drawn: every token, or a window of a long sentence's
   float lo = 0, hi = 0;
   for (int l = 0; l < N; l++)
     for (int which = 0; which < 2; which++) {
       const TraceTensor *m = &t->t[which ? t->layers[l].V : t->layers[l].K];
       for (int g = 0; g < Hk; g++)
-        for (int i = r0; i < L; i++)
+        for (int i = 0; i < L; i++)
           for (int j = 0; j < dk; j++) {
             float v = trace_at(m, g, i, j);
             lo = fminf(lo, v), hi = fmaxf(hi, v);
@@ -61,18 +75,13 @@ void view_kvcache(Scene *s, const Trace *t, const ViewOptions *o, float x, float
   ColorScale sc = scale_for(CMAP_DIVERGING, lo, hi);
   char wbuf[96];
   float label_w = 0, tf = fs;
-  for (int i = r0; i < L; i++)
+  for (int i = r0; i < r1; i++)
     label_w =
         fmaxf(label_w, text_width(FONT_SANS, tf, trace_axis_label(t, AXIS_TOKEN, i, wbuf, sizeof wbuf)));
   label_w = fminf(label_w + fs, w * 0.2f);
-  float gy = y + fs * 7.2f, gx = x + label_w, gap = fs * 0.9f, pair_gap = fs * 0.3f;
+  float gy = y + kv_top(fs), gx = x + label_w, gap = fs * 0.9f, pair_gap = fs * 0.3f;
   float strip_w = (w - label_w - gap * (N - 1) - pair_gap * N) / (2.0f * N);
-  float rowh = fminf((h - (gy - y) - fs * 3.5f) / (float)(L - r0 + (r0 > 0)), fs * 2.2f);
-  if (r0 > 0) { // the earlier rows, not drawn
-    scene_text(s, FONT_SANS, fs * 0.85f, gx, gy + rowh * 0.7f, th->muted,
-               scene_strf(s, "… %d earlier token%s (kept the same way)", r0, r0 == 1 ? "" : "s"));
-    gy += rowh;
-  }
+  float rowh = fminf(kv_room(fs, h) / (float)n, fs * 2.2f);
   for (int l = 0; l < N; l++) { // column headers: "layer 1" over its K | V pair
     float cx = gx + l * (2 * strip_w + pair_gap + gap);
     const char *lab = N > 8 ? scene_strf(s, "%d", l + 1) : scene_strf(s, "layer %d", l + 1);
@@ -84,7 +93,7 @@ void view_kvcache(Scene *s, const Trace *t, const ViewOptions *o, float x, float
                          th->muted, "V");
     }
   }
-  for (int i = r0; i < L; i++) {
+  for (int i = r0; i < r1; i++) {
     float ry = gy + (i - r0) * rowh, ch = rowh * 0.8f;
     bool added = i == L - 1;
     scene_text_aligned(s, added ? FONT_SANS_BOLD : FONT_SANS, fminf(tf, ch), gx - fs * 0.4f,
@@ -103,11 +112,13 @@ void view_kvcache(Scene *s, const Trace *t, const ViewOptions *o, float x, float
                      theme_head(th, g));
       }
   }
-  float last = gy + (L - 1 - r0) * rowh; // the row a generation step adds, framed
-  scene_frame(s, x, last - rowh * 0.08f, w, rowh * 0.96f, fmaxf(2, fs * 0.14f), th->accent);
-  scene_text(s, FONT_SANS, fs * 0.85f, x, last + rowh + fs * 1.3f, th->muted,
+  float last = gy + (L - 1 - r0) * rowh; // the row a generation step adds, framed (when shown)
+  if (r1 == L) scene_frame(s, x, last - rowh * 0.08f, w, rowh * 0.96f, fmaxf(2, fs * 0.14f), th->accent);
+  scene_text(s, FONT_SANS, fs * 0.85f, x, gy + n * rowh + fs * 1.3f, th->muted,
              scene_strf(s,
-                        "framed: the row of “%s”, what one step adds (kv_push); colours: one scale %.2f … "
+                        "%s the row of “%s”%s, what one step adds (kv_push); colours: one scale %.2f … "
                         "%.2f; under each strip, its K/V heads",
-                        trace_axis_label(t, AXIS_TOKEN, L - 1, wbuf, sizeof wbuf), lo, hi));
+                        r1 == L ? "framed:" : "past this window:",
+                        trace_axis_label(t, AXIS_TOKEN, L - 1, wbuf, sizeof wbuf),
+                        r1 == L ? "" : scene_strf(s, " (token %d)", L), lo, hi));
 }

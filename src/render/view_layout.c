@@ -53,15 +53,17 @@ static float window_note_size(const Eq *e) { return FS_MIN * e->o->text_scale * 
 
 float eq_window_cell(const Eq *e) { return FS_LEAST * e->o->text_scale * 1.15f; }
 
+void view_token_window_fit(const Trace *t, const ViewOptions *o, int most, int *first, int *count) {
+  view_token_window(t, o, first, count);
+  if (most <= 0 || o->tok_count > 0 || (*count ? *count : t->L) <= most) return;
+  int n = most, L = t->L, f = o->tok_first; // the window of `most` tokens around the same focus
+  if (f < 0) f = o->focus_row >= 0 && o->focus_row < L ? o->focus_row - n / 2 : 0;
+  *first = f < 0 ? 0 : f > L - n ? L - n : f, *count = n;
+}
+
 void eq_window(Eq *e) {
-  int n = e->win_n; // a count the caller measured (view_render), else VIEW_TOKENS_READABLE's
-  view_token_window(e->t, e->o, &e->win_first, &e->win_n);
-  if (n > 0 && e->win_n > n) { // the window of n tokens around the same focus
-    ViewOptions o = *e->o;
-    if (o.tok_first < 0 && o.focus_row >= 0) o.tok_first = o.focus_row - n / 2;
-    int L = e->t->L, f = o.tok_first < 0 ? 0 : o.tok_first;
-    e->win_first = f > L - n ? L - n : f, e->win_n = n;
-  }
+  // a count the caller measured (view_render), else VIEW_TOKENS_READABLE's
+  view_token_window_fit(e->t, e->o, e->win_n, &e->win_first, &e->win_n);
   if (!e->win_n) return;
   e->lay->tok_first = e->win_first, e->lay->tok_shown = e->win_n, e->lay->tok_total = e->t->L;
   e->h -= window_note_size(e) * 1.8f;
@@ -77,6 +79,7 @@ void eq_window_note(Eq *e) {
                    e->t->L);
   if (sums && n < (int)sizeof buf)
     n += snprintf(buf + n, sizeof buf - (size_t)n, " · each row's Σ over all %d columns", e->t->L);
+  if (e->win_text) n = snprintf(buf, sizeof buf, "%s", e->win_text);
   if (e->o->tok_keys && n < (int)sizeof buf)
     snprintf(buf + n, sizeof buf - (size_t)n, " · %s", e->o->tok_keys);
   float fs = window_note_size(e), w = e->w - eq_bar_width(e);

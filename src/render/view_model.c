@@ -8,7 +8,9 @@
 // MV_THUMB: a model with more layers (or heads) than the area holds at that size -- GPT-2 small's
 // 12 × 12 at 1280×720 -- shows a page of them, says which ("page 1 of 2: layers 1–6 of 12") and
 // the page follows the selection (the window's arrows). A thumbnail of L×L cells that has fewer
-// pixels than L is area-averaged (operand_block_mean). The grid's geometry goes into
+// pixels than L is area-averaged (operand_block_mean). A sentence of more than VIEW_TOKENS_READABLE
+// tokens shows the same window of them in every thumbnail (view.h), as many as the thumbnails can
+// name (at least 8; else every token, unnamed), and the caption says which. The grid's geometry goes into
 // ViewLayout.grid: the window hit-tests it (view_model_hit) and draws its selection on top
 // (view_model_cell).
 #include <math.h>
@@ -21,6 +23,9 @@
 #define MV_TEXT 30.0f
 // The smallest thumbnail, per 1080 lines (67 px at 720): a head's pattern seen from the back row.
 #define MV_THUMB 100.0f
+// The token words beside the thumbnails, per 1080 lines (14 px at 720); a cell 1.15 times that
+// names each token (turned, axislabels.c).
+#define MV_WORD 21.0f
 
 bool view_model_available(const Trace *t, int step) {
   if (step < 0 || step >= t->n_steps || t->steps[step].kind != STEP_SOFTMAX) return false;
@@ -39,14 +44,20 @@ static float fitted_text(Scene *s, FontFace f, float fs, float x, float base, fl
   return tw;
 }
 
-// The caption above the grid and its colour bar.
-static float caption(Scene *s, const Trace *t, const ViewOptions *o, Colormap cm, float top, float x, float y,
-                     float w) {
+// The caption above the grid and its colour bar; a window of the tokens (n of them from i0, n < L)
+// said in it.
+static float caption(Scene *s, const Trace *t, const ViewOptions *o, Colormap cm, float top, int i0, int n,
+                     float x, float y, float w) {
   const Theme *th = o->theme;
   float fs = MV_TEXT * o->text_scale, base = y + fs * 1.1f;
   const char *text =
-      scene_strf(s, "A of every layer (rows) and head (columns): %d × %d matrices of %d×%d, colour",
-                 t->cfg.n_layers, t->cfg.H, t->L, t->L);
+      n < t->L
+          ? scene_strf(s,
+                       "A of every layer (rows) and head (columns): %d × %d matrices of %d×%d, tokens "
+                       "%d–%d of %d shown, colour",
+                       t->cfg.n_layers, t->cfg.H, t->L, t->L, i0 + 1, i0 + n, t->L)
+          : scene_strf(s, "A of every layer (rows) and head (columns): %d × %d matrices of %d×%d, colour",
+                       t->cfg.n_layers, t->cfg.H, t->L, t->L);
   const char *end = o->scale == SCALE_MATRIX ? "its largest weight" : scene_strf(s, "%.2f", top);
   float ew = text_width(FONT_SANS, fs, end) + fs * 2.2f; // "0 ", the bar's margins, its end
   float tw = fitted_text(s, FONT_SANS, fs, x, base, w - ew - fs * 4, th->text, text);
@@ -81,17 +92,18 @@ static int per_page(int n, int fit) {
 }
 
 // Sizes the grid in (x, y, w, h): thumbnails of at least MV_THUMB, as large as the area allows,
-// with the layer labels left and the head labels above; a page of them when not all fit.
-static void fit(ViewGrid *g, const Trace *t, const ViewOptions *o, float x, float y, float w, float h,
-                Fit *f) {
+// with the layer labels left and the head labels above; a page of them when not all fit. Each
+// thumbnail shows L tokens from i0 (a window of a long sentence's, or all of them).
+static void fit(ViewGrid *g, const Trace *t, const ViewOptions *o, int i0, int L, float x, float y, float w,
+                float h, Fit *f) {
   float ts = o->text_scale, lf = MV_TEXT * ts, gap = fmaxf(4.0f, 12 * ts), least = MV_THUMB * ts;
   int NL = t->cfg.n_layers, NH = t->cfg.H;
   char buf[96];
   snprintf(buf, sizeof buf, "layer %d", NL);
   f->lf = lf, f->left = text_width(FONT_SANS, lf, buf) + lf * 0.6f, f->top = lf * 1.5f;
   float words = 0;
-  if (t->L <= 24) { // the tokens named on the first column's rows and above the first row's columns
-    for (int i = 0; i < t->L; i++)
+  if (L <= 24) { // the tokens named on the first column's rows and above the first row's columns
+    for (int i = i0; i < i0 + L; i++)
       words = fmaxf(words, text_width(FONT_SANS, MV_TEXT * ts * 0.7f,
                                       trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf)));
     words += 8 * ts;
@@ -102,7 +114,7 @@ static void fit(ViewGrid *g, const Trace *t, const ViewOptions *o, float x, floa
     f->per_l = per_page(NL, (int)(ah / (least + gap)));
     f->per_h = per_page(NH, (int)(aw / (least + gap)));
     side = floorf(fminf(aw / f->per_h, ah / f->per_l) - gap);
-    if (words == 0 || (side / (float)t->L >= 18 * ts && f->per_l == NL && f->per_h == NH)) break;
+    if (words == 0 || (side / (float)L >= MV_WORD * ts * 1.15f && f->per_l == NL && f->per_h == NH)) break;
     words = 0; // thumbnails too small to carry words, or more pages with them than without
   }
   f->words = words;
@@ -129,19 +141,20 @@ static void fit(ViewGrid *g, const Trace *t, const ViewOptions *o, float x, floa
 
 // The tokens along thumbnail (tx, ty)'s rows (left of it) or columns (above it), as every matrix
 // view names them (axislabels.h).
-static void thumb_words(Scene *s, const Trace *t, const ViewOptions *o, float tx, float ty, float side,
-                        bool cols) {
+static void thumb_words(Scene *s, const Trace *t, const ViewOptions *o, int i0, int n, float tx, float ty,
+                        float side, bool cols) {
   static _Thread_local AxisLabels al;
   float ts = o->text_scale;
   AxisSpec sp = {.trace = t,
                  .axis = AXIS_TOKEN,
-                 .n = t->L,
+                 .n = n,
+                 .first = i0,
                  .cols = cols,
                  .len = side,
                  .fs = MV_TEXT * ts * 0.7f,
-                 .floor = 18 * ts,
-                 .least = 18 * ts,
-                 .focus = o->focus_row};
+                 .floor = MV_WORD * ts,
+                 .least = MV_WORD * ts,
+                 .focus = o->focus_row >= i0 && o->focus_row < i0 + n ? o->focus_row - i0 : -1};
   axis_labels_plan(&sp, &al);
   for (int k = 0; k < al.n; k++) {
     if (cols)
@@ -212,26 +225,43 @@ void view_model_render(Scene *s, const Trace *t, const ViewOptions *o, float x, 
   // random model's weights stay near 1/L: a 0 → 1 scale would draw them all alike); per matrix:
   // each thumbnail 0 → its own largest weight.
   float top = o->scale == SCALE_MATRIX ? 1 : top_weight(t, o, -1, -1);
-  float cap = caption(s, t, o, cm, top, x, y, w);
+  // a long sentence: the window of its tokens that the thumbnails can name, 24 down to 8 (else all)
+  float cap = MV_TEXT * o->text_scale * 1.7f, note = 0; // (caption's height)
   ViewGrid *g = &out->grid;
   Fit f;
-  fit(g, t, o, x, y + cap, w, h - cap, &f);
-  if (g->pages > 1) { // a line says which page this is: the grid below it
-    float note = MV_TEXT * o->text_scale * 1.6f;
-    fit(g, t, o, x, y + cap + note, w, h - cap - note, &f);
-    page_note(s, t, o, g, x, y + cap, w);
+  int i0 = 0, L = t->L;
+  view_token_window(t, o, &i0, &L);
+  for (int most = L; L > 0; most--) {
+    view_token_window_fit(t, o, most, &i0, &L);
+    fit(g, t, o, i0, L, x, y + cap, w, h - cap, &f);
+    note = g->pages > 1 ? MV_TEXT * o->text_scale * 1.6f : 0; // a line says which page this is
+    if (note > 0) fit(g, t, o, i0, L, x, y + cap + note, w, h - cap - note, &f);
+    if (f.words > 0 || o->tok_count > 0) break;
+    if (most <= 8) { // too small to name even 8: every token, unnamed (the caption says how many)
+      i0 = 0, L = 0;
+      break;
+    }
   }
+  if (L <= 0) { // every token
+    i0 = 0, L = t->L;
+    fit(g, t, o, i0, L, x, y + cap, w, h - cap, &f);
+    note = g->pages > 1 ? MV_TEXT * o->text_scale * 1.6f : 0;
+    if (note > 0) fit(g, t, o, i0, L, x, y + cap + note, w, h - cap - note, &f);
+  }
+  if (L < t->L) out->tok_first = i0, out->tok_shown = L, out->tok_total = t->L;
+  caption(s, t, o, cm, top, i0, L, x, y, w);
+  if (note > 0) page_note(s, t, o, g, x, y + cap, w);
   grid_labels(s, o, g, &f);
-  int L = t->L, d = g->side >= L ? L : (int)g->side; // cells drawn per side (area-averaged below L)
+  int d = g->side >= L ? L : (int)g->side; // cells drawn per side (area-averaged below L)
   uint32_t lut[LUT]; // the colours of 0 → top in LUT steps: a 24 × 12 grid is ~0.3 M cells to colour
   lut_fill(lut, cm, top);
   for (int row = 0; row < g->layers; row++) {
     for (int col = 0; col < g->heads; col++) {
       int l = g->l0 + row, hd = g->h0 + col;
       float tx = g->x + col * g->cw + g->tx, ty = g->y + row * g->ch + g->ty;
-      if (f.words > 0 && col == 0) thumb_words(s, t, o, tx, ty, g->side, false);
-      if (f.words > 0 && row == 0) thumb_words(s, t, o, tx, ty, g->side, true);
-      Operand a = operand_tensor(t, t->layers[l].A, hd, false);
+      if (f.words > 0 && col == 0) thumb_words(s, t, o, i0, L, tx, ty, g->side, false);
+      if (f.words > 0 && row == 0) thumb_words(s, t, o, i0, L, tx, ty, g->side, true);
+      Operand a = operand_window(operand_tensor(t, t->layers[l].A, hd, false), i0, L);
       if (o->scale == SCALE_MATRIX) lut_fill(lut, cm, top = top_weight(t, o, l, hd));
       uint32_t *c = scene_cells(s, tx, ty, g->side, g->side, d, d);
       if (!c) return;
@@ -247,7 +277,7 @@ void view_model_render(Scene *s, const Trace *t, const ViewOptions *o, float x, 
         }
       }
       Cmd *fr = scene_frame(s, tx - 1, ty - 1, g->side + 2, g->side + 2, 1, theme_head(th, hd));
-      if (fr) fr->tag = scene_strf(s, "layer %d, head %d: A (%d×%d)", l + 1, hd + 1, L, L);
+      if (fr) fr->tag = scene_strf(s, "layer %d, head %d: A (%d×%d)", l + 1, hd + 1, t->L, t->L);
     }
   }
 }

@@ -8,12 +8,15 @@
 // the step's focus (a lesson's row=) when both sentences have it, else the last word they share;
 // the chart's heading says which. Colours: the diverging scale fixed to [-1, 1], white at 0:
 // a cosine's sign matters (pointing away is not "unrelated"), and one fixed scale lets the two
-// matrices, and every layer's, be compared by eye.
+// matrices, and every layer's, be compared by eye. A sentence of more than VIEW_TOKENS_READABLE
+// tokens shows a window of its tokens (rows of the first, columns of the second: as many as can
+// each be named, around the word of the line, moved together by < >), said under the matrices.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "axislabels.h" // defines: AXL_ALL_UP_TO
 #include "similarity.h" // defines: Sim, sim_init, sim_set_word
 #include "text.h"       // defines: text_width
 #include "view_internal.h"
@@ -92,6 +95,71 @@ static void draw_line(Scene *s, const Sim *sim, const ViewOptions *o, int mark_a
 #undef PY
 }
 
+// The windows of the two sentences' tokens: rows r0 .. r0 + rn - 1 of the first, columns c0 .. c0 +
+// cn - 1 of the second (rn = a->L, cn = b->L: every token), each of at most `most` tokens around the
+// word of the line, or from the window's moved start (ViewOptions.tok_first, the same for both).
+typedef struct {
+  int r0, rn, c0, cn;
+} SimWin;
+
+static void one_window(int L, int at, const ViewOptions *o, int most, int *first, int *n) {
+  *first = 0, *n = L;
+  if (L <= most) return;
+  int f = o->tok_first >= 0 ? o->tok_first : at >= 0 ? at - most / 2 : 0;
+  *first = f < 0 ? 0 : f > L - most ? L - most : f, *n = most;
+}
+
+static void sim_window(const Sim *sim, const Trace *a, const Trace *b, const ViewOptions *o, int most,
+                       SimWin *w) {
+  if (a->L <= VIEW_TOKENS_READABLE && b->L <= VIEW_TOKENS_READABLE) most = a->L > b->L ? a->L : b->L;
+  if (o->tok_count > 0) most = o->tok_count; // (export --tokens A-B: A-B of each, or its end)
+  one_window(a->L, sim->word_a, o, most, &w->r0, &w->rn);
+  one_window(b->L, sim->word_b, o, most, &w->c0, &w->cn);
+}
+
+// Operand o (L1 × L2) cut to the windows.
+static Operand sim_cut(Operand o, const SimWin *w, int L1, int L2) {
+  if (w->rn < L1) o.row0 = w->r0, o.rows = w->rn, o.row_win = L1;
+  if (w->cn < L2) o.col0 = w->c0, o.cols = w->cn, o.col_win = L2;
+  return o;
+}
+
+// The two matrices laid out in e (drawn unless measure); returns the token cell when measuring.
+static float sim_compose(Eq *e, Scene *s, ViewLayout *out, const Sim *sim, const Trace *a,
+                         const ViewOptions *o, const SimWin *sw, int kl, int layer, const char *caption_a,
+                         const char *caption_b, float x, float y, float w, float h, bool measure) {
+  const Trace *b = sim->b;
+  memset(e, 0, sizeof *e);
+  e->s = s, e->t = a, e->o = o, e->lay = out, e->measure = measure;
+  e->x = x, e->y = y, e->w = w, e->h = h * 0.58f;
+  if (sw->rn < a->L || sw->cn < b->L) { // the line under the matrices names both windows
+    e->win_first = sw->r0, e->win_n = sw->rn > sw->cn ? sw->rn : sw->cn;
+    float nf = 26.0f * o->text_scale * 0.8f; // (eq_window_note's size: FS_MIN · 0.8)
+    e->h -= nf * 1.8f, e->win_y = e->y + e->h;
+    e->win_text = scene_strf(s, "rows: tokens %d–%d of %d · columns: tokens %d–%d of %d shown", sw->r0 + 1,
+                             sw->r0 + sw->rn, a->L, sw->c0 + 1, sw->c0 + sw->cn, b->L);
+  }
+  int kx =
+      eq_op(e, sim_cut(operand_tensor(&sim->trace, 0, 0, false), sw, a->L, b->L), "\\cos_{OE}", LINK_NONE);
+  int kr = eq_op(e, sim_cut(operand_tensor(&sim->trace, kl, 0, false), sw, a->L, b->L),
+                 scene_strf(s, "\\cos_{\\text{layer } %d}", layer + 1), LINK_NONE);
+  for (int k = 0; k < 2; k++) {
+    int q = k ? kr : kx;
+    e->deco[q].row_labels = true;
+    e->deco[q].own_focus = true, e->deco[q].focus_row = sim->word_a, e->deco[q].focus_col = sim->word_b;
+  }
+  e->deco[kx].caption = scene_strf(s, "rows: %s · columns: %s", caption_a ? caption_a : "sentence 1",
+                                   caption_b ? caption_b : "sentence 2");
+  e->deco[kx].caption_row = true;
+  out->result = kr;
+  out->ops[kr].result = true;
+  eq_put(e, 0, kx);
+  eq_tex(e, 0, "\\longrightarrow");
+  eq_put(e, 0, kr);
+  eq_layout_and_draw(e);
+  return e->cell;
+}
+
 void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const ViewOptions *o,
                      const char *caption_a, const char *caption_b, int focus_b, float x, float y, float w,
                      float h, ViewLayout *out) {
@@ -116,26 +184,30 @@ void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const V
   for (int k = 0; k < sim->n_levels; k++)
     if (!strcmp(sim->levels[k].name, want)) kl = k;
   if (kl < 0) kl = sim->n_levels - 1;
-  Eq e;
-  memset(&e, 0, sizeof e);
-  e.s = s, e.t = a, e.o = o, e.lay = out;
-  e.x = x, e.y = y, e.w = w, e.h = h * 0.58f;
-  int kx = eq_op(&e, operand_tensor(&sim->trace, 0, 0, false), "\\cos_{OE}", LINK_NONE);
-  int kr = eq_op(&e, operand_tensor(&sim->trace, kl, 0, false),
-                 scene_strf(s, "\\cos_{\\text{layer } %d}", layer + 1), LINK_NONE);
-  for (int k = 0; k < 2; k++) {
-    int q = k ? kr : kx;
-    e.deco[q].row_labels = true;
-    e.deco[q].own_focus = true, e.deco[q].focus_row = sim->word_a, e.deco[q].focus_col = sim->word_b;
+  // a long sentence: the most tokens (24 down to 8) whose cells can each be named, measured
+  SimWin sw = {0};
+  int most = AXL_ALL_UP_TO;
+  if (a->L > VIEW_TOKENS_READABLE || b->L > VIEW_TOKENS_READABLE)
+    for (; most > 8; most--) {
+      sim_window(sim, a, b, o, most, &sw);
+      Eq m;
+      static _Thread_local ViewLayout lay;
+      Scene scratch;
+      scene_init(&scratch, s->width, s->height, 0);
+      lay_begin(&lay, o, x, y, w, h);
+      float cell =
+          sim_compose(&m, &scratch, &lay, sim, a, o, &sw, kl, layer, caption_a, caption_b, x, y, w, h, true);
+      bool fits = cell >= eq_window_cell(&m) * 0.97f;
+      scene_free(&scratch);
+      if (fits) break;
+    }
+  sim_window(sim, a, b, o, most, &sw);
+  if (sw.rn < a->L || sw.cn < b->L) { // the app's < > move both windows (ViewOptions.tok_first)
+    bool rows = sw.rn < a->L;
+    out->tok_first = rows ? sw.r0 : sw.c0, out->tok_shown = rows ? sw.rn : sw.cn;
+    out->tok_total = rows ? a->L : b->L;
   }
-  e.deco[kx].caption = scene_strf(s, "rows: %s · columns: %s", caption_a ? caption_a : "sentence 1",
-                                  caption_b ? caption_b : "sentence 2");
-  e.deco[kx].caption_row = true;
-  out->result = kr;
-  out->ops[kr].result = true;
-  eq_put(&e, 0, kx);
-  eq_tex(&e, 0, "\\longrightarrow");
-  eq_put(&e, 0, kr);
-  eq_layout_and_draw(&e);
+  Eq e;
+  sim_compose(&e, s, out, sim, a, o, &sw, kl, layer, caption_a, caption_b, x, y, w, h, false);
   draw_line(s, sim, o, 0, kl, x, y + h * 0.60f, w, h * 0.40f);
 }
