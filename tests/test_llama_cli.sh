@@ -82,6 +82,19 @@ mkdir -p "$T/bad"
 cp "$REF/llama-gqa2/model.safetensors" "$REF/llama-gqa2/tokenizer.json" "$T/bad/"
 sed 's/"model_type": "llama"/"model_type": "qwen2"/' "$REF/llama-gqa2/config.json" >"$T/bad/config.json"
 refused "contradicting config" "contradicts itself" "$SF" info --model "$T/bad"
+# config values the model could not take, refused by the config reader in config.json's words (the
+# first found by fuzz_llama_config: the model loader refused it later as "layer_norm_eps must be in
+# (0, 1)"; the second was cast to int, undefined behaviour)
+sed 's/"rms_norm_eps": 1e-05/"rms_norm_eps": 2e-86/' "$REF/llama-gqa2/config.json" >"$T/bad/config.json"
+refused "eps 0 as a float" '"rms_norm_eps" is not a small positive number' "$SF" info --model "$T/bad"
+sed 's/"rope_theta": 10000.0,/"rope_theta": 10000.0, "rope_scaling": {"rope_type": "llama3", "factor": 8, "original_max_position_embeddings": 3e9},/' \
+  "$REF/llama-gqa2/config.json" >"$T/bad/config.json"
+refused "rope_scaling's context over 2^24" "original_max_position_embeddings is not a whole number in 1..16777216" \
+  "$SF" info --model "$T/bad"
+sed -e 's/"head_dim": 8,//' -e 's/"num_attention_heads": 4/"num_attention_heads": 64/' \
+  -e 's/"num_key_value_heads": 2/"num_key_value_heads": 64/' "$REF/llama-gqa2/config.json" >"$T/bad/config.json"
+refused "more heads than width" "num_attention_heads=64 is more than hidden_size=32 and there is no head_dim" \
+  "$SF" info --model "$T/bad"
 mkdir -p "$T/notok"
 cp "$REF/llama-gqa2/model.safetensors" "$REF/llama-gqa2/config.json" "$T/notok/"
 refused "no tokenizer.json" "tokenizer.json is missing" "$SF" info --model "$T/notok"
