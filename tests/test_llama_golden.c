@@ -117,31 +117,43 @@ static int run_cases(const char *refdir, GoldenRow *rows, int n) {
 
 // The paths of a large model (issues 34-35), on the fixtures: every file mapped as a 1B checkpoint's
 // is (st_map_min_bytes 0; the shards of a sharded folder into one region, F32 tensors read in place),
-// and layer matrices of the model's own (BF16, F16, the canonical file's) left unpacked as a 1B's are
-// (model_pack_own_max 0: the forward packs block by block, gemm_blocks.h, with every product on the
-// packed kernels: mat_naive_max_madds and mat_loop_max_rows 0). The same stages either way.
+// and layer matrices of the model's own (BF16, F16, the canonical file's) left unpacked as a 1B's
+// from GGUF are (model_pack_own_max 0 and model_pack_converted false: the forward packs block by
+// block, gemm_blocks.h, with every product on the packed kernels: mat_naive_max_madds and
+// mat_loop_max_rows 0). The same stages either way. A converted model is packed whatever its size
+// by default, its head too (model.h).
 static void check_large_paths(const char *refdir, GoldenRow *rows, int n) {
   size_t map_min = st_map_min_bytes;
   int64_t own_max = model_pack_own_max;
   long naive = mat_naive_max_madds;
   int loop_rows = mat_loop_max_rows;
   st_map_min_bytes = 0, model_pack_own_max = 0, mat_naive_max_madds = 0, mat_loop_max_rows = 0;
-  printf("== mapped files, own layer matrices unpacked (block by block)\n");
   char dir[4200];
-  snprintf(dir, sizeof dir, "%.4000s/qwen3-sharded", refdir);
   Err err = {0};
+  snprintf(dir, sizeof dir, "%.4000s/llama3-bf16", refdir);
   Model *m = model_load(dir, &err);
+  CHECK(m && m->converted &&
+            (!gemm_supported() || (m->layers[0].in_proj_packed.panels && m->layers[1].linear2_packed.panels &&
+                                   m->head_packed.panels)),
+        "llama3-bf16: converted, so packed, its head too, whatever model_pack_own_max: %s", err.msg);
+  model_free(m);
+  model_pack_converted = false;
+  printf("== mapped files, own layer matrices unpacked (block by block)\n");
+  snprintf(dir, sizeof dir, "%.4000s/qwen3-sharded", refdir);
+  m = model_load(dir, &err);
   CHECK(m && m->map && (const uint8_t *)m->embed >= m->map && (const uint8_t *)m->embed < m->map + m->map_len,
         "qwen3-sharded: its shards mapped, the embedding read in place: %s", err.msg);
   model_free(m);
   snprintf(dir, sizeof dir, "%.4000s/llama3-bf16", refdir);
   m = model_load(dir, &err);
-  CHECK(m && !m->map && !m->layers[0].in_proj_packed.panels && !m->layers[1].linear2_packed.panels,
+  CHECK(m && !m->map && !m->layers[0].in_proj_packed.panels && !m->layers[1].linear2_packed.panels &&
+            !m->head_packed.panels,
         "llama3-bf16: converted, so its own; not packed with model_pack_own_max 0: %s", err.msg);
   model_free(m);
   int stages = run_cases(refdir, rows, n);
   CHECK(stages >= N_CASES * 40, "%d stages compared, mapped and unpacked", stages);
   st_map_min_bytes = map_min, model_pack_own_max = own_max, mat_naive_max_madds = naive;
+  model_pack_converted = true;
   mat_loop_max_rows = loop_rows;
 }
 

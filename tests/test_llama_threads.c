@@ -8,7 +8,9 @@
 // K/V head) and the row stages are large enough to be cut between threads (forward.c's
 // SPLIT_MIN_WORK). The whole trace (every stage) after a forward on one thread equals the one on
 // two threads bit for bit; the cached token's logits too; and they are within 1e-5 (relative to the
-// largest) of the last row of a full trace of the 61 tokens.
+// largest) of the last row of a full trace of the 61 tokens. Once more with a vocabulary of 1000 words
+// and the head packed, as a model converted from BF16 has it (model.h, head_packed): the head's
+// product is then cut between threads too.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 
 #include "check.h"
 #include "forward.h"  // defines: model_forward, forward_set_threads, KVCache, kv_init, kv_fill, kv_push
+#include "gemm.h"     // defines: gemm_pack, gemm_supported
 #include "generate.h" // defines: gen_trace_ids, gen_argmax
 #include "model.h"    // defines: Model, ModelConfig, model_random
 #include "trace.h"    // defines: Trace
@@ -24,10 +27,13 @@ enum { L = 60 };
 
 static float final_gain[128]; // the final RMSNorm's gain (a random model has no final norm of its own)
 
-static Model *modern_model(RopeStyle rope, bool qk_norm) {
+static Model *modern_model(RopeStyle rope, bool qk_norm, bool packed_head) {
   Err err = {0};
   Vocab v = {0};
-  CHECK(vocab_from_lines(&v, "<unk>\nthe\ncat\nsat\non\nmat\nby\nbank\nriver\n", &err), "%s", err.msg);
+  char words[8000] = "<unk>\nthe\ncat\nsat\non\nmat\nby\nbank\nriver";
+  for (int w = 9, n = (int)strlen(words); packed_head && w < 1000; w++)
+    n += snprintf(words + n, sizeof words - (size_t)n, "\nw%d", w);
+  CHECK(vocab_from_lines(&v, words, &err), "%s", err.msg);
   ModelConfig c = model_config_default();
   c.D = 128, c.H = 4, c.H_kv = 2, c.F = 384, c.n_layers = 2;
   c.activation = ACT_SILU, c.norm_first = c.causal = true, c.no_pos = true;
@@ -40,14 +46,17 @@ static Model *modern_model(RopeStyle rope, bool qk_norm) {
     m->has_head = m->tie_head = m->has_final_norm = true;
     m->head_weight = m->embed;
     m->norm_weight = final_gain;
+    if (packed_head && gemm_supported())
+      CHECK(gemm_pack(&m->head_packed, mat_view(m->head_weight, m->cfg.V, m->cfg.D)), "out of memory");
   }
   return m;
 }
 
-static void check_model(RopeStyle rope, bool qk_norm) {
-  const char *name =
-      rope == ROPE_PAIRS ? (qk_norm ? "pairs, QK-norm" : "pairs") : (qk_norm ? "halves, QK-norm" : "halves");
-  Model *m = modern_model(rope, qk_norm);
+static void check_model(RopeStyle rope, bool qk_norm, bool packed_head) {
+  const char *name = packed_head          ? "halves, packed head of 1000 words"
+                     : rope == ROPE_PAIRS ? (qk_norm ? "pairs, QK-norm" : "pairs")
+                                          : (qk_norm ? "halves, QK-norm" : "halves");
+  Model *m = modern_model(rope, qk_norm, packed_head);
   if (!m) return;
   Err err = {0};
   int ids[L + 1];
@@ -111,8 +120,9 @@ static void check_model(RopeStyle rope, bool qk_norm) {
 }
 
 int main(void) {
-  check_model(ROPE_HALF, false);
-  check_model(ROPE_HALF, true);
-  check_model(ROPE_PAIRS, false);
+  check_model(ROPE_HALF, false, false);
+  check_model(ROPE_HALF, true, false);
+  check_model(ROPE_PAIRS, false, false);
+  check_model(ROPE_HALF, false, true);
   return check_exit("test_llama_threads");
 }

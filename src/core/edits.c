@@ -486,6 +486,8 @@ static Model *edited_model(const Trace *base, const TraceEdits *e, Err *err) {
     }
     r->copy[p - r->orig] = x->value;
   }
+  // an edited tied head (E itself) is multiplied block by block, as an unpacked head is
+  if (em->m.head_weight != m->head_weight) em->m.head_packed = (GemmWeights){0};
   for (int q = 0; q < na; q++) { // re-pack an edited matrix the model had packed
     Array *r = &a[q];
     if (!r->copy || !r->pack || !r->pack->panels) continue;

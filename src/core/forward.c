@@ -897,7 +897,7 @@ void model_forward(Trace *t) {
       x = &T[t->head_norm];
     }
     // a tied head multiplies by E itself (head_weight == embed); head_bias may be NULL
-    linear(tmat(&T[t->logits]), tmat(x), mat_view(m->head_weight, V, D), NULL, m->head_bias);
+    linear(tmat(&T[t->logits]), tmat(x), mat_view(m->head_weight, V, D), &m->head_packed, m->head_bias);
     predict_rows(t);
   } else if (t->class_pred >= 0) { // classifier: LayerNorm, mean over positions, class scores
     const TraceTensor *x = &T[t->layers[c->n_layers - 1].out];
@@ -1036,7 +1036,7 @@ static void kv_push_modern(KVCache *c, int id) {
     mat_add(x, x, ffn);
   }
   rms_norm_rows(fnorm, x, m->norm_weight, g->ln_eps, g->rms_offset);
-  linear(mat_view(c->logits, 1, V), fnorm, mat_view(m->head_weight, V, D), NULL, m->head_bias);
+  linear(mat_view(c->logits, 1, V), fnorm, mat_view(m->head_weight, V, D), &m->head_packed, m->head_bias);
   c->n = p + 1;
 }
 
@@ -1116,6 +1116,6 @@ void kv_push(KVCache *c, int id) {
     mat_layernorm_rows(a_in, hh, m->head_norm_weight, m->head_norm_bias, g->ln_eps);
     y = a_in;
   }
-  linear(mat_view(c->logits, 1, V), y, mat_view(m->head_weight, V, D), NULL, m->head_bias);
+  linear(mat_view(c->logits, 1, V), y, mat_view(m->head_weight, V, D), &m->head_packed, m->head_bias);
   c->n = p + 1;
 }

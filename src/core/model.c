@@ -237,6 +237,7 @@ int64_t model_layer_matrix_floats(const ModelConfig *c) {
 }
 
 int64_t model_pack_own_max = (int64_t)1 << 30;
+bool model_pack_converted = true;
 
 bool model_packs_own(const ModelConfig *c) {
   return model_layer_matrix_floats(c) * (int64_t)sizeof(float) <= model_pack_own_max;
@@ -504,20 +505,30 @@ static void model_pack(Model *m) {
     return;
   }
   // Which matrices get a packed copy: those read from a file mapping (the copy takes the place of
-  // the file's pages, which go back), and those in memory of the model's own (converted from BF16,
-  // dequantized from GGUF, random) while they are small (model_packs_own): above that the copy
-  // would double the weights' memory, and the forward packs them block by block per product
-  // instead. None when the copies would not fit in the memory available.
+  // the file's pages, which go back), and those in memory of the model's own (dequantized from
+  // GGUF, random) while they are small (model_packs_own): above that the copy would double the
+  // weights' memory, and the forward packs them block by block per product instead. Converted
+  // from a safetensors file's F16/BF16 (m->converted) they are packed whatever their size, while
+  // the copies leave as much memory free as they take (model.h, model_pack_converted). None when
+  // the copies would not fit in the memory available.
   bool own_ok = model_packs_own(c), all = true;
-  uint64_t want = 0;
+  bool conv = m->converted && model_pack_converted && !own_ok;
+  uint64_t want = 0, want_conv = 0; // bytes of the copies: always made, and made for conv
   for (int l = 0; l < c->n_layers; l++) {
     LayerMatrix mx[LAYER_MATRICES];
     layer_matrices(c, &m->layers[l], mx);
-    for (int k = 0; k < LAYER_MATRICES; k++)
-      if (mx[k].n > 0 && (own_ok || mx[k].xw || in_map(m, *mx[k].canon)))
-        want += sizeof(float) * gemm_packed_floats((int)mx[k].n, (int)mx[k].k);
+    for (int k = 0; k < LAYER_MATRICES; k++) {
+      if (mx[k].n == 0) continue;
+      uint64_t bytes = sizeof(float) * gemm_packed_floats((int)mx[k].n, (int)mx[k].k);
+      if (own_ok || mx[k].xw || in_map(m, *mx[k].canon))
+        want += bytes;
+      else if (conv)
+        want_conv += bytes;
+    }
   }
-  bool room = want <= mem_available();
+  uint64_t avail = mem_available();
+  bool room = want <= avail;
+  conv = conv && room && want + 2 * want_conv <= avail;
   for (int l = 0; l < c->n_layers; l++) {
     LayerWeights *w = &m->layers[l];
     LayerMatrix mx[LAYER_MATRICES];
@@ -526,7 +537,7 @@ static void model_pack(Model *m) {
                                            &w->linear2_packed, &w->gate_packed};
     for (int k = 0; k < LAYER_MATRICES; k++) {
       if (mx[k].n == 0) continue;
-      if (!room || !(own_ok || mx[k].xw || in_map(m, *mx[k].canon))) {
+      if (!room || !(own_ok || conv || mx[k].xw || in_map(m, *mx[k].canon))) {
         all = false;
         continue;
       }
@@ -541,6 +552,14 @@ static void model_pack(Model *m) {
     }
   }
   if (!all) model_canonical(m); // a matrix left unpacked is multiplied from the canonical layout
+  // the prediction head of a converted model whose layer matrices are packed (a tied head is E: V
+  // rows, 1 GiB for Llama 3.2 1B; packed per product otherwise, the largest of them), while the
+  // copy leaves as much memory free as it takes
+  size_t head_bytes = m->has_head && m->head_weight && c->n_dec_layers == 0
+                          ? sizeof(float) * gemm_packed_floats(c->V, c->D)
+                          : 0;
+  if (head_bytes && m->converted && model_pack_converted && all && room && 2 * head_bytes <= mem_available())
+    gemm_pack(&m->head_packed, mat_view(m->head_weight, c->V, c->D));
   for (int j = 0; j < c->n_dec_layers; j++) { // a decoder layer: its self-attention, FFN and cross
     DecLayerWeights *d = &m->dec_layers[j];
     LayerWeights *w = &d->self;
@@ -564,6 +583,7 @@ static void layer_unpack(LayerWeights *w) {
 
 void model_free(Model *m) {
   if (!m) return;
+  gemm_free(&m->head_packed);
   for (int l = 0; m->layers && l < m->cfg.n_layers; l++) {
     layer_unpack(&m->layers[l]);
     LayerMatrix mx[LAYER_MATRICES];
@@ -1121,6 +1141,7 @@ Model *model_from_st(StFile *fp, const char *path, Err *err) {
                 at);
         goto fail;
       }
+    m->converted |= !strcmp(st->dtype, "BF16") || !strcmp(st->dtype, "F16"); // (model_pack)
     bool mapped = st_mapped(&f, st->data);
     if (mapped) // checked: its pages go back to the page cache until something reads them
       st_release_pages(st->data, sizeof(float) * (size_t)cnt);
@@ -1246,6 +1267,8 @@ void model_memory(const Model *m, uint64_t *mapped, uint64_t *own, uint64_t *pac
     for (int k = 0; k < LAYER_MATRICES; k++)
       if (g[k]->panels) *packed += sizeof(float) * gemm_packed_floats(g[k]->n, g[k]->k);
   }
+  if (m->head_packed.panels)
+    *packed += sizeof(float) * gemm_packed_floats(m->head_packed.n, m->head_packed.k);
 }
 
 long model_param_offset(const Model *m, const float *x) {
@@ -1444,6 +1467,8 @@ Model *model_with_params(const Model *m, const float *params, Err *err) {
     c->layers[l].in_proj_xw = c->layers[l].out_proj_xw = c->layers[l].linear1_xw = c->layers[l].linear2_xw =
         NULL;
   if (m->tie_head) c->head_weight = c->embed;
+  c->head_packed = (GemmWeights){0}; // packed afresh below when the model's is
+  if (m->head_packed.panels) gemm_pack(&c->head_packed, mat_view(c->head_weight, c->cfg.V, c->cfg.D));
   free(p);
   for (int l = 0; l < m->cfg.n_layers; l++) { // packed afresh (or not at all, as the model's)
     LayerWeights *w = &c->layers[l];
@@ -1466,6 +1491,7 @@ Model *model_with_params(const Model *m, const float *params, Err *err) {
 void model_with_params_free(Model *m) {
   if (!m) return;
   for (int l = 0; l < m->cfg.n_layers; l++) layer_unpack(&m->layers[l]);
+  gemm_free(&m->head_packed);
   free(m->layers);
   free(m->params);
   free((StepModel *)m);

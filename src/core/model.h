@@ -199,6 +199,9 @@ typedef struct Model {
   float *norm_weight, *norm_bias; // [D] final LayerNorm, or NULL
   float *head_weight, *head_bias; // [V, D], [V]; an encoder-decoder's: [V_t, D], [V_t]
                                   // head_bias NULL: none; head_weight == embed when tie_head
+  // head_weight packed (a decoder-only model converted from F16/BF16, model_pack; else empty: the
+  // forward packs the head block by block per product, gemm_blocks.h)
+  GemmWeights head_packed;
   // The canonical extensions (see the top of this file; NULL / 0 / false when absent):
   float *pos_embed;                                       // [cfg.max_pos, D] learned positions
   float *token_type;                                      // [n_types, D]; row 0 is added to X + P
@@ -237,6 +240,9 @@ typedef struct Model {
   // A model dequantized from a GGUF file with quantized tensors: the file's path (owned), so that
   // "weights as stored" (stored.h) can read its blocks again; NULL for every other model.
   char *stored_path;
+  // Its floats were converted from a safetensors file's F16 or BF16 (model_from_st): its layer
+  // matrices get packed copies whatever their size (model_pack_converted).
+  bool converted;
 } Model;
 
 ModelConfig model_config_default(void); // D=16, H=2, F=64, 2 layers, relu, post-norm, eps 1e-5
@@ -294,13 +300,19 @@ int64_t model_param_count(const ModelConfig *c, bool with_head, bool with_norm);
 // The floats of every layer's weight matrices (Q/K/V, output, the FFN's two or three): what the
 // packed copies for the GEMM kernel take (model_pack), about 79 % of Llama 3.2 1B.
 int64_t model_layer_matrix_floats(const ModelConfig *c);
-// Layer matrices held in memory of the model's own (converted from F16/BF16, dequantized from GGUF,
-// random weights) get packed copies only up to this size: beyond it the copies would double the
-// weights' memory (SmolLM2-135M's 425 MB are packed, Llama 3.2 1B's 3.6 GiB are not; the forward then
-// packs block by block per product). Matrices read from a file mapping are packed whatever their size
-// (the copy takes the place of the file's pages), when the copies fit in the memory available.
-// model_pack_own_max is that size in bytes (1 GiB; tests set 0 to take the unpacked path).
+// Layer matrices held in memory of the model's own (dequantized from GGUF, random weights) get packed
+// copies only up to this size: beyond it the copies would double the weights' memory (SmolLM2-135M's
+// 425 MB are packed, Llama 3.2 1B's 3.6 GiB from GGUF are not, as issue 35's memory rule wants: at
+// most the dequantized floats and the file's pages; the forward then packs block by block per
+// product). Matrices read from a file mapping are packed whatever their size (the copy takes the
+// place of the file's pages), when the copies fit in the memory available. Matrices converted from
+// a safetensors file's F16/BF16 (Model.converted) are packed whatever their size too, while the
+// copies leave at least as much memory free as they take: a 1B hub folder in BF16 then holds its
+// floats and their packed copies (4.6 + 3.6 GiB), for a forward that does not pack 3.6 GiB at every
+// pass (BENCHMARKS.md, "Today's LLMs"). model_pack_own_max is that size in bytes (1 GiB; tests set
+// 0 to take the unpacked path); model_pack_converted (true) false treats converted ones as the others.
 extern int64_t model_pack_own_max;
+extern bool model_pack_converted;
 bool model_packs_own(const ModelConfig *c);
 // Refuses in one line ("WHAT: its N parameters take 4.60 GiB as float32 but 3.10 GiB of memory are
 // available: ...") when n_params floats do not fit in mem_available() (memsize.h); `packed` says

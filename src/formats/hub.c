@@ -151,8 +151,9 @@ static StTensor *need(Tx *x, const char *name, long s0, long s1, const char *why
   return t;
 }
 
-// Adds a canonical tensor that takes over data ([s0] or [s0, s1] floats, malloc'd).
-static bool put(Tx *x, const char *name, float *data, long s0, long s1) {
+// Adds a canonical tensor that takes over data ([s0] or [s0, s1] floats, malloc'd), converted
+// from dtype (the file's: "BF16" tells model_from_st that the model's floats are a conversion).
+static bool put(Tx *x, const char *name, float *data, long s0, long s1, const char *dtype) {
   EXPECT(x->out->n < x->cap);
   StTensor *o = &x->out->tensors[x->out->n];
   size_t k = strlen(name) + 1;
@@ -166,7 +167,7 @@ static bool put(Tx *x, const char *name, float *data, long s0, long s1) {
   o->shape[0] = s0, o->shape[1] = s1 < 0 ? 0 : s1;
   o->count = s1 < 0 ? s0 : s0 * s1;
   o->data = data;
-  snprintf(o->dtype, sizeof o->dtype, "F32");
+  snprintf(o->dtype, sizeof o->dtype, "%s", dtype);
   x->out->n++;
   return true;
 }
@@ -175,7 +176,7 @@ static bool put(Tx *x, const char *name, float *data, long s0, long s1) {
 static bool move(Tx *x, const char *name, StTensor *t) {
   float *d = t->data;
   t->data = NULL;
-  return put(x, name, d, t->shape[0], t->ndim == 2 ? t->shape[1] : -1);
+  return put(x, name, d, t->shape[0], t->ndim == 2 ? t->shape[1] : -1, t->dtype);
 }
 
 // hub [a, b] -> canonical [b, a]: a Conv1D's weight [in, out] is nn.Linear's [out, in] transposed.
@@ -204,7 +205,7 @@ static bool stack3(Tx *x, const char *name, StTensor *q, StTensor *k, StTensor *
       free(parts[p]->data);
     parts[p]->data = NULL;
   }
-  return put(x, name, d, 3 * (long)q->shape[0], q->ndim == 2 ? q->shape[1] : -1);
+  return put(x, name, d, 3 * (long)q->shape[0], q->ndim == 2 ? q->shape[1] : -1, q->dtype);
 }
 
 static bool meta(Tx *x, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -582,7 +583,7 @@ static bool stack_qkv(Tx *x, const char *name, StTensor *q, StTensor *k, StTenso
       free(parts[p]->data);
     parts[p]->data = NULL;
   }
-  return put(x, name, d, rows, q->ndim == 2 ? q->shape[1] : -1);
+  return put(x, name, d, rows, q->ndim == 2 ? q->shape[1] : -1, q->dtype);
 }
 
 // config.json's keys of a Llama / Qwen 2 / Qwen 3 checkpoint (model_type `type`) into *o: sizes,
