@@ -80,8 +80,11 @@ void genstrip_draw(Scene *s, const Generation *g, int k, const Theme *th, float 
     // below 0.8 of the size
     char fit[96];
     snprintf(fit, sizeof fit, "%s", gen_word(g, st->top[r]));
+    // (stepped down and measured again: a width does not scale exactly with the size, and a word
+    // that misses by a pixel would lose its end, "apporte…" reading as another word)
     float wf = tf * 1.3f, ww = text_width(FONT_SANS_BOLD, wf, fit);
     if (ww > track) wf = fmaxf(tf * 0.8f, wf * track / ww);
+    while (wf > tf * 0.8f && text_width(FONT_SANS_BOLD, wf, fit) > track) wf = fmaxf(tf * 0.8f, wf * 0.97f);
     for (size_t n = strlen(fit); n > 1 && text_width(FONT_SANS_BOLD, wf, fit) > track;) {
       n = utf8_floor(fit, n - 1);
       snprintf(fit + n, sizeof fit - n, "…");
