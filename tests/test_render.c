@@ -291,6 +291,18 @@ static void test_compare(const Trace *a, Model *m) {
     CHECK(lay.ops[1].op.trace == b && lay.ops[1].op.head == 1,
           "the right panel is the second sentence, head 2");
   }
+  // at 1280x720, the scores of two sentences and their difference: no text starts left of the
+  // picture (issue 31.3: the left panel's "queries ↓" read "ueries ↓")
+  scene_reset(&s, 1280, 720, 0);
+  o.head = 0;
+  view_render_compare(&s, a, b, trace_step_find(a, STEP_SCORES, 0), &o, "a", "b", -1, -1, 0, 0, 1280, 640,
+                      &lay);
+  for (int i = 0; i < s.n; i++)
+    if (s.cmds[i].kind == CMD_TEXT && !s.cmds[i].turned)
+      CHECK(s.cmds[i].x >= -0.5f, "\"%s\" starts at x = %.1f, left of the picture", s.cmds[i].text,
+            s.cmds[i].x);
+  o.head = 1;
+  scene_reset(&s, 1920, 1080, 0);
   view_render_compare(&s, a, c, st, &o, "a", "c", -1, -1, 0, 0, 1920, 1000, &lay);
   CHECK(lay.n_ops == 2, "different lengths: no difference panel (%d)", lay.n_ops);
   o.head = -1;

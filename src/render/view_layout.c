@@ -1183,9 +1183,14 @@ static void draw_operand(Eq *e, int k, const Units *u) {
   if (d->row_labels) {
     float xr = v->x - fs * 0.6f - (has_bands(&v->op, false) ? fs * 0.6f : 0);
     draw_row_labels(e, k, fs, xr);
-    if (is_tok(v->op.row_axis) && is_tok(v->op.col_axis))
-      scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, xr, v->y - fs * 0.5f, 1.0f, th->muted,
-                         v->op.col_axis == AXIS_TOKEN2 ? "first sentence ↓" : "queries ↓");
+    if (is_tok(v->op.row_axis) && is_tok(v->op.col_axis)) {
+      // smaller rather than cut where the rows' labels are narrower than it at the picture's edge
+      // (the left panel of a comparison read "ueries ↓")
+      const char *cap = v->op.col_axis == AXIS_TOKEN2 ? "first sentence ↓" : "queries ↓";
+      float qf = fs * 0.8f, qw = text_width(FONT_SANS_ITALIC, qf, cap);
+      if (qw > xr - e->x && xr > e->x) qf = fmaxf(fs * 0.5f, qf * (xr - e->x) / qw);
+      scene_text_aligned(e->s, FONT_SANS_ITALIC, qf, xr, v->y - fs * 0.5f, 1.0f, th->muted, cap);
+    }
   }
   char buf[96];
   bool averaged = shape_text(e, v, v->w, v->h, buf, sizeof buf);
