@@ -13,7 +13,11 @@
 //     name every distinct word on the rows and above the columns, no two labels overlapping;
 //   - bank-sense.pt (the course's classifier): its class scores and prediction name both classes,
 //     river and money, above every matrix with a class axis (W_c's two columns are narrow);
-//   - no two labels (texts of words of the sentence) overlap anywhere in any of these pictures.
+//   - no two labels (texts of words of the sentence) overlap anywhere in any of these pictures;
+//   - the lines under the matrices (their shapes "L×L = 20×20", "area-averaged", the notes
+//     "labelled: 7 of 20 rows, …") never overlap one another: the compare step (cat-bank step 15)
+//     after a long sentence is typed (its 20×20 grids beside the 7×7 ones) wrote four notes over
+//     one another.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +131,31 @@ typedef struct {
   int only_step;       // a lesson's step (1-based) to check alone, or 0 for all
   const char *must;    // a word that must be named on the result's columns, or NULL
   bool window;         // more than 40 tokens: each step shows a window of them, every one labelled
+  bool notes_only;     // only the lines under the matrices (and the labels' overlaps) checked
 } Case;
+
+// The lines under the matrices: shapes, "area-averaged", "labelled: …".
+static bool under_line(const Cmd *c) {
+  return c->kind == CMD_TEXT && (!strncmp(c->text, "labelled", 8) || !strncmp(c->text, "area-", 5) ||
+                                 !strncmp(c->text, "area maximum", 12) ||
+                                 (strstr(c->text, "×") && strstr(c->text, " = ") && !c->turned));
+}
+
+// Pairs of those lines whose boxes overlap (the first pair into where).
+static int under_overlaps(const Scene *sc, char *where, int cap) {
+  int n = 0;
+  for (int a = 0; a < sc->n; a++) {
+    if (!under_line(&sc->cmds[a])) continue;
+    for (int b = a + 1; b < sc->n; b++)
+      if (under_line(&sc->cmds[b]) && overlap(text_box(&sc->cmds[a]), text_box(&sc->cmds[b]))) {
+        if (!n)
+          snprintf(where, (size_t)cap, "'%s' at (%.0f, %.0f) and '%s' at (%.0f, %.0f)", sc->cmds[a].text,
+                   sc->cmds[a].x, sc->cmds[a].y, sc->cmds[b].text, sc->cmds[b].x, sc->cmds[b].y);
+        n++;
+      }
+  }
+  return n;
+}
 
 static void run(const Case *cs) {
   Session s;
@@ -168,6 +196,10 @@ static void run(const Case *cs) {
     int ov = overlaps(&sc, t, where, sizeof where);
     if (p.compare) ov += overlaps(&sc, p.compare, where, sizeof where);
     CHECK(ov == 0, "%s step %d: %d pairs of labels overlap (%s)", name, k + 1, ov, where);
+    int uo = under_overlaps(&sc, where, sizeof where);
+    CHECK(uo == 0, "%s step %d%s: %d pairs of lines under the matrices overlap (%s)", name, k + 1,
+          cs->text && s.has_lesson ? " (a long sentence typed)" : "", uo, where);
+    if (cs->notes_only) continue;
     for (int q = 0; q < lay.n_ops; q++) {
       const ViewOperand *v = &lay.ops[q];
       const Trace *ot = v->op.trace;
@@ -354,9 +386,13 @@ int main(void) {
   snprintf(t45, sizeof t45, "%s %s flows", t22, t22);
   snprintf(t66, sizeof t66, "%s %s %s", t22, t22, t22);
   Case cases[] = {
-      {NULL, t22, NULL, true, 0, NULL, false},           {NULL, t45, NULL, false, 0, NULL, false},
-      {cat_bank, NULL, NULL, false, 15, "river", false}, {cat_bank, NULL, NULL, false, 0, NULL, false},
-      {intuition, NULL, NULL, true, 9, "who", false},    {NULL, t66, NULL, false, 0, NULL, true},
+      {NULL, t22, NULL, true, 0, NULL, false, false},
+      {NULL, t45, NULL, false, 0, NULL, false, false},
+      {cat_bank, NULL, NULL, false, 15, "river", false, false},
+      {cat_bank, NULL, NULL, false, 0, NULL, false, false},
+      {intuition, NULL, NULL, true, 9, "who", false, false},
+      {NULL, t66, NULL, false, 0, NULL, true, false},
+      {cat_bank, t22, NULL, false, 15, NULL, false, true}, // the compare step after E and a long sentence
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) run(&cases[c]);
   training(t22);

@@ -29,7 +29,7 @@ static float measure_widest(const AxisSpec *sp, float fs) {
 // An answer is keyed by the axis, its length, the size and, for an axis of words, a fingerprint
 // of its words (FNV-1a over the words, cheap next to formatting and measuring them), so a new sentence or
 // model at the same address is measured anew. Per thread: exports draw pictures on several.
-static float widest(const AxisSpec *sp, float fs) {
+static uint64_t words_print(const AxisSpec *sp) {
   uint64_t h = (1469598103934665603ull ^ (uint64_t)sp->first) * 1099511628211ull;
   for (int k = 0; k < sp->n && k < AXL_MAX; k++) { // (nothing for a numbered axis: n says it all)
     const char *c = trace_axis_word(sp->trace, sp->axis, sp->first + k);
@@ -37,6 +37,11 @@ static float widest(const AxisSpec *sp, float fs) {
     for (; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
     h = (h ^ 0xFF) * 1099511628211ull; // (0xFF is never a byte of UTF-8: labels stay apart)
   }
+  return h;
+}
+
+static float widest(const AxisSpec *sp, float fs) {
+  uint64_t h = words_print(sp);
   enum { SLOTS = 64 };
   static _Thread_local struct {
     uint64_t h;
@@ -87,8 +92,54 @@ static Size decide(const AxisSpec *sp) {
 
 bool axis_labels_partial(const AxisSpec *sp) { return !sp->vocab && !decide(sp).all; }
 
+static void plan(const AxisSpec *sp, AxisLabels *out);
+
+// The room a few turned column labels take: the longest of those placed (at the size they are
+// placed at, which may be `least`), and their leaders' room. Placing them is what measures them:
+// the widest word of the whole axis at `floor` reserved a third more than they took (a compare
+// view's grids of a long sentence lost their height to it).
+// (Remembered: the layout asks for the same axis many times while it fits a picture.)
+static float turned_few_depth(const AxisSpec *sp) {
+  // (keyed as widest's answers are, with what else decides the plan: the length, the sizes, the focus;
+  // the words a step prefers make no key: with them, measured each time)
+  typedef struct {
+    uint64_t h;
+    TraceAxis axis;
+    int n, first, focus;
+    float len, fs, floor, least;
+  } Key;
+  enum { SLOTS = 32 };
+  static _Thread_local struct {
+    Key key;
+    float depth;
+    bool used;
+  } memo[SLOTS];
+  static _Thread_local int next;
+  Key key;
+  memset(&key, 0, sizeof key); // (padding too: keys compare as bytes)
+  key.h = words_print(sp), key.axis = sp->axis, key.n = sp->n, key.first = sp->first, key.focus = sp->focus;
+  key.len = sp->len, key.fs = sp->fs, key.floor = sp->floor, key.least = sp->least;
+  bool keyed = sp->n_prefer == 0;
+  for (int k = 0; keyed && k < SLOTS; k++)
+    if (memo[k].used && !memcmp(&memo[k].key, &key, sizeof key)) return memo[k].depth;
+  static _Thread_local AxisLabels al;
+  plan(sp, &al);
+  float w = 0; // (measured: the labels of the most characters, and of one fewer)
+  size_t most = 0;
+  for (int k = 0; k < al.n; k++) most = strlen(al.text[k]) > most ? strlen(al.text[k]) : most;
+  for (int k = 0; k < al.n; k++)
+    if (strlen(al.text[k]) + 1 >= most) w = fmaxf(w, text_width(FONT_SANS, al.lf, al.text[k]));
+  float depth = fminf(w, 7 * sp->fs) + sp->fs * 1.2f;
+  if (keyed) {
+    memo[next].key = key, memo[next].depth = depth, memo[next].used = true;
+    next = (next + 1) % SLOTS;
+  }
+  return depth;
+}
+
 float axis_labels_depth(const AxisSpec *sp) {
   Size z = decide(sp);
+  if (sp->cols && z.turned && !z.all && !sp->vocab) return turned_few_depth(sp);
   float w = widest(sp, z.lf);
   if (!z.all && !sp->vocab) w += text_width(FONT_SANS, z.lf, "00 "); // "12 walks"
   if (!sp->cols) return (z.stagger ? 2 : 1) * fminf(w, 12 * sp->fs) + (z.stagger ? z.lf * 0.6f : 0) + 10;
@@ -210,11 +261,16 @@ static bool choose(const AxisSpec *sp, AxisLabels *out, float pitch, float lf) {
 }
 
 void axis_labels_plan(const AxisSpec *sp, AxisLabels *out) {
+  plan(sp, out);
+  out->depth = axis_labels_depth(sp);
+}
+
+static void plan(const AxisSpec *sp, AxisLabels *out) {
   Size z = decide(sp);
   out->lf = z.lf, out->turned = z.turned, out->numbered = false, out->spread = false;
   out->shift = z.stagger ? fminf(widest(sp, z.lf), 12 * sp->fs) + z.lf * 0.6f : 0;
   out->n = 0, out->shown = 0, out->total = sp->vocab && !z.all ? sp->n_cand : sp->n;
-  out->depth = axis_labels_depth(sp);
+  out->depth = 0;
   if (sp->n <= 0) return;
   float pitch = sp->len / (float)sp->n;
   char buf[96];

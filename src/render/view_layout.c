@@ -519,13 +519,33 @@ static Margins margins(const Eq *e, int k, const Units *u) {
   return m;
 }
 
-// How far the shape under an operand reaches past its cells on each side (it is centred).
+static float note_size(float fs);
+
+// How far the lines under an operand (its shape; "area-averaged"; "labelled: 5 of 20 rows, …")
+// reach past its cells on each side (they are centred): neighbours keep them apart, so that two
+// notes never run into each other.
+static const char *averaged_text(const ViewOperand *v);
+
 static float shape_over(const Eq *e, const ViewOperand *v, const Units *u) {
   float w, h;
-  char buf[96];
+  char buf[160];
   cell_box(v, u, &w, &h);
-  shape_text(e, v, w, h, buf, sizeof buf);
-  return fmaxf(0, (text_width(FONT_SANS, u->fs * 0.85f, buf) - w) / 2);
+  bool averaged = shape_text(e, v, w, h, buf, sizeof buf);
+  float wide = text_width(FONT_SANS, u->fs * 0.85f, buf);
+  if (averaged) wide = fmaxf(wide, text_width(FONT_SANS_ITALIC, u->fs * 0.7f, averaged_text(v)));
+  int k = (int)(v - e->lay->ops);
+  if (!e->deco[k].caption_row && labels_partial(e, k, w, h, u->fs)) { // the note at its longest (no plan)
+    AxisSpec r = axis_spec(e, k, false, h, u->fs), c = axis_spec(e, k, true, w, u->fs);
+    bool rows = e->deco[k].row_labels && is_tok(v->op.row_axis) && axis_labels_partial(&r);
+    bool cols = has_col_labels(v) && is_tok(v->op.col_axis) && axis_labels_partial(&c);
+    int n = snprintf(buf, sizeof buf, "labelled:");
+    if (rows) n += snprintf(buf + n, sizeof buf - (size_t)n, " %d of %d rows", v->op.rows, v->op.rows);
+    if (cols && n < (int)sizeof buf)
+      snprintf(buf + n, sizeof buf - (size_t)n, "%s %d of %d columns", rows ? "," : "", v->op.cols,
+               v->op.cols);
+    wide = fmaxf(wide, text_width(FONT_SANS_ITALIC, note_size(u->fs), buf));
+  }
+  return fmaxf(0, (wide - w) / 2);
 }
 
 static float row_tallest(const Eq *e, int r, const Units *u) { // delimiters grow to it
@@ -841,6 +861,14 @@ static BlockRule block_rule(const ViewOperand *v) {
   return src->kind == T_ONEHOT ? BLOCK_MAX_ONEHOT : src->kind == T_PRED ? BLOCK_MAX_PRED : BLOCK_MEAN;
 }
 
+// The line under cells fewer than their values: how the blocks were drawn.
+static const char *averaged_text(const ViewOperand *v) {
+  BlockRule rule = block_rule(v);
+  return rule == BLOCK_MAX_ONEHOT ? "area maximum: every 1 shows"
+         : rule == BLOCK_MAX_PRED ? "area maximum: every peak shows"
+                                  : "area-averaged";
+}
+
 static void draw_cells(Eq *e, ViewOperand *v) {
   const Theme *th = e->o->theme;
   int R = v->op.rows, C = v->op.cols;
@@ -1059,24 +1087,40 @@ static void draw_row_labels(Eq *e, int k, float fs, float x_right) {
   }
 }
 
-// Under the shape, when a token axis names only some entries: how many of each are named.
+// Under the shape, when a token axis names only some entries: how many of each are named, for
+// operand k with cells w × h ("labelled: 5 of 20 rows, 5 of 20 columns"). A row of heads' grids
+// (caption_row) says it once, for every matrix of the row, under its first: "" for the others.
+static const char *partial_note(const Eq *e, int k, float w, float h, float fs, char *note, int cap) {
+  const ViewOperand *v = &e->lay->ops[k];
+  const OpDeco *d = &e->deco[k];
+  static _Thread_local AxisLabels al;
+  note[0] = 0;
+  if (d->caption_row && !d->caption) return note;
+  int n = snprintf(note, (size_t)cap, "%s", d->caption_row ? "labelled in each:" : "labelled:"), n0 = n;
+  if (d->row_labels && is_tok(v->op.row_axis)) {
+    plan_labels(e, k, false, h, fs, &al);
+    if (al.numbered) n += snprintf(note + n, (size_t)(cap - n), " %d of %d rows", al.shown, al.total);
+  }
+  if (has_col_labels(v) && is_tok(v->op.col_axis) && n < cap) {
+    plan_labels(e, k, true, w, fs, &al);
+    if (al.numbered && n < cap)
+      snprintf(note + n, (size_t)(cap - n), "%s %d of %d columns", n > n0 ? "," : "", al.shown, al.total);
+  }
+  return note;
+}
+
+// The note's size, and where it starts: centred under the cells, or (a row of grids) from the
+// first one's left edge along the row, where no other note is.
+static float note_size(float fs) { return fs * 0.7f; }
+
 static void draw_partial_note(Eq *e, int k, float fs, float y) {
   ViewOperand *v = &e->lay->ops[k];
-  static _Thread_local AxisLabels al;
   char note[160];
-  int n = 0;
-  n += snprintf(note + n, sizeof note - (size_t)n, "labelled:");
-  if (e->deco[k].row_labels && is_tok(v->op.row_axis)) {
-    plan_labels(e, k, false, v->h, fs, &al);
-    if (al.numbered) n += snprintf(note + n, sizeof note - (size_t)n, " %d of %d rows", al.shown, al.total);
-  }
-  if (has_col_labels(v) && is_tok(v->op.col_axis)) {
-    plan_labels(e, k, true, v->w, fs, &al);
-    if (al.numbered && n < (int)sizeof note)
-      n += snprintf(note + n, sizeof note - (size_t)n, "%s %d of %d columns", n > 10 ? "," : "", al.shown,
-                    al.total);
-  }
-  scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.7f, v->x + v->w / 2, y, 0.5f, e->o->theme->muted, note);
+  partial_note(e, k, v->w, v->h, fs, note, sizeof note);
+  if (!note[0]) return;
+  bool along = e->deco[k].caption_row;
+  scene_text_aligned(e->s, FONT_SANS_ITALIC, note_size(fs), along ? v->x : v->x + v->w / 2, y,
+                     along ? 0.0f : 0.5f, e->o->theme->muted, note);
 }
 
 static void draw_bands(Eq *e, ViewOperand *v, float fs, bool cols) {
@@ -1197,12 +1241,8 @@ static void draw_operand(Eq *e, int k, const Units *u) {
   scene_text_aligned(e->s, FONT_SANS, fs * 0.85f, v->x + v->w / 2, v->y + v->h + fs * 1.35f, 0.5f, th->muted,
                      buf);
   if (averaged) { // as draw_cells drew the blocks
-    BlockRule rule = block_rule(v);
     scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.7f, v->x + v->w / 2, v->y + v->h + fs * 2.2f, 0.5f,
-                       th->muted,
-                       rule == BLOCK_MAX_ONEHOT ? "area maximum: every 1 shows"
-                       : rule == BLOCK_MAX_PRED ? "area maximum: every peak shows"
-                                                : "area-averaged");
+                       th->muted, averaged_text(v));
   }
   float below = averaged ? 2.7f : 1.75f;
   if (labels_partial(e, k, v->w, v->h, fs)) {
