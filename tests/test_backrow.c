@@ -4,7 +4,8 @@
 //     title slides' at least 24 px; a narration longer than its column goes on to more pages
 //     (ViewLayout.text_pages), each page showing text the others do not, never shrunk;
 //   - cat-bank's 6×6 steps among 10-13 (the scores and the softmax) carry a number in every cell
-//     of their result, at least 9.5 px; so do intuition.md's 9×9 of scores (step 8: its values
+//     of their result, at least 14 px (12 px for a 9×9: the back row reads them, the equation
+//     grown into the stage's empty area); so do intuition.md's 9×9 of scores (step 8: its values
 //     are 0 and 0.577, with no sign to make room for) and its 9×9 softmax (step 9: two S and A
 //     side by side, where the narration column gives up width for it); every such number has two
 //     significant digits at least and agrees with the inspector's heading for its cell (the one
@@ -199,9 +200,14 @@ static void measure(const char *path, const char *name, Worst *w) {
       }
       CHECK(agree == cells, "%s step %d: %d of %s's %d numbers agree with the inspector", name, k + 1, agree,
             v->symbol, cells);
-      CHECK(cells >= v->op.rows * v->op.cols && v->number_px >= 9.5f,
-            "%s step %d: a number in each of %s's %d cells (%d, %.1f px)", name, k + 1, v->symbol,
-            v->op.rows * v->op.cols, cells, v->number_px);
+      // the back row's sizes: 14 px for up to 6×6, 12 px for 9×9 (the stage's empty area given to them)
+      int n = v->op.rows > v->op.cols ? v->op.rows : v->op.cols;
+      float want = n <= 6 ? 14.0f : n <= 9 ? 12.0f : 9.5f;
+      CHECK(cells >= v->op.rows * v->op.cols && v->number_px >= want,
+            "%s step %d: a number in each of %s's %d cells, at least %.1f px (%d, %.1f px)", name, k + 1,
+            v->symbol, v->op.rows * v->op.cols, want, cells, v->number_px);
+      printf("%s step %d: %s %dx%d, numbers at %.1f px in cells %.0fx%.0f\n", name, k + 1, v->symbol,
+             v->op.rows, v->op.cols, v->number_px, v->w / v->op.cols, v->h / v->op.rows);
       *(cat_bank ? &w->numbered : &w->numbered_9) += cells >= v->op.rows * v->op.cols;
     }
   }

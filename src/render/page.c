@@ -442,13 +442,16 @@ static int column_and_view(Scene *s, const PageSpec *p, float u, float nw, float
 }
 
 // Whether the view's result is a small matrix (up to 12×12, a cell per value) drawn without the
-// numbers asked for: a slide that shows colours where the narration asks for numbers.
-static bool numbers_missing(const ViewOptions *o, const ViewLayout *l) {
+// numbers asked for, or with numbers smaller than the back row reads (view_layout.c's size for
+// them): a slide that shows colours, or specks, where the narration asks for numbers.
+static bool numbers_short(const ViewOptions *o, const ViewLayout *l) {
   if (!o->numbers || l->result < 0 || l->result >= l->n_ops) return false;
   const ViewOperand *v = &l->ops[l->result];
   return v->op.rows <= 12 && v->op.cols <= 12 && v->op.index >= 0 && v->drows == v->op.rows &&
-         v->dcols == v->op.cols && v->number_px <= 0;
+         v->dcols == v->op.cols && (v->number_px <= 0 || v->number_px < v->number_want - 0.05f);
 }
+
+static float numbers_px(const ViewLayout *l) { return l->result >= 0 ? l->ops[l->result].number_px : 0; }
 
 void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   const ViewOptions *o = p->view;
@@ -572,17 +575,23 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   float vx, bottom_all;
   SceneMark mark = scene_mark(s);
   int text_pages = column_and_view(s, p, u, column ? W * 0.32f : 0, top, bottom, &vx, &bottom_all, out);
-  if (column && !p->compare && (o->zoom <= 0 || fabsf(o->zoom - 1.0f) < 0.005f) && numbers_missing(o, out)) {
+  if (column && !p->compare && (o->zoom <= 0 || fabsf(o->zoom - 1.0f) < 0.005f) && numbers_short(o, out)) {
+    // the narrowest column that carries them at the back row's size, else the one that carries
+    // the largest (and the column as it was when none is larger)
+    float best_px = numbers_px(out) + 0.05f;
+    int best = 0;
     bool found = false;
     for (int k = 1; k <= 3 && !found; k++) {
       scene_rewind(s, mark);
       int pages =
           column_and_view(s, p, u, W * (0.32f - 0.02f * (float)k), top, bottom, &vx, &bottom_all, out);
-      found = pages <= text_pages && !numbers_missing(o, out);
+      if (pages > text_pages) continue;
+      found = !numbers_short(o, out);
+      if (found || numbers_px(out) > best_px) best = k, best_px = numbers_px(out);
     }
-    if (!found) { // none carries them: the column as it was
+    if (!found) { // none at the back row's size: the best of them
       scene_rewind(s, mark);
-      column_and_view(s, p, u, W * 0.32f, top, bottom, &vx, &bottom_all, out);
+      column_and_view(s, p, u, W * (0.32f - 0.02f * (float)best), top, bottom, &vx, &bottom_all, out);
     }
   }
   if (p->hide) cover_hidden(s, p, out, th, u);

@@ -104,10 +104,11 @@ typedef struct {
   bool result;
   // What was drawn, for tests and the window's status: the smallest word label (0: none),
   // whether the column labels are turned, and the numbers in the cells (size and widest width,
-  // 0 when the cells show no numbers).
+  // 0 when the cells show no numbers), and the size the back row of a lecture hall needs for a
+  // small result's numbers (0: none asked; page.c narrows the narration for it).
   float label_px;
   bool cols_turned;
-  float number_px, number_w;
+  float number_px, number_w, number_want;
 } ViewOperand;
 
 // The model view's grid (view_model.c): rows are layers, columns heads; the page drawn holds layers

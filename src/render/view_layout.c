@@ -734,6 +734,15 @@ static bool has_negative(const Operand *op) {
   return lo < 0;
 }
 
+// The number size a small result (rows × cols up to 12 × 12) needs to be read from the back row of
+// a lecture hall: 14 px at 720 lines for up to 6 × 6, 12 px for 9 × 9, a third of a pixel less per
+// further row or column (21.5 px per 1080 lines down to 18.5 and 15.5); 0 for larger matrices.
+static float backrow_number_px(const Eq *e, const Operand *op) {
+  int n = op->rows > op->cols ? op->rows : op->cols;
+  if (!e->o->numbers || n > 12 || op->index < 0) return 0;
+  return e->o->text_scale * (21.5f - fmaxf(0, (float)(n - 6)));
+}
+
 static Units grow_result_in(const Eq *e, Units u, const ViewOperand *v, float want_w, float want_h,
                             float avail_w, float avail_h, bool *ok) {
   *ok = false;
@@ -769,28 +778,33 @@ static Units grow_result(Eq *e, Units u, float avail_w, float avail_h) {
     if ((k != l->result && l->ops[k].result) || e->deco[k].caption) return u; // captioned row its top)
   float w, h;
   cell_box(v, &u, &w, &h);
-  // draw_cells's numbers at 0.6 of the labels: "-0.0" wide (two digits: ".75", "-9.8"; ".15")
-  float cw = w / v->op.cols, ch = h / v->op.rows, nf = fmaxf(9.5f, u.fs * 0.6f);
-  float want_w = text_width(FONT_MONO, nf, has_negative(&v->op) ? "-0.0" : ".00") / 0.8f * 1.06f / cw;
-  float want_h = nf / 0.42f * 1.06f / ch;
-  if (want_w <= 1 && want_h <= 1) return u;
-  bool ok;
-  Units g = grow_result_in(e, u, v, want_w, want_h, avail_w, avail_h, &ok);
-  if (ok) return g;
-  // one row too wide, the area tall enough: "= result" on a row of its own under the rest
+  // draw_cells's numbers: "-0.0" wide (two digits: ".75", "-9.8"; ".15"), at the back row's size
+  // if the area allows, else as large as it allows down to 0.6 of the labels (a quarter at a time)
+  float cw = w / v->op.cols, ch = h / v->op.rows, base = fmaxf(9.5f, u.fs * 0.6f);
+  float top = fmaxf(base, backrow_number_px(e, &v->op));
+  // "= result" on a row of its own under the rest, when one row is too wide for it
   EqRow *r0 = &e->rows[0];
-  if (e->n_rows != 1 || r0->n < 3 || r0->items[r0->n - 1].kind != IT_OP ||
-      r0->items[r0->n - 1].op != l->result || r0->items[r0->n - 2].kind != IT_TEX ||
-      strcmp(r0->items[r0->n - 2].tex, "="))
-    return u;
-  e->rows[1].n = 0, e->n_rows = 2;
-  e->rows[1].items[e->rows[1].n++] = r0->items[r0->n - 2];
-  e->rows[1].items[e->rows[1].n++] = r0->items[r0->n - 1];
-  r0->n -= 2;
-  g = grow_result_in(e, u, v, want_w, want_h, avail_w, avail_h, &ok);
-  if (ok) return g;
-  r0->items[r0->n++] = e->rows[1].items[0], r0->items[r0->n++] = e->rows[1].items[1];
-  e->n_rows = 1;
+  bool can_split = e->n_rows == 1 && r0->n >= 3 && r0->items[r0->n - 1].kind == IT_OP &&
+                   r0->items[r0->n - 1].op == l->result && r0->items[r0->n - 2].kind == IT_TEX &&
+                   !strcmp(r0->items[r0->n - 2].tex, "=");
+  for (int q = 0; q <= 4; q++) {
+    float nf = top - (top - base) * (float)q / 4;
+    float want_w = text_width(FONT_MONO, nf, has_negative(&v->op) ? "-0.0" : ".00") / 0.8f * 1.06f / cw;
+    float want_h = nf / 0.42f * 1.06f / ch;
+    if (want_w <= 1 && want_h <= 1) return u;
+    bool ok;
+    Units g = grow_result_in(e, u, v, want_w, want_h, avail_w, avail_h, &ok);
+    if (ok) return g;
+    if (!can_split) continue;
+    e->rows[1].n = 0, e->n_rows = 2;
+    e->rows[1].items[e->rows[1].n++] = r0->items[r0->n - 2];
+    e->rows[1].items[e->rows[1].n++] = r0->items[r0->n - 1];
+    r0->n -= 2;
+    g = grow_result_in(e, u, v, want_w, want_h, avail_w, avail_h, &ok);
+    if (ok) return g;
+    r0->items[r0->n++] = e->rows[1].items[0], r0->items[r0->n++] = e->rows[1].items[1];
+    e->n_rows = 1;
+  }
   return u;
 }
 
@@ -925,7 +939,10 @@ static void draw_cells(Eq *e, ViewOperand *v) {
   }
   // numbers
   if (e->o->numbers && exact) {
-    float nf = fminf(e->fs * 0.95f, ch * 0.42f);
+    // (a small result's numbers may be larger than the labels: the size the back row reads)
+    float want = v->result ? backrow_number_px(e, &v->op) : 0;
+    v->number_want = want;
+    float nf = fminf(fmaxf(e->fs * 0.95f, want), ch * 0.42f);
     char buf[32];
     bool signed_vals = has_negative(&v->op);
     float need = text_width(FONT_MONO, nf, onehot ? "1" : signed_vals ? "-0.00" : "0.00");
@@ -938,10 +955,11 @@ static void draw_cells(Eq *e, ViewOperand *v) {
     // signed values: one decimal fewer rather than no numbers, or than numbers too small to read
     // from the back of a room (below 60 % of the labels) when that makes them a fifth larger
     bool compact = false;
-    if (nf < e->fs * 0.6f && !onehot) { // (probabilities too: ".15" beside "1.0")
+    if (nf < fmaxf(e->fs * 0.6f, want) && !onehot) { // (probabilities too: ".15" beside "1.0")
       float nc = nf0, needc = text_width(FONT_MONO, nc, signed_vals ? "-0.0" : ".00");
       if (needc > cw * 0.8f) nc *= cw * 0.8f / needc, needc = cw * 0.8f;
-      if (nc >= least && nc >= nf * 1.2f) nf = nc, need = needc, compact = true;
+      // (below the back row's size, a tenth larger is worth the digit)
+      if (nc >= least && nc >= nf * (nf < want ? 1.1f : 1.2f)) nf = nc, need = needc, compact = true;
     }
     if (nf >= least && need <= cw * 0.8f + 0.01f) {
       v->number_px = nf;
@@ -1414,7 +1432,10 @@ void eq_layout_and_draw(Eq *e) {
   float bfs = FS_MIN * ts * fminf(z, 1.5f);
   bool side_bar = o->scale != SCALE_MATRIX;
   float bar_w = eq_bar_width(e);
-  float avail_w = e->w - bar_w - e->bars_w - FS_MIN * ts, avail_h = e->h - FS_MIN * ts;
+  // the picture is fitted as at 100 % (its colour bar's width too), then zoomed: every length of
+  // it grows with the zoom, a small result's grown cells as well
+  float fit_bar_w = side_bar ? FS_MIN * ts * 5.5f : 0;
+  float avail_w = e->w - fit_bar_w - e->bars_w - FS_MIN * ts, avail_h = e->h - FS_MIN * ts;
   e->smax = fmaxf(SMAX * ts, fminf(avail_w, avail_h) / 5);
   compute_scales(e);
   // labels at their smallest and still no room (a long row of wide operands in a small window):
@@ -1450,14 +1471,15 @@ void eq_layout_and_draw(Eq *e) {
     total += heights[r] + (r ? fs * 1.2f : 0);
     widest = fmaxf(widest, widths[r]);
   }
-  float pmx = fmaxf(0, widest - avail_w), pmy = fmaxf(0, total - avail_h);
+  float view_w = e->w - bar_w - e->bars_w - FS_MIN * ts; // (the zoomed colour bar's room given)
+  float pmx = fmaxf(0, widest - view_w), pmy = fmaxf(0, total - avail_h);
   float px = fminf(pmx, fmaxf(0, o->pan_x)), py = fminf(pmy, fmaxf(0, o->pan_y));
   l->pan_max[0] = pmx, l->pan_max[1] = pmy, l->pan[0] = px, l->pan[1] = py;
   float cx = e->x, cy = e->y, cw = e->w - bar_w - e->bars_w, ch = e->h;
   l->clip[0] = cx, l->clip[1] = cy, l->clip[2] = cw, l->clip[3] = ch;
   bool clip = pmx > 0 || pmy > 0;
   if (clip) scene_clip(e->s, cx, cy, cw, ch);
-  float x0 = pmx > 0 ? e->x - px : e->x + (avail_w - widest) / 2;
+  float x0 = pmx > 0 ? e->x - px : e->x + (view_w - widest) / 2;
   float y = pmy > 0 ? e->y - py : e->y + (avail_h - total) / 2;
   l->pic[0] = x0, l->pic[1] = y, l->pic[2] = widest, l->pic[3] = total;
   for (int r = 0; r < e->n_rows; r++) {
