@@ -108,6 +108,9 @@ static void test_eval(const char *root) {
   eval(t, "A3[the] in [0, 1]", 1, " ... 0.984)");
   eval(t, "softmax1 in [0.5, 1]", 0, "measured: ");
   eval(t, "A1[the#2, bank] = 1 ± 0.01", 1, "measured: 1.000");
+  // the word measured is named as the claim names it: the second "the" is the#2 (issue 31.3)
+  eval(t, "argmax A1[bank] = the#2", 1, "measured: the#2, 0.7");
+  eval(t, "argmax A3[the#2] = by", 1, "measured: by, 0.9");
   eval(t, "A1[5, 6] = 1 ± 0.01", 1, "measured: 1.000"); // positions, as focus tokens take them
   eval(t, "ffn_hidden[cat, d1] >= 0", 1, "measured: "); // a ReLU: never below zero
   eval(t, "A4[bnak, by] > 0.5", -1, "did you mean bank?");

@@ -248,6 +248,17 @@ static int resolve_index(const Trace *t, const TraceTensor *x, TraceAxis axis, i
   return -1;
 }
 
+// A token of axis named as a claim names it: after its label, "#2" from the second time the
+// sentence holds the word on ("argmax A1[bank] = the#2 (measured: the#2, 0.728)", not "the").
+static void token_occurrence(const Trace *t, TraceAxis axis, int k, char *buf, size_t cap) {
+  const Tokens *tk = axis == AXIS_TOKEN ? &t->tokens : axis == AXIS_TGT_TOKEN ? &t->dec_tokens : NULL;
+  if (!tk || !tk->words || k < 0 || k >= tk->n) return;
+  int seen = 1;
+  for (int i = 0; i < k; i++) seen += !strcmp(tk->words[i], tk->words[k]);
+  size_t n = strlen(buf);
+  if (seen > 1 && n < cap) snprintf(buf + n, cap - n, "#%d", seen);
+}
+
 static void fmt_num(char *buf, size_t cap, double v) {
   if (isinf(v))
     snprintf(buf, cap, "%s", v < 0 ? "-inf" : "inf");
@@ -395,6 +406,7 @@ static bool facts_eval_own(const Fact *f, const Trace *t, int layer, FactResult 
       if (trace_at(x, head, r0, j) > trace_at(x, head, r0, best)) best = j;
     r->value = trace_at(x, head, r0, best);
     trace_axis_label(t, x->col_axis, best, r->word, sizeof r->word);
+    token_occurrence(t, x->col_axis, best, r->word, sizeof r->word);
     r->holds = (best == want) == (f->op == FACT_EQ);
     fmt_num(num, sizeof num, r->value);
     snprintf(r->statement, sizeof r->statement, "%s (measured: %s, %s)", f->text, r->word, num);
