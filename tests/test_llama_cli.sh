@@ -99,5 +99,16 @@ mkdir -p "$T/notok"
 cp "$REF/llama-gqa2/model.safetensors" "$REF/llama-gqa2/config.json" "$T/notok/"
 refused "no tokenizer.json" "tokenizer.json is missing" "$SF" info --model "$T/notok"
 
+# lessons/modern.md's RoPE step beside its narration at 1280x720 (issue 31.4): the distance line on a
+# row of its own, K naming its rows as Q does (beside K -> K~, the line set the picture's width: 48 px
+# matrices, and K had no words)
+ok "export modern.md" "$SF" export --lesson "$SF_SOURCE_DIR/lessons/modern.md" --format svg --size 1280x720 \
+  --out "$T/modern"
+rope=$(ls "$T/modern/"*-rope.svg 2>/dev/null | head -1)
+checks=$((checks + 1))
+n=$(grep -c ">river<" "$rope" 2>/dev/null)
+[ "${n:-0}" -ge 4 ] || fail "RoPE: the rows of phi, Q, Q~ and K are named (river named ${n:-0} times in $rope)"
+has "RoPE's distance line" "$rope" "distance only"
+
 echo "test_llama_cli: $checks checks, $failures failed"
 [ "$failures" = 0 ]

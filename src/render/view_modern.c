@@ -113,7 +113,8 @@ static void qkv(Eq *e, const TraceLayer *y) {
 
 // The score of two tokens depends on their distance only: the same q (row i of Q, head h) and k
 // (row j of K, head g) turned as at positions (i, j) and as at (i + s, j + s) give the same dot
-// product (to float rounding), written beside K → K̃ with s = 100.
+// product (to float rounding), written on a row of its own under K → K̃ with s = 100 (beside it,
+// the line set the width of the whole picture: 50 px matrices at 1280×720).
 static void rope_distance(Eq *e, const TraceLayer *y, int h, int g) {
   const Trace *t = e->t;
   int L = t->L, dk = model_dk(&t->cfg),
@@ -130,14 +131,13 @@ static void rope_distance(Eq *e, const TraceLayer *y, int h, int g) {
   for (int c = 0; c < dk; c++) d1 += (double)q[c] * k[c], d2 += (double)q2[c] * k2[c];
   free(q);
   if (fabs(d1 - d2) > 1e-4 * fmax(1, fabs(d1))) // (not reached: the angles' differences are the same)
-    eq_tex(e, 2,
-           scene_strf(e->s,
-                      "\\qquad R_{%d}\\,q \\cdot R_{%d}\\,k = %.4f,\\ R_{%d}\\,q \\cdot R_{%d}\\,k = %.4f", i,
+    eq_tex(e, 3,
+           scene_strf(e->s, "R_{%d}\\,q \\cdot R_{%d}\\,k = %.4f,\\ R_{%d}\\,q \\cdot R_{%d}\\,k = %.4f", i,
                       j, d1, i + s, j + s, d2));
   else
-    eq_tex(e, 2,
+    eq_tex(e, 3,
            scene_strf(e->s,
-                      "\\qquad R_{%d}\\,q \\cdot R_{%d}\\,k = %.4f = R_{%d}\\,q \\cdot R_{%d}\\,k:\\ "
+                      "R_{%d}\\,q \\cdot R_{%d}\\,k = %.4f = R_{%d}\\,q \\cdot R_{%d}\\,k:\\ "
                       "\\text{distance only}",
                       i, j, d1, i + s, j + s));
 }
@@ -161,10 +161,11 @@ static void rope(Eq *e, const TraceLayer *y, int h) {
   int kk = eq_tensor(e, y->K_norope, g, false, eq_head_symbol(e, "K", g), LINK_CELL);
   int kkr = eq_tensor(e, y->K, g, false, eq_head_symbol(e, "\\tilde{K}", g), LINK_NONE);
   eq_head_color(e, kk, g), eq_head_color(e, kkr, g);
+  e->deco[kk].row_labels = true;
   eq_put(e, 2, kk);
   eq_tex(e, 2, "\\rightarrow");
   eq_put(e, 2, kkr);
-  if (e->w >= 1.4f * e->h) rope_distance(e, y, h, g); // a wide picture: room for the line beside K
+  if (e->w >= 1.4f * e->h) rope_distance(e, y, h, g); // a wide picture: room for its line
 }
 
 // SwiGLU: act([G]) ⊙ [U] = [h].
