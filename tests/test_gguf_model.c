@@ -6,8 +6,11 @@
 // are ggml's dequantized values (the C dequantizer, bit-exact in test_gguf), the rest F32, so its
 // logits are near the F32 file's and not equal. llama.cpp itself on the F32 file
 // (tests/gen_gguf_llamacpp_ref.mjs, once): the same token ids, the next-token probabilities within
-// 5e-4 (llama.cpp's GELU goes through a half-precision table). Refusals: an architecture Stepformer does not
-// open, a model larger than the memory (mem_available_override), a tokenizer of another size.
+// 5e-4 (llama.cpp's GELU goes through a half-precision table). A large model's layer matrices in a
+// temporary file (spill.h; st_map_min_bytes 0 makes the fixtures large): they are in that file's
+// mapping, not in the process's memory, and every stage has the bits of the weights kept in memory.
+// Refusals: an architecture Stepformer does not open, a model larger than the memory
+// (mem_available_override), a tokenizer of another size.
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +24,8 @@
 #include "gguf_model.h"   // defines: gguf_estimate_bytes
 #include "memsize.h"      // defines: mem_available_override
 #include "golden_ref.h"   // defines: golden_compare
+#include "gemm.h"         // defines: gemm_supported
+#include "safetensors.h"  // defines: st_map_min_bytes
 #include "model.h"        // defines: Model
 #include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
@@ -111,6 +116,62 @@ static void quantized(const char *full, const char *quant, const char *types) {
     if (x) tokens_free(&ta);
     if (y) tokens_free(&tb);
   }
+  model_free(a), model_free(b);
+}
+
+// The quantized file opened as a large one is (st_map_min_bytes 0): its layer matrices go into a
+// temporary file in the test's folder (TMPDIR, on a disk) and the model holds none of them; every
+// tensor of the pass has the bits of the same file opened with the weights in memory.
+static void spilled(const char *name) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/ref/gguf/%s", check_test_dir(), name);
+  Err err = {0};
+  Model *a = model_load(path, &err);
+  size_t map_min = st_map_min_bytes;
+  const char *tmpdir = getenv("TMPDIR");
+  char *old = tmpdir ? strdup(tmpdir) : NULL;
+  setenv("TMPDIR", ".", 1);
+  st_map_min_bytes = 0;
+  Model *b = a ? model_load(path, &err) : NULL;
+  st_map_min_bytes = map_min;
+  if (old)
+    setenv("TMPDIR", old, 1), free(old);
+  else
+    unsetenv("TMPDIR");
+  CHECK(a && b, "%s: %s", name, err.msg);
+  if (!a || !b) {
+    model_free(a), model_free(b);
+    return;
+  }
+  uint64_t mapped, own, packed;
+  model_memory(b, &mapped, &own, &packed);
+  uint64_t matrices = sizeof(float) * (uint64_t)model_layer_matrix_floats(&b->cfg);
+  if (gemm_supported()) // the packed kernel: the layer matrices are read again only by the pictures
+    CHECK(mapped == matrices && own == sizeof(float) * (uint64_t)b->n_params - matrices && packed > 0,
+          "%s: spilled: %llu B mapped (the layer matrices: %llu B), %llu B own, %llu B packed", name,
+          (unsigned long long)mapped, (unsigned long long)matrices, (unsigned long long)own,
+          (unsigned long long)packed);
+  else // no packed copies: the forward multiplies the floats, which stay in memory
+    CHECK(mapped == 0 && own > 0, "%s: without packed copies the weights stay in memory", name);
+  Tokens ta, tb;
+  Trace *x = run(a, SENTENCES[1], &ta), *y = run(b, SENTENCES[1], &tb);
+  int differ = 0;
+  for (int i = 0; x && y && i < x->n; i++) {
+    const TraceTensor *p = &x->t[i], *q = &y->t[i];
+    for (int h = 0; h < p->heads && p->data && q->data; h++)
+      for (int r = 0; r < p->rows; r++)
+        for (int c = 0; c < p->cols; c++) {
+          float u = trace_at(p, h, r, c), v = trace_at(q, h, r, c);
+          differ += memcmp(&u, &v, sizeof u) != 0;
+        }
+  }
+  CHECK(x && y && differ == 0, "%s: %d numbers of the pass differ with the weights in a temporary file", name,
+        differ);
+  printf("%-26s spilled: %llu B in the temporary file's mapping, %llu B packed; the pass bit for bit\n", name,
+         (unsigned long long)mapped, (unsigned long long)packed);
+  trace_free(x), trace_free(y);
+  if (x) tokens_free(&ta);
+  if (y) tokens_free(&tb);
   model_free(a), model_free(b);
 }
 
@@ -274,6 +335,8 @@ int main(void) {
   // llama.cpp multiplies BF16 weights with activations rounded to BF16 (8 bits of mantissa): the same
   // file in F32 gave 1.4e-6 (its rope_freqs.weight read as Hugging Face's rope_scaling)
   modern("llama3-bf16", 2e-2);
+  spilled("llama-wide-q4_k_m.gguf");
+  spilled("gpt2-tiny-q8.gguf");
   refusals();
   return check_exit("test_gguf_model");
 }

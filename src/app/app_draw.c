@@ -544,6 +544,7 @@ bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
   if (redraw) {
     p.header_reserve = header_controls(a, base, w, us, false);
     page_render(base, &p, &a->lay);
+    model_release_pages(a->s->model); // the weights drawn from a file mapping go back (model.h)
     a->pan_x = a->lay.pan[0], a->pan_y = a->lay.pan[1]; // a pan past the picture's edge is not kept
     generation_strip(a, base, w, h);
   }

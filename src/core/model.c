@@ -1271,6 +1271,18 @@ void model_memory(const Model *m, uint64_t *mapped, uint64_t *own, uint64_t *pac
     *packed += sizeof(float) * gemm_packed_floats(m->head_packed.n, m->head_packed.k);
 }
 
+void model_release_pages(const Model *m) {
+  for (int l = 0; m->map && m->layers && l < m->cfg.n_layers; l++) {
+    LayerMatrix mx[LAYER_MATRICES];
+    layer_matrices(&m->cfg, &m->layers[l], mx);
+    for (int k = 0; k < LAYER_MATRICES; k++) {
+      size_t bytes = sizeof(float) * (size_t)(mx[k].n * mx[k].k);
+      if (mx[k].n > 0 && in_map(m, *mx[k].canon)) st_release_pages(*mx[k].canon, bytes);
+      if (mx[k].n > 0 && mx[k].xw && in_map(m, mx[k].xw)) st_release_pages(mx[k].xw, bytes);
+    }
+  }
+}
+
 long model_param_offset(const Model *m, const float *x) {
   ParamView v;
   if (!x || !param_view(m, &v)) return -1;

@@ -325,6 +325,11 @@ int64_t model_table_floats(const Model *m);
 // What an open model holds, in bytes: weights in its file mapping (page cache: read when needed,
 // given back after), weights in memory of its own, and the packed copies of its layer matrices.
 void model_memory(const Model *m, uint64_t *mapped, uint64_t *own, uint64_t *packed);
+// Gives the pages of the layer matrices that lie in the file mapping back to the page cache (they
+// come back when read): the window calls it once a picture is drawn, so that walking through every
+// layer's weights does not keep them all resident beside the packed copies. The embedding (read by
+// every forward as the tied head) stays.
+void model_release_pages(const Model *m);
 // "learned positions, GELU (tanh), tied head, ..." -- the model's extensions for `stepformer info`,
 // written into buf (cap bytes); "" for a model without any.
 const char *model_features(const Model *m, char *buf, int cap);

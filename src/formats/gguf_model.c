@@ -17,7 +17,9 @@
 #include "gguf_quant.h"   // defines: gguf_dequantize, gguf_type_name, gguf_type_readable
 #include "llama_config.h" // defines: LlamaConfig, llama_config_meta
 #include "memsize.h"      // defines: mem_available, mem_max_floats
-#include "model.h"        // defines: Model, model_from_st, model_free
+#include "model.h"        // defines: Model, model_from_st, model_free, model_packs_own
+#include "safetensors.h"  // defines: st_map_min_bytes
+#include "spill.h"        // defines: Spill, spill_open, spill_write, spill_map
 
 #define GGUF_MAX_META 32
 #define GGUF_MAX_SIZE (1 << 20) // any width, head count or length a key gives
@@ -419,26 +421,55 @@ static bool unpermute(float *y, int64_t rows, int64_t cols, int heads, Err *err)
   return true;
 }
 
+// The floats of entry i and the entries appended to it (one canonical tensor).
+static int64_t entry_count(const Arch *a, int i) {
+  int64_t count = 0;
+  for (int k = i; k < a->n && (k == i || a->map[k].append); k++) count += a->map[k].t->count;
+  return count;
+}
+
+// Where a converted tensor goes in the spill file: whole pages each, so that each tensor's pages can
+// go back alone (st_release_pages).
+static size_t spill_bytes(int64_t count) { return ((size_t)count * sizeof(float) + 4095) & ~(size_t)4095; }
+
+// True for a layer's weight matrix (Q/K/V, output, the FFN's): what the forward multiplies from a
+// packed copy (model_pack), never from the floats themselves. The embedding, the head and the norms
+// are read by every forward.
+static bool layer_matrix(const Map *m) { return m->s1 >= 0 && !strncmp(m->dst, "layers.", 7); }
+
 // Entry i and the entries appended to it, dequantized into one new canonical tensor (rows
-// stacked); the file's pages they came from go back.
-static bool convert(const GgufFile *g, StFile *out, const Arch *a, int i, Err *err) {
+// stacked); the file's pages they came from go back. A layer matrix with a spill file (sp->fd >= 0)
+// is written there at *off (which moves past it) and its data stays NULL until the file is mapped
+// (gguf_to_canonical), dequantized first into `scratch` (room for the largest layer matrix, reused:
+// the memory the packed copies take next is then fresh, not the pages of 150 buffers freed).
+static bool convert(const GgufFile *g, StFile *out, const Arch *a, int i, Spill *sp, float *scratch,
+                    size_t *off, Err *err) {
   const Map *m = &a->map[i];
-  int64_t rows = 0, cols = m->s1 < 0 ? 1 : m->s1, count = 0;
-  for (int k = i; k < a->n && (k == i || a->map[k].append); k++)
-    rows += a->map[k].s0, count += a->map[k].t->count;
-  float *y = malloc(sizeof(float) * (size_t)(count ? count : 1));
+  int64_t rows = 0, cols = m->s1 < 0 ? 1 : m->s1, count = entry_count(a, i);
+  for (int k = i; k < a->n && (k == i || a->map[k].append); k++) rows += a->map[k].s0;
+  bool spilled = sp->fd >= 0 && layer_matrix(m);
+  float *y = spilled ? scratch : malloc(sizeof(float) * (size_t)(count ? count : 1));
   StTensor *o = &out->tensors[out->n];
-  if (!y || !(o->name = strdup(m->dst))) return free(y), err_set(err, "out of memory");
+  if (!y || !(o->name = strdup(m->dst))) {
+    if (!spilled) free(y);
+    return err_set(err, "out of memory");
+  }
   int64_t at = 0;
   for (int k = i; k < a->n && (k == i || a->map[k].append); k++) {
     const Map *p = &a->map[k];
     if (!gguf_dequantize(p->t->type, p->t->data, y + at, p->t->count, err) ||
         (p->unperm && !unpermute(y + at, p->s0, cols, p->unperm, err))) {
-      free(y), free(o->name), o->name = NULL;
+      if (!spilled) free(y);
+      free(o->name), o->name = NULL;
       return false;
     }
     if (g->mapped) st_release_pages(p->t->data, p->t->nbytes);
     at += p->t->count;
+  }
+  if (spilled) { // into the file's pages: the process keeps no copy
+    bool w = spill_write(sp, *off, y, sizeof(float) * (size_t)count, err);
+    y = NULL, *off += spill_bytes(count);
+    if (!w) return free(o->name), o->name = NULL, false;
   }
   o->ndim = m->s1 < 0 ? 1 : 2;
   o->shape[0] = rows, o->shape[1] = m->s1 < 0 ? 0 : m->s1;
@@ -955,6 +986,8 @@ bool gguf_to_canonical(const GgufFile *g, StFile *out, ModelTokenizer **tk_out, 
   Arch a;
   ModelTokenizer *tk = NULL;
   bool *used = NULL, ok = false;
+  Spill sp = {.fd = -1}; // the temporary file of the float32 weights, when they go there
+  float *scratch = NULL; // where each of those is dequantized before it is written
   if (!make_table(g, &a, err)) goto done;
   // refused before anything is dequantized: more floats than a model may hold at all, or than fit
   uint64_t need = table_bytes(&a), have = mem_available();
@@ -984,12 +1017,40 @@ bool gguf_to_canonical(const GgufFile *g, StFile *out, ModelTokenizer **tk_out, 
   }
   const Map *head = a.head >= 0 ? &a.map[a.head] : NULL;
   bool tied = a.tied;
+  // The layer matrices' float32 weights go into a temporary file's pages when the forward will
+  // multiply from packed copies of them (model_pack: a large model's, under model_pack_own_max, on a
+  // machine with the packed kernel): the packed copies are then what the process holds, and the
+  // floats are read back only by the pictures of the weights (spill.h). Else, or without a disk
+  // place for the file, they stay in memory of the model's own, as the embedding and the norms do.
+  ModelConfig mc = model_config_default();
+  mc.D = a.D, mc.H = a.H, mc.F = a.F, mc.n_layers = a.L, mc.H_kv = a.Hk, mc.d_k = a.dk, mc.gated = a.modern;
+  size_t spill_len = 0, off = 0;
+  int64_t largest = 0;
+  for (int i = 0; i < a.n; i++)
+    if (a.map[i].t && !a.map[i].append && layer_matrix(&a.map[i])) {
+      spill_len += spill_bytes(entry_count(&a, i));
+      largest = entry_count(&a, i) > largest ? entry_count(&a, i) : largest;
+    }
+  if (need >= st_map_min_bytes && gemm_supported() && model_packs_own(&mc) && spill_open(&sp, spill_len) &&
+      !(scratch = malloc(sizeof(float) * (size_t)largest)))
+    spill_close(&sp); // (no room for the scratch: the floats stay in memory, each its own)
   for (int i = 0; i < a.n; i++) {
     const Map *m = &a.map[i];
     if (!m->t) continue;
     used[m->t - g->tensors] = true;
     if ((m == head && tied) || m->append) continue;
-    if (!convert(g, out, &a, i, err)) goto done;
+    if (!convert(g, out, &a, i, &sp, scratch, &off, err)) goto done;
+  }
+  if (sp.fd >= 0) { // the tensors point into the file's mapping, which the StFile owns
+    uint8_t *map = spill_map(&sp, err);
+    if (!map) goto done;
+    out->map = map, out->map_len = spill_len, out->map_owner = true;
+    off = 0;
+    for (int t = 0; t < out->n; t++)
+      if (!out->tensors[t].data) { // a layer matrix, in the file's order
+        out->tensors[t].data = (float *)(map + off);
+        off += spill_bytes(out->tensors[t].count);
+      }
   }
   const GgufTensor *rf = gguf_find_tensor(g, "rope_freqs.weight");
   if (rf && a.rope_factor > 0) used[rf - g->tensors] = true; // read into rope_scaling's numbers
@@ -1020,6 +1081,8 @@ bool gguf_to_canonical(const GgufFile *g, StFile *out, ModelTokenizer **tk_out, 
   ok = v && meta_take(out, "vocab", v) && st_index(out, g->what, err);
   if (!ok && !err->msg[0]) err_set(err, "out of memory");
 done:
+  spill_close(&sp);
+  free(scratch);
   free(a.map), free(used);
   if (!ok) {
     st_free(out);
