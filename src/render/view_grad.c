@@ -109,6 +109,12 @@ static const char *tex_num(Scene *s, double v) {
   return scene_strf(s, "%s", numfmt_tex(b, sizeof b, v, tex_sig, false));
 }
 
+// The same, in parentheses when negative: "0.4211 - 0.2774", "-0.670 - (-0.662)".
+static const char *tex_subtrahend(Scene *s, double v) {
+  char b[48];
+  return scene_strf(s, "%s", numfmt_tex(b, sizeof b, v, tex_sig, true));
+}
+
 // Cell (i, j) of tensor x as a teacher names it: "[\\text{the\\#2}, \\text{where}]" -- tokens and
 // vocabulary words by their word (a repeated token with its #n), dimensions counted from 1.
 static const char *cell_ref(Scene *s, const Trace *t, const TraceTensor *x, int i, int j) {
@@ -502,8 +508,8 @@ static const char *worked_once(Scene *s, const Trace *t, const TraceGrad *g, int
       const float *A = t->t[y->A].data + (size_t)head * t->L * t->L, *dA = view_grad_shown(t, g, y->A, head);
       double r = 0;
       for (int m = 0; m < t->L; m++) r += (double)dA[i * t->L + m] * A[i * t->L + m];
-      return scene_strf(s, "%s:\\ %s \\cdot (%s - (%s)) = %s", cell_ref(s, t, x, i, j),
-                        tex_num(s, A[i * t->L + j]), tex_num(s, dA[i * t->L + j]), tex_num(s, r),
+      return scene_strf(s, "%s:\\ %s \\cdot (%s - %s) = %s", cell_ref(s, t, x, i, j),
+                        tex_num(s, A[i * t->L + j]), tex_num(s, dA[i * t->L + j]), tex_subtrahend(s, r),
                         tex_num(s, v));
     }
   }
@@ -548,8 +554,8 @@ const char *view_grad_softmax_worked(Scene *s, const Trace *t, const TraceGrad *
   const char *eq = NULL;
   int min_sig;
   for (int try = 0; numfmt_try(try, &tex_sig, &min_sig); try++) {
-    eq = scene_strf(s, "\\frac{\\partial L}{\\partial S}%s = %s \\cdot \\left(%s - (%s)\\right) = %s", cell,
-                    tex_num(s, A[row * L + col]), tex_num(s, dA[row * L + col]), tex_num(s, r),
+    eq = scene_strf(s, "\\frac{\\partial L}{\\partial S}%s = %s \\cdot \\left(%s - %s\\right) = %s", cell,
+                    tex_num(s, A[row * L + col]), tex_num(s, dA[row * L + col]), tex_subtrahend(s, r),
                     tex_num(s, dS[row * L + col]));
     if (settled(s, &eq, min_sig)) break;
   }
