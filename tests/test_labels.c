@@ -6,7 +6,9 @@
 //   - a 45-token sentence: a window of its tokens (more than 40, issue 31.8), every distinct word
 //     of the window named on each token axis, and the picture says which tokens it shows;
 //   - a 66-token sentence: at every step a window of the tokens, each token of it labelled (no
-//     positions needed), its rows at least 13 px, the picture saying "tokens A–B of 66 shown";
+//     positions needed), its rows at least 13 px and its labels 17 px (capitals 12.4 px: read at half
+//     size; 15.5 in a window at its least, 8 tokens, where the picture is crowded),
+//     the picture saying "tokens A–B of 66 shown";
 //   - the cat/bank lesson with its compare step (step 15): river is named on the 7×7 columns;
 //   - intuition.md: "who" is named on the 9×9 softmax;
 //   - the training view (B): the softmax backward page and the walk's pages of a 22-token sentence
@@ -253,6 +255,14 @@ static void run(const Case *cs) {
         if (v->op.row_axis == AXIS_TOKEN && v->op.rows > 1 && t->steps[step].kind != STEP_TOKENS)
           CHECK(v->h / (float)v->op.rows >= 13.0f, "%s step %d: %s's rows %.1f px, at least 13", name, k + 1,
                 v->symbol, v->h / (float)v->op.rows);
+        // the window's labels are read at half size: 17.3 px at 1280x720, capitals 12.6 px (17: the
+        // search's tolerance); a window at its least (8 tokens) in a picture that other things crowd
+        // (the prediction's chart takes half the height) at least 15.5 (it drew 12.9 px for 24 tokens)
+        float least = lay.tok_shown > 8 ? 17.0f : 15.5f;
+        if ((v->op.row_win || v->op.col_win) && v->token_px > 0)
+          CHECK(v->token_px >= least,
+                "%s step %d: %s's token labels %.1f px, at least %.1f (%d tokens shown)", name, k + 1,
+                v->symbol, v->token_px, least, lay.tok_shown);
       }
     }
     if (cs->must) {

@@ -5,7 +5,8 @@
 //     training view's softmax page and a stage page (B), the similarity of two long sentences;
 //   - each, for a 55-token sentence: shows 8 to 24 tokens (ViewLayout.tok_*, GradWindow), names
 //     every one of them (a label per token of the window, every distinct word among them) with
-//     labels of at least 13 px, says "tokens A–B of 55" on the picture;
+//     labels of at least 17 px (capitals 12.4 px high: read at half size), says "tokens A–B of 55" on the
+//     picture;
 //   - moved (ViewOptions.tok_first = 20, GradWindow.first = 20, as < > and export --tokens do):
 //     the window starts at token 21 and says so.
 #include <stdio.h>
@@ -21,7 +22,7 @@
 
 #define W 1280
 #define H 720
-#define LEAST 13.0f // px: a label read from the back row, and at half size
+#define LEAST 17.0f // px: capitals 12.4 px high (0.73 of the size), read at half size
 
 static const char *S55 =
     "the cat walks by the river bank and the cat sleeps by the bank the cat walks by the bank "

@@ -437,7 +437,7 @@ check 'grep -aq "after 1 training step, η = 0.1, loss 1.7190" "$tmp/walkshots"/
   "the saved picture says after how many steps, with which η"
 
 # 11. a sentence of 61 tokens (issue 31.8): the scores show a window of them, each token's cells
-# large enough to name it (at 1280x720: 13.8 px), and < > move it by half its length, no further
+# large enough to name it (labels of 17.3 px at 1280x720), and < > move it by half its length, no further
 # than the sentence's ends; a cell hovered in the window is that of its own tokens (25 and 27)
 LONG="the cat walks by the bank and the dog sleeps by the river while the bird sings in the tree and the fish swims in the water near the old house where the man reads a book about the sea and the ship sails away to the far island with the cat and the dog by the bank of the river"
 run window "$R/token-window.txt" --text "$LONG"
@@ -446,9 +446,13 @@ check 'has window 6 "stage=scores .* tokens=1-[0-9]*/61 " && awk "BEGIN { exit !
 n=$(line window 6 | sed -n 's/.* tokens=1-\([0-9]*\)\/61 .*/\1/p')
 h=$((${n:-2} / 2))
 check 'has window 7 " tokens=$((h + 1))-$((h + n))/61 .*status=tokens $((h + 1))–$((h + n)) of 61"' "Shift+. (>) moves the window by half its length: $(line window 7 | grep -o 'tokens=[^ ]*')"
-check 'has window 9 "cell=l0.S\[in, water\] = 3.9110 "' "a cell of the moved window is that of its own tokens: $(line window 9 | grep -o 'cell=[^=]*= [^ ]*')"
-check 'has window 11 " tokens=$((62 - n))-61/61 " && has window 12 " tokens=$((62 - n))-61/61 .*status=the window is at the end"' "> stops at the end of the sentence: $(line window 12 | grep -o 'tokens=[^ ]*') $(line window 12 | grep -o 'status=.*')"
-check 'has window 13 " tokens=$((62 - n - h))-$((61 - h))/61 " && has window 14 " tokens=$((62 - n - 2 * h))-$((61 - 2 * h))/61 "' "< and Shift+, move it back: $(line window 13 | grep -o 'tokens=[^ ]*'), $(line window 14 | grep -o 'tokens=[^ ]*')"
+# (the hovered cell: row 1 and column 3 of the window moved twice, tokens 2h + 1 and 2h + 3, named
+# as dump's tokens.txt has them)
+"$sf" dump --text "$LONG" --out "$tmp/long" >/dev/null
+w1=$(sed -n "$((2 * h + 1))p" "$tmp/long/tokens.txt") w3=$(sed -n "$((2 * h + 3))p" "$tmp/long/tokens.txt")
+check 'has window 9 "cell=l0.S\[$w1, $w3\] = -\?[0-9]"' "a cell of the moved window is that of its own tokens ($w1, $w3): $(line window 9 | grep -o 'cell=[^=]*= [^ ]*')"
+check 'has window 16 " tokens=$((62 - n))-61/61 .*status=the window is at the end"' "> stops at the end of the sentence: $(line window 16 | grep -o 'tokens=[^ ]*') $(line window 16 | grep -o 'status=.*')"
+check 'has window 17 " tokens=$((62 - n - h))-$((61 - h))/61 " && has window 18 " tokens=$((62 - n - 2 * h))-$((61 - 2 * h))/61 "' "< and Shift+, move it back: $(line window 17 | grep -o 'tokens=[^ ]*'), $(line window 18 | grep -o 'tokens=[^ ]*')"
 
 # 11b. the same sentence in the training view (B) and the model view (O): each shows a window of the
 # tokens (8 to 24), > and Shift+, move it by half its length, a page of the walk starts around its

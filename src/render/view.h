@@ -36,9 +36,16 @@ typedef enum { SCALE_MATRIX, SCALE_STAGE, SCALE_GLOBAL, SCALE_COUNT } ScaleMode;
 // A sentence longer than this shows a window of consecutive tokens on every token axis (issue 31:
 // "above the readable size, a window of the tokens with a way to move it"): at 1280×720 the
 // scores of 40 tokens have 8 px cells, and a lesson's softmax(S) = A beside its narration 3 px.
-// The window holds as many tokens as can each be named at their cells (axislabels.h: up to 24,
-// cells of at least 13.8 px at 720 lines), fewer when the picture is crowded, at least 8.
+// The window holds as many tokens as can each be named at their cells with labels of at least
+// VIEW_WINDOW_LABEL (up to 24, measured by drawing the picture), fewer when the picture is crowded,
+// at least 8.
 #define VIEW_TOKENS_READABLE 40
+// The least size of a window's token labels, per 1080 lines: 17.3 px at 720, the equations' own
+// label size (view_layout.c's FS_MIN), whose capitals and digits are 12.6 px high (DejaVu Sans: 0.73
+// of the size; 24 tokens drew 12.9 px labels, capitals 9.4), still read when the picture is shown at
+// half size. A window keeps as many tokens as get labels this large (fewer when the picture is
+// small, at least 8).
+#define VIEW_WINDOW_LABEL 26.0f
 
 typedef struct {
   const Theme *theme;
@@ -102,11 +109,12 @@ typedef struct {
   float sym[4];       // the symbol's box as drawn (x, y, w, h; w = 0: not drawn): the window's hover
   char shape[40];     // the shape written under the cells: "L×D = 6×64"
   bool result;
-  // What was drawn, for tests and the window's status: the smallest word label (0: none),
-  // whether the column labels are turned, and the numbers in the cells (size and widest width,
-  // 0 when the cells show no numbers), and the size the back row of a lecture hall needs for a
-  // small result's numbers (0: none asked; page.c narrows the narration for it).
-  float label_px;
+  // What was drawn, for tests and the window's status: the smallest word label (0: none) and the
+  // smallest of a token axis (a window of a long sentence's tokens is sized by it), whether the
+  // column labels are turned, and the numbers in the cells (size and widest width, 0 when the
+  // cells show no numbers), and the size the back row of a lecture hall needs for a small
+  // result's numbers (0: none asked; page.c narrows the narration for it).
+  float label_px, token_px;
   bool cols_turned;
   float number_px, number_w, number_want;
 } ViewOperand;

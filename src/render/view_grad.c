@@ -12,9 +12,9 @@
 #include "text.h"       // defines: text_width
 #include "view.h"       // defines: view_tensor_title, VIEW_TOKENS_READABLE
 
-// The token labels' least size per 1080 lines (14 px at 720): a window of a long sentence's tokens
-// keeps as many as have cells 1.15 times that (turned labels each at their column, axislabels.c).
-#define GRAD_WORD 21.0f
+// A window of a long sentence's tokens keeps as many as have cells 1.15 times VIEW_WINDOW_LABEL
+// (turned labels each at their column, axislabels.c), its labels that large.
+#define GRAD_WORD VIEW_WINDOW_LABEL
 
 // One L×L heatmap at (x, y), `cell` pixels a cell: values v (row-major), coloured on sc; numbers
 // when the cells are wide enough; tokens on the rows (left, when labels) and columns (above).
@@ -40,14 +40,15 @@ static void color_bar(Scene *s, const ColorScale *sc, const Theme *th, float fs,
 static float word_labels(Scene *s, const Trace *t, TraceAxis axis, int first, int n, bool cols, float x,
                          float y, float len, float fs, float u, int focus, const Theme *th) {
   static _Thread_local AxisLabels al;
+  bool win = axis == AXIS_TOKEN && n < t->L; // a window of a long sentence's tokens: its labels this large
   AxisSpec sp = {.trace = t,
                  .axis = axis,
                  .n = n,
                  .first = first, // (a window of a long sentence's tokens: entries first ... first + n - 1)
                  .cols = cols,
                  .len = len,
-                 .fs = fs,
-                 .floor = 24 * u, // 16 px at 720 lines, as the matrix views
+                 .fs = win ? fmaxf(fs, GRAD_WORD * u) : fs,
+                 .floor = (win ? GRAD_WORD : 24) * u, // 16 px at 720 lines, as the matrix views
                  .least = 18 * u,
                  .focus = focus,
                  .vocab = axis == AXIS_VOCAB || axis == AXIS_TGT_VOCAB};

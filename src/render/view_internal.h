@@ -54,8 +54,8 @@ typedef struct {
   int win_first, win_n; // a long sentence's window of tokens (eq_window), win_n 0: all tokens
   const char *win_text; // the line that names the window, when not eq_window_note's own (two sentences)
   float win_y;          // the top of the line under the picture that names the window
-  bool measure;         // eq_layout_and_draw only sizes the picture: its token cell into `cell`
-  float cell;
+  bool measure;         // eq_layout_and_draw only sizes the picture (its token cell into `cell`)
+  float cell;           // the token cell at zoom 1 eq_layout_and_draw chose
 } Eq;
 
 // Adds an operand; returns its index in the layout.
@@ -79,6 +79,11 @@ void view_stored(Scene *s, const ViewOptions *o, float x, float y, float w, floa
 void eq_window(Eq *e);
 // The smallest token cell of a window: every token of it can be named (FS_LEAST's labels turned).
 float eq_window_cell(const Eq *e);
+// The least size of a window's token labels (VIEW_WINDOW_LABEL: 18 px at 720 lines), and the
+// smallest a laid-out and drawn e gave its windowed token axes' labels (ViewOperand.label_px; a
+// large number when it drew none).
+float eq_window_label(const Eq *e);
+float eq_window_label_px(const Eq *e);
 void eq_window_note(Eq *e);      // that line (eq_layout_and_draw draws it; the tokens stage calls it)
 void eq_layout_and_draw(Eq *e);  // sizes, scales, positions and draws everything
 float eq_bar_width(const Eq *e); // the width the side colour bars take at the right

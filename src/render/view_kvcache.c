@@ -7,7 +7,7 @@
 // colours. The last row is the one a generation step adds (kv_push); a prompt's rows come at
 // once (kv_fill). Above the table, the size: 2 · N · L · H_kv · d_k floats of 4 bytes, at this
 // length and at the model's longest. A long sentence shows a window of its rows (view.h), as many
-// as have labels of KV_LABEL, ending at the last token unless moved (< >).
+// as have labels of VIEW_WINDOW_LABEL, ending at the last token unless moved (< >).
 #include <math.h>
 #include <stdio.h>
 
@@ -21,7 +21,7 @@ static const char *bytes_text(Scene *s, double b) {
   return scene_strf(s, "%.2f GiB", b / (1024.0 * 1024 * 1024));
 }
 
-#define KV_LABEL 21.0f // the token labels' least size per 1080 lines (14 px at 720): rows at least this
+#define KV_LABEL VIEW_WINDOW_LABEL // the token labels' least size (17.3 px at 720): rows at least this
 
 static float kv_fs(const ViewOptions *o, float h) { return fmaxf(view_text_size(o) * 1.25f, h / 34); }
 // The table's top (from y) and the room its rows have: under the three lines of sizes, above the
@@ -74,7 +74,7 @@ void view_kvcache(Scene *s, const Trace *t, const ViewOptions *o, int r0, int n,
     }
   ColorScale sc = scale_for(CMAP_DIVERGING, lo, hi);
   char wbuf[96];
-  float label_w = 0, tf = fs;
+  float label_w = 0, tf = fmaxf(fs, KV_LABEL * o->text_scale); // (the token labels: 17.3 px at 720 or more)
   for (int i = r0; i < r1; i++)
     label_w =
         fmaxf(label_w, text_width(FONT_SANS, tf, trace_axis_label(t, AXIS_TOKEN, i, wbuf, sizeof wbuf)));

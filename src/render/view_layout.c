@@ -53,6 +53,17 @@ static float window_note_size(const Eq *e) { return FS_MIN * e->o->text_scale * 
 
 float eq_window_cell(const Eq *e) { return FS_LEAST * e->o->text_scale * 1.15f; }
 
+float eq_window_label(const Eq *e) { return VIEW_WINDOW_LABEL * e->o->text_scale; }
+
+float eq_window_label_px(const Eq *e) {
+  float least = 1e9f;
+  for (int k = 0; k < e->lay->n_ops; k++) {
+    const ViewOperand *v = &e->lay->ops[k];
+    if ((v->op.row_win || v->op.col_win) && v->token_px > 0) least = fminf(least, v->token_px);
+  }
+  return least;
+}
+
 void view_token_window_fit(const Trace *t, const ViewOptions *o, int most, int *first, int *count) {
   view_token_window(t, o, first, count);
   if (most <= 0 || o->tok_count > 0 || (*count ? *count : t->L) <= most) return;
@@ -424,7 +435,11 @@ static AxisSpec axis_spec(const Eq *e, int k, bool cols, float len, float fs) {
                     .cols = cols,
                     .len = len,
                     .fs = fs,
-                    .floor = FS_FLOOR * z,
+                    // a window of a long sentence's tokens: rows as large as turned columns
+                    .floor = (is_tok(a) && (cols ? v->op.col_win : v->op.row_win)
+                                  ? fmaxf(FS_FLOOR, VIEW_WINDOW_LABEL)
+                                  : FS_FLOOR) *
+                             z,
                     .least = FS_LEAST * z,
                     .focus = is_tok(a) ? axis_focus(e, k, cols) : -1,
                     .first = cols ? v->op.col0 : v->op.row0,
@@ -980,8 +995,9 @@ static void draw_cells(Eq *e, ViewOperand *v) {
   }
 }
 
-static void note_label(Eq *e, ViewOperand *v, float lf, const char *full, const char *shown) {
+static void note_label(Eq *e, ViewOperand *v, float lf, const char *full, const char *shown, TraceAxis a) {
   v->label_px = v->label_px > 0 ? fminf(v->label_px, lf) : lf;
+  if (is_tok(a)) v->token_px = v->token_px > 0 ? fminf(v->token_px, lf) : lf;
   if (shown != full) e->lay->labels_cut++;
 }
 
@@ -1050,7 +1066,7 @@ static void draw_col_labels(Eq *e, int k, float fs, float top) {
       } else {
         scene_text_aligned(e->s, FONT_SANS, al.lf, cx, y_base, 0.5f, c, s);
       }
-      note_label(e, v, al.lf, full, s);
+      note_label(e, v, al.lf, full, s, a);
     }
     float cap_y = is_vocab(a) ? y_base - fs * (1.2f + VOCAB_TIER) : top - al.depth - fs * 0.3f;
     scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.8f, v->x + v->w / 2, cap_y, 0.5f, th->muted, what);
@@ -1088,7 +1104,7 @@ static void draw_row_labels(Eq *e, int k, float fs, float x_right) {
         scene_line(e->s, x_right + 2, cy, v->x - 2, cell, 1.5f, th->muted);
       float xr = x_right - (float)(i % 2) * al.shift; // two columns of labels when rows are thin
       if (al.shift > 0 && i % 2) scene_rect(e->s, xr + 2, cy - 0.5f, al.shift - 4, 1, th->grid);
-      note_label(e, v, al.lf, full, s);
+      note_label(e, v, al.lf, full, s, a);
       uint32_t c = is_unknown_token(v->op.trace, a, i + v->op.row0) ? th->unk : th->text;
       scene_text_aligned(e->s, FONT_SANS, al.lf, xr, cy + al.lf * 0.35f, 1.0f, c, s);
     }
@@ -1447,10 +1463,8 @@ void eq_layout_and_draw(Eq *e) {
     if (fits(e, &u, avail_w, avail_h) || e->fs_scale < 0.35f) break;
   }
   u = grow_tokens(e, u, avail_w, avail_h);
-  if (e->measure) { // (a window of the tokens being sized: its cells at zoom 1, nothing drawn)
-    e->cell = u.tok_comp ? u.k : u.t;
-    return;
-  }
+  e->cell = u.tok_comp ? u.k : u.t; // (a window of the tokens being sized: its cells at zoom 1)
+  if (e->measure) return;           // (nothing drawn)
   u = grow_result(e, u, avail_w, avail_h);
   for (int pass = 0; pass < 3; pass++) { // nothing fits even tight: the whole picture smaller
     float w, h;

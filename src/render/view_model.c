@@ -27,6 +27,11 @@
 // names each token (turned, axislabels.c).
 #define MV_WORD 21.0f
 
+// The words' size for a thumbnail of L of t's tokens: MV_WORD, or a window's (VIEW_WINDOW_LABEL).
+static float mv_word(const Trace *t, int L, float ts) {
+  return (L < t->L ? VIEW_WINDOW_LABEL : MV_WORD) * ts;
+}
+
 bool view_model_available(const Trace *t, int step) {
   if (step < 0 || step >= t->n_steps || t->steps[step].kind != STEP_SOFTMAX) return false;
   if (t->cfg.n_layers < 1 || !t->layers) return false;
@@ -104,7 +109,7 @@ static void fit(ViewGrid *g, const Trace *t, const ViewOptions *o, int i0, int L
   float words = 0;
   if (L <= 24) { // the tokens named on the first column's rows and above the first row's columns
     for (int i = i0; i < i0 + L; i++)
-      words = fmaxf(words, text_width(FONT_SANS, MV_TEXT * ts * 0.7f,
+      words = fmaxf(words, text_width(FONT_SANS, fmaxf(MV_TEXT * ts * 0.7f, mv_word(t, L, ts)),
                                       trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf)));
     words += 8 * ts;
   }
@@ -114,7 +119,8 @@ static void fit(ViewGrid *g, const Trace *t, const ViewOptions *o, int i0, int L
     f->per_l = per_page(NL, (int)(ah / (least + gap)));
     f->per_h = per_page(NH, (int)(aw / (least + gap)));
     side = floorf(fminf(aw / f->per_h, ah / f->per_l) - gap);
-    if (words == 0 || (side / (float)L >= MV_WORD * ts * 1.15f && f->per_l == NL && f->per_h == NH)) break;
+    if (words == 0 || (side / (float)L >= mv_word(t, L, ts) * 1.15f && f->per_l == NL && f->per_h == NH))
+      break;
     words = 0; // thumbnails too small to carry words, or more pages with them than without
   }
   f->words = words;
@@ -151,9 +157,9 @@ static void thumb_words(Scene *s, const Trace *t, const ViewOptions *o, int i0, 
                  .first = i0,
                  .cols = cols,
                  .len = side,
-                 .fs = MV_TEXT * ts * 0.7f,
-                 .floor = MV_WORD * ts,
-                 .least = MV_WORD * ts,
+                 .fs = fmaxf(MV_TEXT * ts * 0.7f, mv_word(t, n, ts)),
+                 .floor = mv_word(t, n, ts),
+                 .least = mv_word(t, n, ts),
                  .focus = o->focus_row >= i0 && o->focus_row < i0 + n ? o->focus_row - i0 : -1};
   axis_labels_plan(&sp, &al);
   for (int k = 0; k < al.n; k++) {

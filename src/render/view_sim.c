@@ -95,6 +95,9 @@ static void draw_line(Scene *s, const Sim *sim, const ViewOptions *o, int mark_a
 #undef PY
 }
 
+// The matrices' share of the view's height (the line chart under them takes the rest, less a gap).
+#define SIM_TOP 0.64f
+
 // The windows of the two sentences' tokens: rows r0 .. r0 + rn - 1 of the first, columns c0 .. c0 +
 // cn - 1 of the second (rn = a->L, cn = b->L: every token), each of at most `most` tokens around the
 // word of the line, or from the window's moved start (ViewOptions.tok_first, the same for both).
@@ -124,20 +127,25 @@ static Operand sim_cut(Operand o, const SimWin *w, int L1, int L2) {
   return o;
 }
 
-// The two matrices laid out in e (drawn unless measure); returns the token cell when measuring.
-static float sim_compose(Eq *e, Scene *s, ViewLayout *out, const Sim *sim, const Trace *a,
-                         const ViewOptions *o, const SimWin *sw, int kl, int layer, const char *caption_a,
-                         const char *caption_b, float x, float y, float w, float h, bool measure) {
+// The two matrices laid out in e and drawn.
+static void sim_compose(Eq *e, Scene *s, ViewLayout *out, const Sim *sim, const Trace *a,
+                        const ViewOptions *o, const SimWin *sw, int kl, int layer, const char *caption_a,
+                        const char *caption_b, float x, float y, float w, float h) {
   const Trace *b = sim->b;
   memset(e, 0, sizeof *e);
-  e->s = s, e->t = a, e->o = o, e->lay = out, e->measure = measure;
-  e->x = x, e->y = y, e->w = w, e->h = h * 0.58f;
+  e->s = s, e->t = a, e->o = o, e->lay = out;
+  e->x = x, e->y = y, e->w = w, e->h = h * SIM_TOP;
   if (sw->rn < a->L || sw->cn < b->L) { // the line under the matrices names both windows
     e->win_first = sw->r0, e->win_n = sw->rn > sw->cn ? sw->rn : sw->cn;
     float nf = 26.0f * o->text_scale * 0.8f; // (eq_window_note's size: FS_MIN · 0.8)
     e->h -= nf * 1.8f, e->win_y = e->y + e->h;
-    e->win_text = scene_strf(s, "rows: tokens %d–%d of %d · columns: tokens %d–%d of %d shown", sw->r0 + 1,
-                             sw->r0 + sw->rn, a->L, sw->c0 + 1, sw->c0 + sw->cn, b->L);
+    e->win_text = sw->cn < b->L
+                      ? scene_strf(s, "rows: tokens %d–%d of %d shown · columns: tokens %d–%d of %d shown",
+                                   sw->r0 + 1, sw->r0 + sw->rn, a->L, sw->c0 + 1, sw->c0 + sw->cn, b->L)
+                  : sw->rn < a->L ? scene_strf(s, "rows: tokens %d–%d of %d shown · columns: every token",
+                                               sw->r0 + 1, sw->r0 + sw->rn, a->L)
+                                  : scene_strf(s, "rows: every token · columns: tokens %d–%d of %d shown",
+                                               sw->c0 + 1, sw->c0 + sw->cn, b->L);
   }
   int kx =
       eq_op(e, sim_cut(operand_tensor(&sim->trace, 0, 0, false), sw, a->L, b->L), "\\cos_{OE}", LINK_NONE);
@@ -157,7 +165,6 @@ static float sim_compose(Eq *e, Scene *s, ViewLayout *out, const Sim *sim, const
   eq_tex(e, 0, "\\longrightarrow");
   eq_put(e, 0, kr);
   eq_layout_and_draw(e);
-  return e->cell;
 }
 
 void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const ViewOptions *o,
@@ -184,7 +191,7 @@ void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const V
   for (int k = 0; k < sim->n_levels; k++)
     if (!strcmp(sim->levels[k].name, want)) kl = k;
   if (kl < 0) kl = sim->n_levels - 1;
-  // a long sentence: the most tokens (24 down to 8) whose cells can each be named, measured
+  // a long sentence: the most tokens (24 down to 8) whose labels are large enough, drawn and measured
   SimWin sw = {0};
   int most = AXL_ALL_UP_TO;
   if (a->L > VIEW_TOKENS_READABLE || b->L > VIEW_TOKENS_READABLE)
@@ -195,9 +202,9 @@ void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const V
       Scene scratch;
       scene_init(&scratch, s->width, s->height, 0);
       lay_begin(&lay, o, x, y, w, h);
-      float cell =
-          sim_compose(&m, &scratch, &lay, sim, a, o, &sw, kl, layer, caption_a, caption_b, x, y, w, h, true);
-      bool fits = cell >= eq_window_cell(&m) * 0.97f;
+      sim_compose(&m, &scratch, &lay, sim, a, o, &sw, kl, layer, caption_a, caption_b, x, y, w, h);
+      bool fits = m.cell >= eq_window_cell(&m) * 0.97f && // (its cells and its labels, as drawn)
+                  eq_window_label_px(&m) >= eq_window_label(&m) * 0.995f;
       scene_free(&scratch);
       if (fits) break;
     }
@@ -208,6 +215,6 @@ void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const V
     out->tok_total = rows ? a->L : b->L;
   }
   Eq e;
-  sim_compose(&e, s, out, sim, a, o, &sw, kl, layer, caption_a, caption_b, x, y, w, h, false);
-  draw_line(s, sim, o, 0, kl, x, y + h * 0.60f, w, h * 0.40f);
+  sim_compose(&e, s, out, sim, a, o, &sw, kl, layer, caption_a, caption_b, x, y, w, h);
+  draw_line(s, sim, o, 0, kl, x, y + h * (SIM_TOP + 0.02f), w, h * (0.98f - SIM_TOP));
 }

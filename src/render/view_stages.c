@@ -474,10 +474,11 @@ static void compose(Eq *e, const TraceStep *st) {
   }
 }
 
-// A long sentence's window of tokens for this picture: VIEW_TOKENS_READABLE tokens, fewer when
-// their cells would be too small to name each token (eq_window_cell), down to 8: the most tokens
-// whose cells are large enough, found by halves, laying the picture out (nothing drawn that is
-// kept). At 1280×720 beside a lesson's narration, 40 tokens drew 3 px cells in softmax(S) = A.
+// A long sentence's window of tokens for this picture: AXL_ALL_UP_TO tokens, fewer when their
+// labels would be smaller than eq_window_label (14 px at 720 lines: read at half size), down to 8:
+// the most tokens whose labels are large enough, found by halves, drawing the picture into a
+// scratch scene (nothing drawn that is kept) and reading the sizes its token labels got. At
+// 1280×720 beside a lesson's narration, 40 tokens drew 3 px cells in softmax(S) = A.
 typedef struct Compare Compare;
 static void compose_compare(Eq *e, int step, const Compare *c);
 static int window_size(Scene *s, const Trace *t, int step, const ViewOptions *o, float x, float y, float w,
@@ -492,7 +493,7 @@ static int window_size(Scene *s, const Trace *t, int step, const ViewOptions *o,
   for (int m = n; hi - lo > 1; m = (lo + hi) / 2) {
     Eq e;
     memset(&e, 0, sizeof e);
-    e.s = &scratch, e.t = t, e.o = o, e.lay = &lay, e.measure = true;
+    e.s = &scratch, e.t = t, e.o = o, e.lay = &lay;
     e.x = x, e.y = y, e.w = w, e.h = h, e.win_n = m;
     lay_begin(&lay, o, x, y, w, h);
     eq_window(&e);
@@ -502,7 +503,7 @@ static int window_size(Scene *s, const Trace *t, int step, const ViewOptions *o,
       compose(&e, &t->steps[step]);
     if (e.n_rows == 0) break; // (nothing laid out: the window as it is)
     eq_layout_and_draw(&e);
-    if (e.cell >= eq_window_cell(&e) * 0.97f)
+    if (e.cell >= eq_window_cell(&e) * 0.97f && eq_window_label_px(&e) >= eq_window_label(&e) * 0.995f)
       lo = m;
     else
       hi = m;
