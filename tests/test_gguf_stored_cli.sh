@@ -38,7 +38,12 @@ if "$SF" export --model "$Q" --text "the cat sat" --inside --format svg --size 1
   has default "$S" "Weights as stored: a quantized block"
   has default "$S" "blk.0.ffn_down.weight  ·  Q4_K, 4.5 bits a weight  ·  block 4 of 32 (row 4, columns 1–256)"
   has default "$S" "quantized tensor 8 of 16"
-  has default "$S" "its 256 codes q (4 bits: 0 … 15)"
+  has default "$S" "its codes q (4 bits: 0 … 15), sub-blocks 1–3 of 8"
+  # the codes read at half size (issue 31.8): the most common size of the block's numbers, the
+  # codes', is 22 px at 1280x720 or more (their digits 16 px high; it drew 256 codes at 18.9)
+  checks=$((checks + 1))
+  cs=$(grep -oE 'font-size="[0-9.]+"[^>]*>[0-9]+<' "$S" | grep -oE '[0-9.]+"' | tr -d '"' | sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+  awk "BEGIN { exit !(${cs:-0} >= 22) }" || fail "default: the codes drawn at ${cs:-?} px, at least 22"
   has default "$S" "d = 0.0022163,  dmin = 0.0085678  (half precision)"
   has default "$S" "sub-block j = 2: codes → values"
   has default "$S" "weight 41 of the block, w[4, 41]:  w = d · sc_j · q − dmin · m_j"
@@ -60,7 +65,7 @@ if "$SF" export --model "$Q" --text "the cat" --inside --format svg --size 1280x
   S=$T/b/inside-stored.svg
   has pick "$S" "blk.1.ffn_down.weight  ·  Q6_K, 6.56 bits a weight  ·  block 2 of 32 (row 2, columns 1–256)"
   has pick "$S" "weight 5 of the block, w[2, 5]:  w = d · sc_j · (q − 32)"
-  has pick "$S" "its 256 codes q (6 bits: 0 … 63)"
+  has pick "$S" "its codes q (6 bits: 0 … 63), sub-blocks 1–6 of 16"
   has pick "$S" "Weights as stored · blk.1.ffn_down.weight · Q6_K · block 2 of 32"
 else
   fail "export --tensor: $(cat "$T/err")"

@@ -120,37 +120,53 @@ static float scales_table(Scene *s, const StoredView *v, const ViewOptions *o, f
   return lh * (mins ? 5 : 4) + fs * 0.1f;
 }
 
-// The block's codes, 16 a row; each sub-block's first row labelled j. Returns the height used.
+// The codes shown: whole sub-blocks around the worked one (hot), as many as have codes of CODE_PX in
+// rows of 8, all of a 32-weight block. Writes the first sub-block and their count.
+#define CODE_PX 33.0f // a code's digits per 1080 lines: 22 px at 720, 16 px high (8 at half size)
+static void codes_shown(const QuantBlock *b, const ViewOptions *o, float h, int hot, int *s0, int *ns) {
+  int C = 8, rows_per = b->sub > C ? b->sub / C : 1, per_row = b->sub < C ? C / b->sub : 1;
+  int rows = (int)(h / (CODE_PX * o->text_scale / 0.66f)); // (a code's size: 0.66 of its row)
+  int n = rows / rows_per * per_row;
+  *ns = n < 1 ? 1 : n > b->n_sub ? b->n_sub : n;
+  int f = hot - (*ns - 1) / 2;
+  *s0 = f < 0 ? 0 : f > b->n_sub - *ns ? b->n_sub - *ns : f;
+}
+
+// The block's codes shown (codes_shown), 8 a row; each sub-block's first row labelled j. Returns the
+// height used.
 static float codes_grid(Scene *s, const StoredView *v, const ViewOptions *o, float x, float y, float w,
                         float h, float fs, int hot) {
   const Theme *th = o->theme;
   const QuantBlock *b = &v->b;
-  const int C = b->n > 32 ? 16 : 8; // a 32-weight block: 4 rows of 8, larger
-  int rows = b->n / C, maxq = (1 << b->bits) - 1;
+  const int C = 8;
+  int s0, ns, maxq = (1 << b->bits) - 1;
+  codes_shown(b, o, h, hot, &s0, &ns);
+  int k0 = s0 * b->sub, n = ns * b->sub, rows = (n + C - 1) / C;
   float lw = text_width(FONT_SANS, fs * 0.85f, "j=16") + fs * 0.5f;
-  float cw = fminf((w - lw) / C, fs * 3.4f), ch = fminf(h / rows, cw);
+  float cw = fminf((w - lw) / C, fs * 4.2f), ch = fminf(h / rows, cw);
   ColorScale sc = scale_for(CMAP_VIRIDIS, 0, (float)maxq);
   uint32_t *cells = scene_cells(s, x + lw, y, cw * C, ch * rows, rows, C);
   if (cells)
-    for (int k = 0; k < b->n; k++) cells[k] = scale_color(&sc, b->codes[k]);
+    for (int k = 0; k < rows * C; k++) cells[k] = k < n ? scale_color(&sc, b->codes[k0 + k]) : th->bg;
   float nf = fminf(ch * 0.66f, cw / 1.45f);
-  for (int k = 0; k < b->n; k++)
+  for (int k = 0; k < n; k++)
     scene_text_aligned(s, FONT_MONO, nf, x + lw + (k % C + 0.5f) * cw, y + (k / C + 0.5f) * ch + nf * 0.36f,
-                       0.5f, cmap_ink_on(scale_color(&sc, b->codes[k])), scene_strf(s, "%d", b->codes[k]));
-  for (int j = 0; j < b->n_sub && b->n_sub > 1; j++) {
-    float ry = y + (float)(j * b->sub / C) * ch, rh = (float)b->sub / C * ch;
+                       0.5f, cmap_ink_on(scale_color(&sc, b->codes[k0 + k])),
+                       scene_strf(s, "%d", b->codes[k0 + k]));
+  for (int j = s0; j < s0 + ns && b->n_sub > 1; j++) {
+    float ry = y + (float)((j - s0) * b->sub / C) * ch, rh = (float)b->sub / C * ch;
     scene_text_aligned(s, FONT_SANS, fminf(fs * 0.85f, fmaxf(rh, ch) * 0.8f), x + lw - fs * 0.3f,
                        ry + fminf(rh, ch) * 0.5f + fs * 0.3f, 1.0f, j == hot ? th->accent : th->muted,
                        scene_strf(s, "j=%d", j + 1));
-    if (j > 0) scene_line(s, x + lw, ry, x + lw + cw * C, ry, 2, th->bg);
+    if (j > s0) scene_line(s, x + lw, ry, x + lw + cw * C, ry, 2, th->bg);
   }
   // the worked weight's sub-block, and the weight itself
-  int r0 = hot * b->sub / C;
+  int r0 = (hot - s0) * b->sub / C, wk = v->weight - k0;
   float rh = fmaxf(1.0f, (float)b->sub / C) * ch;
   float sw = b->sub < C ? cw * b->sub : cw * C;
-  float sx = x + lw + (b->sub < C ? (float)(hot * b->sub % C) * cw : 0);
+  float sx = x + lw + (b->sub < C ? (float)((hot - s0) * b->sub % C) * cw : 0);
   scene_frame(s, sx, y + r0 * ch, sw, rh, 2, th->accent);
-  scene_frame(s, x + lw + (v->weight % C) * cw, y + (v->weight / C) * ch, cw, ch, 3, th->text);
+  scene_frame(s, x + lw + (wk % C) * cw, y + (wk / C) * ch, cw, ch, 3, th->text);
   return ch * rows;
 }
 
@@ -160,11 +176,11 @@ static float sub_values(Scene *s, const StoredView *v, const ViewOptions *o, flo
   const Theme *th = o->theme;
   const QuantBlock *b = &v->b;
   int n = b->sub, first = hot * b->sub, per = n > 8 ? 8 : n, rows = (n + per - 1) / per;
-  float cw = w / per, ch = fminf(fs * 2.1f, cw * 0.8f);
+  float cw = w / per, ch = fminf(fs * 2.5f, cw * 0.8f); // (its numbers 18 px at 720: read at half size)
   float lo = 0, hi = 0;
   for (int k = 0; k < b->n; k++) lo = fminf(lo, b->values[k]), hi = fmaxf(hi, b->values[k]);
   ColorScale sc = scale_for(CMAP_DIVERGING, lo, hi);
-  float nf = fminf(ch * 0.4f, cw / 4.6f);
+  float nf = fminf(ch * 0.42f, cw / 4.4f);
   for (int k = 0; k < n; k++) {
     float cx = x + (k % per) * cw, cy = y + (k / per) * ch;
     uint32_t c = scale_color(&sc, b->values[first + k]);
@@ -219,10 +235,17 @@ void view_stored(Scene *s, const ViewOptions *o, float x, float y, float w, floa
   fit_text(s, FONT_SANS, fs * 0.9f, x, y + fs * 2.8f, w, 0, th->muted,
            scene_strf(s, "%s  ·  quantized tensor %d of %d", type_line(v), v->which + 1, v->count));
   float top = y + fs * 3.6f, lw = w * 0.42f, rx = x + w * 0.46f, rw = w - (rx - x);
-  // left: every code of the block
+  // left: the codes of the block, whole sub-blocks around the worked one as large as read at half
+  // size (all of them when they fit: a 32-weight block); which, said above them
+  float gh = y + h - top - fs * 4.4f;
+  int s0, ns;
+  codes_shown(b, o, gh, hot, &s0, &ns);
   fit_text(s, FONT_SANS_BOLD, fs, x, top + fs, lw, 0, th->text,
-           scene_strf(s, "its %d codes q (%d bits: 0 … %d)", b->n, b->bits, (1 << b->bits) - 1));
-  codes_grid(s, v, o, x, top + fs * 1.6f, lw, y + h - top - fs * 4.4f, fs, hot);
+           ns == b->n_sub
+               ? scene_strf(s, "its %d codes q (%d bits: 0 … %d)", b->n, b->bits, (1 << b->bits) - 1)
+               : scene_strf(s, "its codes q (%d bits: 0 … %d), sub-blocks %d–%d of %d", b->bits,
+                            (1 << b->bits) - 1, s0 + 1, s0 + ns, b->n_sub));
+  codes_grid(s, v, o, x, top + fs * 1.6f, lw, gh, fs, hot);
   // right: the scales as stored, the worked sub-block and weight
   scene_text(s, FONT_SANS_BOLD, fs, rx, top + fs, th->text, "its scales as the file holds them");
   float ry = top + fs * 1.3f;
