@@ -324,6 +324,52 @@ static int texts_above(const Scene *s, float y, float *l, float *r, const char *
   return n;
 }
 
+// Two files of one model (--compare-model) at the prediction: a third column of differences, whose
+// heading stays in its column, left of the colour bar's "values" (it ran under it at 1280x720), and
+// whose differences under 0.05 points keep a significant digit (never "-0.0").
+// The GPT-2 fixture (tests/ref/hub/gpt2-tiny) with "The cat walks by the", NULL on failure.
+static Trace *gpt2_tiny(Model **m) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/ref/hub/gpt2-tiny", check_test_dir());
+  Err err = {0};
+  Tokens tok;
+  *m = model_load(path, &err);
+  Trace *t =
+      *m && model_tokenize(*m, "The cat walks by the", 0, &tok, &err) ? trace_new(*m, &tok, &err) : NULL;
+  CHECK(t, "gpt2-tiny: %s", err.msg);
+  if (t) tokens_free(&tok), model_forward(t);
+  return t;
+}
+
+static void test_compare_models(void) {
+  Model *m1 = NULL, *m2 = NULL;
+  Trace *a = gpt2_tiny(&m1), *b = gpt2_tiny(&m2);
+  if (!a || !b) return;
+  CHECK(trace_step_find(a, STEP_PREDICT, -1) >= 0, "a prediction step");
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewOptions o = view_options_default(theme_get(THEME_DARK));
+  ViewLayout lay;
+  view_render_compare(&s, a, b, trace_step_find(a, STEP_PREDICT, -1), &o, "a", "b", -1, -1, 0, 0, 1280, 640,
+                      &lay);
+  float head_r = -1, values_l = -1;
+  int zeros = 0;
+  for (int i = 0; i < s.n; i++) {
+    const Cmd *c = &s.cmds[i];
+    if (c->kind != CMD_TEXT) continue;
+    if (!strncmp(c->text, "left → right", 12)) head_r = c->x + text_width(c->font, c->size, c->text);
+    if (!strcmp(c->text, "values")) values_l = c->x;
+    zeros += !strcmp(c->text, "-0.0") || !strcmp(c->text, "+0.0");
+  }
+  CHECK(head_r > 0 && values_l > 0, "the difference column's heading and the colour bar (%g, %g)", head_r,
+        values_l);
+  CHECK(head_r <= values_l, "the heading reaches the colour bar's label (%g > %g)", head_r, values_l);
+  CHECK(zeros == 0, "%d differences written as 0.0 with a sign", zeros);
+  scene_free(&s);
+  trace_free(a), trace_free(b);
+  model_free(m1), model_free(m2);
+}
+
 // The page header: the stage label and the lesson's progress never overlap, nor reach the
 // window's controls (header_reserve), however long the lesson title and narrow the page.
 static void test_header_fits(const Trace *t) {
@@ -1028,6 +1074,7 @@ int main(void) {
   test_png_roundtrip();
   test_huge_scale();
   test_compare(cat, m1);
+  test_compare_models();
   test_header_fits(cat);
   test_footer_fits(cat);
   test_tokens_stages(cat);

@@ -306,7 +306,10 @@ static void pred_difference(Eq *e, const Trace *a, const Trace *b, int row, floa
   Operand pa = operand_tensor(a, a->pred, 0, false), pb = operand_tensor(b, b->pred, 0, false);
   int idx[PRED_TOP], n = view_top_words(&pa, row, PRED_TOP, idx);
   float cf = fminf(h * 0.075f, 34 * ts), pad = w * 0.04f;
-  scene_text(e->s, FONT_SANS_BOLD, cf, x + pad, y + cf, th->text, "left → right, difference (points)");
+  const char *caption = "left → right, difference (points)";
+  float cw = text_width(FONT_SANS_BOLD, cf, caption); // within the column: the colour bar is beside it
+  scene_text(e->s, FONT_SANS_BOLD, cw > w - 2 * pad ? cf * (w - 2 * pad) / cw : cf, x + pad, y + cf, th->text,
+             caption);
   float rh = (h - cf * 1.6f) / PRED_TOP, fs = fminf(rh * 0.6f, 40 * ts);
   char name[96];
   for (int i = 0; i < n; i++) {
@@ -318,8 +321,12 @@ static void pred_difference(Eq *e, const Trace *a, const Trace *b, int row, floa
     const char *nums = scene_strf(e->s, "%.1f → %.1f %%", p * 100, q * 100);
     float mw = w - 2 * pad - nw - fs * 4.6f, mt = text_width(FONT_MONO, fs, nums);
     scene_text(e->s, FONT_MONO, mt > mw ? fs * mw / mt : fs, x + pad + nw + fs * 0.5f, ry, th->muted, nums);
+    // a difference under 0.05 points in one significant digit ("-0.004"), never as "-0.0"
+    const char *ds = fabsf(d) >= 0.05f ? scene_strf(e->s, "%+.1f", d)
+                     : d != 0          ? scene_strf(e->s, "%+.1g", d)
+                                       : "0";
     scene_text_aligned(e->s, FONT_MONO, fs, x + w - pad, ry, 1.0f, fabsf(d) < 0.05f ? th->muted : th->accent,
-                       scene_strf(e->s, "%+.1f", d + 0.0f));
+                       ds);
   }
 }
 
