@@ -201,6 +201,14 @@ static void run(const Case *cs) {
     int uo = under_overlaps(&sc, where, sizeof where);
     CHECK(uo == 0, "%s step %d%s: %d pairs of lines under the matrices overlap (%s)", name, k + 1,
           cs->text && s.has_lesson ? " (a long sentence typed)" : "", uo, where);
+    // a caption naming the sentences is whole ("columns: “The cat sleeps by the river ban…”" hid
+    // the word the similarity step is about)
+    for (int c = 0; c < sc.n; c++) {
+      const char *tx = sc.cmds[c].text;
+      if (sc.cmds[c].kind != CMD_TEXT || strncmp(tx, "rows: “", strlen("rows: “"))) continue;
+      size_t n = strlen(tx);
+      CHECK(n >= 3 && !strcmp(tx + n - 3, "”"), "%s step %d: the caption \"%s\" is cut", name, k + 1, tx);
+    }
     if (cs->notes_only) continue;
     for (int q = 0; q < lay.n_ops; q++) {
       const ViewOperand *v = &lay.ops[q];

@@ -1246,9 +1246,9 @@ static void draw_operand(Eq *e, int k, const Units *u) {
     // (never wider than the operand's own box: the next operand's caption starts there)
     float box = m.left + v->w + m.right;
     float cf = fs * 0.9f, cw = fminf(fmaxf(v->w, fs * 12), box), x = v->x + v->w / 2, align = 0.5f;
-    if (d->caption_row) { // to the right end of the equation, short of its colour bars
+    if (d->caption_row) { // from its row labels to the right end of the equation, short of its colour bars
       float right = e->lay->clip[2] > 0 ? fminf(e->x + e->w, e->lay->clip[0] + e->lay->clip[2]) : e->x + e->w;
-      cw = right - v->x, x = v->x, align = 0.0f;
+      x = fmaxf(e->x, v->x - m.left + fs * 0.3f), cw = right - x, align = 0.0f;
     } else if (text_width(FONT_SANS_BOLD, cf, d->caption) > cw && box > cw)
       cw = box - fs * 0.6f, x = v->x - m.left + fs * 0.3f, align = 0.0f;
     // smaller before it is cut: "columns: “She puts mone…”" hid the sentence the view is about
