@@ -313,12 +313,12 @@ static void test_compare(const Trace *a, Model *m) {
   tokens_free(&tb), tokens_free(&tc);
 }
 
-// Texts of a scene whose baseline is above y: their left and right edges.
-static int texts_above(const Scene *s, float y, float *l, float *r, const char **txt, int cap) {
+// Texts of a scene whose baseline is in [y0, y1]: their left and right edges.
+static int texts_between(const Scene *s, float y0, float y1, float *l, float *r, const char **txt, int cap) {
   int n = 0;
   for (int i = 0; i < s->n && n < cap; i++) {
     const Cmd *c = &s->cmds[i];
-    if (c->kind != CMD_TEXT || c->y > y) continue;
+    if (c->kind != CMD_TEXT || c->y < y0 || c->y > y1) continue;
     l[n] = c->x, r[n] = c->x + text_width(c->font, c->size, c->text), txt[n] = c->text, n++;
   }
   return n;
@@ -393,7 +393,7 @@ static void test_header_fits(const Trace *t) {
     page_render(&s, &p, &lay);
     float l[64], r[64];
     const char *txt[64];
-    int n = texts_above(&s, 52 * 720 / 1080.0f * 1.3f, l, r, txt, 64);
+    int n = texts_between(&s, -1e9f, 52 * 720 / 1080.0f * 1.3f, l, r, txt, 64);
     CHECK(n >= 1, "a stage label in the header");
     for (int i = 0; i < n; i++) {
       CHECK(r[i] <= W - p.header_reserve + 1, "W=%g: \"%s\" reaches the controls (%g > %g)", W, txt[i], r[i],
@@ -403,17 +403,6 @@ static void test_header_fits(const Trace *t) {
     }
     scene_free(&s);
   }
-}
-
-// Texts of a scene whose baseline is below y: their left and right edges.
-static int texts_below(const Scene *s, float y, float *l, float *r, const char **txt, int cap) {
-  int n = 0;
-  for (int i = 0; i < s->n && n < cap; i++) {
-    const Cmd *c = &s->cmds[i];
-    if (c->kind != CMD_TEXT || c->y < y) continue;
-    l[n] = c->x, r[n] = c->x + text_width(c->font, c->size, c->text), txt[n] = c->text, n++;
-  }
-  return n;
 }
 
 // The footer line: its two parts never overlap nor reach the space kept at its right end (the web
@@ -438,7 +427,7 @@ static void test_footer_fits(const Trace *t) {
       page_render(&s, &p, &lay);
       float l[64], r[64];
       const char *txt[64];
-      int n = texts_below(&s, 720 - 20, l, r, txt, 64);
+      int n = texts_between(&s, 720 - 20, 1e9f, l, r, txt, 64);
       CHECK(n >= 1, "W=%g: a footer line", W);
       for (int i = 0; i < n; i++) {
         CHECK(r[i] <= W - p.footer_right + 1, "W=%g title=%d: \"%s\" reaches the button (%g > %g)", W, title,
