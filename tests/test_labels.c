@@ -11,6 +11,10 @@
 //     the picture saying "tokens A–B of 66 shown";
 //   - the cat/bank lesson with its compare step (step 15): river is named on the 7×7 columns;
 //   - intuition.md: "who" is named on the 9×9 softmax;
+//   - beside a lesson's narration (cat/bank): a 22-token sentence typed in names every position on
+//     the one-head scores and softmax steps, a 39-token one every distinct word of what the scores
+//     show (a window when the whole names only some); the French lesson names every word at every
+//     step, banque on the softmax's S₁ too;
 //   - the training view (B): the softmax backward page and the walk's pages of a 22-token sentence
 //     name every distinct word on the rows and above the columns, no two labels overlapping;
 //   - bank-sense.pt (the course's classifier): its class scores and prediction name both classes,
@@ -400,7 +404,11 @@ int main(void) {
   snprintf(intuition, sizeof intuition, "%s/lessons/intuition.md", src ? src : ".");
   const char *t22 =
       "the cat walks by the bank the cat walks by the bank the cat walks by the bank and the river bank";
-  char t45[1024], t66[1024];
+  const char *t39 = "the cat walks by the bank and the dog sleeps by the river while the bird sings in the "
+                    "tree and the fish swims in the water near the old house where the man reads a book "
+                    "about it";
+  char t45[1024], t66[1024], fr[4096];
+  snprintf(fr, sizeof fr, "%s/lessons/fr-chat-banque.md", src ? src : ".");
   snprintf(t45, sizeof t45, "%s %s flows", t22, t22);
   snprintf(t66, sizeof t66, "%s %s %s", t22, t22, t22);
   Case cases[] = {
@@ -411,6 +419,14 @@ int main(void) {
       {intuition, NULL, NULL, true, 9, "who", false, false},
       {NULL, t66, NULL, false, 0, NULL, true, false},
       {cat_bank, t22, NULL, false, 15, NULL, false, true}, // the compare step after E and a long sentence
+      // beside a lesson's narration: the 22 tokens typed into cat/bank, every position named on its
+      // one-head steps, the scores (Q, Kᵀ and S: its 22×22 scores named 7 of 22 columns) and the
+      // softmax; 39 tokens, every distinct word of what the scores show (9 of 27 were named); the
+      // French lesson, every word at every step (its 11×11 softmax named 4 of 11 beside the grown A₁)
+      {cat_bank, t22, NULL, true, 11, NULL, false, false},
+      {cat_bank, t22, NULL, true, 13, NULL, false, false},
+      {cat_bank, t39, NULL, false, 11, NULL, false, false},
+      {fr, NULL, NULL, true, 0, "banque", false, false},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) run(&cases[c]);
   training(t22);

@@ -64,7 +64,8 @@ static float widest(const AxisSpec *sp, float fs) {
 typedef struct {
   float lf;
   bool turned, all; // all: every entry at its own cell
-  bool stagger;     // rows: every other label in a second column, further left
+  bool stagger;     // every other label on a second tier: rows' further left, columns' turned ones
+                    // raised above the first tier's tops (the 22 columns of a 150-pixel matrix)
 } Size;
 
 // The size and direction of the labels, and whether every entry gets one at its cell.
@@ -79,6 +80,11 @@ static Size decide(const AxisSpec *sp) {
     if (lf >= floor && sp->n <= AXL_MAX) return (Size){lf, true, true, false};
     if (sp->vocab) return chosen;
     if (lf >= least && sp->n <= ALL_UP_TO) return (Size){lf, true, true, false};
+    // two tiers of turned labels: twice the room each (not for three columns or fewer: those are
+    // named side by side past the matrix's ends, below)
+    float lf2 = fminf(floor, 2 * pitch / 1.15f);
+    if (lf2 >= least && sp->n <= ALL_UP_TO && sp->n >= 4 && !sp->one_tier)
+      return (Size){lf2, true, true, true};
     return (Size){floor, true, false, false};
   }
   float lf = fminf(fs, fmaxf(pitch * 0.8f, fminf(floor, pitch / 1.05f)));
@@ -144,6 +150,7 @@ float axis_labels_depth(const AxisSpec *sp) {
   if (!z.all && !sp->vocab) w += text_width(FONT_SANS, z.lf, "00 "); // "12 walks"
   if (!sp->cols) return (z.stagger ? 2 : 1) * fminf(w, 12 * sp->fs) + (z.stagger ? z.lf * 0.6f : 0) + 10;
   if (!z.turned) return sp->fs * 1.35f;
+  if (z.stagger) return 2 * fminf(w, 7 * sp->fs) + z.lf * 0.6f + sp->fs * 0.5f;
   return fminf(w, 7 * sp->fs) + sp->fs * (z.all ? 0.5f : 1.2f); // leaders' room when a few are named
 }
 
@@ -260,6 +267,18 @@ static bool choose(const AxisSpec *sp, AxisLabels *out, float pitch, float lf) {
   return all;
 }
 
+// Whether every distinct word of the axis is among its labels.
+static bool every_word(const AxisSpec *sp, const AxisLabels *out) {
+  for (int i = 0; i < sp->n && i < AXL_MAX; i++) {
+    char wi[96], wj[96];
+    word(sp, i, wi, sizeof wi);
+    bool named = false;
+    for (int k = 0; k < out->n && !named; k++) named = !strcmp(wi, word(sp, out->idx[k], wj, sizeof wj));
+    if (!named) return false;
+  }
+  return true;
+}
+
 void axis_labels_plan(const AxisSpec *sp, AxisLabels *out) {
   plan(sp, out);
   out->depth = axis_labels_depth(sp);
@@ -268,8 +287,9 @@ void axis_labels_plan(const AxisSpec *sp, AxisLabels *out) {
 static void plan(const AxisSpec *sp, AxisLabels *out) {
   Size z = decide(sp);
   out->lf = z.lf, out->turned = z.turned, out->numbered = false, out->spread = false;
-  out->shift = z.stagger ? fminf(widest(sp, z.lf), 12 * sp->fs) + z.lf * 0.6f : 0;
+  out->shift = z.stagger ? fminf(widest(sp, z.lf), (sp->cols ? 7 : 12) * sp->fs) + z.lf * 0.6f : 0;
   out->n = 0, out->shown = 0, out->total = sp->vocab && !z.all ? sp->n_cand : sp->n;
+  out->words_missing = false;
   out->depth = 0;
   if (sp->n <= 0) return;
   float pitch = sp->len / (float)sp->n;
@@ -303,7 +323,7 @@ static void plan(const AxisSpec *sp, AxisLabels *out) {
   // a few entries at their cells; when that leaves a word unnamed, at the smallest size the focus
   // and every distinct word, moved apart along the axis, each with a leader to its cell
   // (the columns of an axis shorter than four labels may reach one label past each end: W_c's two
-  // narrow class columns named only river, issue 31)
+  // narrow class columns named only river, issue 31); words that still find no room are missing
   if (!choose(sp, out, pitch, z.lf)) {
     out->n = 0, out->lf = fminf(z.lf, sp->least);
     float slot = out->lf * 1.15f, anchor[AXL_MAX], size[AXL_MAX],
@@ -317,6 +337,7 @@ static void plan(const AxisSpec *sp, AxisLabels *out) {
       if (first) add(sp, out, i, pitch, slot, anchor, size);
     }
     spread(out, anchor, size, -past, sp->len + past);
+    out->words_missing = !every_word(sp, out);
   }
   out->shown = out->n;
   out->numbered = out->shown < sp->n;

@@ -2,7 +2,8 @@
 // for every view (the equations, the heads' grids, the compare views, the training view).
 //
 // The rule (issue 31): every row and column of a matrix up to about 24 tokens is labelled --
-// in full across its column, else turned, else smaller down to `least`. Past that (or in cells
+// in full across its column, else turned, else smaller down to `least`, else on two tiers (every
+// other row further left, every other turned column raised above its neighbours). Past that (or in cells
 // too small even for `least`), the labels kept are chosen: the focus entry, then the entries the
 // caller prefers (the words a step names), then the first entry of every distinct word, then
 // more entries spread along the axis while they do not touch; a label then carries its position
@@ -41,18 +42,22 @@ typedef struct {
   int n_cand;
   const char *const *prefer; // words labelled before the others (the step names them), or NULL
   int n_prefer;
+  bool one_tier; // no second tier of turned column labels (the layout tries both: view_layout.c)
 } AxisSpec;
 
 typedef struct {
-  float lf;      // the labels' size in pixels
-  bool turned;   // column labels read upwards
-  bool numbered; // some entries have no label: the labels carry their positions ("3 walks")
-  bool spread;   // labels moved along the axis off their cells: draw a leader to each cell
-  int total;     // entries that should be named (n, or the candidates)
-  int shown;     // entries named (n below)
-  float depth;   // the room the labels take across the axis (turned labels' height, rows' width)
-  float shift;   // rows: entries of odd index drawn this much further left (0: one column)
-  int n;         // labels: entry idx[k] named text[k], centred at at[k] pixels from the axis's start
+  float lf;           // the labels' size in pixels
+  bool turned;        // column labels read upwards
+  bool numbered;      // some entries have no label: the labels carry their positions ("3 walks")
+  bool spread;        // labels moved along the axis off their cells: draw a leader to each cell
+  int total;          // entries that should be named (n, or the candidates)
+  int shown;          // entries named (n below)
+  float depth;        // the room the labels take across the axis (turned labels' height, rows' width)
+  bool words_missing; // some distinct word of the axis has no label (past about 24 entries in too
+                      // short an axis: a window of the tokens names them, view_stages.c)
+  float shift;        // entries of odd index drawn this much further left (rows) or higher (turned
+                      // columns: a leader down to their cells), on a second tier (0: one tier)
+  int n;              // labels: entry idx[k] named text[k], centred at at[k] pixels from the axis's start
   int idx[AXL_MAX];
   float at[AXL_MAX];
   char text[AXL_MAX][48];

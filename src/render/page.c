@@ -453,6 +453,18 @@ static bool numbers_short(const ViewOptions *o, const ViewLayout *l) {
 
 static float numbers_px(const ViewLayout *l) { return l->result >= 0 ? l->ops[l->result].number_px : 0; }
 
+// Whether a narrower narration column could make the picture readable: a small result's numbers
+// under the back row's size, or a sentence of up to about 24 tokens not named on every row and
+// column (issue 31: the 22-token scores beside a lesson's narration named 7 of 22 columns).
+static bool view_short(const ViewOptions *o, const ViewLayout *l) {
+  return numbers_short(o, l) || l->labels_short > 0;
+}
+
+// Whether layout a reads better than b: fewer axes short of labels, then larger numbers.
+static bool reads_better(const ViewLayout *a, float a_px, int b_short, float b_px) {
+  return a->labels_short != b_short ? a->labels_short < b_short : a_px > b_px;
+}
+
 void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
   const ViewOptions *o = p->view;
   const Theme *th = o->theme;
@@ -569,27 +581,30 @@ void page_render(Scene *s, const PageSpec *p, ViewLayout *out) {
     top += 44 * u;
   }
   // the narration column takes a third of the width; on a step whose small result would show
-  // colours only, it gives up to a fifth of that to the picture so that the cells carry their
-  // numbers (issue 31: intuition.md's 9×9 softmax), when its narration needs no more pages for it
+  // colours only, or whose matrices of a sentence of up to about 24 tokens would name only some of
+  // their words, it gives up to a fifth (labels: a third) of that to the picture so that the cells
+  // carry their numbers (issue 31: intuition.md's 9×9 softmax) and every word is named, when its
+  // narration needs no more pages for it
   bool column = p->show_text && ((p->narration && p->narration->n > 0) || p->n_claims > 0);
   float vx, bottom_all;
   SceneMark mark = scene_mark(s);
   int text_pages = column_and_view(s, p, u, column ? W * 0.32f : 0, top, bottom, &vx, &bottom_all, out);
-  if (column && !p->compare && (o->zoom <= 0 || fabsf(o->zoom - 1.0f) < 0.005f) && numbers_short(o, out)) {
-    // the narrowest column that carries them at the back row's size, else the one that carries
-    // the largest (and the column as it was when none is larger)
+  if (column && !p->compare && (o->zoom <= 0 || fabsf(o->zoom - 1.0f) < 0.005f) && view_short(o, out)) {
+    // the widest narrower column that reads in full, else the one that reads best (and the column
+    // as it was when none reads better)
     float best_px = numbers_px(out) + 0.05f;
-    int best = 0;
+    int best = 0, best_short = out->labels_short, most = out->labels_short > 0 ? 5 : 3;
     bool found = false;
-    for (int k = 1; k <= 3 && !found; k++) {
+    for (int k = 1; k <= most && !found; k++) {
       scene_rewind(s, mark);
       int pages =
           column_and_view(s, p, u, W * (0.32f - 0.02f * (float)k), top, bottom, &vx, &bottom_all, out);
       if (pages > text_pages) continue;
-      found = !numbers_short(o, out);
-      if (found || numbers_px(out) > best_px) best = k, best_px = numbers_px(out);
+      found = !view_short(o, out);
+      if (found || reads_better(out, numbers_px(out), best_short, best_px))
+        best = k, best_px = numbers_px(out), best_short = out->labels_short;
     }
-    if (!found) { // none at the back row's size: the best of them
+    if (!found) { // none reads in full: the best of them
       scene_rewind(s, mark);
       column_and_view(s, p, u, W * (0.32f - 0.02f * (float)best), top, bottom, &vx, &bottom_all, out);
     }

@@ -134,19 +134,23 @@ typedef struct {
 typedef struct {
   ViewOperand ops[VIEW_MAX_OPS];
   int n_ops;
-  int result;       // index of the step's result operand, or -1 (tokens step)
-  float area[4];    // the rectangle the view was drawn in (x, y, w, h): the window places its inspector
-  ViewGrid grid;    // the model view's thumbnails (grid.layers = 0 for any other view)
-  float pic[4];     // the equation's extent as drawn (x, y, w, h), past the area when zoomed in
-  float clip[4];    // the part of the area the equation may draw in (its colour bars excluded)
-  float pan_max[2]; // how far the picture can pan (0, 0 when it fits its area)
-  float pan[2];     // the pan applied (ViewOptions.pan_x/pan_y clipped)
-  float fs;         // the label size of the picture, in pixels
-  int labels_cut;   // word labels shortened with an ellipsis
-  float chart[4];   // the prediction's bar chart(s) of the most likely next words (w = 0: none)
-  float chart_px;   // the size of the chart's words
-  int text_pages;   // page.c: the pages of the step's narration (1 when it fits; PageSpec.text_page)
-  float panel[4];   // page.c: the invariants panel over the view (x, y, w, h; w = 0: none)
+  int result;        // index of the step's result operand, or -1 (tokens step)
+  float area[4];     // the rectangle the view was drawn in (x, y, w, h): the window places its inspector
+  ViewGrid grid;     // the model view's thumbnails (grid.layers = 0 for any other view)
+  float pic[4];      // the equation's extent as drawn (x, y, w, h), past the area when zoomed in
+  float clip[4];     // the part of the area the equation may draw in (its colour bars excluded)
+  float pan_max[2];  // how far the picture can pan (0, 0 when it fits its area)
+  float pan[2];      // the pan applied (ViewOptions.pan_x/pan_y clipped)
+  float fs;          // the label size of the picture, in pixels
+  int labels_cut;    // word labels shortened with an ellipsis
+  int labels_short;  // token axes of up to about 24 entries (AXL_ALL_UP_TO) that name only some of
+                     // them: page.c narrows the narration column for them
+  int words_missing; // token axes that leave a distinct word unnamed (a longer sentence: view_stages.c
+                     // shows a window of its tokens instead)
+  float chart[4];    // the prediction's bar chart(s) of the most likely next words (w = 0: none)
+  float chart_px;    // the size of the chart's words
+  int text_pages;    // page.c: the pages of the step's narration (1 when it fits; PageSpec.text_page)
+  float panel[4];    // page.c: the invariants panel over the view (x, y, w, h; w = 0: none)
   // The window of the tokens shown (VIEW_TOKENS_READABLE): tokens tok_first .. tok_first +
   // tok_shown - 1 (0-based) of tok_total; tok_shown = 0 when every token shows. The operands'
   // cells count from the window's start (Operand.row0, col0 give the matrix's own indices).

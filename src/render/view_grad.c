@@ -58,13 +58,16 @@ static float word_labels(Scene *s, const Trace *t, TraceAxis axis, int first, in
     bool f = al.idx[k] == focus;
     FontFace face = f ? FONT_SANS_BOLD : FONT_SANS;
     uint32_t color = f ? th->text : th->muted;
+    float up = (float)(al.idx[k] % 2) * al.shift; // a second tier (rows: further left)
+    if (cols && al.turned && up > 0)
+      scene_rect(s, x + al.at[k] - 0.5f, y - 4 * u - up + 2, 1, up - 4, th->grid);
     if (cols && al.turned)
-      scene_text_turned(s, face, al.lf, x + al.at[k] + al.lf * 0.35f, y - 4 * u, color, al.text[k]);
+      scene_text_turned(s, face, al.lf, x + al.at[k] + al.lf * 0.35f, y - 4 * u - up, color, al.text[k]);
     else if (cols)
       scene_text_aligned(s, face, al.lf, x + al.at[k], y - al.lf * 0.45f, 0.5f, color, al.text[k]);
     else
-      scene_text_aligned(s, face, al.lf, x - fs * 0.4f - (float)(al.idx[k] % 2) * al.shift,
-                         y + al.at[k] + al.lf * 0.36f, 1.0f, color, al.text[k]);
+      scene_text_aligned(s, face, al.lf, x - fs * 0.4f - up, y + al.at[k] + al.lf * 0.36f, 1.0f, color,
+                         al.text[k]);
   }
   return al.depth;
 }

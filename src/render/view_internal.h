@@ -49,6 +49,7 @@ typedef struct {
   float fs;             // label size of the picture (fitted, times the zoom), set by eq_layout_and_draw
   float smax;           // largest cell at zoom 1: grows with the area
   float fs_scale;       // 1, or less when even the smallest labels leave no room (eq_layout_and_draw)
+  bool one_tier;        // turned column labels on one tier only (eq_layout_and_draw tries both)
   float bars_h;         // > 0: the side colour bars take this height (a chart sits under the equation)
   float bars_w;         // > 0: a chart this wide sits between the equation and the side colour bars
   int win_first, win_n; // a long sentence's window of tokens (eq_window), win_n 0: all tokens

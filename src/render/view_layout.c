@@ -25,7 +25,7 @@ void lay_begin(ViewLayout *out, const ViewOptions *o, float x, float y, float w,
   out->result = -1;
   out->area[0] = x, out->area[1] = y, out->area[2] = w, out->area[3] = h;
   out->grid.layers = 0;
-  out->labels_cut = 0;
+  out->labels_cut = 0, out->labels_short = 0, out->words_missing = 0;
   memset(out->pic, 0, sizeof out->pic), memset(out->clip, 0, sizeof out->clip);
   memset(out->pan_max, 0, sizeof out->pan_max), memset(out->pan, 0, sizeof out->pan);
   out->fs = view_text_size(o);
@@ -443,7 +443,8 @@ static AxisSpec axis_spec(const Eq *e, int k, bool cols, float len, float fs) {
                     .least = FS_LEAST * z,
                     .focus = is_tok(a) ? axis_focus(e, k, cols) : -1,
                     .first = cols ? v->op.col0 : v->op.row0,
-                    .vocab = is_vocab(a)};
+                    .vocab = is_vocab(a),
+                    .one_tier = e->one_tier};
 }
 
 // The room the column labels of operand k take above its cells (cells w pixels wide).
@@ -1047,6 +1048,8 @@ static void draw_col_labels(Eq *e, int k, float fs, float top) {
     static _Thread_local AxisLabels al;
     plan_labels(e, k, true, v->w, fs, &al);
     v->cols_turned = al.turned;
+    if (is_tok(a) && C <= AXL_ALL_UP_TO && al.shown < C) e->lay->labels_short++;
+    if (is_tok(a) && al.words_missing) e->lay->words_missing++;
     for (int q = 0; q < al.n; q++) {
       int j = al.idx[q];
       const char *full = al.text[q];
@@ -1057,8 +1060,10 @@ static void draw_col_labels(Eq *e, int k, float fs, float top) {
       if (al.turned && al.numbered) { // a few named, above a leader to their columns
         scene_line(e->s, cell, top - 1, cx, top - fs * 0.85f, 1.2f, th->muted);
         scene_text_turned(e->s, FONT_SANS, al.lf, cx + al.lf * 0.35f, top - fs * 0.95f, c, s);
-      } else if (al.turned) { // centred on its column, read upwards from just above the cells
-        scene_text_turned(e->s, FONT_SANS, al.lf, cx + al.lf * 0.35f, top - fs * 0.25f, c, s);
+      } else if (al.turned) {                 // centred on its column, read upwards from just above the cells
+        float up = (float)(j % 2) * al.shift; // (two tiers: a thin leader up to the raised one)
+        if (up > 0) scene_rect(e->s, cx - 0.5f, top - fs * 0.25f - up + 2, 1, up - 4, th->grid);
+        scene_text_turned(e->s, FONT_SANS, al.lf, cx + al.lf * 0.35f, top - fs * 0.25f - up, c, s);
       } else if (is_vocab(a) && al.shown < C) { // a named word of a long vocabulary: a leader to its column
         float ty = y_base - VOCAB_TIER * fs * 0.8f;
         scene_line(e->s, cell, top - 1, cx, ty + al.lf * 0.3f, 1.5f, th->muted);
@@ -1095,6 +1100,8 @@ static void draw_row_labels(Eq *e, int k, float fs, float x_right) {
   if (is_words(a)) {
     static _Thread_local AxisLabels al;
     plan_labels(e, k, false, v->h, fs, &al);
+    if (is_tok(a) && R <= AXL_ALL_UP_TO && al.shown < R) e->lay->labels_short++;
+    if (is_tok(a) && al.words_missing) e->lay->words_missing++;
     for (int q = 0; q < al.n; q++) {
       int i = al.idx[q];
       const char *full = al.text[q];
@@ -1439,6 +1446,28 @@ static void draw_side_colorbars(Eq *e, float x, float y, float h, float fs) {
 
 // ---------------------------------------------------------------- the whole equation
 
+// The units of the whole picture: labels at their smallest and still no room (a long row of wide
+// operands in a small window): smaller labels, step by step, rather than cells of no size.
+static Units fit_all(Eq *e, float avail_w, float avail_h) {
+  Units u;
+  for (e->fs_scale = 1.0f;; e->fs_scale *= 0.9f) {
+    u = fit_units(e, false, avail_w, avail_h);
+    if (u.k < SMIN) u = fit_units(e, true, avail_w, avail_h);
+    if (fits(e, &u, avail_w, avail_h) || e->fs_scale < 0.35f) break;
+  }
+  return u;
+}
+
+// Whether some operand names only some entries of a token axis at units u.
+static bool some_partial(const Eq *e, const Units *u) {
+  for (int k = 0; k < e->lay->n_ops; k++) {
+    float w, h;
+    cell_box(&e->lay->ops[k], u, &w, &h);
+    if (labels_partial(e, k, w, h, u->fs)) return true;
+  }
+  return false;
+}
+
 void eq_layout_and_draw(Eq *e) {
   const ViewOptions *o = e->o;
   ViewLayout *l = e->lay;
@@ -1454,13 +1483,15 @@ void eq_layout_and_draw(Eq *e) {
   float avail_w = e->w - fit_bar_w - e->bars_w - FS_MIN * ts, avail_h = e->h - FS_MIN * ts;
   e->smax = fmaxf(SMAX * ts, fminf(avail_w, avail_h) / 5);
   compute_scales(e);
-  // labels at their smallest and still no room (a long row of wide operands in a small window):
-  // smaller labels, step by step, rather than cells of no size
-  Units u;
-  for (e->fs_scale = 1.0f;; e->fs_scale *= 0.9f) {
-    u = fit_units(e, false, avail_w, avail_h);
-    if (u.k < SMIN) u = fit_units(e, true, avail_w, avail_h);
-    if (fits(e, &u, avail_w, avail_h) || e->fs_scale < 0.35f) break;
+  Units u = fit_all(e, avail_w, avail_h);
+  if (some_partial(e, &u)) {   // two tiers of column labels take height: when some axis still names
+    float scale = e->fs_scale; // only a few, one tier may give it larger cells for as many names
+    e->one_tier = true;
+    Units one = fit_all(e, avail_w, avail_h);
+    if ((one.tok_comp ? one.k : one.t) > (u.tok_comp ? u.k : u.t) * 1.001f)
+      u = one;
+    else
+      e->one_tier = false, e->fs_scale = scale;
   }
   u = grow_tokens(e, u, avail_w, avail_h);
   e->cell = u.tok_comp ? u.k : u.t; // (a window of the tokens being sized: its cells at zoom 1)

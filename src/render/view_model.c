@@ -163,12 +163,14 @@ static void thumb_words(Scene *s, const Trace *t, const ViewOptions *o, int i0, 
                  .focus = o->focus_row >= i0 && o->focus_row < i0 + n ? o->focus_row - i0 : -1};
   axis_labels_plan(&sp, &al);
   for (int k = 0; k < al.n; k++) {
+    float up = (float)(al.idx[k] % 2) * al.shift; // a second tier (rows: further left)
+    if (cols && up > 0) scene_rect(s, tx + al.at[k] - 0.5f, ty - 4 * ts - up + 2, 1, up - 4, o->theme->grid);
     if (cols)
-      scene_text_turned(s, FONT_SANS, al.lf, tx + al.at[k] + al.lf * 0.35f, ty - 4 * ts, o->theme->text,
+      scene_text_turned(s, FONT_SANS, al.lf, tx + al.at[k] + al.lf * 0.35f, ty - 4 * ts - up, o->theme->text,
                         al.text[k]);
     else
-      scene_text_aligned(s, FONT_SANS, al.lf, tx - 4 * ts - (float)(al.idx[k] % 2) * al.shift,
-                         ty + al.at[k] + al.lf * 0.35f, 1.0f, o->theme->text, al.text[k]);
+      scene_text_aligned(s, FONT_SANS, al.lf, tx - 4 * ts - up, ty + al.at[k] + al.lf * 0.35f, 1.0f,
+                         o->theme->text, al.text[k]);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "axislabels.h"     // defines: AXL_ALL_UP_TO
 #include "bars.h"           // defines: bars_draw
 #include "sampling_chart.h" // defines: sampling_chart_draw
 #include "tex.h"            // defines: tex_draw
@@ -486,16 +487,37 @@ static void compose(Eq *e, const TraceStep *st) {
 // the most tokens whose labels are large enough, found by halves, drawing the picture into a
 // scratch scene (nothing drawn that is kept) and reading the sizes its token labels got. At
 // 1280×720 beside a lesson's narration, 40 tokens drew 3 px cells in softmax(S) = A.
+// A sentence of 25 to VIEW_TOKENS_READABLE tokens gets a window too when the whole picture would
+// leave one of its distinct words unnamed (ViewLayout.words_missing).
 typedef struct Compare Compare;
 static void compose_compare(Eq *e, int step, const Compare *c);
 static int window_size(Scene *s, const Trace *t, int step, const ViewOptions *o, float x, float y, float w,
                        float h, const Compare *cmp) {
   int first, n;
   view_token_window(t, o, &first, &n);
-  if (!n || o->tok_count > 0 || t->steps[step].kind == STEP_TOKENS) return n;
+  if (o->tok_count > 0 || t->steps[step].kind == STEP_TOKENS || (!n && t->L <= AXL_ALL_UP_TO)) return n;
   static _Thread_local ViewLayout lay;
   Scene scratch;
   scene_init(&scratch, s->width, s->height, 0);
+  if (!n) { // up to VIEW_TOKENS_READABLE tokens: whole when that names every distinct word, else a
+            // window (issue 31: 39 tokens beside a lesson's narration named 9 words of 27)
+    Eq e;
+    memset(&e, 0, sizeof e);
+    e.s = &scratch, e.t = t, e.o = o, e.lay = &lay;
+    e.x = x, e.y = y, e.w = w, e.h = h;
+    lay_begin(&lay, o, x, y, w, h);
+    if (cmp)
+      compose_compare(&e, step, cmp);
+    else
+      compose(&e, &t->steps[step]);
+    if (e.n_rows > 0) eq_layout_and_draw(&e);
+    if (e.n_rows == 0 || lay.words_missing == 0) {
+      scene_free(&scratch);
+      return 0;
+    }
+    scene_reset(&scratch, s->width, s->height, 0);
+    n = AXL_ALL_UP_TO; // a window of as many as can each be named
+  }
   int lo = 8, hi = n + 1; // lo tokens are taken as readable; hi are not (n is tried first)
   for (int m = n; hi - lo > 1; m = (lo + hi) / 2) {
     Eq e;
