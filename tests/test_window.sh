@@ -394,6 +394,14 @@ for n in 15 16 18; do # at 125 % the picture fills its area: it may cover anothe
   check 'has inspector $n "pinned=1 .*inspector=.* titles=0"' "event $n: the pinned inspector covers no title, colour bar or panel: $(line inspector $n | grep -o 'zoom=[0-9.]*\|inspector=.*' | tr '\n' ' ')"
 done
 check 'has inspector 18 "zoom=1.10 .*inspector=.* covers=0 titles=0"' "at 110 %, it covers no matrix either: $(line inspector 18 | grep -o 'inspector=.*')"
+for n in 15 16 17 18; do
+  check 'has inspector $n "narration=0 "' "event $n: the pinned inspector is not over the narration: $(line inspector $n | grep -o 'inspector=.*')"
+done
+# and at 100 % on the lesson's scores step, pinned then edited: near full size (tests/replay/inspector-lesson.txt)
+run insplesson "$R/inspector-lesson.txt" "$SF_SOURCE_DIR/lessons/cat-bank.md" --step 11
+for n in 1 4; do # (88 %: one step under its full size, the widest line's width; it drew 60 %)
+  check 'line insplesson $n | grep -qE "pinned=1 .*covers=0 titles=0 narration=0 size=(8[5-9]|9[0-9]|100)%"' "event $n: the worked equation at 85 % of its full size at least, over nothing: $(line insplesson $n | grep -o 'inspector=.*')"
+done
 
 # 10. the training step (issue 21): B, two steps with the loss falling, η halved, one undone, the
 #     √d_k switched off and on, closed

@@ -1125,7 +1125,7 @@ void app_describe(const App *a, char *buf, int cap) {
     snprintf(shown, sizeof shown, "%.*s… (%zu bytes)", (int)cut, text, n);
   }
   // the inspector box, and how many cells of the operands it hides (it should hide none)
-  char insp[96] = "";
+  char insp[128] = "";
   if (a->insp[2] > 0 && a->sel_op >= 0) {
     int hidden = 0;
     for (int o = 0; o < a->lay.n_ops; o++) {
@@ -1145,8 +1145,11 @@ void app_describe(const App *a, char *buf, int cap) {
       const float *b = l->ops[o].sym;
       titles += b[2] > 0 && x < b[0] + b[2] && b[0] < x + w && y < b[1] + b[3] && b[1] < y + h;
     }
-    snprintf(insp, sizeof insp, " inspector=%.0f,%.0f,%.0fx%.0f covers=%d titles=%d", a->insp[0], a->insp[1],
-             a->insp[2], a->insp[3], hidden, titles);
+    // and whether it lies over the narration column, and its size against its full size (read from
+    // the back row: a pinned cell's worked equation has room kept for it under the picture)
+    snprintf(insp, sizeof insp, " inspector=%.0f,%.0f,%.0fx%.0f covers=%d titles=%d narration=%d size=%.0f%%",
+             a->insp[0], a->insp[1], a->insp[2], a->insp[3], hidden, titles, x < l->area[0] - 1,
+             a->insp_size * 100.0f);
   }
   // while editing: the caret and the selection in characters, and an input method's text
   char field[128] = "";

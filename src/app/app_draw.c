@@ -184,6 +184,11 @@ static bool covers(const App *a, float x, float y, float w, float h, int pass) {
     if (over_cells && k != a->sel_op) continue; // a zoomed picture: another matrix's cells, not its title
     float top = v->sym[2] > 0 ? fminf(v->y, v->sym[1]) : v->y - fs * 5, x0 = v->x - fs * 5;
     float x1 = v->x + v->w + fs * 0.8f, y1 = v->y + v->h + fs * 2.4f;
+    if (l->clip[2] > 0) { // a zoomed picture is drawn only inside its clip: what lies past it is free
+      x0 = fmaxf(x0, l->clip[0]), x1 = fminf(x1, l->clip[0] + l->clip[2]);
+      top = fmaxf(top, l->clip[1] + fs), y1 = fminf(y1, l->clip[1] + l->clip[3]);
+      if (x0 >= x1 || top - fs >= y1) continue;
+    }
     if (x < x1 + g && x0 - g < x + w && y < y1 + g && top - fs - g < y + h) return true;
   }
   return false;
@@ -197,7 +202,7 @@ static bool clear_spot(const App *a, float w, float h, float cx, float cy, float
                        float *y) {
   const float *r = a->lay.area;
   float best = 1e30f, step = 12;
-  for (float by = r[1]; by + h <= fminf(floor_y, r[1] + r[3]); by += step)
+  for (float by = r[1]; by + h <= fminf(floor_y, r[1] + r[3] + a->reserve); by += step)
     for (float bx = pass ? 8 : r[0]; bx + w <= r[0] + r[2]; bx += step) {
       float dx = bx + w / 2 - cx, dy = by + h / 2 - cy, d = dx * dx + dy * dy;
       if (d < best && !covers(a, bx, by, w, h, pass)) best = d, *x = bx, *y = by;
@@ -206,7 +211,7 @@ static bool clear_spot(const App *a, float w, float h, float cx, float cy, float
 }
 
 static void inspector(App *a, Scene *s, float u) {
-  a->insp[2] = 0;
+  a->insp[2] = 0, a->insp_h0 = 0;
   if (a->sel_op < 0 || a->sel_op >= a->lay.n_ops) return;
   const Theme *th = theme_get(a->theme);
   Explanation ex;
@@ -237,6 +242,7 @@ static void inspector(App *a, Scene *s, float u) {
       w = 0, h = pad;
       for (int i = 0; i < n; i++) w = fmaxf(w, m[i].width), h += m[i].ascent + m[i].descent + 8 * u;
       w += 2 * pad, h += pad;
+      if (!pass && !tries) a->insp_h0 = h + 8 * u; // (its room at full size, and a gap)
       clear = clear_spot(a, w, h, cx, cy, floor_y, pass, &fx, &fy);
     }
   }
@@ -268,7 +274,7 @@ static void inspector(App *a, Scene *s, float u) {
       x = fmaxf(8, (a->cursor || a->pinned ? v->x + v->w * a->sel_j / v->op.cols : a->mx) - w - 16 * u);
     if (y + h > a->h - 8) y = fmaxf(8, a->h - 8 - h);
   }
-  a->insp[0] = x, a->insp[1] = y, a->insp[2] = w, a->insp[3] = h;
+  a->insp[0] = x, a->insp[1] = y, a->insp[2] = w, a->insp[3] = h, a->insp_size = fs / fs0;
   scene_rect(s, x + 4 * u, y + 4 * u, w, h, SF_RGBA(0, 0, 0, 60)); // shadow
   scene_rect(s, x, y, w, h, th->panel);
   scene_frame(s, x, y, w, h, 2, a->pinned ? th->highlight : th->frame);
@@ -541,6 +547,9 @@ bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
   PageSpec p;
   ViewOptions vo;
   app_page_spec(a, &p, &vo, w, h, true);
+  float room = a->sel_op >= 0 && (a->pinned || a->cursor) ? fmaxf(a->reserve, a->insp_h0) : 0;
+  if (fabsf(room - a->reserve) > 0.5f) a->reserve = room, redraw = true;
+  p.view_reserve = a->reserve;
   if (redraw) {
     p.header_reserve = header_controls(a, base, w, us, false);
     page_render(base, &p, &a->lay);
@@ -572,5 +581,13 @@ bool app_draw(App *a, Scene *base, Scene *overlay, float w, float h) {
   status_toast(a, overlay, w, h, us);
   help(a, overlay, w, h, us);
   a->dirty = a->base_dirty = false;
+  // a cell just pinned: the page again, with room for its worked equation at full size (once)
+  bool more = a->sel_op >= 0 && (a->pinned || a->cursor) && a->insp_h0 > a->reserve + 0.5f;
+  if (more && !a->reserving) {
+    a->reserving = true;
+    app_draw(a, base, overlay, w, h);
+    a->reserving = false;
+    return true;
+  }
   return redraw;
 }

@@ -71,6 +71,12 @@ struct App {
   float mx, my;
   int sym_op;    // the operand whose symbol the pointer is on (app_symbol_under), for the redraw
   float insp[4]; // the inspector box of the last frame (x, y, w, h), w = 0 when none
+  // a pinned cell's worked equation is read at full size: the page keeps room for it under the
+  // picture (PageSpec.view_reserve), as tall as the inspector at full size (insp_h0, last frame),
+  // only growing while a cell stays pinned so that the picture does not jump from cell to cell
+  float insp_h0, reserve;
+  float insp_size; // the inspector's text against its full size (1: full; down to 0.6 when no room)
+  bool reserving;  // app_draw is drawing again with the room it found it needs
   // the last frame
   float w, h;
   ViewLayout lay;

@@ -418,6 +418,7 @@ static int column_and_view(Scene *s, const PageSpec *p, float u, float nw, float
   *bottom_all = bottom; // the invariants panel takes the foot of the view's area
   if (p->n_invariants > 0)
     bottom -= invariants_panel(s, p, th, u, *vx + 16 * u, bottom, W - *vx - 32 * u, false) + 8 * u;
+  bottom -= fminf(p->view_reserve, (bottom - top) * 0.4f); // (the picture keeps most of its area)
   ViewOptions vo = *o;
   vo.text_scale = page_unit(p); // the picture has its own size (vo.zoom), the text its own (u)
   vo.hide = p->hide;            // a reveal= step: the view draws none of what it hides

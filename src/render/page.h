@@ -63,6 +63,8 @@ typedef struct {
   int n_invariants;
   float header_reserve; // pixels at the right of the header kept free (the window's controls)
   float footer_reserve; // pixels above the footer kept free (the window's generation strip)
+  float view_reserve;   // pixels at the foot of the view's area kept free of the picture (the window's
+                        // worked equation of a pinned cell: read at full size under the picture)
   float footer_right;   // pixels at the right end of the footer line kept free (the web page's file button)
   // The narration is set at 30 px per 1080 lines (20 px at 720) times the text scale, never
   // smaller: a narration longer than its column goes on to more pages, this one shown (0-based;
