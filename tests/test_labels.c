@@ -83,6 +83,12 @@ static void axis_words(const Scene *sc, const ViewLayout *lay, const ViewOperand
     for (int q = 0; q < lay->n_ops && at && !cols; q++) { // not another operand's column label
       const ViewOperand *o = &lay->ops[q];
       at = b.x1 <= o->x || b.x0 >= o->x + o->w || b.y1 > o->y + 1 || b.y1 < o->y - 10 * c->size;
+      // nor another operand's row label: one whose cells lie between the label and v's (E's
+      // vocabulary rows left of E, head_1's rows left of head_1, are not Z's or head_2's)
+      float mid = (b.y0 + b.y1) / 2;
+      if (at && o != v && o->x >= b.x1 - 1 && o->x + o->w <= v->x + 1 && mid >= o->y - 2 &&
+          mid <= o->y + o->h + 2)
+        at = false;
     }
     if (!at) continue;
     const char *w = label_word(t, c->text);
@@ -138,6 +144,8 @@ typedef struct {
   const char *must;    // a word that must be named on the result's columns, or NULL
   bool window;         // more than 40 tokens: each step shows a window of them, every one labelled
   bool notes_only;     // only the lines under the matrices (and the labels' overlaps) checked
+  unsigned long skip;  // with only_step 0: steps (bit k - 1 for step k) whose token axes are not
+                       // checked yet (their lines under the matrices and overlaps are)
 } Case;
 
 // The lines under the matrices: shapes, "area-averaged", "labelled: …".
@@ -213,7 +221,7 @@ static void run(const Case *cs) {
       size_t n = strlen(tx);
       CHECK(n >= 3 && !strcmp(tx + n - 3, "”"), "%s step %d: the caption \"%s\" is cut", name, k + 1, tx);
     }
-    if (cs->notes_only) continue;
+    if (cs->notes_only || (k < 32 && (cs->skip >> k & 1))) continue;
     for (int q = 0; q < lay.n_ops; q++) {
       const ViewOperand *v = &lay.ops[q];
       const Trace *ot = v->op.trace;
@@ -228,8 +236,12 @@ static void run(const Case *cs) {
         for (int i = 0; i < ot->L; i++) any |= named[i];
         if (!any) continue; // an axis without labels (a summand beside a labelled one)
         char which[512];
-        int lo = lay.tok_shown > 0 && ot == t ? lay.tok_first : 0;
-        int hi = lay.tok_shown > 0 && ot == t ? lo + lay.tok_shown : ot->L;
+        // the tokens the operand shows: a window of them (its own, as the similarity's trace has)
+        int win = cols ? v->op.col_win : v->op.row_win, lo = 0, hi = ot->L;
+        if (win > 0)
+          lo = cols ? v->op.col0 : v->op.row0, hi = lo + n;
+        else if (lay.tok_shown > 0 && ot == t)
+          lo = lay.tok_first, hi = lo + lay.tok_shown;
         int miss = missing_words(ot, named, lo, hi, which, sizeof which);
         CHECK(miss == 0, "%s step %d, %s's %s: every distinct word named (missing:%s)", name, k + 1,
               v->symbol, cols ? "columns" : "rows", which);
@@ -412,21 +424,25 @@ int main(void) {
   snprintf(t45, sizeof t45, "%s %s flows", t22, t22);
   snprintf(t66, sizeof t66, "%s %s %s", t22, t22, t22);
   Case cases[] = {
-      {NULL, t22, NULL, true, 0, NULL, false, false},
-      {NULL, t45, NULL, false, 0, NULL, false, false},
-      {cat_bank, NULL, NULL, false, 15, "river", false, false},
-      {cat_bank, NULL, NULL, false, 0, NULL, false, false},
-      {intuition, NULL, NULL, true, 9, "who", false, false},
-      {NULL, t66, NULL, false, 0, NULL, true, false},
-      {cat_bank, t22, NULL, false, 15, NULL, false, true}, // the compare step after E and a long sentence
+      {NULL, t22, NULL, true, 0, NULL, false, false, 0},
+      {NULL, t45, NULL, false, 0, NULL, false, false, 0},
+      {cat_bank, NULL, NULL, false, 15, "river", false, false, 0},
+      {cat_bank, NULL, NULL, false, 0, NULL, false, false, 0},
+      {intuition, NULL, NULL, true, 9, "who", false, false, 0},
+      {NULL, t66, NULL, false, 0, NULL, true, false, 0},
+      {cat_bank, t22, NULL, false, 15, NULL, false, true, 0}, // the compare step after E and a long sentence
       // beside a lesson's narration: the 22 tokens typed into cat/bank, every position named on its
       // one-head steps, the scores (Q, Kᵀ and S: its 22×22 scores named 7 of 22 columns) and the
       // softmax; 39 tokens, every distinct word of what the scores show (9 of 27 were named); the
       // French lesson, every word at every step (its 11×11 softmax named 4 of 11 beside the grown A₁)
-      {cat_bank, t22, NULL, true, 11, NULL, false, false},
-      {cat_bank, t22, NULL, true, 13, NULL, false, false},
-      {cat_bank, t39, NULL, false, 11, NULL, false, false},
-      {fr, NULL, NULL, true, 0, "banque", false, false},
+      {cat_bank, t22, NULL, true, 11, NULL, false, false, 0},
+      {cat_bank, t22, NULL, true, 13, NULL, false, false, 0},
+      {cat_bank, t39, NULL, false, 11, NULL, false, false, 0},
+      {fr, NULL, NULL, true, 0, "banque", false, false, 0},
+      // every step of the lesson, but those whose grids of heads (14, 15) and prediction beside the
+      // chart (24, 27) still name only some positions of 22 tokens
+      {cat_bank, t22, NULL, true, 0, NULL, false, false, 1ul << 13 | 1ul << 14 | 1ul << 23 | 1ul << 26},
+      {cat_bank, t39, NULL, false, 0, NULL, false, false, 1ul << 14},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) run(&cases[c]);
   training(t22);

@@ -228,6 +228,44 @@ static const char *fit_label(const char *s, FontFace f, float fs, float maxw, ch
   return "";
 }
 
+// A caption that names sentences in quotes (“…”), fitted into maxw: its longest quoted sentence
+// loses whole words from its end, "…" before the closing quote, until the caption fits, so that
+// it still reads as sentences ("rows: “the cat walks by the …” · columns: “She puts money in the
+// bank”"), not a word cut in two and an open quote; fit_label's cut when even that is too wide.
+static const char *fit_caption(const char *s, FontFace f, float fs, float maxw, char *buf, int cap) {
+  if (text_width(f, fs, s) <= maxw) return s;
+  enum { SPANS = 4 };
+  static const char open[] = "“", close[] = "”";
+  const char *at[SPANS];
+  int len[SPANS], keep[SPANS], n = 0; // each quoted text: where, its bytes, the bytes kept
+  for (const char *p = strstr(s, open); p && n < SPANS; p = strstr(p, open)) {
+    const char *q = strstr(p + strlen(open), close);
+    if (!q) break;
+    at[n] = p + strlen(open), len[n] = keep[n] = (int)(q - at[n]), n++;
+    p = q + strlen(close);
+  }
+  for (;;) {
+    int m = -1; // the longest quoted text that can lose a word
+    for (int k = 0; k < n; k++)
+      if (memchr(at[k], ' ', (size_t)keep[k]) && (m < 0 || keep[k] > keep[m])) m = k;
+    if (m < 0) break;
+    int e = keep[m];
+    while (e > 0 && at[m][e - 1] != ' ') e--; // back to the space before the last word kept
+    while (e > 0 && at[m][e - 1] == ' ') e--;
+    keep[m] = e;
+    int o = 0;
+    const char *from = s;
+    for (int k = 0; k < n && o < cap; k++) {
+      o += snprintf(buf + o, (size_t)(cap - o), "%.*s%s", (int)(at[k] + keep[k] - from), from,
+                    keep[k] < len[k] ? " …" : "");
+      from = at[k] + len[k];
+    }
+    if (o < cap) snprintf(buf + o, (size_t)(cap - o), "%s", from);
+    if (o < cap && text_width(f, fs, buf) <= maxw) return buf;
+  }
+  return fit_label(s, f, fs, maxw, buf, cap);
+}
+
 // ---------------------------------------------------------------- colour scales
 
 // A difference of two traces (a compare view, a what-if edit against the model's own): signed,
@@ -1261,7 +1299,7 @@ static void draw_operand(Eq *e, int k, const Units *u) {
     // smaller before it is cut: "columns: “She puts mone…”" hid the sentence the view is about
     float tw = text_width(FONT_SANS_BOLD, cf, d->caption);
     if (tw > cw) cf = fmaxf(fs * 0.65f, cf * cw / tw);
-    const char *c = fit_label(d->caption, FONT_SANS_BOLD, cf, cw, fit, sizeof fit);
+    const char *c = fit_caption(d->caption, FONT_SANS_BOLD, cf, cw, fit, sizeof fit);
     scene_text_aligned(e->s, FONT_SANS_BOLD, cf, x, top - fs * 0.55f - sm.ascent - fs * 0.95f, align,
                        th->text, c);
   }

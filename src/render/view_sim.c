@@ -112,9 +112,10 @@ static void one_window(int L, int at, const ViewOptions *o, int most, int *first
   *first = f < 0 ? 0 : f > L - most ? L - most : f, *n = most;
 }
 
+// most 0: every token of both.
 static void sim_window(const Sim *sim, const Trace *a, const Trace *b, const ViewOptions *o, int most,
                        SimWin *w) {
-  if (a->L <= VIEW_TOKENS_READABLE && b->L <= VIEW_TOKENS_READABLE) most = a->L > b->L ? a->L : b->L;
+  if (most <= 0) most = a->L > b->L ? a->L : b->L;
   if (o->tok_count > 0) most = o->tok_count; // (export --tokens A-B: A-B of each, or its end)
   one_window(a->L, sim->word_a, o, most, &w->r0, &w->rn);
   one_window(b->L, sim->word_b, o, most, &w->c0, &w->cn);
@@ -154,11 +155,11 @@ static void sim_compose(Eq *e, Scene *s, ViewLayout *out, const Sim *sim, const 
   for (int k = 0; k < 2; k++) {
     int q = k ? kr : kx;
     e->deco[q].row_labels = true;
+    e->deco[q].caption_row = true; // one line under the row says what is labelled, under the first
     e->deco[q].own_focus = true, e->deco[q].focus_row = sim->word_a, e->deco[q].focus_col = sim->word_b;
   }
   e->deco[kx].caption = scene_strf(s, "rows: %s · columns: %s", caption_a ? caption_a : "sentence 1",
                                    caption_b ? caption_b : "sentence 2");
-  e->deco[kx].caption_row = true;
   out->result = kr;
   out->ops[kr].result = true;
   eq_put(e, 0, kx);
@@ -191,14 +192,27 @@ void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const V
   for (int k = 0; k < sim->n_levels; k++)
     if (!strcmp(sim->levels[k].name, want)) kl = k;
   if (kl < 0) kl = sim->n_levels - 1;
-  // a long sentence: the most tokens (24 down to 8) whose labels are large enough, drawn and measured
+  // a long sentence: the most tokens (24 down to 8) whose labels are large enough, drawn and measured;
+  // 25 to VIEW_TOKENS_READABLE tokens too when the whole picture leaves a distinct word unnamed
+  // (39 tokens named 12 rows of 39, 7 of their words missing, issue 31)
   SimWin sw = {0};
-  int most = AXL_ALL_UP_TO;
-  if (a->L > VIEW_TOKENS_READABLE || b->L > VIEW_TOKENS_READABLE)
+  int most = AXL_ALL_UP_TO, longest = a->L > b->L ? a->L : b->L;
+  bool whole = longest <= VIEW_TOKENS_READABLE || o->tok_count > 0;
+  static _Thread_local ViewLayout lay;
+  if (whole && longest > AXL_ALL_UP_TO && o->tok_count <= 0) {
+    sim_window(sim, a, b, o, 0, &sw);
+    Eq m;
+    Scene scratch;
+    scene_init(&scratch, s->width, s->height, 0);
+    lay_begin(&lay, o, x, y, w, h);
+    sim_compose(&m, &scratch, &lay, sim, a, o, &sw, kl, layer, caption_a, caption_b, x, y, w, h);
+    whole = lay.words_missing == 0;
+    scene_free(&scratch);
+  }
+  if (!whole)
     for (; most > 8; most--) {
       sim_window(sim, a, b, o, most, &sw);
       Eq m;
-      static _Thread_local ViewLayout lay;
       Scene scratch;
       scene_init(&scratch, s->width, s->height, 0);
       lay_begin(&lay, o, x, y, w, h);
@@ -208,6 +222,7 @@ void view_render_sim(Scene *s, const Trace *a, const Trace *b, int step, const V
       scene_free(&scratch);
       if (fits) break;
     }
+  if (whole) most = 0;
   sim_window(sim, a, b, o, most, &sw);
   if (sw.rn < a->L || sw.cn < b->L) { // the app's < > move both windows (ViewOptions.tok_first)
     bool rows = sw.rn < a->L;
