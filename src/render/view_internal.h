@@ -57,6 +57,7 @@ typedef struct {
   float win_y;          // the top of the line under the picture that names the window
   bool measure;         // eq_layout_and_draw only sizes the picture (its token cell into `cell`)
   float cell;           // the token cell at zoom 1 eq_layout_and_draw chose
+  int chart_bars;       // the prediction chart's bars, when fewer than it shows (0: all of them)
 } Eq;
 
 // Adds an operand; returns its index in the layout.

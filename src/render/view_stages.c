@@ -341,7 +341,8 @@ void pred_chart_of(Eq *e, const Trace *t, int index, int row, float x, float y, 
   const Theme *th = e->o->theme;
   float ts = e->o->text_scale;
   Operand op = operand_tensor(t, index, 0, false);
-  int idx[PRED_TOP], n = hidden ? 0 : view_top_words(&op, row, PRED_TOP, idx);
+  int most = e->chart_bars > 0 && e->chart_bars < PRED_TOP ? e->chart_bars : PRED_TOP;
+  int idx[PRED_TOP], n = hidden ? 0 : view_top_words(&op, row, most, idx);
   char names[PRED_TOP][96], tok[96];
   Bar bars[PRED_TOP];
   for (int i = 0; i < n; i++) {
@@ -567,6 +568,7 @@ struct Compare {
   const Trace *b;
   const char *caption_a, *caption_b;
   int focus_row_b, focus_col_b;
+  float chart; // the prediction charts' share of the height (0: PRED_CHART)
 };
 
 // The compare view's operands in e (nothing drawn but the prediction's charts): a row per sentence
@@ -612,7 +614,10 @@ static void compose_compare(Eq *e, int step, const Compare *c) {
     e->deco[ka].top_row = ra, e->deco[kb2].top_row = rb;
     // two files of one model (--compare-model): a third column, each word's probability in both
     bool models = a->model != b->model && a->cfg.V == b->cfg.V && ra == rb && !ha && !hb;
-    float ch = e->h * PRED_CHART, cw = (e->w - eq_bar_width(e)) / (models ? 3 : 2);
+    // a smaller share for the charts (view_render_compare) keeps their rows: fewer bars
+    float share = c->chart > 0 ? c->chart : PRED_CHART;
+    e->chart_bars = (int)(PRED_TOP * share / PRED_CHART + 0.01f);
+    float ch = e->h * share, cw = (e->w - eq_bar_width(e)) / (models ? 3 : 2);
     pred_chart(e, a, ra, e->x, e->y + e->h - ch, cw, ch, ha);
     pred_chart(e, b, rb, e->x + cw, e->y + e->h - ch, cw, ch, hb);
     if (models) pred_difference(e, a, b, ra, e->x + 2 * cw, e->y + e->h - ch, cw, ch);
@@ -641,7 +646,31 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
     view_render(s, a, step, o, x, y, w, h, out);
     return;
   }
-  Compare c = {b, caption_a, caption_b, focus_row_b, focus_col_b};
+  Compare c = {b, caption_a, caption_b, focus_row_b, focus_col_b, 0};
+  // two predictions: their charts give up height, a bar at a time, while a sentence of up to about
+  // 24 tokens names only some of them (22 tokens named 7 of 22 rows of p̂ over half the height)
+  if (a->t[st->result].kind == T_PRED && !o->tok_count) {
+    static const float shares[] = {PRED_CHART, 0.44f, 0.38f, 0.32f};
+    static _Thread_local ViewLayout lay;
+    Scene scratch;
+    scene_init(&scratch, s->width, s->height, 0);
+    for (size_t q = 0; q < sizeof shares / sizeof shares[0]; q++) {
+      c.chart = shares[q];
+      Eq m;
+      memset(&m, 0, sizeof m);
+      m.s = &scratch, m.t = a, m.o = o, m.lay = &lay;
+      m.x = x, m.y = y, m.w = w, m.h = h;
+      lay_begin(&lay, o, x, y, w, h);
+      m.win_n = window_size(&scratch, a, step, o, x, y, w, h, &c);
+      eq_window(&m);
+      compose_compare(&m, step, &c);
+      eq_layout_and_draw(&m);
+      scene_reset(&scratch, s->width, s->height, 0);
+      if (lay.labels_short == 0 && lay.words_missing == 0) break;
+      if (q + 1 == sizeof shares / sizeof shares[0]) c.chart = 0; // no share names them: as it was
+    }
+    scene_free(&scratch);
+  }
   Eq e;
   memset(&e, 0, sizeof e);
   e.s = s, e.t = a, e.o = o, e.lay = out;
