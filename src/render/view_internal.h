@@ -33,8 +33,9 @@ typedef struct {
   bool caption_row;      // the caption starts at the operand and may run along the whole row
   bool own_focus;        // focus_row/col below replace the view's (another sentence's tokens)
   int focus_row, focus_col;
-  bool mark_top; // a vocabulary too long to name names the most likely words of row top_row
-  int top_row;   // (instead of the sentence's words)
+  bool mark_top;   // a vocabulary too long to name names the most likely words of row top_row
+  int top_row;     // (instead of the sentence's words)
+  bool grid_lower; // a lower row of a grid of heads: its column labels may be left to the top row's
 } OpDeco;
 
 typedef struct {
@@ -58,6 +59,8 @@ typedef struct {
   bool measure;         // eq_layout_and_draw only sizes the picture (its token cell into `cell`)
   float cell;           // the token cell at zoom 1 eq_layout_and_draw chose
   int chart_bars;       // the prediction chart's bars, when fewer than it shows (0: all of them)
+  bool share_cols;      // a grid of heads labels its columns once, above its top row (grid_lower's
+                        // are left out: eq_layout_and_draw tries it when some axis names only some)
 } Eq;
 
 // Adds an operand; returns its index in the layout.

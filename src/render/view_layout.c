@@ -390,7 +390,11 @@ typedef struct {
   float top, bottom, left, right; // decorations around the cells
 } Margins;
 
-static bool has_col_labels(const ViewOperand *v) { return v->op.cols > 1; }
+// Whether operand k has labels above its columns (and their caption, "keys →"): not a lower row of
+// a grid of heads whose columns the top row names (Eq.share_cols).
+static bool has_col_labels(const Eq *e, int k) {
+  return e->lay->ops[k].op.cols > 1 && !(e->share_cols && e->deco[k].grid_lower);
+}
 
 // A vocabulary axis too long to name every word names the sentence's words on up to two tiers
 // of labels; its margin keeps room for the second tier, and its caption goes above both.
@@ -513,7 +517,7 @@ static bool labels_partial(const Eq *e, int k, float w, float h, float fs) {
   const ViewOperand *v = &e->lay->ops[k];
   AxisSpec r = axis_spec(e, k, false, h, fs), c = axis_spec(e, k, true, w, fs);
   return (e->deco[k].row_labels && is_tok(v->op.row_axis) && axis_labels_partial(&r)) ||
-         (has_col_labels(v) && is_tok(v->op.col_axis) && axis_labels_partial(&c));
+         (has_col_labels(e, k) && is_tok(v->op.col_axis) && axis_labels_partial(&c));
 }
 
 // Today's decoders: a dimension axis that is not D says what it is (grouped-query attention's
@@ -556,9 +560,9 @@ static Margins margins(const Eq *e, int k, const Units *u) {
   if (d->caption) m.top += fs * 1.5f;
   float w, h;
   cell_box(v, u, &w, &h);
-  if (has_col_labels(v)) m.top += col_depth(e, k, w, fs);
-  if (word_cols(v->op.col_axis)) m.top += fs * 0.95f;     // "keys"
-  if (is_vocab(v->op.col_axis)) m.top += VOCAB_TIER * fs; // a second tier of word labels
+  if (has_col_labels(e, k)) m.top += col_depth(e, k, w, fs);
+  if (has_col_labels(e, k) && word_cols(v->op.col_axis)) m.top += fs * 0.95f; // "keys"
+  if (is_vocab(v->op.col_axis)) m.top += VOCAB_TIER * fs;                     // a second tier of word labels
   if (has_bands(&v->op, true)) m.top += fs * 0.6f;
   m.bottom = fs * 1.7f; // the shape
   if (e->o->scale == SCALE_MATRIX) m.bottom += fs * 1.9f;
@@ -591,7 +595,7 @@ static float shape_over(const Eq *e, const ViewOperand *v, const Units *u) {
   if (!e->deco[k].caption_row && labels_partial(e, k, w, h, u->fs)) { // the note at its longest (no plan)
     AxisSpec r = axis_spec(e, k, false, h, u->fs), c = axis_spec(e, k, true, w, u->fs);
     bool rows = e->deco[k].row_labels && is_tok(v->op.row_axis) && axis_labels_partial(&r);
-    bool cols = has_col_labels(v) && is_tok(v->op.col_axis) && axis_labels_partial(&c);
+    bool cols = has_col_labels(e, k) && is_tok(v->op.col_axis) && axis_labels_partial(&c);
     int n = snprintf(buf, sizeof buf, "labelled:");
     if (rows) n += snprintf(buf + n, sizeof buf - (size_t)n, " %d of %d rows", v->op.rows, v->op.rows);
     if (cols && n < (int)sizeof buf)
@@ -1180,7 +1184,7 @@ static const char *partial_note(const Eq *e, int k, float w, float h, float fs, 
     plan_labels(e, k, false, h, fs, &al);
     if (al.numbered) n += snprintf(note + n, (size_t)(cap - n), " %d of %d rows", al.shown, al.total);
   }
-  if (has_col_labels(v) && is_tok(v->op.col_axis) && n < cap) {
+  if (has_col_labels(e, k) && is_tok(v->op.col_axis) && n < cap) {
     plan_labels(e, k, true, w, fs, &al);
     if (al.numbered && n < cap)
       snprintf(note + n, (size_t)(cap - n), "%s %d of %d columns", n > n0 ? "," : "", al.shown, al.total);
@@ -1269,11 +1273,11 @@ static void draw_operand(Eq *e, int k, const Units *u) {
     top -= fs * 0.6f;
   }
   if (has_bands(&v->op, false)) draw_bands(e, v, fs, false);
-  if (has_col_labels(v)) {
+  if (has_col_labels(e, k)) {
     draw_col_labels(e, k, fs, top);
     top -= col_depth(e, k, v->w, fs);
   }
-  if (word_cols(v->op.col_axis)) top -= fs * 0.95f;
+  if (has_col_labels(e, k) && word_cols(v->op.col_axis)) top -= fs * 0.95f;
   if (is_vocab(v->op.col_axis)) top -= VOCAB_TIER * fs;
   // the symbol, centred above
   uint32_t sc = d->symbol_color ? d->symbol_color : th->text;
@@ -1522,6 +1526,17 @@ void eq_layout_and_draw(Eq *e) {
   e->smax = fmaxf(SMAX * ts, fminf(avail_w, avail_h) / 5);
   compute_scales(e);
   Units u = fit_all(e, avail_w, avail_h);
+  bool grid = false;
+  for (int k = 0; k < l->n_ops; k++) grid |= e->deco[k].grid_lower;
+  if (grid && some_partial(e, &u)) { // a grid of heads naming only some of its tokens: its columns
+    float scale = e->fs_scale;       // named once, above the top row, when that gives larger cells
+    e->share_cols = true;
+    Units one = fit_all(e, avail_w, avail_h);
+    if ((one.tok_comp ? one.k : one.t) > (u.tok_comp ? u.k : u.t) * 1.001f)
+      u = one;
+    else
+      e->share_cols = false, e->fs_scale = scale;
+  }
   if (some_partial(e, &u)) {   // two tiers of column labels take height: when some axis still names
     float scale = e->fs_scale; // only a few, one tier may give it larger cells for as many names
     e->one_tier = true;

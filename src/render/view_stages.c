@@ -153,6 +153,7 @@ void eq_all_heads(Eq *e, int index, const char *base) {
     if (r >= VIEW_MAX_ROWS) break;
     int k = eq_tensor(e, index, h, false, eq_head_symbol(e, base, h), LINK_NONE);
     e->deco[k].row_labels = h % per_row == 0;
+    e->deco[k].grid_lower = r > 0;
     eq_head_color(e, k, h);
     if (h == 0) eq_result(e, k);
     e->lay->ops[k].result = true; // each panel is the result of its head
