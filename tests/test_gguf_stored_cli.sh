@@ -46,7 +46,7 @@ if "$SF" export --model "$Q" --text "the cat sat" --inside --format svg --size 1
   awk "BEGIN { exit !(${cs:-0} >= 22) }" || fail "default: the codes drawn at ${cs:-?} px, at least 22"
   has default "$S" "d = 0.0022163,  dmin = 0.0085678  (half precision)"
   has default "$S" "sub-block j = 2: codes → values"
-  has default "$S" "weight 41 of the block, w[4, 41]:  w = d · sc_j · q − dmin · m_j"
+  has default "$S" "weight 41 of the block, w[4, 41]:  w = d · scⱼ · q − dmin · mⱼ"
   has default "$S" "= 0.0022163 · 63 · 14 − 0.0085678 · 54 = 1.492"
   has default "$S" "each block's half step"
   has default "$S" "the file keeps no original: each weight lies within half a step of it"
@@ -64,7 +64,7 @@ if "$SF" export --model "$Q" --text "the cat" --inside --format svg --size 1280x
   --block 2 --weight 5 --out "$T/b" >/dev/null 2>"$T/err"; then
   S=$T/b/inside-stored.svg
   has pick "$S" "blk.1.ffn_down.weight  ·  Q6_K, 6.56 bits a weight  ·  block 2 of 32 (row 2, columns 1–256)"
-  has pick "$S" "weight 5 of the block, w[2, 5]:  w = d · sc_j · (q − 32)"
+  has pick "$S" "weight 5 of the block, w[2, 5]:  w = d · scⱼ · (q − 32)"
   has pick "$S" "its codes q (6 bits: 0 … 63), sub-blocks 1–6 of 16"
   has pick "$S" "Weights as stored · blk.1.ffn_down.weight · Q6_K · block 2 of 32"
 else

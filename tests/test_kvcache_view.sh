@@ -26,7 +26,7 @@ svg="$tmp/m/inside-kvcache.svg"
 if [ ! -f "$svg" ]; then
   fail "no inside-kvcache.svg"
 else
-  grep -q "H_kv = 2 heads × d_k = 16 = 32 numbers" "$svg" || fail "the per-token row is not named"
+  grep -q "H_kv = 2 heads × dₖ = 16 = 32 numbers" "$svg" || fail "the per-token row is not named"
   grep -q "2 (K, V) × 2 layers × 6 tokens × 32 × 4 bytes = 3.0 KiB" "$svg" || fail "the size is not 3.0 KiB"
   grep -q "framed: the row of “&lt;unk&gt;”\|framed: the row of “<unk>”\|framed: the row of “mat”" "$svg" ||
     fail "the last row is not named as the one a step adds"

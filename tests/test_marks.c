@@ -69,7 +69,7 @@ static void test_scores(const Trace *t, int head, int dk) {
   int step = trace_step_find(t, STEP_SCORES, 0);
   InvFact f[INV_MAX];
   int n = invariants_measure(t, step, head, f, INV_MAX);
-  const InvFact *scale = fact(f, n, "scale 1/√d_k"), *s = fact(f, n, "S = Q·Kᵀ/√d_k"),
+  const InvFact *scale = fact(f, n, "scale 1/√dₖ"), *s = fact(f, n, "S = Q·Kᵀ/√dₖ"),
                 *qk = fact(f, n, "Q·Kᵀ:");
   CHECK(scale && s && qk, "scores: the scale, S = QKᵀ/√d_k and the shapes are listed");
   if (!scale || !s || !qk) return;
@@ -94,7 +94,7 @@ static void test_edits(const Trace *base) {
   if (!t) return edits_free(&e);
   InvFact f[INV_MAX];
   int n = invariants_measure(t, trace_step_find(t, STEP_SCORES, 0), 1, f, INV_MAX);
-  const InvFact *s = fact(f, n, "S = Q·Kᵀ/√d_k");
+  const InvFact *s = fact(f, n, "S = Q·Kᵀ/√dₖ");
   const TraceTensor *S0 = trace_find(base, "l0.S");
   double want = fabs(6 - trace_at(S0, 1, t->L - 1, 1));
   CHECK(s && s->state == 0, "an edited score breaks S = QKᵀ/√d_k (✗)");

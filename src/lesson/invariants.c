@@ -1,7 +1,6 @@
 // invariants.c -- the course's facts about a stage, measured on a trace (invariants.h).
 #include "invariants.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,28 +28,6 @@ static void add(Out *o, int state, double v, double v2, const char *fmt, ...) {
 
 static const TraceTensor *tensor(const Trace *t, int i) { return i >= 0 && i < t->n ? &t->t[i] : NULL; }
 
-// The TeX symbol as plain text: "W^{q}" → "W^q", "\\gamma_1" → "γ_1", "\\mathrm{MultiHead}(Z)" →
-// "MultiHead(Z)" (other commands are left out, their arguments kept).
-static const char *plain(const TraceTensor *x, char *buf, int cap) {
-  static const char *const greek[][2] = {
-      {"gamma", "γ"}, {"beta", "β"}, {"top", "ᵀ"}, {"sigma", "σ"}, {"mu", "μ"}};
-  int n = 0;
-  for (const char *p = x->symbol ? x->symbol : x->name; *p && n < cap - 4; p++) {
-    if (*p == '\\') {
-      const char *q = p + 1;
-      while (isalpha((unsigned char)*q)) q++;
-      for (size_t g = 0; g < sizeof greek / sizeof *greek; g++)
-        if ((size_t)(q - p - 1) == strlen(greek[g][0]) && !strncmp(p + 1, greek[g][0], strlen(greek[g][0])))
-          n += snprintf(buf + n, (size_t)(cap - n), "%s", greek[g][1]);
-      p = q - 1;
-    } else if (*p != '{' && *p != '}' && *p != ' ') {
-      buf[n++] = *p;
-    }
-  }
-  buf[n < cap ? n : cap - 1] = 0;
-  return buf;
-}
-
 // Heads [h0, h1) that `head` selects of x.
 static void heads(const TraceTensor *x, int head, int *h0, int *h1) {
   int H = x->per_head ? x->heads : 1;
@@ -58,18 +35,28 @@ static void heads(const TraceTensor *x, int head, int *h0, int *h1) {
   *h1 = head >= 0 && head < H ? head + 1 : H;
 }
 
-// The shapes of the step's operands and of its result.
+// One operand of the shapes line: its symbol as inline TeX, typeset by the panel (page.c), as the
+// picture writes it -- W_c, γ_M and z̄ have no plain-text form -- or its name when it has no symbol.
+static int shape_part(char *buf, size_t cap, const char *sep, const TraceTensor *x) {
+  if (x->symbol && x->symbol[0] && !strchr(x->symbol, '$'))
+    return snprintf(buf, cap, "%s$%s$ %d×%d", sep, x->symbol, x->rows, x->cols);
+  return snprintf(buf, cap, "%s%s %d×%d", sep, x->name, x->rows, x->cols);
+}
+
+// The shapes of the step's operands and of its result: "shapes: $Q_h$ 6×16, $K_h$ 6×16 → $S_h$ 6×6"
+// (an operand that does not fit the line is left out whole, never a formula cut in two).
 static void shapes(Out *o, const Trace *t, const TraceTensor *x) {
-  char line[200], sym[40];
-  int n = 0;
-  for (int k = 0; k < x->n_inputs && n < 150; k++) {
+  char line[sizeof o->out->text - 16], part[sizeof line];
+  size_t n = 0;
+  int m;
+  line[0] = 0;
+  for (int k = 0; k < x->n_inputs; k++) {
     const TraceTensor *in = tensor(t, x->inputs[k]);
-    if (in)
-      n += snprintf(line + n, sizeof line - n, "%s%s %d×%d", k ? ", " : "", plain(in, sym, sizeof sym),
-                    in->rows, in->cols);
+    if (in && (m = shape_part(part, sizeof part, k ? ", " : "", in)) > 0 && n + (size_t)m + 48 < sizeof line)
+      memcpy(line + n, part, (size_t)m + 1), n += (size_t)m;
   }
-  snprintf(line + n, sizeof line - n, "%s%s %d×%d", n ? " → " : "", plain(x, sym, sizeof sym), x->rows,
-           x->cols);
+  if ((m = shape_part(part, sizeof part, n ? " → " : "", x)) > 0 && n + (size_t)m < sizeof line)
+    memcpy(line + n, part, (size_t)m + 1);
   add(o, -1, x->rows, x->cols, "shapes: %s", line);
 }
 
@@ -141,22 +128,24 @@ static void scores(Out *o, const Trace *t, const TraceTensor *S, const TraceTens
   int dk = Q->cols, h0, h1, wi = 0, wj = 0;
   heads(S, head, &h0, &h1);
   double scale = 1 / sqrt((double)dk), worst = 0;
+  // grouped-query attention: query head h reads the keys of its group, K's head h·H_kv/H
+  int H = S->per_head ? S->heads : 1, Hk = K->per_head ? K->heads : 1;
   for (int h = h0; h < h1; h++)
-    for (int i = 0; i < S->rows; i++)
+    for (int i = 0, kh = Hk < H ? h * Hk / H : h; i < S->rows; i++)
       for (int j = 0; j < S->cols; j++) {
         double d = 0;
-        for (int k = 0; k < dk; k++) d += (double)trace_at(Q, h, i, k) * trace_at(K, h, j, k);
+        for (int k = 0; k < dk; k++) d += (double)trace_at(Q, h, i, k) * trace_at(K, kh, j, k);
         double s = trace_at(S, h, i, j);
         if (!isinf(s) && fabs(d * scale - s) > worst) worst = fabs(d * scale - s), wi = i, wj = j;
       }
-  add(o, K->cols == dk, Q->rows, K->rows, "Q·Kᵀ: %d×%d times %d×%d = %d×%d (inner sizes d_k = %d agree)",
+  add(o, K->cols == dk, Q->rows, K->rows, "Q·Kᵀ: %d×%d times %d×%d = %d×%d (inner sizes dₖ = %d agree)",
       Q->rows, dk, dk, K->rows, Q->rows, K->rows, dk);
-  add(o, -1, scale, dk, "scale 1/√d_k = 1/√%d = %.4f", dk, scale);
+  add(o, -1, scale, dk, "scale 1/√dₖ = 1/√%d = %.4f", dk, scale);
   char ri[40] = "", cj[40] = "", at[96] = "";
   if (worst > 1e-3) // where: the edited cell
     snprintf(at, sizeof at, " at [%s, %s]", trace_axis_label(t, S->row_axis, wi, ri, sizeof ri),
              trace_axis_label(t, S->col_axis, wj, cj, sizeof cj));
-  add(o, worst <= 1e-3, worst, 0, "S = Q·Kᵀ/√d_k: largest difference %.2g%s", worst, at);
+  add(o, worst <= 1e-3, worst, 0, "S = Q·Kᵀ/√dₖ: largest difference %.2g%s", worst, at);
 }
 
 // Mean and variance of row i of x (population variance, as LayerNorm).

@@ -4,7 +4,8 @@
 // as `sum A2[3] = 1 ± 0.001`), masked weights are 0 and masked scores −∞, A_h = softmax(S_h),
 // S_h = Q_h K_hᵀ/√d_k with the scale's value and why the shapes fit (L×d_k times d_k×L), LayerNorm
 // rows with mean 0 and variance 1 before the gain and the shift (and their values after), the
-// residual's row norms before and after the sub-layer, and the shapes of every operand. A fact
+// residual's row norms before and after the sub-layer, and the shapes of every operand (its symbol
+// as inline TeX, "shapes: $Q_h$ 6×16": the panel typesets it). A fact
 // that holds by construction on the model's own pass can fail on a what-if pass (edits.h): an
 // edited score breaks S = QKᵀ/√d_k, a uniform head breaks A = softmax(S), an edited gain moves the
 // rows' variance after γ. Values that claim nothing (a norm) have state -1.

@@ -353,7 +353,8 @@ static float invariants_panel(Scene *s, const PageSpec *p, const Theme *th, floa
   int n = p->n_invariants;
   float size = 19 * u, pad = 10 * u, widest = 0;
   int cols = 2;
-  for (int i = 0; i < n; i++) widest = fmaxf(widest, text_width(FONT_SANS, size, p->invariants[i].text));
+  for (int i = 0; i < n; i++)
+    widest = fmaxf(widest, rich_text(NULL, FONT_SANS, p->invariants[i].text, size, 0, 0, 0));
   if (n < 3 || widest + 2 * size > (w - 2 * pad) / 2 - 16 * u) cols = 1;
   float colw = (w - 2 * pad) / (float)cols - (cols > 1 ? 16 * u : 0);
   while (size > 11 * u && widest + 1.6f * size > colw) widest *= (size - u) / size, size -= u;
@@ -373,10 +374,17 @@ static float invariants_panel(Scene *s, const PageSpec *p, const Theme *th, floa
           ty = y + pad + lh * (0.75f + 1 + (float)(i % per));
     uint32_t col = c->state == 1 ? good : c->state == 0 ? th->warn : th->muted;
     scene_text(s, FONT_SANS_BOLD, size, cx, ty, col, c->state == 1 ? "✓" : c->state == 0 ? "✗" : "·");
+    // a line's symbols are inline TeX ("shapes: $W_c$ 32×2"); a line too long for its column is cut
+    // as plain text (tex_plain_title), never in the middle of a formula
+    uint32_t ink = c->state == 0 ? th->warn : th->text;
+    if (rich_text(NULL, FONT_SANS, c->text, size, 0, 0, ink) <= colw - 1.6f * size) {
+      rich_text(s, FONT_SANS, c->text, size, cx + 1.6f * size, ty, ink);
+      continue;
+    }
     char line[352];
-    snprintf(line, sizeof line, "%s", c->text);
+    tex_plain_title(c->text, line, sizeof line);
     fit_text(line, FONT_SANS, size, colw - 1.6f * size);
-    scene_text(s, FONT_SANS, size, cx + 1.6f * size, ty, c->state == 0 ? th->warn : th->text, line);
+    scene_text(s, FONT_SANS, size, cx + 1.6f * size, ty, ink, line);
   }
   return h;
 }

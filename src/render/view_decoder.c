@@ -115,8 +115,7 @@ static void dec_tokens(Eq *e) {
   eq_tokens_note(e, buf, y0);
   eq_tokens_note(e, "the decoder's input: <bos>, then the words written so far (one more each step)",
                  y0 + fs * 2.0f);
-  eq_token_row(e, &t->dec_tokens, &t->model->tgt_vocab, "y", 0, e->y + e->h * 0.38f,
-               "target vocabulary: V_t");
+  eq_token_row(e, &t->dec_tokens, &t->model->tgt_vocab, "y", 0, e->y + e->h * 0.38f, "target vocabulary: Vₜ");
 }
 
 static void memory(Eq *e) {

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "inside.h" // defines: inside_*
+#include "tex.h"    // defines: tex_draw
 #include "view_internal.h"
 
 static const char *const TITLES[INSIDE_COUNT] = {"",
@@ -203,8 +204,11 @@ static void lens(Scene *s, const Trace *t, const ViewOptions *o, int i0, int n, 
   if (t->pred < 0) { // a classifier: layers × classes
     float lw = fs * 6, cw = fminf((w - lw) / cols, fs * 9), ch = fminf((h - fs * 6) / N, fs * 3.2f);
     float gx = x + lw, gy = y + fs * 2.5f;
-    caption(s, o, fs, x, y + fs,
-            "the class scores read after each layer: softmax(W_c · mean(LN(h_ℓ)) + b_c)");
+    // the formula typeset: W_c and b_c have no Unicode subscript c to write them in plain text
+    const char *words = "the class scores read after each layer: ";
+    caption(s, o, fs, x, y + fs, words);
+    tex_draw(s, "\\mathrm{softmax}(W_c \\cdot \\mathrm{mean}(\\mathrm{LN}(h_\\ell)) + b_c)", fs * 1.05f,
+             false, x + text_width(FONT_SANS, fs, words), y + fs, o->theme->muted);
     ViewOptions on = *o;
     on.numbers = true;
     float *v = malloc(sizeof(float) * (size_t)N * cols);
@@ -373,7 +377,7 @@ static void headview(Scene *s, const Trace *t, const ViewOptions *o, int l, int 
                 s, "layer %d, all %d heads (a colour each): each token (left) to the tokens it attends to",
                 l + 1, H));
   caption(s, o, fs * 0.85f, x, y + fs * 2.8f,
-          "a line as opaque as the weight A_h[i, j]; weights under 0.01 not drawn");
+          "a line as opaque as the weight Aₕ[i, j]; weights under 0.01 not drawn");
   for (int hh = h0; hh < h1; hh++) {
     uint32_t c = theme_head(th, hh) & 0x00FFFFFFu;
     for (int i = 0; i < L; i++) {
@@ -454,9 +458,8 @@ static void saliency(Scene *s, const Trace *t, const ViewOptions *o, int i0, int
           scene_strf(s, "after “%s” the model says “%s” (%s): how much each input word pushed it there",
                      token(t, pos, wbuf, sizeof wbuf), t->model->vocab.words[tok],
                      percent(s, t->t[t->pred].data[(size_t)pos * t->cfg.V + tok])));
-  caption(
-      s, o, fs * 0.85f, x, y + fs * 3.0f,
-      "gradient × input: ‖∂ log p̂ / ∂x_j ⊙ x_j‖ over the embedding of word j, the shares summing to 100 %");
+  caption(s, o, fs * 0.85f, x, y + fs * 3.0f,
+          "gradient × input: ‖∂ log p̂ / ∂xⱼ ⊙ xⱼ‖ over the embedding of word j, the shares summing to 100 %");
   float top = 0;
   for (int j = 0; j < L; j++) top = fmaxf(top, sal[j]);
   float cw = fminf(w / n, fs * 9), bx = x + (w - cw * n) / 2, base = y + h - fs * 4,
@@ -490,9 +493,9 @@ static void neurons(Scene *s, const Trace *t, const ViewOptions *o, int l, int i
                      token(t, pos, wbuf, sizeof wbuf), t->cfg.F));
   caption(s, o, fs * 0.85f, x, y + fs * 3.0f,
           t->pred >= 0
-              ? "each unit's value h_n, and the tokens its row of W₂ promotes through the final norm and "
+              ? "each unit's value hₙ, and the tokens its row of W₂ promotes through the final norm and "
                 "head"
-              : "each unit's value h_n");
+              : "each unit's value hₙ");
   float top = n > 0 ? fmaxf(fabsf(act[0]), 1e-6f) : 1, rowh = fminf((h * 0.62f - fs * 4) / K, fs * 2.3f);
   float lw = text_width(FONT_SANS, fs, "unit 0000") + fs, barw = w * 0.32f, gy = y + fs * 4.5f;
   for (int k = 0; k < n; k++) {

@@ -46,7 +46,7 @@ void view_kvcache(Scene *s, const Trace *t, const ViewOptions *o, int r0, int n,
       s, FONT_SANS, fs * 1.1f, x, y + fs * 1.4f, th->text,
       scene_strf(
           s,
-          "kept per token and layer: its K row and its V row, H_kv = %d head%s × d_k = %d = %d numbers each",
+          "kept per token and layer: its K row and its V row, H_kv = %d head%s × dₖ = %d = %d numbers each",
           Hk, Hk == 1 ? "" : "s", dk, row_n));
   scene_text(s, FONT_SANS_BOLD, fs, x, y + fs * 2.9f, th->accent,
              scene_strf(s, "2 (K, V) × %d layer%s × %d token%s × %d × 4 bytes = %s;  at %d tokens%s: %s", N,

@@ -164,17 +164,18 @@ static TexMetrics measure_tex(const char *src, float size) {
 
 // ---------------------------------------------------------------- labels
 
-// Symbolic name of an axis for shapes ("L×D").
+// Symbolic name of an axis for shapes ("L×D"), plain text with Unicode subscripts ("L×dₖ", as
+// tex_plain writes d_k).
 static const char *axis_letter(TraceAxis a) {
   switch (a) {
   case AXIS_TOKEN: return "L";
   case AXIS_VOCAB: return "V";
   case AXIS_MODEL:
   case AXIS_QKV: return "D";
-  case AXIS_HEADDIM: return "d_k";
+  case AXIS_HEADDIM: return "dₖ";
   case AXIS_FFN: return "F";
   case AXIS_TGT_TOKEN: return "T";
-  case AXIS_TGT_VOCAB: return "V_t";
+  case AXIS_TGT_VOCAB: return "Vₜ";
   case AXIS_ONE: return "1";
   case AXIS_CLASS: return "C";
   case AXIS_TOKEN2: return "L'";
@@ -526,8 +527,8 @@ static const char *modern_letter(const Trace *t, TraceAxis a, int n, const char 
   if (!t || !model_is_modern(&t->cfg) || n == 1) return letter;
   int dk = model_dk(&t->cfg), H = t->cfg.H, Hk = model_hkv(&t->cfg);
   if ((a == AXIS_QKV || a == AXIS_MODEL) && n != t->cfg.D)
-    return n == H * dk ? "H·d_k" : n == Hk * dk ? "H_kv·d_k" : letter;
-  if (a == AXIS_HEADDIM && n * 2 == dk) return "d_k/2";
+    return n == H * dk ? "H·dₖ" : n == Hk * dk ? "H_kv·dₖ" : letter;
+  if (a == AXIS_HEADDIM && n * 2 == dk) return "dₖ/2";
   return letter;
 }
 

@@ -30,11 +30,11 @@ static const char *type_line(const StoredView *v) {
   case Q4_K:
   case Q5_K:
     return v->b.bits == 4 ? "256 weights a block: d and dmin (f16), 8 sub-blocks of 32 with a 6-bit scale "
-                            "sc_j and min m_j, 4-bit codes"
+                            "scⱼ and min mⱼ, 4-bit codes"
                           : "256 weights a block: d and dmin (f16), 8 sub-blocks of 32 with a 6-bit scale "
-                            "sc_j and min m_j, 5-bit codes";
+                            "scⱼ and min mⱼ, 5-bit codes";
   case Q6_K:
-    return "256 weights a block: d (f16), 16 sub-blocks of 16 with an 8-bit scale sc_j, 6-bit codes centred "
+    return "256 weights a block: d (f16), 16 sub-blocks of 16 with an 8-bit scale scⱼ, 6-bit codes centred "
            "on 32";
   default: return "";
   }
@@ -48,8 +48,8 @@ static const char *equation(const StoredView *v) {
   case Q4_1:
   case Q5_1: return "w = d · q + m";
   case Q4_K:
-  case Q5_K: return "w = d · sc_j · q − dmin · m_j";
-  case Q6_K: return "w = d · sc_j · (q − 32)";
+  case Q5_K: return "w = d · scⱼ · q − dmin · mⱼ";
+  case Q6_K: return "w = d · scⱼ · (q − 32)";
   default: return "";
   }
 }
@@ -95,8 +95,8 @@ static float scales_table(Scene *s, const StoredView *v, const ViewOptions *o, f
                             : scene_strf(s, "d = %.5g  (half precision)", b->d);
   fit_text(s, FONT_MONO, fs, x, y + fs, w, 0, th->text, head);
   if (one) return lh;
-  const char *names[3] = {"sc_j", mins ? "m_j" : NULL, "step d·sc_j"};
-  float lw = text_width(FONT_SANS, fs * 0.85f, "step d·sc_j") + fs * 0.6f, cw = (w - lw) / b->n_sub;
+  const char *names[3] = {"scⱼ", mins ? "mⱼ" : NULL, "step d·scⱼ"};
+  float lw = text_width(FONT_SANS, fs * 0.85f, "step d·scⱼ") + fs * 0.6f, cw = (w - lw) / b->n_sub;
   float ty = y + lh;
   float nf = fminf(fs * 0.85f, cw / 4.2f);
   for (int j = 0; j < b->n_sub; j++) {
