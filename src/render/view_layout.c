@@ -552,6 +552,14 @@ static bool shape_text(const Eq *e, const ViewOperand *v, float w, float h, char
   return v->op.rows > (int)h || v->op.cols > (int)w;
 }
 
+// Whether operand k (cells w × h) leaves its shape to the operand above it: a lower row of a grid
+// of heads whose columns are named once (Eq.share_cols), the same shape, and no note under it.
+static bool shape_shared(const Eq *e, int k, float w, float h, float fs) {
+  char buf[96];
+  return e->share_cols && e->deco[k].grid_lower && !shape_text(e, &e->lay->ops[k], w, h, buf, sizeof buf) &&
+         !labels_partial(e, k, w, h, fs);
+}
+
 static Margins margins(const Eq *e, int k, const Units *u) {
   const ViewOperand *v = &e->lay->ops[k];
   const OpDeco *d = &e->deco[k];
@@ -565,7 +573,7 @@ static Margins margins(const Eq *e, int k, const Units *u) {
   if (has_col_labels(e, k) && word_cols(v->op.col_axis)) m.top += fs * 0.95f; // "keys"
   if (is_vocab(v->op.col_axis)) m.top += VOCAB_TIER * fs;                     // a second tier of word labels
   if (has_bands(&v->op, true)) m.top += fs * 0.6f;
-  m.bottom = fs * 1.7f; // the shape
+  m.bottom = shape_shared(e, k, w, h, fs) ? fs * 0.5f : fs * 1.7f; // the shape
   if (e->o->scale == SCALE_MATRIX) m.bottom += fs * 1.9f;
   m.left = fs * 0.6f;
   if (d->row_labels) m.left += row_label_width(e, k, h, fs);
@@ -1298,6 +1306,12 @@ static void draw_operand(Eq *e, int k, const Units *u) {
     float cf = fs * 0.9f, cw = fminf(fmaxf(v->w, fs * 12), box), x = v->x + v->w / 2, align = 0.5f;
     if (d->caption_row) { // from its row labels to the right end of the equation, short of its colour bars
       float right = e->lay->clip[2] > 0 ? fminf(e->x + e->w, e->lay->clip[0] + e->lay->clip[2]) : e->x + e->w;
+      for (int q = 0; q < e->lay->n_ops; q++) { // up to the next caption of the row (two sentences' grids)
+        const ViewOperand *o = &e->lay->ops[q];
+        float mid = o->y + o->h / 2;
+        if (q != k && e->deco[q].caption && o->x > v->x && mid >= v->y && mid <= v->y + v->h)
+          right = fminf(right, o->x - margins(e, q, u).left);
+      }
       x = fmaxf(e->x, v->x - m.left + fs * 0.3f), cw = right - x, align = 0.0f;
     } else if (text_width(FONT_SANS_BOLD, cf, d->caption) > cw && box > cw)
       cw = box - fs * 0.6f, x = v->x - m.left + fs * 0.3f, align = 0.0f;
@@ -1322,8 +1336,9 @@ static void draw_operand(Eq *e, int k, const Units *u) {
   }
   char buf[96];
   bool averaged = shape_text(e, v, v->w, v->h, buf, sizeof buf);
-  scene_text_aligned(e->s, FONT_SANS, fs * 0.85f, v->x + v->w / 2, v->y + v->h + fs * 1.35f, 0.5f, th->muted,
-                     buf);
+  if (!shape_shared(e, k, v->w, v->h, fs))
+    scene_text_aligned(e->s, FONT_SANS, fs * 0.85f, v->x + v->w / 2, v->y + v->h + fs * 1.35f, 0.5f,
+                       th->muted, buf);
   if (averaged) { // as draw_cells drew the blocks
     scene_text_aligned(e->s, FONT_SANS_ITALIC, fs * 0.7f, v->x + v->w / 2, v->y + v->h + fs * 2.2f, 0.5f,
                        th->muted, averaged_text(v));
@@ -1585,6 +1600,12 @@ void eq_layout_and_draw(Eq *e) {
     const EqRow *row = &e->rows[r];
     float xs[VIEW_MAX_ITEMS], axis = y + aboves[r], x = x0 + (widest - widths[r]) / 2;
     row_place(e, r, &u, xs);
+    for (int i = 0; i < row->n; i++) { // every operand's place first: a caption stops at the next one's
+      if (row->items[i].kind != IT_OP) continue;
+      ViewOperand *v = &e->lay->ops[row->items[i].op];
+      cell_box(v, &u, &v->w, &v->h);
+      v->x = x + xs[i] + margins(e, row->items[i].op, &u).left, v->y = axis - v->h / 2;
+    }
     for (int i = 0; i < row->n; i++) {
       const Item *it = &row->items[i];
       float ix = x + xs[i];

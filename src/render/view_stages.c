@@ -570,6 +570,7 @@ struct Compare {
   const char *caption_a, *caption_b;
   int focus_row_b, focus_col_b;
   float chart; // the prediction charts' share of the height (0: PRED_CHART)
+  bool grids;  // all heads: each sentence's in a grid of two columns, side by side (compose_compare)
 };
 
 // The compare view's operands in e (nothing drawn but the prediction's charts): a row per sentence
@@ -583,19 +584,29 @@ static void compose_compare(Eq *e, int step, const Compare *c) {
   bool heads = trace_per_head(&a->t[ia]);
   if (heads && o->head < 0 && a->cfg.H <= 8) { // all heads: a row per sentence, a column per head
     const char *base = a->t[ia].kind == T_ATTN ? "A" : a->t[ia].kind == T_AV ? "\\mathrm{head}" : "S";
+    // or (c->grids) each sentence's heads in a grid of two columns, the two grids side by side,
+    // each naming its keys once above its top row
+    int per = c->grids ? 2 : a->cfg.H, ka[8], kh[8];
     for (int hd = 0; hd < a->cfg.H; hd++) {
-      int ka = eq_op(e, operand_tensor(a, ia, hd, false), eq_head_symbol(e, base, hd), LINK_NONE);
-      int kb2 = eq_op(e, operand_tensor(b, ib, hd, false), eq_head_symbol(e, base, hd), LINK_NONE);
-      e->deco[ka].row_labels = e->deco[kb2].row_labels = hd == 0;
-      if (hd == 0) e->deco[ka].caption = c->caption_a, e->deco[kb2].caption = c->caption_b;
-      e->deco[ka].caption_row = e->deco[kb2].caption_row = true;
-      e->deco[kb2].own_focus = true, e->deco[kb2].focus_row = c->focus_row_b,
-      e->deco[kb2].focus_col = c->focus_col_b;
-      eq_head_color(e, ka, hd), eq_head_color(e, kb2, hd);
-      if (hd == 0) eq_result(e, ka);
-      e->lay->ops[ka].result = e->lay->ops[kb2].result = true;
-      eq_put(e, 0, ka); // a row per sentence, the heads side by side
-      eq_put(e, 1, kb2);
+      ka[hd] = eq_op(e, operand_tensor(a, ia, hd, false), eq_head_symbol(e, base, hd), LINK_NONE);
+      kh[hd] = eq_op(e, operand_tensor(b, ib, hd, false), eq_head_symbol(e, base, hd), LINK_NONE);
+      e->deco[ka[hd]].row_labels = e->deco[kh[hd]].row_labels = hd % per == 0;
+      e->deco[ka[hd]].grid_lower = e->deco[kh[hd]].grid_lower = hd >= per;
+      if (hd == 0) e->deco[ka[hd]].caption = c->caption_a, e->deco[kh[hd]].caption = c->caption_b;
+      e->deco[ka[hd]].caption_row = e->deco[kh[hd]].caption_row = true;
+      e->deco[kh[hd]].own_focus = true, e->deco[kh[hd]].focus_row = c->focus_row_b,
+      e->deco[kh[hd]].focus_col = c->focus_col_b;
+      eq_head_color(e, ka[hd], hd), eq_head_color(e, kh[hd], hd);
+      if (hd == 0) eq_result(e, ka[hd]);
+      e->lay->ops[ka[hd]].result = e->lay->ops[kh[hd]].result = true;
+    }
+    if (!c->grids) {
+      for (int hd = 0; hd < a->cfg.H; hd++) eq_put(e, 0, ka[hd]), eq_put(e, 1, kh[hd]); // a row per sentence
+      return;
+    }
+    for (int r = 0; r * per < a->cfg.H; r++) {
+      for (int hd = r * per; hd < (r + 1) * per && hd < a->cfg.H; hd++) eq_put(e, r, ka[hd]);
+      for (int hd = r * per; hd < (r + 1) * per && hd < a->cfg.H; hd++) eq_put(e, r, kh[hd]);
     }
     return;
   }
@@ -647,7 +658,33 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
     view_render(s, a, step, o, x, y, w, h, out);
     return;
   }
-  Compare c = {b, caption_a, caption_b, focus_row_b, focus_col_b, 0};
+  Compare c = {b, caption_a, caption_b, focus_row_b, focus_col_b, 0, false};
+  // all four heads of two sentences, a row of heads per sentence naming only some tokens: each
+  // sentence's heads in a grid of two columns, the grids side by side, their keys named once above
+  // their top rows, when that names more (22 tokens named 7 of 22 rows and 2 of 7 of the other's)
+  if (trace_per_head(&a->t[st->result]) && o->head < 0 && a->cfg.H == 4) {
+    static _Thread_local ViewLayout lay;
+    Scene scratch;
+    scene_init(&scratch, s->width, s->height, 0);
+    int shorts[2], missing[2];
+    for (int g = 0; g < 2; g++) {
+      c.grids = g;
+      Eq m;
+      memset(&m, 0, sizeof m);
+      m.s = &scratch, m.t = a, m.o = o, m.lay = &lay;
+      m.x = x, m.y = y, m.w = w, m.h = h;
+      lay_begin(&lay, o, x, y, w, h);
+      m.win_n = window_size(&scratch, a, step, o, x, y, w, h, &c);
+      eq_window(&m);
+      compose_compare(&m, step, &c);
+      eq_layout_and_draw(&m);
+      scene_reset(&scratch, s->width, s->height, 0);
+      shorts[g] = lay.labels_short, missing[g] = lay.words_missing;
+      if (!g && !shorts[0] && !missing[0]) break;
+    }
+    c.grids = c.grids && (missing[1] != missing[0] ? missing[1] < missing[0] : shorts[1] < shorts[0]);
+    scene_free(&scratch);
+  }
   // two predictions: their charts give up height, a bar at a time, while a sentence of up to about
   // 24 tokens names only some of them (22 tokens named 7 of 22 rows of p̂ over half the height)
   if (a->t[st->result].kind == T_PRED && !o->tok_count) {
