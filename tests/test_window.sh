@@ -278,15 +278,15 @@ check 'has saveerr 7 "status=cannot export: the folder .*/missing does not exist
 #     head 4 off (zeroed, uniform, on), a saved picture names it, Shift+U undoes all
 mkdir -p "$tmp/whatif" && run whatif "$R/whatif.txt" --text "The cat sleeps by the river bank" --save-dir "$tmp/whatif"
 check 'has whatif 9 " value=9.27273"' "V opens the value field with the cell's value"
-check 'has whatif 11 "cell=l0.S\[bank, river\] = 6.0000 .* edits=1 .*status=S₂\[bank, river\] = 6.0 · next word: where 0.998 → 0.995"' "V 6 Enter sets S_2[bank, river] = 6 and says what the prediction became: $(line whatif 11 | sed 's/.*edits=/edits=/')"
+check 'has whatif 11 "cell=l0.S\[bank, river\] = 6.0000 .* edits=1 .*status=S₂\[bank, river\] = 6.0 · next word: where 99.8 % → 99.5 %"' "V 6 Enter sets S_2[bank, river] = 6 and says what the prediction became: $(line whatif 11 | sed 's/.*edits=/edits=/')"
 check 'has whatif 13 "stage=softmax .* diff=1"' "D turns the difference view on"
 check 'has whatif 16 "cell=l0.S\[bank, river\] = 6.5000 .* edits=2 "' "Ctrl+Up nudges the score by 0.5"
 check 'has whatif 17 "cell=l0.S\[bank, river\] = 6.0000 .* edits=1 .*status=undone"' "U undoes the nudge"
 check 'has whatif 18 "edits=0 .*status=undone: the model.s own numbers"' "U again: the model's own numbers"
-check 'has whatif 20 "heads_off=1 .*status=layer 1 head 4 off (zeroed) · next word: where 0.998 → 0.917"' "X switches head 4 off (zeroed) and the prediction moves"
+check 'has whatif 20 "heads_off=1 .*status=layer 1 head 4 off (zeroed) · next word: where 99.8 % → 91.7 %"' "X switches head 4 off (zeroed) and the prediction moves"
 check 'has whatif 30 "stage=predict .*status=saved"' "S saves the edited prediction"
 check 'grep -aq "heads off: layer 1 head 4 (zeroed)" "$tmp/whatif"/stepformer-001-predict.png' "the saved picture names the head switched off"
-check 'has whatif 40 "heads_off=1 .*status=layer 1 head 4 off (uniform attention) · next word: where 0.998 → 0.969"' "X again: uniform attention"
+check 'has whatif 40 "heads_off=1 .*status=layer 1 head 4 off (uniform attention) · next word: where 99.8 % → 96.9 %"' "X again: uniform attention"
 check 'has whatif 41 "heads_off=0 .*status=layer 1 head 4 on again"' "X a third time: on again"
 check 'has whatif 44 "heads_off=0 .*status=every edit undone"' "Shift+U undoes every edit"
 # the box and the selection agree (issue 31): Shift+U in the difference view drops the selection

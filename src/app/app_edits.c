@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "app_internal.h"
+#include "numfmt.h" // defines: numfmt_prob
 
 const Trace *app_shown_trace(const App *a) {
   const Session *s = a->s;
@@ -75,11 +76,14 @@ static void rerun(App *a, const char *what) {
   if (before[0] && top_word(t, &w1, &p1, &id1)) {
     const TraceTensor *x = &t->t[t->pred >= 0 ? t->pred : t->class_pred];
     float mine = trace_at(x, 0, x->rows - 1, id0); // the model's own favourite, now
+    // percentages, as the prediction's bars write them (one notation of a probability on a slide)
+    char b0[32], b1[32], bm[32];
+    numfmt_prob(b0, sizeof b0, p0, true, true), numfmt_prob(b1, sizeof b1, p1, true, true);
+    numfmt_prob(bm, sizeof bm, mine, true, true);
     if (id1 == id0)
-      app_set_status(a, "%s · next word: %s %.3f → %.3f", what, before, p0, mine);
+      app_set_status(a, "%s · next word: %s %s → %s", what, before, b0, bm);
     else
-      app_set_status(a, "%s · next word: %s %.3f → %s %.3f (%s now %.3f)", what, before, p0, w1, p1, before,
-                     mine);
+      app_set_status(a, "%s · next word: %s %s → %s %s (%s now %s)", what, before, b0, w1, b1, before, bm);
   } else {
     app_set_status(a, "%s", what);
   }

@@ -92,9 +92,10 @@ void genstrip_draw(Scene *s, const Generation *g, int k, const Theme *th, float 
     scene_text(s, r == 0 ? FONT_SANS_BOLD : FONT_SANS, wf, cx, wl, th->text, fit);
     scene_frame(s, cx, by, track, bh, 1, th->frame);
     scene_rect(s, cx, by, fmaxf(2 * us, track * p), bh, r == 0 ? th->accent : th->muted);
-    bool others = p < 1.0f; // never "1.000" beside another candidate above 0
+    bool others = p < 1.0f; // never "100 %" beside another candidate above 0
     for (int o = 0; o < st->n_top; o++) others |= o != r && st->top_p[o] > 0;
-    numfmt_prob(buf, sizeof buf, p, others, false);
+    // a percentage, as the prediction's bars above write the same number ("> 99.9 %", "0.0033 %")
+    numfmt_prob(buf, sizeof buf, p, others, true);
     scene_text(s, FONT_SANS_BOLD, tf, cx, by + bh + tf * 1.1f, th->text, buf);
   }
 }
