@@ -710,6 +710,24 @@ static void test_grad_stages(const char *ref, const char *text) {
     scene_reset(&s, 1280, 720, 0);
     view_grad_stage(&s, t, g, ks[p], 1, p + 1, n, "footer", theme_get(THEME_LIGHT), 1280, 720, NULL);
     CHECK(s.n > 5, "%s: page %d (%s) draws nothing", ref, p + 1, x->name);
+    // issue 31's remarks: "the largest gradient: [the, 6]" names a column the picture numbers -- a
+    // dimension axis has no words, so the framed column's number is drawn over both matrices
+    TraceAxis ca = x->col_axis;
+    if (ca != AXIS_TOKEN && ca != AXIS_TGT_TOKEN && ca != AXIS_VOCAB && ca != AXIS_TGT_VOCAB && x->cols > 1) {
+      const float *d = view_grad_shown(t, g, ks[p], 1);
+      int bj = 0;
+      for (long q = 0; q < rc; q++)
+        if (fabsf(d[q]) > fabsf(d[bj])) bj = (int)q;
+      char want[16];
+      snprintf(want, sizeof want, "%d", bj % x->cols + 1);
+      int seen = 0;
+      for (int c = 0; c < s.n; c++)
+        seen +=
+            s.cmds[c].kind == CMD_TEXT && s.cmds[c].font == FONT_SANS_BOLD && !strcmp(s.cmds[c].text, want);
+      CHECK(seen == 2,
+            "%s: page %d (%s): the largest gradient's column %s is numbered over %d matrices, not 2", ref,
+            p + 1, x->name, want, seen);
+    }
   }
   for (int h = 0; h < t->cfg.H; h++) // the softmax page's worked cell, every cell of every head
     for (int i = 0; i < t->L; i++)

@@ -432,6 +432,32 @@ static bool words_axis(TraceAxis a) {
 // A rows×cols heatmap (any shape) of a tensor whose axes are ra × ca: cells cw×ch pixels, the words
 // on the rows when labels, on the columns when they are words (word_labels); the symbol above.
 // r0, c0: the first row and column shown (a window of a long sentence's tokens), v already cut to them.
+// The columns of a dimension axis (D, d_k, F: no words to name them) numbered from 1 above the
+// matrix, as the forward views number them: the first and the last, and the framed column's number
+// over it (col, -1: none), so that the cell a line names, "[the, 6]", can be found. Returns the
+// height taken above y.
+static float column_numbers(Scene *s, int c0, int cols, int col, float x, float y, float cw, float nf,
+                            const Theme *th) {
+  float base = y - nf * 0.45f, gap = nf * 0.5f;
+  const char *hot = col >= 0 && col < cols ? scene_strf(s, "%d", c0 + col + 1) : NULL;
+  float hw = hot ? text_width(FONT_SANS_BOLD, nf, hot) : 0, hx = x + (col + 0.5f) * cw;
+  float hl = hx - hw / 2, hr = hx + hw / 2;
+  if (hot) { // kept inside the matrix's width
+    float shift = fmaxf(0, x - hl) - fmaxf(0, hr - (x + cw * cols));
+    hl += shift, hr += shift, hx += shift;
+  }
+  for (int e = 0; e < 2; e++) { // the ends, unless the framed column's number is there
+    int c = e ? cols - 1 : 0;
+    if (e && cols < 2) break;
+    const char *n = scene_strf(s, "%d", c0 + c + 1);
+    float w = text_width(FONT_SANS, nf, n), l = e ? x + cw * cols - w : x, r = l + w;
+    if (hot && (c == col || (r + gap > hl && l - gap < hr))) continue;
+    scene_text(s, FONT_SANS, nf, l, base, th->muted, n);
+  }
+  if (hot) scene_text_aligned(s, FONT_SANS_BOLD, nf, hx, base, 0.5f, th->text, hot);
+  return nf * 1.3f;
+}
+
 static void heatmap_rc(Scene *s, const Trace *t, const float *v, int rows, int cols, TraceAxis ra,
                        TraceAxis ca, int r0, int c0, const ColorScale *sc, float x, float y, float cw,
                        float ch, bool labels, int row, int col, const Theme *th, const char *symbol, float fs,
@@ -452,8 +478,8 @@ static void heatmap_rc(Scene *s, const Trace *t, const float *v, int rows, int c
   scene_frame(s, x, y, cw * cols, ch * rows, 1.5f, th->frame);
   if (labels && words_axis(ra))
     word_labels(s, t, ra, r0, rows, false, x, y, ch * rows, fs * 0.8f, u, row, th);
-  float above =
-      words_axis(ca) ? word_labels(s, t, ca, c0, cols, true, x, y, cw * cols, fs * 0.8f, u, col, th) : 0;
+  float above = words_axis(ca) ? word_labels(s, t, ca, c0, cols, true, x, y, cw * cols, fs * 0.8f, u, col, th)
+                               : column_numbers(s, c0, cols, col, x, y, cw, fs * 0.7f, th);
   if (row >= 0 && row < rows && col >= 0 && col < cols) // the worked cell (a window may not show it)
     scene_frame(s, x + col * cw - 1, y + row * ch - 1, cw + 2, ch + 2, 3, th->highlight);
   tex_draw(s, symbol, fs * 1.1f, false, x, y - fmaxf(fs * 0.9f, above + fs * 0.5f), th->text);
