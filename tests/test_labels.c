@@ -13,9 +13,9 @@
 //   - intuition.md: "who" is named on the 9×9 softmax;
 //   - beside a lesson's narration (cat/bank): a 22-token sentence typed in names every position at
 //     every step (the grids of heads, the two sentences' compare step, the predictions beside their
-//     charts too), a 39-token one every distinct word of what each step shows (a window when the
-//     whole names only some); the French lesson names every word at every step, banque on the
-//     softmax's S₁ too;
+//     charts too, the similarity's columns of the second sentence), a 39-token one every distinct
+//     word of what each step shows (a window when the whole names only some); the French lesson
+//     names every word at every step, banque on the softmax's S₁ too;
 //   - the training view (B): the softmax backward page and the walk's pages of a 22-token sentence
 //     name every distinct word on the rows and above the columns, no two labels overlapping;
 //   - bank-sense.pt (the course's classifier): its class scores and prediction name both classes,
@@ -54,8 +54,9 @@ static bool overlap(Box a, Box b) {
   return a.x0 < b.x1 - 0.5f && b.x0 < a.x1 - 0.5f && a.y0 < b.y1 - 0.5f && b.y0 < a.y1 - 0.5f;
 }
 
-// The word a label names: "walks" or "3 walks" -> "walks"; NULL when the text is no token of t.
-static const char *label_word(const Trace *t, const char *text) {
+// The word a label names: "walks" or "3 walks" -> "walks"; NULL when the text is no entry of axis
+// ax of t (n entries: the sentence's tokens, or a second sentence's, AXIS_TOKEN2).
+static const char *label_word_of(const Trace *t, TraceAxis ax, int n, const char *text) {
   const char *s = text;
   if (*s >= '0' && *s <= '9') {
     while (*s >= '0' && *s <= '9') s++;
@@ -63,19 +64,23 @@ static const char *label_word(const Trace *t, const char *text) {
     s++;
   }
   char buf[96];
-  for (int i = 0; i < t->L; i++)
-    if (!strcmp(trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf), s)) return s;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(trace_axis_label(t, ax, i, buf, sizeof buf), s)) return s;
   return NULL;
+}
+
+static const char *label_word(const Trace *t, const char *text) {
+  return label_word_of(t, AXIS_TOKEN, t->L, text);
 }
 
 // Every distinct word of t named among the labels drawn left of operand v's rows (rows) or above
 // its columns (cols), and whether some label carries a position.
 static void axis_words(const Scene *sc, const ViewLayout *lay, const ViewOperand *v, bool cols,
-                       const Trace *t, bool *named, bool *numbered) {
+                       const Trace *t, TraceAxis ax, int nw, bool *named, bool *numbered) {
   char buf[96];
   for (int k = 0; k < sc->n; k++) {
     const Cmd *c = &sc->cmds[k];
-    if (c->kind != CMD_TEXT || !label_word(t, c->text)) continue;
+    if (c->kind != CMD_TEXT || !label_word_of(t, ax, nw, c->text)) continue;
     Box b = text_box(c);
     bool at = cols ? (b.y1 <= v->y + 1 && b.y1 > v->y - 10 * c->size && (b.x0 + b.x1) / 2 >= v->x - 2 &&
                       (b.x0 + b.x1) / 2 <= v->x + v->w + 2)
@@ -92,24 +97,25 @@ static void axis_words(const Scene *sc, const ViewLayout *lay, const ViewOperand
         at = false;
     }
     if (!at) continue;
-    const char *w = label_word(t, c->text);
+    const char *w = label_word_of(t, ax, nw, c->text);
     if (w != c->text) *numbered = true;
-    for (int i = 0; i < t->L; i++)
-      if (!strcmp(trace_axis_label(t, AXIS_TOKEN, i, buf, sizeof buf), w)) named[i] = true;
+    for (int i = 0; i < nw; i++)
+      if (!strcmp(trace_axis_label(t, ax, i, buf, sizeof buf), w)) named[i] = true;
   }
 }
 
 // Marks as named every position whose word is named (a word named once counts for all its places),
 // among the positions lo .. hi - 1 the picture shows (a window of a long sentence's tokens).
-static int missing_words(const Trace *t, const bool *named, int lo, int hi, char *which, int cap) {
+static int missing_words_of(const Trace *t, TraceAxis ax, int nw, const bool *named, int lo, int hi,
+                            char *which, int cap) {
   char a[96], b[96];
   int miss = 0;
   which[0] = 0;
   for (int i = lo; i < hi; i++) {
     bool any = false;
-    for (int j = 0; j < t->L && !any; j++)
-      any = named[j] && !strcmp(trace_axis_label(t, AXIS_TOKEN, i, a, sizeof a),
-                                trace_axis_label(t, AXIS_TOKEN, j, b, sizeof b));
+    for (int j = 0; j < nw && !any; j++)
+      any = named[j] &&
+            !strcmp(trace_axis_label(t, ax, i, a, sizeof a), trace_axis_label(t, ax, j, b, sizeof b));
     if (!any) {
       miss++;
       size_t n = strlen(which);
@@ -117,6 +123,10 @@ static int missing_words(const Trace *t, const bool *named, int lo, int hi, char
     }
   }
   return miss;
+}
+
+static int missing_words(const Trace *t, const bool *named, int lo, int hi, char *which, int cap) {
+  return missing_words_of(t, AXIS_TOKEN, t->L, named, lo, hi, which, cap);
 }
 
 static int overlaps(const Scene *sc, const Trace *t, char *where, int cap) {
@@ -227,21 +237,24 @@ static void run(const Case *cs) {
       for (int cols = 0; cols < 2; cols++) {
         TraceAxis a = cols ? v->op.col_axis : v->op.row_axis;
         int n = cols ? v->op.cols : v->op.rows;
-        if (a != AXIS_TOKEN || n < 2) continue;
+        if ((a != AXIS_TOKEN && a != AXIS_TOKEN2) || n < 2) continue;
+        // the entries of the whole axis (a window shows some): the sentence's, or the second's
+        int nw = (cols ? v->op.col_win : v->op.row_win) > 0 ? (cols ? v->op.col_win : v->op.row_win) : n;
+        if (a == AXIS_TOKEN) nw = ot->L;
         if (!cols && v->x - lay.area[0] < 5) continue;
         bool named[512] = {false}, numbered = false;
-        axis_words(&sc, &lay, v, cols, ot, named, &numbered);
+        axis_words(&sc, &lay, v, cols, ot, a, nw, named, &numbered);
         bool any = false;
-        for (int i = 0; i < ot->L; i++) any |= named[i];
+        for (int i = 0; i < nw; i++) any |= named[i];
         if (!any) continue; // an axis without labels (a summand beside a labelled one)
         char which[512];
         // the tokens the operand shows: a window of them (its own, as the similarity's trace has)
-        int win = cols ? v->op.col_win : v->op.row_win, lo = 0, hi = ot->L;
+        int win = cols ? v->op.col_win : v->op.row_win, lo = 0, hi = nw;
         if (win > 0)
           lo = cols ? v->op.col0 : v->op.row0, hi = lo + n;
         else if (lay.tok_shown > 0 && ot == t)
           lo = lay.tok_first, hi = lo + lay.tok_shown;
-        int miss = missing_words(ot, named, lo, hi, which, sizeof which);
+        int miss = missing_words_of(ot, a, nw, named, lo, hi, which, sizeof which);
         CHECK(miss == 0, "%s step %d, %s's %s: every distinct word named (missing:%s)", name, k + 1,
               v->symbol, cols ? "columns" : "rows", which);
         if (cs->every_position || cs->window) {
