@@ -16,6 +16,7 @@
 #include "check.h"
 #include "docview.h"
 #include "forward.h"
+#include "lesson.h"       // defines: lesson_load, lesson_free
 #include "model_load.h"   // defines: model_load
 #include "model_tokens.h" // defines: model_tokenize
 #include "page.h"
@@ -589,6 +590,44 @@ static void test_long_title(const Trace *t) {
   scene_free(&s);
 }
 
+// A title slide's narration pages fill their room (issue 31's remarks): intuition.md's title slide
+// put its table on a page of its own although page 1 had room for it -- a page's last block needs
+// no room for the space after it.
+static void test_title_table_page(const Trace *t) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/../lessons/intuition.md", check_test_dir());
+  Lesson l;
+  LessonDiag d = {0};
+  CHECK(lesson_load(&l, path, &d), "intuition.md does not load");
+  if (l.n_steps < 1) return lesson_free(&l);
+  ViewOptions o = view_options_default(theme_get(THEME_LIGHT));
+  PageSpec p = {.trace = t,
+                .step = -1,
+                .view = &o,
+                .sentence = "x",
+                .title = l.steps[0].title,
+                .narration = &l.steps[0].narration,
+                .show_text = true,
+                .width = 1280,
+                .height = 720};
+  Scene s;
+  scene_init(&s, 1280, 720, 0);
+  ViewLayout lay;
+  page_render(&s, &p, &lay);
+  bool before = false, table = false;
+  for (int i = 0; i < s.n; i++)
+    if (s.cmds[i].kind == CMD_TEXT) {
+      before |= strstr(s.cmds[i].text, "Before") != NULL;
+      table |= !strcmp(s.cmds[i].text, "adjective");
+    }
+  CHECK(before && table && lay.text_pages == 2,
+        "intuition.md's title slide: its first paragraph (%d) and its table (%d) on page 1, of %d pages (2 "
+        "wanted)",
+        before, table, lay.text_pages);
+  scene_free(&s);
+  lesson_free(&l);
+}
+
 // The page's title follows the trace: with the scale taken out (the training view's √d_k
 // experiment, Trace.no_scale) the scores are no "Scaled scores" (issue 31.8).
 static void test_unscaled_title(Trace *t) {
@@ -1095,6 +1134,7 @@ int main(void) {
   test_written_for(cat);
   test_footer_seed(cat);
   test_long_title(cat);
+  test_title_table_page(cat);
   test_title_reserve(cat);
   test_lens_cache();
   test_stage_numbers(cat, 15);    // no mask, no prediction

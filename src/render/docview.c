@@ -453,6 +453,22 @@ float docview_render(Scene *s, const Doc *d, const Theme *theme, float size, flo
   return layout(s, d, theme, sz, x, y, w, max_h, true);
 }
 
+// The space block i leaves under itself (block_at's height includes it): the last block of a page
+// needs no room for it.
+static float space_after(const Doc *d, int i, float size) {
+  switch (d->blocks[i].kind) {
+  case BLOCK_RULE: return 0;
+  case BLOCK_MATH: return size * 0.7f;
+  case BLOCK_ITEM: return size * (i + 1 < d->n && d->blocks[i + 1].kind != BLOCK_ITEM ? 0.55f : 0.2f);
+  default: return size * 0.55f;
+  }
+}
+
+// Whether block i, need pixels high, fits under `used` pixels of a page of max_h.
+static bool fits_page(const Doc *d, int i, float size, float used, float need, float max_h) {
+  return used + need - space_after(d, i, size) <= max_h;
+}
+
 // The page of each block (pages of max_h, each ending at a block boundary; a block taller than a
 // page has a page of its own) into page_of (may be NULL); returns the number of pages.
 static int paginate(const Doc *d, float size, float w, float max_h, int *page_of) {
@@ -460,7 +476,7 @@ static int paginate(const Doc *d, float size, float w, float max_h, int *page_of
   float used = 0;
   for (int i = 0; i < d->n; i++) {
     float need = block_at(&(Ctx){NULL, NULL, size}, d, i, 0, 0, w);
-    if (used > 0 && used + need > max_h) page++, used = 0;
+    if (used > 0 && !fits_page(d, i, size, used, need, max_h)) page++, used = 0;
     used += need;
     if (page_of) page_of[i] = page;
   }
@@ -480,7 +496,8 @@ float docview_render_page(Scene *s, const Doc *d, const Theme *theme, float size
   float used = 0;
   for (int i = 0; i < d->n; i++) {
     if (page_of[i] != page) continue;
-    if (used > 0 && used + block_at(&(Ctx){NULL, theme, size}, d, i, x, 0, w) > max_h) break;
+    if (used > 0 && !fits_page(d, i, size, used, block_at(&(Ctx){NULL, theme, size}, d, i, x, 0, w), max_h))
+      break;
     used += block_at(&c, d, i, x, y + used, w);
   }
   if (page_of != stack) free(page_of);
