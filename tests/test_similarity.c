@@ -20,6 +20,7 @@
 #include "model_tokens.h" // defines: model_tokenize
 #include "npy.h"          // defines: npy_read
 #include "similarity.h"   // defines: Sim, sim_new
+#include "text.h"         // defines: text_init, text_width
 #include "view.h"         // defines: view_render_sim
 
 static Trace *trace_of(const Model *m, const char *text) {
@@ -108,6 +109,24 @@ static void check_view(const Trace *a, const Trace *b) {
           "the numbers end with the value, reproducibly: %s", ex.lines[1]);
     CHECK(strstr(ex.heading, "bank") != NULL || s->word_a < 0, "the heading names the words: %s", ex.heading);
   }
+  // issue 31's remarks: at 1280×720 (the text scale of a 720-line page) the chart's title and the line
+  // under it that says how to read it are 12 px at least, and inside the view's area (its place on
+  // the page beside the narration: 860 px from x = 410)
+  scene_reset(&sc, 1280, 720, 0);
+  ViewOptions o7 = o;
+  o7.text_scale = 720.0f / 1080.0f;
+  view_render_sim(&sc, a, b, step, &o7, "a", "b", -1, 410, 100, 860, 570, &lay);
+  int read = 0;
+  for (int c = 0; c < sc.n; c++) {
+    const Cmd *m = &sc.cmds[c];
+    if (m->kind != CMD_TEXT || (strncmp(m->text, "cos(", 4) && !strstr(m->text, "1 = the same direction")))
+      continue;
+    read++;
+    float w = text_width(m->font, m->size, m->text);
+    CHECK(m->size >= 12 && m->x >= 410 && m->x + w <= 1270, "the chart's \"%s\": %.1f px, x %.0f … %.0f",
+          m->text, m->size, m->x, m->x + w);
+  }
+  CHECK(read == 2 || !b, "the chart's title and the line under it (%d)", read);
   scene_reset(&sc, 1280, 720, 0);
   view_render_sim(&sc, a, NULL, step, &o, "a", NULL, -1, 0, 0, 1280, 620, &lay);
   int says = 0;
@@ -118,6 +137,8 @@ static void check_view(const Trace *a, const Trace *b) {
 }
 
 int main(void) {
+  Err terr = {0};
+  if (!text_init(&terr)) return fprintf(stderr, "%s\n", terr.msg), 1; // the chart's text measured
   const char *root = getenv("SF_TEST_DIR");
   char dir[1024], path[4200], line[2048];
   snprintf(dir, sizeof dir, "%s/ref/sim", root ? root : "tests");

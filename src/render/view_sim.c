@@ -25,7 +25,8 @@
 static void draw_line(Scene *s, const Sim *sim, const ViewOptions *o, int mark_a, int mark_b, float x,
                       float y, float w, float h) {
   const Theme *th = o->theme;
-  float fs = view_text_size(o);
+  // 14 px at 720 lines (the line under the title 12 px at least), as far as the plot keeps its room
+  float fs = fminf(view_text_size(o) * 1.25f, fmaxf(view_text_size(o), h / 10));
   int n = sim->n_levels;
   char wa[96], wb[96];
   const char *who = sim->word_default ? "the last word both sentences share" : "the step's focus (row=)";
@@ -38,12 +39,13 @@ static void draw_line(Scene *s, const Sim *sim, const ViewOptions *o, int mark_a
   trace_axis_label(&sim->trace, AXIS_TOKEN2, sim->word_b, wb, sizeof wb);
   scene_text(s, FONT_SANS_BOLD, fs * 1.05f, x, y + fs * 1.1f, th->text,
              scene_strf(s, "cos(“%s” in sentence 1, “%s” in sentence 2) across the layers", wa, wb));
-  scene_text(
-      s, FONT_SANS_ITALIC, fs * 0.85f, x, y + fs * 2.3f, th->muted,
-      scene_strf(s,
-                 "“%s”: %s · 1 = the same direction, 0 = unrelated, −1 = opposite · in bold: the levels of "
-                 "the matrices above",
-                 wa, who));
+  const char *how = scene_strf(
+      s, "“%s”: %s · 1 = the same direction, 0 = unrelated, −1 = opposite · bold: the matrices' levels", wa,
+      who);
+  float hs = fs * 0.9f; // smaller only as far as 12 px at 720 lines
+  while (hs > 18 * o->text_scale && text_width(FONT_SANS_ITALIC, hs, how) > w)
+    hs = fmaxf(18 * o->text_scale, hs * 0.96f);
+  scene_text(s, FONT_SANS_ITALIC, hs, x, y + fs * 2.3f, th->muted, how);
   // the plot area: y from min(0, lowest) to 1, levels evenly along x
   float lo = 0;
   for (int k = 0; k < n; k++) lo = fminf(lo, sim->line[k]);
