@@ -431,6 +431,11 @@ int main(void) {
   const char *t39 = "the cat walks by the bank and the dog sleeps by the river while the bird sings in the "
                     "tree and the fish swims in the water near the old house where the man reads a book "
                     "about it";
+  const char *t12 = "the cat walks by the bank and the dog sleeps by the river";
+  const char *t29 = "the cat walks by the bank and the dog sleeps by the river while the bird sings in the "
+                    "tree and the fish swims in the water";
+  const char *fr19 = "le chat marche au bord de la banque et le chien dort au bord de la rivière pendant que "
+                     "l'oiseau chante";
   char t45[1024], t66[1024], fr[4096];
   snprintf(fr, sizeof fr, "%s/lessons/fr-chat-banque.md", src ? src : ".");
   snprintf(t45, sizeof t45, "%s %s flows", t22, t22);
@@ -455,6 +460,12 @@ int main(void) {
       // the predictions beside their charts of 24 and 27 named 7 of 22); 39, every distinct word
       {cat_bank, t22, NULL, true, 0, NULL, false, false},
       {cat_bank, t39, NULL, false, 0, NULL, false, false},
+      // other lengths beside the narrations: 12 and 29 tokens in cat/bank, 22 in intuition.md (its
+      // 22×22 softmax named 9 of 22 columns), 19 in the French lesson
+      {cat_bank, t12, NULL, true, 0, NULL, false, false},
+      {cat_bank, t29, NULL, false, 0, NULL, false, false},
+      {intuition, t22, NULL, true, 0, NULL, false, false},
+      {fr, fr19, NULL, false, 0, NULL, false, false},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) run(&cases[c]);
   training(t22);

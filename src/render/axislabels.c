@@ -82,7 +82,7 @@ static Size decide(const AxisSpec *sp) {
     if (lf >= least && sp->n <= ALL_UP_TO) return (Size){lf, true, true, false};
     // two tiers of turned labels: twice the room each (not for three columns or fewer: those are
     // named side by side past the matrix's ends, below)
-    float lf2 = fminf(floor, 2 * pitch / 1.15f);
+    float lf2 = fminf(floor, 2 * pitch / 1.05f);
     if (lf2 >= least && sp->n <= ALL_UP_TO && sp->n >= 4 && !sp->one_tier)
       return (Size){lf2, true, true, true};
     return (Size){floor, true, false, false};

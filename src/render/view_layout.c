@@ -1526,6 +1526,22 @@ static bool some_partial(const Eq *e, const Units *u) {
   return false;
 }
 
+// Whether some operand's token columns are named on two tiers at units u (crowded: a grid of heads
+// may name them once instead, with room).
+static bool some_tiered(const Eq *e, const Units *u) {
+  static _Thread_local AxisLabels al;
+  for (int k = 0; k < e->lay->n_ops; k++) {
+    const ViewOperand *v = &e->lay->ops[k];
+    if (!has_col_labels(e, k) || !is_tok(v->op.col_axis)) continue;
+    float w, h;
+    cell_box(v, u, &w, &h);
+    AxisSpec sp = axis_spec(e, k, true, w, u->fs);
+    axis_labels_plan(&sp, &al);
+    if (al.shift > 0) return true;
+  }
+  return false;
+}
+
 void eq_layout_and_draw(Eq *e) {
   const ViewOptions *o = e->o;
   ViewLayout *l = e->lay;
@@ -1544,8 +1560,9 @@ void eq_layout_and_draw(Eq *e) {
   Units u = fit_all(e, avail_w, avail_h);
   bool grid = false;
   for (int k = 0; k < l->n_ops; k++) grid |= e->deco[k].grid_lower;
-  if (grid && some_partial(e, &u)) { // a grid of heads naming only some of its tokens: its columns
-    float scale = e->fs_scale;       // named once, above the top row, when that gives larger cells
+  if (grid && (some_partial(e, &u) || some_tiered(e, &u))) { // a grid of heads naming only some of its
+    float scale = e->fs_scale; // tokens, or on two tiers: its columns named once, above the top row,
+                               // when that gives larger cells
     e->share_cols = true;
     Units one = fit_all(e, avail_w, avail_h);
     if ((one.tok_comp ? one.k : one.t) > (u.tok_comp ? u.k : u.t) * 1.001f)
