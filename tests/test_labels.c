@@ -431,6 +431,9 @@ int main(void) {
   const char *t39 = "the cat walks by the bank and the dog sleeps by the river while the bird sings in the "
                     "tree and the fish swims in the water near the old house where the man reads a book "
                     "about it";
+  const char *t24 =
+      "the cat walks by the bank the cat walks by the bank the cat walks by the bank and the river "
+      "bank is wide";
   const char *t12 = "the cat walks by the bank and the dog sleeps by the river";
   const char *t29 = "the cat walks by the bank and the dog sleeps by the river while the bird sings in the "
                     "tree and the fish swims in the water";
@@ -463,6 +466,9 @@ int main(void) {
       // other lengths beside the narrations: 12 and 29 tokens in cat/bank, 22 in intuition.md (its
       // 22×22 softmax named 9 of 22 columns), 19 in the French lesson
       {cat_bank, t12, NULL, true, 0, NULL, false, false},
+      {cat_bank, t24, NULL, true, 13, NULL, false, false}, // 24: softmax(S) = A named 9 of 24 columns,
+      {cat_bank, t24, NULL, true, 14, NULL, false, false}, // the grid of heads as many, the prediction
+      {cat_bank, t24, NULL, true, 23, NULL, false, false}, // beside its chart 9 of 24 rows of Z′
       {cat_bank, t29, NULL, false, 0, NULL, false, false},
       {intuition, t22, NULL, true, 0, NULL, false, false},
       {fr, fr19, NULL, false, 0, NULL, false, false},

@@ -59,6 +59,7 @@ typedef struct {
   bool measure;         // eq_layout_and_draw only sizes the picture (its token cell into `cell`)
   float cell;           // the token cell at zoom 1 eq_layout_and_draw chose
   int chart_bars;       // the prediction chart's bars, when fewer than it shows (0: all of them)
+  float chart_share;    // the prediction chart's share of the height (0: PRED_CHART, view_stages.c)
   bool share_cols;      // a grid of heads labels its columns once, above its top row (grid_lower's
                         // are left out: eq_layout_and_draw tries it when some axis names only some)
 } Eq;

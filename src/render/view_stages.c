@@ -392,7 +392,8 @@ void eq_pred_chart(Eq *e, int kp) {
   bool hidden = pred_hidden(e->o, row, e->o->focus_row);
   // the vocabulary axis names the row's likeliest words: not those of a hidden row
   e->deco[kp].mark_top = !hidden, e->deco[kp].top_row = row;
-  float ch = e->h * PRED_CHART;
+  float share = e->chart_share > 0 ? e->chart_share : PRED_CHART, ch = e->h * share;
+  if (share < PRED_CHART) e->chart_bars = (int)(PRED_TOP * share / PRED_CHART + 0.01f); // rows kept
   pred_chart_of(e, p->trace, p->index, row, e->x, e->y + e->h - ch, e->w - eq_bar_width(e), ch, hidden);
   e->bars_h = e->h, e->h -= ch;
 }
@@ -555,6 +556,27 @@ void view_render(Scene *s, const Trace *t, int step, const ViewOptions *o, float
   lay_begin(out, o, x, y, w, h);
   if (o->inside) return view_inside_render(s, t, step, o, x, y, w, h, out);
   if (o->model_view && view_model_available(t, step)) return view_model_render(s, t, o, x, y, w, h, out);
+  // the prediction: its chart gives up height, a bar at a time, while the sentence's matrices name
+  // only some of up to about 24 tokens (24 tokens: Z' named 9 of 24 rows over half the height)
+  static const float shares[] = {PRED_CHART, 0.44f, 0.38f, 0.32f};
+  for (size_t q = 0; t->steps[step].kind == STEP_PREDICT && q < sizeof shares / sizeof shares[0]; q++) {
+    static _Thread_local ViewLayout lay;
+    Scene scratch;
+    scene_init(&scratch, s->width, s->height, 0);
+    Eq m;
+    memset(&m, 0, sizeof m);
+    m.s = &scratch, m.t = t, m.o = o, m.lay = &lay, m.chart_share = shares[q];
+    m.x = x, m.y = y, m.w = w, m.h = h;
+    lay_begin(&lay, o, x, y, w, h);
+    m.win_n = window_size(&scratch, t, step, o, x, y, w, h, NULL);
+    eq_window(&m);
+    compose(&m, &t->steps[step]);
+    if (m.n_rows > 0) eq_layout_and_draw(&m);
+    scene_free(&scratch);
+    e.chart_share = shares[q];
+    if (lay.labels_short == 0 && lay.words_missing == 0) break;
+    if (q + 1 == sizeof shares / sizeof shares[0]) e.chart_share = 0; // none names them: as it was
+  }
   e.win_n = window_size(s, t, step, o, x, y, w, h, NULL);
   eq_window(&e);
   compose(&e, &t->steps[step]);
