@@ -219,6 +219,13 @@ static void run(const Case *cs) {
     int ov = overlaps(&sc, t, where, sizeof where);
     if (p.compare) ov += overlaps(&sc, p.compare, where, sizeof where);
     CHECK(ov == 0, "%s step %d: %d pairs of labels overlap (%s)", name, k + 1, ov, where);
+    for (int c = 0; c < sc.n && lay.clip[2] > 0; c++) { // the notes stay left of the colour bars
+      const Cmd *m = &sc.cmds[c];
+      if (m->kind != CMD_TEXT || strncmp(m->text, "labelled", 8)) continue;
+      Box b = text_box(m);
+      CHECK(b.x1 <= lay.clip[0] + lay.clip[2] + 1, "%s step %d: \"%s\" ends at %.0f, past the picture (%.0f)",
+            name, k + 1, m->text, b.x1, lay.clip[0] + lay.clip[2]);
+    }
     int uo = under_overlaps(&sc, where, sizeof where);
     CHECK(uo == 0, "%s step %d%s: %d pairs of lines under the matrices overlap (%s)", name, k + 1,
           cs->text && s.has_lesson ? " (a long sentence typed)" : "", uo, where);
@@ -469,6 +476,7 @@ int main(void) {
       {cat_bank, t24, NULL, true, 13, NULL, false, false}, // 24: softmax(S) = A named 9 of 24 columns,
       {cat_bank, t24, NULL, true, 14, NULL, false, false}, // the grid of heads as many, the prediction
       {cat_bank, t24, NULL, true, 23, NULL, false, false}, // beside its chart 9 of 24 rows of Z′
+      {cat_bank, t24, NULL, false, 15, NULL, false, true}, // (its compare step names 9 of 24: its notes)
       {cat_bank, t29, NULL, false, 0, NULL, false, false},
       {intuition, t22, NULL, true, 0, NULL, false, false},
       {fr, fr19, NULL, false, 0, NULL, false, false},

@@ -1205,14 +1205,21 @@ static const char *partial_note(const Eq *e, int k, float w, float h, float fs, 
 // first one's left edge along the row, where no other note is.
 static float note_size(float fs) { return fs * 0.7f; }
 
-static void draw_partial_note(Eq *e, int k, float fs, float y) {
+// (left: the operand's left margin, its row labels: the note may start under them)
+static void draw_partial_note(Eq *e, int k, float fs, float y, float left) {
   ViewOperand *v = &e->lay->ops[k];
   char note[160];
   partial_note(e, k, v->w, v->h, fs, note, sizeof note);
   if (!note[0]) return;
   bool along = e->deco[k].caption_row;
-  scene_text_aligned(e->s, FONT_SANS_ITALIC, note_size(fs), along ? v->x : v->x + v->w / 2, y,
-                     along ? 0.0f : 0.5f, e->o->theme->muted, note);
+  float x = along ? v->x : v->x + v->w / 2;
+  if (along) { // short of the colour bars: moved left, as far as the operand's row labels
+    float right = e->x + e->w - eq_bar_width(e) - e->bars_w,
+          tw = text_width(FONT_SANS_ITALIC, note_size(fs), note);
+    if (x + tw > right) x = fmaxf(right - tw, v->x - left);
+  }
+  scene_text_aligned(e->s, FONT_SANS_ITALIC, note_size(fs), x, y, along ? 0.0f : 0.5f, e->o->theme->muted,
+                     note);
 }
 
 static void draw_bands(Eq *e, ViewOperand *v, float fs, bool cols) {
@@ -1345,7 +1352,7 @@ static void draw_operand(Eq *e, int k, const Units *u) {
   }
   float below = averaged ? 2.7f : 1.75f;
   if (labels_partial(e, k, v->w, v->h, fs)) {
-    draw_partial_note(e, k, fs, v->y + v->h + fs * (below + 0.45f));
+    draw_partial_note(e, k, fs, v->y + v->h + fs * (below + 0.45f), m.left);
     below += 0.95f;
   }
   if (e->o->scale == SCALE_MATRIX && v->op.index >= 0 && !all_hidden(e, k))
