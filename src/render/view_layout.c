@@ -1549,6 +1549,17 @@ static bool some_tiered(const Eq *e, const Units *u) {
   return false;
 }
 
+// The units with one layout choice switched on (*choice), kept when they give larger token cells;
+// else the choice off again and u as it was.
+static Units try_choice(Eq *e, Units u, bool *choice, float avail_w, float avail_h) {
+  float scale = e->fs_scale;
+  *choice = true;
+  Units t = fit_all(e, avail_w, avail_h);
+  if ((t.tok_comp ? t.k : t.t) > (u.tok_comp ? u.k : u.t) * 1.001f) return t;
+  *choice = false, e->fs_scale = scale;
+  return u;
+}
+
 void eq_layout_and_draw(Eq *e) {
   const ViewOptions *o = e->o;
   ViewLayout *l = e->lay;
@@ -1567,25 +1578,13 @@ void eq_layout_and_draw(Eq *e) {
   Units u = fit_all(e, avail_w, avail_h);
   bool grid = false;
   for (int k = 0; k < l->n_ops; k++) grid |= e->deco[k].grid_lower;
-  if (grid && (some_partial(e, &u) || some_tiered(e, &u))) { // a grid of heads naming only some of its
-    float scale = e->fs_scale; // tokens, or on two tiers: its columns named once, above the top row,
-                               // when that gives larger cells
-    e->share_cols = true;
-    Units one = fit_all(e, avail_w, avail_h);
-    if ((one.tok_comp ? one.k : one.t) > (u.tok_comp ? u.k : u.t) * 1.001f)
-      u = one;
-    else
-      e->share_cols = false, e->fs_scale = scale;
-  }
-  if (some_partial(e, &u)) {   // two tiers of column labels take height: when some axis still names
-    float scale = e->fs_scale; // only a few, one tier may give it larger cells for as many names
-    e->one_tier = true;
-    Units one = fit_all(e, avail_w, avail_h);
-    if ((one.tok_comp ? one.k : one.t) > (u.tok_comp ? u.k : u.t) * 1.001f)
-      u = one;
-    else
-      e->one_tier = false, e->fs_scale = scale;
-  }
+  // a grid of heads naming only some of its tokens, or on two tiers: its columns named once, above
+  // the top row, when that gives larger cells
+  if (grid && (some_partial(e, &u) || some_tiered(e, &u)))
+    u = try_choice(e, u, &e->share_cols, avail_w, avail_h);
+  // two tiers of column labels take height: when some axis still names only a few, one tier may
+  // give it larger cells for as many names
+  if (some_partial(e, &u)) u = try_choice(e, u, &e->one_tier, avail_w, avail_h);
   u = grow_tokens(e, u, avail_w, avail_h);
   e->cell = u.tok_comp ? u.k : u.t; // (a window of the tokens being sized: its cells at zoom 1)
   if (e->measure) return;           // (nothing drawn)

@@ -670,6 +670,24 @@ static void compose_compare(Eq *e, int step, const Compare *c) {
   }
 }
 
+// The compare view c of the step laid out in a scratch scene (nothing of it kept, the scene reset
+// after): what its labels name, for view_render_compare's choices of layout.
+static const ViewLayout *compare_trial(Scene *scratch, const Trace *a, int step, const ViewOptions *o,
+                                       float x, float y, float w, float h, const Compare *c) {
+  static _Thread_local ViewLayout lay;
+  Eq m;
+  memset(&m, 0, sizeof m);
+  m.s = scratch, m.t = a, m.o = o, m.lay = &lay;
+  m.x = x, m.y = y, m.w = w, m.h = h;
+  lay_begin(&lay, o, x, y, w, h);
+  m.win_n = window_size(scratch, a, step, o, x, y, w, h, c);
+  eq_window(&m);
+  compose_compare(&m, step, c);
+  eq_layout_and_draw(&m);
+  scene_reset(scratch, scratch->width, scratch->height, 0);
+  return &lay;
+}
+
 void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, const ViewOptions *o,
                          const char *caption_a, const char *caption_b, int focus_row_b, int focus_col_b,
                          float x, float y, float w, float h, ViewLayout *out) {
@@ -685,23 +703,13 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
   // sentence's heads in a grid of two columns, the grids side by side, their keys named once above
   // their top rows, when that names more (22 tokens named 7 of 22 rows and 2 of 7 of the other's)
   if (trace_per_head(&a->t[st->result]) && o->head < 0 && a->cfg.H == 4) {
-    static _Thread_local ViewLayout lay;
     Scene scratch;
     scene_init(&scratch, s->width, s->height, 0);
     int shorts[2], missing[2];
     for (int g = 0; g < 2; g++) {
       c.grids = g;
-      Eq m;
-      memset(&m, 0, sizeof m);
-      m.s = &scratch, m.t = a, m.o = o, m.lay = &lay;
-      m.x = x, m.y = y, m.w = w, m.h = h;
-      lay_begin(&lay, o, x, y, w, h);
-      m.win_n = window_size(&scratch, a, step, o, x, y, w, h, &c);
-      eq_window(&m);
-      compose_compare(&m, step, &c);
-      eq_layout_and_draw(&m);
-      scene_reset(&scratch, s->width, s->height, 0);
-      shorts[g] = lay.labels_short, missing[g] = lay.words_missing;
+      const ViewLayout *l = compare_trial(&scratch, a, step, o, x, y, w, h, &c);
+      shorts[g] = l->labels_short, missing[g] = l->words_missing;
       if (!g && !shorts[0] && !missing[0]) break;
     }
     c.grids = c.grids && (missing[1] != missing[0] ? missing[1] < missing[0] : shorts[1] < shorts[0]);
@@ -711,22 +719,12 @@ void view_render_compare(Scene *s, const Trace *a, const Trace *b, int step, con
   // 24 tokens names only some of them (22 tokens named 7 of 22 rows of p̂ over half the height)
   if (a->t[st->result].kind == T_PRED && !o->tok_count) {
     static const float shares[] = {PRED_CHART, 0.44f, 0.38f, 0.32f};
-    static _Thread_local ViewLayout lay;
     Scene scratch;
     scene_init(&scratch, s->width, s->height, 0);
     for (size_t q = 0; q < sizeof shares / sizeof shares[0]; q++) {
       c.chart = shares[q];
-      Eq m;
-      memset(&m, 0, sizeof m);
-      m.s = &scratch, m.t = a, m.o = o, m.lay = &lay;
-      m.x = x, m.y = y, m.w = w, m.h = h;
-      lay_begin(&lay, o, x, y, w, h);
-      m.win_n = window_size(&scratch, a, step, o, x, y, w, h, &c);
-      eq_window(&m);
-      compose_compare(&m, step, &c);
-      eq_layout_and_draw(&m);
-      scene_reset(&scratch, s->width, s->height, 0);
-      if (lay.labels_short == 0 && lay.words_missing == 0) break;
+      const ViewLayout *l = compare_trial(&scratch, a, step, o, x, y, w, h, &c);
+      if (l->labels_short == 0 && l->words_missing == 0) break;
       if (q + 1 == sizeof shares / sizeof shares[0]) c.chart = 0; // no share names them: as it was
     }
     scene_free(&scratch);
