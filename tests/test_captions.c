@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "trace_util.h"  // defines: trace_sentence
 #include "forward.h"     // defines: model_forward
 #include "gguf_stored.h" // defines: gguf_stored_view
 #include "invariants.h"  // defines: invariants_measure
@@ -116,23 +117,7 @@ static Trace *load(const char *path, const char *text, const char *target, Model
     fprintf(stderr, "%s: %s\n", path, err.msg);
     exit(1);
   }
-  Tokens tok, dec;
-  CHECK(tokens_from_text(&tok, &(*m)->vocab, text, 0, &err), "%s", err.msg);
-  Trace *t;
-  if (target) {
-    CHECK(trace_decoder_tokens(&dec, *m, target, 0, &err), "%s", err.msg);
-    t = trace_new_seq2seq(*m, &tok, &dec, &err);
-    tokens_free(&dec);
-  } else {
-    t = trace_new(*m, &tok, &err);
-  }
-  tokens_free(&tok);
-  if (!t) {
-    fprintf(stderr, "%s: %s\n", path, err.msg);
-    exit(1);
-  }
-  model_forward(t);
-  return t;
+  return trace_sentence(*m, text, target, path);
 }
 
 int main(void) {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "trace_util.h" // defines: trace_sentence
 #include "forward.h"
 #include "model_load.h" // defines: model_load
 #include "similarity.h" // defines: Sim, sim_new, sim_free
@@ -190,23 +191,7 @@ static Trace *load(const char *ref, const char *text, const char *target, bool c
     exit(1);
   }
   if (causal) (*m)->cfg.causal = true;
-  Tokens tok, dec;
-  CHECK(tokens_from_text(&tok, &(*m)->vocab, text, 0, &err), "%s", err.msg);
-  Trace *t;
-  if (target) {
-    CHECK(trace_decoder_tokens(&dec, *m, target, 0, &err), "%s", err.msg);
-    t = trace_new_seq2seq(*m, &tok, &dec, &err);
-    tokens_free(&dec);
-  } else {
-    t = trace_new(*m, &tok, &err);
-  }
-  tokens_free(&tok);
-  if (!t) {
-    fprintf(stderr, "%s\n", err.msg);
-    exit(1);
-  }
-  model_forward(t);
-  return t;
+  return trace_sentence(*m, text, target, path);
 }
 
 int main(void) {
