@@ -15,6 +15,7 @@
 #include "bars.h" // defines: bars_draw, Bar
 #include "check.h"
 #include "docview.h"
+#include "edits.h" // defines: edits_parse_edit, edits_trace
 #include "forward.h"
 #include "lesson.h"       // defines: lesson_load, lesson_free
 #include "model_load.h"   // defines: model_load
@@ -369,6 +370,45 @@ static void test_compare_models(void) {
   scene_free(&s);
   trace_free(a), trace_free(b);
   model_free(m1), model_free(m2);
+}
+
+// A difference too small for two decimals (a what-if moving S₁[cat, walks] by 0.002, as two files
+// of one model differ): its colour bar's ends keep a significant digit ("0.002"), never "0.00" or
+// "-0.00" for a value that is not 0 (--compare-model's F16 against Q8_0 wrote "±0.00").
+static void test_small_difference_bar(const Trace *base) {
+  const TraceTensor *x = trace_find(base, "l0.S");
+  CHECK(x != NULL, "l0.S in the cat/bank trace");
+  if (!x) return;
+  char spec[64];
+  snprintf(spec, sizeof spec, "S1[cat, walks]=%.6f", trace_at(x, 0, 1, 2) + 0.002f);
+  TraceEdits e = {0};
+  TraceEdit ed;
+  Err err = {0};
+  bool ok = edits_parse_edit(base, spec, &ed, &err) && edits_add(&e, &ed, &err);
+  CHECK(ok, "%s: %s", spec, err.msg);
+  Trace *t = ok ? edits_trace(base, &e, &err) : NULL;
+  CHECK(t != NULL, "edits_trace: %s", err.msg);
+  if (t) {
+    Scene s;
+    scene_init(&s, 1280, 720, 0);
+    ViewOptions o = view_options_default(theme_get(THEME_DARK));
+    o.head = 0;
+    ViewLayout lay;
+    view_render_compare(&s, t, base, trace_step_find(base, STEP_SCORES, 0), &o, "edited", "own", -1, -1, 0, 0,
+                        1280, 640, &lay);
+    int zeros = 0, ends = 0;
+    for (int i = 0; i < s.n; i++) {
+      const Cmd *c = &s.cmds[i];
+      if (c->kind != CMD_TEXT) continue;
+      zeros += !strcmp(c->text, "-0.00");
+      ends += !strcmp(c->text, "0.002") || !strcmp(c->text, "-0.002");
+    }
+    CHECK(zeros == 0, "%d colour-bar ends written -0.00", zeros);
+    CHECK(ends == 2, "the difference's colour bar ends at -0.002 and 0.002 (%d of 2 found)", ends);
+    scene_free(&s);
+    trace_free(t);
+  }
+  edits_free(&e);
 }
 
 // The page header: the stage label and the lesson's progress never overlap, nor reach the
@@ -1121,6 +1161,7 @@ int main(void) {
   test_huge_scale();
   test_compare(cat, m1);
   test_compare_models();
+  test_small_difference_bar(cat);
   test_header_fits(cat);
   test_footer_fits(cat);
   test_tokens_stages(cat);

@@ -889,7 +889,13 @@ static void draw_brackets(Eq *e, float x, float y, float w, float h, uint32_t c)
 
 // A colour bar's number: two decimals, or three digits in e-notation past 10 000 (an
 // overflowing model reaches 3e38, which "%.2f" writes with 41 characters).
+// A colour bar's end or tick: two decimals, or two significant digits when that would write a
+// value that is not 0 as "0.00" (two files' differences, ±0.0031, read "±0.00", issue 31).
 static const char *format_tick(char *buf, int cap, float v) {
+  if (v != 0 && fabsf(v) < 0.005f) {
+    snprintf(buf, (size_t)cap, "%.2g", v);
+    return buf;
+  }
   if (fabsf(v) < 1e4f) return numfmt_fixed(buf, cap, v, 2);
   snprintf(buf, (size_t)cap, "%.3g", v);
   return buf;
