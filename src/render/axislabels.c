@@ -304,7 +304,9 @@ static void plan(const AxisSpec *sp, AxisLabels *out) {
     return;
   }
   if (sp->vocab) {                // the best candidates that fit side by side, each near its cell
-    static const float slack = 0; // labels stay over the matrix
+    // columns' labels may reach a little past the matrix's ends (O's 6×89 one-hot named the, cat,
+    // walks, by and left bank out by 5 px, issue 31); rows' stay along the matrix
+    float slack = sp->cols ? fminf(sp->len * 0.15f, 2.5f * sp->fs) : 0;
     float anchor[AXL_MAX], size[AXL_MAX], used = 0;
     for (int k = 0; sp->cand && k < sp->n_cand && out->n < AXL_MAX; k++) {
       int i = sp->cand[k];
