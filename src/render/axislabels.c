@@ -303,7 +303,7 @@ static void plan(const AxisSpec *sp, AxisLabels *out) {
     out->shown = out->n;
     return;
   }
-  if (sp->vocab) {                // the best candidates that fit side by side, each near its cell
+  if (sp->vocab) { // the best candidates that fit side by side, each near its cell
     // columns' labels may reach a little past the matrix's ends (O's 6×89 one-hot named the, cat,
     // walks, by and left bank out by 5 px, issue 31); rows' stay along the matrix
     float slack = sp->cols ? fminf(sp->len * 0.15f, 2.5f * sp->fs) : 0;
